@@ -1,0 +1,24 @@
+/** Element types the readers understand. bf16 may arrive as ml_dtypes' bfloat16 or as <u2 flagged by the run dir. */
+export type DType = 'f32' | 'f16' | 'bf16';
+
+/**
+ * A 2-D view of a tensor file, read in row blocks so nothing is materialised whole as float64.
+ * rows = product of every dimension but the last; cols = the last dimension.
+ */
+export interface TensorSource {
+  readonly path: string;
+  readonly dtype: DType;
+  readonly shape: readonly number[];
+  readonly rows: number;
+  readonly cols: number;
+  /** Rows [start, start + count) as float32 (bf16/f16 widened exactly). */
+  readRows(start: number, count: number): Float32Array;
+  close(): void;
+}
+
+export interface OpenOptions {
+  /** Treat a <u2 payload as bf16 (the run dir says so). */
+  u2IsBf16?: boolean;
+  /** Member of an .npz or tensor name in a .safetensors file; defaults to the only one. */
+  key?: string;
+}
