@@ -1,0 +1,62 @@
+// report.json: what the judge decided and why. Rendered to the terminal, markdown (job summary,
+// PR comment, phase2_block.md) and JSON from this one record.
+import type { Metrics } from '../metrics/types.ts';
+import type { ProbeJson } from '../rundir/schema.ts';
+
+export const REPORT_SCHEMA = 'npu-block-gate/report';
+export const REPORT_SCHEMA_VERSION = 1;
+
+export type Outcome = 'pass' | 'fail' | 'error';
+export type GateId = 'G1' | 'G2' | 'G3' | 'G4';
+
+export interface GateResult {
+  id: GateId;
+  name: string;
+  passed: boolean;
+  /** The measured value (a cosine, a NaN count, or a path for G4). */
+  value: number | string | null;
+  /** Human form of the bar, e.g. ">= 0.99". */
+  bar: string;
+  detail: string;
+}
+
+export interface Warning {
+  id: 'norm_ratio' | 'sqnr' | 'max_abs_regression' | 'zero_rows' | 'engine' | 'docs' | string;
+  message: string;
+}
+
+export interface Thresholds {
+  whole: number;
+  perPosition: number;
+  headDim: number;
+  /** True when --threshold overrode T(head_dim). */
+  overridden: boolean;
+}
+
+export interface Report {
+  schema: typeof REPORT_SCHEMA;
+  schema_version: number;
+  tool: { name: string; version: string };
+  created_at: string;
+  outcome: Outcome;
+  exit_code: number;
+  /** One line, only when outcome is 'error'. */
+  error: string | null;
+  model: { name: string; dir: string; hf_id: string | null; config: ProbeJson['model']['config'] | null };
+  commit: string;
+  prompt: { style: string; text: string; source: string; real_len: number; padded_len: number | null } | null;
+  thresholds: Thresholds;
+  gates: GateResult[];
+  /** Non-finite numbers are written as the strings "NaN", "Infinity", "-Infinity". */
+  metrics: Metrics | null;
+  warnings: Warning[];
+  integration: ProbeJson['integration'] | null;
+  reference: ProbeJson['reference'] | null;
+  environment: ProbeJson['environment'] | null;
+  kernel_cache: ProbeJson['kernel_cache'] | null;
+  bisect: ProbeJson['bisect'];
+  timings: Record<string, number>;
+  docs: { phase2: string; todo: string; changed: boolean } | null;
+  /** Absolute path of the run dir this report judged. */
+  run_dir: string;
+}
