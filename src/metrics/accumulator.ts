@@ -1,0 +1,74 @@
+// The state one comparison accumulates, in flat typed arrays so a native kernel (N-API) can
+// fill exactly the same memory the TypeScript kernel does; finalize() never knows which ran.
+
+/** Slots of Accumulator.sums (float64). Sums run over real rows only. */
+export const SUM = {
+  /** Whole-tensor cosine numerator and norms (sumB2 also feeds SQNR). */
+  ab: 0,
+  a2: 1,
+  b2: 2,
+  /** sum |a-b| (mean_abs and mean_rel_L1 numerator) and max |a-b|. */
+  absErr: 3,
+  maxAbs: 4,
+  /** sum and max of |a-b| / max(|b|, 1e-6). */
+  relErr: 5,
+  maxRel: 6,
+  /** sum |b| (mean_rel_L1 denominator). */
+  absRef: 7,
+  /** sum (a-b)^2 (SQNR noise). */
+  sqErr: 8,
+} as const;
+export const SUM_SLOTS = 9;
+
+/** Slots of Accumulator.nonFinite (float64): count, first row, first col for NaN, +Inf, -Inf. Row -1 = none. */
+export const NF = { nan: 0, posInf: 3, negInf: 6 } as const;
+export const NF_SLOTS = 9;
+
+export interface Accumulator {
+  readonly cols: number;
+  /** Rows judged (the first realLen rows of both tensors). */
+  readonly realLen: number;
+  /** Rows scanned for non-finite values (every NPU row). */
+  readonly npuRows: number;
+  /** Per real row: sum a*b, sum a^2, sum b^2 (float64). */
+  readonly rowDot: Float64Array;
+  readonly rowA2: Float64Array;
+  readonly rowB2: Float64Array;
+  readonly sums: Float64Array;
+  readonly nonFinite: Float64Array;
+  /** NPU rows scanned so far. */
+  rowsScanned: number;
+}
+
+export function createAccumulator(cols: number, realLen: number, npuRows: number): Accumulator {
+  const nonFinite = new Float64Array(NF_SLOTS);
+  for (const base of [NF.nan, NF.posInf, NF.negInf]) {
+    nonFinite[base + 1] = -1;
+    nonFinite[base + 2] = -1;
+  }
+  return {
+    cols,
+    realLen,
+    npuRows,
+    rowDot: new Float64Array(realLen),
+    rowA2: new Float64Array(realLen),
+    rowB2: new Float64Array(realLen),
+    sums: new Float64Array(SUM_SLOTS),
+    nonFinite,
+    rowsScanned: 0,
+  };
+}
+
+/**
+ * The hot loop, the one piece a native engine replaces. Called with consecutive row blocks
+ * in order, starting at row 0.
+ */
+export interface Kernel {
+  readonly name: 'js' | 'native';
+  /**
+   * Accumulate NPU rows [start, start + count). `npu` holds count * cols floats. `ref` holds
+   * the reference rows for the real part of the block, min(count, realLen - start) rows
+   * (empty when the block is all padding). Rows >= realLen are only scanned for NaN/Inf.
+   */
+  scanBlock(acc: Accumulator, npu: Float32Array, ref: Float32Array, start: number, count: number): void;
+}

@@ -1,0 +1,103 @@
+// Accumulator -> Metrics: everything after the hot loop, shared by both engines.
+import type { BadRun, Metrics, RowScore } from './types.ts';
+import { NF, SUM, type Accumulator } from './accumulator.ts';
+import { summarize } from './stats.ts';
+
+export const DEFAULT_WORST_K = 5;
+
+export interface FinalizeOptions {
+  threshold: number;
+  worstK?: number;
+  engine: 'js' | 'native';
+}
+
+/**
+ * Per-row cosine, float64. mlir-air returns 0.0 where either norm is 0; we keep that. Where the
+ * row holds a NaN we return NaN (numpy's propagation) instead of the 0.0 mlir-air's `denom > 0`
+ * mask would give, so a NaN in a real row cannot pass as a merely bad row.
+ */
+export function rowCosine(dot: number, a2: number, b2: number): number {
+  if (dot !== dot || a2 !== a2 || b2 !== b2) return NaN;
+  if (a2 === 0 || b2 === 0) return 0;
+  return dot / (Math.sqrt(a2) * Math.sqrt(b2));
+}
+
+/** Rows below the threshold (NaN counts as below), as inclusive runs. */
+export function findBadRuns(cosines: ArrayLike<number>, threshold: number): BadRun[] {
+  const runs: BadRun[] = [];
+  let start = -1;
+  for (let i = 0; i <= cosines.length; i++) {
+    const bad = i < cosines.length && !(cosines[i] >= threshold);
+    if (bad && start < 0) start = i;
+    if (!bad && start >= 0) {
+      runs.push({ start, end: i - 1, length: i - start });
+      start = -1;
+    }
+  }
+  return runs;
+}
+
+/** The k lowest cosines, NaN first (worst), ties by row index. */
+export function worstRows(cosines: ArrayLike<number>, k: number): RowScore[] {
+  const idx = Array.from({ length: cosines.length }, (_, i) => i);
+  idx.sort((x, y) => {
+    const cx = cosines[x];
+    const cy = cosines[y];
+    const nx = cx !== cx;
+    const ny = cy !== cy;
+    if (nx !== ny) return nx ? -1 : 1;
+    if (!nx && cx !== cy) return cx < cy ? -1 : 1;
+    return x - y;
+  });
+  return idx.slice(0, Math.max(0, k)).map((row) => ({ row, cosine: cosines[row] }));
+}
+
+function firstOf(nf: Float64Array, base: number) {
+  const count = nf[base];
+  return { count, first: count > 0 ? { row: nf[base + 1], col: nf[base + 2] } : null };
+}
+
+export function finalize(acc: Accumulator, opts: FinalizeOptions): Metrics {
+  const { realLen, cols, sums } = acc;
+  const cosines: number[] = new Array(realLen);
+  const rowNormRatios: number[] = new Array(realLen);
+  const zeroRows: number[] = [];
+  for (let i = 0; i < realLen; i++) {
+    cosines[i] = rowCosine(acc.rowDot[i], acc.rowA2[i], acc.rowB2[i]);
+    rowNormRatios[i] = acc.rowB2[i] === 0 ? NaN : Math.sqrt(acc.rowA2[i]) / Math.sqrt(acc.rowB2[i]);
+    // The rows mlir-air scores 0.0 by convention: one side is all zeros (usually an unwritten NPU row).
+    if (acc.rowA2[i] === 0 || acc.rowB2[i] === 0) zeroRows.push(i);
+  }
+  const n = realLen * cols;
+  const s = summarize(cosines);
+  return {
+    engine: opts.engine,
+    realLen,
+    npuRows: acc.npuRows,
+    cols,
+    wholeCosine: rowCosine(sums[SUM.ab], sums[SUM.a2], sums[SUM.b2]),
+    perPosition: {
+      cosines,
+      ...s,
+      worst: worstRows(cosines, opts.worstK ?? DEFAULT_WORST_K),
+      zeroRows,
+      badRuns: findBadRuns(cosines, opts.threshold),
+    },
+    errors: {
+      maxAbs: sums[SUM.maxAbs],
+      meanAbs: sums[SUM.absErr] / n,
+      maxRel: sums[SUM.maxRel],
+      meanRel: sums[SUM.relErr] / n,
+      meanRelL1: sums[SUM.absErr] / sums[SUM.absRef],
+      sqnrDb: 10 * Math.log10(sums[SUM.b2] / sums[SUM.sqErr]),
+      normRatio: sums[SUM.b2] === 0 ? NaN : Math.sqrt(sums[SUM.a2]) / Math.sqrt(sums[SUM.b2]),
+      rowNormRatios,
+    },
+    nonFinite: {
+      nan: firstOf(acc.nonFinite, NF.nan),
+      posInf: firstOf(acc.nonFinite, NF.posInf),
+      negInf: firstOf(acc.nonFinite, NF.negInf),
+      rowsScanned: acc.rowsScanned,
+    },
+  };
+}

@@ -1,0 +1,53 @@
+// compare(): stream both tensors in row blocks through the selected kernel, then finalize.
+import { InputError } from '../errors.ts';
+import type { TensorSource } from '../tensor/types.ts';
+import { createAccumulator, type Kernel } from './accumulator.ts';
+import { selectEngine } from './engine.ts';
+import { finalize } from './finalize.ts';
+import type { CompareOptions, Metrics } from './types.ts';
+
+export type * from './types.ts';
+export { createAccumulator, NF, SUM, type Accumulator, type Kernel } from './accumulator.ts';
+export { jsKernel, REL_FLOOR } from './kernel-js.ts';
+export { ENGINE_ENV, registerNativeKernel, selectEngine } from './engine.ts';
+export { DEFAULT_WORST_K, finalize, findBadRuns, rowCosine, worstRows } from './finalize.ts';
+export { percentile, summarize } from './stats.ts';
+export { fromJsonSafe, metricsFromJson, metricsToJson, toJsonSafe, type JsonSafe, type MetricsJson } from './json.ts';
+
+export const BLOCK_ROWS = 256;
+
+/** Check the pair before reading a byte of payload; every message names the file(s). */
+export function validatePair(npu: TensorSource, ref: TensorSource, realLenOpt?: number): number {
+  if (npu.cols !== ref.cols) {
+    throw new InputError(`${npu.cols} columns per row but the reference ${ref.path} has ${ref.cols}`, npu.path);
+  }
+  if (ref.rows > npu.rows) {
+    throw new InputError(`reference has ${ref.rows} rows, more than the ${npu.rows} of the NPU tensor ${npu.path}`, ref.path);
+  }
+  const realLen = realLenOpt ?? ref.rows;
+  if (!Number.isInteger(realLen) || realLen < 1) {
+    throw new InputError(`real length must be a positive whole number of rows, got ${realLen} (comparing ${npu.path})`, ref.path);
+  }
+  if (realLen > ref.rows) throw new InputError(`real length ${realLen} exceeds the reference's ${ref.rows} rows`, ref.path);
+  if (realLen > npu.rows) throw new InputError(`real length ${realLen} exceeds the NPU tensor's ${npu.rows} rows`, npu.path);
+  return realLen;
+}
+
+export async function compare(
+  npu: TensorSource,
+  ref: TensorSource,
+  opts: CompareOptions,
+  kernel: Kernel = selectEngine(),
+): Promise<Metrics> {
+  const realLen = validatePair(npu, ref, opts.realLen);
+  const acc = createAccumulator(npu.cols, realLen, npu.rows);
+  const empty = new Float32Array(0);
+  for (let start = 0; start < npu.rows; start += BLOCK_ROWS) {
+    const count = Math.min(BLOCK_ROWS, npu.rows - start);
+    const real = Math.max(0, Math.min(count, realLen - start));
+    const a = npu.readRows(start, count);
+    const b = real > 0 ? ref.readRows(start, real) : empty;
+    kernel.scanBlock(acc, a, b, start, count);
+  }
+  return finalize(acc, { threshold: opts.threshold, worstK: opts.worstK, engine: kernel.name });
+}

@@ -1,0 +1,71 @@
+// Where a tensor's bytes come from: an open file (read at offsets, never whole) or a buffer
+// (an inflated .npz member). Both answer the same two questions so every format shares one reader.
+import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { InputError } from '../errors.ts';
+
+export interface ByteSource {
+  readonly path: string;
+  readonly size: number;
+  /** Exactly `length` bytes at `offset`; a short read is a truncated file. */
+  read(offset: number, length: number): Buffer;
+  close(): void;
+}
+
+export class FileBytes implements ByteSource {
+  readonly size: number;
+  private fd: number | null;
+  constructor(readonly path: string) {
+    try {
+      this.fd = openSync(path, 'r');
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      throw new InputError(code === 'ENOENT' ? 'no such file' : `cannot open (${code ?? String(err)})`, path);
+    }
+    try {
+      const st = fstatSync(this.fd);
+      if (!st.isFile()) throw new InputError('not a regular file', path);
+      this.size = st.size;
+    } catch (err) {
+      this.close();
+      throw err;
+    }
+  }
+  read(offset: number, length: number): Buffer {
+    if (this.fd === null) throw new InputError('read after close', this.path);
+    if (offset < 0 || offset + length > this.size) {
+      throw new InputError(`truncated: needs bytes ${offset}..${offset + length} but the file has ${this.size}`, this.path);
+    }
+    const buf = Buffer.allocUnsafe(length);
+    let done = 0;
+    while (done < length) {
+      // readSync caps one call at 2 GiB; loop until the range is filled.
+      const n = readSync(this.fd, buf, done, Math.min(length - done, 0x40000000), offset + done);
+      if (n === 0) throw new InputError(`truncated: file ended at byte ${offset + done}`, this.path);
+      done += n;
+    }
+    return buf;
+  }
+  close(): void {
+    if (this.fd !== null) {
+      closeSync(this.fd);
+      this.fd = null;
+    }
+  }
+}
+
+export class BufferBytes implements ByteSource {
+  readonly size: number;
+  constructor(
+    readonly path: string,
+    private readonly buf: Buffer,
+  ) {
+    this.size = buf.length;
+  }
+  read(offset: number, length: number): Buffer {
+    if (offset < 0 || offset + length > this.size) {
+      throw new InputError(`truncated: needs bytes ${offset}..${offset + length} but there are ${this.size}`, this.path);
+    }
+    return this.buf.subarray(offset, offset + length);
+  }
+  close(): void {}
+}

@@ -1,0 +1,141 @@
+// .npz: a zip of .npy members. We read the central directory ourselves (EOCD, optional
+// Zip64), then either read a stored member in place or inflate a deflated one into memory.
+import { inflateRawSync } from 'node:zlib';
+import { InputError } from '../errors.ts';
+import { BufferBytes, type ByteSource } from './bytes.ts';
+import { openNpyAt } from './npy.ts';
+import type { RawTensor } from './raw.ts';
+import type { OpenOptions } from './types.ts';
+
+const EOCD_SIG = 0x06054b50;
+const ZIP64_LOCATOR_SIG = 0x07064b50;
+const ZIP64_EOCD_SIG = 0x06064b50;
+const CDH_SIG = 0x02014b50;
+const LFH_SIG = 0x04034b50;
+
+export interface ZipEntry {
+  name: string;
+  method: number;
+  compressedSize: number;
+  size: number;
+  localHeaderOffset: number;
+  flags: number;
+}
+
+function u64(buf: Buffer, at: number): number {
+  const v = buf.readBigUInt64LE(at);
+  if (v > BigInt(Number.MAX_SAFE_INTEGER)) throw new RangeError('64-bit value too large');
+  return Number(v);
+}
+
+export function readZipDirectory(src: ByteSource, path: string): ZipEntry[] {
+  const bad = (what: string): never => {
+    throw new InputError(`not a valid .npz (zip): ${what}`, path);
+  };
+  if (src.size < 22) bad('file too short for a zip end record');
+  // The end record is 22 bytes plus a comment of at most 65,535 bytes.
+  const tailLen = Math.min(src.size, 22 + 0xffff);
+  const tailStart = src.size - tailLen;
+  const tail = src.read(tailStart, tailLen);
+  let eocd = -1;
+  for (let i = tailLen - 22; i >= 0; i--) {
+    if (tail.readUInt32LE(i) === EOCD_SIG) {
+      eocd = i;
+      break;
+    }
+  }
+  if (eocd < 0) bad('no end-of-central-directory record');
+  let count = tail.readUInt16LE(eocd + 10);
+  let cdSize = tail.readUInt32LE(eocd + 12);
+  let cdOffset = tail.readUInt32LE(eocd + 16);
+  if (count === 0xffff || cdSize === 0xffffffff || cdOffset === 0xffffffff) {
+    const locAt = tailStart + eocd - 20;
+    if (locAt < 0) bad('Zip64 locator missing');
+    const loc = src.read(locAt, 20);
+    if (loc.readUInt32LE(0) !== ZIP64_LOCATOR_SIG) bad('Zip64 locator missing');
+    const z64At = u64(loc, 8);
+    if (z64At + 56 > src.size) bad('Zip64 end record out of range');
+    const z = src.read(z64At, 56);
+    if (z.readUInt32LE(0) !== ZIP64_EOCD_SIG) bad('bad Zip64 end record');
+    count = u64(z, 32);
+    cdSize = u64(z, 40);
+    cdOffset = u64(z, 48);
+  }
+  if (cdOffset + cdSize > src.size) bad('central directory out of range (truncated file?)');
+  const cd = src.read(cdOffset, cdSize);
+  const entries: ZipEntry[] = [];
+  let p = 0;
+  for (let n = 0; n < count; n++) {
+    if (p + 46 > cd.length || cd.readUInt32LE(p) !== CDH_SIG) bad('corrupt central directory');
+    const flags = cd.readUInt16LE(p + 8);
+    const method = cd.readUInt16LE(p + 10);
+    let compressedSize = cd.readUInt32LE(p + 20);
+    let size = cd.readUInt32LE(p + 24);
+    const nameLen = cd.readUInt16LE(p + 28);
+    const extraLen = cd.readUInt16LE(p + 30);
+    const commentLen = cd.readUInt16LE(p + 32);
+    let localHeaderOffset = cd.readUInt32LE(p + 42);
+    if (p + 46 + nameLen + extraLen + commentLen > cd.length) bad('corrupt central directory');
+    const name = cd.subarray(p + 46, p + 46 + nameLen).toString(flags & 0x800 ? 'utf8' : 'latin1');
+    // Zip64 extra field (id 1): only the fields whose 32-bit slot is saturated, in this order.
+    let e = p + 46 + nameLen;
+    const eEnd = e + extraLen;
+    while (e + 4 <= eEnd) {
+      const id = cd.readUInt16LE(e);
+      const len = cd.readUInt16LE(e + 2);
+      if (id === 1) {
+        let q = e + 4;
+        const take = (): number => {
+          if (q + 8 > e + 4 + len) bad('short Zip64 extra field');
+          const v = u64(cd, q);
+          q += 8;
+          return v;
+        };
+        if (size === 0xffffffff) size = take();
+        if (compressedSize === 0xffffffff) compressedSize = take();
+        if (localHeaderOffset === 0xffffffff) localHeaderOffset = take();
+      }
+      e += 4 + len;
+    }
+    entries.push({ name, method, compressedSize, size, localHeaderOffset, flags });
+    p += 46 + nameLen + extraLen + commentLen;
+  }
+  return entries;
+}
+
+export function openNpz(src: ByteSource, path: string, opts: OpenOptions): RawTensor {
+  const entries = readZipDirectory(src, path).filter((e) => !e.name.endsWith('/'));
+  const keyOf = (e: ZipEntry) => e.name.replace(/\.npy$/, '');
+  let entry: ZipEntry | undefined;
+  if (opts.key !== undefined) {
+    entry = entries.find((e) => e.name === opts.key || keyOf(e) === opts.key);
+    if (!entry) throw new InputError(`no member '${opts.key}' (has: ${entries.map(keyOf).join(', ') || 'none'})`, path);
+  } else {
+    if (entries.length !== 1) {
+      throw new InputError(`holds ${entries.length} arrays (${entries.map(keyOf).join(', ')}); say which one with a key`, path);
+    }
+    entry = entries[0];
+  }
+  const where = `${path}[${keyOf(entry)}]`;
+  if (entry.flags & 1) throw new InputError(`member '${entry.name}' is encrypted`, path);
+  if (entry.localHeaderOffset + 30 > src.size) throw new InputError(`truncated: member '${entry.name}' header out of range`, path);
+  const lfh = src.read(entry.localHeaderOffset, 30);
+  if (lfh.readUInt32LE(0) !== LFH_SIG) throw new InputError(`corrupt local header for member '${entry.name}'`, path);
+  // The local header's own name/extra lengths decide where data starts (its extra can differ from the central one).
+  const dataStart = entry.localHeaderOffset + 30 + lfh.readUInt16LE(26) + lfh.readUInt16LE(28);
+  if (dataStart + entry.compressedSize > src.size) throw new InputError(`truncated: member '${entry.name}' runs past the end of the file`, path);
+  if (entry.method === 0) {
+    // Stored: the .npy sits in place; read it row block by row block like a plain file.
+    return openNpyAt(src, where, opts, dataStart, entry.compressedSize);
+  }
+  if (entry.method !== 8) throw new InputError(`member '${entry.name}' uses zip method ${entry.method}; only stored and deflated are supported`, path);
+  let data: Buffer;
+  try {
+    data = inflateRawSync(src.read(dataStart, entry.compressedSize));
+  } catch (err) {
+    throw new InputError(`member '${entry.name}' does not inflate (${(err as Error).message})`, path);
+  }
+  if (data.length !== entry.size) throw new InputError(`member '${entry.name}' inflated to ${data.length} bytes, directory says ${entry.size}`, path);
+  src.close(); // everything needed is in memory now
+  return openNpyAt(new BufferBytes(where, data), where, opts);
+}
