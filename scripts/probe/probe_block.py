@@ -1,0 +1,431 @@
+"""Choose how block 0 is run on the NPU, and run it.
+
+Preference (recorded in probe.json `integration`):
+  1. `run_single_block` in `<model>_prefill.py`: the seed's Phase 2 entry point.
+  2. a `run_transformer_block*` function reachable from `<model>_prefill.py`
+     (or, for models without one, `<model>_inference.py`): defined in the
+     model's own module -> "kernel-first"; imported from another module
+     (e.g. llama32_1b_prefill) -> "inheritance".
+  3. the adapter's `build_runner(...).prefill(tokens)` layer-0 `ffn_out` -> "adapter".
+The classification follows where the function is *defined* (`__module__`), not
+what it is called: a model that wrote its own block is kernel-first even when the
+function keeps llama's name; one that reuses llama32_1b's function inherits it.
+"""
+
+import dataclasses
+import inspect
+import json
+import os
+import time
+
+import numpy as np
+
+from probe_errors import ProbeError, TreeCrash
+from probe_schema import KERNEL_CACHE_SUBDIR, MANIFEST_FILE, MAX_SEQ_DEFAULT, SEQ_ALIGN
+from probe_tree import import_tree_module, module_file_exists
+
+BLOCK_PREFIX = "run_transformer_block"
+SINGLE_BLOCK = "run_single_block"
+
+
+@dataclasses.dataclass
+class Entry:
+    path: str  # kernel-first | inheritance | adapter
+    kind: str  # single | block | adapter
+    entry: str  # dotted name recorded in probe.json
+    reason: str
+    func: object = None
+    module: object = None  # module that holds compile_all_kernels for single/block
+    compile_all: object = None
+
+
+def dotted_name(func):
+    """`tiny_llama.tiny_llama_prefill.run_transformer_block` for a function in a
+    bare-imported `<model>_prefill` module (the tree imports them by bare name)."""
+    mod = getattr(func, "__module__", None) or "?"
+    name = getattr(func, "__qualname__", None) or getattr(func, "__name__", "?")
+    if "." not in mod:
+        for suffix in ("_prefill", "_inference"):
+            if mod.endswith(suffix) and len(mod) > len(suffix):
+                return f"{mod[: -len(suffix)]}.{mod}.{name}"
+    return f"{mod}.{name}"
+
+
+def _defined_in(func, module):
+    return getattr(func, "__module__", None) == module.__name__
+
+
+def _block_functions(module):
+    out = []
+    for name, value in vars(module).items():
+        if (name == BLOCK_PREFIX or name.startswith(BLOCK_PREFIX + "_")) and callable(value):
+            out.append((name, value))
+    return out
+
+
+def _rank_block_functions(model, module):
+    """Order run_transformer_block* candidates: own module first; within that, a
+    suffix naming this model (run_transformer_block_qwen3 for qwen3_0_6b), then
+    other suffixes, then the plain name."""
+
+    def key(item):
+        name, func = item
+        own = _defined_in(func, module)
+        suffix = name[len(BLOCK_PREFIX) + 1 :] if name != BLOCK_PREFIX else ""
+        if suffix and model.startswith(suffix):
+            rank = 0
+        elif suffix:
+            rank = 1
+        else:
+            rank = 2
+        return (0 if own else 1, rank, name)
+
+    return sorted(_block_functions(module), key=key)
+
+
+def choose_entry(model, adapter, adapter_name, prefill_module=None, fallback_module=None):
+    """Pick the block entry point. `prefill_module` is `<model>_prefill` (or None
+    when the file does not exist), `fallback_module` `<model>_inference`."""
+    if prefill_module is not None:
+        func = vars(prefill_module).get(SINGLE_BLOCK)
+        if callable(func):
+            own = _defined_in(func, prefill_module)
+            return Entry(
+                path="kernel-first" if own else "inheritance",
+                kind="single",
+                entry=dotted_name(func),
+                reason=(
+                    f"{prefill_module.__name__} defines run_single_block, the seed's Phase 2 entry point"
+                    if own
+                    else f"{prefill_module.__name__}.run_single_block is {dotted_name(func)}, reused from another module"
+                ),
+                func=func,
+                module=prefill_module,
+                compile_all=_compile_all(prefill_module),
+            )
+    for module in (prefill_module, fallback_module):
+        if module is None:
+            continue
+        ranked = _rank_block_functions(model, module)
+        if not ranked:
+            continue
+        compile_all = _compile_all(module)
+        if compile_all is None:
+            continue
+        name, func = ranked[0]
+        own = _defined_in(func, module)
+        others = [n for n, _ in ranked[1:]]
+        also = f"; also present: {', '.join(others)}" if others else ""
+        if own:
+            reason = (
+                f"no run_single_block; {module.__name__} defines its own {name}, "
+                f"composing the model's kernels itself{also}"
+            )
+        else:
+            reason = (
+                f"no run_single_block; {module.__name__} reuses {dotted_name(func)} "
+                f"(defined in {func.__module__}): the model inherits that block's kernel sequence{also}"
+            )
+        return Entry(
+            path="kernel-first" if own else "inheritance",
+            kind="block",
+            entry=dotted_name(func),
+            reason=reason,
+            func=func,
+            module=module,
+            compile_all=compile_all,
+        )
+    why = "no run_single_block or run_transformer_block* with compile_all_kernels"
+    where = f"{model}_prefill.py" if prefill_module is not None else f"no {model}_prefill.py"
+    if not callable(getattr(adapter, "build_runner", None)):
+        raise ProbeError(
+            f"{adapter_name}",
+            f"{why} ({where}) and the adapter has no build_runner: no way to run block 0",
+        )
+    return Entry(
+        path="adapter",
+        kind="adapter",
+        entry=f"{adapter_name}.build_runner",
+        reason=f"{why} ({where}); using the adapter's runner prefill, layer 0 ffn_out",
+    )
+
+
+def _compile_all(module):
+    func = vars(module).get("compile_all_kernels")
+    return func if callable(func) else None
+
+
+def load_block_modules(tree):
+    """(prefill_module or None, inference_module or None). The inference module is
+    imported only when there is no prefill module to look at."""
+    prefill = None
+    inference = None
+    name = f"{tree.model}_prefill"
+    if module_file_exists(tree, name):
+        prefill = import_tree_module(name, f"{tree.model}/{name}.py (import)")
+    else:
+        inf = f"{tree.model}_inference"
+        if module_file_exists(tree, inf):
+            inference = import_tree_module(inf, f"{tree.model}/{inf}.py (import)")
+    return prefill, inference
+
+
+# ---------------------------------------------------------------------------
+# seq_len
+
+
+def round_up(n, multiple):
+    return ((n + multiple - 1) // multiple) * multiple
+
+
+def choose_seq_len(real_len, override=None, max_seq=MAX_SEQ_DEFAULT):
+    """Padded length: `--seq-len` if given (multiple of 64, >= real_len), else the
+    smallest multiple of 64 holding the prompt, capped at max_seq."""
+    if override is not None:
+        if override <= 0 or override % SEQ_ALIGN:
+            raise ProbeError("--seq-len", f"{override} is not a positive multiple of {SEQ_ALIGN}")
+        if override < real_len:
+            raise ProbeError("--seq-len", f"{override} is shorter than the prompt ({real_len} tokens)")
+        return override
+    return min(max(round_up(real_len, SEQ_ALIGN), SEQ_ALIGN), max_seq)
+
+
+# ---------------------------------------------------------------------------
+# Helpers for calling into the tree
+
+
+def accepts(func, name):
+    try:
+        params = inspect.signature(func).parameters
+    except (TypeError, ValueError):
+        return False
+    if name in params:
+        return params[name].kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    return any(p.kind == inspect.Parameter.VAR_KEYWORD for p in params.values())
+
+
+def filter_kwargs(func, candidates):
+    return {k: v for k, v in candidates.items() if accepts(func, k)}
+
+
+def call_tree(where, func, *args, **kwargs):
+    try:
+        return func(*args, **kwargs)
+    except (ProbeError, TreeCrash):
+        raise
+    except Exception as exc:
+        raise TreeCrash(where, exc) from exc
+
+
+def block_output(ret):
+    """The layer-0 output from whatever a block function returns: an array,
+    (out, intermediates) or an intermediates dict. `ffn_out` wins when present."""
+    if isinstance(ret, dict):
+        return ret.get("ffn_out")
+    if isinstance(ret, (tuple, list)):
+        if len(ret) >= 2 and isinstance(ret[1], dict) and ret[1].get("ffn_out") is not None:
+            return ret[1]["ffn_out"]
+        return ret[0] if ret else None
+    return ret
+
+
+def copy_f32(x):
+    """Copy NOW: the real tree's outputs are views into a buffer every later
+    NPU call reuses (shared_nonstatic=True)."""
+    return np.array(x, dtype=np.float32, copy=True)
+
+
+def bf16_type(*modules):
+    """The bfloat16 dtype the tree itself uses (its modules import ml_dtypes'
+    bfloat16), else ml_dtypes if installed, else None (stay float32)."""
+    for m in modules:
+        t = getattr(m, "bfloat16", None) if m is not None else None
+        if t is not None:
+            return t
+    try:
+        from ml_dtypes import bfloat16  # noqa: PLC0415 - optional, the tree's dependency
+
+        return bfloat16
+    except ImportError:
+        return None
+
+
+def kernel_cache_dir(tree):
+    return os.path.join(tree.model_dir, *KERNEL_CACHE_SUBDIR)
+
+
+def read_manifest(cache_dir):
+    """(entry names in order, toolchain dict or None) from manifest.json, or ([], None)."""
+    path = os.path.join(cache_dir, MANIFEST_FILE)
+    try:
+        with open(path, encoding="utf-8") as f:
+            manifest = json.load(f)
+    except (OSError, ValueError):
+        return [], None
+    entries = manifest.get("entries") if isinstance(manifest, dict) else None
+    names = list(entries.keys()) if isinstance(entries, dict) else []
+    tool = manifest.get("_toolchain") if isinstance(manifest, dict) else None
+    toolchain = {str(k): _str(v) for k, v in tool.items()} if isinstance(tool, dict) else None
+    return names, toolchain
+
+
+def _str(v):
+    return v if isinstance(v, str) else json.dumps(v, sort_keys=True)
+
+
+# ---------------------------------------------------------------------------
+# Running block 0
+
+
+@dataclasses.dataclass
+class BlockRun:
+    npu: np.ndarray  # float32 copy of layer-0 ffn_out (padded rows for single/block)
+    input: object  # float32 hidden that entered the block, or None (adapter path)
+    seq_len: int
+    cache_dir: str
+    cache_hit: object  # bool or None
+    timings: dict
+
+
+def run_block0(tree, entry, adapter, config, model_name, tokens, seq_len, cpu_attn, log, tokenizer=None):
+    timings = {}
+    cache_dir = kernel_cache_dir(tree)
+    if entry.kind == "adapter":
+        return _run_adapter(tree, entry, adapter, config, model_name, tokens, seq_len, cpu_attn, log, tokenizer, timings)
+
+    weights_name = f"{tree.model}_weights"
+    wmod = import_tree_module(weights_name, f"{tree.model}/{weights_name}.py (import)")
+    for needed in ("load_weights", "generate_rope_lut"):
+        if not callable(getattr(wmod, needed, None)):
+            raise ProbeError(os.path.join(tree.model_dir, weights_name + ".py"), f"no {needed}()")
+    cache_mod = import_tree_module("shared.infra.cache", "shared/infra/cache.py (import)")
+    KernelCache = getattr(cache_mod, "KernelCache", None)
+    if KernelCache is None:
+        raise ProbeError(os.path.join(tree.llms_dir, "shared", "infra", "cache.py"), "no KernelCache")
+
+    cache = call_tree("KernelCache", KernelCache, cache_dir=cache_dir)
+    hit = None
+    if callable(getattr(cache, "load_manifest", None)):
+        hit = bool(call_tree("KernelCache.load_manifest", cache.load_manifest))
+    log.step(
+        f"compiling kernels for seq_len {seq_len} ({'cpu' if cpu_attn else 'npu'} attention; "
+        f"cache {tree.rel(cache_dir)}, {'warm' if hit else 'cold'})"
+    )
+    # Always compile: load_manifest() knows nothing of seq_len or config, and
+    # some models (qwen3) fill module state only inside compile_all_kernels.
+    t = time.monotonic()
+    call_tree(
+        f"{entry.module.__name__}.compile_all_kernels",
+        entry.compile_all,
+        cache,
+        config,
+        seq_len,
+        **filter_kwargs(entry.compile_all, {"cpu_attn": cpu_attn}),
+    )
+    timings["compile"] = time.monotonic() - t
+
+    log.step(f"loading weights for {model_name}")
+    t = time.monotonic()
+    weights = call_tree(
+        f"{weights_name}.load_weights",
+        wmod.load_weights,
+        model_name,
+        **filter_kwargs(wmod.load_weights, {"config": config}),
+    )
+    timings["weights"] = time.monotonic() - t
+    layers = getattr(weights, "layers", None)
+    embed = getattr(weights, "embed_table", None)
+    if not layers or embed is None:
+        raise ProbeError(os.path.join(tree.model_dir, weights_name + ".py"), "load_weights() result has no layers or embed_table")
+
+    bf16 = bf16_type(entry.module, wmod)
+    real_len = len(tokens)
+    hidden32 = np.zeros((seq_len, int(config.emb_dim)), dtype=np.float32)
+    hidden32[:real_len] = np.asarray(embed)[np.asarray(tokens, dtype=np.int64)].astype(np.float32)
+    hidden = hidden32.astype(bf16) if bf16 is not None else hidden32
+    input_f32 = copy_f32(hidden)  # what actually entered the block (bf16-rounded)
+
+    lut = call_tree(f"{weights_name}.generate_rope_lut", wmod.generate_rope_lut, config=config, seq_len=seq_len)
+    lut = np.asarray(lut)
+    rope_lut = lut.astype(np.float32)
+    rope_lut_bf16 = lut.astype(bf16) if bf16 is not None else rope_lut
+
+    log.step(f"running block 0 on the NPU via {entry.entry} (seq_len {seq_len}, real_len {real_len})")
+    t = time.monotonic()
+    if entry.kind == "single":
+        offered = {
+            "layer_idx": 0,
+            "hidden": hidden,
+            "weights": layers[0],
+            "layer_weights": layers[0],
+            "config": config,
+            "rope_lut": rope_lut,
+            "rope_lut_bf16": rope_lut_bf16,
+            "cache": cache,
+            "seq_len": seq_len,
+            "cpu_attn": cpu_attn,
+        }
+        ret = call_tree(entry.entry, entry.func, **filter_kwargs(entry.func, offered))
+    else:
+        ret = call_tree(
+            entry.entry,
+            entry.func,
+            hidden,
+            layers[0],
+            rope_lut_bf16,
+            config,
+            cache,
+            **filter_kwargs(entry.func, {"layer_idx": 0, "cpu_attn": cpu_attn}),
+        )
+    out = block_output(ret)
+    if out is None:
+        raise ProbeError(entry.entry, "returned no block output (no array and no 'ffn_out')")
+    npu = copy_f32(out)
+    timings["npu"] = time.monotonic() - t
+    return BlockRun(npu=npu, input=input_f32, seq_len=seq_len, cache_dir=cache_dir, cache_hit=hit, timings=timings)
+
+
+class _TokenizerShim:
+    """Stands in for an HF tokenizer when the adapter tokenizes itself."""
+
+    def __init__(self, adapter):
+        self._adapter = adapter
+        self.eos_token_id = getattr(adapter, "EOS_TOKEN_ID", 0)
+
+    def encode(self, text):
+        return list(self._adapter.tokenize(text))
+
+
+def _run_adapter(tree, entry, adapter, config, model_name, tokens, seq_len, cpu_attn, log, tokenizer, timings):
+    cache_dir = kernel_cache_dir(tree)
+    names_before, _ = read_manifest(cache_dir)
+    tok = tokenizer if tokenizer is not None else _TokenizerShim(adapter)
+    log.step(f"building the adapter's NPU runner (compiles its kernels; max_seq {seq_len})")
+    t = time.monotonic()
+    runner = call_tree(
+        entry.entry,
+        adapter.build_runner,
+        model_name,
+        config,
+        seq_len,
+        tok,
+        **filter_kwargs(adapter.build_runner, {"npu_attn": not cpu_attn, "lite_mode": False}),
+    )
+    timings["compile"] = time.monotonic() - t
+    log.step("running the adapter's prefill; taking layer 0 ffn_out")
+    t = time.monotonic()
+    rec = call_tree(f"{entry.entry}(...).prefill", runner.prefill, np.asarray(tokens, dtype=np.int64))
+    try:
+        out = rec.layer_intermediates[0]["ffn_out"]
+    except (AttributeError, IndexError, KeyError, TypeError) as exc:
+        raise ProbeError(entry.entry, f"prefill record has no layer_intermediates[0]['ffn_out'] ({exc})") from exc
+    npu = copy_f32(out)
+    timings["npu"] = time.monotonic() - t
+    return BlockRun(
+        npu=npu,
+        input=None,
+        seq_len=seq_len,
+        cache_dir=cache_dir,
+        cache_hit=bool(names_before) if names_before else None,
+        timings=timings,
+    )

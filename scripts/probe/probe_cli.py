@@ -1,0 +1,287 @@
+"""`probe config` and `probe block`: arguments, the run, the run dir."""
+
+import argparse
+import contextlib
+import datetime
+import json
+import os
+import sys
+import time
+import traceback
+import warnings
+
+from probe_block import (
+    choose_entry,
+    choose_seq_len,
+    kernel_cache_dir,
+    load_block_modules,
+    read_manifest,
+    run_block0,
+)
+from probe_env import environment
+from probe_errors import ProbeError, TreeCrash
+from probe_log import ProbeLog
+from probe_npy import tensor_entry, write_json, write_npy
+from probe_reference import check_shapes, reference_kind, reference_record, run_reference, tokenize
+from probe_schema import (
+    DEFAULT_PROMPT_STYLE,
+    EXIT_BAD_INPUT,
+    EXIT_INFRA,
+    EXIT_OK,
+    INPUT_NPY,
+    MAX_SEQ_DEFAULT,
+    NPU_NPY,
+    PROBE_JSON,
+    PROBE_LOG,
+    PROBE_SCHEMA,
+    PROBE_SCHEMA_VERSION,
+    REF_NPY,
+    TOOL_NAME,
+    TOOL_VERSION_FALLBACK,
+)
+from probe_tree import (
+    canonical_prompt,
+    config_summary,
+    detect_workarounds,
+    import_tree_module,
+    put_tree_on_path,
+    resolve_tree,
+)
+from probe_block import call_tree
+
+PROBE_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+class _Parser(argparse.ArgumentParser):
+    """Usage errors as one line, exit 2, like every other bad input."""
+
+    def error(self, message):
+        sys.stderr.write(f"probe: error: {self.prog}: {message}\n")
+        sys.stderr.flush()
+        raise SystemExit(EXIT_BAD_INPUT)
+
+
+def build_parser():
+    p = _Parser(
+        prog="probe",
+        description=(
+            "Run transformer block 0 of an mlir-air LLM on the NPU and the HF bf16 reference, "
+            "and write the run dir npu-block-gate judges."
+        ),
+        epilog="Exit codes: 0 ok, 2 bad input, 3 crash inside the tree or missing dependency.",
+    )
+    sub = p.add_subparsers(dest="command", metavar="{config,block}", parser_class=_Parser)
+    sub.required = True
+
+    def common(sp):
+        sp.add_argument("--model-dir", required=True, metavar="DIR",
+                        help="the model dir, programming_examples/llms/<model> (or its name under --air-root)")
+        sp.add_argument("--air-root", metavar="ROOT", help="the mlir-air repo root (default: found above --model-dir)")
+        sp.add_argument("--prompt-style", default=DEFAULT_PROMPT_STYLE, metavar="STYLE",
+                        help="base | instruct: which verify/prompts/<style>.txt gives the canonical prompt (default instruct)")
+        sp.add_argument("--prompt", metavar="TEXT", help="use this prompt instead of the canonical one")
+        sp.add_argument("--hf-model", metavar="CHOICE",
+                        help="adapter MODEL_CHOICES key or HF id (default: the adapter's DEFAULT_MODEL)")
+        sp.add_argument("--seq-len", type=int, metavar="N",
+                        help="padded length (multiple of 64); default: smallest multiple of 64 >= prompt tokens, at most 2048")
+        sp.add_argument("--out", required=True, metavar="RUN_DIR", help="run dir to write (created if missing)")
+        sp.add_argument("--verbose", action="store_true", help="echo the tree's own output to stderr too")
+
+    c = sub.add_parser("config", help="resolve tree, model, prompt and integration; write probe.json (stage config)",
+                       description="Resolve the tree, model config, prompt and tokens, and the integration path; "
+                       "write probe.json with stage 'config' and no tensors. Nothing runs on the NPU.")
+    common(c)
+    c.set_defaults(cpu_attn=True)
+
+    b = sub.add_parser("block", help="compile, run block 0 on the NPU and the reference; write the run dir",
+                       description="Everything `config` does, then compile the prefill kernels, run block 0 on the NPU, "
+                       "get the HF bf16 layer-0 reference, and write block0.{npu,ref,input}.npy and probe.json (stage block).")
+    common(b)
+    attn = b.add_mutually_exclusive_group()
+    attn.add_argument("--cpu-attn", dest="cpu_attn", action="store_true", default=True,
+                      help="attention on the CPU (the tree's default for block runs)")
+    attn.add_argument("--npu-attn", dest="cpu_attn", action="store_false", help="attention on the NPU (flash_attn ELF)")
+    return p
+
+
+def tool_version():
+    pkg = os.path.join(PROBE_DIR, "..", "..", "package.json")
+    try:
+        with open(pkg, encoding="utf-8") as f:
+            data = json.load(f)
+        if data.get("name") == TOOL_NAME and isinstance(data.get("version"), str):
+            return data["version"]
+    except (OSError, ValueError):
+        pass
+    return TOOL_VERSION_FALLBACK
+
+
+def _now():
+    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def prepare_run_dir(out):
+    if os.path.exists(out) and not os.path.isdir(out):
+        raise ProbeError(out, "run dir exists and is not a directory")
+    try:
+        os.makedirs(out, exist_ok=True)
+    except OSError as exc:
+        raise ProbeError(out, f"cannot create run dir: {exc.strerror or exc}") from exc
+    # A stale probe.json would vouch for files this run is about to replace.
+    for name in (PROBE_JSON, NPU_NPY, REF_NPY, INPUT_NPY):
+        try:
+            os.unlink(os.path.join(out, name))
+        except FileNotFoundError:
+            pass
+
+
+def run(args, log):
+    t_start = time.monotonic()
+    timings = {}
+    out = os.path.abspath(args.out)
+
+    t = time.monotonic()
+    tree = resolve_tree(args.model_dir, args.air_root)
+    log.step(f"tree {tree.air_root}, model {tree.model}")
+    put_tree_on_path(tree)
+    adapter_name = f"{tree.model}.verify_adapter"
+    adapter = import_tree_module(adapter_name, f"{tree.model}/verify_adapter.py (import)")
+    adapter_path = os.path.join(tree.model_dir, "verify_adapter.py")
+    if not callable(getattr(adapter, "build_config", None)):
+        raise ProbeError(adapter_path, "no build_config()")
+    config = call_tree(f"{adapter_name}.build_config", adapter.build_config)
+    cfg = config_summary(config, adapter_path)
+
+    choice = args.hf_model or getattr(adapter, "DEFAULT_MODEL", None)
+    resolve = getattr(adapter, "resolve_model", None)
+    if choice is None:
+        model_name = tree.model
+    elif callable(resolve):
+        model_name = call_tree(f"{adapter_name}.resolve_model", resolve, choice)
+    else:
+        model_name = getattr(adapter, "MODEL_CHOICES", {}).get(choice, choice)
+    hf_ref = getattr(adapter, "hf_reference", None)
+    hf_id = call_tree(f"{adapter_name}.hf_reference", hf_ref, model_name) if callable(hf_ref) else model_name
+    log.step(f"config: {cfg['n_layers']} layers, emb_dim {cfg['emb_dim']}, head_dim {cfg['head_dim']}; "
+             f"weights {model_name}, reference {hf_id}")
+
+    prompt, source = canonical_prompt(tree, args.prompt_style, args.prompt)
+    tokens, tokenizer_label, tokenizer = tokenize(tree, adapter, model_name, prompt)
+    prefill_mod, inference_mod = load_block_modules(tree)
+    max_seq = int(getattr(adapter, "MAX_SEQ", None) or getattr(prefill_mod, "MAX_SEQ", None) or MAX_SEQ_DEFAULT)
+    if len(tokens) > max_seq:
+        log.step(f"prompt has {len(tokens)} tokens; truncating to max_seq {max_seq} as verify_runner does")
+        tokens = tokens[:max_seq]
+    real_len = len(tokens)
+    seq_len = choose_seq_len(real_len, args.seq_len, max_seq)
+    log.step(f"prompt {source}: {real_len} tokens, padded to {seq_len}")
+
+    entry = choose_entry(tree.model, adapter, adapter_name, prefill_mod, inference_mod)
+    log.step(f"integration {entry.path}: {entry.entry}")
+    workarounds = detect_workarounds(cfg)
+    for w in workarounds:
+        log.step(f"workaround trigger {w['id']}: {w['detail']}")
+    kind = reference_kind(tree)
+    timings["config"] = time.monotonic() - t
+
+    cache_dir = kernel_cache_dir(tree)
+    tensors = {"npu": None, "ref": None, "input": None}
+    hit = None
+    if args.command == "block":
+        blk = run_block0(tree, entry, adapter, config, model_name, tokens, seq_len, args.cpu_attn, log, tokenizer)
+        timings.update(blk.timings)
+        hit = blk.cache_hit
+        ref, timings["ref"], observed = run_reference(tree, adapter, config, model_name, hf_id, tokens, seq_len, log)
+        if observed == "emulated":
+            kind = "emulated"
+        check_shapes(tree, blk.npu, ref, real_len, cfg["emb_dim"], entry.entry)
+        log.step(f"writing {NPU_NPY} {list(blk.npu.shape)}, {REF_NPY} {list(ref.shape)}"
+                 + (f", {INPUT_NPY} {list(blk.input.shape)}" if blk.input is not None else ""))
+        tensors["npu"] = tensor_entry(NPU_NPY, write_npy(os.path.join(out, NPU_NPY), blk.npu))
+        tensors["ref"] = tensor_entry(REF_NPY, write_npy(os.path.join(out, REF_NPY), ref))
+        if blk.input is not None:
+            tensors["input"] = tensor_entry(INPUT_NPY, write_npy(os.path.join(out, INPUT_NPY), blk.input))
+
+    kernels, toolchain = read_manifest(cache_dir)
+    timings["total"] = time.monotonic() - t_start
+    probe = {
+        "schema": PROBE_SCHEMA,
+        "schema_version": PROBE_SCHEMA_VERSION,
+        "stage": args.command,
+        "created_at": _now(),
+        "tool": {"name": TOOL_NAME, "version": tool_version()},
+        "model": {"name": tree.model, "dir": tree.rel(tree.model_dir), "hf_id": hf_id, "config": cfg},
+        "prompt": {
+            "style": args.prompt_style,
+            "text": prompt,
+            "source": source,
+            "token_ids": tokens,
+            "real_len": real_len,
+            "padded_len": seq_len,
+            "tokenizer": tokenizer_label,
+        },
+        "integration": {
+            "path": entry.path,
+            "entry": entry.entry,
+            "reason": entry.reason,
+            "kernels": kernels,
+            "tiles": {},
+            "workarounds": workarounds,
+            "cpu_attn": bool(args.cpu_attn),
+        },
+        "reference": reference_record(kind, hf_id),
+        "environment": environment(tree.air_root, toolchain),
+        "timings": {k: round(float(v), 4) for k, v in timings.items()},
+        "kernel_cache": {
+            "dir": tree.rel(cache_dir),
+            "key": None,
+            "hit": hit,
+            "seconds_saved": None,
+            "entries": kernels,
+        },
+        "tensors": tensors,
+        "bisect": None,
+    }
+    write_json(os.path.join(out, PROBE_JSON), probe)  # last: its presence means complete
+    log.step(f"wrote {os.path.join(out, PROBE_JSON)} (stage {args.command}, {timings['total']:.1f}s)")
+    return probe
+
+
+def main(argv=None):
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    log = ProbeLog(echo_details=args.verbose)
+    code = EXIT_OK
+    saved_path = list(sys.path)
+    old_showwarning = warnings.showwarning
+
+    def _warn_to_log(message, category, filename, lineno, file=None, line=None):
+        log.detail(warnings.formatwarning(message, category, filename, lineno, line))
+
+    try:
+        prepare_run_dir(args.out)
+        log.attach(os.path.join(args.out, PROBE_LOG))
+        log.detail(f"probe {args.command} argv={sys.argv[1:] if argv is None else argv}")
+        warnings.showwarning = _warn_to_log
+        with contextlib.redirect_stdout(log.tree_output()):
+            run(args, log)
+    except ProbeError as exc:
+        log.error(exc.one_line())
+        code = exc.exit_code
+    except TreeCrash as exc:
+        log.detail("".join(traceback.format_exception(type(exc.exc), exc.exc, exc.exc.__traceback__)))
+        log.error(exc.one_line())
+        code = exc.exit_code
+    except KeyboardInterrupt:
+        log.error("interrupted")
+        code = 130
+    except Exception as exc:  # a bug in the probe itself: still one line, still exit 3
+        log.detail(traceback.format_exc())
+        msg = " ".join(str(exc).split())
+        log.error(f"probe internal error: {type(exc).__name__}: {msg}")
+        code = EXIT_INFRA
+    finally:
+        warnings.showwarning = old_showwarning
+        sys.path[:] = saved_path
+        log.close()
+    return code

@@ -1,0 +1,78 @@
+"""Progress lines on stderr, everything (tree output, tracebacks) in probe.log."""
+
+import io
+import sys
+import time
+
+
+class ProbeLog:
+    """`step` lines go to stderr (prefixed `probe: `) and the log; `detail`
+    only to the log. The log is kept in memory until a run dir is known, then
+    streamed to `probe.log` there."""
+
+    def __init__(self, stderr=None, echo_details=False):
+        self._stderr = stderr if stderr is not None else sys.stderr
+        self._buffer = io.StringIO()
+        self._file = None
+        self.echo_details = echo_details
+        self._t0 = time.monotonic()
+
+    def attach(self, path):
+        """Start writing the log to `path` (truncating), flushing what came before."""
+        self._file = open(path, "w", encoding="utf-8")
+        self._file.write(self._buffer.getvalue())
+        self._file.flush()
+
+    def _write_log(self, text):
+        if self._file is not None:
+            self._file.write(text)
+            self._file.flush()
+        else:
+            self._buffer.write(text)
+
+    def step(self, message):
+        line = f"probe: {message}"
+        self._stderr.write(line + "\n")
+        self._stderr.flush()
+        self._write_log(f"[{time.monotonic() - self._t0:8.2f}s] {line}\n")
+
+    def detail(self, message):
+        text = message if message.endswith("\n") else message + "\n"
+        self._write_log(text)
+        if self.echo_details:
+            self._stderr.write(text)
+            self._stderr.flush()
+
+    def error(self, one_line):
+        line = f"probe: error: {one_line}"
+        self._stderr.write(line + "\n")
+        self._stderr.flush()
+        self._write_log(line + "\n")
+
+    def tree_output(self):
+        """A file-like sink for the tree's own prints (stdout redirect target)."""
+        return _TreeSink(self)
+
+    def close(self):
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+
+
+class _TreeSink(io.TextIOBase):
+    def __init__(self, log):
+        self._log = log
+
+    def writable(self):
+        return True
+
+    def write(self, s):
+        if s:
+            self._log._write_log(s)
+            if self._log.echo_details:
+                self._log._stderr.write(s)
+        return len(s)
+
+    def flush(self):
+        if self._log._file is not None:
+            self._log._file.flush()

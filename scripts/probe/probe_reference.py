@@ -1,0 +1,145 @@
+"""Tokens and the HF bf16 layer-0 reference, the way verify_runner gets them."""
+
+import importlib.metadata
+import os
+import re
+import sys
+import time
+
+import numpy as np
+
+from probe_block import call_tree, copy_f32, filter_kwargs
+from probe_errors import MissingDependency, ProbeError
+from probe_tree import import_tree_module
+
+HF_RUNNER_MODULE = "runners.hf_runner"
+HF_RUNNER_ENTRY = "verify.runners.hf_runner.HfRunner"
+# A tree that emulates the reference (examples/air-mini) says so with this file
+# at its root, or its hf_runner simply never imports transformers.
+EMULATION_MARKERS = ("AIR_MINI", ".air-mini")
+
+
+def tokenize(tree, adapter, model_name, prompt):
+    """(token ids, tokenizer label, tokenizer object or None)."""
+    fn = getattr(adapter, "tokenize", None)
+    if callable(fn):
+        ids = call_tree(f"{tree.model}.verify_adapter.tokenize", fn, prompt)
+        label, tok = f"{tree.model}.verify_adapter.tokenize", None
+    else:
+        try:
+            from transformers import AutoTokenizer  # noqa: PLC0415 - only in the user's env
+        except ImportError as exc:
+            raise MissingDependency(
+                "transformers.AutoTokenizer",
+                ImportError(
+                    f"transformers is not importable ({exc}); the adapter has no tokenize(), "
+                    "so the probe needs transformers to tokenize the prompt as verify_runner does"
+                ),
+            ) from exc
+        tok = call_tree(f"AutoTokenizer.from_pretrained({model_name})", AutoTokenizer.from_pretrained, model_name)
+        ids = call_tree(f"AutoTokenizer({model_name}).encode", tok.encode, prompt)
+        label = f"transformers.AutoTokenizer({model_name})"
+    try:
+        ids = [int(t) for t in np.asarray(ids).reshape(-1)]
+    except (TypeError, ValueError) as exc:
+        raise ProbeError(label, f"tokenizer returned non-integer ids ({exc})") from exc
+    if not ids:
+        raise ProbeError(label, "prompt tokenized to 0 tokens")
+    return ids, label, tok
+
+
+def hf_runner_path(tree):
+    return os.path.join(tree.verify_dir, "runners", "hf_runner.py")
+
+
+def reference_kind(tree):
+    """'emulated' for a tree that says it emulates (marker) or whose HfRunner does
+    not import transformers; 'hf-bf16' otherwise. Read from source so `config`
+    need not import torch."""
+    if any(os.path.exists(os.path.join(tree.air_root, m)) for m in EMULATION_MARKERS):
+        return "emulated"
+    try:
+        with open(hf_runner_path(tree), encoding="utf-8") as f:
+            src = f.read()
+    except OSError:
+        return "hf-bf16"  # the import will fail later with the real reason
+    if re.search(r"^\s*(from\s+transformers\b|import\s+transformers\b)", src, re.M):
+        return "hf-bf16"
+    return "emulated"
+
+
+def package_version(name):
+    try:
+        return importlib.metadata.version(name)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+    except Exception:  # broken metadata must not sink the run
+        return None
+
+
+def reference_record(kind, hf_id):
+    real = kind == "hf-bf16"
+    return {
+        "kind": kind,
+        "runner": HF_RUNNER_ENTRY,
+        "lite_mode": False,
+        "dtype": "bf16",
+        "model_id": hf_id,
+        "transformers": package_version("transformers") if real else None,
+        "torch": package_version("torch") if real else None,
+    }
+
+
+def run_reference(tree, adapter, config, model_name, hf_id, tokens, max_seq, log):
+    """Layer-0 ffn_out from HfRunner in diagnosis mode, as float32 (real_len rows).
+    Returns (array, seconds, kind-as-observed)."""
+    mod = import_tree_module(HF_RUNNER_MODULE, "verify/runners/hf_runner.py (import)")
+    HfRunner = getattr(mod, "HfRunner", None)
+    if HfRunner is None:
+        raise ProbeError(hf_runner_path(tree), "no HfRunner class")
+    t = time.monotonic()
+    hf_model = None
+    build = getattr(adapter, "build_hf_model", None)
+    if callable(build):
+        log.step("building the adapter's custom HF reference model")
+        hf_model = call_tree(
+            f"{tree.model}.verify_adapter.build_hf_model",
+            build,
+            **filter_kwargs(build, {"npu_model_name": model_name, "hf_ref_model": hf_id, "config": config}),
+        )
+    log.step(f"running the bf16 reference ({hf_id}) on {len(tokens)} tokens")
+    runner = call_tree(
+        "HfRunner",
+        HfRunner,
+        model_name=hf_id,
+        config=config,
+        max_seq=max_seq,
+        lite_mode=False,
+        model=hf_model,
+    )
+    rec = call_tree("HfRunner.prefill", runner.prefill, np.asarray(tokens, dtype=np.int64))
+    try:
+        out = rec.layer_intermediates[0]["ffn_out"]
+    except (AttributeError, IndexError, KeyError, TypeError) as exc:
+        raise ProbeError(hf_runner_path(tree), f"prefill record has no layer_intermediates[0]['ffn_out'] ({exc})") from exc
+    ref = copy_f32(out)
+    seconds = time.monotonic() - t
+    observed = "hf-bf16" if "transformers" in sys.modules else "emulated"
+    return ref, seconds, observed
+
+
+def check_shapes(tree, npu, ref, real_len, emb_dim, entry_name):
+    """Bad shapes are bad input (exit 2): the gate cannot judge them."""
+    ref_path = hf_runner_path(tree)
+    if ref.ndim != 2:
+        raise ProbeError(ref_path, f"reference layer-0 ffn_out has shape {list(ref.shape)}, expected 2-D (rows, {emb_dim})")
+    if ref.shape[0] != real_len:
+        raise ProbeError(ref_path, f"reference has {ref.shape[0]} rows, expected real_len {real_len}")
+    if ref.shape[1] != emb_dim:
+        raise ProbeError(ref_path, f"reference has {ref.shape[1]} columns, expected emb_dim {emb_dim}")
+    if npu.ndim != 2:
+        raise ProbeError(entry_name, f"NPU block output has shape {list(npu.shape)}, expected 2-D (rows, {emb_dim})")
+    if npu.shape[1] != ref.shape[1]:
+        raise ProbeError(entry_name, f"NPU output has {npu.shape[1]} columns, reference has {ref.shape[1]}")
+    if npu.shape[0] < real_len:
+        raise ProbeError(entry_name, f"NPU output has {npu.shape[0]} rows, fewer than real_len {real_len}")

@@ -1,0 +1,54 @@
+"""The run-dir contract, Python side.
+
+One source of truth for the probe: the schema name/version and the file names
+inside a run dir. src/rundir/schema.ts holds the same values for TypeScript;
+keep the two in step (test/rundir.test.ts compares them).
+"""
+
+PROBE_SCHEMA = "npu-block-gate/probe"
+PROBE_SCHEMA_VERSION = 1
+
+# Same keys as RUN_FILES in src/rundir/schema.ts.
+RUN_FILES = {
+    "probe": "probe.json",
+    "npu": "block0.npu.npy",
+    "ref": "block0.ref.npy",
+    "input": "block0.input.npy",
+    "report": "report.json",
+    "markdown": "report.md",
+    "probeLog": "probe.log",
+}
+
+PROBE_JSON = RUN_FILES["probe"]
+NPU_NPY = RUN_FILES["npu"]
+REF_NPY = RUN_FILES["ref"]
+INPUT_NPY = RUN_FILES["input"]
+PROBE_LOG = RUN_FILES["probeLog"]
+
+TOOL_NAME = "npu-block-gate"
+# Fallback when package.json is not beside the probe (probe copied on its own).
+TOOL_VERSION_FALLBACK = "0.1.0"
+
+STAGES = ("config", "block")
+INTEGRATION_PATHS = ("kernel-first", "inheritance", "adapter")
+REFERENCE_KINDS = ("hf-bf16", "emulated")
+
+# Exit codes shared with the TypeScript CLI (DESIGN.md "Outcome").
+EXIT_OK = 0
+EXIT_BAD_INPUT = 2
+EXIT_INFRA = 3
+
+# mlir-air conventions.
+LLMS_DIR_NAME = "llms"
+PROGRAMMING_EXAMPLES = "programming_examples"
+PROMPT_STYLES = ("base", "instruct")
+DEFAULT_PROMPT_STYLE = "instruct"
+SEQ_ALIGN = 64  # compile_all_kernels needs seq_len % 64 == 0
+MAX_SEQ_DEFAULT = 2048  # production prefill ELFs are built for 2048
+KERNEL_CACHE_SUBDIR = ("build_peano", "prefill_kernel_cache")
+MANIFEST_FILE = "manifest.json"
+
+# Seed Step 2 / "Update protocol": the line a workaround leaves for Phase 4/5.
+WORKAROUND_PREREQUISITE = (
+    "Phase 4/5 prerequisite: perf optimization must preserve the padded/bias wrappers"
+)
