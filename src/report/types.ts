@@ -9,9 +9,14 @@ export const REPORT_SCHEMA_VERSION = 1;
 export type Outcome = 'pass' | 'fail' | 'error';
 export type GateId = 'G1' | 'G2' | 'G3' | 'G4';
 
+export type GateStatus = 'pass' | 'fail' | 'skip';
+
 export interface GateResult {
   id: GateId;
   name: string;
+  /** 'skip' only for G4 when this run was told not to write documents; it never fails the check. */
+  status: GateStatus;
+  /** status !== 'fail'. */
   passed: boolean;
   /** The measured value (a cosine, a NaN count, or a path for G4). */
   value: number | string | null;

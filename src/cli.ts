@@ -1,0 +1,127 @@
+// The `npu-block-gate` command. Flags build the same Plan the Action builds from its inputs.
+import { parseArgs } from 'node:util';
+import { resolve, basename } from 'node:path';
+import { EXIT, GateError, oneLine, InputError, type ExitCode } from './errors.ts';
+import { parsePromptStyle, parseThreshold, parseTimeout, defaultRunDirName, type Plan } from './plan.ts';
+import { runCheck, judge, TOOL, type CheckResult } from './pipeline.ts';
+import { stderrLog } from './log.ts';
+import { renderTerminal } from './report/terminal.ts';
+import { toJson } from './report/json.ts';
+
+const HELP = `npu-block-gate ${TOOL.version}: Phase 2 single-block validation for LLMs on AMD NPUs (Xilinx/mlir-air)
+
+Usage:
+  npu-block-gate check  --model-dir DIR [options]   run block 0 on the NPU and the HF bf16 reference, judge, document
+  npu-block-gate report --run-dir DIR [options]     judge an existing run dir (no Python needed)
+  npu-block-gate help [command] | --help | --version
+
+check options:
+  --model-dir DIR        the model dir, programming_examples/llms/<model> in an mlir-air tree (required)
+  --prompt-style S       base | instruct: which verify/prompts/<S>.txt gives the canonical prompt (default instruct)
+  --prompt TEXT          use TEXT instead of the canonical prompt
+  --python P             Python that imports numpy (default: $NPU_BLOCK_GATE_PYTHON, python3, /usr/bin/python3)
+  --out RUN_DIR          where the run dir goes (default runs/<model>-<UTC time>)
+  --threshold X          per-position cosine threshold instead of T(head_dim)
+  --timeout SECONDS      stop the probe after this long (outcome error, exit 3)
+  --no-docs              do not write phase2_block.md / TODO.md (gate G4 is then skipped)
+  --commit SHA           key the history row by SHA (default: the tree's git HEAD)
+  --json                 print report.json to stdout instead of the table
+
+report options:
+  --run-dir DIR          the run dir to judge (required)
+  --model-dir DIR        write the documents into this model dir (default: the one recorded, when present)
+  --threshold X, --no-docs, --commit SHA, --json   as for check
+
+Exit codes: 0 pass, 1 fail (a gate), 2 usage or bad input, 3 infrastructure (could not judge).
+Gates: G1 whole cosine >= 0.99; G2 per-position min >= T(head_dim) on real tokens (0.99 at 64, 0.98 at 128,
+0.97 at 256); G3 no NaN/Inf in the NPU output; G4 result documented in phase2_block.md.
+`;
+
+const COMMAND_HELP: Record<string, string> = { check: HELP, report: HELP };
+
+const OPTIONS = {
+  'model-dir': { type: 'string' },
+  'run-dir': { type: 'string' },
+  'prompt-style': { type: 'string' },
+  prompt: { type: 'string' },
+  python: { type: 'string' },
+  out: { type: 'string' },
+  threshold: { type: 'string' },
+  timeout: { type: 'string' },
+  commit: { type: 'string' },
+  'no-docs': { type: 'boolean' },
+  json: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+  version: { type: 'boolean' },
+} as const;
+
+const ALLOWED: Record<string, string[]> = {
+  check: ['model-dir', 'prompt-style', 'prompt', 'python', 'out', 'threshold', 'timeout', 'commit', 'no-docs', 'json', 'help'],
+  report: ['run-dir', 'model-dir', 'threshold', 'commit', 'no-docs', 'json', 'help'],
+};
+
+type Values = { [K in keyof typeof OPTIONS]?: (typeof OPTIONS)[K]['type'] extends 'string' ? string : boolean };
+
+export function parseCli(argv: string[]): { command: string; values: Values } {
+  let parsed;
+  try {
+    parsed = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
+  } catch (e) {
+    throw new InputError(`${oneLine(e).replace(/^TypeError \[[A-Z_]+\]: /, '')} (see npu-block-gate --help)`);
+  }
+  const values = parsed.values as Values;
+  const [command = values.version ? 'version' : 'help', ...rest] = parsed.positionals;
+  if (command === 'help' || command === 'version') return { command, values };
+  if (!(command in ALLOWED)) throw new InputError(`unknown command ${JSON.stringify(command)} (commands: check, report, help)`);
+  if (rest.length) throw new InputError(`unexpected argument ${JSON.stringify(rest[0])} (see npu-block-gate ${command} --help)`);
+  for (const k of Object.keys(values)) {
+    if (!ALLOWED[command].includes(k) && k !== 'version') throw new InputError(`option --${k} does not apply to ${command} (see npu-block-gate ${command} --help)`);
+  }
+  return { command, values };
+}
+
+export function planFrom(command: string, v: Values, now = new Date()): Plan {
+  if (command === 'check' && !v['model-dir']) throw new InputError('check needs --model-dir DIR (see npu-block-gate check --help)');
+  if (command === 'report' && !v['run-dir']) throw new InputError('report needs --run-dir DIR (see npu-block-gate report --help)');
+  const modelDir = v['model-dir'] ?? null;
+  const runDir = command === 'report' ? v['run-dir']! : v.out ?? defaultRunDirName(basename(resolve(modelDir!)), now);
+  return {
+    mode: command === 'report' ? 'report' : 'full',
+    modelDir,
+    promptStyle: parsePromptStyle(v['prompt-style'] ?? 'instruct', '--prompt-style'),
+    prompt: v.prompt ?? null,
+    python: v.python ?? null,
+    runDir,
+    threshold: v.threshold !== undefined ? parseThreshold(v.threshold, '--threshold') : null,
+    writeDocs: !v['no-docs'],
+    timeoutSec: v.timeout !== undefined ? parseTimeout(v.timeout, '--timeout') : null,
+    commit: v.commit ?? null,
+  };
+}
+
+export async function main(argv: string[], out = process.stdout, err = process.stderr): Promise<ExitCode> {
+  let json = false;
+  try {
+    const { command, values } = parseCli(argv);
+    if (command === 'version') { out.write(`${TOOL.version}\n`); return EXIT.pass; }
+    if (command === 'help' || values.help) { out.write(COMMAND_HELP[command] ?? HELP); return EXIT.pass; }
+    json = !!values.json;
+    const plan = planFrom(command, values);
+    const log = stderrLog();
+    const result: CheckResult = plan.mode === 'report' ? await judge(plan, log) : await runCheck(plan, log);
+    out.write(json ? toJson(result.report) : `\n${renderTerminal(result.report)}\n  run dir: ${result.runDir}\n`);
+    return result.exitCode;
+  } catch (e) {
+    const code = e instanceof GateError ? e.exitCode : EXIT.infra;
+    const kind = code === EXIT.input ? 'error' : 'error (infrastructure, not a verdict)';
+    err.write(`npu-block-gate: ${kind}: ${oneLine(e)}\n`);
+    if (!(e instanceof GateError) && process.env.NPU_BLOCK_GATE_DEBUG) err.write(`${(e as Error).stack}\n`);
+    return code;
+  }
+}
+
+// Run when executed directly (the bundle, or tsx src/cli.ts), not when imported by tests.
+const invoked = process.argv[1] ? resolve(process.argv[1]) : '';
+if (invoked.endsWith('cli.js') || invoked.endsWith('cli.ts') || basename(invoked) === 'npu-block-gate') {
+  main(process.argv.slice(2)).then((code) => { process.exitCode = code; });
+}

@@ -1,0 +1,79 @@
+// Turns metrics into the four gate results and the informational warnings (DESIGN.md "Gates").
+import type { Metrics } from '../metrics/types.ts';
+import type { GateResult, Outcome, Thresholds, Warning } from '../report/types.ts';
+import { fmtRatio, fmtDb, fmtSci, fmtRun } from '../report/format.ts';
+import { formatThreshold, MAX_ABS_REGRESSION, NORM_RATIO_WARN, SQNR_GOOD_DB, WHOLE_COSINE_MIN } from './thresholds.ts';
+
+export interface Documented {
+  /** false: this run was told not to write documents (G4 is skipped, not failed). */
+  attempted: boolean;
+  ok: boolean;
+  path: string;
+  detail: string;
+}
+
+function gate(id: GateResult['id'], name: string, ok: boolean, value: GateResult['value'], bar: string, detail: string): GateResult {
+  return { id, name, status: ok ? 'pass' : 'fail', passed: ok, value, bar, detail };
+}
+
+export function metricGates(m: Metrics, th: Thresholds): GateResult[] {
+  const pp = m.perPosition;
+  // NaN compares false, so a NaN cosine fails its gate, as numpy's comparison would.
+  const g1 = gate('G1', 'whole-tensor cosine', m.wholeCosine >= th.whole, m.wholeCosine, `>= ${th.whole}`,
+    `over ${m.realLen} real rows x ${m.cols}`);
+  const runs = pp.badRuns.map((r) => fmtRun(r.start, r.end)).join(', ');
+  const g2detail = Number.isNaN(pp.min)
+    ? 'per-position cosine is NaN for at least one real row'
+    : pp.badRuns.length > 0
+      ? `rows under ${formatThreshold(th.perPosition)}: ${runs}`
+      : `all ${m.realLen} real rows >= ${formatThreshold(th.perPosition)}`;
+  const g2 = gate('G2', `per-position min cosine (head_dim ${th.headDim})`, pp.min >= th.perPosition, pp.min,
+    `>= ${formatThreshold(th.perPosition)}${th.overridden ? ' (override)' : ''}`, g2detail);
+  const nf = m.nonFinite;
+  const bad = nf.nan.count + nf.posInf.count + nf.negInf.count;
+  const parts: string[] = [];
+  for (const [label, c] of [['NaN', nf.nan], ['+Inf', nf.posInf], ['-Inf', nf.negInf]] as const) {
+    if (c.count > 0) {
+      const where = c.first ? ` (first at row ${c.first.row}, col ${c.first.col}${c.first.row >= m.realLen ? ', a padded row' : ''})` : '';
+      parts.push(`${c.count} ${label}${where}`);
+    }
+  }
+  const g3 = gate('G3', 'no NaN/Inf in NPU output', bad === 0, bad, '= 0',
+    bad === 0 ? `all ${nf.rowsScanned} rows finite, padded rows included` : parts.join('; '));
+  return [g1, g2, g3];
+}
+
+export function documentationGate(d: Documented): GateResult {
+  if (!d.attempted) {
+    return { id: 'G4', name: 'result documented', status: 'skip', passed: true, value: null, bar: 'phase2_block.md written', detail: d.detail };
+  }
+  return gate('G4', 'result documented', d.ok, d.path, 'phase2_block.md written', d.detail);
+}
+
+export function outcomeOf(gates: GateResult[]): Outcome {
+  return gates.some((g) => g.status === 'fail') ? 'fail' : 'pass';
+}
+
+export interface Baseline { maxAbs: number; commit: string }
+
+export function warningsFor(m: Metrics, baseline: Baseline | null): Warning[] {
+  const w: Warning[] = [];
+  const r = m.errors.normRatio;
+  if (Number.isFinite(r) && Math.abs(r - 1) > NORM_RATIO_WARN) {
+    const pct = ((r - 1) * 100).toFixed(1);
+    w.push({ id: 'norm_ratio', message: `norm ratio |npu|/|ref| = ${fmtRatio(r)} (${r > 1 ? '+' : ''}${pct}%): the NPU output is scaled; cosine cannot see scale` });
+  }
+  const s = m.errors.sqnrDb;
+  if (Number.isFinite(s) && s < SQNR_GOOD_DB) {
+    w.push({ id: 'sqnr', message: `SQNR ${fmtDb(s)} is under the ${SQNR_GOOD_DB} dB "very good alignment" bar (informational)` });
+  }
+  if (m.perPosition.zeroRows.length > 0) {
+    const rows = m.perPosition.zeroRows;
+    w.push({ id: 'zero_rows', message: `${rows.length} real row(s) are all zero in one tensor (cosine 0 by convention): ${rows.slice(0, 10).join(', ')}${rows.length > 10 ? ', ...' : ''}` });
+  }
+  if (baseline && Number.isFinite(m.errors.maxAbs) && m.errors.maxAbs > MAX_ABS_REGRESSION * baseline.maxAbs) {
+    w.push({ id: 'max_abs_regression', message: `max_abs ${fmtSci(m.errors.maxAbs)} exceeds ${MAX_ABS_REGRESSION}x the baseline ${fmtSci(baseline.maxAbs)} recorded at ${baseline.commit}` });
+  }
+  return w;
+}
+

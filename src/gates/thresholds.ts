@@ -1,0 +1,24 @@
+// Gate bars (DESIGN.md "Gates"): the one place these numbers live.
+
+export const WHOLE_COSINE_MIN = 0.99;
+/** PyTorch Numeric Suite's "very good alignment" bar; informational. */
+export const SQNR_GOOD_DB = 40;
+/** Cosine is blind to scale: warn when |npu|/|ref| leaves this band. */
+export const NORM_RATIO_WARN = 0.01;
+/** Regression warning when max_abs exceeds this multiple of the recorded baseline. */
+export const MAX_ABS_REGRESSION = 1.5;
+
+/**
+ * Per-position minimum cosine for a head dimension: the seed's table (64 -> 0.99, 128 -> 0.98,
+ * 256 -> 0.97) extended monotonically, because BF16 accumulation noise grows with sqrt(head_dim * K).
+ */
+export function perPositionThreshold(headDim: number): number {
+  if (!Number.isFinite(headDim) || headDim <= 0) throw new RangeError(`head_dim must be a positive number, got ${headDim}`);
+  const t = 0.99 - 0.01 * Math.log2(headDim / 64);
+  return Math.min(0.99, Math.max(0.97, t));
+}
+
+/** Thresholds print with four decimals: 0.9842 for hd 96. */
+export function formatThreshold(t: number): string {
+  return Number(t.toFixed(4)).toString();
+}

@@ -1,0 +1,209 @@
+// The one pipeline behind the CLI and the Action:
+//   probe (Python, NPU host) -> run dir -> judge (metrics, gates) -> documents -> reports.
+import { existsSync, statSync, mkdirSync } from 'node:fs';
+import { join, resolve, isAbsolute, basename } from 'node:path';
+import pkg from '../package.json' with { type: 'json' };
+import { InputError, EXIT, type ExitCode } from './errors.ts';
+import type { Log } from './log.ts';
+import type { Plan } from './plan.ts';
+import { findPython, type PythonInfo } from './probe/python.ts';
+import { runProbe } from './probe/run.ts';
+import { readProbeJson, tensorPath } from './rundir/read.ts';
+import { RUN_FILES, type ProbeJson } from './rundir/schema.ts';
+import { openTensor } from './tensor/index.ts';
+import { compare } from './metrics/index.ts';
+import { perPositionThreshold, WHOLE_COSINE_MIN } from './gates/thresholds.ts';
+import { metricGates, documentationGate, outcomeOf, warningsFor, type Documented } from './gates/evaluate.ts';
+import { REPORT_SCHEMA, REPORT_SCHEMA_VERSION, type Report, type Thresholds } from './report/types.ts';
+import { renderMarkdown } from './report/markdown.ts';
+import { toJson } from './report/json.ts';
+import { writeAtomic, readIfExists } from './docs/fs.ts';
+import { DOC_PATHS } from './docs/markers.ts';
+import { updatePhase2, readHistory, baselineFor } from './docs/phase2.ts';
+import { updateTodo } from './docs/todo.ts';
+import type { Metrics } from './metrics/types.ts';
+import type { TensorSource } from './tensor/types.ts';
+
+export const TOOL = { name: 'npu-block-gate', version: pkg.version };
+
+export interface DocsResult { phase2: string; todo: string; changed: boolean }
+
+export interface CheckResult {
+  report: Report;
+  runDir: string;
+  markdown: string;
+  exitCode: ExitCode;
+  docs: DocsResult | null;
+}
+
+function requireModelDir(dir: string): string {
+  const abs = resolve(dir);
+  if (!existsSync(abs)) throw new InputError('model dir does not exist', dir);
+  if (!statSync(abs).isDirectory()) throw new InputError('model dir is not a directory', dir);
+  return abs;
+}
+
+/** mode probe: run the Python side and leave a complete run dir. */
+export async function probe(plan: Plan, log: Log): Promise<{ runDir: string; python: PythonInfo }> {
+  if (!plan.modelDir) throw new InputError('a model dir is required to run the probe (--model-dir)');
+  const modelDir = requireModelDir(plan.modelDir);
+  const python = findPython(plan.python);
+  log.step(`python: ${python.executable} (Python ${python.version}, numpy ${python.numpy}; from ${python.source === 'option' ? '--python' : python.source === 'env' ? '$NPU_BLOCK_GATE_PYTHON' : python.command})`);
+  const runDir = resolve(plan.runDir);
+  mkdirSync(runDir, { recursive: true });
+  log.step(`probe: block 0 of ${basename(modelDir)} -> ${runDir}`);
+  await runProbe(python, {
+    subcommand: 'block', modelDir, runDir, promptStyle: plan.promptStyle, prompt: plan.prompt,
+    timeoutSec: plan.timeoutSec, extraEnv: plan.probeEnv,
+  }, (line) => log.step(`probe: ${line}`));
+  return { runDir, python };
+}
+
+function openChecked(runDir: string, entry: NonNullable<ProbeJson['tensors']['npu']>, what: string): TensorSource {
+  const path = tensorPath(runDir, entry);
+  if (!existsSync(path)) throw new InputError(`${what} tensor is missing (probe.json lists it)`, path);
+  const t = openTensor(path, { u2IsBf16: entry.dtype === 'bf16' });
+  const declared = entry.shape.join('x');
+  if (declared !== t.shape.join('x')) {
+    t.close();
+    throw new InputError(`shape ${t.shape.join('x')} disagrees with probe.json (${declared})`, path);
+  }
+  return t;
+}
+
+/** Where documents go: the plan's model dir, else the model dir recorded in the run dir when it exists here. */
+function docsModelDir(plan: Plan, p: ProbeJson): string | null {
+  if (plan.modelDir) return requireModelDir(plan.modelDir);
+  const rel = p.model.dir;
+  if (isAbsolute(rel) || rel.split(/[\\/]/).includes('..')) return null;
+  const candidate = join(p.environment.air_root ?? '', rel);
+  return p.environment.air_root && existsSync(candidate) ? candidate : null;
+}
+
+function commitOf(plan: Plan, p: ProbeJson): string {
+  return plan.commit ?? p.environment.git_commit ?? process.env.GITHUB_SHA ?? 'uncommitted';
+}
+
+/** mode report: judge an existing run dir (no Python), write report.json/report.md and the docs. */
+export async function judge(plan: Plan, log: Log): Promise<CheckResult> {
+  const runDir = resolve(plan.runDir);
+  const p = readProbeJson(runDir);
+  const cfg = p.model.config;
+  const thresholds: Thresholds = {
+    whole: WHOLE_COSINE_MIN,
+    perPosition: plan.threshold ?? perPositionThreshold(cfg.head_dim),
+    headDim: cfg.head_dim,
+    overridden: plan.threshold !== null,
+  };
+  const npu = openChecked(runDir, p.tensors.npu!, 'NPU');
+  let metrics: Metrics;
+  try {
+    const ref = openChecked(runDir, p.tensors.ref!, 'reference');
+    try {
+      if (ref.rows !== p.prompt.real_len) {
+        throw new InputError(`reference has ${ref.rows} rows but probe.json says real_len ${p.prompt.real_len}`, ref.path);
+      }
+      log.step(`judge: comparing ${npu.rows}x${npu.cols} NPU rows against ${ref.rows} reference rows`);
+      metrics = await compare(npu, ref, { realLen: p.prompt.real_len, threshold: thresholds.perPosition });
+    } finally {
+      ref.close();
+    }
+  } finally {
+    npu.close();
+  }
+  log.step(`judge: engine ${metrics.engine}, whole cosine ${metrics.wholeCosine.toFixed(6)}, per-position min ${metrics.perPosition.min.toFixed(6)}`);
+
+  const gates = metricGates(metrics, thresholds);
+  const modelDir = plan.writeDocs ? docsModelDir(plan, p) : null;
+  const phase2Path = modelDir ? join(modelDir, DOC_PATHS.phase2) : null;
+  const todoPath = modelDir ? join(modelDir, DOC_PATHS.todo) : null;
+  const oldPhase2 = phase2Path ? readIfExists(phase2Path) : null;
+  const oldTodo = todoPath ? readIfExists(todoPath) : null;
+
+  const report: Report = {
+    schema: REPORT_SCHEMA,
+    schema_version: REPORT_SCHEMA_VERSION,
+    tool: TOOL,
+    created_at: new Date().toISOString(),
+    outcome: 'pass',
+    exit_code: EXIT.pass,
+    error: null,
+    model: { name: p.model.name, dir: p.model.dir, hf_id: p.model.hf_id, config: cfg },
+    commit: commitOf(plan, p),
+    prompt: { style: p.prompt.style, text: p.prompt.text, source: p.prompt.source, real_len: p.prompt.real_len, padded_len: p.prompt.padded_len },
+    thresholds,
+    gates,
+    metrics,
+    warnings: [],
+    integration: p.integration,
+    reference: p.reference,
+    environment: p.environment,
+    kernel_cache: p.kernel_cache ?? null,
+    bisect: p.bisect ?? null,
+    timings: p.timings ?? {},
+    docs: null,
+    run_dir: runDir,
+  };
+  const baseline = phase2Path ? baselineFor(readHistory(oldPhase2, phase2Path), report) : null;
+  report.warnings = warningsFor(metrics, baseline);
+
+  // G4 is judged on what we are about to write; the documents record the verdict including it.
+  const documented: Documented = modelDir
+    ? { attempted: true, ok: true, path: DOC_PATHS.phase2, detail: 'latest result and history row written' }
+    : { attempted: false, ok: false, path: '', detail: plan.writeDocs ? 'model dir not available here; pass --model-dir to document' : 'documents not written (--no-docs)' };
+  report.gates = [...gates, documentationGate(documented)];
+  report.outcome = outcomeOf(report.gates);
+  report.exit_code = report.outcome === 'pass' ? EXIT.pass : EXIT.fail;
+
+  let docs: DocsResult | null = null;
+  if (modelDir && phase2Path && todoPath) {
+    report.docs = { phase2: phase2Path, todo: todoPath, changed: false };
+    const newPhase2 = updatePhase2(oldPhase2, report, renderMarkdown(report, { flavor: 'doc' }), phase2Path);
+    const newTodo = updateTodo(oldTodo, report);
+    const changed = newPhase2 !== oldPhase2 || newTodo !== oldTodo;
+    if (newPhase2 !== oldPhase2) writeAtomic(phase2Path, newPhase2);
+    if (newTodo !== oldTodo) writeAtomic(todoPath, newTodo);
+    docs = { phase2: phase2Path, todo: todoPath, changed };
+    report.docs = docs;
+    log.step(`docs: ${changed ? 'updated' : 'unchanged'} ${phase2Path} and ${todoPath}`);
+  }
+
+  const markdown = renderMarkdown(report, { flavor: 'summary' });
+  writeAtomic(join(runDir, RUN_FILES.markdown), markdown);
+  writeAtomic(join(runDir, RUN_FILES.report), toJson(report));
+  return { report, runDir, markdown, exitCode: report.exit_code as ExitCode, docs };
+}
+
+/** mode full: probe, then judge the run dir it wrote. */
+export async function runCheck(plan: Plan, log: Log): Promise<CheckResult> {
+  await probe(plan, log);
+  return judge(plan, log);
+}
+
+/** The report for a run that could not be judged: outcome error, never a FAIL verdict. */
+export function errorReport(plan: Plan, message: string, exitCode: ExitCode): Report {
+  return {
+    schema: REPORT_SCHEMA,
+    schema_version: REPORT_SCHEMA_VERSION,
+    tool: TOOL,
+    created_at: new Date().toISOString(),
+    outcome: 'error',
+    exit_code: exitCode,
+    error: message,
+    model: { name: plan.modelDir ? basename(resolve(plan.modelDir)) : 'unknown', dir: plan.modelDir ?? '', hf_id: null, config: null },
+    commit: plan.commit ?? process.env.GITHUB_SHA ?? 'uncommitted',
+    prompt: null,
+    thresholds: { whole: WHOLE_COSINE_MIN, perPosition: plan.threshold ?? NaN, headDim: NaN, overridden: plan.threshold !== null },
+    gates: [],
+    metrics: null,
+    warnings: [],
+    integration: null,
+    reference: null,
+    environment: null,
+    kernel_cache: null,
+    bisect: null,
+    timings: {},
+    docs: null,
+    run_dir: resolve(plan.runDir),
+  };
+}

@@ -1,0 +1,47 @@
+// One validated description of a run, built by the CLI (flags) or the Action (inputs).
+import { InputError } from './errors.ts';
+
+export type Mode = 'full' | 'probe' | 'report';
+export const PROMPT_STYLES = ['base', 'instruct'] as const;
+export type PromptStyle = (typeof PROMPT_STYLES)[number];
+
+export interface Plan {
+  mode: Mode;
+  /** The model dir (programming_examples/llms/<model>); may be null in report mode (taken from the run dir). */
+  modelDir: string | null;
+  promptStyle: PromptStyle;
+  prompt: string | null;
+  python: string | null;
+  runDir: string;
+  /** Per-position threshold override; null uses T(head_dim). */
+  threshold: number | null;
+  writeDocs: boolean;
+  timeoutSec: number | null;
+  /** Overrides the commit the history is keyed by (default: the tree's HEAD, then GITHUB_SHA). */
+  commit: string | null;
+  /** Extra environment for the probe (e.g. AIR_MINI_INJECT in tests). */
+  probeEnv?: Record<string, string>;
+}
+
+export function parsePromptStyle(v: string, from: string): PromptStyle {
+  if ((PROMPT_STYLES as readonly string[]).includes(v)) return v as PromptStyle;
+  throw new InputError(`${from} must be one of ${PROMPT_STYLES.join(', ')}, got ${JSON.stringify(v)}`);
+}
+
+export function parseThreshold(v: string, from: string): number {
+  const n = Number(v);
+  if (v.trim() === '' || !Number.isFinite(n) || n <= 0 || n > 1) throw new InputError(`${from} must be a number in (0, 1], got ${JSON.stringify(v)}`);
+  return n;
+}
+
+export function parseTimeout(v: string, from: string): number {
+  const n = Number(v);
+  if (v.trim() === '' || !Number.isFinite(n) || n <= 0) throw new InputError(`${from} must be a positive number of seconds, got ${JSON.stringify(v)}`);
+  return n;
+}
+
+/** A default run dir name: runs/<model>-YYYYmmdd-HHMMSS. */
+export function defaultRunDirName(model: string, now = new Date()): string {
+  const ts = now.toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
+  return `runs/${model}-${ts}`;
+}

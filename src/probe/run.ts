@@ -1,0 +1,67 @@
+// Runs the Python probe (scripts/probe) as a child process and turns its exit into our error classes.
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { InputError, InfraError } from '../errors.ts';
+import type { PythonInfo } from './python.ts';
+
+/** scripts/probe, found from this module whether it runs from src/ (tsx) or from dist/ (bundle). */
+export function probeDir(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (let i = 0; i < 5; i++) {
+    const candidate = join(dir, 'scripts', 'probe');
+    if (existsSync(join(candidate, '__main__.py'))) return candidate;
+    dir = dirname(dir);
+  }
+  throw new InfraError('scripts/probe/__main__.py not found next to npu-block-gate; the installation is incomplete');
+}
+
+export interface ProbeArgs {
+  subcommand: 'config' | 'block';
+  modelDir: string;
+  runDir: string;
+  promptStyle: string;
+  prompt: string | null;
+  timeoutSec: number | null;
+  extraEnv?: Record<string, string>;
+}
+
+/** Runs the probe; each `probe: ...` line it prints goes to onLine as it arrives. */
+export function runProbe(py: PythonInfo, a: ProbeArgs, onLine: (line: string) => void): Promise<void> {
+  const args = [probeDir(), a.subcommand, '--model-dir', a.modelDir, '--out', a.runDir, '--prompt-style', a.promptStyle];
+  if (a.prompt !== null) args.push('--prompt', a.prompt);
+  return new Promise((resolve, reject) => {
+    const child = spawn(py.executable, args, {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, PYTHONUNBUFFERED: '1', PYTHONDONTWRITEBYTECODE: '1', ...a.extraEnv },
+    });
+    let lastError = '';
+    let buf = '';
+    const take = (chunk: Buffer) => {
+      buf += chunk.toString('utf8');
+      let nl: number;
+      while ((nl = buf.indexOf('\n')) !== -1) {
+        const line = buf.slice(0, nl).trimEnd();
+        buf = buf.slice(nl + 1);
+        if (!line) continue;
+        if (/^probe: error: /.test(line)) lastError = line.replace(/^probe: error: /, '');
+        else onLine(line.replace(/^probe: /, ''));
+      }
+    };
+    child.stdout.on('data', take);
+    child.stderr.on('data', take);
+    let timedOut = false;
+    const timer = a.timeoutSec ? setTimeout(() => { timedOut = true; child.kill('SIGTERM'); setTimeout(() => child.kill('SIGKILL'), 5000).unref(); }, a.timeoutSec * 1000) : null;
+    child.on('error', (e) => reject(new InfraError(`cannot start ${py.executable}: ${e.message}`)));
+    child.on('close', (code, signal) => {
+      if (timer) clearTimeout(timer);
+      if (buf.trim()) take(Buffer.from('\n'));
+      if (timedOut) return reject(new InfraError(`probe ${a.subcommand} timed out after ${a.timeoutSec}s`));
+      if (code === 0) return resolve();
+      const why = lastError || (signal ? `killed by ${signal}` : `exited with status ${code}`);
+      if (code === 2) return reject(new InputError(why));
+      reject(new InfraError(`probe ${a.subcommand} failed: ${why} (log: ${join(a.runDir, 'probe.log')})`));
+    });
+  });
+}

@@ -1,0 +1,168 @@
+// One markdown rendering of a Report for the job summary, the PR comment and phase2_block.md.
+import { markdownTable } from 'markdown-table';
+import type { Report, GateResult } from './types.ts';
+import { cell, code, escapeHtml } from './escape.ts';
+import { fmtCos, fmtSci, fmtDb, fmtRatio, fmtRun, fmtSeconds } from './format.ts';
+import { formatThreshold } from '../gates/thresholds.ts';
+
+export type Flavor = 'summary' | 'comment' | 'doc';
+
+export interface MarkdownOptions {
+  flavor: Flavor;
+  artifactUrl?: string;
+  /** Points the chart keeps; per-position cosines are bucketed (min per bucket) beyond it. */
+  chartPoints?: number;
+}
+
+const ICON = { pass: '✅', fail: '❌', skip: '➖', error: '⚠️' } as const;
+
+export function verdictLine(r: Report): string {
+  if (r.outcome === 'error') return `${ICON.error} **Phase 2 ERROR** (${escapeHtml(r.model.name)}): could not judge; this is not a FAIL verdict`;
+  const failed = r.gates.filter((g) => g.status === 'fail').map((g) => g.id);
+  return r.outcome === 'pass'
+    ? `${ICON.pass} **Phase 2 PASS** (${escapeHtml(r.model.name)})`
+    : `${ICON.fail} **Phase 2 FAIL** (${escapeHtml(r.model.name)}): ${failed.join(', ')} failed`;
+}
+
+function gateValue(g: GateResult): string {
+  if (typeof g.value === 'number') return g.id === 'G3' ? String(g.value) : fmtCos(g.value);
+  return g.value ?? '';
+}
+
+function gatesTable(r: Report): string {
+  return markdownTable([
+    ['gate', 'check', 'measured', 'bar', 'result', 'detail'],
+    ...r.gates.map((g) => [g.id, cell(g.name), cell(gateValue(g)), cell(g.bar), `${ICON[g.status]} ${g.status}`, cell(g.detail)]),
+  ]);
+}
+
+/** Mermaid xychart of per-position cosine with the threshold as a second line. */
+export function cosineChart(r: Report, maxPoints = 120): string {
+  const m = r.metrics;
+  if (!m || m.perPosition.cosines.length === 0) return '';
+  const cos = m.perPosition.cosines;
+  const bucket = Math.max(1, Math.ceil(cos.length / maxPoints));
+  const pts: number[] = [];
+  for (let i = 0; i < cos.length; i += bucket) {
+    let lo = Infinity;
+    for (let j = i; j < Math.min(cos.length, i + bucket); j++) lo = Math.min(lo, Number.isNaN(cos[j]) ? -Infinity : cos[j]);
+    pts.push(lo);
+  }
+  const t = r.thresholds.perPosition;
+  const finite = pts.filter(Number.isFinite);
+  const floorRaw = Math.min(t, ...(finite.length ? finite : [t])) - 0.005;
+  const yMin = Math.max(-1, Math.floor(floorRaw * 1000) / 1000);
+  const shown = pts.map((p) => (Number.isFinite(p) ? p : yMin).toFixed(4));
+  const xLabel = bucket > 1 ? `position (min per ${bucket} rows)` : 'position';
+  return [
+    '```mermaid',
+    'xychart-beta',
+    '  title "Per-position cosine, layer 0 ffn_out"',
+    `  x-axis "${xLabel}" 0 --> ${pts.length - 1}`,
+    `  y-axis "cosine" ${yMin} --> 1`,
+    `  line [${shown.join(', ')}]`,
+    `  line [${pts.map(() => t.toFixed(4)).join(', ')}]`,
+    '```',
+  ].join('\n');
+}
+
+function metricsSection(r: Report): string[] {
+  const m = r.metrics;
+  if (!m) return [];
+  const e = m.errors;
+  const pp = m.perPosition;
+  const out = [
+    '### Error metrics (informational)',
+    '',
+    markdownTable([
+      ['max_abs', 'mean_abs', 'max_rel', 'mean_rel', 'mean_rel_L1', 'SQNR', 'norm ratio'],
+      [fmtSci(e.maxAbs), fmtSci(e.meanAbs), fmtSci(e.maxRel), fmtSci(e.meanRel), fmtSci(e.meanRelL1), fmtDb(e.sqnrDb), fmtRatio(e.normRatio)],
+    ]),
+    '',
+    '### Per-position cosine (real tokens only)',
+    '',
+    markdownTable([
+      ['min', 'p5', 'median', 'mean', 'rows', 'threshold'],
+      [fmtCos(pp.min), fmtCos(pp.p5), fmtCos(pp.median), fmtCos(pp.mean), `${m.realLen} of ${m.npuRows}`, formatThreshold(r.thresholds.perPosition)],
+    ]),
+    '',
+  ];
+  if (pp.worst.length) {
+    out.push(`Worst positions: ${pp.worst.map((w) => `${w.row} (${fmtCos(w.cosine)})`).join(', ')}`, '');
+  }
+  if (pp.badRuns.length) {
+    const tail = (end: number) => (end === m.realLen - 1 ? ', at the tail of the prompt' : '');
+    out.push('Contiguous runs under the threshold:', '');
+    for (const b of pp.badRuns) out.push(`- rows ${fmtRun(b.start, b.end)} (${b.length} row${b.length > 1 ? 's' : ''}${tail(b.end)})`);
+    out.push('');
+  }
+  return out;
+}
+
+function integrationSection(r: Report): string[] {
+  const out: string[] = [];
+  const i = r.integration;
+  if (i) {
+    out.push('### Integration', '');
+    out.push(`- path: **${escapeHtml(i.path)}**, entry ${code(i.entry)}`);
+    if (i.reason) out.push(`- why: ${escapeHtml(i.reason)}`);
+    if (i.kernels.length) out.push(`- kernels: ${i.kernels.map(code).join(' → ')}`);
+    if (i.cpu_attn !== null && i.cpu_attn !== undefined) out.push(`- attention: ${i.cpu_attn ? 'CPU `attention_reference`' : 'NPU flash attention'}`);
+    const tiles = Object.entries(i.tiles ?? {});
+    if (tiles.length) out.push(`- tiles: ${tiles.map(([k, v]) => `${code(k)} ${escapeHtml(String(v))}`).join(', ')}`);
+    if (i.workarounds.length) {
+      out.push('- workarounds (Phase 4/5 prerequisites):');
+      for (const w of i.workarounds) out.push(`  - ${code(w.id)}: ${escapeHtml(w.detail)}. ${escapeHtml(w.prerequisite)}`);
+    } else out.push('- workarounds: none needed');
+    out.push('');
+  }
+  const ref = r.reference;
+  const env = r.environment;
+  const rows: string[][] = [['', '']];
+  if (ref) rows.push(['reference', cell(`${ref.kind} via ${ref.runner} (lite_mode=False, ${ref.dtype})${ref.transformers ? `, transformers ${ref.transformers}` : ''}${ref.torch ? `, torch ${ref.torch}` : ''}`)]);
+  if (r.prompt) rows.push(['prompt', cell(`${r.prompt.style} (${r.prompt.source}): ${r.prompt.real_len} tokens${r.prompt.padded_len ? `, padded to ${r.prompt.padded_len}` : ''}`)]);
+  if (env) {
+    rows.push(['python', cell(`${env.python} (${env.python_executable}), numpy ${env.numpy}`)]);
+    rows.push(['device', cell(env.device ?? 'not detected')]);
+    if (env.xrt) rows.push(['XRT', cell(env.xrt)]);
+    rows.push(['air tree commit', cell(env.git_commit ?? 'not a git checkout')]);
+  }
+  if (r.kernel_cache) rows.push(['kernel cache', cell(`${r.kernel_cache.hit ? 'hit' : 'compiled'}${r.kernel_cache.entries.length ? `: ${r.kernel_cache.entries.join(', ')}` : ''}`)]);
+  const t = Object.entries(r.timings);
+  if (t.length) rows.push(['timings', cell(t.map(([k, v]) => `${k} ${fmtSeconds(v)}`).join(', '))]);
+  rows.push(['engine', cell(r.metrics ? r.metrics.engine : 'n/a')]);
+  if (rows.length > 1) out.push('### Environment', '', markdownTable(rows), '');
+  return out;
+}
+
+function bisectSection(r: Report): string[] {
+  const b = r.bisect;
+  if (!b) return [];
+  if (!b.available) return ['### Bisect', '', `Bisect unavailable: ${escapeHtml(b.reason)}`, ''];
+  return ['### Bisect (CPU swap, one kernel at a time)', '', markdownTable([['step', 'cosine'], ...b.steps.map((s) => [cell(s.step), fmtCos(s.cosine)])]), ''];
+}
+
+export function renderMarkdown(r: Report, opts: MarkdownOptions): string {
+  const out: string[] = [`## ${verdictLine(r)}`, ''];
+  if (r.outcome === 'error') {
+    out.push(`> ${escapeHtml(r.error ?? 'unknown error')}`, '', 'The check could not run to a verdict (infrastructure or input problem). Fix the cause and re-run; no gate was judged.', '');
+    if (opts.artifactUrl) out.push(`Run dir and logs: [artifact](${opts.artifactUrl})`, '');
+    return out.join('\n');
+  }
+  const p = r.prompt;
+  out.push(`Layer-0 \`ffn_out\` of block 0 on the NPU vs the ${r.reference?.kind === 'hf-bf16' ? 'HuggingFace bf16' : 'emulated bf16'} reference` +
+    `${p ? `, ${escapeHtml(p.style)} prompt (${p.real_len} tokens)` : ''}, commit ${code(r.commit.slice(0, 12))}.`, '');
+  out.push(gatesTable(r), '');
+  if (r.warnings.length) {
+    out.push('**Warnings**', '');
+    for (const w of r.warnings) out.push(`- ⚠️ ${escapeHtml(w.message)}`);
+    out.push('');
+  }
+  out.push(...metricsSection(r));
+  const chart = cosineChart(r, opts.chartPoints);
+  if (chart) out.push(chart, '');
+  out.push(...bisectSection(r));
+  out.push(...integrationSection(r));
+  if (opts.artifactUrl) out.push(`Full run dir and report: [artifact](${opts.artifactUrl})`, '');
+  return out.join('\n');
+}
