@@ -33,6 +33,10 @@ export function validatePair(npu: TensorSource, ref: TensorSource, realLenOpt?: 
   return realLen;
 }
 
+/**
+ * Compare the first realLen rows of `npu` against `ref` and scan every NPU row for NaN/Inf.
+ * The caller owns both sources (opens and closes them). `kernel` defaults to selectEngine().
+ */
 export async function compare(
   npu: TensorSource,
   ref: TensorSource,
@@ -48,6 +52,8 @@ export async function compare(
     const a = npu.readRows(start, count);
     const b = real > 0 ? ref.readRows(start, real) : empty;
     kernel.scanBlock(acc, a, b, start, count);
+    // Let timers and signals run during a long comparison (multi-GB tensors take seconds).
+    if ((start / BLOCK_ROWS) % 16 === 15) await new Promise((r) => setImmediate(r));
   }
   return finalize(acc, { threshold: opts.threshold, worstK: opts.worstK, engine: kernel.name });
 }

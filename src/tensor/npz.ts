@@ -3,6 +3,7 @@
 import { inflateRawSync } from 'node:zlib';
 import { InputError } from '../errors.ts';
 import { BufferBytes, type ByteSource } from './bytes.ts';
+import { crc32 } from './crc32.ts';
 import { openNpyAt } from './npy.ts';
 import type { RawTensor } from './raw.ts';
 import type { OpenOptions } from './types.ts';
@@ -20,6 +21,7 @@ export interface ZipEntry {
   size: number;
   localHeaderOffset: number;
   flags: number;
+  crc: number;
 }
 
 function u64(buf: Buffer, at: number): number {
@@ -68,6 +70,7 @@ export function readZipDirectory(src: ByteSource, path: string): ZipEntry[] {
   for (let n = 0; n < count; n++) {
     if (p + 46 > cd.length || cd.readUInt32LE(p) !== CDH_SIG) bad('corrupt central directory');
     const flags = cd.readUInt16LE(p + 8);
+    const crc = cd.readUInt32LE(p + 16);
     const method = cd.readUInt16LE(p + 10);
     let compressedSize = cd.readUInt32LE(p + 20);
     let size = cd.readUInt32LE(p + 24);
@@ -97,7 +100,7 @@ export function readZipDirectory(src: ByteSource, path: string): ZipEntry[] {
       }
       e += 4 + len;
     }
-    entries.push({ name, method, compressedSize, size, localHeaderOffset, flags });
+    entries.push({ name, method, compressedSize, size, localHeaderOffset, flags, crc });
     p += 46 + nameLen + extraLen + commentLen;
   }
   return entries;
@@ -136,6 +139,8 @@ export function openNpz(src: ByteSource, path: string, opts: OpenOptions): RawTe
     throw new InputError(`member '${entry.name}' does not inflate (${(err as Error).message})`, path);
   }
   if (data.length !== entry.size) throw new InputError(`member '${entry.name}' inflated to ${data.length} bytes, directory says ${entry.size}`, path);
+  // A damaged stream can still inflate; the checksum is what tells corrupt data from a bad header.
+  if (crc32(data) !== entry.crc) throw new InputError(`member '${entry.name}' fails its CRC-32 check (corrupt archive)`, path);
   src.close(); // everything needed is in memory now
   return openNpyAt(new BufferBytes(where, data), where, opts);
 }

@@ -1,5 +1,6 @@
 // Hand-built tensor files (no numpy needed): .npy, .safetensors and .npz (zip) byte layouts.
 import { deflateRawSync } from 'node:zlib';
+import { crc32 } from '../../src/tensor/crc32.ts';
 
 /** An .npy file from a header dict text and raw payload; version 1, 2 or 3. */
 export function npyBytes(headerDict: string, payload: Uint8Array, version: 1 | 2 | 3 = 1): Buffer {
@@ -53,22 +54,6 @@ export function safetensorsBytes(tensors: Record<string, StTensor>, mutate?: (h:
   const len = Buffer.alloc(8);
   len.writeBigUInt64LE(BigInt(json.length));
   return Buffer.concat([len, json, ...parts]);
-}
-
-const CRC_TABLE = (() => {
-  const t = new Uint32Array(256);
-  for (let n = 0; n < 256; n++) {
-    let c = n;
-    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
-    t[n] = c >>> 0;
-  }
-  return t;
-})();
-
-export function crc32(buf: Uint8Array): number {
-  let c = 0xffffffff;
-  for (let i = 0; i < buf.length; i++) c = CRC_TABLE[(c ^ buf[i]) & 0xff] ^ (c >>> 8);
-  return (c ^ 0xffffffff) >>> 0;
 }
 
 export interface ZipMember {
