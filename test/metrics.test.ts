@@ -8,6 +8,7 @@ import {
   metricsFromJson,
   metricsToJson,
   percentile,
+  registerNativeKernel,
   selectEngine,
   summarize,
   worstRows,
@@ -219,6 +220,33 @@ test('engine selection: js, auto without addon, native required, bad value', () 
   assert.is(selectEngine({}), jsKernel);
   assert.throws(() => selectEngine({ NPU_BLOCK_GATE_ENGINE: 'native' }), (e: unknown) => e instanceof InfraError);
   assert.throws(() => selectEngine({ NPU_BLOCK_GATE_ENGINE: 'gpu' }), (e: unknown) => e instanceof InputError);
+});
+
+test('a registered native kernel plugs into the same accumulator and finalize', async () => {
+  let blocks = 0;
+  const fake = {
+    name: 'native' as const,
+    scanBlock: (...args: Parameters<typeof jsKernel.scanBlock>) => {
+      blocks++;
+      jsKernel.scanBlock(...args);
+    },
+  };
+  registerNativeKernel(() => fake);
+  try {
+    assert.is(selectEngine({}), fake);
+    assert.is(selectEngine({ NPU_BLOCK_GATE_ENGINE: 'native' }), fake);
+    assert.is(selectEngine({ NPU_BLOCK_GATE_ENGINE: 'js' }), jsKernel);
+    const ref = [[1, 2], [3, 4]];
+    const m = await compare(memTensor(ref), memTensor(ref), { threshold: 0.99 }, selectEngine({}));
+    assert.is(m.engine, 'native');
+    assert.is(blocks, 1);
+    registerNativeKernel(() => {
+      throw new Error('addon failed to load');
+    });
+    assert.is(selectEngine({}), jsKernel);
+  } finally {
+    registerNativeKernel(null);
+  }
 });
 
 test('JSON-safe metrics round-trip non-finite values', async () => {

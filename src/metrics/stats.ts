@@ -23,7 +23,8 @@ function lerp(a: number, b: number, t: number): number {
 export function percentileSorted(s: ArrayLike<number>, q: number): number {
   const n = s.length;
   if (n === 0) return NaN;
-  const idx = ((n - 1) * q) / 100;
+  // numpy: virtual index = (n - 1) * (q / 100), gamma = its fractional part.
+  const idx = (n - 1) * (q / 100);
   const lo = Math.floor(idx);
   const hi = Math.min(lo + 1, n - 1);
   return lerp(s[lo], s[hi], idx - lo);
