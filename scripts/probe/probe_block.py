@@ -12,6 +12,7 @@ what it is called: a model that wrote its own block is kernel-first even when th
 function keeps llama's name; one that reuses llama32_1b's function inherits it.
 """
 
+import contextlib
 import dataclasses
 import inspect
 import json
@@ -235,12 +236,19 @@ def copy_f32(x):
     return np.array(x, dtype=np.float32, copy=True)
 
 
+def _is_bf16(t):
+    try:
+        return np.dtype(t).name == "bfloat16"
+    except TypeError:
+        return False
+
+
 def bf16_type(*modules):
     """The bfloat16 dtype the tree itself uses (its modules import ml_dtypes'
     bfloat16), else ml_dtypes if installed, else None (stay float32)."""
     for m in modules:
         t = getattr(m, "bfloat16", None) if m is not None else None
-        if t is not None:
+        if t is not None and _is_bf16(t):
             return t
     try:
         from ml_dtypes import bfloat16  # noqa: PLC0415 - optional, the tree's dependency
@@ -252,6 +260,26 @@ def bf16_type(*modules):
 
 def kernel_cache_dir(tree):
     return os.path.join(tree.model_dir, *KERNEL_CACHE_SUBDIR)
+
+
+def build_dir(tree):
+    """`<model>/build_peano`: the tree compiles (air_project/, *.o) into the
+    current directory, and `make compile` / `make diagnosis` run from here."""
+    return os.path.join(tree.model_dir, KERNEL_CACHE_SUBDIR[0])
+
+
+@contextlib.contextmanager
+def working_dir(path):
+    prev = os.getcwd()
+    try:
+        os.makedirs(path, exist_ok=True)
+    except OSError as exc:
+        raise ProbeError(path, f"cannot create build dir: {exc.strerror or exc}") from exc
+    os.chdir(path)
+    try:
+        yield path
+    finally:
+        os.chdir(prev)
 
 
 def read_manifest(cache_dir):

@@ -11,6 +11,8 @@ import traceback
 import warnings
 
 from probe_block import (
+    build_dir,
+    working_dir,
     choose_entry,
     choose_seq_len,
     kernel_cache_dir,
@@ -188,7 +190,10 @@ def run(args, log):
     tensors = {"npu": None, "ref": None, "input": None}
     hit = None
     if args.command == "block":
-        blk = run_block0(tree, entry, adapter, config, model_name, tokens, seq_len, args.cpu_attn, log, tokenizer)
+        bdir = build_dir(tree)
+        log.detail(f"working directory for compile and run: {bdir}")
+        with working_dir(bdir):
+            blk = run_block0(tree, entry, adapter, config, model_name, tokens, seq_len, args.cpu_attn, log, tokenizer)
         timings.update(blk.timings)
         hit = blk.cache_hit
         ref, timings["ref"], observed = run_reference(tree, adapter, config, model_name, hf_id, tokens, seq_len, log)
@@ -250,6 +255,7 @@ def run(args, log):
 def main(argv=None):
     parser = build_parser()
     args = parser.parse_args(argv)
+    args.out = os.path.abspath(args.out)  # the block stage runs from <model>/build_peano
     log = ProbeLog(echo_details=args.verbose)
     code = EXIT_OK
     saved_path = list(sys.path)

@@ -373,6 +373,8 @@ class FakeTreeCliTests(TempDirCase):
         self.assertIs(p["kernel_cache"]["hit"], False)
         self.assertEqual(p["environment"]["toolchain"], {"fake": "1"})
         self.assertTrue({"config", "compile", "npu", "ref", "total"} <= set(p["timings"]))
+        # Compiled from <model>/build_peano, as `make compile` does.
+        self.assertTrue(os.path.isdir(os.path.join(mdir, "build_peano", "air_project")))
         npu = np.load(os.path.join(self.out(), "block0.npu.npy"))
         ref = np.load(os.path.join(self.out(), "block0.ref.npy"))
         inp = np.load(os.path.join(self.out(), "block0.input.npy"))

@@ -152,6 +152,7 @@ def compile_all_kernels(cache, config, seq_len, cpu_attn=True):
     if os.environ.get("FAKE_COMPILE_CRASH"):
         raise ValueError("tile 64x64 does not fit\\nsecond line")
     assert seq_len % 64 == 0
+    os.makedirs("air_project", exist_ok=True)  # the real tree compiles into the cwd
     COMPILED.append((seq_len, cpu_attn))
     cache.compile_and_cache("rms_gemms_rope")
     if not cpu_attn:
