@@ -1,0 +1,1 @@
+"""air-mini shared toolkit (emulated): kernel cache, kernel emulators, injections."""

@@ -1,0 +1,1 @@
+"""air-mini infrastructure: an emulated KernelCache and the numpy kernels behind it."""

@@ -1,0 +1,1 @@
+"""air-mini verify subsystem (emulated HF reference, records, comparators)."""

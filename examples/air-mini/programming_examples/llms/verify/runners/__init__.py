@@ -1,0 +1,1 @@
+"""Runners: HfRunner (emulated HF bf16 reference) and the shared records."""
