@@ -1,9 +1,10 @@
 """Verify adapter for tiny_llama (air-mini).
 
 Same API as a real mlir-air `<model>/verify_adapter.py`: MODEL_CHOICES,
-DEFAULT_MODEL, resolve_model, hf_reference, build_config, build_runner (an
-NpuRunner whose prefill() returns a PrefillRecord of the emulated NPU), and
-build_hf_model. Extra for air-mini: `tokenize(prompt)`, a deterministic toy
+DEFAULT_MODEL, resolve_model, hf_reference, build_config and build_runner (an
+NpuRunner whose prefill() returns a PrefillRecord of the emulated NPU). There is
+no build_hf_model: as for the real bf16 models, the reference is HfRunner on
+the same checkpoint (verify/runners/hf_runner.py finds it by id). Extra for air-mini: `tokenize(prompt)`, a deterministic toy
 tokenizer (shared/infra/toy_tokenizer.py) standing in for
 AutoTokenizer.from_pretrained(name).encode(prompt), and PREFILL_SEQ_LEN, the
 length the NPU input is zero-padded to (the real adapters use 2048).
@@ -85,13 +86,6 @@ def build_runner(model_name, config, max_seq, tokenizer=None, *, npu_attn=True,
     weights = load_weights(model_name, config=config)
     return NpuRunner(weights, config, max_seq, tokenizer, npu_attn=npu_attn,
                      lite_mode=lite_mode, cache_dir=cache_dir)
-
-
-def build_hf_model(model_name, config=None, max_seq=2048, lite_mode=False):
-    """The emulated HF bf16 reference for model_name."""
-    from runners.hf_runner import HfRunner
-    return HfRunner(hf_reference(resolve_model(model_name)), config or build_config(),
-                    max_seq, lite_mode=lite_mode)
 
 
 class NpuRunner:
