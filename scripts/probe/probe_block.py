@@ -205,6 +205,21 @@ def accepts(func, name):
     return any(p.kind == inspect.Parameter.VAR_KEYWORD for p in params.values())
 
 
+def missing_required(func, offered):
+    """Required parameters of `func` that `offered` keywords cannot fill."""
+    try:
+        params = inspect.signature(func).parameters.values()
+    except (TypeError, ValueError):
+        return []
+    return [
+        p.name
+        for p in params
+        if p.default is inspect.Parameter.empty
+        and p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.POSITIONAL_ONLY)
+        and (p.name not in offered or p.kind is inspect.Parameter.POSITIONAL_ONLY)
+    ]
+
+
 def filter_kwargs(func, candidates):
     return {k: v for k, v in candidates.items() if accepts(func, k)}
 
@@ -313,6 +328,7 @@ class BlockRun:
     cache_dir: str
     cache_hit: object  # bool or None
     timings: dict
+    kernels_run: list = dataclasses.field(default_factory=list)  # ELF names in call order
 
 
 def run_block0(tree, entry, adapter, config, model_name, tokens, seq_len, cpu_attn, log, tokenizer=None):
@@ -332,6 +348,7 @@ def run_block0(tree, entry, adapter, config, model_name, tokens, seq_len, cpu_at
         raise ProbeError(os.path.join(tree.llms_dir, "shared", "infra", "cache.py"), "no KernelCache")
 
     cache = call_tree("KernelCache", KernelCache, cache_dir=cache_dir)
+    kernels_run = record_kernel_calls(cache)
     hit = None
     if callable(getattr(cache, "load_manifest", None)):
         hit = bool(call_tree("KernelCache.load_manifest", cache.load_manifest))
@@ -410,7 +427,42 @@ def run_block0(tree, entry, adapter, config, model_name, tokens, seq_len, cpu_at
         raise ProbeError(entry.entry, "returned no block output (no array and no 'ffn_out')")
     npu = copy_f32(out)
     timings["npu"] = time.monotonic() - t
-    return BlockRun(npu=npu, input=input_f32, seq_len=seq_len, cache_dir=cache_dir, cache_hit=hit, timings=timings)
+    return BlockRun(
+        npu=npu,
+        input=input_f32,
+        seq_len=seq_len,
+        cache_dir=cache_dir,
+        cache_hit=hit,
+        timings=timings,
+        kernels_run=unique(kernels_run),
+    )
+
+
+def record_kernel_calls(cache):
+    """Note the name of every `cache.load_and_run(name, ...)` in call order, so
+    the run dir lists the ELF sequence block 0 actually ran (the manifest only
+    says what was compiled). Wraps this one instance; the tree is untouched."""
+    calls = []
+    orig = getattr(cache, "load_and_run", None)
+    if not callable(orig):
+        return calls
+
+    def load_and_run(*args, **kwargs):
+        name = args[0] if args else kwargs.get("name")
+        if isinstance(name, str):
+            calls.append(name)
+        return orig(*args, **kwargs)
+
+    try:
+        cache.load_and_run = load_and_run
+    except (AttributeError, TypeError):
+        pass  # __slots__ or a C type: fall back to the manifest order
+    return calls
+
+
+def unique(names):
+    seen = set()
+    return [n for n in names if not (n in seen or seen.add(n))]
 
 
 class _TokenizerShim:

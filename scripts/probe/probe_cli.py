@@ -207,7 +207,10 @@ def run(args, log):
         if blk.input is not None:
             tensors["input"] = tensor_entry(INPUT_NPY, write_npy(os.path.join(out, INPUT_NPY), blk.input))
 
-    kernels, toolchain = read_manifest(cache_dir)
+    entries, toolchain = read_manifest(cache_dir)
+    # The ELFs block 0 ran, in order; without that (config stage, adapter path,
+    # a cache without load_and_run) what the manifest holds, in its order.
+    kernels = blk.kernels_run if args.command == "block" and blk.kernels_run else entries
     timings["total"] = time.monotonic() - t_start
     probe = {
         "schema": PROBE_SCHEMA,
@@ -242,7 +245,7 @@ def run(args, log):
             "key": None,
             "hit": hit,
             "seconds_saved": None,
-            "entries": kernels,
+            "entries": entries,
         },
         "tensors": tensors,
         "bisect": None,

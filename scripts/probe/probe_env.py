@@ -24,6 +24,22 @@ def git_commit(path):
     return out if res.returncode == 0 and re.fullmatch(r"[0-9a-f]{40,64}", out) else None
 
 
+_DRIVER_FIELDS = {
+    "amdxdna": r"amdxdna\s+Version",
+    "npu_firmware": r"NPU\s+Firmware\s+Version",
+}
+
+
+def parse_driver_versions(text):
+    """Driver and firmware versions from `xrt-smi examine` output."""
+    out = {}
+    for key, label in _DRIVER_FIELDS.items():
+        m = re.search(r"^\s*" + label + r"\s*:\s*(\S+)", text, re.M)
+        if m:
+            out[key] = m.group(1)
+    return out
+
+
 def parse_xrt_smi(text):
     """(device, xrt version) from `xrt-smi examine` output, best effort."""
     xrt = None
@@ -42,20 +58,24 @@ def parse_xrt_smi(text):
 
 
 def device_info(runner=subprocess.run):
+    """(device, xrt, {amdxdna, npu_firmware}); Nones when xrt-smi is absent or fails."""
     exe = shutil.which("xrt-smi")
     if exe is None:
-        return None, None
+        return None, None, {}
     try:
         res = runner([exe, "examine"], capture_output=True, text=True, timeout=30)
     except (OSError, subprocess.SubprocessError):
-        return None, None
+        return None, None, {}
     if res.returncode != 0:
-        return None, None
-    return parse_xrt_smi(res.stdout)
+        return None, None, {}
+    device, xrt = parse_xrt_smi(res.stdout)
+    return device, xrt, parse_driver_versions(res.stdout)
 
 
 def environment(air_root, toolchain=None):
-    device, xrt = device_info()
+    device, xrt, drivers = device_info()
+    if drivers:
+        toolchain = dict(toolchain or {}, **drivers)
     return {
         "python": platform.python_version(),
         "python_executable": sys.executable,

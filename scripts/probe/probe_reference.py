@@ -8,7 +8,7 @@ import time
 
 import numpy as np
 
-from probe_block import call_tree, copy_f32, filter_kwargs
+from probe_block import call_tree, copy_f32, filter_kwargs, missing_required
 from probe_errors import MissingDependency, ProbeError
 from probe_tree import import_tree_module
 
@@ -100,12 +100,21 @@ def run_reference(tree, adapter, config, model_name, hf_id, tokens, max_seq, log
     t = time.monotonic()
     hf_model = None
     build = getattr(adapter, "build_hf_model", None)
-    if callable(build):
+    offered = {"npu_model_name": model_name, "hf_ref_model": hf_id, "config": config}
+    missing = missing_required(build, offered) if callable(build) else []
+    if callable(build) and missing:
+        # verify_runner calls build_hf_model(npu_model_name=, hf_ref_model=, config=);
+        # a hook with another signature would crash it too. Say so, use the plain reference.
+        log.step(
+            f"warning: {tree.model}.verify_adapter.build_hf_model needs {', '.join(missing)}, not the "
+            "verify_runner contract (npu_model_name, hf_ref_model, config); not using it"
+        )
+    elif callable(build):
         log.step("building the adapter's custom HF reference model")
         hf_model = call_tree(
             f"{tree.model}.verify_adapter.build_hf_model",
             build,
-            **filter_kwargs(build, {"npu_model_name": model_name, "hf_ref_model": hf_id, "config": config}),
+            **filter_kwargs(build, offered),
         )
     log.step(f"running the bf16 reference ({hf_id}) on {len(tokens)} tokens")
     runner = call_tree(

@@ -317,6 +317,48 @@ class WriteTests(TempDirCase):
         self.assertEqual(ts_files, probe_schema.RUN_FILES)
 
 
+class EnvTests(unittest.TestCase):
+    XRT_SMI = """System Configuration
+  OS Name              : Linux
+  Release              : 6.14.0-generic
+
+XRT
+  Version              : 2.19.0
+  Branch               : master
+  amdxdna Version      : 2.19.0_20250303
+  NPU Firmware Version : 1.0.0.166
+
+Device(s) Present
+|BDF             |Name         |
+|----------------|-------------|
+|[0000:c5:00.1]  |NPU Strix    |
+"""
+
+    def test_parse_xrt_smi(self):
+        import probe_env
+
+        self.assertEqual(probe_env.parse_xrt_smi(self.XRT_SMI), ("NPU Strix [0000:c5:00.1]", "2.19.0"))
+        self.assertEqual(
+            probe_env.parse_driver_versions(self.XRT_SMI),
+            {"amdxdna": "2.19.0_20250303", "npu_firmware": "1.0.0.166"},
+        )
+        self.assertEqual(probe_env.parse_xrt_smi("nothing"), (None, None))
+
+    def test_git_commit_of_non_repo_is_none(self):
+        import probe_env
+
+        with tempfile.TemporaryDirectory() as d:
+            env = dict(os.environ, GIT_CEILING_DIRECTORIES=os.path.dirname(d))
+            old = os.environ.copy()
+            os.environ.update(env)
+            try:
+                self.assertIsNone(probe_env.git_commit(d))
+            finally:
+                os.environ.clear()
+                os.environ.update(old)
+        self.assertRegex(probe_env.git_commit(REPO) or "", r"^[0-9a-f]{40}$")
+
+
 # ---------------------------------------------------------------------------
 # The CLI against fake trees (subprocess: each run imports a fresh tree)
 
@@ -390,7 +432,9 @@ class FakeTreeCliTests(TempDirCase):
         p = self.probe_json()
         self.assertIs(p["kernel_cache"]["hit"], True)
         self.assertIs(p["integration"]["cpu_attn"], False)
-        self.assertEqual(p["integration"]["kernels"], ["rms_gemms_rope", "o_ffn", "flash_attn"])
+        # kernels: what block 0 ran, in order; entries: what the manifest holds.
+        self.assertEqual(p["integration"]["kernels"], ["rms_gemms_rope", "flash_attn", "o_ffn"])
+        self.assertEqual(p["kernel_cache"]["entries"], ["rms_gemms_rope", "o_ffn", "flash_attn"])
 
     def test_run_single_block(self):
         mdir = self.build(entry="single")

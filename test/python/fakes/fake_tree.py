@@ -31,6 +31,8 @@ class KernelCache:
         with open(p) as f:
             self.artifacts = dict(json.load(f)["entries"])
         return True
+    def load_and_run(self, name, backend_kwargs, *inputs, **kw):
+        return inputs
     def compile_and_cache(self, name):
         self.artifacts[name] = {"output_binary": name + ".elf"}
     def _save_manifest(self):
@@ -168,6 +170,10 @@ def _shared_out(y):
 RUN_TB = '''
 def run_transformer_block{suffix}(x_bf16, layer_weights, rope_lut_bf16, config, cache, layer_idx=0, cpu_attn=True, verbose=False):
     assert x_bf16.shape[0] % 64 == 0
+    cache.load_and_run("rms_gemms_rope", {{}}, x_bf16)
+    if not cpu_attn:
+        cache.load_and_run("flash_attn", {{}}, x_bf16)
+    cache.load_and_run("o_ffn", {{}}, x_bf16)
     y = M.block(x_bf16, layer_weights)
     if os.environ.get("FAKE_NPU_NAN_PAD"):
         y[-1, 0] = np.nan
