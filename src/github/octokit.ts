@@ -1,0 +1,110 @@
+// The one Octokit the Action uses: retry on 5xx, throttling (primary and secondary rate limits,
+// waited out only up to a bound), GITHUB_API_URL for GitHub Enterprise Server, and the proxy
+// variables a runner sets (Node 20's fetch ignores HTTPS_PROXY/NO_PROXY on its own).
+import { Octokit } from '@octokit/rest';
+import { retry } from '@octokit/plugin-retry';
+import { throttling } from '@octokit/plugin-throttling';
+import { EnvHttpProxyAgent, fetch as undiciFetch } from 'undici';
+
+export const GateOctokit = Octokit.plugin(retry, throttling);
+export type GateOctokit = InstanceType<typeof GateOctokit>;
+
+export interface OctokitLog {
+  debug(msg: string): void;
+  info(msg: string): void;
+  warning(msg: string): void;
+}
+
+export interface OctokitOptions {
+  token: string;
+  /** GITHUB_API_URL; https://api.github.com when unset. */
+  baseUrl?: string;
+  log: OctokitLog;
+  /** Longest rate-limit wait we accept, in seconds; longer waits fail the call instead. */
+  maxRateLimitWaitSec?: number;
+  /** How many times a rate-limited call is retried. */
+  maxRateLimitRetries?: number;
+  /** Unit of the retry back-off (retry plugin: 1, 4, 9 x base) and of retry-after; 1000 in production. */
+  retryBaseMs?: number;
+  /** Retries after a 5xx. */
+  retries?: number;
+  env?: NodeJS.ProcessEnv;
+  userAgent?: string;
+}
+
+export const DEFAULT_API_URL = 'https://api.github.com';
+
+/** True when the environment names a proxy for the given URL's scheme. */
+export function proxyConfigured(env: NodeJS.ProcessEnv, url: string): boolean {
+  const https = url.startsWith('https:');
+  const v = https ? env.https_proxy ?? env.HTTPS_PROXY : env.http_proxy ?? env.HTTP_PROXY;
+  return Boolean(v && v.trim());
+}
+
+/**
+ * A fetch that honours HTTP_PROXY / HTTPS_PROXY / NO_PROXY (upper and lower case), or the
+ * global fetch when no proxy is configured.
+ */
+export function proxyFetch(env: NodeJS.ProcessEnv, baseUrl: string): typeof fetch {
+  if (!proxyConfigured(env, baseUrl)) return fetch;
+  const dispatcher = new EnvHttpProxyAgent({
+    httpProxy: env.http_proxy ?? env.HTTP_PROXY,
+    httpsProxy: env.https_proxy ?? env.HTTPS_PROXY,
+    noProxy: env.no_proxy ?? env.NO_PROXY,
+  });
+  return ((input: any, init?: any) => undiciFetch(input, { ...init, dispatcher })) as unknown as typeof fetch;
+}
+
+export function makeOctokit(o: OctokitOptions): GateOctokit {
+  const env = o.env ?? process.env;
+  const baseUrl = (o.baseUrl || env.GITHUB_API_URL || DEFAULT_API_URL).replace(/\/+$/, '');
+  const maxWait = o.maxRateLimitWaitSec ?? 120;
+  const maxRetries = o.maxRateLimitRetries ?? 2;
+  const base = o.retryBaseMs ?? 1000;
+  const onLimit = (kind: string) => (retryAfter: number, options: any, _octokit: unknown, retryCount: number) => {
+    const what = `${options.method} ${options.url}`;
+    if (retryCount < maxRetries && retryAfter <= maxWait) {
+      o.log.info(`GitHub ${kind} rate limit on ${what}: waiting ${retryAfter}s (retry ${retryCount + 1} of ${maxRetries})`);
+      return true;
+    }
+    o.log.warning(
+      `GitHub ${kind} rate limit on ${what}: retry-after ${retryAfter}s is over the ${maxWait}s bound or retries are used up; giving up`,
+    );
+    return false;
+  };
+  return new GateOctokit({
+    auth: o.token || undefined,
+    baseUrl,
+    userAgent: o.userAgent ?? 'npu-block-gate',
+    request: { fetch: proxyFetch(env, baseUrl) },
+    log: {
+      debug: (m: string) => o.log.debug(m),
+      info: (m: string) => o.log.debug(m),
+      warn: (m: string) => o.log.warning(m),
+      // Failed requests are reported by the caller, which knows whether they matter.
+      error: (m: string) => o.log.debug(m),
+    },
+    retry: { retries: o.retries ?? 3, retryAfterBaseValue: base },
+    throttle: {
+      retryAfterBaseValue: base,
+      fallbackSecondaryRateRetryAfter: 60,
+      onRateLimit: onLimit('primary'),
+      onSecondaryRateLimit: onLimit('secondary'),
+    },
+  } as any);
+}
+
+/** HTTP status of an Octokit error, if it has one. */
+export function httpStatus(err: unknown): number | null {
+  const s = (err as { status?: unknown })?.status;
+  return typeof s === 'number' ? s : null;
+}
+
+/** The token cannot write here: fork PRs, Dependabot, read-only permissions. */
+export function isPermissionError(err: unknown): boolean {
+  const status = httpStatus(err);
+  if (status !== 403 && status !== 401 && status !== 404) return false;
+  const msg = String((err as Error)?.message ?? '');
+  if (/rate limit/i.test(msg)) return false;
+  return status === 401 || /Resource not accessible|must have (admin|push|write)|Write access|Not Found|Bad credentials/i.test(msg);
+}

@@ -1,0 +1,135 @@
+// Runs dist/index.js as a child process with the environment a GitHub runner sets, and reads back
+// what the runner would: exit code, step outputs (GITHUB_OUTPUT), the job summary, workflow
+// commands (::error::, ::notice::) on stdout.
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { tmpdir } from 'node:os';
+import { REPO } from './airmini.ts';
+
+export const DIST_INDEX = join(REPO, 'dist/index.js');
+
+export interface ActionRunOptions {
+  workspace: string;
+  eventName: string;
+  payload: unknown;
+  inputs: Record<string, string>;
+  apiUrl: string;
+  owner?: string;
+  repo?: string;
+  runId?: number;
+  runAttempt?: number;
+  job?: string;
+  sha?: string;
+  /** Directory standing in for the artifact service. */
+  artifactDir: string;
+  env?: Record<string, string>;
+  timeoutMs?: number;
+}
+
+export interface ActionRunResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+  outputs: Record<string, string>;
+  summary: string;
+  errors: string[];
+  warnings: string[];
+  notices: string[];
+  runnerTemp: string;
+}
+
+/** Parses the GITHUB_OUTPUT file: `name<<DELIM\nvalue\nDELIM` and `name=value` lines. */
+export function parseOutputFile(text: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  const lines = text.split('\n');
+  for (let i = 0; i < lines.length; i++) {
+    const heredoc = /^([^=<]+)<<(.+)$/.exec(lines[i]);
+    if (heredoc) {
+      const value: string[] = [];
+      for (i++; i < lines.length && lines[i] !== heredoc[2]; i++) value.push(lines[i]);
+      out[heredoc[1]] = value.join('\n');
+      continue;
+    }
+    const eq = /^([^=]+)=(.*)$/.exec(lines[i]);
+    if (eq) out[eq[1]] = eq[2];
+  }
+  return out;
+}
+
+function commands(stdout: string, kind: string): string[] {
+  const re = new RegExp(`^::${kind}(?: [^:]*)?::(.*)$`, 'gm');
+  return [...stdout.matchAll(re)].map((m) => m[1].replace(/%0A/g, '\n').replace(/%0D/g, '\r').replace(/%25/g, '%'));
+}
+
+export async function runAction(o: ActionRunOptions): Promise<ActionRunResult> {
+  if (!existsSync(DIST_INDEX)) throw new Error(`${DIST_INDEX} is missing: run npm run build first`);
+  const runnerTemp = mkdtempSync(join(tmpdir(), 'nbg-runner-'));
+  const eventPath = join(runnerTemp, 'event.json');
+  const outputPath = join(runnerTemp, 'output');
+  const summaryPath = join(runnerTemp, 'summary.md');
+  writeFileSync(eventPath, JSON.stringify(o.payload));
+  writeFileSync(outputPath, '');
+  writeFileSync(summaryPath, '');
+  mkdirSync(o.artifactDir, { recursive: true });
+  const owner = o.owner ?? 'acme';
+  const repo = o.repo ?? 'mlir-air';
+  // A clean environment: nothing from the machine running the tests (a real runner's
+  // ACTIONS_RUNTIME_TOKEN or proxy settings) may leak into the Action under test.
+  const env: Record<string, string> = {
+    PATH: process.env.PATH ?? '/usr/bin:/bin',
+    HOME: process.env.HOME ?? runnerTemp,
+    LANG: 'C.UTF-8',
+    CI: 'true',
+    GITHUB_ACTIONS: 'true',
+    GITHUB_EVENT_NAME: o.eventName,
+    GITHUB_EVENT_PATH: eventPath,
+    GITHUB_REPOSITORY: `${owner}/${repo}`,
+    GITHUB_REPOSITORY_OWNER: owner,
+    GITHUB_WORKSPACE: o.workspace,
+    GITHUB_OUTPUT: outputPath,
+    GITHUB_STEP_SUMMARY: summaryPath,
+    GITHUB_API_URL: o.apiUrl,
+    GITHUB_SERVER_URL: 'https://github.example',
+    GITHUB_RUN_ID: String(o.runId ?? 1001),
+    GITHUB_RUN_ATTEMPT: String(o.runAttempt ?? 1),
+    GITHUB_JOB: o.job ?? 'phase2',
+    GITHUB_WORKFLOW: 'npu',
+    GITHUB_SHA: o.sha ?? '0'.repeat(40),
+    GITHUB_REF: 'refs/heads/main',
+    GITHUB_ACTOR: 'octocat',
+    RUNNER_TEMP: runnerTemp,
+    RUNNER_OS: 'Linux',
+    NO_PROXY: '127.0.0.1,localhost',
+    NPU_BLOCK_GATE_ARTIFACT_DIR: o.artifactDir,
+    ...(process.env.NPU_BLOCK_GATE_PYTHON ? { NPU_BLOCK_GATE_PYTHON: process.env.NPU_BLOCK_GATE_PYTHON } : {}),
+    ...Object.fromEntries(Object.entries(o.inputs).map(([k, v]) => [`INPUT_${k.toUpperCase()}`, v])),
+    ...o.env,
+  };
+  const child = spawn(process.execPath, [DIST_INDEX], { cwd: o.workspace, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d) => (stdout += d));
+  child.stderr.on('data', (d) => (stderr += d));
+  const code: number = await new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`dist/index.js did not finish in ${o.timeoutMs ?? 120_000} ms\n${stdout}\n${stderr}`));
+    }, o.timeoutMs ?? 120_000);
+    child.on('close', (c) => {
+      clearTimeout(timer);
+      resolve(c ?? 1);
+    });
+  });
+  return {
+    code,
+    stdout,
+    stderr,
+    outputs: parseOutputFile(readFileSync(outputPath, 'utf8')),
+    summary: readFileSync(summaryPath, 'utf8'),
+    errors: commands(stdout, 'error'),
+    warnings: commands(stdout, 'warning'),
+    notices: commands(stdout, 'notice'),
+    runnerTemp,
+  };
+}
