@@ -107,7 +107,7 @@ export async function main(argv: string[], out = process.stdout, err = process.s
     if (command === 'help' || values.help) { out.write(COMMAND_HELP[command] ?? HELP); return EXIT.pass; }
     json = !!values.json;
     const plan = planFrom(command, values);
-    const log = stderrLog();
+    const log = stderrLog(undefined, (s) => err.write(s));
     const result: CheckResult = plan.mode === 'report' ? await judge(plan, log) : await runCheck(plan, log);
     out.write(json ? toJson(result.report) : `\n${renderTerminal(result.report)}\n  run dir: ${result.runDir}\n`);
     return result.exitCode;
