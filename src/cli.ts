@@ -99,7 +99,7 @@ export function planFrom(command: string, v: Values, now = new Date()): Plan {
   };
 }
 
-export async function main(argv: string[], out = process.stdout, err = process.stderr): Promise<ExitCode> {
+export async function main(argv: string[], out: NodeJS.WritableStream = process.stdout, err: NodeJS.WritableStream = process.stderr): Promise<ExitCode> {
   let json = false;
   try {
     const { command, values } = parseCli(argv);

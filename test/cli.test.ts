@@ -27,7 +27,7 @@ async function cli(args: string[], inject?: string) {
   const prev = process.env.AIR_MINI_INJECT;
   if (inject) process.env.AIR_MINI_INJECT = inject; else delete process.env.AIR_MINI_INJECT;
   try {
-    const code = await main(args, out.w as unknown as NodeJS.WriteStream, err.w as unknown as NodeJS.WriteStream);
+    const code = await main(args, out.w as unknown as NodeJS.WritableStream, err.w as unknown as NodeJS.WritableStream);
     return { code, out: out.text, err: err.text };
   } finally {
     if (prev === undefined) delete process.env.AIR_MINI_INJECT; else process.env.AIR_MINI_INJECT = prev;

@@ -1,8 +1,8 @@
 // Turns metrics into the four gate results and the informational warnings (DESIGN.md "Gates").
 import type { Metrics } from '../metrics/types.ts';
 import type { GateResult, Outcome, Thresholds, Warning } from '../report/types.ts';
-import { fmtRatio, fmtDb, fmtSci, fmtRun } from '../report/format.ts';
-import { formatThreshold, MAX_ABS_REGRESSION, NORM_RATIO_WARN, SQNR_GOOD_DB, WHOLE_COSINE_MIN } from './thresholds.ts';
+import { fmtRatio, fmtSci, fmtRun } from '../report/format.ts';
+import { formatThreshold, MAX_ABS_REGRESSION, NORM_RATIO_WARN } from './thresholds.ts';
 
 export interface Documented {
   /** false: this run was told not to write documents (G4 is skipped, not failed). */
@@ -62,10 +62,6 @@ export function warningsFor(m: Metrics, baseline: Baseline | null): Warning[] {
   if (Number.isFinite(r) && Math.abs(r - 1) > NORM_RATIO_WARN) {
     const pct = ((r - 1) * 100).toFixed(1);
     w.push({ id: 'norm_ratio', message: `norm ratio |npu|/|ref| = ${fmtRatio(r)} (${r > 1 ? '+' : ''}${pct}%): the NPU output is scaled; cosine cannot see scale` });
-  }
-  const s = m.errors.sqnrDb;
-  if (Number.isFinite(s) && s < SQNR_GOOD_DB) {
-    w.push({ id: 'sqnr', message: `SQNR ${fmtDb(s)} is under the ${SQNR_GOOD_DB} dB "very good alignment" bar (informational)` });
   }
   if (m.perPosition.zeroRows.length > 0) {
     const rows = m.perPosition.zeroRows;

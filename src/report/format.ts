@@ -36,3 +36,9 @@ export function fmtSeconds(s: number): string {
 export function fmtRun(start: number, end: number): string {
   return start === end ? `${start}` : `${start}-${end}`;
 }
+
+/** SQNR with a note when it is under the informational "very good" bar (never a gate). */
+export function fmtSqnr(x: number | null | undefined, goodDb: number): string {
+  const s = fmtDb(x);
+  return typeof x === 'number' && Number.isFinite(x) && x < goodDb ? `${s} (< ${goodDb} dB)` : s;
+}

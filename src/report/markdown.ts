@@ -2,8 +2,8 @@
 import { markdownTable } from 'markdown-table';
 import type { Report, GateResult } from './types.ts';
 import { cell, code, escapeHtml } from './escape.ts';
-import { fmtCos, fmtSci, fmtDb, fmtRatio, fmtRun, fmtSeconds } from './format.ts';
-import { formatThreshold } from '../gates/thresholds.ts';
+import { fmtCos, fmtSci, fmtDb, fmtSqnr, fmtRatio, fmtRun, fmtSeconds } from './format.ts';
+import { formatThreshold, SQNR_GOOD_DB } from '../gates/thresholds.ts';
 
 export type Flavor = 'summary' | 'comment' | 'doc';
 
@@ -76,7 +76,7 @@ function metricsSection(r: Report): string[] {
     '',
     markdownTable([
       ['max_abs', 'mean_abs', 'max_rel', 'mean_rel', 'mean_rel_L1', 'SQNR', 'norm ratio'],
-      [fmtSci(e.maxAbs), fmtSci(e.meanAbs), fmtSci(e.maxRel), fmtSci(e.meanRel), fmtSci(e.meanRelL1), fmtDb(e.sqnrDb), fmtRatio(e.normRatio)],
+      [fmtSci(e.maxAbs), fmtSci(e.meanAbs), fmtSci(e.maxRel), fmtSci(e.meanRel), fmtSci(e.meanRelL1), fmtSqnr(e.sqnrDb, SQNR_GOOD_DB), fmtRatio(e.normRatio)],
     ]),
     '',
     '### Per-position cosine (real tokens only)',

@@ -1,7 +1,7 @@
 // Plain-text rendering for the terminal: the verdict, the gates, the numbers that matter.
 import type { Report } from './types.ts';
-import { fmtCos, fmtSci, fmtDb, fmtRatio, fmtRun } from './format.ts';
-import { formatThreshold } from '../gates/thresholds.ts';
+import { fmtCos, fmtSci, fmtSqnr, fmtRatio, fmtRun } from './format.ts';
+import { formatThreshold, SQNR_GOOD_DB } from '../gates/thresholds.ts';
 
 function pad(rows: string[][]): string[] {
   const w = rows[0].map((_, c) => Math.max(...rows.map((r) => (r[c] ?? '').length)));
@@ -29,7 +29,7 @@ export function renderTerminal(r: Report): string {
     const pp = m.perPosition;
     out.push('');
     out.push(`  per-position cosine  min ${fmtCos(pp.min)}  p5 ${fmtCos(pp.p5)}  median ${fmtCos(pp.median)}  mean ${fmtCos(pp.mean)}  (${m.realLen} real rows of ${m.npuRows})`);
-    out.push(`  errors  max_abs ${fmtSci(e.maxAbs)}  mean_abs ${fmtSci(e.meanAbs)}  max_rel ${fmtSci(e.maxRel)}  mean_rel ${fmtSci(e.meanRel)}  mean_rel_L1 ${fmtSci(e.meanRelL1)}  SQNR ${fmtDb(e.sqnrDb)}  norm ratio ${fmtRatio(e.normRatio)}`);
+    out.push(`  errors  max_abs ${fmtSci(e.maxAbs)}  mean_abs ${fmtSci(e.meanAbs)}  max_rel ${fmtSci(e.maxRel)}  mean_rel ${fmtSci(e.meanRel)}  mean_rel_L1 ${fmtSci(e.meanRelL1)}  SQNR ${fmtSqnr(e.sqnrDb, SQNR_GOOD_DB)}  norm ratio ${fmtRatio(e.normRatio)}`);
     if (pp.badRuns.length) out.push(`  rows under threshold: ${pp.badRuns.map((b) => fmtRun(b.start, b.end)).join(', ')}${pp.badRuns.some((b) => b.end === m.realLen - 1) ? ' (tail of the prompt)' : ''}`);
     if (pp.worst.length) out.push(`  worst rows: ${pp.worst.map((w) => `${w.row}=${fmtCos(w.cosine)}`).join(' ')}`);
   }
