@@ -1,6 +1,5 @@
 """`probe config` and `probe block`: arguments, the run, the run dir."""
 
-import argparse
 import contextlib
 import datetime
 import json
@@ -12,22 +11,22 @@ import warnings
 
 from probe_block import (
     build_dir,
-    working_dir,
+    call_tree,
     choose_entry,
     choose_seq_len,
     kernel_cache_dir,
     load_block_modules,
     read_manifest,
     run_block0,
+    working_dir,
 )
 from probe_env import environment
 from probe_errors import ProbeError, TreeCrash
 from probe_log import ProbeLog
 from probe_npy import tensor_entry, write_json, write_npy
 from probe_reference import check_shapes, reference_kind, reference_record, run_reference, tokenize
+from probe_args import build_parser
 from probe_schema import (
-    DEFAULT_PROMPT_STYLE,
-    EXIT_BAD_INPUT,
     EXIT_INFRA,
     EXIT_OK,
     INPUT_NPY,
@@ -49,61 +48,8 @@ from probe_tree import (
     put_tree_on_path,
     resolve_tree,
 )
-from probe_block import call_tree
 
 PROBE_DIR = os.path.dirname(os.path.abspath(__file__))
-
-
-class _Parser(argparse.ArgumentParser):
-    """Usage errors as one line, exit 2, like every other bad input."""
-
-    def error(self, message):
-        sys.stderr.write(f"probe: error: {self.prog}: {message}\n")
-        sys.stderr.flush()
-        raise SystemExit(EXIT_BAD_INPUT)
-
-
-def build_parser():
-    p = _Parser(
-        prog="probe",
-        description=(
-            "Run transformer block 0 of an mlir-air LLM on the NPU and the HF bf16 reference, "
-            "and write the run dir npu-block-gate judges."
-        ),
-        epilog="Exit codes: 0 ok, 2 bad input, 3 crash inside the tree or missing dependency.",
-    )
-    sub = p.add_subparsers(dest="command", metavar="{config,block}", parser_class=_Parser)
-    sub.required = True
-
-    def common(sp):
-        sp.add_argument("--model-dir", required=True, metavar="DIR",
-                        help="the model dir, programming_examples/llms/<model> (or its name under --air-root)")
-        sp.add_argument("--air-root", metavar="ROOT", help="the mlir-air repo root (default: found above --model-dir)")
-        sp.add_argument("--prompt-style", default=DEFAULT_PROMPT_STYLE, metavar="STYLE",
-                        help="base | instruct: which verify/prompts/<style>.txt gives the canonical prompt (default instruct)")
-        sp.add_argument("--prompt", metavar="TEXT", help="use this prompt instead of the canonical one")
-        sp.add_argument("--hf-model", metavar="CHOICE",
-                        help="adapter MODEL_CHOICES key or HF id (default: the adapter's DEFAULT_MODEL)")
-        sp.add_argument("--seq-len", type=int, metavar="N",
-                        help="padded length (multiple of 64); default: smallest multiple of 64 >= prompt tokens, at most 2048")
-        sp.add_argument("--out", required=True, metavar="RUN_DIR", help="run dir to write (created if missing)")
-        sp.add_argument("--verbose", action="store_true", help="echo the tree's own output to stderr too")
-
-    c = sub.add_parser("config", help="resolve tree, model, prompt and integration; write probe.json (stage config)",
-                       description="Resolve the tree, model config, prompt and tokens, and the integration path; "
-                       "write probe.json with stage 'config' and no tensors. Nothing runs on the NPU.")
-    common(c)
-    c.set_defaults(cpu_attn=True)
-
-    b = sub.add_parser("block", help="compile, run block 0 on the NPU and the reference; write the run dir",
-                       description="Everything `config` does, then compile the prefill kernels, run block 0 on the NPU, "
-                       "get the HF bf16 layer-0 reference, and write block0.{npu,ref,input}.npy and probe.json (stage block).")
-    common(b)
-    attn = b.add_mutually_exclusive_group()
-    attn.add_argument("--cpu-attn", dest="cpu_attn", action="store_true", default=True,
-                      help="attention on the CPU (the tree's default for block runs)")
-    attn.add_argument("--npu-attn", dest="cpu_attn", action="store_false", help="attention on the NPU (flash_attn ELF)")
-    return p
 
 
 def tool_version():
@@ -255,9 +201,9 @@ def run(args, log):
     return probe
 
 
-def main(argv=None):
-    parser = build_parser()
-    args = parser.parse_args(argv)
+def main(argv=None, args=None):
+    if args is None:
+        args = build_parser().parse_args(argv)
     args.out = os.path.abspath(args.out)  # the block stage runs from <model>/build_peano
     log = ProbeLog(echo_details=args.verbose)
     code = EXIT_OK

@@ -582,6 +582,25 @@ class AirMiniTests(TempDirCase):
                 if model == "tiny_qwen25":
                     self.assertIn("qkv_bias", [w["id"] for w in p["integration"]["workarounds"]])
 
+    def test_air_root_and_base_prompt(self):
+        out = os.path.join(self.tmp, "base")
+        res = run_probe("config", "--air-root", self.root, "--model-dir", "tiny_qwen3",
+                        "--prompt-style", "base", "--out", out)
+        self.assertEqual(res.returncode, 0, res.stderr)
+        p = self.load(out)
+        self.assertTrue(p["prompt"]["source"].startswith("verify/prompts/base.txt:"))
+        self.assertEqual(p["integration"]["entry"], "tiny_qwen3.tiny_qwen3_prefill.run_transformer_block_qwen3")
+        self.assertIs(p["model"]["config"]["qk_norm"], True)
+
+    def test_unknown_injection_is_a_tree_crash(self):
+        out = os.path.join(self.tmp, "bad")
+        res = run_probe("block", "--model-dir", self.model_dir("tiny_llama"), "--out", out,
+                        env={"AIR_MINI_INJECT": "no_such_bug"})
+        self.assertEqual(res.returncode, 3, res.stderr)
+        self.assertEqual(len([l for l in res.stderr.splitlines() if l.startswith("probe: error: ")]), 1)
+        self.assertNotIn("Traceback", res.stderr)
+        self.assertFalse(os.path.exists(os.path.join(out, "probe.json")))
+
     def test_nan_padded_injection(self):
         out = os.path.join(self.tmp, "nan")
         res = run_probe("block", "--model-dir", self.model_dir("tiny_llama"), "--out", out,
