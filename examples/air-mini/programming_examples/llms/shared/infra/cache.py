@@ -19,7 +19,9 @@ standing in for the NPU:
 Buffer semantics follow the real cache closely enough to reproduce its
 footguns:
 * `static_input_indices` + `bo_key`: static arrays are captured on the first
-  call for that bo_key and reused afterwards (write-once-read-many weights).
+  call for that (kernel, bo_key) and reused afterwards (write-once-read-many
+  weights). Passing different weights later under the same bo_key silently
+  keeps the first ones, as on the device; recompiling the kernel drops them.
 * `shared_nonstatic=True`: every non-static argument lives in one buffer per
   (kernel, arg index, size), shared by all bo_keys, and the returned arrays
   are views of those buffers. The next call of the same kernel overwrites
@@ -90,7 +92,7 @@ class KernelCache:
         self.profiler = profiler or Profiler()
         self.artifacts = {}  # name -> _Artifact
         self._specs = {}  # name -> description dict (parsed .elf)
-        self._static = {}  # (bo_key, arg index) -> captured static array
+        self._static = {}  # (name, bo_key, arg index) -> captured static array
         self._private = {}  # (bo_key, arg index) -> non-shared buffer
         self._shared_bos = {}  # (name, arg index, nbytes) -> shared buffer
 
@@ -163,6 +165,7 @@ class KernelCache:
         self._specs[name] = desc
         # Recompiling invalidates resident buffers of that kernel.
         self._shared_bos = {k: v for k, v in self._shared_bos.items() if k[0] != name}
+        self._static = {k: v for k, v in self._static.items() if k[0] != name}
         self._save_manifest()
         self.profiler.record_compile(name, time.perf_counter() - t0)
         self._log(f"compiled {name} ({desc['kind']}, seq_len={desc['seq_len']})")
@@ -186,8 +189,8 @@ class KernelCache:
         bufs = []
         for i, (arr, shape) in enumerate(zip(inputs, shapes)):
             nm = spec["args"][i]["name"]
-            if i in static and (bo_key, i) in self._static:
-                bufs.append(self._static[(bo_key, i)])
+            if i in static and (name, bo_key, i) in self._static:
+                bufs.append(self._static[(name, bo_key, i)])
                 continue
             if arr is None:
                 raise ValueError(f"kernel {name!r} argument {i} ({nm}) is None")
@@ -199,7 +202,7 @@ class KernelCache:
                     "pad the input to the compiled seq_len")
             if i in static:
                 buf = np.array(a.reshape(shape), copy=True)
-                self._static[(bo_key, i)] = buf
+                self._static[(name, bo_key, i)] = buf
             elif shared_nonstatic:
                 key = (name, i, a.nbytes)
                 buf = self._shared_bos.get(key)

@@ -25,7 +25,7 @@ from .bf16 import to_bf16
 
 DEFAULT_SCALES = {
     "embed_std": 0.25,   # token embedding element std (residual input to layer 0)
-    "logit_std": 4.0,    # target std of q.k / sqrt(head_dim)
+    "logit_std": 3.0,    # target std of q.k / sqrt(head_dim)
     "v_std": 1.0,        # element std of V
     "o_gain": 1.5,       # o_proj output element std ~ o_gain * std(attn_out)
     "ffn_std": 1.0,      # element std of the down projection output
