@@ -37,7 +37,7 @@ def build_parser():
         sp.add_argument("--hf-model", metavar="CHOICE",
                         help="adapter MODEL_CHOICES key or HF id (default: the adapter's DEFAULT_MODEL)")
         sp.add_argument("--seq-len", type=int, metavar="N",
-                        help="padded length (multiple of 64); default: smallest multiple of 64 >= prompt tokens, at most 2048")
+                        help="padded length (multiple of 64); default: the model's PREFILL_SEQ_LEN if it declares one, else 2048 (mlir-air's prefill kernels and registry shapes)")
         sp.add_argument("--out", required=True, metavar="RUN_DIR", help="run dir to write (created if missing)")
         sp.add_argument("--verbose", action="store_true", help="echo the tree's own output to stderr too")
 

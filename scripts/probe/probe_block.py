@@ -179,16 +179,40 @@ def round_up(n, multiple):
     return ((n + multiple - 1) // multiple) * multiple
 
 
-def choose_seq_len(real_len, override=None, max_seq=MAX_SEQ_DEFAULT):
-    """Padded length: `--seq-len` if given (multiple of 64, >= real_len), else the
-    smallest multiple of 64 holding the prompt, capped at max_seq."""
+SEQ_LEN_ATTR = "PREFILL_SEQ_LEN"
+
+
+def declared_seq_len(*modules):
+    """(value, "module.PREFILL_SEQ_LEN") of the first module declaring the
+    model's prefill length, or (None, None)."""
+    for m in modules:
+        v = getattr(m, SEQ_LEN_ATTR, None) if m is not None else None
+        if isinstance(v, int) and not isinstance(v, bool) and v > 0:
+            return v, f"{m.__name__}.{SEQ_LEN_ATTR}"
+    return None, None
+
+
+def choose_seq_len(real_len, override=None, max_seq=MAX_SEQ_DEFAULT, declared=None):
+    """(padded length, why). `--seq-len` if given (a multiple of 64 holding the
+    prompt); else the model's declared PREFILL_SEQ_LEN (raised to the next
+    multiple of 64 holding the prompt when the prompt is longer); else max_seq,
+    mlir-air's convention: its prefill ELFs are built for 2048 and the kernel
+    registry has the LLM GEMM shapes only at M=2048, so compile_all_kernels
+    fails at any other length."""
     if override is not None:
         if override <= 0 or override % SEQ_ALIGN:
             raise ProbeError("--seq-len", f"{override} is not a positive multiple of {SEQ_ALIGN}")
         if override < real_len:
             raise ProbeError("--seq-len", f"{override} is shorter than the prompt ({real_len} tokens)")
-        return override
-    return min(max(round_up(real_len, SEQ_ALIGN), SEQ_ALIGN), max_seq)
+        return override, "--seq-len"
+    if declared is not None:
+        value, source = declared
+        if value % SEQ_ALIGN:
+            raise ProbeError(source, f"{value} is not a multiple of {SEQ_ALIGN}")
+        if real_len <= value:
+            return value, source
+        return min(round_up(real_len, SEQ_ALIGN), max_seq), f"{source} raised to hold {real_len} tokens"
+    return max_seq, f"mlir-air prefill length {max_seq}"
 
 
 # ---------------------------------------------------------------------------

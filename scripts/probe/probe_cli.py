@@ -14,6 +14,7 @@ from probe_block import (
     call_tree,
     choose_entry,
     choose_seq_len,
+    declared_seq_len,
     kernel_cache_dir,
     load_block_modules,
     read_manifest,
@@ -121,8 +122,9 @@ def run(args, log):
         log.step(f"prompt has {len(tokens)} tokens; truncating to max_seq {max_seq} as verify_runner does")
         tokens = tokens[:max_seq]
     real_len = len(tokens)
-    seq_len = choose_seq_len(real_len, args.seq_len, max_seq)
-    log.step(f"prompt {source}: {real_len} tokens, padded to {seq_len}")
+    declared = declared_seq_len(adapter, prefill_mod)
+    seq_len, seq_why = choose_seq_len(real_len, args.seq_len, max_seq, declared if declared[0] else None)
+    log.step(f"prompt {source}: {real_len} tokens, padded to {seq_len} ({seq_why})")
 
     entry = choose_entry(tree.model, adapter, adapter_name, prefill_mod, inference_mod)
     log.step(f"integration {entry.path}: {entry.entry}")

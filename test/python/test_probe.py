@@ -176,14 +176,28 @@ class EntryPointTests(unittest.TestCase):
         self.assertEqual(got.tolist(), [[0, 1, 2], [3, 4, 5]])
 
     def test_seq_len(self):
-        self.assertEqual(probe_block.choose_seq_len(1), 64)
-        self.assertEqual(probe_block.choose_seq_len(64), 64)
-        self.assertEqual(probe_block.choose_seq_len(65), 128)
-        self.assertEqual(probe_block.choose_seq_len(5000, max_seq=2048), 2048)
-        self.assertEqual(probe_block.choose_seq_len(10, 2048), 2048)
+        cs = probe_block.choose_seq_len
+        # Nothing declared: mlir-air's 2048 (its registry has the LLM GEMMs only at M=2048).
+        self.assertEqual(cs(1), (2048, "mlir-air prefill length 2048"))
+        # A declared PREFILL_SEQ_LEN wins, raised to the next multiple of 64 for a longer prompt.
+        self.assertEqual(cs(10, declared=(128, "m.PREFILL_SEQ_LEN")), (128, "m.PREFILL_SEQ_LEN"))
+        self.assertEqual(cs(129, declared=(128, "m.PREFILL_SEQ_LEN"))[0], 192)
+        self.assertEqual(cs(5000, declared=(128, "m.PREFILL_SEQ_LEN"), max_seq=2048)[0], 2048)
+        with self.assertRaises(ProbeError):
+            cs(10, declared=(100, "m.PREFILL_SEQ_LEN"))
+        # --seq-len overrides everything, and must hold the prompt.
+        self.assertEqual(cs(10, 64, declared=(128, "x")), (64, "--seq-len"))
         for bad in (100, 0, -64, 64):
             with self.assertRaises(ProbeError):
-                probe_block.choose_seq_len(70, bad)
+                cs(70, bad)
+
+    def test_declared_seq_len(self):
+        a = types.ModuleType("a")
+        b = types.ModuleType("b")
+        b.PREFILL_SEQ_LEN = 256
+        self.assertEqual(probe_block.declared_seq_len(a, None, b), (256, "b.PREFILL_SEQ_LEN"))
+        a.PREFILL_SEQ_LEN = True  # not a length
+        self.assertEqual(probe_block.declared_seq_len(a), (None, None))
 
 
 # ---------------------------------------------------------------------------
@@ -436,6 +450,13 @@ class FakeTreeCliTests(TempDirCase):
         self.assertEqual(p["integration"]["kernels"], ["rms_gemms_rope", "flash_attn", "o_ffn"])
         self.assertEqual(p["kernel_cache"]["entries"], ["rms_gemms_rope", "o_ffn", "flash_attn"])
 
+    def test_default_seq_len_without_declaration_is_2048(self):
+        mdir = self.build(prefill_seq_len=None)
+        res = run_probe("config", "--model-dir", mdir, "--out", self.out())
+        self.assertEqual(res.returncode, 0, res.stderr)
+        self.assertEqual(self.probe_json()["prompt"]["padded_len"], 2048)
+        self.assertIn("padded to 2048 (mlir-air prefill length 2048)", res.stderr)
+
     def test_run_single_block(self):
         mdir = self.build(entry="single")
         res = run_probe("block", "--model-dir", mdir, "--out", self.out(), "--seq-len", "128")
@@ -574,6 +595,7 @@ class AirMiniTests(TempDirCase):
                 self.assertEqual(ref.shape, (real, emb))
                 self.assertEqual(npu.shape[1], emb)
                 self.assertGreaterEqual(npu.shape[0], real)
+                self.assertEqual(npu.shape[0], p["prompt"]["padded_len"])  # the adapter's PREFILL_SEQ_LEN
                 self.assertEqual(p["tensors"]["npu"]["shape"], list(npu.shape))
                 self.assertTrue(np.isfinite(npu).all())
                 a, b = npu[:real].astype(np.float64).ravel(), ref.astype(np.float64).ravel()

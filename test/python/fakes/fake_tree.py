@@ -117,6 +117,7 @@ import numpy as np
 import {model}_weights as W
 MODEL_CHOICES = {{"base": "fake/{model}-base", "instruct": "fake/{model}-instruct"}}
 DEFAULT_MODEL = "instruct"
+{seq_decl}
 def resolve_model(x):
     return MODEL_CHOICES.get(x, x)
 def build_config():
@@ -204,9 +205,10 @@ def write(path, text):
 
 
 def build(root, model="fake_m", entry="block", suffix="", tokenize=True, emb=64, hidden=128,
-          head_dim=16, qkv_bias=False, llama_prefill=False, marker=True):
+          head_dim=16, qkv_bias=False, llama_prefill=False, marker=True, prefill_seq_len=64):
     """Write a fake tree under `root`; return the model dir.
 
+    prefill_seq_len: the adapter's PREFILL_SEQ_LEN (None: not declared).
     entry: "block" (run_transformer_block<suffix> in <model>_prefill), "single"
     (run_single_block + run_transformer_block), "inherit" (imports llama32_1b's),
     "adapter" (no prefill module).
@@ -228,6 +230,7 @@ def build(root, model="fake_m", entry="block", suffix="", tokenize=True, emb=64,
     write(os.path.join(mdir, "verify_adapter.py"), ADAPTER.format(
         model=model,
         tokenize=TOKENIZE if tokenize else "",
+        seq_decl=f"PREFILL_SEQ_LEN = {prefill_seq_len}" if prefill_seq_len else "",
         build_runner=BUILD_RUNNER.format(model=model),
     ))
     prefill = os.path.join(mdir, f"{model}_prefill.py")
