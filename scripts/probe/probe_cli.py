@@ -4,6 +4,7 @@ import contextlib
 import datetime
 import json
 import os
+import signal
 import sys
 import time
 import traceback
@@ -203,6 +204,14 @@ def run(args, log):
     return probe
 
 
+class Terminated(BaseException):
+    """SIGTERM (e.g. the TypeScript side's --timeout): unwind so temp files go."""
+
+
+def _on_sigterm(signum, frame):
+    raise Terminated()
+
+
 def main(argv=None, args=None):
     if args is None:
         args = build_parser().parse_args(argv)
@@ -211,6 +220,10 @@ def main(argv=None, args=None):
     code = EXIT_OK
     saved_path = list(sys.path)
     old_showwarning = warnings.showwarning
+    try:
+        old_sigterm = signal.signal(signal.SIGTERM, _on_sigterm)
+    except ValueError:  # not the main thread (tests calling main() from a thread)
+        old_sigterm = None
 
     def _warn_to_log(message, category, filename, lineno, file=None, line=None):
         log.detail(warnings.formatwarning(message, category, filename, lineno, line))
@@ -232,6 +245,9 @@ def main(argv=None, args=None):
     except KeyboardInterrupt:
         log.error("interrupted")
         code = 130
+    except Terminated:
+        log.error("terminated (SIGTERM)")
+        code = 143
     except Exception as exc:  # a bug in the probe itself: still one line, still exit 3
         log.detail(traceback.format_exc())
         msg = " ".join(str(exc).split())
@@ -239,6 +255,8 @@ def main(argv=None, args=None):
         code = EXIT_INFRA
     finally:
         warnings.showwarning = old_showwarning
+        if old_sigterm is not None:
+            signal.signal(signal.SIGTERM, old_sigterm)
         sys.path[:] = saved_path
         log.close()
     return code

@@ -527,6 +527,24 @@ class FakeTreeCliTests(TempDirCase):
         res = run_probe("config", "--model-dir", mdir, "--out", self.out())
         self.assert_one_line_error(res, 3, r"transformers\.AutoTokenizer: ImportError: transformers is not importable")
 
+    def test_sigterm_leaves_no_probe_json(self):
+        import signal
+        import time
+
+        mdir = self.build()
+        flag = os.path.join(self.tmp, "compiling")
+        e = dict(os.environ, FAKE_COMPILE_HANG=flag)
+        proc = subprocess.Popen([sys.executable, PROBE, "block", "--model-dir", mdir, "--out", self.out()],
+                                stderr=subprocess.PIPE, text=True, env=e)
+        deadline = time.monotonic() + 30
+        while not os.path.exists(flag) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=30)
+        self.assertEqual(proc.returncode, 143, err)
+        self.assertIn("probe: error: terminated (SIGTERM)", err)
+        self.assertEqual(sorted(os.listdir(self.out())), ["probe.log"])
+
     def test_usage_error_is_one_line(self):
         res = run_probe("block", "--out", self.out())
         self.assertEqual(res.returncode, 2)

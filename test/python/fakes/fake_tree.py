@@ -152,6 +152,10 @@ import {model}_block_math as M
 SHARED = None
 COMPILED = []
 def compile_all_kernels(cache, config, seq_len, cpu_attn=True):
+    if os.environ.get("FAKE_COMPILE_HANG"):
+        open(os.environ["FAKE_COMPILE_HANG"], "w").close()
+        import time
+        time.sleep(60)
     if os.environ.get("FAKE_COMPILE_CRASH"):
         raise ValueError("tile 64x64 does not fit\\nsecond line")
     assert seq_len % 64 == 0
