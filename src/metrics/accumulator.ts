@@ -1,5 +1,6 @@
 // The state one comparison accumulates, in flat typed arrays so a native kernel (N-API) can
 // fill exactly the same memory the TypeScript kernel does; finalize() never knows which ran.
+import type { RawRows } from '../tensor/types.ts';
 
 /** Slots of Accumulator.sums (float64). Sums run over real rows only. */
 export const SUM = {
@@ -65,6 +66,14 @@ export function createAccumulator(cols: number, realLen: number, npuRows: number
  */
 export interface Kernel {
   readonly name: 'js' | 'native';
+  /**
+   * Optional fast path over undecoded payload bytes (see TensorSource.readRawRows): the same
+   * contract as scanBlock, asynchronous so the scan can run off the event loop. compare() uses
+   * it when present, and then reads the next block while this one is being scanned.
+   */
+  scanRawBlock?(acc: Accumulator, npu: RawRows, ref: RawRows, start: number, count: number): Promise<void>;
+  /** Bytes per tensor per block (as float32) the raw path prefers. */
+  readonly rawBlockBytes?: number;
   /**
    * Accumulate NPU rows [start, start + count). `npu` holds count * cols floats. `ref` holds
    * the reference rows for the real part of the block, min(count, realLen - start) rows

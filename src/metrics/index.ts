@@ -1,15 +1,18 @@
 // compare(): stream both tensors in row blocks through the selected kernel, then finalize.
 import { InputError } from '../errors.ts';
-import type { TensorSource } from '../tensor/types.ts';
-import { createAccumulator, type Kernel } from './accumulator.ts';
+import type { RawRows, TensorSource } from '../tensor/types.ts';
+import { createAccumulator, type Accumulator, type Kernel } from './accumulator.ts';
 import { selectEngine } from './engine.ts';
 import { finalize } from './finalize.ts';
+// Registers the native addon's loader with the engine seam (loaded lazily, on first selectEngine).
+import './native.ts';
 import type { CompareOptions, Metrics } from './types.ts';
 
 export type * from './types.ts';
 export { createAccumulator, NF, SUM, type Accumulator, type Kernel } from './accumulator.ts';
 export { jsKernel, REL_FLOOR } from './kernel-js.ts';
 export { ENGINE_ENV, registerNativeKernel, selectEngine } from './engine.ts';
+export { loadNativeKernel, NATIVE_PATH_ENV, nativeCandidates, nativeKernel } from './native.ts';
 export { DEFAULT_WORST_K, finalize, findBadRuns, rowCosine, worstRows } from './finalize.ts';
 export { percentile, summarize } from './stats.ts';
 export { fromJsonSafe, metricsFromJson, metricsToJson, toJsonSafe, type JsonSafe, type MetricsJson } from './json.ts';
@@ -45,6 +48,10 @@ export async function compare(
 ): Promise<Metrics> {
   const realLen = validatePair(npu, ref, opts.realLen);
   const acc = createAccumulator(npu.cols, realLen, npu.rows);
+  if (kernel.scanRawBlock) {
+    await scanRaw(kernel, acc, npu, ref);
+    return finalize(acc, { threshold: opts.threshold, worstK: opts.worstK, engine: kernel.name });
+  }
   const empty = new Float32Array(0);
   for (let start = 0; start < npu.rows; start += BLOCK_ROWS) {
     const count = Math.min(BLOCK_ROWS, npu.rows - start);
@@ -56,4 +63,43 @@ export async function compare(
     if ((start / BLOCK_ROWS) % 16 === 15) await new Promise((r) => setImmediate(r));
   }
   return finalize(acc, { threshold: opts.threshold, worstK: opts.worstK, engine: kernel.name });
+}
+
+/** Default bytes per tensor per block on the raw path: large enough to amortise a call, small
+ * enough that two blocks of a pair in flight stay far below one layer's pair. */
+export const RAW_BLOCK_BYTES = 4 << 20;
+
+const EMPTY_RAW: RawRows = { dtype: 'f32', bytes: new Uint8Array(0) };
+
+/** The undecoded rows when the source has them, else the converted float32 rows as f32 bytes. */
+function rawRows(src: TensorSource, start: number, count: number): RawRows {
+  const raw = src.readRawRows?.(start, count);
+  if (raw) return raw;
+  const f = src.readRows(start, count);
+  return { dtype: 'f32', bytes: new Uint8Array(f.buffer, f.byteOffset, f.byteLength) };
+}
+
+/** Raw path: read block n + 1 (synchronously, on this thread) while block n is scanned off-thread. */
+async function scanRaw(kernel: Kernel, acc: Accumulator, npu: TensorSource, ref: TensorSource): Promise<void> {
+  const rowsPer = Math.max(1, Math.floor((kernel.rawBlockBytes ?? RAW_BLOCK_BYTES) / (acc.cols * 4)));
+  const read = (start: number) => {
+    const count = Math.min(rowsPer, npu.rows - start);
+    const real = Math.max(0, Math.min(count, acc.realLen - start));
+    return { start, count, a: rawRows(npu, start, count), b: real > 0 ? rawRows(ref, start, real) : EMPTY_RAW };
+  };
+  let cur = read(0);
+  for (;;) {
+    const scanning = kernel.scanRawBlock!(acc, cur.a, cur.b, cur.start, cur.count);
+    const nextStart = cur.start + cur.count;
+    let next: ReturnType<typeof read> | null = null;
+    try {
+      next = nextStart < npu.rows ? read(nextStart) : null;
+    } catch (err) {
+      await scanning.catch(() => {});
+      throw err;
+    }
+    await scanning;
+    if (!next) return;
+    cur = next;
+  }
 }

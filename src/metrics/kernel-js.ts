@@ -1,4 +1,10 @@
-// The pure-TypeScript kernel. Arithmetic in float64 on float32 inputs.
+// The pure-TypeScript kernel: float64 arithmetic on float32 inputs.
+//
+// Lane structure (shared with native/src/kernel.inc so both engines give bit-identical numbers):
+// every per-row sum is kept in 4 lanes, lane k taking the columns c with c % 4 == k in column
+// order; a row's total is (l0 + l1) + (l2 + l3). Whole-tensor sums add the row totals in row
+// order, so the result does not depend on the block size either. Maxima are NaN-sticky
+// (np.max), which makes them independent of order.
 import { NF, SUM, type Accumulator, type Kernel } from './accumulator.ts';
 
 /** mlir-air's comparators compute max(|ref|, 1e-6) in float32, so the floor is float32(1e-6). */
@@ -12,70 +18,194 @@ function noteNonFinite(nf: Float64Array, base: number, row: number, col: number)
   nf[base]++;
 }
 
+/** Record every NaN / +Inf / -Inf among `cols` NPU values at npu[o...], in column order. */
+function noteRow(nf: Float64Array, npu: Float32Array, o: number, cols: number, row: number): void {
+  for (let c = 0; c < cols; c++) {
+    const a = npu[o + c];
+    // NaN/Inf: one comparison in the common finite case.
+    if (!(a - a === 0)) noteNonFinite(nf, a !== a ? NF.nan : a > 0 ? NF.posInf : NF.negInf, row, c);
+  }
+}
+
 export const jsKernel: Kernel = {
   name: 'js',
   scanBlock(acc: Accumulator, npu: Float32Array, ref: Float32Array, start: number, count: number): void {
     const { cols, realLen, rowDot, rowA2, rowB2, sums, nonFinite } = acc;
     const real = Math.max(0, Math.min(count, realLen - start));
     if (ref.length < real * cols) throw new RangeError(`scanBlock: reference block has ${ref.length / cols} rows, needs ${real}`);
-    let sAbs = 0;
-    let sRel = 0;
-    let sAbsRef = 0;
-    let sSq = 0;
+    if (npu.length < count * cols) throw new RangeError(`scanBlock: NPU block has ${npu.length / cols} rows, needs ${count}`);
+    let sAB = sums[SUM.ab];
+    let sA2 = sums[SUM.a2];
+    let sB2 = sums[SUM.b2];
+    let sAbs = sums[SUM.absErr];
+    let sRel = sums[SUM.relErr];
+    let sAbsRef = sums[SUM.absRef];
+    let sSq = sums[SUM.sqErr];
     let maxAbs = sums[SUM.maxAbs];
     let maxRel = sums[SUM.maxRel];
-    let sAB = 0;
-    let sA2 = 0;
-    let sB2 = 0;
+    const n4 = cols - (cols & 3);
     for (let r = 0; r < count; r++) {
       const row = start + r;
       const o = r * cols;
       if (r < real) {
-        let dot = 0;
-        let a2 = 0;
-        let b2 = 0;
-        for (let c = 0; c < cols; c++) {
-          const a = npu[o + c];
-          const b = ref[o + c];
-          dot += a * b;
-          a2 += a * a;
-          b2 += b * b;
-          const d = a - b;
-          const ad = Math.abs(d);
-          const ab = Math.abs(b);
-          const rel = ad / (ab > REL_FLOOR ? ab : REL_FLOOR);
-          sAbs += ad;
-          sAbsRef += ab;
-          sSq += d * d;
-          sRel += rel;
-          // np.max propagates NaN: once NaN, the max stays NaN (`x > NaN` is false).
-          if (ad > maxAbs || ad !== ad) maxAbs = ad;
-          if (rel > maxRel || rel !== rel) maxRel = rel;
-          // NaN/Inf anywhere: checked with one comparison in the common finite case.
-          if (!(a - a === 0)) noteNonFinite(nonFinite, a !== a ? NF.nan : a > 0 ? NF.posInf : NF.negInf, row, c);
+        let d0 = 0, d1 = 0, d2 = 0, d3 = 0;
+        let p0 = 0, p1 = 0, p2 = 0, p3 = 0;
+        let q0 = 0, q1 = 0, q2 = 0, q3 = 0;
+        let e0 = 0, e1 = 0, e2 = 0, e3 = 0;
+        let f0 = 0, f1 = 0, f2 = 0, f3 = 0;
+        let g0 = 0, g1 = 0, g2 = 0, g3 = 0;
+        let h0 = 0, h1 = 0, h2 = 0, h3 = 0;
+        for (let c = 0; c < n4; c += 4) {
+          const i = o + c;
+          {
+            const a = npu[i];
+            const b = ref[i];
+            d0 += a * b;
+            p0 += a * a;
+            q0 += b * b;
+            const d = a - b;
+            const ad = Math.abs(d);
+            const ab = Math.abs(b);
+            const rel = ad / (ab > REL_FLOOR ? ab : REL_FLOOR);
+            e0 += ad;
+            f0 += ab;
+            g0 += d * d;
+            h0 += rel;
+            if (ad > maxAbs || ad !== ad) maxAbs = ad;
+            if (rel > maxRel || rel !== rel) maxRel = rel;
+          }
+          {
+            const a = npu[i + 1];
+            const b = ref[i + 1];
+            d1 += a * b;
+            p1 += a * a;
+            q1 += b * b;
+            const d = a - b;
+            const ad = Math.abs(d);
+            const ab = Math.abs(b);
+            const rel = ad / (ab > REL_FLOOR ? ab : REL_FLOOR);
+            e1 += ad;
+            f1 += ab;
+            g1 += d * d;
+            h1 += rel;
+            if (ad > maxAbs || ad !== ad) maxAbs = ad;
+            if (rel > maxRel || rel !== rel) maxRel = rel;
+          }
+          {
+            const a = npu[i + 2];
+            const b = ref[i + 2];
+            d2 += a * b;
+            p2 += a * a;
+            q2 += b * b;
+            const d = a - b;
+            const ad = Math.abs(d);
+            const ab = Math.abs(b);
+            const rel = ad / (ab > REL_FLOOR ? ab : REL_FLOOR);
+            e2 += ad;
+            f2 += ab;
+            g2 += d * d;
+            h2 += rel;
+            if (ad > maxAbs || ad !== ad) maxAbs = ad;
+            if (rel > maxRel || rel !== rel) maxRel = rel;
+          }
+          {
+            const a = npu[i + 3];
+            const b = ref[i + 3];
+            d3 += a * b;
+            p3 += a * a;
+            q3 += b * b;
+            const d = a - b;
+            const ad = Math.abs(d);
+            const ab = Math.abs(b);
+            const rel = ad / (ab > REL_FLOOR ? ab : REL_FLOOR);
+            e3 += ad;
+            f3 += ab;
+            g3 += d * d;
+            h3 += rel;
+            if (ad > maxAbs || ad !== ad) maxAbs = ad;
+            if (rel > maxRel || rel !== rel) maxRel = rel;
+          }
         }
-        rowDot[row] = dot;
+        for (let c = n4; c < cols; c++) {
+          const i = o + c;
+          const k = c - n4;
+          if (k === 0) {
+            const a = npu[i];
+            const b = ref[i];
+            d0 += a * b;
+            p0 += a * a;
+            q0 += b * b;
+            const d = a - b;
+            const ad = Math.abs(d);
+            const ab = Math.abs(b);
+            const rel = ad / (ab > REL_FLOOR ? ab : REL_FLOOR);
+            e0 += ad;
+            f0 += ab;
+            g0 += d * d;
+            h0 += rel;
+            if (ad > maxAbs || ad !== ad) maxAbs = ad;
+            if (rel > maxRel || rel !== rel) maxRel = rel;
+          } else if (k === 1) {
+            const a = npu[i];
+            const b = ref[i];
+            d1 += a * b;
+            p1 += a * a;
+            q1 += b * b;
+            const d = a - b;
+            const ad = Math.abs(d);
+            const ab = Math.abs(b);
+            const rel = ad / (ab > REL_FLOOR ? ab : REL_FLOOR);
+            e1 += ad;
+            f1 += ab;
+            g1 += d * d;
+            h1 += rel;
+            if (ad > maxAbs || ad !== ad) maxAbs = ad;
+            if (rel > maxRel || rel !== rel) maxRel = rel;
+          } else if (k === 2) {
+            const a = npu[i];
+            const b = ref[i];
+            d2 += a * b;
+            p2 += a * a;
+            q2 += b * b;
+            const d = a - b;
+            const ad = Math.abs(d);
+            const ab = Math.abs(b);
+            const rel = ad / (ab > REL_FLOOR ? ab : REL_FLOOR);
+            e2 += ad;
+            f2 += ab;
+            g2 += d * d;
+            h2 += rel;
+            if (ad > maxAbs || ad !== ad) maxAbs = ad;
+            if (rel > maxRel || rel !== rel) maxRel = rel;
+          }
+        }
+        const a2 = (p0 + p1) + (p2 + p3);
+        rowDot[row] = (d0 + d1) + (d2 + d3);
         rowA2[row] = a2;
-        rowB2[row] = b2;
-        sAB += dot;
+        rowB2[row] = (q0 + q1) + (q2 + q3);
+        sAB += rowDot[row];
         sA2 += a2;
-        sB2 += b2;
+        sB2 += rowB2[row];
+        sAbs += (e0 + e1) + (e2 + e3);
+        sAbsRef += (f0 + f1) + (f2 + f3);
+        sSq += (g0 + g1) + (g2 + g3);
+        sRel += (h0 + h1) + (h2 + h3);
+        // sum a^2 of float32 values cannot overflow a float64, so it is finite exactly when
+        // every NPU value of the row is: clean rows pay nothing for the NaN/Inf scan.
+        if (!(a2 - a2 === 0)) noteRow(nonFinite, npu, o, cols, row);
       } else {
-        for (let c = 0; c < cols; c++) {
-          const a = npu[o + c];
-          if (!(a - a === 0)) noteNonFinite(nonFinite, a !== a ? NF.nan : a > 0 ? NF.posInf : NF.negInf, row, c);
-        }
+        noteRow(nonFinite, npu, o, cols, row);
       }
     }
-    sums[SUM.ab] += sAB;
-    sums[SUM.a2] += sA2;
-    sums[SUM.b2] += sB2;
-    sums[SUM.absErr] += sAbs;
+    sums[SUM.ab] = sAB;
+    sums[SUM.a2] = sA2;
+    sums[SUM.b2] = sB2;
+    sums[SUM.absErr] = sAbs;
     sums[SUM.maxAbs] = maxAbs;
-    sums[SUM.relErr] += sRel;
+    sums[SUM.relErr] = sRel;
     sums[SUM.maxRel] = maxRel;
-    sums[SUM.absRef] += sAbsRef;
-    sums[SUM.sqErr] += sSq;
+    sums[SUM.absRef] = sAbsRef;
+    sums[SUM.sqErr] = sSq;
     acc.rowsScanned = start + count;
   },
 };

@@ -6,7 +6,7 @@ export type ByteOrder = 'le' | 'be';
 
 export const ITEMSIZE: Record<DType, number> = { f32: 4, f16: 2, bf16: 2 };
 
-const HOST_LE = endianness() === 'LE';
+export const HOST_LE = endianness() === 'LE';
 
 /** IEEE half -> float32. Every half is exactly representable as a float32 (subnormals included). */
 export function f16ToF32(h: number): number {

@@ -1,8 +1,8 @@
 // One TensorSource over a contiguous payload inside a ByteSource; every format ends here.
 import { InputError } from '../errors.ts';
 import type { ByteSource } from './bytes.ts';
-import { decodeInto, ITEMSIZE, type ByteOrder } from './dtype.ts';
-import type { DType, TensorSource } from './types.ts';
+import { decodeInto, HOST_LE, ITEMSIZE, type ByteOrder } from './dtype.ts';
+import type { DType, RawRows, TensorSource } from './types.ts';
 
 export interface RawLayout {
   dtype: DType;
@@ -88,6 +88,16 @@ export class RawTensor implements TensorSource {
       for (let r = 0; r < count; r++) out[r * cols + c] = col[r];
     }
     return out;
+  }
+
+  readRawRows(start: number, count: number): RawRows | null {
+    if (!Number.isInteger(start) || !Number.isInteger(count) || start < 0 || count < 0 || start + count > this.rows) {
+      throw new RangeError(`${this.path}: rows [${start}, ${start + count}) outside 0..${this.rows}`);
+    }
+    const { cols, item, layout } = this;
+    const columnMajor = layout.fortran && this.rows > 1 && cols > 1;
+    if (columnMajor || layout.order !== 'le' || !HOST_LE) return null;
+    return { dtype: layout.dtype, bytes: this.src.read(layout.offset + start * cols * item, count * cols * item) };
   }
 
   close(): void {

@@ -13,7 +13,19 @@ export interface TensorSource {
   readonly cols: number;
   /** Rows [start, start + count) as float32 (bf16/f16 widened exactly). */
   readRows(start: number, count: number): Float32Array;
+  /**
+   * Rows [start, start + count) as the undecoded little-endian payload (f32, f16 or bf16 bits),
+   * for the native engine. Null when the payload is not laid out that way (big-endian,
+   * column-major): callers then use readRows, which converts. Optional for in-memory sources.
+   */
+  readRawRows?(start: number, count: number): RawRows | null;
   close(): void;
+}
+
+/** Undecoded row-major little-endian elements of `dtype`, at any byte alignment. */
+export interface RawRows {
+  dtype: DType;
+  bytes: Uint8Array;
 }
 
 export interface OpenOptions {
