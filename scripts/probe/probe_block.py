@@ -14,6 +14,7 @@ function keeps llama's name; one that reuses llama32_1b's function inherits it.
 
 import contextlib
 import dataclasses
+import importlib
 import inspect
 import json
 import os
@@ -489,6 +490,17 @@ def unique(names):
     return [n for n in names if not (n in seen or seen.add(n))]
 
 
+def probe_cache_hit(cache_dir):
+    """Would the adapter's prefill cache load? (KernelCache.load_manifest on a
+    throwaway instance; None when the tree has no usable KernelCache.)"""
+    try:
+        mod = importlib.import_module("shared.infra.cache")
+        cache = mod.KernelCache(cache_dir=cache_dir)
+        return bool(cache.load_manifest())
+    except Exception:  # only informational here; the adapter reports real failures
+        return None
+
+
 class _TokenizerShim:
     """Stands in for an HF tokenizer when the adapter tokenizes itself."""
 
@@ -502,7 +514,7 @@ class _TokenizerShim:
 
 def _run_adapter(tree, entry, adapter, config, model_name, tokens, seq_len, cpu_attn, log, tokenizer, timings):
     cache_dir = kernel_cache_dir(tree)
-    names_before, _ = read_manifest(cache_dir)
+    hit = probe_cache_hit(cache_dir)
     tok = tokenizer if tokenizer is not None else _TokenizerShim(adapter)
     log.step(f"building the adapter's NPU runner (compiles its kernels; max_seq {seq_len})")
     t = time.monotonic()
@@ -530,6 +542,6 @@ def _run_adapter(tree, entry, adapter, config, model_name, tokens, seq_len, cpu_
         input=None,
         seq_len=seq_len,
         cache_dir=cache_dir,
-        cache_hit=bool(names_before) if names_before else None,
+        cache_hit=hit,
         timings=timings,
     )

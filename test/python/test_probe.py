@@ -482,6 +482,7 @@ class FakeTreeCliTests(TempDirCase):
         self.assertEqual((p["integration"]["path"], p["integration"]["entry"]), ("adapter", "fake_m.verify_adapter.build_runner"))
         self.assertIsNone(p["tensors"]["input"])
         self.assertEqual(p["tensors"]["npu"]["shape"], p["tensors"]["ref"]["shape"])
+        self.assertIs(p["kernel_cache"]["hit"], False)
 
     def test_missing_model_dir(self):
         res = run_probe("config", "--model-dir", os.path.join(self.tmp, "nope"), "--out", self.out())
