@@ -76,8 +76,9 @@ async function blobAt(git: Git, rev: string, rel: string): Promise<string | null
  * the working tree, so the history table keeps growing across runs. Skipped for a file that
  * changed on the base branch since (a person edited it; theirs wins).
  */
-export async function restoreRecordedDocs(git: Git, remote: string, base: string, branch: string, files: string[], log: (m: string) => void): Promise<string[]> {
-  const root = await repoRoot(git);
+export async function restoreRecordedDocs(inModel: Git, remote: string, base: string, branch: string, files: string[], log: (m: string) => void): Promise<string[]> {
+  const root = await repoRoot(inModel);
+  const git = inModel.at(root);
   const refs = await fetchRefs(git, remote, base, branch);
   if (!refs.docs) return [];
   const restored: string[] = [];
@@ -110,8 +111,9 @@ export function forcedNote(forced: string[]): string {
 }
 
 export async function upsertDocsPr(r: DocsPrRequest): Promise<DocsPrResult> {
-  const { git } = r;
-  const root = await repoRoot(git);
+  const root = await repoRoot(r.git);
+  // Every path below is relative to the top level, so git runs there.
+  const git = r.git.at(root);
   const refs = await fetchRefs(git, r.remote, r.base, r.branch);
   const rels = r.files.map((f) => relTo(root, f));
 

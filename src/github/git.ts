@@ -48,6 +48,13 @@ export class Git {
     };
   }
 
+  /** The same git (and credentials) in another directory, e.g. the repository's top level. */
+  at(cwd: string): Git {
+    const g = new Git(cwd, this.debug);
+    g.authEnv = this.authEnv;
+    return g;
+  }
+
   run(args: string[], opts: GitOptions = {}): Promise<GitResult> {
     this.debug(`git ${args.join(' ')}`);
     return new Promise((resolvePromise, reject) => {

@@ -21,6 +21,8 @@ export interface ActionRunOptions {
   runAttempt?: number;
   job?: string;
   sha?: string;
+  /** The bundle to run (default dist/index.js). */
+  index?: string;
   /** Directory standing in for the artifact service. */
   artifactDir: string;
   env?: Record<string, string>;
@@ -63,7 +65,8 @@ function commands(stdout: string, kind: string): string[] {
 }
 
 export async function runAction(o: ActionRunOptions): Promise<ActionRunResult> {
-  if (!existsSync(DIST_INDEX)) throw new Error(`${DIST_INDEX} is missing: run npm run build first`);
+  const index = o.index ?? DIST_INDEX;
+  if (!existsSync(index)) throw new Error(`${index} is missing: run npm run build first`);
   const runnerTemp = mkdtempSync(join(tmpdir(), 'nbg-runner-'));
   const eventPath = join(runnerTemp, 'event.json');
   const outputPath = join(runnerTemp, 'output');
@@ -106,7 +109,7 @@ export async function runAction(o: ActionRunOptions): Promise<ActionRunResult> {
     ...Object.fromEntries(Object.entries(o.inputs).map(([k, v]) => [`INPUT_${k.toUpperCase()}`, v])),
     ...o.env,
   };
-  const child = spawn(process.execPath, [DIST_INDEX], { cwd: o.workspace, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [index], { cwd: o.workspace, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (d) => (stdout += d));

@@ -1,0 +1,307 @@
+// End to end: dist/index.js as a child process with a runner's environment, against a copy of
+// examples/air-mini in a real git checkout, an OpenAPI-checked fake GitHub on 127.0.0.1 and a
+// local directory standing in for the artifact service.
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { FakeGitHub } from '../helpers/github-server.ts';
+import { makeGitRemote, git, type GitRemote } from '../helpers/git-remote.ts';
+import { runAction, type ActionRunResult } from '../helpers/action-run.ts';
+import { ensureDist } from '../helpers/dist.ts';
+import { pullRequestEvent, pushEvent } from '../helpers/events.ts';
+
+const MODEL = 'programming_examples/llms/tiny_llama';
+const SHA_A = 'a'.repeat(40);
+const SHA_B = 'b1'.repeat(20);
+const MARKER = `<!-- npu-block-gate:comment model=${MODEL} `;
+
+function show(r: ActionRunResult): string {
+  return `exit ${r.code}\n--- stdout\n${r.stdout.slice(-4000)}\n--- stderr\n${r.stderr.slice(-2000)}`;
+}
+
+// ---------------------------------------------------------------------------------------------
+const pr = suite<{ remote: GitRemote; gh: FakeGitHub; runId: number; index: string }>('action: sticky PR comment');
+
+pr.before(async (ctx) => {
+  ctx.index = await ensureDist();
+  ctx.remote = makeGitRemote();
+  ctx.gh = await new FakeGitHub({ pulls: [{ number: 7, headSha: SHA_A }], gitRemote: ctx.remote.bare, checkResponses: true }).start();
+  ctx.runId = 2000;
+});
+pr.after(async (ctx) => {
+  await ctx.gh?.stop();
+  assert.equal(ctx.gh.problems, [], 'every request matched the OpenAPI description');
+});
+
+function prRun(ctx: { remote: GitRemote; gh: FakeGitHub; runId: number; index: string }, o: { sha?: string; env?: Record<string, string>; inputs?: Record<string, string> } = {}) {
+  ctx.runId += 1;
+  return runAction({
+    index: ctx.index,
+    workspace: ctx.remote.work,
+    eventName: 'pull_request',
+    payload: pullRequestEvent({ number: 7, headSha: o.sha ?? SHA_A }),
+    apiUrl: ctx.gh.url,
+    runId: ctx.runId,
+    artifactDir: join(ctx.remote.root, 'artifacts'),
+    inputs: { 'model-dir': MODEL, 'github-token': 'ghs_writer', ...o.inputs },
+    env: o.env,
+  });
+}
+
+pr('first PR run creates the comment, the summary and the outputs', async (ctx) => {
+  const r = await prRun(ctx);
+  assert.is(r.code, 0, show(r));
+  assert.is(r.outputs.outcome, 'pass');
+  assert.is(r.outputs.g1, 'pass');
+  assert.is(r.outputs.g2, 'pass');
+  assert.is(r.outputs.g3, 'pass');
+  assert.is(r.outputs.g4, 'skip', 'a pull request only previews the documents');
+  assert.ok(Number(r.outputs.cosine) > 0.99);
+  assert.ok(Number(r.outputs['min-cosine']) > 0.99);
+  assert.is(r.outputs.threshold, '0.99');
+  for (const k of ['max-abs', 'max-rel', 'sqnr']) assert.ok(Number.isFinite(Number(r.outputs[k])), k);
+  assert.ok(existsSync(r.outputs['report-path']), 'report.json exists');
+  const comments = ctx.gh.commentsOn(7);
+  assert.is(comments.length, 1);
+  const body = comments[0].body;
+  assert.ok(body.startsWith(MARKER), body.slice(0, 200));
+  assert.match(body, 'Phase 2 PASS');
+  assert.match(body, '| G1');
+  assert.match(body, '```mermaid');
+  assert.match(body, 'What a trusted run');
+  assert.ok(body.length < 65_536);
+  assert.is(r.outputs['comment-url'], `https://github.example/acme/mlir-air/pull/7#issuecomment-${comments[0].id}`);
+  assert.match(r.summary, 'Phase 2 PASS');
+  // The artifact holds the run dir, report.json and report.md.
+  const art = join(ctx.remote.root, 'artifacts/acme/mlir-air', String(ctx.runId), r.outputs['artifact-name']);
+  for (const f of ['probe.json', 'block0.npu.npy', 'block0.ref.npy', 'report.json', 'report.md']) assert.ok(existsSync(join(art, f)), f);
+  // A pull request never pushes documents.
+  assert.equal(ctx.remote.branches(), ['main']);
+  const leaks = (r.stdout + r.stderr).split('\n').filter((l) => l.includes('ghs_writer') && l !== '::add-mask::ghs_writer');
+  assert.equal(leaks, [], 'the token is only ever registered as a mask');
+});
+
+pr('an unchanged result writes nothing', async (ctx) => {
+  const before = ctx.gh.writes().length;
+  const r = await prRun(ctx);
+  assert.is(r.code, 0, show(r));
+  assert.is(ctx.gh.writes().length, before, 'no POST/PATCH/DELETE');
+  assert.is(ctx.gh.commentsOn(7).length, 1);
+  assert.match(r.stdout, 'comment unchanged');
+});
+
+pr('a second run with a new result updates the comment in place', async (ctx) => {
+  const id = ctx.gh.commentsOn(7)[0].id;
+  ctx.gh.pulls[0].headSha = SHA_B;
+  const r = await prRun(ctx, { sha: SHA_B });
+  assert.is(r.code, 0, show(r));
+  const comments = ctx.gh.commentsOn(7);
+  assert.is(comments.length, 1, 'no duplicate');
+  assert.is(comments[0].id, id);
+  assert.match(comments[0].body, SHA_B.slice(0, 12));
+  const last = ctx.gh.writes().at(-1)!;
+  assert.is(last.method, 'PATCH');
+  assert.is(last.route, '/repos/{owner}/{repo}/issues/comments/{comment_id}');
+});
+
+pr('a failing gate exits 1, annotates the gate, and the comment says FAIL', async (ctx) => {
+  const r = await prRun(ctx, { sha: SHA_B, env: { AIR_MINI_INJECT: 'stale_tail' } });
+  assert.is(r.code, 1, show(r));
+  assert.is(r.outputs.outcome, 'fail');
+  assert.is(r.outputs.g2, 'fail');
+  assert.ok(r.errors.some((e) => /per-position/i.test(e)), r.errors.join('\n'));
+  assert.match(r.stdout, /Phase 2 FAIL/);
+  const comments = ctx.gh.commentsOn(7);
+  assert.is(comments.length, 1);
+  assert.match(comments[0].body, 'Phase 2 FAIL');
+  assert.match(comments[0].body, 'G2');
+});
+
+pr('the lookup pages through other comments and ignores look-alikes from other users', async (ctx) => {
+  // PR 8: 130 comments by people (one of them copies our marker), then ours on page 2.
+  ctx.gh.pulls.push({ number: 8, title: 'PR 8', body: '', head: 'f8', headSha: SHA_A, headRepo: 'acme/mlir-air', base: 'main', state: 'open' });
+  for (let i = 0; i < 130; i++) ctx.gh.addComment(8, i === 5 ? `${MARKER}digest=0000000000000000 -->\nfake` : `comment ${i}`, 'someone');
+  const run8 = (env?: Record<string, string>) => {
+    ctx.runId += 1;
+    return runAction({
+    index: ctx.index,
+      workspace: ctx.remote.work, eventName: 'pull_request', payload: pullRequestEvent({ number: 8, headSha: SHA_A }), apiUrl: ctx.gh.url,
+      runId: ctx.runId, artifactDir: join(ctx.remote.root, 'artifacts'), inputs: { 'model-dir': MODEL, 'github-token': 'ghs_writer' }, env,
+    });
+  };
+  const r1 = await run8();
+  assert.is(r1.code, 0, show(r1));
+  const ours = ctx.gh.commentsOn(8).filter((c) => c.login === 'github-actions[bot]');
+  assert.is(ours.length, 1);
+  const r2 = await run8({ AIR_MINI_INJECT: 'scale_drift' });
+  const after = ctx.gh.commentsOn(8).filter((c) => c.login === 'github-actions[bot]');
+  assert.is(after.length, 1, show(r2));
+  assert.is(after[0].id, ours[0].id);
+  assert.is(ctx.gh.commentsOn(8).find((c) => c.login === 'someone' && c.body.includes('fake'))!.body.endsWith('fake'), true, 'the look-alike is untouched');
+  assert.ok(ctx.gh.calls.some((c) => c.route === '/repos/{owner}/{repo}/issues/{issue_number}/comments' && /page=2/.test(c.query)), 'page 2 was read');
+});
+
+pr.run();
+
+// ---------------------------------------------------------------------------------------------
+const fork = suite<{ remote: GitRemote; gh: FakeGitHub; index: string }>('action: fork pull request');
+
+fork.before(async (ctx) => {
+  ctx.index = await ensureDist();
+  ctx.remote = makeGitRemote();
+  ctx.gh = await new FakeGitHub({
+    tokens: { ghs_readonly: { login: 'github-actions[bot]', type: 'Bot', installation: true, readOnly: true } },
+    pulls: [{ number: 11, headSha: SHA_A, headRepo: 'mallory/mlir-air' }],
+  }).start();
+});
+fork.after(async (ctx) => {
+  await ctx.gh?.stop();
+  assert.equal(ctx.gh.problems, []);
+});
+
+fork('a fork PR makes no write, says so once, and still passes on the numbers', async (ctx) => {
+  const r = await runAction({
+    index: ctx.index,
+    workspace: ctx.remote.work, eventName: 'pull_request', payload: pullRequestEvent({ number: 11, headSha: SHA_A, fork: true }), apiUrl: ctx.gh.url,
+    artifactDir: join(ctx.remote.root, 'artifacts'), inputs: { 'model-dir': MODEL, 'github-token': 'ghs_readonly' },
+  });
+  assert.is(r.code, 0, show(r));
+  assert.is(r.outputs.outcome, 'pass');
+  assert.is(ctx.gh.writes().length, 0);
+  assert.is(ctx.gh.calls.filter((c) => c.method !== 'GET').length, 0, 'not even an attempted write');
+  assert.is(r.notices.filter((n) => /skipping every GitHub write/.test(n)).length, 1, r.notices.join('\n'));
+  assert.is(r.outputs['comment-url'], '');
+  assert.equal(ctx.remote.branches(), ['main']);
+});
+
+fork('a fork PR that fails still fails the check, with no write', async (ctx) => {
+  const r = await runAction({
+    index: ctx.index,
+    workspace: ctx.remote.work, eventName: 'pull_request', payload: pullRequestEvent({ number: 11, headSha: SHA_A, fork: true }), apiUrl: ctx.gh.url,
+    artifactDir: join(ctx.remote.root, 'artifacts2'), inputs: { 'model-dir': MODEL, 'github-token': 'ghs_readonly' }, env: { AIR_MINI_INJECT: 'nan_padded' },
+  });
+  assert.is(r.code, 1, show(r));
+  assert.is(r.outputs.outcome, 'fail');
+  assert.is(r.outputs.g3, 'fail');
+  assert.is(ctx.gh.calls.filter((c) => c.method !== 'GET').length, 0);
+});
+
+fork.run();
+
+// ---------------------------------------------------------------------------------------------
+const docs = suite<{ remote: GitRemote; gh: FakeGitHub; runId: number; index: string }>('action: docs PR on push');
+
+docs.before(async (ctx) => {
+  ctx.index = await ensureDist();
+  ctx.remote = makeGitRemote();
+  ctx.gh = await new FakeGitHub({ gitRemote: ctx.remote.bare, checkResponses: true }).start();
+  ctx.runId = 3000;
+});
+docs.after(async (ctx) => {
+  await ctx.gh?.stop();
+  assert.equal(ctx.gh.problems, []);
+});
+
+function pushRun(ctx: { remote: GitRemote; gh: FakeGitHub; runId: number; index: string }, env?: Record<string, string>) {
+  ctx.runId += 1;
+  return runAction({
+    index: ctx.index,
+    workspace: ctx.remote.work, eventName: 'push', payload: pushEvent(ctx.remote.baseSha), sha: ctx.remote.baseSha, apiUrl: ctx.gh.url, runId: ctx.runId,
+    artifactDir: join(ctx.remote.root, 'artifacts'), inputs: { 'model-dir': MODEL, 'github-token': 'ghs_writer' }, env,
+  });
+}
+
+const BRANCH = 'npu-block-gate/phase2/tiny_llama';
+const PHASE2 = `${MODEL}/docs/development_progress/phase2_block.md`;
+
+docs('a push opens the docs PR with both documents, saying which were force-added', async (ctx) => {
+  const r = await pushRun(ctx);
+  assert.is(r.code, 0, show(r));
+  assert.is(r.outputs.g4, 'pass');
+  assert.ok(ctx.remote.branches().includes(BRANCH), ctx.remote.branches().join(','));
+  assert.is(ctx.remote.log(BRANCH).length, 2, 'one commit on top of main');
+  const phase2 = ctx.remote.show(BRANCH, PHASE2);
+  assert.ok(phase2 && /PASS/.test(phase2), 'phase2_block.md committed');
+  assert.ok(ctx.remote.show(BRANCH, `${MODEL}/TODO.md`), 'TODO.md committed');
+  assert.is(ctx.gh.pulls.length, 1);
+  const p = ctx.gh.pulls[0];
+  assert.is(p.head, BRANCH);
+  assert.is(p.base, 'main');
+  assert.match(p.body ?? '', 'Force-added');
+  assert.match(p.body ?? '', PHASE2);
+  assert.is(r.outputs['docs-pr-number'], String(p.number));
+  assert.is(r.outputs['docs-pr-url'], `https://github.example/acme/mlir-air/pull/${p.number}`);
+  // The user's checkout is left on main with a clean index.
+  assert.is(git(ctx.remote.work, ['rev-parse', '--abbrev-ref', 'HEAD']), 'main');
+  assert.is(git(ctx.remote.work, ['diff', '--cached', '--name-only']), '');
+});
+
+docs('a second identical push adds no commit and no PR churn', async (ctx) => {
+  const commits = ctx.remote.log(BRANCH);
+  const writes = ctx.gh.writes().length;
+  const r = await pushRun(ctx);
+  assert.is(r.code, 0, show(r));
+  assert.equal(ctx.remote.log(BRANCH), commits, 'no new commit');
+  assert.is(ctx.gh.writes().length, writes, 'no PR create or update');
+  assert.is(ctx.gh.pulls.length, 1);
+  assert.is(r.outputs['docs-pr-number'], String(ctx.gh.pulls[0].number));
+});
+
+docs('a push with a new result updates the same branch and PR', async (ctx) => {
+  const r = await pushRun(ctx, { AIR_MINI_INJECT: 'stale_tail' });
+  assert.is(r.code, 1, show(r));
+  assert.is(ctx.gh.pulls.length, 1, 'same PR');
+  assert.is(ctx.remote.log(BRANCH).length, 2, 'the branch is rebuilt on main: still one commit');
+  assert.match(ctx.remote.show(BRANCH, PHASE2) ?? '', 'FAIL');
+  assert.match(ctx.gh.pulls[0].title, 'FAIL');
+});
+
+docs.run();
+
+// ---------------------------------------------------------------------------------------------
+const errs = suite<{ remote: GitRemote; gh: FakeGitHub; index: string }>('action: errors are not verdicts');
+
+errs.before(async (ctx) => {
+  ctx.index = await ensureDist();
+  ctx.remote = makeGitRemote();
+  ctx.gh = await new FakeGitHub({ pulls: [{ number: 7, headSha: SHA_A }] }).start();
+});
+errs.after(async (ctx) => {
+  await ctx.gh?.stop();
+  assert.equal(ctx.gh.problems, []);
+});
+
+errs('a missing Python is an infrastructure error: different message, ERROR comment, never FAIL', async (ctx) => {
+  const r = await runAction({
+    index: ctx.index,
+    workspace: ctx.remote.work, eventName: 'pull_request', payload: pullRequestEvent({ number: 7, headSha: SHA_A }), apiUrl: ctx.gh.url,
+    artifactDir: join(ctx.remote.root, 'artifacts'), inputs: { 'model-dir': MODEL, 'github-token': 'ghs_writer', python: '/nonexistent/python3' },
+  });
+  assert.is(r.code, 1, show(r));
+  assert.is(r.outputs.outcome, 'error');
+  assert.match(r.stdout, 'not a FAIL verdict');
+  assert.not.match(r.stdout, 'Phase 2 FAIL');
+  const c = ctx.gh.commentsOn(7);
+  assert.is(c.length, 1);
+  assert.match(c[0].body, 'Phase 2 ERROR');
+  assert.not.match(c[0].body, 'FAIL**');
+  assert.is(r.outputs.g1, '');
+});
+
+errs('bad inputs are all named in one precise error', async (ctx) => {
+  const r = await runAction({
+    index: ctx.index,
+    workspace: ctx.remote.work, eventName: 'pull_request', payload: pullRequestEvent({ number: 7, headSha: SHA_A }), apiUrl: ctx.gh.url,
+    artifactDir: join(ctx.remote.root, 'artifacts'),
+    inputs: { 'model-dir': 'programming_examples/llms/nope', 'github-token': 'ghs_writer', mode: 'fulll', threshold: '1.5', docs: 'always' },
+  });
+  assert.is(r.code, 1, show(r));
+  assert.is(r.outputs.outcome, 'error');
+  const msg = r.errors.join('\n');
+  for (const bit of ["input 'mode'", "input 'threshold'", "input 'docs'", "input 'model-dir': no such directory", 'bad input, not a FAIL verdict']) assert.match(msg, bit);
+  assert.is(ctx.gh.calls.length - 1 >= 0, true);
+  void readFileSync;
+});
+
+errs.run();
