@@ -246,7 +246,7 @@ Napi::Value Scan(const Napi::CallbackInfo& info) {
   job.threads = static_cast<unsigned>(std::min<size_t>(sizeOf(env, info[14], "threads"), 64));
   if (job.cols == 0) throw Napi::RangeError::New(env, "cols must be at least 1");
   if (job.real > job.count) throw Napi::RangeError::New(env, "real rows exceed the block");
-  const size_t rowEnd = job.start + job.real;
+  const size_t rowEnd = job.real ? job.start + job.real : 0;  // padding-only blocks write no row
   job.rowDot = f64Of(env, info[1], rowEnd, "rowDot");
   job.rowA2 = f64Of(env, info[2], rowEnd, "rowA2");
   job.rowB2 = f64Of(env, info[3], rowEnd, "rowB2");

@@ -26,7 +26,7 @@ const ADDON = 'npu_block_gate.node';
 const PREBUILT = `npu_block_gate-${process.platform}-${process.arch}.node`;
 const DTYPE_CODE = { f32: 0, f16: 1, bf16: 2 } as const;
 
-interface Addon {
+export interface Addon {
   abi: number;
   isa: string;
   scan(
@@ -53,6 +53,10 @@ export interface NativeKernel extends Kernel {
   /** The file it was loaded from and the instruction set its hot loop picked (avx2 / sse2). */
   readonly path: string;
   readonly isa: string;
+  readonly threads: number;
+  readonly addon: Addon;
+  /** The same addon with another thread count or block size (tests, benchmarks). */
+  tuned(opts: { threads?: number; rawBlockBytes?: number }): NativeKernel;
 }
 
 /** Candidate addon paths, most specific first (see the header comment). */
@@ -84,12 +88,15 @@ function realRows(acc: Accumulator, start: number, count: number): number {
   return Math.max(0, Math.min(count, acc.realLen - start));
 }
 
-export function nativeKernel(addon: Addon, path: string, threads = 0): NativeKernel {
+export function nativeKernel(addon: Addon, path: string, threads = 0, rawBlockBytes = 4 << 20): NativeKernel {
   return {
     name: 'native',
     path,
     isa: addon.isa,
-    rawBlockBytes: 4 << 20,
+    threads,
+    addon,
+    rawBlockBytes,
+    tuned: (o) => nativeKernel(addon, path, o.threads ?? threads, o.rawBlockBytes ?? rawBlockBytes),
     scanBlock(acc: Accumulator, npu: Float32Array, ref: Float32Array, start: number, count: number): void {
       const real = realRows(acc, start, count);
       addon.scan(true, acc.rowDot, acc.rowA2, acc.rowB2, acc.sums, acc.nonFinite, npu, 0, ref, 0, acc.cols, start, count, real, threads);
