@@ -4,7 +4,7 @@
 import { Octokit } from '@octokit/rest';
 import { retry } from '@octokit/plugin-retry';
 import { throttling } from '@octokit/plugin-throttling';
-import { EnvHttpProxyAgent, fetch as undiciFetch } from 'undici';
+import { ProxyAgent, fetch as undiciFetch } from 'undici';
 
 export const GateOctokit = Octokit.plugin(retry, throttling);
 export type GateOctokit = InstanceType<typeof GateOctokit>;
@@ -34,24 +34,41 @@ export interface OctokitOptions {
 
 export const DEFAULT_API_URL = 'https://api.github.com';
 
-/** True when the environment names a proxy for the given URL's scheme. */
+function envVar(env: NodeJS.ProcessEnv, name: string): string | undefined {
+  const v = env[name.toLowerCase()] ?? env[name.toUpperCase()];
+  return v && v.trim() ? v.trim() : undefined;
+}
+
+/** The proxy for a URL per HTTP(S)_PROXY, or null when none is set or NO_PROXY matches the host. */
+export function proxyFor(env: NodeJS.ProcessEnv, url: string): string | null {
+  const u = new URL(url);
+  const proxy = envVar(env, u.protocol === 'https:' ? 'https_proxy' : 'http_proxy');
+  if (!proxy) return null;
+  const host = u.hostname.toLowerCase().replace(/^\[|\]$/g, '');
+  const port = u.port || (u.protocol === 'https:' ? '443' : '80');
+  for (const raw of (envVar(env, 'no_proxy') ?? '').split(/[,\s]+/).filter(Boolean)) {
+    if (raw === '*') return null;
+    const [h, p] = raw.toLowerCase().split(/:(?=\d+$)/);
+    if (p && p !== port) continue;
+    const bare = h.replace(/^\*?\./, '');
+    if (host === bare || host.endsWith(`.${bare}`)) return null;
+  }
+  return proxy;
+}
+
+/** True when the environment routes requests for this URL through a proxy. */
 export function proxyConfigured(env: NodeJS.ProcessEnv, url: string): boolean {
-  const https = url.startsWith('https:');
-  const v = https ? env.https_proxy ?? env.HTTPS_PROXY : env.http_proxy ?? env.HTTP_PROXY;
-  return Boolean(v && v.trim());
+  return proxyFor(env, url) !== null;
 }
 
 /**
- * A fetch that honours HTTP_PROXY / HTTPS_PROXY / NO_PROXY (upper and lower case), or the
- * global fetch when no proxy is configured.
+ * A fetch that honours HTTP_PROXY / HTTPS_PROXY / NO_PROXY (upper and lower case) for the API
+ * host, or the global fetch when no proxy applies.
  */
 export function proxyFetch(env: NodeJS.ProcessEnv, baseUrl: string): typeof fetch {
-  if (!proxyConfigured(env, baseUrl)) return fetch;
-  const dispatcher = new EnvHttpProxyAgent({
-    httpProxy: env.http_proxy ?? env.HTTP_PROXY,
-    httpsProxy: env.https_proxy ?? env.HTTPS_PROXY,
-    noProxy: env.no_proxy ?? env.NO_PROXY,
-  });
+  const proxy = proxyFor(env, baseUrl);
+  if (!proxy) return fetch;
+  const dispatcher = new ProxyAgent(proxy);
   return ((input: any, init?: any) => undiciFetch(input, { ...init, dispatcher })) as unknown as typeof fetch;
 }
 

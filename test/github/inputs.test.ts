@@ -1,0 +1,116 @@
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { mkdtempSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { tmpdir } from 'node:os';
+import { parseInputs, envInputs } from '../../src/github/inputs.ts';
+import { readContext, WriteGate } from '../../src/github/context.ts';
+import { InputError } from '../../src/errors.ts';
+import { writeFileSync } from 'node:fs';
+
+const ws = mkdtempSync(join(tmpdir(), 'nbg-inputs-'));
+mkdirSync(join(ws, 'llms/a'), { recursive: true });
+mkdirSync(join(ws, 'llms/b'), { recursive: true });
+const env = { GITHUB_WORKSPACE: ws };
+const from = (o: Record<string, string>) => (name: string) => o[name] ?? '';
+
+test('defaults: one model dir, full mode, comment on, docs auto', () => {
+  const i = parseInputs(from({ 'model-dir': 'llms/a', 'github-token': 't' }), env);
+  assert.equal(i.modelDirs, [join(ws, 'llms/a')]);
+  assert.is(i.mode, 'full');
+  assert.is(i.promptStyle, 'instruct');
+  assert.is(i.comment, true);
+  assert.is(i.docs, 'auto');
+  assert.is(i.threshold, null);
+  assert.is(i.retentionDays, null);
+  assert.is(i.artifactName, 'npu-block-gate');
+  assert.is(i.timeoutSec, null);
+});
+
+test('several model dirs by line or comma, duplicates dropped, values typed', () => {
+  const i = parseInputs(
+    from({ 'model-dir': 'llms/a\nllms/b, llms/a\n', threshold: '0.985', 'retention-days': '7', timeout: '30m', comment: 'false', docs: 'NONE', 'prompt-style': 'base', cache: 'no' }),
+    env,
+  );
+  assert.equal(i.modelDirs, [join(ws, 'llms/a'), join(ws, 'llms/b')]);
+  assert.is(i.threshold, 0.985);
+  assert.is(i.retentionDays, 7);
+  assert.is(i.timeoutSec, 1800);
+  assert.is(i.comment, false);
+  assert.is(i.docs, 'none');
+  assert.is(i.promptStyle, 'base');
+  assert.is(i.cache, false);
+});
+
+test('every bad input is named in one error', () => {
+  try {
+    parseInputs(
+      from({ 'model-dir': 'llms/missing', mode: 'fast', threshold: '0', 'retention-days': '365', timeout: 'soon', comment: 'maybe', 'artifact-name': 'a/b', 'run-id': '12' }),
+      env,
+    );
+    assert.unreachable();
+  } catch (e) {
+    assert.instance(e, InputError);
+    const m = (e as Error).message;
+    for (const bit of [
+      `input 'mode': expected one of full, probe, report; got "fast"`,
+      `input 'model-dir': no such directory; got "llms/missing"`,
+      `input 'threshold': expected a cosine in (0, 1]; got "0"`,
+      `input 'retention-days'`,
+      `input 'timeout'`,
+      `input 'comment': expected true or false; got "maybe"`,
+      `input 'artifact-name'`,
+      `input 'run-id': only used with mode 'report'`,
+    ])
+      assert.ok(m.includes(bit), `${bit}\n in: ${m}`);
+    assert.not.match(m, '\n');
+  }
+});
+
+test('model-dir is required; in report mode it need not exist on this runner', () => {
+  assert.throws(() => parseInputs(from({}), env), /input 'model-dir': required/);
+  const i = parseInputs(from({ 'model-dir': 'llms/not-here', mode: 'report', 'run-id': '99' }), env);
+  assert.is(i.runId, 99);
+});
+
+test('envInputs reads INPUT_ variables the way @actions/core does', () => {
+  const get = envInputs({ 'INPUT_MODEL-DIR': ' llms/a ', INPUT_PROMPT: 'hi' });
+  assert.is(get('model-dir'), 'llms/a');
+  assert.is(get('prompt'), 'hi');
+  assert.is(get('python'), '');
+});
+
+function ctxFor(eventName: string, payload: unknown, token = 't', extra: Record<string, string> = {}) {
+  const p = join(ws, `${eventName}-${Math.random()}.json`);
+  writeFileSync(p, JSON.stringify(payload));
+  return readContext({ GITHUB_EVENT_NAME: eventName, GITHUB_EVENT_PATH: p, GITHUB_REPOSITORY: 'acme/mlir-air', ...extra }, token);
+}
+
+test('context: fork PRs and missing tokens are read-only; push is trusted', () => {
+  const pr = (head: string | null) => ({ pull_request: { number: 3, head: { sha: 'a'.repeat(40), repo: head ? { full_name: head } : null }, base: { ref: 'main', repo: { full_name: 'acme/mlir-air' } } } });
+  assert.is(ctxFor('pull_request', pr('acme/mlir-air')).readOnlyReason, null);
+  assert.match(ctxFor('pull_request', pr('mallory/mlir-air')).readOnlyReason ?? '', 'fork');
+  assert.match(ctxFor('pull_request', pr(null)).readOnlyReason ?? '', 'fork', 'a deleted fork is still a fork');
+  assert.match(ctxFor('push', {}, '').readOnlyReason ?? '', 'no github-token');
+  assert.match(ctxFor('pull_request', pr('acme/mlir-air'), 't', { GITHUB_ACTOR: 'dependabot[bot]' }).readOnlyReason ?? '', 'Dependabot');
+  assert.is(ctxFor('push', {}).trusted, true);
+  assert.is(ctxFor('pull_request', pr('acme/mlir-air')).trusted, false);
+  assert.is(ctxFor('workflow_run', { workflow_run: { id: 1, head_sha: 'a', event: 'push' } }).trusted, true);
+  assert.is(ctxFor('workflow_run', { workflow_run: { id: 1, head_sha: 'a', event: 'pull_request' } }).trusted, false, 'a PR-triggered workflow_run never commits docs');
+});
+
+test('WriteGate says it once', () => {
+  const said: string[] = [];
+  const g = new WriteGate(null, (m) => said.push(m));
+  assert.ok(g.allowed);
+  g.tell();
+  assert.is(said.length, 0);
+  g.deny('read-only');
+  g.deny('again');
+  g.tell();
+  assert.not.ok(g.allowed);
+  assert.is(said.length, 1);
+  assert.match(said[0], 'read-only');
+});
+
+test.run();
