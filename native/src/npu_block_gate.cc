@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <mutex>
@@ -89,7 +90,10 @@ namespace avx2 {
 
 const ChunkFn (*pickTable())[3] {
 #ifdef NBG_HAVE_AVX2
+  // NPU_BLOCK_GATE_ISA=sse2 forces the baseline loop (to test it on an AVX2 machine).
   static const bool avx2 = [] {
+    const char* want = std::getenv("NPU_BLOCK_GATE_ISA");
+    if (want && std::strcmp(want, "sse2") == 0) return false;
     __builtin_cpu_init();
     return __builtin_cpu_supports("avx2") != 0;
   }();
