@@ -187,6 +187,20 @@ fork('a fork PR that fails still fails the check, with no write', async (ctx) =>
   assert.is(ctx.gh.calls.filter((c) => c.method !== 'GET').length, 0);
 });
 
+fork('a read-only token on a same-repo PR: the refused write turns every later write off, with one notice', async (ctx) => {
+  const before = ctx.gh.calls.length;
+  const r = await runAction({
+    index: ctx.index, workspace: ctx.remote.work, eventName: 'pull_request', payload: pullRequestEvent({ number: 11, headSha: SHA_A }), apiUrl: ctx.gh.url,
+    artifactDir: join(ctx.remote.root, 'artifacts3'), inputs: { 'model-dir': `${MODEL}\nprogramming_examples/llms/tiny_qwen3`, 'github-token': 'ghs_readonly' },
+  });
+  assert.is(r.code, 0, show(r));
+  const posts = ctx.gh.calls.slice(before).filter((c) => c.method !== 'GET');
+  assert.is(posts.length, 1, 'one refused attempt, then no more for the second model');
+  assert.is(posts[0].status, 403);
+  assert.is(r.notices.filter((n) => /skipping every GitHub write/.test(n)).length, 1, r.notices.join('\n'));
+  assert.is(JSON.parse(r.outputs.results).length, 2);
+});
+
 fork.run();
 
 // ---------------------------------------------------------------------------------------------

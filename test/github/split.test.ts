@@ -1,0 +1,124 @@
+// Split mode end to end: `mode: probe` on the "NPU runner" (fork PR, no token) uploads the run
+// dir; `mode: report` in a workflow_run job downloads it, checks it belongs to the triggering
+// run's head commit, judges it and comments. The run dir is untrusted input throughout.
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { cpSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { FakeGitHub } from '../helpers/github-server.ts';
+import { makeGitRemote, git, type GitRemote } from '../helpers/git-remote.ts';
+import { runAction, type ActionRunResult } from '../helpers/action-run.ts';
+import { ensureDist } from '../helpers/dist.ts';
+import { pullRequestEvent, workflowRunEvent } from '../helpers/events.ts';
+
+const MODEL = 'programming_examples/llms/tiny_llama';
+const SHA = 'c'.repeat(40);
+const PROBE_RUN = 5001;
+
+function show(r: ActionRunResult): string {
+  return `exit ${r.code}\n--- stdout\n${r.stdout.slice(-4000)}\n--- stderr\n${r.stderr.slice(-2000)}`;
+}
+
+interface Ctx {
+  remote: GitRemote;
+  trusted: string;
+  gh: FakeGitHub;
+  artifacts: string;
+  index: string;
+  runId: number;
+}
+const s = suite<Ctx>('action: split mode (probe on the NPU runner, report from workflow_run)');
+
+s.before(async (ctx) => {
+  ctx.index = await ensureDist();
+  ctx.remote = makeGitRemote();
+  // The report job checks out the default branch on a GitHub-hosted runner: a second clone.
+  ctx.trusted = join(ctx.remote.root, 'trusted');
+  git(ctx.remote.root, ['clone', '--quiet', ctx.remote.bare, ctx.trusted]);
+  ctx.artifacts = join(ctx.remote.root, 'artifacts');
+  ctx.gh = await new FakeGitHub({ pulls: [{ number: 12, headSha: SHA, headRepo: 'mallory/mlir-air' }], checkResponses: true }).start();
+  ctx.runId = 6000;
+});
+s.after(async (ctx) => {
+  await ctx.gh?.stop();
+  assert.equal(ctx.gh.problems, []);
+});
+
+function report(ctx: Ctx, o: { probeRun: number; headSha: string; pullRequests?: number[] }) {
+  ctx.runId += 1;
+  return runAction({
+    index: ctx.index, workspace: ctx.trusted, eventName: 'workflow_run', runId: ctx.runId, job: 'report',
+    payload: workflowRunEvent({ runId: o.probeRun, headSha: o.headSha, event: 'pull_request', pullRequests: o.pullRequests, fork: true }),
+    apiUrl: ctx.gh.url, artifactDir: ctx.artifacts, inputs: { 'model-dir': MODEL, mode: 'report', 'github-token': 'ghs_writer' },
+  });
+}
+
+s('mode probe runs on the fork PR with no token, uploads the run dir, and calls no API', async (ctx) => {
+  const r = await runAction({
+    index: ctx.index, workspace: ctx.remote.work, eventName: 'pull_request', runId: PROBE_RUN, job: 'probe',
+    payload: pullRequestEvent({ number: 12, headSha: SHA, fork: true }), apiUrl: ctx.gh.url, artifactDir: ctx.artifacts,
+    inputs: { 'model-dir': MODEL, mode: 'probe', 'github-token': '' },
+  });
+  assert.is(r.code, 0, show(r));
+  assert.is(r.outputs.outcome, 'probed');
+  assert.is(ctx.gh.calls.length, 0, 'no token, no traffic');
+  const art = join(ctx.artifacts, 'acme/mlir-air', String(PROBE_RUN), r.outputs['artifact-name']);
+  for (const f of ['probe.json', 'block0.npu.npy', 'block0.ref.npy', 'github.json']) assert.ok(existsSync(join(art, f)), f);
+  assert.not.ok(existsSync(join(art, 'report.json')), 'the verdict is not decided on the untrusted side');
+  const meta = JSON.parse(readFileSync(join(art, 'github.json'), 'utf8'));
+  assert.is(meta.head_sha, SHA);
+  assert.is(meta.pr_number, 12);
+});
+
+s('mode report downloads it, checks the head SHA, judges and comments on the fork PR', async (ctx) => {
+  const r = await report(ctx, { probeRun: PROBE_RUN, headSha: SHA });
+  assert.is(r.code, 0, show(r));
+  assert.is(r.outputs.outcome, 'pass');
+  assert.is(r.outputs.g4, 'skip', 'a PR-triggered run records no documents');
+  const c = ctx.gh.commentsOn(12);
+  assert.is(c.length, 1);
+  assert.match(c[0].body, 'Phase 2 PASS');
+  assert.match(c[0].body, SHA.slice(0, 12));
+  assert.ok(ctx.gh.calls.some((x) => x.route === '/repos/{owner}/{repo}/pulls/{pull_number}'), 'the PR number from the artifact was verified');
+  assert.equal(ctx.remote.branches(), ['main'], 'nothing pushed');
+  // The report job uploads its own judged artifact.
+  assert.ok(existsSync(join(ctx.artifacts, 'acme/mlir-air', String(ctx.runId), r.outputs['artifact-name'], 'report.json')));
+});
+
+s('a run dir for another commit is refused: error, not FAIL, and no comment', async (ctx) => {
+  const writes = ctx.gh.writes().length;
+  const r = await report(ctx, { probeRun: PROBE_RUN, headSha: 'd'.repeat(40) });
+  assert.is(r.code, 1, show(r));
+  assert.is(r.outputs.outcome, 'error');
+  assert.match(r.stdout, 'does not match');
+  assert.not.match(r.stdout, 'Phase 2 FAIL');
+  assert.is(ctx.gh.writes().length, writes, 'no comment about the wrong commit');
+});
+
+s('no artifact in the triggering run is an error that says what to check', async (ctx) => {
+  const r = await report(ctx, { probeRun: 9999, headSha: SHA });
+  assert.is(r.code, 1, show(r));
+  assert.is(r.outputs.outcome, 'error');
+  assert.match(r.stdout, 'did the mode probe job upload one');
+});
+
+s('a tampered run dir (a tensor path leaving the run dir) is refused as input, never judged', async (ctx) => {
+  const src = join(ctx.artifacts, 'acme/mlir-air', String(PROBE_RUN));
+  const evil = join(ctx.artifacts, 'acme/mlir-air', '5002');
+  cpSync(src, evil, { recursive: true });
+  const name = readdirSync(evil).find((n) => !n.endsWith('.json'))!;
+  const probePath = join(evil, name, 'probe.json');
+  const probe = JSON.parse(readFileSync(probePath, 'utf8'));
+  probe.tensors.npu.file = '../../../../../../etc/hostname';
+  writeFileSync(probePath, JSON.stringify(probe));
+  const writes = ctx.gh.writes().length;
+  const r = await report(ctx, { probeRun: 5002, headSha: SHA });
+  assert.is(r.code, 1, show(r));
+  assert.is(r.outputs.outcome, 'error');
+  assert.not.match(r.stdout, 'Phase 2 FAIL');
+  const body = ctx.gh.commentsOn(12)[0].body;
+  assert.ok(ctx.gh.writes().length <= writes + 1);
+  assert.not.match(body, 'FAIL**');
+});
+
+s.run();
