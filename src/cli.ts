@@ -24,6 +24,7 @@ check options:
   --threshold X          per-position cosine threshold instead of T(head_dim)
   --timeout SECONDS      stop the probe after this long (outcome error, exit 3)
   --no-docs              do not write phase2_block.md / TODO.md (gate G4 is then skipped)
+  --no-bisect            on a failed gate, do not bisect kernel by kernel
   --commit SHA           key the history row by SHA (default: the tree's git HEAD)
   --json                 print report.json to stdout instead of the table
 
@@ -50,13 +51,14 @@ const OPTIONS = {
   timeout: { type: 'string' },
   commit: { type: 'string' },
   'no-docs': { type: 'boolean' },
+  'no-bisect': { type: 'boolean' },
   json: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean' },
 } as const;
 
 const ALLOWED: Record<string, string[]> = {
-  check: ['model-dir', 'prompt-style', 'prompt', 'python', 'out', 'threshold', 'timeout', 'commit', 'no-docs', 'json', 'help'],
+  check: ['model-dir', 'prompt-style', 'prompt', 'python', 'out', 'threshold', 'timeout', 'commit', 'no-docs', 'no-bisect', 'json', 'help'],
   report: ['run-dir', 'model-dir', 'threshold', 'commit', 'no-docs', 'json', 'help'],
 };
 
@@ -94,6 +96,7 @@ export function planFrom(command: string, v: Values, now = new Date()): Plan {
     runDir,
     threshold: v.threshold !== undefined ? parseThreshold(v.threshold, '--threshold') : null,
     writeDocs: !v['no-docs'],
+    bisect: !v['no-bisect'],
     timeoutSec: v.timeout !== undefined ? parseTimeout(v.timeout, '--timeout') : null,
     commit: v.commit ?? null,
   };

@@ -1,13 +1,13 @@
 // The one pipeline behind the CLI and the Action:
 //   probe (Python, NPU host) -> run dir -> judge (metrics, gates) -> documents -> reports.
-import { existsSync, statSync, mkdirSync } from 'node:fs';
+import { existsSync, statSync, mkdirSync, rmSync } from 'node:fs';
 import { join, resolve, isAbsolute, basename } from 'node:path';
 import pkg from '../package.json' with { type: 'json' };
-import { InputError, EXIT, type ExitCode } from './errors.ts';
+import { InputError, EXIT, oneLine, type ExitCode } from './errors.ts';
 import type { Log } from './log.ts';
 import type { Plan } from './plan.ts';
 import { findPython, type PythonInfo } from './probe/python.ts';
-import { runProbe } from './probe/run.ts';
+import { runProbe, blockArgs } from './probe/run.ts';
 import { readProbeJson, tensorPath } from './rundir/read.ts';
 import { RUN_FILES, type ProbeJson } from './rundir/schema.ts';
 import { openTensor } from './tensor/index.ts';
@@ -23,6 +23,8 @@ import { updatePhase2, readHistory, baselineFor } from './docs/phase2.ts';
 import { updateTodo } from './docs/todo.ts';
 import type { Metrics } from './metrics/types.ts';
 import type { TensorSource } from './tensor/types.ts';
+import { judgeBisect, situationOf } from './bisect/judge.ts';
+import { BISECT_FILE, type BisectReport } from './bisect/types.ts';
 
 export const TOOL = { name: 'npu-block-gate', version: pkg.version };
 
@@ -51,12 +53,27 @@ export async function probe(plan: Plan, log: Log): Promise<{ runDir: string; pyt
   log.step(`python: ${python.executable} (Python ${python.version}, numpy ${python.numpy}; from ${python.source === 'option' ? '--python' : python.source === 'env' ? '$NPU_BLOCK_GATE_PYTHON' : python.command})`);
   const runDir = resolve(plan.runDir);
   mkdirSync(runDir, { recursive: true });
+  // A bisect left from an earlier run in this dir must not be judged against the new block.
+  rmSync(join(runDir, BISECT_FILE), { force: true });
   log.step(`probe: block 0 of ${basename(modelDir)} -> ${runDir}`);
   await runProbe(python, {
-    subcommand: 'block', modelDir, runDir, promptStyle: plan.promptStyle, prompt: plan.prompt,
+    subcommand: 'block', args: blockArgs(modelDir, runDir, plan.promptStyle, plan.prompt), runDir,
     timeoutSec: plan.timeoutSec, extraEnv: plan.probeEnv,
   }, (line) => log.step(`probe: ${line}`));
   return { runDir, python };
+}
+
+/** Runs `probe bisect` on a failed run dir. A crash here is reported in the bisect section, never turned into an error outcome. */
+async function runBisect(plan: Plan, python: PythonInfo, runDir: string, log: Log): Promise<string | null> {
+  log.step('bisect: swapping one kernel at a time to its CPU equivalent');
+  try {
+    await runProbe(python, { subcommand: 'bisect', args: ['--run-dir', runDir], runDir, timeoutSec: plan.timeoutSec, extraEnv: plan.probeEnv },
+      (line) => log.step(`probe: ${line}`));
+    return null;
+  } catch (e) {
+    log.warn(`bisect did not finish: ${oneLine(e)}`);
+    return oneLine(e);
+  }
 }
 
 function openChecked(runDir: string, entry: NonNullable<ProbeJson['tensors']['npu']>, what: string): TensorSource {
@@ -84,8 +101,9 @@ function commitOf(plan: Plan, p: ProbeJson): string {
   return plan.commit ?? p.environment.git_commit ?? process.env.GITHUB_SHA ?? 'uncommitted';
 }
 
-/** mode report: judge an existing run dir (no Python), write report.json/report.md and the docs. */
-export async function judge(plan: Plan, log: Log): Promise<CheckResult> {
+/** mode report: judge an existing run dir (no Python), write report.json/report.md and the docs.
+ * `python` (mode full) lets a failed block be bisected on this host. */
+export async function judge(plan: Plan, log: Log, python: PythonInfo | null = null): Promise<CheckResult> {
   const runDir = resolve(plan.runDir);
   const p = readProbeJson(runDir);
   const cfg = p.model.config;
@@ -114,6 +132,20 @@ export async function judge(plan: Plan, log: Log): Promise<CheckResult> {
   log.step(`judge: engine ${metrics.engine}, whole cosine ${metrics.wholeCosine.toFixed(6)}, per-position min ${metrics.perPosition.min.toFixed(6)}`);
 
   const gates = metricGates(metrics, thresholds);
+  let bisect: BisectReport | null = null;
+  if (gates.some((g) => g.status === 'fail')) {
+    const refPath = tensorPath(runDir, p.tensors.ref!);
+    let crashed: string | null = null;
+    if (python && plan.bisect !== false) crashed = await runBisect(plan, python, runDir, log);
+    bisect = crashed
+      ? { available: false, reason: `probe bisect failed: ${crashed}`, hook: null, steps: [], offender: null, situation: situationOf(metrics) }
+      : await judgeBisect(runDir, refPath, p.prompt.real_len, thresholds, metrics);
+    if (!bisect) {
+      const why = plan.bisect === false ? 'bisect turned off (--no-bisect)' : 'bisect runs on the NPU host (mode full); this run dir holds no bisect/bisect.json';
+      bisect = { available: false, reason: why, hook: null, steps: [], offender: null, situation: situationOf(metrics) };
+    }
+    if (bisect.offender) log.step(`bisect: offending boundary ${bisect.offender.step} (${bisect.offender.kernel})`);
+  }
   const modelDir = plan.writeDocs ? docsModelDir(plan, p) : null;
   const phase2Path = modelDir ? join(modelDir, DOC_PATHS.phase2) : null;
   const todoPath = modelDir ? join(modelDir, DOC_PATHS.todo) : null;
@@ -139,7 +171,7 @@ export async function judge(plan: Plan, log: Log): Promise<CheckResult> {
     reference: p.reference,
     environment: p.environment,
     kernel_cache: p.kernel_cache ?? null,
-    bisect: p.bisect ?? null,
+    bisect,
     timings: p.timings ?? {},
     docs: null,
     run_dir: runDir,
@@ -176,8 +208,8 @@ export async function judge(plan: Plan, log: Log): Promise<CheckResult> {
 
 /** mode full: probe, then judge the run dir it wrote. */
 export async function runCheck(plan: Plan, log: Log): Promise<CheckResult> {
-  await probe(plan, log);
-  return judge(plan, log);
+  const { python } = await probe(plan, log);
+  return judge(plan, log, python);
 }
 
 /** The report for a run that could not be judged: outcome error, never a FAIL verdict. */

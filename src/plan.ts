@@ -16,6 +16,8 @@ export interface Plan {
   /** Per-position threshold override; null uses T(head_dim). */
   threshold: number | null;
   writeDocs: boolean;
+  /** On a failed gate, bisect kernel by kernel (mode full, when the model exposes the hook). Default true. */
+  bisect?: boolean;
   timeoutSec: number | null;
   /** Overrides the commit the history is keyed by (default: the tree's HEAD, then GITHUB_SHA). */
   commit: string | null;

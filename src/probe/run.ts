@@ -18,19 +18,25 @@ export function probeDir(): string {
 }
 
 export interface ProbeArgs {
-  subcommand: 'config' | 'block';
-  modelDir: string;
+  subcommand: 'config' | 'block' | 'bisect';
+  /** Arguments after the subcommand. */
+  args: string[];
+  /** The run dir, for the log's path in error messages. */
   runDir: string;
-  promptStyle: string;
-  prompt: string | null;
   timeoutSec: number | null;
   extraEnv?: Record<string, string>;
 }
 
+/** Arguments of `probe config|block` for a model and prompt. */
+export function blockArgs(modelDir: string, runDir: string, promptStyle: string, prompt: string | null): string[] {
+  const args = ['--model-dir', modelDir, '--out', runDir, '--prompt-style', promptStyle];
+  if (prompt !== null) args.push('--prompt', prompt);
+  return args;
+}
+
 /** Runs the probe; each `probe: ...` line it prints goes to onLine as it arrives. */
 export function runProbe(py: PythonInfo, a: ProbeArgs, onLine: (line: string) => void): Promise<void> {
-  const args = [probeDir(), a.subcommand, '--model-dir', a.modelDir, '--out', a.runDir, '--prompt-style', a.promptStyle];
-  if (a.prompt !== null) args.push('--prompt', a.prompt);
+  const args = [probeDir(), a.subcommand, ...a.args];
   return new Promise((resolve, reject) => {
     const child = spawn(py.executable, args, {
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -4,6 +4,7 @@ import type { Report, GateResult } from './types.ts';
 import { cell, code, escapeHtml } from './escape.ts';
 import { fmtCos, fmtSci, fmtDb, fmtSqnr, fmtRatio, fmtRun, fmtSeconds } from './format.ts';
 import { formatThreshold, SQNR_GOOD_DB } from '../gates/thresholds.ts';
+import type { Hint } from '../bisect/hints.ts';
 
 export type Flavor = 'summary' | 'comment' | 'doc';
 
@@ -135,11 +136,26 @@ function integrationSection(r: Report): string[] {
   return out;
 }
 
+function hintLine(h: Hint): string {
+  return `${escapeHtml(h.boundary)}: likely ${escapeHtml(h.cause)}; ${escapeHtml(h.where)}`;
+}
+
 function bisectSection(r: Report): string[] {
   const b = r.bisect;
   if (!b) return [];
-  if (!b.available) return ['### Bisect', '', `Bisect unavailable: ${escapeHtml(b.reason)}`, ''];
-  return ['### Bisect (CPU swap, one kernel at a time)', '', markdownTable([['step', 'cosine'], ...b.steps.map((s) => [cell(s.step), fmtCos(s.cosine)])]), ''];
+  const out = ['### Bisect (seed Step 4: one kernel at a time on the CPU)', ''];
+  if (!b.available) out.push(`Bisect unavailable: ${escapeHtml(b.reason)}`, '');
+  else {
+    out.push(markdownTable([
+      ['step', 'kernel', 'CPU equivalent', 'whole cosine', 'per-pos min', 'NaN/Inf', 'block passes'],
+      ...b.steps.map((s) => [cell(s.step), cell(s.kernel), cell(s.cpuEquivalent), fmtCos(s.wholeCosine), fmtCos(s.perPositionMin), String(s.nonFinite), s.fixes ? '✅ yes' : 'no']),
+    ]), '');
+    if (b.offender) {
+      out.push(`**Offending boundary: ${code(b.offender.step)}** (kernel ${code(b.offender.kernel)}).${b.offender.hint ? ` ${hintLine(b.offender.hint)}.` : ''}`, '');
+    } else out.push(escapeHtml(b.reason), '');
+  }
+  if (b.situation) out.push(`Failure shape: ${hintLine(b.situation)}.`, '');
+  return out;
 }
 
 export function renderMarkdown(r: Report, opts: MarkdownOptions): string {

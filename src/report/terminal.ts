@@ -34,6 +34,18 @@ export function renderTerminal(r: Report): string {
     if (pp.worst.length) out.push(`  worst rows: ${pp.worst.map((w) => `${w.row}=${fmtCos(w.cosine)}`).join(' ')}`);
   }
   for (const w of r.warnings) out.push(`  warning: ${w.message}`);
+  const b = r.bisect;
+  if (b) {
+    if (!b.available) out.push(`  bisect: unavailable (${b.reason})`);
+    else {
+      out.push('', '  bisect (one kernel at a time on the CPU):');
+      const rows = [['step', 'kernel', 'whole', 'per-pos min', 'passes']];
+      for (const s of b.steps) rows.push([s.step, s.kernel, fmtCos(s.wholeCosine), fmtCos(s.perPositionMin), s.fixes ? 'yes' : 'no']);
+      out.push(...pad(rows).map((l) => `    ${l}`));
+      out.push(b.offender ? `  offending boundary: ${b.offender.step} (${b.offender.kernel})${b.offender.hint ? `: likely ${b.offender.hint.cause}; ${b.offender.hint.where}` : ''}` : `  ${b.reason}`);
+    }
+    if (b.situation) out.push(`  failure shape: ${b.situation.cause}; ${b.situation.where}`);
+  }
   if (r.integration) {
     out.push('', `  integration: ${r.integration.path} via ${r.integration.entry}${r.integration.workarounds.length ? `; workarounds: ${r.integration.workarounds.map((w) => w.id).join(', ')}` : ''}`);
   }

@@ -2,6 +2,7 @@
 // PR comment, phase2_block.md) and JSON from this one record.
 import type { Metrics } from '../metrics/types.ts';
 import type { ProbeJson } from '../rundir/schema.ts';
+import type { BisectReport } from '../bisect/types.ts';
 
 export const REPORT_SCHEMA = 'npu-block-gate/report';
 export const REPORT_SCHEMA_VERSION = 1;
@@ -59,7 +60,7 @@ export interface Report {
   reference: ProbeJson['reference'] | null;
   environment: ProbeJson['environment'] | null;
   kernel_cache: ProbeJson['kernel_cache'] | null;
-  bisect: ProbeJson['bisect'];
+  bisect: BisectReport | null;
   timings: Record<string, number>;
   docs: { phase2: string; todo: string; changed: boolean } | null;
   /** Absolute path of the run dir this report judged. */

@@ -1,0 +1,26 @@
+// The seed's failure-mode table ("Failure modes"), keyed by the kind of kernel boundary a bisect
+// names. One place, so the report, the PR comment and phase2_block.md say the same thing.
+
+export interface Hint { boundary: string; cause: string; where: string }
+
+const HINTS: { match: RegExp; hint: Hint }[] = [
+  { match: /qk_?norm/, hint: { boundary: 'Q/K norm', cause: 'per-head RMSNorm stitched wrong (weighted_rms_norm with heads as rows, shared (head_dim,) weight)', where: 'check M=n_heads, N=head_dim and the weight broadcast' } },
+  { match: /norm/, hint: { boundary: 'RMSNorm', cause: 'norm weight, eps or the row layout', where: 'compare with <model>_cpu_helpers.rms_norm on the same input' } },
+  { match: /resid|add|bias/, hint: { boundary: 'residual add / bias', cause: 'bias forgotten on the padded path, or a GQA reindex bug', where: 'if padding + bias: re-run the CPU sanity test on the padded forward (seed Step 2)' } },
+  { match: /(^|_)(q|k|v|qkv)(_proj|_gemm)?$|gemms?_rope|qkv/, hint: { boundary: 'Q/K/V GEMM', cause: 'weight loading or tensor layout (seq-first vs heads-first), a missing transpose', where: "compare the NPU output's shape with the reference's; check np.ascontiguousarray() after the weight load" } },
+  { match: /attn|attention|flash|fa$/, hint: { boundary: 'FlashAttention', cause: 'causal masking missing or a wrong dk_chunks compile flag', where: 'see the debug-fa-runtime-failure skill' } },
+  { match: /rope/, hint: { boundary: 'RoPE', cause: 'RoPE pairing (half-split vs interleaved) or the [cos|sin] LUT layout', where: "compare the LUT from generate_rope_lut with HF's rotate_half convention" } },
+  { match: /down/, hint: { boundary: 'Down GEMM', cause: 'BF16 truncation: the low-precision (direct-codegen) tier instead of high-precision', where: 'confirm fused-cast / drain (FP32 accumulate + one cast); see details/GEMM_bf16_in_bf16_out.md' } },
+  { match: /gate|up|swiglu|silu|ffn|o_proj|^o$/, hint: { boundary: 'O / FFN GEMM', cause: 'weight layout or a dropped cast between fused launches', where: "compare the step's output shape and dtype with the reference's" } },
+];
+
+export const NAN_HINT: Hint = { boundary: 'output buffer', cause: 'an uninitialised BO or a reused stale buffer', where: 'see the debug-bo-corruption skill' };
+export const TAIL_HINT: Hint = { boundary: 'last positions', cause: 'one bad run of positions (a causal-mask edge case or a stale tail)', where: 'print the per-position cosine and look for contiguous bad runs' };
+
+export function hintFor(step: string, kernel = ''): Hint | null {
+  const s = step.toLowerCase();
+  for (const { match, hint } of HINTS) if (match.test(s)) return hint;
+  const k = kernel.toLowerCase();
+  for (const { match, hint } of HINTS) if (match.test(k)) return hint;
+  return null;
+}
