@@ -20,7 +20,7 @@ import { selectStore, artifactName, artifactPrefix, pickArtifact, freshDir, type
 import { marker, resultDigest, truncateBody, tokenLogin, upsertComment, COMMENT_BUDGET } from './github/comment.ts';
 import { Git } from './github/git.ts';
 import { docsBranch, restoreRecordedDocs, upsertDocsPr } from './github/docs-pr.ts';
-import { writeMeta, verifyMeta, resolvePr, META_FILE } from './github/split.ts';
+import { writeMeta, verifyMeta, resolvePr } from './github/split.ts';
 import { outputsFor, type ModelResult } from './github/outputs.ts';
 
 /** Job summaries hold at most 1 MiB per step. */
@@ -163,7 +163,10 @@ async function runModel(s: Session, modelDir: string): Promise<ModelResult> {
     res.outcome = 'error';
     res.report = errorReport(plan, res.error, code);
     core.error(`${key}: ${res.error}`, { title: `npu-block-gate could not judge ${key} (${code === EXIT.input ? 'bad input' : 'infrastructure'}; not a FAIL)` });
-    if (plan.mode === 'probe') return res;
+    if (plan.mode === 'probe') {
+      await core.summary.addRaw(renderMarkdown(res.report, { flavor: 'summary' })).addEOL().write();
+      return res;
+    }
   } finally {
     core.endGroup();
   }
@@ -207,7 +210,11 @@ async function fetchRunDir(s: Session, slug: string, key: string): Promise<{ dir
   const ref = { owner: s.ctx.owner, repo: s.ctx.repo, runId, token: s.inputs.token };
   const prefix = artifactPrefix(s.inputs.artifactName, slug);
   const found = pickArtifact(await s.store.list(ref), prefix);
-  if (!found) throw new InfraError(`no artifact named ${prefix}* in run ${runId}; did the mode probe job upload one?`);
+  if (!found) {
+    const c = s.ctx.workflowRun?.conclusion;
+    const why = c && c !== 'success' ? ` (that run's conclusion is ${c}: see its log)` : '';
+    throw new InfraError(`no artifact named ${prefix}* in run ${runId}${why}; did the mode probe job upload one?`);
+  }
   const dir = await freshDir('nbg-run-');
   await s.store.download(ref, found, dir);
   core.info(`downloaded artifact ${found.name} from run ${runId} into ${dir}`);
@@ -222,7 +229,6 @@ async function fetchRunDir(s: Session, slug: string, key: string): Promise<{ dir
   if (s.octokit && (s.ctx.workflowRun?.pullRequests.length || meta.pr_number)) {
     prNumber = await resolvePr(s.octokit, s.ctx, sha, meta.pr_number, (m) => core.warning(m));
   }
-  void META_FILE;
   return { dir, prNumber };
 }
 
