@@ -240,20 +240,26 @@ async function ensureLogin(s: Session): Promise<string> {
 function commentBody(s: Session, res: ModelResult, report: Report, committingDocs: boolean): string {
   const artifactUrl = res.artifactUrl ?? undefined;
   const parts = [renderMarkdown(report, { flavor: 'comment', artifactUrl })];
-  if (s.inputs.docs !== 'none' && !committingDocs && report.outcome !== 'error') {
-    parts.push(
-      '<details><summary>What a trusted run (push to the base branch) will record in <code>' +
-        DOC_PATHS.phase2 +
-        '</code></summary>\n\n' +
-        renderMarkdown(report, { flavor: 'doc' }) +
-        '\n\n</details>',
-    );
-  }
+  if (s.inputs.docs !== 'none' && !committingDocs && report.outcome !== 'error') parts.push(docsPreview(res, report));
   const runUrl = `${s.ctx.serverUrl}/${s.ctx.owner}/${s.ctx.repo}/actions/runs/${s.ctx.runId}`;
   parts.push(`<sub>${report.tool.name} ${report.tool.version} · [workflow run](${runUrl})${artifactUrl ? ` · [run dir artifact](${artifactUrl})` : ''}</sub>`);
   const content = parts.join('\n\n');
   const head = marker(res.key, resultDigest(report, committingDocs ? 'docs' : 'preview')) + '\n';
   return head + truncateBody(content, COMMENT_BUDGET - head.length, artifactUrl ?? runUrl);
+}
+
+/** On pull requests: what a trusted run will record, instead of recording it. */
+function docsPreview(res: ModelResult, report: Report): string {
+  const pass = report.outcome === 'pass';
+  const short = report.commit.slice(0, 12);
+  const lines = [
+    `- \`${res.key}/${DOC_PATHS.phase2}\`: this report as the latest result, and a history row for commit \`${short}\` (${report.prompt?.style ?? 'default'} prompt).`,
+    pass
+      ? `- \`${res.key}/${DOC_PATHS.todo}\`: \`- [x] 2: Single-Block Validation\`, and any Phase 2 blocker line removed.`
+      : `- \`${res.key}/${DOC_PATHS.todo}\`: a Phase 2 blocker under \`## Active blockers\` naming ${report.gates.filter((g) => g.status === 'fail').map((g) => g.id).join(', ')}.`,
+  ];
+  for (const w of report.integration?.workarounds ?? []) lines.push(`- \`${res.key}/${DOC_PATHS.todo}\`: Phase 4/5 prerequisite for \`${w.id}\`.`);
+  return `<details><summary>Documents a trusted run (push, schedule, dispatch) will record</summary>\n\n${lines.join('\n')}\n\n</details>`;
 }
 
 async function comment(s: Session, res: ModelResult, report: Report, prNumber: number, committingDocs: boolean): Promise<void> {

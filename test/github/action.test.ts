@@ -69,7 +69,7 @@ pr('first PR run creates the comment, the summary and the outputs', async (ctx) 
   assert.match(body, 'Phase 2 PASS');
   assert.match(body, '| G1');
   assert.match(body, '```mermaid');
-  assert.match(body, 'What a trusted run');
+  assert.match(body, 'Documents a trusted run');
   assert.ok(body.length < 65_536);
   assert.is(r.outputs['comment-url'], `https://github.example/acme/mlir-air/pull/7#issuecomment-${comments[0].id}`);
   assert.match(r.summary, 'Phase 2 PASS');
