@@ -1,4 +1,4 @@
-"""Entry point: `python3 scripts/probe <config|block> ...`."""
+"""Entry point: `python3 scripts/probe <config|block|bisect> ...`."""
 
 import os
 import sys

@@ -24,7 +24,7 @@ def build_parser():
         ),
         epilog="Exit codes: 0 ok, 2 bad input, 3 crash inside the tree or missing dependency.",
     )
-    sub = p.add_subparsers(dest="command", metavar="{config,block}", parser_class=_Parser)
+    sub = p.add_subparsers(dest="command", metavar="{config,block,bisect}", parser_class=_Parser)
     sub.required = True
 
     def common(sp):
@@ -55,4 +55,12 @@ def build_parser():
     attn.add_argument("--cpu-attn", dest="cpu_attn", action="store_true", default=True,
                       help="attention on the CPU (the tree's default for block runs)")
     attn.add_argument("--npu-attn", dest="cpu_attn", action="store_false", help="attention on the NPU (flash_attn ELF)")
+
+    bs = sub.add_parser("bisect", help="after a block run: rerun block 0 with one step at a time on the CPU",
+                        description="Read RUN_DIR/probe.json (stage block), rebuild the same block-0 setup, and for "
+                        "each step the model's bisect_steps() lists, rerun block 0 with that one step on its CPU "
+                        "equivalent. Writes RUN_DIR/bisect/NN-<step>.npy and RUN_DIR/bisect/bisect.json; when the "
+                        "model has no bisect hook, bisect.json says why (exit 0 either way).")
+    bs.add_argument("--run-dir", required=True, metavar="RUN_DIR", help="a run dir written by `probe block`")
+    bs.add_argument("--verbose", action="store_true", help="echo the tree's own output to stderr too")
     return p

@@ -23,7 +23,7 @@ import time
 import numpy as np
 
 from probe_errors import ProbeError, TreeCrash
-from probe_schema import KERNEL_CACHE_SUBDIR, MANIFEST_FILE, MAX_SEQ_DEFAULT, SEQ_ALIGN
+from probe_schema import BISECT_CPU_STEPS_KW, KERNEL_CACHE_SUBDIR, MANIFEST_FILE, MAX_SEQ_DEFAULT, SEQ_ALIGN
 from probe_tree import import_tree_module, module_file_exists
 
 BLOCK_PREFIX = "run_transformer_block"
@@ -357,11 +357,52 @@ class BlockRun:
 
 
 def run_block0(tree, entry, adapter, config, model_name, tokens, seq_len, cpu_attn, log, tokenizer=None):
+    if entry.kind == "adapter":
+        return _run_adapter(tree, entry, adapter, config, model_name, tokens, seq_len, cpu_attn, log, tokenizer, {})
+    setup = prepare_block0(tree, entry, config, model_name, tokens, seq_len, cpu_attn, log)
+    log.step(f"running block 0 on the NPU via {entry.entry} (seq_len {seq_len}, real_len {len(tokens)})")
+    t = time.monotonic()
+    npu = run_block_once(setup)
+    setup.timings["npu"] = time.monotonic() - t
+    return BlockRun(
+        npu=npu,
+        input=setup.input,
+        seq_len=seq_len,
+        cache_dir=setup.cache_dir,
+        cache_hit=setup.cache_hit,
+        timings=setup.timings,
+        kernels_run=unique(setup.kernels_run),
+    )
+
+
+@dataclasses.dataclass
+class BlockSetup:
+    """Everything block 0 needs on the single/block paths, built once: the
+    compiled KernelCache, layer-0 weights, the embedded zero-padded input and
+    the RoPE LUT. `probe block` runs it once; `probe bisect` once per step."""
+
+    entry: Entry
+    cache: object
+    config: object
+    layer: object  # weights.layers[0]
+    hidden: object  # block input in the tree's dtype (bf16 when available)
+    input: np.ndarray  # float32 copy of `hidden`
+    rope_lut: np.ndarray
+    rope_lut_bf16: object
+    seq_len: int
+    cpu_attn: bool
+    cache_dir: str
+    cache_hit: object
+    timings: dict
+    kernels_run: list  # appended to by every cache.load_and_run
+
+
+def prepare_block0(tree, entry, config, model_name, tokens, seq_len, cpu_attn, log):
+    """Compile into `<model>/build_peano/prefill_kernel_cache`, load the weights,
+    embed and zero-pad `tokens` to `seq_len`, build the RoPE LUT (single/block
+    entries only; call from the build dir)."""
     timings = {}
     cache_dir = kernel_cache_dir(tree)
-    if entry.kind == "adapter":
-        return _run_adapter(tree, entry, adapter, config, model_name, tokens, seq_len, cpu_attn, log, tokenizer, timings)
-
     weights_name = f"{tree.model}_weights"
     wmod = import_tree_module(weights_name, f"{tree.model}/{weights_name}.py (import)")
     for needed in ("load_weights", "generate_rope_lut"):
@@ -419,48 +460,62 @@ def run_block0(tree, entry, adapter, config, model_name, tokens, seq_len, cpu_at
     lut = np.asarray(lut)
     rope_lut = lut.astype(np.float32)
     rope_lut_bf16 = lut.astype(bf16) if bf16 is not None else rope_lut
+    return BlockSetup(
+        entry=entry,
+        cache=cache,
+        config=config,
+        layer=layers[0],
+        hidden=hidden,
+        input=input_f32,
+        rope_lut=rope_lut,
+        rope_lut_bf16=rope_lut_bf16,
+        seq_len=seq_len,
+        cpu_attn=cpu_attn,
+        cache_dir=cache_dir,
+        cache_hit=hit,
+        timings=timings,
+        kernels_run=kernels_run,
+    )
 
-    log.step(f"running block 0 on the NPU via {entry.entry} (seq_len {seq_len}, real_len {real_len})")
-    t = time.monotonic()
+
+def run_block_once(setup, cpu_steps=None):
+    """Run block 0 once on `setup` and return a float32 copy of its output.
+    `cpu_steps` (a set of bisect step names) is passed as the `cpu_steps`
+    keyword when given; the caller checks the entry accepts it."""
+    entry = setup.entry
+    extra = {} if cpu_steps is None else {BISECT_CPU_STEPS_KW: set(cpu_steps)}
+    # A fresh array each run: a block may write into its input.
+    hidden = np.array(setup.hidden, copy=True)
     if entry.kind == "single":
         offered = {
             "layer_idx": 0,
             "hidden": hidden,
-            "weights": layers[0],
-            "layer_weights": layers[0],
-            "config": config,
-            "rope_lut": rope_lut,
-            "rope_lut_bf16": rope_lut_bf16,
-            "cache": cache,
-            "seq_len": seq_len,
-            "cpu_attn": cpu_attn,
+            "weights": setup.layer,
+            "layer_weights": setup.layer,
+            "config": setup.config,
+            "rope_lut": setup.rope_lut,
+            "rope_lut_bf16": setup.rope_lut_bf16,
+            "cache": setup.cache,
+            "seq_len": setup.seq_len,
+            "cpu_attn": setup.cpu_attn,
         }
-        ret = call_tree(entry.entry, entry.func, **filter_kwargs(entry.func, offered))
+        ret = call_tree(entry.entry, entry.func, **filter_kwargs(entry.func, offered), **extra)
     else:
         ret = call_tree(
             entry.entry,
             entry.func,
             hidden,
-            layers[0],
-            rope_lut_bf16,
-            config,
-            cache,
-            **filter_kwargs(entry.func, {"layer_idx": 0, "cpu_attn": cpu_attn}),
+            setup.layer,
+            setup.rope_lut_bf16,
+            setup.config,
+            setup.cache,
+            **filter_kwargs(entry.func, {"layer_idx": 0, "cpu_attn": setup.cpu_attn}),
+            **extra,
         )
     out = block_output(ret)
     if out is None:
         raise ProbeError(entry.entry, "returned no block output (no array and no 'ffn_out')")
-    npu = copy_f32(out)
-    timings["npu"] = time.monotonic() - t
-    return BlockRun(
-        npu=npu,
-        input=input_f32,
-        seq_len=seq_len,
-        cache_dir=cache_dir,
-        cache_hit=hit,
-        timings=timings,
-        kernels_run=unique(kernels_run),
-    )
+    return copy_f32(out)  # now, before anything reuses the shared buffer
 
 
 def record_kernel_calls(cache):

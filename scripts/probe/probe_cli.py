@@ -1,4 +1,5 @@
-"""`probe config` and `probe block`: arguments, the run, the run dir."""
+"""`probe config` and `probe block`: arguments, the run, the run dir; `main` also
+dispatches `probe bisect` (probe_bisect.py)."""
 
 import contextlib
 import datetime
@@ -85,6 +86,37 @@ def prepare_run_dir(out):
             pass
 
 
+def open_model(tree):
+    """Put the tree on sys.path, import the verify adapter and build the config:
+    (adapter, adapter module name, config object, probe.json config record)."""
+    put_tree_on_path(tree)
+    adapter_name = f"{tree.model}.verify_adapter"
+    adapter = import_tree_module(adapter_name, f"{tree.model}/verify_adapter.py (import)")
+    adapter_path = os.path.join(tree.model_dir, "verify_adapter.py")
+    if not callable(getattr(adapter, "build_config", None)):
+        raise ProbeError(adapter_path, "no build_config()")
+    config = call_tree(f"{adapter_name}.build_config", adapter.build_config)
+    return adapter, adapter_name, config, config_summary(config, adapter_path)
+
+
+def model_names(adapter, adapter_name, choice, tree):
+    """(weights name for load_weights / build_runner, HF reference id) for a
+    MODEL_CHOICES key or id, as verify_runner resolves them."""
+    resolve = getattr(adapter, "resolve_model", None)
+    if choice is None:
+        model_name = tree.model
+    elif callable(resolve):
+        model_name = call_tree(f"{adapter_name}.resolve_model", resolve, choice)
+    else:
+        model_name = getattr(adapter, "MODEL_CHOICES", {}).get(choice, choice)
+    return model_name, reference_id(adapter, adapter_name, model_name)
+
+
+def reference_id(adapter, adapter_name, model_name):
+    hf_ref = getattr(adapter, "hf_reference", None)
+    return call_tree(f"{adapter_name}.hf_reference", hf_ref, model_name) if callable(hf_ref) else model_name
+
+
 def run(args, log):
     t_start = time.monotonic()
     timings = {}
@@ -93,25 +125,8 @@ def run(args, log):
     t = time.monotonic()
     tree = resolve_tree(args.model_dir, args.air_root)
     log.step(f"tree {tree.air_root}, model {tree.model}")
-    put_tree_on_path(tree)
-    adapter_name = f"{tree.model}.verify_adapter"
-    adapter = import_tree_module(adapter_name, f"{tree.model}/verify_adapter.py (import)")
-    adapter_path = os.path.join(tree.model_dir, "verify_adapter.py")
-    if not callable(getattr(adapter, "build_config", None)):
-        raise ProbeError(adapter_path, "no build_config()")
-    config = call_tree(f"{adapter_name}.build_config", adapter.build_config)
-    cfg = config_summary(config, adapter_path)
-
-    choice = args.hf_model or getattr(adapter, "DEFAULT_MODEL", None)
-    resolve = getattr(adapter, "resolve_model", None)
-    if choice is None:
-        model_name = tree.model
-    elif callable(resolve):
-        model_name = call_tree(f"{adapter_name}.resolve_model", resolve, choice)
-    else:
-        model_name = getattr(adapter, "MODEL_CHOICES", {}).get(choice, choice)
-    hf_ref = getattr(adapter, "hf_reference", None)
-    hf_id = call_tree(f"{adapter_name}.hf_reference", hf_ref, model_name) if callable(hf_ref) else model_name
+    adapter, adapter_name, config, cfg = open_model(tree)
+    model_name, hf_id = model_names(adapter, adapter_name, args.hf_model or getattr(adapter, "DEFAULT_MODEL", None), tree)
     log.step(f"config: {cfg['n_layers']} layers, emb_dim {cfg['emb_dim']}, head_dim {cfg['head_dim']}; "
              f"weights {model_name}, reference {hf_id}")
 
@@ -215,7 +230,11 @@ def _on_sigterm(signum, frame):
 def main(argv=None, args=None):
     if args is None:
         args = build_parser().parse_args(argv)
-    args.out = os.path.abspath(args.out)  # the block stage runs from <model>/build_peano
+    bisect = args.command == "bisect"
+    if bisect:
+        args.run_dir = os.path.abspath(args.run_dir)  # runs from <model>/build_peano too
+    else:
+        args.out = os.path.abspath(args.out)  # the block stage runs from <model>/build_peano
     log = ProbeLog(echo_details=args.verbose)
     code = EXIT_OK
     saved_path = list(sys.path)
@@ -229,12 +248,22 @@ def main(argv=None, args=None):
         log.detail(warnings.formatwarning(message, category, filename, lineno, line))
 
     try:
-        prepare_run_dir(args.out)
-        log.attach(os.path.join(args.out, PROBE_LOG))
+        if bisect:
+            import probe_bisect  # noqa: PLC0415 - it imports from this module
+
+            probe_bisect.check_run_dir(args.run_dir)
+            # Bisect adds to a finished run dir: its log goes after the block's.
+            log.attach(os.path.join(args.run_dir, PROBE_LOG), append=True)
+            probe_bisect.clear_stale(args.run_dir)
+            body = probe_bisect.run_bisect
+        else:
+            prepare_run_dir(args.out)
+            log.attach(os.path.join(args.out, PROBE_LOG))
+            body = run
         log.detail(f"probe {args.command} argv={sys.argv[1:] if argv is None else argv}")
         warnings.showwarning = _warn_to_log
         with contextlib.redirect_stdout(log.tree_output()):
-            run(args, log)
+            body(args, log)
     except ProbeError as exc:
         log.error(exc.one_line())
         code = exc.exit_code

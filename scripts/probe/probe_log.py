@@ -17,9 +17,11 @@ class ProbeLog:
         self.echo_details = echo_details
         self._t0 = time.monotonic()
 
-    def attach(self, path):
-        """Start writing the log to `path` (truncating), flushing what came before."""
-        self._file = open(path, "w", encoding="utf-8")
+    def attach(self, path, append=False):
+        """Start writing the log to `path` (truncating, or appending), flushing what came before."""
+        self._file = open(path, "a" if append else "w", encoding="utf-8")
+        if append and self._file.tell() > 0:
+            self._file.write("\n")
         self._file.write(self._buffer.getvalue())
         self._file.flush()
 

@@ -30,6 +30,21 @@ TOOL_NAME = "npu-block-gate"
 TOOL_VERSION_FALLBACK = "0.1.0"
 
 STAGES = ("config", "block")
+
+# `probe bisect` (seed Step 4): RUN_DIR/bisect/bisect.json plus one block
+# output per swapped step, RUN_DIR/bisect/NN-<step>.npy (NN = index, 1-based).
+BISECT_SCHEMA = "npu-block-gate/bisect"
+BISECT_SCHEMA_VERSION = 1
+BISECT_DIR = "bisect"
+BISECT_JSON = "bisect.json"
+BISECT_STAGE = "block"  # the probe.json stage bisect starts from
+# The hook a model exposes in <model>_prefill.py (the contract lives in
+# probe_bisect.py and scripts/probe/README.md "Bisect hook"):
+#   bisect_steps(config, cpu_attn) -> [{"step", "kernel", "cpu_equivalent"}, ...]
+#   <block entry>(..., cpu_steps={step, ...})
+BISECT_HOOK = "bisect_steps"
+BISECT_CPU_STEPS_KW = "cpu_steps"
+BISECT_STEP_KEYS = ("step", "kernel", "cpu_equivalent")
 INTEGRATION_PATHS = ("kernel-first", "inheritance", "adapter")
 REFERENCE_KINDS = ("hf-bf16", "emulated")
 
