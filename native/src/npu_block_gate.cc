@@ -14,6 +14,9 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#if defined(__x86_64__) || defined(_M_X64)
+#include <immintrin.h>
+#endif
 #include <limits>
 #include <mutex>
 #include <thread>
@@ -74,8 +77,15 @@ struct Chunk {
 
 typedef void (*ChunkFn)(const Job&, Chunk&);
 
+#if defined(__x86_64__) || defined(_M_X64)
+#define NBG_X86 1
+#endif
+
 namespace base {
+constexpr int W = 2;  // doubles per SSE2 register
+#define NBG_W 2
 #include "kernel.inc"
+#undef NBG_W
 }  // namespace base
 
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
@@ -83,7 +93,10 @@ namespace base {
 #pragma GCC push_options
 #pragma GCC target("avx2")
 namespace avx2 {
+constexpr int W = 4;  // doubles per AVX2 register
+#define NBG_W 4
 #include "kernel.inc"
+#undef NBG_W
 }  // namespace avx2
 #pragma GCC pop_options
 #endif

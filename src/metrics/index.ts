@@ -71,9 +71,27 @@ export const RAW_BLOCK_BYTES = 4 << 20;
 
 const EMPTY_RAW: RawRows = { dtype: 'f32', bytes: new Uint8Array(0) };
 
+/**
+ * Block buffers kept between compare() calls: judging layer after layer reuses the same pages
+ * instead of faulting in (and zeroing) fresh ones for every block, which costs more than the scan.
+ * A call takes buffers out and puts them back when done, so concurrent calls never share one.
+ */
+const bufferPool: Uint8Array[] = [];
+const POOL_MAX = 8;
+
+function takeBuffer(bytes: number): Uint8Array {
+  const i = bufferPool.findIndex((b) => b.length >= bytes);
+  if (i >= 0) return bufferPool.splice(i, 1)[0];
+  return new Uint8Array(bytes);
+}
+
+function giveBack(bufs: Uint8Array[]): void {
+  for (const b of bufs) if (bufferPool.length < POOL_MAX) bufferPool.push(b);
+}
+
 /** The undecoded rows when the source has them, else the converted float32 rows as f32 bytes. */
-function rawRows(src: TensorSource, start: number, count: number): RawRows {
-  const raw = src.readRawRows?.(start, count);
+function rawRows(src: TensorSource, start: number, count: number, into: Uint8Array): RawRows {
+  const raw = src.readRawRows?.(start, count, into);
   if (raw) return raw;
   const f = src.readRows(start, count);
   return { dtype: 'f32', bytes: new Uint8Array(f.buffer, f.byteOffset, f.byteLength) };
@@ -82,24 +100,35 @@ function rawRows(src: TensorSource, start: number, count: number): RawRows {
 /** Raw path: read block n + 1 (synchronously, on this thread) while block n is scanned off-thread. */
 async function scanRaw(kernel: Kernel, acc: Accumulator, npu: TensorSource, ref: TensorSource): Promise<void> {
   const rowsPer = Math.max(1, Math.floor((kernel.rawBlockBytes ?? RAW_BLOCK_BYTES) / (acc.cols * 4)));
+  const blockBytes = Math.min(rowsPer, npu.rows) * acc.cols * 4;
+  // Two buffers per tensor: one being scanned, one being filled.
+  const bufs = [takeBuffer(blockBytes), takeBuffer(blockBytes), takeBuffer(blockBytes), takeBuffer(blockBytes)];
+  let flip = 0;
   const read = (start: number) => {
     const count = Math.min(rowsPer, npu.rows - start);
     const real = Math.max(0, Math.min(count, acc.realLen - start));
-    return { start, count, a: rawRows(npu, start, count), b: real > 0 ? rawRows(ref, start, real) : EMPTY_RAW };
+    const a = rawRows(npu, start, count, bufs[flip]);
+    const b = real > 0 ? rawRows(ref, start, real, bufs[flip + 2]) : EMPTY_RAW;
+    flip ^= 1;
+    return { start, count, a, b };
   };
-  let cur = read(0);
-  for (;;) {
-    const scanning = kernel.scanRawBlock!(acc, cur.a, cur.b, cur.start, cur.count);
-    const nextStart = cur.start + cur.count;
-    let next: ReturnType<typeof read> | null = null;
-    try {
-      next = nextStart < npu.rows ? read(nextStart) : null;
-    } catch (err) {
-      await scanning.catch(() => {});
-      throw err;
+  try {
+    let cur = read(0);
+    for (;;) {
+      const scanning = kernel.scanRawBlock!(acc, cur.a, cur.b, cur.start, cur.count);
+      const nextStart = cur.start + cur.count;
+      let next: ReturnType<typeof read> | null = null;
+      try {
+        next = nextStart < npu.rows ? read(nextStart) : null;
+      } catch (err) {
+        await scanning.catch(() => {});
+        throw err;
+      }
+      await scanning;
+      if (!next) return;
+      cur = next;
     }
-    await scanning;
-    if (!next) return;
-    cur = next;
+  } finally {
+    giveBack(bufs);
   }
 }

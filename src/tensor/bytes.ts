@@ -8,6 +8,11 @@ export interface ByteSource {
   readonly size: number;
   /** Exactly `length` bytes at `offset`; a short read is a truncated file. */
   read(offset: number, length: number): Buffer;
+  /**
+   * Optional: fill `target` with the bytes at `offset` (target.length of them) and return it, so
+   * a caller streaming many blocks can reuse one buffer instead of faulting in a fresh one each time.
+   */
+  readInto?(offset: number, target: Uint8Array): Uint8Array;
   close(): void;
 }
 
@@ -31,11 +36,17 @@ export class FileBytes implements ByteSource {
     }
   }
   read(offset: number, length: number): Buffer {
+    return this.fill(offset, Buffer.allocUnsafe(length));
+  }
+  readInto(offset: number, target: Uint8Array): Uint8Array {
+    return this.fill(offset, target);
+  }
+  private fill<T extends Uint8Array>(offset: number, buf: T): T {
+    const length = buf.length;
     if (this.fd === null) throw new InputError('read after close', this.path);
     if (offset < 0 || offset + length > this.size) {
       throw new InputError(`truncated: needs bytes ${offset}..${offset + length} but the file has ${this.size}`, this.path);
     }
-    const buf = Buffer.allocUnsafe(length);
     let done = 0;
     while (done < length) {
       // readSync caps one call at 2 GiB; loop until the range is filled.

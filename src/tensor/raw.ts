@@ -90,14 +90,19 @@ export class RawTensor implements TensorSource {
     return out;
   }
 
-  readRawRows(start: number, count: number): RawRows | null {
+  readRawRows(start: number, count: number, into?: Uint8Array): RawRows | null {
     if (!Number.isInteger(start) || !Number.isInteger(count) || start < 0 || count < 0 || start + count > this.rows) {
       throw new RangeError(`${this.path}: rows [${start}, ${start + count}) outside 0..${this.rows}`);
     }
     const { cols, item, layout } = this;
     const columnMajor = layout.fortran && this.rows > 1 && cols > 1;
     if (columnMajor || layout.order !== 'le' || !HOST_LE) return null;
-    return { dtype: layout.dtype, bytes: this.src.read(layout.offset + start * cols * item, count * cols * item) };
+    const offset = layout.offset + start * cols * item;
+    const length = count * cols * item;
+    if (into && into.length >= length && this.src.readInto) {
+      return { dtype: layout.dtype, bytes: this.src.readInto(offset, into.subarray(0, length)) };
+    }
+    return { dtype: layout.dtype, bytes: this.src.read(offset, length) };
   }
 
   close(): void {

@@ -17,8 +17,10 @@ export interface TensorSource {
    * Rows [start, start + count) as the undecoded little-endian payload (f32, f16 or bf16 bits),
    * for the native engine. Null when the payload is not laid out that way (big-endian,
    * column-major): callers then use readRows, which converts. Optional for in-memory sources.
+   * With `into` (at least count * cols * itemsize bytes) the bytes may land in it, so a
+   * streaming caller can reuse its buffers; the returned bytes are then a view of `into`.
    */
-  readRawRows?(start: number, count: number): RawRows | null;
+  readRawRows?(start: number, count: number, into?: Uint8Array): RawRows | null;
   close(): void;
 }
 
