@@ -322,6 +322,8 @@ async function docsPr(s: Session, res: ModelResult, report: Report, modelDir: st
       title: `docs(${report.model.name}): Phase 2 single-block validation ${verdict}`,
       body,
       commitMessage: `docs(${report.model.name}): record Phase 2 ${verdict} for ${report.commit.slice(0, 12)}\n\nWritten by npu-block-gate from workflow run ${s.ctx.runId}.`,
+      // The checkout's own commit moves when the docs PR is merged; the result does not.
+      digest: resultDigest({ ...report, environment: report.environment && { ...report.environment, git_commit: null } }, 'docs'),
       log: (m) => core.info(m),
     });
     res.docsPrUrl = r.url;

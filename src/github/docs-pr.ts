@@ -33,8 +33,16 @@ export interface DocsPrRequest {
   /** PR body; the force-add note is appended to it. */
   body: string;
   commitMessage: string;
+  /**
+   * Digest of the result (comment.ts resultDigest), written as a commit trailer. A docs branch
+   * whose tip carries the same digest on the same base already records this result: documents that
+   * differ only in run details (timings, cache hits) are not committed again.
+   */
+  digest: string;
   log: (msg: string) => void;
 }
+
+export const DIGEST_TRAILER = 'Npu-Block-Gate-Result';
 
 export interface DocsPrResult {
   action: 'created' | 'updated' | 'unchanged' | 'closed' | 'nothing';
@@ -141,7 +149,12 @@ export async function upsertDocsPr(r: DocsPrRequest): Promise<DocsPrResult> {
   const baseTree = await git.out(['rev-parse', `${refs.base}^{tree}`]);
   const body = r.body + forcedNote(forced);
 
-  if (tree === baseTree) {
+  // The base already records this result: documents identical to it, or (after the docs PR was
+  // merged) a recent commit on it that carries this result's digest.
+  const onBase =
+    tree === baseTree ||
+    (await git.out(['log', '-n', '20', '--format=%H', `--grep=^${DIGEST_TRAILER}: ${r.digest}$`, refs.base], { allowFail: true })) !== '';
+  if (onBase) {
     // The base already records exactly this: an open docs PR has nothing left to say.
     const open = r.octokit ? await findPr(r, 'open') : null;
     if (open && r.octokit) {
@@ -157,20 +170,23 @@ export async function upsertDocsPr(r: DocsPrRequest): Promise<DocsPrResult> {
   let committed = false;
   const docsTree = refs.docs ? await git.out(['rev-parse', `${refs.docs}^{tree}`]) : null;
   const docsParent = refs.docs ? await git.out(['rev-parse', `${refs.docs}^`], { allowFail: true }) : null;
-  if (docsTree !== tree || docsParent !== refs.base) {
+  const sameResult = refs.docs !== null && docsParent === refs.base && (await git.out(['log', '-1', '--format=%B', refs.docs])).includes(`${DIGEST_TRAILER}: ${r.digest}`);
+  if (sameResult && docsTree !== tree) r.log(`docs: ${r.branch} already records this result (only run details differ); no commit`);
+  if (!sameResult && (docsTree !== tree || docsParent !== refs.base)) {
     const env = {
       GIT_AUTHOR_NAME: BOT_NAME,
       GIT_AUTHOR_EMAIL: BOT_EMAIL,
       GIT_COMMITTER_NAME: BOT_NAME,
       GIT_COMMITTER_EMAIL: BOT_EMAIL,
     };
-    commit = await git.out(['commit-tree', tree, '-p', refs.base, '-m', r.commitMessage], { env });
+    const message = `${r.commitMessage.trimEnd()}\n\n${DIGEST_TRAILER}: ${r.digest}\n`;
+    commit = await git.out(['commit-tree', tree, '-p', refs.base, '-m', message], { env });
     const lease = `--force-with-lease=refs/heads/${r.branch}:${refs.docs ?? ''}`;
     await git.run(['push', '--quiet', lease, r.remote, `${commit}:refs/heads/${r.branch}`]);
     committed = true;
     r.log(`docs: pushed ${commit.slice(0, 12)} to ${r.branch}`);
-  } else {
-    r.log(`docs: ${r.branch} already holds this result; no commit`);
+  } else if (!sameResult) {
+    r.log(`docs: ${r.branch} already holds these documents; no commit`);
   }
 
   if (!r.octokit) return { action: committed ? 'updated' : 'unchanged', committed, commit, number: null, url: null, forced };

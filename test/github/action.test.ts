@@ -252,11 +252,11 @@ docs('a push opens the docs PR with both documents, saying which were force-adde
 });
 
 docs('a second identical push adds no commit and no PR churn', async (ctx) => {
-  const commits = ctx.remote.log(BRANCH);
+  const tip = git(ctx.remote.bare, ['rev-parse', BRANCH]);
   const writes = ctx.gh.writes().length;
   const r = await pushRun(ctx);
   assert.is(r.code, 0, show(r));
-  assert.equal(ctx.remote.log(BRANCH), commits, 'no new commit');
+  assert.is(git(ctx.remote.bare, ['rev-parse', BRANCH]), tip, 'no new commit, no push');
   assert.is(ctx.gh.writes().length, writes, 'no PR create or update');
   assert.is(ctx.gh.pulls.length, 1);
   assert.is(r.outputs['docs-pr-number'], String(ctx.gh.pulls[0].number));
@@ -269,6 +269,21 @@ docs('a push with a new result updates the same branch and PR', async (ctx) => {
   assert.is(ctx.remote.log(BRANCH).length, 2, 'the branch is rebuilt on main: still one commit');
   assert.match(ctx.remote.show(BRANCH, PHASE2) ?? '', 'FAIL');
   assert.match(ctx.gh.pulls[0].title, 'FAIL');
+});
+
+docs('once the base branch holds the recorded documents, the open docs PR is closed and nothing is pushed', async (ctx) => {
+  // Someone merges the docs PR (fast-forward main to the docs branch); the next push checks it out.
+  git(ctx.remote.bare, ['update-ref', 'refs/heads/main', `refs/heads/${BRANCH}`]);
+  // actions/checkout gives a clean tree at the new main.
+  git(ctx.remote.work, ['fetch', '--quiet', 'origin', 'main']);
+  git(ctx.remote.work, ['reset', '--quiet', '--hard', 'origin/main']);
+  git(ctx.remote.work, ['clean', '-ffdxq']);
+  const branchTip = git(ctx.remote.bare, ['rev-parse', BRANCH]);
+  const r = await pushRun(ctx, { AIR_MINI_INJECT: 'stale_tail' });
+  assert.is(r.code, 1, show(r));
+  assert.is(ctx.gh.pulls[0].state, 'closed', show(r));
+  assert.is(git(ctx.remote.bare, ['rev-parse', BRANCH]), branchTip, 'no push');
+  assert.match(r.stdout, 'already records this result');
 });
 
 docs.run();
