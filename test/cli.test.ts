@@ -59,21 +59,37 @@ for (const [model, threshold] of [['tiny_llama', 0.99], ['tiny_qwen3', 0.98], ['
   });
 }
 
-const failing: [string, string, string[]][] = [
-  ['missing_transpose', 'tiny_llama', ['G1', 'G2']],
-  ['no_causal_mask', 'tiny_llama', ['G1', 'G2']],
-  ['rope_layout', 'tiny_llama', ['G1', 'G2']],
-  ['dropped_bias', 'tiny_qwen25', ['G1', 'G2']],
+// The bisect must name the step air-mini's inject.py puts each bug in.
+const failing: [string, string, string[], string][] = [
+  ['missing_transpose', 'tiny_llama', ['G1', 'G2'], 'q_proj'],
+  ['no_causal_mask', 'tiny_llama', ['G1', 'G2'], 'attention'],
+  ['rope_layout', 'tiny_llama', ['G1', 'G2'], 'rope'],
+  ['dropped_bias', 'tiny_qwen25', ['G1', 'G2'], 'qkv_bias'],
+  ['missing_transpose', 'tiny_qwen3', ['G1', 'G2'], 'q_proj'],
 ];
-for (const [inject, model, anyOf] of failing) {
-  test(`${inject} on ${model} fails ${anyOf.join(' or ')} with exit 1`, async () => {
+for (const [inject, model, anyOf, offender] of failing) {
+  test(`${inject} on ${model} fails ${anyOf.join(' or ')} with exit 1; bisect names ${offender}`, async () => {
     const r = await check(model, inject, ['--no-docs']);
     assert.is(r.code, 1, r.err);
     const failed = r.report!.gates.filter((g) => g.status === 'fail').map((g) => g.id);
     assert.ok(failed.some((g) => anyOf.includes(g)), `failed: ${failed}`);
     assert.not.ok(failed.includes('G3'));
+    const b = r.report!.bisect!;
+    assert.ok(b.available, b.reason);
+    assert.is(b.offender?.step, offender);
+    assert.equal(b.steps.filter((s) => s.fixes).map((s) => s.step), [offender]);
   });
 }
+
+test('bisect can be turned off, and report mode on a run dir without a bisect says why', async () => {
+  const r = await check('tiny_llama', 'no_causal_mask', ['--no-docs', '--no-bisect']);
+  assert.is(r.code, 1);
+  assert.is(r.report!.bisect!.available, false);
+  assert.match(r.report!.bisect!.reason, /--no-bisect/);
+  const again = await cli(['report', '--run-dir', r.runDir, '--no-docs', '--json']);
+  assert.is(again.code, 1);
+  assert.match(fromJson<Report>(again.out).bisect!.reason, /NPU host/);
+});
 
 test('stale_tail fails G2 and names the contiguous bad run at the tail', async () => {
   const r = await check('tiny_llama', 'stale_tail', ['--no-docs']);
@@ -85,6 +101,8 @@ test('stale_tail fails G2 and names the contiguous bad run at the tail', async (
   assert.match(gate(rep, 'G2').detail, new RegExp(`${L - 3}-${L - 1}`));
   const md = readFileSync(join(r.runDir, 'report.md'), 'utf8');
   assert.match(md, new RegExp(`rows ${L - 3}-${L - 1} \\(3 rows, at the tail of the prompt\\)`));
+  assert.is(rep.bisect!.offender?.step, 'residual2');
+  assert.match(md, /Offending boundary: `residual2`/);
 });
 
 test('nan_row fails G3 and G1/G2', async () => {
