@@ -1,5 +1,6 @@
 // compare(): stream both tensors in row blocks through the selected kernel, then finalize.
 import { InputError } from '../errors.ts';
+import { decodeInto } from '../tensor/dtype.ts';
 import type { RawRows, TensorSource } from '../tensor/types.ts';
 import { createAccumulator, type Accumulator, type Kernel } from './accumulator.ts';
 import { selectEngine } from './engine.ts';
@@ -53,14 +54,22 @@ export async function compare(
     return finalize(acc, { threshold: opts.threshold, worstK: opts.worstK, engine: kernel.name });
   }
   const empty = new Float32Array(0);
-  for (let start = 0; start < npu.rows; start += BLOCK_ROWS) {
-    const count = Math.min(BLOCK_ROWS, npu.rows - start);
-    const real = Math.max(0, Math.min(count, realLen - start));
-    const a = npu.readRows(start, count);
-    const b = real > 0 ? ref.readRows(start, real) : empty;
-    kernel.scanBlock(acc, a, b, start, count);
-    // Let timers and signals run during a long comparison (multi-GB tensors take seconds).
-    if ((start / BLOCK_ROWS) % 16 === 15) await new Promise((r) => setImmediate(r));
+  // Pooled buffers (payload bytes and decoded float32 per tensor): a fresh allocation per block
+  // would cost more than the scan and leave garbage piling up between collections.
+  const blockBytes = Math.min(BLOCK_ROWS, npu.rows) * acc.cols * 4;
+  const bufs = [takeBuffer(blockBytes), takeBuffer(blockBytes), takeBuffer(blockBytes), takeBuffer(blockBytes)];
+  try {
+    for (let start = 0; start < npu.rows; start += BLOCK_ROWS) {
+      const count = Math.min(BLOCK_ROWS, npu.rows - start);
+      const real = Math.max(0, Math.min(count, realLen - start));
+      const a = f32Rows(npu, start, count, bufs[0], bufs[1]);
+      const b = real > 0 ? f32Rows(ref, start, real, bufs[2], bufs[3]) : empty;
+      kernel.scanBlock(acc, a, b, start, count);
+      // Let timers and signals run during a long comparison (multi-GB tensors take seconds).
+      if ((start / BLOCK_ROWS) % 16 === 15) await new Promise((r) => setImmediate(r));
+    }
+  } finally {
+    giveBack(bufs);
   }
   return finalize(acc, { threshold: opts.threshold, worstK: opts.worstK, engine: kernel.name });
 }
@@ -86,7 +95,10 @@ function takeBuffer(bytes: number): Uint8Array {
 }
 
 function giveBack(bufs: Uint8Array[]): void {
-  for (const b of bufs) if (bufferPool.length < POOL_MAX) bufferPool.push(b);
+  // Keep the largest: a pool of small buffers would make every bigger block allocate afresh.
+  bufferPool.push(...bufs);
+  bufferPool.sort((x, y) => y.length - x.length);
+  bufferPool.length = Math.min(bufferPool.length, POOL_MAX);
 }
 
 /** The undecoded rows when the source has them, else the converted float32 rows as f32 bytes. */
@@ -95,6 +107,20 @@ function rawRows(src: TensorSource, start: number, count: number, into: Uint8Arr
   if (raw) return raw;
   const f = src.readRows(start, count);
   return { dtype: 'f32', bytes: new Uint8Array(f.buffer, f.byteOffset, f.byteLength) };
+}
+
+/**
+ * Rows as float32 for scanBlock: through readRawRows into `raw` when the source has it (f32
+ * payloads are then used in place, f16/bf16 widened into `wide`), else readRows.
+ */
+function f32Rows(src: TensorSource, start: number, count: number, raw: Uint8Array, wide: Uint8Array): Float32Array {
+  const got = src.readRawRows?.(start, count, raw);
+  if (!got) return src.readRows(start, count);
+  const n = count * src.cols;
+  if (got.dtype === 'f32' && got.bytes.byteOffset % 4 === 0) return new Float32Array(got.bytes.buffer, got.bytes.byteOffset, n);
+  const out = new Float32Array(wide.buffer, wide.byteOffset, n);
+  decodeInto(got.bytes, got.dtype, 'le', out, 0, n);
+  return out;
 }
 
 /** Raw path: read block n + 1 (synchronously, on this thread) while block n is scanned off-thread. */

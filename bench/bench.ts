@@ -1,0 +1,126 @@
+// npm run bench [-- --runs 5 --layers 16 --rows 2048 --cols 2048 --dir DIR --keep]
+//
+// On the same files (L layers of rows x cols, an NPU and a reference tensor per layer, as f32
+// and as bf16 stored <u2), times over all L pairs, median of --runs:
+//   (a) native     compare() with the native addon (raw payload, threads = min(cores, 4))
+//   (b) twin       compare() with the TypeScript kernel
+//   (c) numpy      bench/numpy_compare.py: mlir-air's comparator definitions in numpy
+//   (d) read       reading the same bytes with readSync into one reused buffer: the limit
+// and prints GB/s (file bytes / second) for each and the ratios native/numpy, twin/numpy,
+// native/read. All four read the files through the page cache: the files are read once
+// before timing and every contender runs warm (dropping the cache needs root); so "read" is
+// warm-cache read bandwidth, the same for everyone. Each contender opens and reads the
+// files itself inside its timing. No assertions: this measures, it does not judge.
+import { spawnSync } from 'node:child_process';
+import { closeSync, openSync, readSync, rmSync } from 'node:fs';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { compare, jsKernel, selectEngine, type Kernel } from '../src/metrics/index.ts';
+import { openTensor } from '../src/tensor/index.ts';
+import { generate, type BenchDType } from './files.ts';
+
+const args = process.argv.slice(2);
+const opt = (name: string, def: string) => {
+  const i = args.indexOf(`--${name}`);
+  return i >= 0 ? args[i + 1] : def;
+};
+const RUNS = Number(opt('runs', '5'));
+const LAYERS = Number(opt('layers', '16'));
+const ROWS = Number(opt('rows', '2048'));
+const COLS = Number(opt('cols', '2048'));
+const KEEP = args.includes('--keep');
+const DIR = opt('dir', join(tmpdir(), `npu-block-gate-bench-${LAYERS}x${ROWS}x${COLS}`));
+const PYTHON = process.env.NPU_BLOCK_GATE_PYTHON ?? 'python3';
+
+const median = (xs: number[]) => {
+  const s = [...xs].sort((x, y) => x - y);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+};
+
+const buf = Buffer.allocUnsafe(8 << 20);
+function readAllFiles(files: string[]): number {
+  let total = 0;
+  for (const f of files) {
+    const fd = openSync(f, 'r');
+    try {
+      for (;;) {
+        const n = readSync(fd, buf, 0, buf.length, null);
+        if (n === 0) break;
+        total += n;
+      }
+    } finally {
+      closeSync(fd);
+    }
+  }
+  return total;
+}
+
+async function judgeAll(pairs: { npu: string; ref: string }[], k: Kernel): Promise<number> {
+  let sum = 0;
+  for (const p of pairs) {
+    const a = openTensor(p.npu, { u2IsBf16: true });
+    const b = openTensor(p.ref, { u2IsBf16: true });
+    try {
+      const m = await compare(a, b, { threshold: 0.99 }, k);
+      sum += m.wholeCosine;
+    } finally {
+      a.close();
+      b.close();
+    }
+  }
+  return sum;
+}
+
+async function time(fn: () => unknown): Promise<number> {
+  const t0 = performance.now();
+  await fn();
+  return (performance.now() - t0) / 1000;
+}
+
+function numpyTimes(pairs: { npu: string; ref: string }[], dtype: BenchDType): number[] | string {
+  const script = fileURLToPath(new URL('./numpy_compare.py', import.meta.url));
+  const r = spawnSync(PYTHON, [script, String(RUNS), dtype, ...pairs.flatMap((p) => [p.npu, p.ref])], { encoding: 'utf8', maxBuffer: 1 << 24 });
+  if (r.status !== 0) return `numpy baseline failed: ${(r.stderr || r.error?.message || '').trim().split('\n').pop()}`;
+  return JSON.parse(r.stdout).seconds as number[];
+}
+
+const native = selectEngine({ NPU_BLOCK_GATE_ENGINE: 'auto' });
+const hasNative = native.name === 'native';
+console.log(
+  `bench: ${LAYERS} layers x ${ROWS} x ${COLS}, NPU + reference per layer, f32 and bf16 (<u2); ${RUNS} runs, median; ` +
+    `${availableParallelism()} cores; native engine ${hasNative ? `${(native as { path?: string }).path} (${(native as { isa?: string }).isa})` : 'UNAVAILABLE'}`,
+);
+console.log(`bench: files in ${DIR}; warm page cache for every contender (files read once before timing); load average ${loadavg().map((x) => x.toFixed(1)).join(' ')}`);
+
+const fmt = (x: number, d = 2) => x.toFixed(d);
+for (const dtype of ['f32', 'bf16'] as const) {
+  const pairs = generate(DIR, dtype, LAYERS, ROWS, COLS);
+  const files = pairs.flatMap((p) => [p.npu, p.ref]);
+  const bytes = readAllFiles(files); // warm the cache
+  readAllFiles(files);
+  const t: Record<string, number[]> = { read: [], native: [], twin: [] };
+  for (let r = 0; r < RUNS; r++) {
+    t.read.push(await time(() => readAllFiles(files)));
+    if (hasNative) t.native.push(await time(() => judgeAll(pairs, native)));
+    t.twin.push(await time(() => judgeAll(pairs, jsKernel)));
+  }
+  const np = numpyTimes(pairs, dtype);
+  const gbps = (s: number) => bytes / s / 1e9;
+  const row = (name: string, xs: number[] | string) =>
+    typeof xs === 'string' ? `  ${name.padEnd(7)} ${xs}` : `  ${name.padEnd(7)} ${fmt(median(xs), 3).padStart(7)} s  ${fmt(gbps(median(xs))).padStart(6)} GB/s`;
+  console.log(`\n${dtype}: ${fmt(bytes / 1e9, 3)} GB over ${files.length} files`);
+  console.log(row('read', t.read));
+  console.log(row('native', hasNative ? t.native : 'unavailable'));
+  console.log(row('twin', t.twin));
+  console.log(row('numpy', np));
+  const ratio = (x: number[], y: number[] | string) => (typeof y === 'string' || !x.length ? 'n/a' : `${fmt(median(y) / median(x))}x`);
+  console.log(
+    `  ratios: native/numpy ${ratio(t.native, np)}, twin/numpy ${ratio(t.twin, np)}, ` +
+      `native/read ${hasNative ? `${fmt((100 * median(t.read)) / median(t.native), 0)}%` : 'n/a'}; ` +
+      `judging all ${LAYERS} layers takes ${hasNative ? fmt(median(t.native) / median(t.read)) : fmt(median(t.twin) / median(t.read))}x the read time`,
+  );
+}
+console.log(`\nbench: load average at the end ${loadavg().map((x) => x.toFixed(1)).join(' ')} (other processes on these cores slow every contender)`);
+if (!KEEP && !args.includes('--dir')) rmSync(DIR, { recursive: true, force: true });
