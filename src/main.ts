@@ -137,6 +137,7 @@ async function runModel(s: Session, modelDir: string): Promise<ModelResult> {
       const { runDir } = await probe(plan, s.log);
       res.runDir = runDir;
       writeMeta(runDir, s.ctx, key);
+      if (!s.store) throw new InfraError('mode probe hands the run dir to the report job as an artifact, but there is no artifact service here (ACTIONS_RUNTIME_TOKEN is unset)');
       await upload(s, res, slug, runDir);
       res.outcome = 'probed';
       res.exitCode = EXIT.pass;
@@ -177,8 +178,10 @@ async function runModel(s: Session, modelDir: string): Promise<ModelResult> {
   }
   for (const w of report.warnings) core.warning(w.message, { title: `npu-block-gate ${report.model.name}: ${w.id}` });
 
-  if (result && s.store) await upload(s, res, slug, result.runDir).catch((e) => core.warning(`artifact upload failed: ${oneLine(e)}`));
-  else if (result && !s.store) core.info('no artifact service (ACTIONS_RUNTIME_TOKEN unset): the run dir stays at ' + result.runDir);
+  // The run dir goes up even when it could not be judged: probe.log is what explains an error.
+  const toUpload = result?.runDir ?? (existsSync(plan.runDir) ? plan.runDir : null);
+  if (toUpload && s.store) await upload(s, res, slug, toUpload).catch((e) => core.warning(`artifact upload failed: ${oneLine(e)}`));
+  else if (toUpload) core.info(`no artifact service (ACTIONS_RUNTIME_TOKEN unset): the run dir stays at ${toUpload}`);
 
   const summaryMd = result ? result.markdown : renderMarkdown(report, { flavor: 'summary', artifactUrl: res.artifactUrl ?? undefined });
   await core.summary.addRaw(truncateBody(summaryMd, SUMMARY_BUDGET, res.artifactUrl)).addEOL().write();
