@@ -2,7 +2,7 @@
 // is newer than dist/index.js, the current sources are bundled into a private file under node_modules/.cache with the
 // options of scripts/build.mjs instead, so the tests never rewrite the committed dist/ (and never
 // test a stale one). NBG_TEST_DIST=committed forces dist/index.js as it is.
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { build } from 'esbuild';
 import { REPO } from './airmini.ts';
@@ -27,7 +27,9 @@ export async function ensureDist(): Promise<string> {
   // dist/index.js does: by walking up from its own directory.
   const cache = join(REPO, 'node_modules/.cache');
   mkdirSync(cache, { recursive: true });
-  const out = join(mkdtempSync(join(cache, 'nbg-dist-')), 'index.js');
+  const dir = mkdtempSync(join(cache, 'nbg-dist-'));
+  process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
+  const out = join(dir, 'index.js');
   await build({
     entryPoints: [join(REPO, 'src/index.ts')],
     outfile: out,
