@@ -39,17 +39,29 @@ export function findBadRuns(cosines: ArrayLike<number>, threshold: number): BadR
 
 /** The k lowest cosines, NaN first (worst), ties by row index. */
 export function worstRows(cosines: ArrayLike<number>, k: number): RowScore[] {
-  const idx = Array.from({ length: cosines.length }, (_, i) => i);
-  idx.sort((x, y) => {
+  const before = (x: number, y: number) => {
     const cx = cosines[x];
     const cy = cosines[y];
     const nx = cx !== cx;
     const ny = cy !== cy;
-    if (nx !== ny) return nx ? -1 : 1;
-    if (!nx && cx !== cy) return cx < cy ? -1 : 1;
-    return x - y;
-  });
-  return idx.slice(0, Math.max(0, k)).map((row) => ({ row, cosine: cosines[row] }));
+    if (nx !== ny) return nx;
+    if (!nx && cx !== cy) return cx < cy;
+    return x < y;
+  };
+  // One pass keeping the k worst in order (k is small; sorting every row cost more than the scan).
+  const keep = Math.max(0, Math.min(k, cosines.length));
+  const top: number[] = [];
+  for (let i = 0; i < cosines.length && keep > 0; i++) {
+    if (top.length === keep && !before(i, top[keep - 1])) continue;
+    let j = top.length < keep ? top.length : keep - 1;
+    if (top.length < keep) top.push(i);
+    while (j > 0 && before(i, top[j - 1])) {
+      top[j] = top[j - 1];
+      j--;
+    }
+    top[j] = i;
+  }
+  return top.map((row) => ({ row, cosine: cosines[row] }));
 }
 
 function firstOf(nf: Float64Array, base: number) {
