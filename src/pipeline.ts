@@ -182,7 +182,7 @@ export async function judge(plan: Plan, log: Log, python: PythonInfo | null = nu
   // G4 is judged on what we are about to write; the documents record the verdict including it.
   const documented: Documented = modelDir
     ? { attempted: true, ok: true, path: DOC_PATHS.phase2, detail: 'latest result and history row written' }
-    : { attempted: false, ok: false, path: '', detail: plan.writeDocs ? 'model dir not available here; pass --model-dir to document' : 'documents not written (--no-docs)' };
+    : { attempted: false, ok: false, path: '', detail: plan.writeDocs ? 'model dir not available here; pass --model-dir to document' : 'not written in this run (documents turned off, or a pull request)' };
   report.gates = [...gates, documentationGate(documented)];
   report.outcome = outcomeOf(report.gates);
   report.exit_code = report.outcome === 'pass' ? EXIT.pass : EXIT.fail;

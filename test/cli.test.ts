@@ -151,6 +151,10 @@ test('check twice keeps one history row per commit + prompt; hand text survives 
   const todoAfter = readFileSync(todo, 'utf8');
   assert.ok(todoAfter.includes('- B7: decode GEMV K=11008 (mine)\n') && todoAfter.endsWith('\nTrailing hand text.\n'));
   assert.match(todoAfter, /- \[x\] 2: Single-Block Validation/);
+  // An identical re-run changes nothing at all (no churn in a docs PR).
+  const r3 = await check('tiny_llama', undefined, ['--commit', 'c0ffee1234567']);
+  assert.is(r3.report!.docs!.changed, false);
+  assert.is(readFileSync(phase2, 'utf8'), after);
   // Everything but the checkbox is byte-identical.
   assert.is(todoAfter.replace('- [x] 2: Single-Block Validation', '- [ ] 2: Single-Block Validation'), td.replace('- [x] 2: Single-Block Validation', '- [ ] 2: Single-Block Validation'));
 });

@@ -100,7 +100,7 @@ function metricsSection(r: Report): string[] {
   return out;
 }
 
-function integrationSection(r: Report): string[] {
+function integrationSection(r: Report, flavor: Flavor): string[] {
   const out: string[] = [];
   const i = r.integration;
   if (i) {
@@ -128,9 +128,13 @@ function integrationSection(r: Report): string[] {
     if (env.xrt) rows.push(['XRT', cell(env.xrt)]);
     rows.push(['air tree commit', cell(env.git_commit ?? 'not a git checkout')]);
   }
-  if (r.kernel_cache) rows.push(['kernel cache', cell(`${r.kernel_cache.hit ? 'hit' : 'compiled'}${r.kernel_cache.entries.length ? `: ${r.kernel_cache.entries.join(', ')}` : ''}`)]);
-  const t = Object.entries(r.timings);
-  if (t.length) rows.push(['timings', cell(t.map(([k, v]) => `${k} ${fmtSeconds(v)}`).join(', '))]);
+  // The documents leave out what changes on every run (timings, cache hit), so an unchanged result
+  // leaves phase2_block.md byte-identical and a docs PR has nothing to commit.
+  if (flavor !== 'doc') {
+    if (r.kernel_cache) rows.push(['kernel cache', cell(`${r.kernel_cache.hit ? 'hit' : 'compiled'}${r.kernel_cache.entries.length ? `: ${r.kernel_cache.entries.join(', ')}` : ''}`)]);
+    const t = Object.entries(r.timings);
+    if (t.length) rows.push(['timings', cell(t.map(([k, v]) => `${k} ${fmtSeconds(v)}`).join(', '))]);
+  }
   rows.push(['engine', cell(r.metrics ? r.metrics.engine : 'n/a')]);
   if (rows.length > 1) out.push('### Environment', '', markdownTable(rows), '');
   return out;
@@ -178,7 +182,7 @@ export function renderMarkdown(r: Report, opts: MarkdownOptions): string {
   const chart = cosineChart(r, opts.chartPoints);
   if (chart) out.push(chart, '');
   out.push(...bisectSection(r));
-  out.push(...integrationSection(r));
+  out.push(...integrationSection(r, opts.flavor));
   if (opts.artifactUrl) out.push(`Full run dir and report: [artifact](${opts.artifactUrl})`, '');
   return out.join('\n');
 }
