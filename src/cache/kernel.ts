@@ -1,0 +1,159 @@
+// Content-addressed kernel cache (DESIGN.md "Caches"): compile once, run many.
+// mlir-air's own manifest only notices a toolchain change; it does not notice a new seq_len,
+// config, builder source, registry tile or compile command. Our key covers all of those, and a
+// hit restores the stored cache dir into <model>/build_peano/prefill_kernel_cache/.
+import { createHash } from 'node:crypto';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join, relative, sep } from 'node:path';
+import type { ProbeJson } from '../rundir/schema.ts';
+
+export const KERNEL_CACHE_VERSION = 1;
+/** Default size cap of the kernel store; the least recently used entries go first. */
+export const DEFAULT_MAX_BYTES = 20 * 1024 ** 3;
+
+export function defaultCacheRoot(env: NodeJS.ProcessEnv = process.env): string {
+  if (env.NPU_BLOCK_GATE_CACHE_DIR) return env.NPU_BLOCK_GATE_CACHE_DIR;
+  const base = env.XDG_CACHE_HOME || join(homedir(), '.cache');
+  return join(base, 'npu-block-gate');
+}
+
+// Files that cannot change what compiles: run output, docs, bytecode, VCS data.
+const SKIP_DIR = /^(build_[^/]*|docs|__pycache__|\.git|air_project|node_modules)$/;
+const SKIP_FILE = /(\.pyc|\.md|~|\.swp)$|^\.gitignore$/;
+
+function listFiles(dir: string, out: string[] = []): string[] {
+  if (!existsSync(dir)) return out;
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, e.name);
+    if (e.isDirectory()) { if (!SKIP_DIR.test(e.name)) listFiles(p, out); }
+    else if (e.isFile() && !SKIP_FILE.test(e.name)) out.push(p);
+  }
+  return out;
+}
+
+export interface KeyInputs {
+  airRoot: string;
+  modelDir: string;
+  config: ProbeJson['model']['config'];
+  seqLen: number | null;
+  cpuAttn: boolean | null;
+  toolchain: unknown;
+  compileCommand: string | null;
+}
+
+/** The key and what went into it (sources hashed file by file, so a report can say what changed). */
+export function kernelCacheKey(k: KeyInputs): { key: string; files: number } {
+  const roots = [
+    k.modelDir,
+    join(k.airRoot, 'programming_examples/llms/shared'),
+    join(k.airRoot, 'programming_examples/kernel_registry'),
+  ];
+  const h = createHash('sha256');
+  h.update(`npu-block-gate kernel cache v${KERNEL_CACHE_VERSION}\n`);
+  let files = 0;
+  for (const root of roots) {
+    for (const f of listFiles(root).sort()) {
+      const rel = relative(k.airRoot, f).split(sep).join('/');
+      h.update(`${rel}\0${createHash('sha256').update(readFileSync(f)).digest('hex')}\n`);
+      files++;
+    }
+  }
+  h.update(JSON.stringify({ config: k.config, seqLen: k.seqLen, cpuAttn: k.cpuAttn, toolchain: k.toolchain ?? null, compile: k.compileCommand }));
+  return { key: h.digest('hex').slice(0, 32), files };
+}
+
+export interface StoredMeta {
+  key: string;
+  model: string;
+  created_at: string;
+  compile_seconds: number | null;
+  bytes: number;
+}
+
+function dirBytes(dir: string): number {
+  let n = 0;
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, e.name);
+    n += e.isDirectory() ? dirBytes(p) : statSync(p).size;
+  }
+  return n;
+}
+
+export class KernelStore {
+  constructor(readonly root: string, readonly maxBytes = DEFAULT_MAX_BYTES) {}
+
+  private entry(key: string): string {
+    if (!/^[0-9a-f]{16,64}$/.test(key)) throw new Error(`bad kernel cache key ${key}`);
+    return join(this.root, 'kernels', key);
+  }
+
+  meta(key: string): StoredMeta | null {
+    const f = join(this.entry(key), 'meta.json');
+    if (!existsSync(f)) return null;
+    try { return JSON.parse(readFileSync(f, 'utf8')) as StoredMeta; } catch { return null; }
+  }
+
+  /** Replaces target with the stored entry; false on a miss. The target is never left half-copied. */
+  restore(key: string, target: string): StoredMeta | null {
+    const meta = this.meta(key);
+    const src = join(this.entry(key), 'cache');
+    if (!meta || !existsSync(src)) return null;
+    const tmp = `${target}.nbg-restore-${process.pid}`;
+    rmSync(tmp, { recursive: true, force: true });
+    mkdirSync(join(target, '..'), { recursive: true });
+    cpSync(src, tmp, { recursive: true });
+    rmSync(target, { recursive: true, force: true });
+    renameSync(tmp, target);
+    const now = new Date();
+    utimesSync(join(this.entry(key), 'meta.json'), now, now); // LRU
+    return meta;
+  }
+
+  /** Stores source under key (atomically: copied aside, then renamed into place), then trims the store. */
+  store(key: string, source: string, meta: Omit<StoredMeta, 'bytes' | 'key'>): StoredMeta {
+    const dest = this.entry(key);
+    const existing = this.meta(key);
+    if (existing) return existing;
+    const tmp = join(this.root, 'kernels', `.tmp-${key}-${process.pid}`);
+    rmSync(tmp, { recursive: true, force: true });
+    mkdirSync(tmp, { recursive: true });
+    cpSync(source, join(tmp, 'cache'), { recursive: true });
+    const full: StoredMeta = { key, ...meta, bytes: dirBytes(join(tmp, 'cache')) };
+    writeFileSync(join(tmp, 'meta.json'), JSON.stringify(full, null, 2) + '\n');
+    try {
+      renameSync(tmp, dest);
+    } catch (e) {
+      rmSync(tmp, { recursive: true, force: true });
+      if (!this.meta(key)) throw e; // another run stored the same key first: fine
+    }
+    this.gc();
+    return full;
+  }
+
+  list(): (StoredMeta & { used: number })[] {
+    const dir = join(this.root, 'kernels');
+    if (!existsSync(dir)) return [];
+    const out: (StoredMeta & { used: number })[] = [];
+    for (const name of readdirSync(dir)) {
+      if (name.startsWith('.')) continue;
+      const m = this.meta(name);
+      if (m) out.push({ ...m, used: statSync(join(dir, name, 'meta.json')).mtimeMs });
+    }
+    return out;
+  }
+
+  /** Drops least recently used entries until the store fits under maxBytes. */
+  gc(): string[] {
+    const all = this.list().sort((a, b) => a.used - b.used);
+    let total = all.reduce((n, m) => n + m.bytes, 0);
+    const dropped: string[] = [];
+    for (const m of all) {
+      if (total <= this.maxBytes) break;
+      rmSync(this.entry(m.key), { recursive: true, force: true });
+      total -= m.bytes;
+      dropped.push(m.key);
+    }
+    return dropped;
+  }
+}
