@@ -40,21 +40,25 @@ def build_parser():
                         help="padded length (multiple of 64); default: the model's PREFILL_SEQ_LEN if it declares one, else 2048 (mlir-air's prefill kernels and registry shapes)")
         sp.add_argument("--out", required=True, metavar="RUN_DIR", help="run dir to write (created if missing)")
         sp.add_argument("--verbose", action="store_true", help="echo the tree's own output to stderr too")
+        attn = sp.add_mutually_exclusive_group()
+        attn.add_argument("--cpu-attn", dest="cpu_attn", action="store_true", default=True,
+                          help="attention on the CPU (the tree's default for block runs)")
+        attn.add_argument("--npu-attn", dest="cpu_attn", action="store_false",
+                          help="attention on the NPU (flash_attn ELF)")
 
     c = sub.add_parser("config", help="resolve tree, model, prompt and integration; write probe.json (stage config)",
                        description="Resolve the tree, model config, prompt and tokens, and the integration path; "
                        "write probe.json with stage 'config' and no tensors. Nothing runs on the NPU.")
     common(c)
-    c.set_defaults(cpu_attn=True)
+    c.set_defaults(reuse_kernels=False)
 
     b = sub.add_parser("block", help="compile, run block 0 on the NPU and the reference; write the run dir",
                        description="Everything `config` does, then compile the prefill kernels, run block 0 on the NPU, "
                        "get the HF bf16 layer-0 reference, and write block0.{npu,ref,input}.npy and probe.json (stage block).")
     common(b)
-    attn = b.add_mutually_exclusive_group()
-    attn.add_argument("--cpu-attn", dest="cpu_attn", action="store_true", default=True,
-                      help="attention on the CPU (the tree's default for block runs)")
-    attn.add_argument("--npu-attn", dest="cpu_attn", action="store_false", help="attention on the NPU (flash_attn ELF)")
+    b.add_argument("--reuse-kernels", action="store_true",
+                   help="when <model>/build_peano/prefill_kernel_cache loads (KernelCache.load_manifest), skip "
+                   "compile_and_cache for the kernels it holds; compile_all_kernels still runs")
 
     bs = sub.add_parser("bisect", help="after a block run: rerun block 0 with one step at a time on the CPU",
                         description="Read RUN_DIR/probe.json (stage block), rebuild the same block-0 setup, and for "

@@ -23,7 +23,16 @@ import time
 import numpy as np
 
 from probe_errors import ProbeError, TreeCrash
-from probe_schema import BISECT_CPU_STEPS_KW, KERNEL_CACHE_SUBDIR, MANIFEST_FILE, MAX_SEQ_DEFAULT, SEQ_ALIGN
+from probe_npy import write_json
+from probe_schema import (
+    BISECT_CPU_STEPS_KW,
+    KERNEL_CACHE_SUBDIR,
+    KERNEL_STAMP_FILE,
+    KERNEL_STAMP_SCHEMA,
+    MANIFEST_FILE,
+    MAX_SEQ_DEFAULT,
+    SEQ_ALIGN,
+)
 from probe_tree import import_tree_module, module_file_exists
 
 BLOCK_PREFIX = "run_transformer_block"
@@ -342,6 +351,133 @@ def _str(v):
 
 
 # ---------------------------------------------------------------------------
+# What the kernel cache was built from (probe.json `kernel_cache`)
+
+
+def compile_command(entry, seq_len, cpu_attn, adapter=None):
+    """A stable description of the compile `block` runs for this entry, the same
+    string in `config` and `block` (the TypeScript side keys its kernel cache on
+    it). Only the keywords the call really passes appear."""
+    if entry.kind == "adapter":
+        build = getattr(adapter, "build_runner", None)
+        kw = filter_kwargs(build, {"npu_attn": not cpu_attn, "lite_mode": False}) if callable(build) else {}
+        extra = "".join(f", {k}={v}" for k, v in kw.items())
+        return f"{entry.entry}(model_name, config, max_seq={int(seq_len)}, tokenizer{extra})"
+    extra = f", cpu_attn={bool(cpu_attn)}" if accepts(entry.compile_all, "cpu_attn") else ""
+    return f"{entry.module.__name__}.compile_all_kernels(cache, config, seq_len={int(seq_len)}{extra})"
+
+
+def toolchain_of(cache):
+    """`cache._toolchain_id()` as a JSON-safe dict with sorted keys, or None when
+    the cache has no such method or it fails."""
+    func = getattr(cache, "_toolchain_id", None)
+    if not callable(func):
+        return None
+    try:
+        ids = func()
+    except Exception:  # informational: load_manifest reports a real toolchain problem
+        return None
+    if not isinstance(ids, dict):
+        return None
+    return {str(k): ids[k] if isinstance(ids[k], (str, int, float, bool)) or ids[k] is None else _str(ids[k])
+            for k in sorted(ids, key=str)}
+
+
+def tree_toolchain(cache_dir):
+    """The tree's KernelCache toolchain id without compiling anything (for
+    `config`). An instance made without __init__ first, so `config` does not
+    create the cache dir; a full instance only if that fails. None when the
+    tree has no usable KernelCache."""
+    try:
+        mod = importlib.import_module("shared.infra.cache")
+        cls = mod.KernelCache
+    except Exception:
+        return None
+    try:
+        bare = cls.__new__(cls)
+        ids = toolchain_of(bare)
+        if ids is not None:
+            return ids
+    except Exception:
+        pass
+    try:
+        return toolchain_of(cls(cache_dir=cache_dir))
+    except Exception:
+        return None
+
+
+def read_stamp(cache_dir):
+    """The compile command the probe recorded for this cache dir, or None."""
+    try:
+        with open(os.path.join(cache_dir, KERNEL_STAMP_FILE), encoding="utf-8") as f:
+            stamp = json.load(f)
+    except (OSError, ValueError):
+        return None
+    cmd = stamp.get("compile_command") if isinstance(stamp, dict) else None
+    return cmd if isinstance(cmd, str) else None
+
+
+def write_stamp(cache_dir, command):
+    try:
+        write_json(os.path.join(cache_dir, KERNEL_STAMP_FILE), {"schema": KERNEL_STAMP_SCHEMA, "compile_command": command})
+    except OSError:
+        pass  # only a guard for later --reuse-kernels runs
+
+
+@dataclasses.dataclass
+class CompileRecord:
+    """What compile_all_kernels did to this KernelCache instance."""
+
+    compiled: list = dataclasses.field(default_factory=list)  # names passed to the real compile_and_cache
+    reused: list = dataclasses.field(default_factory=list)  # names skipped (--reuse-kernels)
+    tracked: bool = True  # False: compile_and_cache could not be wrapped (names unknown)
+
+
+def _artifact_binary(artifact):
+    if isinstance(artifact, dict):
+        binary = artifact.get("output_binary")
+    else:
+        binary = getattr(artifact, "output_binary", None)
+    return str(binary) if binary else None
+
+
+def track_compiles(cache, reuse):
+    """Wrap THIS instance's compile_and_cache (an instance attribute; the tree
+    and its class are untouched). Every call is noted. With `reuse` (load_manifest
+    returned True), a call for a name the manifest loaded, whose binary exists, is
+    skipped and returns None, which is what mlir-air's compile_and_cache returns;
+    every other name compiles as usual. compile_all_kernels itself still runs, so
+    module state it sets (qwen3's _FUSED_SCRATCH_FOR) is set as in a cold run."""
+    rec = CompileRecord()
+    orig = getattr(cache, "compile_and_cache", None)
+    if not callable(orig):
+        rec.tracked = False
+        return rec
+    loaded = {}
+    if reuse:
+        artifacts = getattr(cache, "artifacts", None)
+        if isinstance(artifacts, dict):
+            loaded = {name: _artifact_binary(art) for name, art in artifacts.items()}
+
+    def compile_and_cache(*args, **kwargs):
+        name = args[0] if args else kwargs.get("name")
+        binary = loaded.get(name) if isinstance(name, str) else None
+        if binary is not None and os.path.isfile(binary):
+            if name not in rec.reused:
+                rec.reused.append(name)
+            return None
+        if isinstance(name, str) and name not in rec.compiled:
+            rec.compiled.append(name)
+        return orig(*args, **kwargs)
+
+    try:
+        cache.compile_and_cache = compile_and_cache
+    except (AttributeError, TypeError):
+        rec.tracked = False  # __slots__ or a C type: compile as the tree does, names unknown
+    return rec
+
+
+# ---------------------------------------------------------------------------
 # Running block 0
 
 
@@ -354,12 +490,20 @@ class BlockRun:
     cache_hit: object  # bool or None
     timings: dict
     kernels_run: list = dataclasses.field(default_factory=list)  # ELF names in call order
+    manifest_loaded: object = None  # what load_manifest() returned (None: not asked)
+    toolchain: object = None  # cache._toolchain_id() or None
+    compiled: object = None  # names compiled this run (None: unknown, adapter path)
+    reused: object = None  # names skipped thanks to --reuse-kernels
+    compile_seconds: object = None  # seconds in compile_all_kernels
 
 
-def run_block0(tree, entry, adapter, config, model_name, tokens, seq_len, cpu_attn, log, tokenizer=None):
+def run_block0(tree, entry, adapter, config, model_name, tokens, seq_len, cpu_attn, log, tokenizer=None,
+               reuse_kernels=False):
     if entry.kind == "adapter":
+        if reuse_kernels:
+            log.step("--reuse-kernels has no effect on the adapter path (its build_runner compiles on its own)")
         return _run_adapter(tree, entry, adapter, config, model_name, tokens, seq_len, cpu_attn, log, tokenizer, {})
-    setup = prepare_block0(tree, entry, config, model_name, tokens, seq_len, cpu_attn, log)
+    setup = prepare_block0(tree, entry, config, model_name, tokens, seq_len, cpu_attn, log, reuse_kernels=reuse_kernels)
     log.step(f"running block 0 on the NPU via {entry.entry} (seq_len {seq_len}, real_len {len(tokens)})")
     t = time.monotonic()
     npu = run_block_once(setup)
@@ -372,6 +516,11 @@ def run_block0(tree, entry, adapter, config, model_name, tokens, seq_len, cpu_at
         cache_hit=setup.cache_hit,
         timings=setup.timings,
         kernels_run=unique(setup.kernels_run),
+        manifest_loaded=setup.manifest_loaded,
+        toolchain=setup.toolchain,
+        compiled=setup.compiled,
+        reused=setup.reused,
+        compile_seconds=setup.timings.get("compile"),
     )
 
 
@@ -395,12 +544,18 @@ class BlockSetup:
     cache_hit: object
     timings: dict
     kernels_run: list  # appended to by every cache.load_and_run
+    manifest_loaded: object = None
+    toolchain: object = None
+    compiled: object = None  # list, or None when compile_and_cache could not be tracked
+    reused: object = None
 
 
-def prepare_block0(tree, entry, config, model_name, tokens, seq_len, cpu_attn, log):
+def prepare_block0(tree, entry, config, model_name, tokens, seq_len, cpu_attn, log, reuse_kernels=False):
     """Compile into `<model>/build_peano/prefill_kernel_cache`, load the weights,
     embed and zero-pad `tokens` to `seq_len`, build the RoPE LUT (single/block
-    entries only; call from the build dir)."""
+    entries only; call from the build dir). With `reuse_kernels`, names the
+    loaded manifest already holds are not recompiled (see track_compiles);
+    compile_all_kernels runs either way."""
     timings = {}
     cache_dir = kernel_cache_dir(tree)
     weights_name = f"{tree.model}_weights"
@@ -415,15 +570,28 @@ def prepare_block0(tree, entry, config, model_name, tokens, seq_len, cpu_attn, l
 
     cache = call_tree("KernelCache", KernelCache, cache_dir=cache_dir)
     kernels_run = record_kernel_calls(cache)
-    hit = None
+    loaded = None
     if callable(getattr(cache, "load_manifest", None)):
-        hit = bool(call_tree("KernelCache.load_manifest", cache.load_manifest))
+        loaded = bool(call_tree("KernelCache.load_manifest", cache.load_manifest))
+    toolchain = toolchain_of(cache)
+    command = compile_command(entry, seq_len, cpu_attn)
+    reuse = bool(reuse_kernels and loaded)
+    if reuse:
+        stamped = read_stamp(cache_dir)
+        if stamped is not None and stamped != command:
+            log.step(f"--reuse-kernels: not reusing {tree.rel(cache_dir)}: it was built by {stamped}")
+            reuse = False
+    elif reuse_kernels:
+        log.step(f"--reuse-kernels: no loadable manifest in {tree.rel(cache_dir)}; compiling everything")
+    record = track_compiles(cache, reuse)
     log.step(
         f"compiling kernels for seq_len {seq_len} ({'cpu' if cpu_attn else 'npu'} attention; "
-        f"cache {tree.rel(cache_dir)}, {'warm' if hit else 'cold'})"
+        f"cache {tree.rel(cache_dir)}, {'warm' if loaded else 'cold'}"
+        f"{', reusing loaded kernels' if reuse else ''})"
     )
-    # Always compile: load_manifest() knows nothing of seq_len or config, and
-    # some models (qwen3) fill module state only inside compile_all_kernels.
+    # compile_all_kernels always runs: load_manifest() knows nothing of seq_len
+    # or config, and some models (qwen3) fill module state only inside it. Under
+    # --reuse-kernels only the compile_and_cache calls for loaded names are skipped.
     t = time.monotonic()
     call_tree(
         f"{entry.module.__name__}.compile_all_kernels",
@@ -434,6 +602,13 @@ def prepare_block0(tree, entry, config, model_name, tokens, seq_len, cpu_attn, l
         **filter_kwargs(entry.compile_all, {"cpu_attn": cpu_attn}),
     )
     timings["compile"] = time.monotonic() - t
+    write_stamp(cache_dir, command)
+    if record.tracked:
+        log.step(f"compile_all_kernels: compiled {len(record.compiled)}, reused {len(record.reused)} "
+                 f"({timings['compile']:.1f}s)")
+        hit = bool(reuse and not record.compiled)
+    else:
+        hit = False
 
     log.step(f"loading weights for {model_name}")
     t = time.monotonic()
@@ -475,6 +650,10 @@ def prepare_block0(tree, entry, config, model_name, tokens, seq_len, cpu_attn, l
         cache_hit=hit,
         timings=timings,
         kernels_run=kernels_run,
+        manifest_loaded=loaded,
+        toolchain=toolchain,
+        compiled=record.compiled if record.tracked else None,
+        reused=record.reused if record.tracked else None,
     )
 
 
@@ -569,7 +748,7 @@ class _TokenizerShim:
 
 def _run_adapter(tree, entry, adapter, config, model_name, tokens, seq_len, cpu_attn, log, tokenizer, timings):
     cache_dir = kernel_cache_dir(tree)
-    hit = probe_cache_hit(cache_dir)
+    loaded = probe_cache_hit(cache_dir)
     tok = tokenizer if tokenizer is not None else _TokenizerShim(adapter)
     log.step(f"building the adapter's NPU runner (compiles its kernels; max_seq {seq_len})")
     t = time.monotonic()
@@ -597,6 +776,8 @@ def _run_adapter(tree, entry, adapter, config, model_name, tokens, seq_len, cpu_
         input=None,
         seq_len=seq_len,
         cache_dir=cache_dir,
-        cache_hit=hit,
+        cache_hit=None,  # the adapter compiles on its own: whether it skipped anything is unknown
         timings=timings,
+        manifest_loaded=loaded,
+        toolchain=tree_toolchain(cache_dir),
     )

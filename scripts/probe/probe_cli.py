@@ -16,11 +16,13 @@ from probe_block import (
     call_tree,
     choose_entry,
     choose_seq_len,
+    compile_command,
     declared_seq_len,
     kernel_cache_dir,
     load_block_modules,
     read_manifest,
     run_block0,
+    tree_toolchain,
     working_dir,
 )
 from probe_env import environment
@@ -152,14 +154,23 @@ def run(args, log):
 
     cache_dir = kernel_cache_dir(tree)
     tensors = {"npu": None, "ref": None, "input": None}
-    hit = None
+    cache_run = {"hit": None, "manifest_loaded": None, "toolchain": None,
+                 "compiled": [], "reused": [], "compile_seconds": None}
     if args.command == "block":
         bdir = build_dir(tree)
         log.detail(f"working directory for compile and run: {bdir}")
         with working_dir(bdir):
-            blk = run_block0(tree, entry, adapter, config, model_name, tokens, seq_len, args.cpu_attn, log, tokenizer)
+            blk = run_block0(tree, entry, adapter, config, model_name, tokens, seq_len, args.cpu_attn, log, tokenizer,
+                             reuse_kernels=bool(getattr(args, "reuse_kernels", False)))
         timings.update(blk.timings)
-        hit = blk.cache_hit
+        cache_run = {
+            "hit": blk.cache_hit,
+            "manifest_loaded": blk.manifest_loaded,
+            "toolchain": blk.toolchain,
+            "compiled": blk.compiled,
+            "reused": blk.reused,
+            "compile_seconds": None if blk.compile_seconds is None else round(float(blk.compile_seconds), 4),
+        }
         ref, timings["ref"], observed = run_reference(tree, adapter, config, model_name, hf_id, tokens, seq_len, log)
         if observed == "emulated":
             kind = "emulated"
@@ -171,6 +182,8 @@ def run(args, log):
         if blk.input is not None:
             tensors["input"] = tensor_entry(INPUT_NPY, write_npy(os.path.join(out, INPUT_NPY), blk.input))
 
+    else:
+        cache_run["toolchain"] = tree_toolchain(cache_dir)  # config: the id only, nothing compiles
     entries, toolchain = read_manifest(cache_dir)
     # The ELFs block 0 ran, in order; without that (config stage, adapter path,
     # a cache without load_and_run) what the manifest holds, in its order.
@@ -207,9 +220,17 @@ def run(args, log):
         "kernel_cache": {
             "dir": tree.rel(cache_dir),
             "key": None,
-            "hit": hit,
+            "hit": cache_run["hit"],
             "seconds_saved": None,
             "entries": entries,
+            "seq_len": seq_len,
+            "cpu_attn": bool(args.cpu_attn),
+            "toolchain": cache_run["toolchain"],
+            "compile_command": compile_command(entry, seq_len, args.cpu_attn, adapter),
+            "compiled": cache_run["compiled"],
+            "reused": cache_run["reused"],
+            "compile_seconds": cache_run["compile_seconds"],
+            "manifest_loaded": cache_run["manifest_loaded"],
         },
         "tensors": tensors,
         "bisect": None,

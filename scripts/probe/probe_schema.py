@@ -62,6 +62,12 @@ SEQ_ALIGN = 64  # compile_all_kernels needs seq_len % 64 == 0
 MAX_SEQ_DEFAULT = 2048  # production prefill ELFs are built for 2048
 KERNEL_CACHE_SUBDIR = ("build_peano", "prefill_kernel_cache")
 MANIFEST_FILE = "manifest.json"
+# Written by the probe beside manifest.json after compile_all_kernels succeeds:
+# {"schema", "compile_command"}. mlir-air's manifest does not know seq_len or
+# cpu_attn; `block --reuse-kernels` refuses a cache whose stamp names another
+# compile command (a cache without a stamp is trusted, as load_manifest does).
+KERNEL_STAMP_FILE = "npu-block-gate.json"
+KERNEL_STAMP_SCHEMA = "npu-block-gate/kernel-stamp"
 
 # Seed Step 2 / "Update protocol": the line a workaround leaves for Phase 4/5.
 WORKAROUND_PREREQUISITE = (
