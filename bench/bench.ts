@@ -2,7 +2,8 @@
 //
 // On the same files (L layers of rows x cols, an NPU and a reference tensor per layer, as f32
 // and as bf16 stored <u2), times over all L pairs, median of --runs:
-//   (a) native     compare() with the native addon (raw payload, threads = min(cores, 4))
+//   (a) native     compare() with the native addon (it reads the files itself on its threads,
+//                  threads = min(cores, 4)); also shown: the addon fed blocks read by TypeScript
 //   (b) twin       compare() with the TypeScript kernel
 //   (c) numpy      bench/numpy_compare.py: mlir-air's comparator definitions in numpy
 //   (d) read       reading the same bytes with readSync into one reused buffer: the limit
@@ -17,6 +18,7 @@ import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { compare, jsKernel, selectEngine, type Kernel } from '../src/metrics/index.ts';
+import type { NativeKernel } from '../src/metrics/native.ts';
 import { openTensor } from '../src/tensor/index.ts';
 import { generate, type BenchDType } from './files.ts';
 
@@ -88,6 +90,8 @@ function numpyTimes(pairs: { npu: string; ref: string }[], dtype: BenchDType): n
 
 const native = selectEngine({ NPU_BLOCK_GATE_ENGINE: 'auto' });
 const hasNative = native.name === 'native';
+// The addon fed row blocks read by TypeScript instead of reading the files itself: for comparison.
+const nativeBlocks = hasNative ? (native as NativeKernel).tuned({ files: false }) : null;
 console.log(
   `bench: ${LAYERS} layers x ${ROWS} x ${COLS}, NPU + reference per layer, f32 and bf16 (<u2); ${RUNS} runs, median; ` +
     `${availableParallelism()} cores; native engine ${hasNative ? `${(native as { path?: string }).path} (${(native as { isa?: string }).isa})` : 'UNAVAILABLE'}`,
@@ -100,10 +104,11 @@ for (const dtype of ['f32', 'bf16'] as const) {
   const files = pairs.flatMap((p) => [p.npu, p.ref]);
   const bytes = readAllFiles(files); // warm the cache
   readAllFiles(files);
-  const t: Record<string, number[]> = { read: [], native: [], twin: [] };
+  const t: Record<string, number[]> = { read: [], native: [], blocks: [], twin: [] };
   for (let r = 0; r < RUNS; r++) {
     t.read.push(await time(() => readAllFiles(files)));
     if (hasNative) t.native.push(await time(() => judgeAll(pairs, native)));
+    if (nativeBlocks) t.blocks.push(await time(() => judgeAll(pairs, nativeBlocks)));
     t.twin.push(await time(() => judgeAll(pairs, jsKernel)));
   }
   const np = numpyTimes(pairs, dtype);
@@ -113,6 +118,7 @@ for (const dtype of ['f32', 'bf16'] as const) {
   console.log(`\n${dtype}: ${fmt(bytes / 1e9, 3)} GB over ${files.length} files`);
   console.log(row('read', t.read));
   console.log(row('native', hasNative ? t.native : 'unavailable'));
+  if (nativeBlocks) console.log(row('blocks', t.blocks) + '   (native, fed blocks read by TypeScript)');
   console.log(row('twin', t.twin));
   console.log(row('numpy', np));
   const ratio = (x: number[], y: number[] | string) => (typeof y === 'string' || !x.length ? 'n/a' : `${fmt(median(y) / median(x))}x`);

@@ -4,7 +4,7 @@
 // Random cases come from a seeded generator (mulberry32): no extra dependency, and a failure
 // prints the seed and case that reproduce it.
 import { spawnSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { truncateSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -247,7 +247,10 @@ async function runAll(c: Case, dir: { path: (n: string) => string }, id: string,
   if (native) {
     // Tiny blocks and several threads, so block and thread seams fall inside the tensor.
     const rowBytes = c.npu.cols * 4;
-    out.native = await run(native.tuned({ threads: int(rng, 1, 4), rawBlockBytes: rowBytes * int(rng, 1, 7) }));
+    // The addon reading the files itself (plain little-endian C-order files; the others fall
+    // back to blocks), the block path fed by TypeScript reads, and the float32 path.
+    out.native = await run(native.tuned({ threads: int(rng, 1, 4) }));
+    out.nativeBlocks = await run(native.tuned({ files: false, threads: int(rng, 1, 4), rawBlockBytes: rowBytes * int(rng, 1, 7) }));
     out.nativeF32 = await run(nativeF32!);
   }
   return out;
@@ -280,7 +283,8 @@ test(`property: engines agree on random shapes, dtypes, layouts, zero rows, NaN/
       }
       if (native) {
         assert.is(m.native.engine, 'native');
-        sameMetrics(m.js, m.native, `${what} [native raw]`);
+        sameMetrics(m.js, m.native, `${what} [native files]`);
+        sameMetrics(m.js, m.nativeBlocks, `${what} [native blocks]`);
         sameMetrics(m.js, m.nativeF32, `${what} [native f32]`);
       }
     }
@@ -366,7 +370,8 @@ test('mixed dtypes: bf16 NPU against f32 reference, big-endian and fortran files
       want.cos.forEach((x, r) => assert.ok(Math.abs(m.js.perPosition.cosines[r] - x) <= 1e-12, `row ${r}`));
       assert.ok(m.js.wholeCosine > 0.99 && m.js.wholeCosine < 1);
       if (native) {
-        sameMetrics(m.js, m.native, `${npuLayout}/${refLayout} raw`);
+        sameMetrics(m.js, m.native, `${npuLayout}/${refLayout} files`);
+        sameMetrics(m.js, m.nativeBlocks, `${npuLayout}/${refLayout} blocks`);
         sameMetrics(m.js, m.nativeF32, `${npuLayout}/${refLayout} f32`);
       }
     }
@@ -387,11 +392,58 @@ test('native: rows split over threads combine to the same sums and first positio
   npu[710][5] = Infinity; // padded
   npu[299][0] = -Infinity;
   const js = await compare(memTensor(npu), memTensor(ref), { threshold: 0.99 }, jsKernel);
-  for (const threads of [1, 2, 3, 4]) {
-    const k = native.tuned({ threads, rawBlockBytes: 64 << 20 });
-    const m = await compare(memTensor(npu), memTensor(ref), { threshold: 0.99 }, k);
-    sameMetrics(js, m, `${threads} threads`);
-    assert.equal(m.nonFinite.nan.first, { row: 400, col: 1000 });
+  const dir = tempDir();
+  try {
+    const toFile = (rows: number[][], name: string) => {
+      const t: Tensor = { dtype: 'f32', rows: rows.length, cols, bits: new Uint32Array(rows.length * cols) };
+      rows.forEach((row, r) => row.forEach((x, c) => (t.bits[r * cols + c] = f32Bits(x))));
+      return writeTensor(dir.path(name), t, 'npy');
+    };
+    const npuFile = toFile(npu, 'npu');
+    const refFile = toFile(ref, 'ref');
+    for (const threads of [1, 2, 3, 4]) {
+      const k = native.tuned({ threads, rawBlockBytes: 64 << 20 });
+      const m = await compare(memTensor(npu), memTensor(ref), { threshold: 0.99 }, k);
+      sameMetrics(js, m, `${threads} threads`);
+      assert.equal(m.nonFinite.nan.first, { row: 400, col: 1000 });
+      // Reading the files itself: each thread reads its rows slice by slice (64 rows of 4 KiB here).
+      const a = open(npuFile);
+      const b = open(refFile);
+      try {
+        assert.ok(a.rawFile?.() && b.rawFile?.());
+        sameMetrics(js, await compare(a, b, { threshold: 0.99 }, k), `${threads} threads, files`);
+      } finally {
+        a.close();
+        b.close();
+      }
+    }
+  } finally {
+    dir.cleanup();
+  }
+});
+
+test('native: a file that shrinks while it is judged is an InputError naming it, not a crash', async () => {
+  if (!native) return console.log('  SKIPPED: native addon unavailable');
+  const dir = tempDir();
+  try {
+    const t: Tensor = { dtype: 'f32', rows: 64, cols: 16, bits: new Uint32Array(64 * 16).fill(f32Bits(1)) };
+    const npuFile = writeTensor(dir.path('npu'), t, 'npy');
+    const refFile = writeTensor(dir.path('ref'), t, 'npy');
+    const a = open(npuFile);
+    const b = open(refFile);
+    try {
+      truncateSync(refFile, 200);
+      await compare(a, b, { threshold: 0.99 }, native);
+      assert.unreachable('no error');
+    } catch (e) {
+      assert.ok(e instanceof InputError, String(e));
+      assert.match((e as Error).message, /^\S*ref\.npy: read failed: the file ended early/);
+    } finally {
+      a.close();
+      b.close();
+    }
+  } finally {
+    dir.cleanup();
   }
 });
 

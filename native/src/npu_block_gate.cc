@@ -13,7 +13,10 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <cerrno>
 #include <cstring>
+#include <stdexcept>
+#include <string>
 #if defined(__x86_64__) || defined(_M_X64)
 #include <immintrin.h>
 #endif
@@ -21,6 +24,9 @@
 #include <mutex>
 #include <thread>
 #include <vector>
+#ifndef _WIN32
+#include <unistd.h>
+#endif
 
 namespace {
 
@@ -73,6 +79,13 @@ struct Chunk {
   size_t r0, r1;
   double maxAbs, maxRel;
   NonFinite nf;
+  std::string error;  // file mode: why a read failed
+};
+
+/** File mode: the payloads are read here, by the scanning threads, straight from the files. */
+struct FileSrc {
+  int fdA, fdB;
+  uint64_t offA, offB;  // byte offset of row 0's first element
 };
 
 typedef void (*ChunkFn)(const Job&, Chunk&);
@@ -120,7 +133,66 @@ const char* isaName() { return pickTable() == base::kTable ? "sse2" : "avx2"; }
 // Slots of Accumulator.sums and .nonFinite (src/metrics/accumulator.ts).
 enum { S_AB = 0, S_A2, S_B2, S_ABSERR, S_MAXABS, S_RELERR, S_MAXREL, S_ABSREF, S_SQERR };
 
-void runJob(Job& job) {
+#ifndef _WIN32
+/** pread exactly `length` bytes, retrying short reads and EINTR; false (with `error`) otherwise. */
+bool readFully(int fd, uint8_t* dst, size_t length, uint64_t offset, std::string& error) {
+  while (length > 0) {
+    const ssize_t n = ::pread(fd, dst, std::min<size_t>(length, 1u << 30), static_cast<off_t>(offset));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      error = std::string("read failed: ") + std::strerror(errno);
+      return false;
+    }
+    if (n == 0) {
+      error = "read failed: the file ended early (truncated while being judged?)";
+      return false;
+    }
+    dst += n;
+    length -= static_cast<size_t>(n);
+    offset += static_cast<uint64_t>(n);
+  }
+  return true;
+}
+
+/**
+ * One thread's rows in file mode: read a slice of rows of both files into this thread's own
+ * small buffers (a few hundred KiB, so they stay in cache) and scan it, slice after slice.
+ */
+void fileChunk(const Job& job, const FileSrc& f, Chunk& ch, ChunkFn fn) {
+  const size_t itemA = job.npuDtype == 0 ? 4 : 2, itemB = job.refDtype == 0 ? 4 : 2;
+  const size_t rowA = job.cols * itemA, rowB = job.cols * itemB;
+  const size_t slice = std::max<size_t>(1, (256 * 1024) / std::max(rowA, rowB));
+  std::vector<uint8_t> bufA(slice * rowA), bufB(slice * rowB);
+  const size_t r0 = ch.r0, r1 = ch.r1;
+  for (size_t r = r0; r < r1; r += slice) {
+    const size_t n = std::min(slice, r1 - r);
+    const size_t real = r < job.real ? std::min(n, job.real - r) : 0;
+    if (!readFully(f.fdA, bufA.data(), n * rowA, f.offA + r * rowA, ch.error)) {
+      ch.error = "npu: " + ch.error;
+      return;
+    }
+    if (real && !readFully(f.fdB, bufB.data(), real * rowB, f.offB + r * rowB, ch.error)) {
+      ch.error = "ref: " + ch.error;
+      return;
+    }
+    Job sub = job;
+    sub.npu = bufA.data();
+    sub.ref = bufB.data();
+    sub.start = job.start + r;
+    sub.count = n;
+    sub.real = real;
+    sub.scratch = job.scratch + 4 * r;
+    ch.r0 = 0;
+    ch.r1 = n;
+    fn(sub, ch);
+  }
+  ch.r0 = r0;
+  ch.r1 = r1;
+}
+#endif
+
+/** Scan the block (or, with `files`, read and scan the whole tensors); throws on a read error. */
+void runJob(Job& job, const FileSrc* files = nullptr) {
   const size_t count = job.count;
   const ChunkFn fn = pickTable()[job.npuDtype][job.refDtype];
   unsigned hw = std::thread::hardware_concurrency();
@@ -136,11 +208,20 @@ void runJob(Job& job) {
     chunks[i].maxAbs = job.sums[S_MAXABS];
     chunks[i].maxRel = job.sums[S_MAXREL];
   }
+  auto work = [&job, files, fn](Chunk& ch) {
+#ifndef _WIN32
+    if (files) return fileChunk(job, *files, ch, fn);
+#endif
+    fn(job, ch);
+  };
   std::vector<std::thread> pool;
   pool.reserve(n - 1);
-  for (unsigned i = 1; i < n; i++) pool.emplace_back(fn, std::cref(job), std::ref(chunks[i]));
-  fn(job, chunks[0]);
+  for (unsigned i = 1; i < n; i++) pool.emplace_back(work, std::ref(chunks[i]));
+  work(chunks[0]);
   for (auto& t : pool) t.join();
+  for (const Chunk& ch : chunks) {
+    if (!ch.error.empty()) throw std::runtime_error(ch.error);
+  }
 
   // Combine in row order, exactly as the TypeScript kernel adds its row totals.
   double* s = job.sums;
@@ -233,14 +314,24 @@ constexpr size_t kItem[3] = {4, 2, 2};
 
 class ScanWorker : public Napi::AsyncWorker {
  public:
-  ScanWorker(Napi::Env env, const Job& job, std::vector<Napi::Value> keep)
+  ScanWorker(Napi::Env env, const Job& job, std::vector<Napi::Value> keep, const FileSrc* files = nullptr)
       : Napi::AsyncWorker(env, "npu-block-gate:scan"), job_(job), deferred_(Napi::Promise::Deferred::New(env)) {
+    if (files) {
+      files_ = *files;
+      hasFiles_ = true;
+    }
     for (auto& v : keep) refs_.push_back(Napi::Persistent(v.As<Napi::Object>()));
     scratch_.resize(4 * std::max<size_t>(job_.real, 1));
     job_.scratch = scratch_.data();
   }
   Napi::Promise Promise() const { return deferred_.Promise(); }
-  void Execute() override { runJob(job_); }
+  void Execute() override {
+    try {
+      runJob(job_, hasFiles_ ? &files_ : nullptr);
+    } catch (const std::exception& e) {
+      SetError(e.what());
+    }
+  }
   void OnOK() override { deferred_.Resolve(Env().Undefined()); }
   void OnError(const Napi::Error& e) override { deferred_.Reject(e.Value()); }
 
@@ -249,6 +340,8 @@ class ScanWorker : public Napi::AsyncWorker {
   Napi::Promise::Deferred deferred_;
   std::vector<Napi::ObjectReference> refs_;
   std::vector<double> scratch_;
+  FileSrc files_{};
+  bool hasFiles_ = false;
 };
 
 Napi::Value Scan(const Napi::CallbackInfo& info) {
@@ -299,6 +392,51 @@ Napi::Value Scan(const Napi::CallbackInfo& info) {
   return p;
 }
 
+#ifndef _WIN32
+// scanFiles(rowDot, rowA2, rowB2, sums, nonFinite, npuFd, npuOffset, npuDtype, refFd, refOffset,
+//           refDtype, cols, rows, real, threads) -> Promise
+// Reads NPU rows [0, rows) and reference rows [0, real) itself (pread on the thread pool, by the
+// scanning threads) from two open files whose row-major little-endian payloads start at the
+// given offsets. The caller keeps both descriptors open until the promise settles. A failed
+// read rejects with "npu: ..." or "ref: ..." saying which file.
+Napi::Value ScanFiles(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 15) throw Napi::TypeError::New(env, "scanFiles: expected 15 arguments");
+  Job job{};
+  FileSrc f{};
+  const size_t fdA = sizeOf(env, info[5], "npuFd"), fdB = sizeOf(env, info[8], "refFd");
+  if (fdA > INT32_MAX || fdB > INT32_MAX) throw Napi::RangeError::New(env, "bad file descriptor");
+  f.fdA = static_cast<int>(fdA);
+  f.fdB = static_cast<int>(fdB);
+  f.offA = sizeOf(env, info[6], "npuOffset");
+  f.offB = sizeOf(env, info[9], "refOffset");
+  job.npuDtype = dtypeOf(env, info[7], "npuDtype");
+  job.refDtype = dtypeOf(env, info[10], "refDtype");
+  job.cols = sizeOf(env, info[11], "cols");
+  job.count = sizeOf(env, info[12], "rows");
+  job.real = sizeOf(env, info[13], "real");
+  job.threads = static_cast<unsigned>(std::min<size_t>(sizeOf(env, info[14], "threads"), 64));
+  job.start = 0;
+  if (job.cols == 0) throw Napi::RangeError::New(env, "cols must be at least 1");
+  if (job.real > job.count) throw Napi::RangeError::New(env, "real rows exceed the NPU rows");
+  // Byte ranges must fit in a file offset.
+  const size_t bytesA = mulChecked(env, mulChecked(env, job.count, job.cols), kItem[job.npuDtype]);
+  const size_t bytesB = mulChecked(env, mulChecked(env, job.real, job.cols), kItem[job.refDtype]);
+  if (bytesA > (size_t(1) << 62) - f.offA || bytesB > (size_t(1) << 62) - f.offB) {
+    throw Napi::RangeError::New(env, "tensor extends past any file offset");
+  }
+  job.rowDot = f64Of(env, info[0], job.real, "rowDot");
+  job.rowA2 = f64Of(env, info[1], job.real, "rowA2");
+  job.rowB2 = f64Of(env, info[2], job.real, "rowB2");
+  job.sums = f64Of(env, info[3], 9, "sums");
+  job.nonFinite = f64Of(env, info[4], 9, "nonFinite");
+  auto* w = new ScanWorker(env, job, {info[0], info[1], info[2], info[3], info[4]}, &f);
+  Napi::Promise p = w->Promise();
+  w->Queue();
+  return p;
+}
+#endif
+
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
   static std::once_flag once;
   std::call_once(once, [] {
@@ -308,6 +446,9 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("isa", Napi::String::New(env, isaName()));
   exports.Set("hardwareThreads", Napi::Number::New(env, std::thread::hardware_concurrency()));
   exports.Set("scan", Napi::Function::New(env, Scan, "scan"));
+#ifndef _WIN32
+  exports.Set("scanFiles", Napi::Function::New(env, ScanFiles, "scanFiles"));
+#endif
   return exports;
 }
 

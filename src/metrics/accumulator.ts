@@ -1,6 +1,6 @@
 // The state one comparison accumulates, in flat typed arrays so a native kernel (N-API) can
 // fill exactly the same memory the TypeScript kernel does; finalize() never knows which ran.
-import type { RawRows } from '../tensor/types.ts';
+import type { RawFile, RawRows } from '../tensor/types.ts';
 
 /** Slots of Accumulator.sums (float64). Sums run over real rows only. */
 export const SUM = {
@@ -72,6 +72,11 @@ export interface Kernel {
    * it when present, and then reads the next block while this one is being scanned.
    */
   scanRawBlock?(acc: Accumulator, npu: RawRows, ref: RawRows, start: number, count: number): Promise<void>;
+  /**
+   * Optional fastest path: the kernel reads both payloads itself from the open files (see
+   * TensorSource.rawFile) and scans every row, off the event loop. Rejects if a read fails.
+   */
+  scanFiles?(acc: Accumulator, npu: RawFile, ref: RawFile): Promise<void>;
   /** Bytes per tensor per block (as float32) the raw path prefers. */
   readonly rawBlockBytes?: number;
   /**

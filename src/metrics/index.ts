@@ -1,5 +1,5 @@
 // compare(): stream both tensors in row blocks through the selected kernel, then finalize.
-import { InputError } from '../errors.ts';
+import { InputError, oneLine } from '../errors.ts';
 import { decodeInto } from '../tensor/dtype.ts';
 import type { RawRows, TensorSource } from '../tensor/types.ts';
 import { createAccumulator, type Accumulator, type Kernel } from './accumulator.ts';
@@ -49,6 +49,17 @@ export async function compare(
 ): Promise<Metrics> {
   const realLen = validatePair(npu, ref, opts.realLen);
   const acc = createAccumulator(npu.cols, realLen, npu.rows);
+  const files = kernel.scanFiles ? [npu.rawFile?.(), ref.rawFile?.()] : [];
+  if (kernel.scanFiles && files[0] && files[1]) {
+    try {
+      await kernel.scanFiles(acc, files[0], files[1]);
+    } catch (err) {
+      const msg = oneLine(err);
+      if (msg.startsWith('ref: ')) throw new InputError(msg.slice(5), ref.path);
+      throw new InputError(msg.replace(/^npu: /, ''), npu.path);
+    }
+    return finalize(acc, { threshold: opts.threshold, worstK: opts.worstK, engine: kernel.name });
+  }
   if (kernel.scanRawBlock) {
     await scanRaw(kernel, acc, npu, ref);
     return finalize(acc, { threshold: opts.threshold, worstK: opts.worstK, engine: kernel.name });

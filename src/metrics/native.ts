@@ -13,7 +13,7 @@ import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { RawRows } from '../tensor/types.ts';
+import type { RawFile, RawRows } from '../tensor/types.ts';
 import type { Accumulator, Kernel } from './accumulator.ts';
 import { ENGINE_ENV, registerNativeKernel } from './engine.ts';
 
@@ -46,6 +46,24 @@ export interface Addon {
     real: number,
     threads: number,
   ): Promise<void> | undefined;
+  /** Absent from addons built before it existed (and on Windows): then the block path runs. */
+  scanFiles?(
+    rowDot: Float64Array,
+    rowA2: Float64Array,
+    rowB2: Float64Array,
+    sums: Float64Array,
+    nonFinite: Float64Array,
+    npuFd: number,
+    npuOffset: number,
+    npuDtype: number,
+    refFd: number,
+    refOffset: number,
+    refDtype: number,
+    cols: number,
+    rows: number,
+    real: number,
+    threads: number,
+  ): Promise<void>;
 }
 
 export interface NativeKernel extends Kernel {
@@ -55,8 +73,8 @@ export interface NativeKernel extends Kernel {
   readonly isa: string;
   readonly threads: number;
   readonly addon: Addon;
-  /** The same addon with another thread count or block size (tests, benchmarks). */
-  tuned(opts: { threads?: number; rawBlockBytes?: number }): NativeKernel;
+  /** The same addon with another thread count or block size, or without reading files itself (tests, benchmarks). */
+  tuned(opts: { threads?: number; rawBlockBytes?: number; files?: boolean }): NativeKernel;
 }
 
 /** Candidate addon paths, most specific first (see the header comment). */
@@ -88,7 +106,8 @@ function realRows(acc: Accumulator, start: number, count: number): number {
   return Math.max(0, Math.min(count, acc.realLen - start));
 }
 
-export function nativeKernel(addon: Addon, path: string, threads = 0, rawBlockBytes = 4 << 20): NativeKernel {
+export function nativeKernel(addon: Addon, path: string, threads = 0, rawBlockBytes = 4 << 20, files = true): NativeKernel {
+  const scanFiles = files && typeof addon.scanFiles === 'function' ? addon.scanFiles.bind(addon) : null;
   return {
     name: 'native',
     path,
@@ -96,7 +115,14 @@ export function nativeKernel(addon: Addon, path: string, threads = 0, rawBlockBy
     threads,
     addon,
     rawBlockBytes,
-    tuned: (o) => nativeKernel(addon, path, o.threads ?? threads, o.rawBlockBytes ?? rawBlockBytes),
+    tuned: (o) => nativeKernel(addon, path, o.threads ?? threads, o.rawBlockBytes ?? rawBlockBytes, o.files ?? files),
+    ...(scanFiles && {
+      async scanFiles(acc: Accumulator, npu: RawFile, ref: RawFile): Promise<void> {
+        const { rowDot, rowA2, rowB2, sums, nonFinite, cols, npuRows, realLen } = acc;
+        await scanFiles(rowDot, rowA2, rowB2, sums, nonFinite, npu.fd, npu.offset, DTYPE_CODE[npu.dtype], ref.fd, ref.offset, DTYPE_CODE[ref.dtype], cols, npuRows, realLen, threads);
+        acc.rowsScanned = npuRows;
+      },
+    }),
     scanBlock(acc: Accumulator, npu: Float32Array, ref: Float32Array, start: number, count: number): void {
       const real = realRows(acc, start, count);
       addon.scan(true, acc.rowDot, acc.rowA2, acc.rowB2, acc.sums, acc.nonFinite, npu, 0, ref, 0, acc.cols, start, count, real, threads);

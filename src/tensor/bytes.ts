@@ -13,21 +13,26 @@ export interface ByteSource {
    * a caller streaming many blocks can reuse one buffer instead of faulting in a fresh one each time.
    */
   readInto?(offset: number, target: Uint8Array): Uint8Array;
+  /** The open descriptor when the bytes are a plain file (null once closed). */
+  readonly fd?: number | null;
   close(): void;
 }
 
 export class FileBytes implements ByteSource {
   readonly size: number;
-  private fd: number | null;
+  #fd: number | null;
+  get fd(): number | null {
+    return this.#fd;
+  }
   constructor(readonly path: string) {
     try {
-      this.fd = openSync(path, 'r');
+      this.#fd = openSync(path, 'r');
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
       throw new InputError(code === 'ENOENT' ? 'no such file' : `cannot open (${code ?? String(err)})`, path);
     }
     try {
-      const st = fstatSync(this.fd);
+      const st = fstatSync(this.#fd);
       if (!st.isFile()) throw new InputError('not a regular file', path);
       this.size = st.size;
     } catch (err) {
@@ -43,23 +48,23 @@ export class FileBytes implements ByteSource {
   }
   private fill<T extends Uint8Array>(offset: number, buf: T): T {
     const length = buf.length;
-    if (this.fd === null) throw new InputError('read after close', this.path);
+    if (this.#fd === null) throw new InputError('read after close', this.path);
     if (offset < 0 || offset + length > this.size) {
       throw new InputError(`truncated: needs bytes ${offset}..${offset + length} but the file has ${this.size}`, this.path);
     }
     let done = 0;
     while (done < length) {
       // readSync caps one call at 2 GiB; loop until the range is filled.
-      const n = readSync(this.fd, buf, done, Math.min(length - done, 0x40000000), offset + done);
+      const n = readSync(this.#fd, buf, done, Math.min(length - done, 0x40000000), offset + done);
       if (n === 0) throw new InputError(`truncated: file ended at byte ${offset + done}`, this.path);
       done += n;
     }
     return buf;
   }
   close(): void {
-    if (this.fd !== null) {
-      closeSync(this.fd);
-      this.fd = null;
+    if (this.#fd !== null) {
+      closeSync(this.#fd);
+      this.#fd = null;
     }
   }
 }

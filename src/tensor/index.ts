@@ -8,7 +8,7 @@ import { openNpz } from './npz.ts';
 import { openSafetensors } from './safetensors.ts';
 import type { OpenOptions, TensorSource } from './types.ts';
 
-export type { DType, OpenOptions, RawRows, TensorSource } from './types.ts';
+export type { DType, OpenOptions, RawFile, RawRows, TensorSource } from './types.ts';
 export { bf16ToF32, f16ToF32 } from './dtype.ts';
 
 export const TENSOR_EXTENSIONS = ['.npy', '.npz', '.safetensors'] as const;

@@ -2,7 +2,7 @@
 import { InputError } from '../errors.ts';
 import type { ByteSource } from './bytes.ts';
 import { decodeInto, HOST_LE, ITEMSIZE, type ByteOrder } from './dtype.ts';
-import type { DType, RawRows, TensorSource } from './types.ts';
+import type { DType, RawFile, RawRows, TensorSource } from './types.ts';
 
 export interface RawLayout {
   dtype: DType;
@@ -103,6 +103,14 @@ export class RawTensor implements TensorSource {
       return { dtype: layout.dtype, bytes: this.src.readInto(offset, into.subarray(0, length)) };
     }
     return { dtype: layout.dtype, bytes: this.src.read(offset, length) };
+  }
+
+  rawFile(): RawFile | null {
+    const { cols, layout } = this;
+    const columnMajor = layout.fortran && this.rows > 1 && cols > 1;
+    const fd = this.src.fd;
+    if (columnMajor || layout.order !== 'le' || !HOST_LE || fd === undefined || fd === null) return null;
+    return { dtype: layout.dtype, fd, offset: layout.offset };
   }
 
   close(): void {

@@ -21,7 +21,20 @@ export interface TensorSource {
    * streaming caller can reuse its buffers; the returned bytes are then a view of `into`.
    */
   readRawRows?(start: number, count: number, into?: Uint8Array): RawRows | null;
+  /**
+   * Where the undecoded row-major little-endian payload sits in an open file, for an engine
+   * that reads it itself; null when it is not laid out that way or not in a plain file. The
+   * descriptor stays valid until close().
+   */
+  rawFile?(): RawFile | null;
   close(): void;
+}
+
+/** An open file descriptor and the byte offset of element (0, 0) of a row-major LE payload. */
+export interface RawFile {
+  dtype: DType;
+  fd: number;
+  offset: number;
 }
 
 /** Undecoded row-major little-endian elements of `dtype`, at any byte alignment. */
