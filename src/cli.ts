@@ -25,6 +25,8 @@ check options:
   --timeout SECONDS      stop the probe after this long (outcome error, exit 3)
   --no-docs              do not write phase2_block.md / TODO.md (gate G4 is then skipped)
   --no-bisect            on a failed gate, do not bisect kernel by kernel
+  --no-cache             compile every kernel; do not restore or store the kernel cache
+  --cache-dir DIR        kernel cache root (default $NPU_BLOCK_GATE_CACHE_DIR or ~/.cache/npu-block-gate)
   --commit SHA           key the history row by SHA (default: the tree's git HEAD)
   --json                 print report.json to stdout instead of the table
 
@@ -52,13 +54,15 @@ const OPTIONS = {
   commit: { type: 'string' },
   'no-docs': { type: 'boolean' },
   'no-bisect': { type: 'boolean' },
+  'no-cache': { type: 'boolean' },
+  'cache-dir': { type: 'string' },
   json: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean' },
 } as const;
 
 const ALLOWED: Record<string, string[]> = {
-  check: ['model-dir', 'prompt-style', 'prompt', 'python', 'out', 'threshold', 'timeout', 'commit', 'no-docs', 'no-bisect', 'json', 'help'],
+  check: ['model-dir', 'prompt-style', 'prompt', 'python', 'out', 'threshold', 'timeout', 'commit', 'no-docs', 'no-bisect', 'no-cache', 'cache-dir', 'json', 'help'],
   report: ['run-dir', 'model-dir', 'threshold', 'commit', 'no-docs', 'json', 'help'],
 };
 
@@ -97,6 +101,9 @@ export function planFrom(command: string, v: Values, now = new Date()): Plan {
     threshold: v.threshold !== undefined ? parseThreshold(v.threshold, '--threshold') : null,
     writeDocs: !v['no-docs'],
     bisect: !v['no-bisect'],
+    cache: command === 'check' && !v['no-cache'],
+    cacheDir: v['cache-dir'] ?? null,
+    cacheWrite: true,
     timeoutSec: v.timeout !== undefined ? parseTimeout(v.timeout, '--timeout') : null,
     commit: v.commit ?? null,
   };

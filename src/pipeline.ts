@@ -25,6 +25,7 @@ import type { Metrics } from './metrics/types.ts';
 import type { TensorSource } from './tensor/types.ts';
 import { judgeBisect, situationOf } from './bisect/judge.ts';
 import { BISECT_FILE, type BisectReport } from './bisect/types.ts';
+import { KernelStore, kernelCacheKey, defaultCacheRoot, type StoredMeta } from './cache/kernel.ts';
 
 export const TOOL = { name: 'npu-block-gate', version: pkg.version };
 
@@ -55,12 +56,59 @@ export async function probe(plan: Plan, log: Log): Promise<{ runDir: string; pyt
   mkdirSync(runDir, { recursive: true });
   // A bisect left from an earlier run in this dir must not be judged against the new block.
   rmSync(join(runDir, BISECT_FILE), { force: true });
-  log.step(`probe: block 0 of ${basename(modelDir)} -> ${runDir}`);
-  await runProbe(python, {
-    subcommand: 'block', args: blockArgs(modelDir, runDir, plan.promptStyle, plan.prompt), runDir,
-    timeoutSec: plan.timeoutSec, extraEnv: plan.probeEnv,
+  const args = blockArgs(modelDir, runDir, plan.promptStyle, plan.prompt);
+  const run = (subcommand: 'config' | 'block', extra: string[] = []) => runProbe(python, {
+    subcommand, args: [...args, ...extra], runDir, timeoutSec: plan.timeoutSec, extraEnv: plan.probeEnv,
   }, (line) => log.step(`probe: ${line}`));
+
+  const cache = plan.cache ? await restoreKernels(plan, runDir, log, () => run('config')) : null;
+  log.step(`probe: block 0 of ${basename(modelDir)} -> ${runDir}`);
+  await run('block', cache?.restored ? ['--reuse-kernels'] : []);
+  if (cache) recordKernels(plan, runDir, cache, log);
   return { runDir, python };
+}
+
+interface CacheState { store: KernelStore; key: string; target: string; restored: StoredMeta | null }
+
+/** `probe config`, the content key, and a restore into the model's kernel cache dir on a hit. */
+async function restoreKernels(plan: Plan, runDir: string, log: Log, config: () => Promise<void>): Promise<CacheState | null> {
+  await config();
+  const p = readProbeJson(runDir, false);
+  const kc = p.kernel_cache;
+  const airRoot = p.environment.air_root;
+  if (!kc?.dir || !airRoot || isAbsolute(kc.dir) || kc.dir.split(/[\\/]/).includes('..')) {
+    log.step('kernel cache: not used (this model path keeps no prefill kernel cache dir)');
+    return null;
+  }
+  const { key, files } = kernelCacheKey({
+    airRoot, modelDir: join(airRoot, p.model.dir), config: p.model.config,
+    seqLen: kc.seq_len ?? p.prompt.padded_len, cpuAttn: kc.cpu_attn ?? p.integration.cpu_attn,
+    toolchain: kc.toolchain ?? null, compileCommand: kc.compile_command ?? null,
+  });
+  const store = new KernelStore(plan.cacheDir ?? defaultCacheRoot());
+  const target = join(airRoot, kc.dir);
+  const restored = store.restore(key, target);
+  log.step(restored
+    ? `kernel cache: hit ${key.slice(0, 12)} (stored ${restored.created_at}${restored.compile_seconds ? `, saves about ${restored.compile_seconds.toFixed(1)}s of compile` : ''}) -> ${kc.dir}`
+    : `kernel cache: miss ${key.slice(0, 12)} (${files} source files hashed); kernels will compile`);
+  return { store, key, target, restored };
+}
+
+/** Stores a fresh compile (trusted runs only) and records key, hit and seconds saved in probe.json. */
+function recordKernels(plan: Plan, runDir: string, c: CacheState, log: Log): void {
+  const p = readProbeJson(runDir);
+  const kc = p.kernel_cache;
+  const compiled = kc.compiled ?? [];
+  const hit = !!c.restored && compiled.length === 0;
+  if (!c.restored || compiled.length > 0) {
+    if (plan.cacheWrite === false) log.step('kernel cache: not stored (untrusted run)');
+    else if (existsSync(c.target)) {
+      c.store.store(c.key, c.target, { model: p.model.name, created_at: new Date().toISOString(), compile_seconds: kc.compile_seconds ?? null });
+      log.step(`kernel cache: stored ${c.key.slice(0, 12)} in ${c.store.root}`);
+    }
+  }
+  p.kernel_cache = { ...kc, key: c.key, hit, seconds_saved: hit ? c.restored?.compile_seconds ?? null : null };
+  writeAtomic(join(runDir, RUN_FILES.probe), JSON.stringify(p, null, 2) + '\n');
 }
 
 /** Runs `probe bisect` on a failed run dir. A crash here is reported in the bisect section, never turned into an error outcome. */

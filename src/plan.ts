@@ -18,6 +18,12 @@ export interface Plan {
   writeDocs: boolean;
   /** On a failed gate, bisect kernel by kernel (mode full, when the model exposes the hook). Default true. */
   bisect?: boolean;
+  /** Use the content-addressed kernel cache (restore on a hit). Default false. */
+  cache?: boolean;
+  /** Kernel cache root; default $NPU_BLOCK_GATE_CACHE_DIR, else ~/.cache/npu-block-gate. */
+  cacheDir?: string | null;
+  /** Store fresh compiles in the cache: trusted runs only (never code from a fork). Default true. */
+  cacheWrite?: boolean;
   timeoutSec: number | null;
   /** Overrides the commit the history is keyed by (default: the tree's HEAD, then GITHUB_SHA). */
   commit: string | null;

@@ -13,6 +13,8 @@ import { npyBytes, npyHeader, f32Bytes } from './helpers/bytes.ts';
 
 const tree = copyAirMini();
 const runs = mkdtempSync(join(tmpdir(), 'nbg-runs-'));
+// The kernel cache of these runs lives in a private root, never the user's ~/.cache.
+process.env.NPU_BLOCK_GATE_CACHE_DIR = mkdtempSync(join(tmpdir(), 'nbg-kcache-'));
 let n = 0;
 
 function sink() {
@@ -80,6 +82,35 @@ for (const [inject, model, anyOf, offender] of failing) {
     assert.equal(b.steps.filter((s) => s.fixes).map((s) => s.step), [offender]);
   });
 }
+
+test('kernel cache: the first check compiles and stores, the next restores and compiles nothing', async () => {
+  const t = copyAirMini();
+  const root = mkdtempSync(join(tmpdir(), 'nbg-kcache-'));
+  const run = async (name: string) => {
+    const dir = join(runs, `kc-${name}-${n++}`);
+    const r = await cli(['check', '--model-dir', t.model('tiny_qwen3'), '--out', dir, '--no-docs', '--cache-dir', root, '--json']);
+    assert.is(r.code, 0, r.err);
+    return { r, dir, rep: fromJson<Report>(r.out) };
+  };
+  const cold = await run('cold');
+  assert.match(cold.r.err, /kernel cache: miss [0-9a-f]{12}/);
+  assert.match(cold.r.err, /kernel cache: stored/);
+  assert.is(cold.rep.kernel_cache!.hit, false);
+  assert.ok((cold.rep.kernel_cache!.compiled ?? []).length > 0);
+  rmSync(join(t.model('tiny_qwen3'), 'build_peano'), { recursive: true, force: true });
+  const warm = await run('warm');
+  assert.match(warm.r.err, /kernel cache: hit/);
+  assert.is(warm.rep.kernel_cache!.hit, true);
+  assert.is(warm.rep.kernel_cache!.key, cold.rep.kernel_cache!.key);
+  assert.equal(warm.rep.kernel_cache!.compiled, []);
+  assert.ok(readFileSync(join(warm.dir, 'block0.npu.npy')).equals(readFileSync(join(cold.dir, 'block0.npu.npy'))));
+  // A builder change in shared/ is a new key: compile again.
+  const infra = join(t.llms, 'shared/infra/cache.py');
+  writeFileSync(infra, readFileSync(infra, 'utf8') + '\n# touched\n');
+  const changed = await run('changed');
+  assert.match(changed.r.err, /kernel cache: miss/);
+  assert.is.not(changed.rep.kernel_cache!.key, cold.rep.kernel_cache!.key);
+});
 
 test('bisect can be turned off, and report mode on a run dir without a bisect says why', async () => {
   const r = await check('tiny_llama', 'no_causal_mask', ['--no-docs', '--no-bisect']);

@@ -102,6 +102,14 @@ export interface ProbeJson {
     hit: boolean | null;
     seconds_saved: number | null;
     entries: string[];
+    /** Filled by `probe config` and `probe block` (kernel cache key inputs and what compiled). */
+    seq_len?: number | null;
+    cpu_attn?: boolean | null;
+    toolchain?: unknown;
+    compile_command?: string | null;
+    compiled?: string[];
+    reused?: string[];
+    compile_seconds?: number | null;
   };
   tensors: {
     npu: TensorEntry | null;
