@@ -127,6 +127,11 @@ async function runModel(s: Session, modelDir: string): Promise<ModelResult> {
     writeDocs,
     timeoutSec: s.inputs.timeoutSec,
     commit: headSha(s.ctx) || null,
+    cache: s.inputs.cache,
+    cacheDir: s.inputs.cacheDir,
+    // A pull request's code may restore kernels but never store them: a fresh compile from an
+    // untrusted job must not land in a store that trusted runs restore from.
+    cacheWrite: s.ctx.trusted,
   };
   let prNumber: number | null = s.ctx.pr?.number ?? null;
   let result: CheckResult | null = null;
