@@ -288,6 +288,21 @@ test('bad input: probe.json of another schema version', async () => {
   assert.equal(r.after, r.before);
 });
 
+test('--prompt and --prompt-style choose the prompt; --python picks the interpreter and says so', async () => {
+  const r = await check('tiny_llama', undefined, ['--no-docs', '--prompt', 'Why is the sky blue ?', '--python', '/usr/bin/python3']);
+  assert.is(r.code, 0, r.err);
+  assert.is(r.report!.prompt!.source, '--prompt');
+  assert.is(r.report!.prompt!.text, 'Why is the sky blue ?');
+  assert.is(r.report!.metrics!.realLen, r.report!.prompt!.real_len);
+  assert.match(r.err, /python: \/usr\/bin\/python3 .*from --python/);
+  const base = await check('tiny_llama', undefined, ['--no-docs', '--prompt-style', 'base']);
+  assert.is(base.code, 0, base.err);
+  assert.is(base.report!.prompt!.style, 'base');
+  assert.match(base.report!.prompt!.source, /verify\/prompts\/base\.txt:\d+/);
+  oneLineError(await cli(['check', '--model-dir', tree.model('tiny_llama'), '--python', '/no/such/python']), /--python \/no\/such\/python/, /not found/);
+  oneLineError(await cli(['check', '--model-dir', tree.model('tiny_llama'), '--prompt-style', 'chat']), /--prompt-style/, /base, instruct/);
+});
+
 test('usage errors exit 2 with one line', async () => {
   oneLineError(await cli(['check', '--bogus']), /--bogus/, /Unknown option|unknown/i);
   oneLineError(await cli(['check']), /--model-dir/, /needs/);
