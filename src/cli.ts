@@ -3,7 +3,7 @@ import { parseArgs } from 'node:util';
 import { resolve, basename } from 'node:path';
 import { EXIT, GateError, oneLine, InputError, type ExitCode } from './errors.ts';
 import { parsePromptStyle, parseThreshold, parseTimeout, defaultRunDirName, type Plan } from './plan.ts';
-import { runCheck, judge, TOOL, type CheckResult } from './pipeline.ts';
+import { runCheck, judge, errorReport, TOOL, type CheckResult } from './pipeline.ts';
 import { stderrLog } from './log.ts';
 import { renderTerminal } from './report/terminal.ts';
 import { toJson } from './report/json.ts';
@@ -111,12 +111,13 @@ export function planFrom(command: string, v: Values, now = new Date()): Plan {
 
 export async function main(argv: string[], out: NodeJS.WritableStream = process.stdout, err: NodeJS.WritableStream = process.stderr): Promise<ExitCode> {
   let json = false;
+  let plan: Plan | null = null;
   try {
     const { command, values } = parseCli(argv);
     if (command === 'version') { out.write(`${TOOL.version}\n`); return EXIT.pass; }
     if (command === 'help' || values.help) { out.write(COMMAND_HELP[command] ?? HELP); return EXIT.pass; }
     json = !!values.json;
-    const plan = planFrom(command, values);
+    plan = planFrom(command, values);
     const log = stderrLog(undefined, (s) => err.write(s));
     const result: CheckResult = plan.mode === 'report' ? await judge(plan, log) : await runCheck(plan, log);
     out.write(json ? toJson(result.report) : `\n${renderTerminal(result.report)}\n  run dir: ${result.runDir}\n`);
@@ -125,6 +126,8 @@ export async function main(argv: string[], out: NodeJS.WritableStream = process.
     const code = e instanceof GateError ? e.exitCode : EXIT.infra;
     const kind = code === EXIT.input ? 'error' : 'error (infrastructure, not a verdict)';
     err.write(`npu-block-gate: ${kind}: ${oneLine(e)}\n`);
+    // A script reading --json still gets a report: outcome error, never a FAIL verdict.
+    if (json && plan) out.write(toJson(errorReport(plan, oneLine(e), code)));
     if (!(e instanceof GateError) && process.env.NPU_BLOCK_GATE_DEBUG) err.write(`${(e as Error).stack}\n`);
     return code;
   }

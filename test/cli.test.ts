@@ -221,6 +221,16 @@ test('bad input: missing model dir', async () => {
   assert.not.ok(existsSync(join(runs, 'x-missing', 'probe.json')));
 });
 
+test('--json still prints a report on an error: outcome error, exit code, the one-line message', async () => {
+  const r = await cli(['check', '--model-dir', join(tree.llms, 'gone'), '--json']);
+  assert.is(r.code, 2);
+  const rep = fromJson<Report>(r.out);
+  assert.is(rep.outcome, 'error');
+  assert.is(rep.exit_code, 2);
+  assert.match(rep.error!, /gone: model dir does not exist/);
+  assert.equal(rep.gates, []);
+});
+
 test('bad input: a tree with no verify/', async () => {
   const t = copyAirMini();
   rmSync(join(t.llms, 'verify'), { recursive: true });
