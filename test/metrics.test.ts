@@ -216,6 +216,7 @@ test('pair validation names the files', async () => {
 });
 
 test('engine selection: js, auto without addon, native required, bad value', () => {
+  registerNativeKernel(null); // the addon registers itself on import; this case is about its absence
   assert.is(selectEngine({ NPU_BLOCK_GATE_ENGINE: 'js' }), jsKernel);
   assert.is(selectEngine({}), jsKernel);
   assert.throws(() => selectEngine({ NPU_BLOCK_GATE_ENGINE: 'native' }), (e: unknown) => e instanceof InfraError);
