@@ -1,4 +1,4 @@
-// npm run bench [-- --runs 5 --layers 16 --rows 2048 --cols 2048 --dir DIR --keep]
+// npm run bench [-- --runs 5 --layers 16 --rows 2048 --cols 2048 --dir DIR --keep --no-cold]
 //
 // On the same files (L layers of rows x cols, an NPU and a reference tensor per layer, as f32
 // and as bf16 stored <u2), times over all L pairs, median of --runs:
@@ -8,12 +8,18 @@
 //   (c) numpy      bench/numpy_compare.py: mlir-air's comparator definitions in numpy
 //   (d) read       reading the same bytes with readSync into one reused buffer: the limit
 // and prints GB/s (file bytes / second) for each and the ratios native/numpy, twin/numpy,
-// native/read. All four read the files through the page cache: the files are read once
-// before timing and every contender runs warm (dropping the cache needs root); so "read" is
-// warm-cache read bandwidth, the same for everyone. Each contender opens and reads the
-// files itself inside its timing. No assertions: this measures, it does not judge.
+// native/read. Each contender opens and reads the files itself inside its timing. No
+// assertions: this measures, it does not judge.
+//
+// Two tables per dtype:
+//   warm   the files are read once before timing, so every contender reads through a warm page
+//          cache and "read" is memory-copy bandwidth, the same for everyone.
+//   cold   read, native and twin each timed right after `sync; echo 1 > /proc/sys/vm/drop_caches`
+//          (median of --runs), so "read" is the storage's own read bandwidth. Needs root on
+//          Linux (a writable drop_caches); otherwise the cold table says it could not be
+//          measured and why. --no-cold skips it. Only this script drops caches, never a test.
 import { spawnSync } from 'node:child_process';
-import { closeSync, openSync, readSync, rmSync } from 'node:fs';
+import { closeSync, openSync, readSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -32,6 +38,7 @@ const LAYERS = Number(opt('layers', '16'));
 const ROWS = Number(opt('rows', '2048'));
 const COLS = Number(opt('cols', '2048'));
 const KEEP = args.includes('--keep');
+const COLD = !args.includes('--no-cold');
 const DIR = opt('dir', join(tmpdir(), `npu-block-gate-bench-${LAYERS}x${ROWS}x${COLS}`));
 const PYTHON = process.env.NPU_BLOCK_GATE_PYTHON ?? 'python3';
 
@@ -81,6 +88,27 @@ async function time(fn: () => unknown): Promise<number> {
   return (performance.now() - t0) / 1000;
 }
 
+const DROP_CACHES = '/proc/sys/vm/drop_caches';
+
+/**
+ * Write back dirty pages and drop the clean page cache, so the next read comes from storage.
+ * Returns null when done, or why it could not be done (not Linux, not root, not permitted).
+ */
+function dropCaches(): string | null {
+  if (process.platform !== 'linux') return `not Linux (${process.platform}): no ${DROP_CACHES}`;
+  const s = spawnSync('sync', [], { stdio: 'ignore' });
+  if (s.status !== 0) return `sync failed (${s.error?.message ?? `exit ${s.status}`})`;
+  try {
+    writeFileSync(DROP_CACHES, '1');
+    return null;
+  } catch (e) {
+    const err = e as NodeJS.ErrnoException;
+    const uid = process.getuid?.();
+    const who = uid === 0 ? 'running as root' : `not root (uid ${uid})`;
+    return `writing ${DROP_CACHES} failed: ${err.code ?? err.message} (${who})`;
+  }
+}
+
 function numpyTimes(pairs: { npu: string; ref: string }[], dtype: BenchDType): number[] | string {
   const script = fileURLToPath(new URL('./numpy_compare.py', import.meta.url));
   const r = spawnSync(PYTHON, [script, String(RUNS), dtype, ...pairs.flatMap((p) => [p.npu, p.ref])], { encoding: 'utf8', maxBuffer: 1 << 24 });
@@ -96,9 +124,17 @@ console.log(
   `bench: ${LAYERS} layers x ${ROWS} x ${COLS}, NPU + reference per layer, f32 and bf16 (<u2); ${RUNS} runs, median; ` +
     `${availableParallelism()} cores; native engine ${hasNative ? `${(native as { path?: string }).path} (${(native as { isa?: string }).isa})` : 'UNAVAILABLE'}`,
 );
-console.log(`bench: files in ${DIR}; warm page cache for every contender (files read once before timing); load average ${loadavg().map((x) => x.toFixed(1)).join(' ')}`);
+// Probe once, up front: a cold table is only printed when dropping the cache works.
+const coldWhyNot = COLD ? dropCaches() : 'skipped: --no-cold';
+console.log(
+  `bench: files in ${DIR}; warm: page cache warm for every contender (files read once before timing); ` +
+    `cold: ${coldWhyNot ? `NOT MEASURED, ${coldWhyNot}` : `each of read / native / twin timed right after sync + drop_caches`}; ` +
+    `load average ${loadavg().map((x) => x.toFixed(1)).join(' ')}`,
+);
 
 const fmt = (x: number, d = 2) => x.toFixed(d);
+const ratio = (x: number[], y: number[] | string) => (typeof y === 'string' || !x.length ? 'n/a' : `${fmt(median(y) / median(x))}x`);
+const pct = (x: number[], y: number[]) => (x.length && y.length ? `${fmt((100 * median(y)) / median(x), 0)}%` : 'n/a');
 for (const dtype of ['f32', 'bf16'] as const) {
   const pairs = generate(DIR, dtype, LAYERS, ROWS, COLS);
   const files = pairs.flatMap((p) => [p.npu, p.ref]);
@@ -112,20 +148,50 @@ for (const dtype of ['f32', 'bf16'] as const) {
     t.twin.push(await time(() => judgeAll(pairs, jsKernel)));
   }
   const np = numpyTimes(pairs, dtype);
+  // Cold: every timing starts from an empty page cache (after the warm runs, so those stay warm).
+  const c: Record<string, number[]> = { read: [], native: [], twin: [] };
+  if (!coldWhyNot) {
+    const cold = async (fn: () => unknown) => {
+      const why = dropCaches();
+      if (why) throw new Error(`bench: dropping the page cache stopped working: ${why}`);
+      return time(fn);
+    };
+    for (let r = 0; r < RUNS; r++) {
+      c.read.push(await cold(() => readAllFiles(files)));
+      if (hasNative) c.native.push(await cold(() => judgeAll(pairs, native)));
+      c.twin.push(await cold(() => judgeAll(pairs, jsKernel)));
+    }
+  }
   const gbps = (s: number) => bytes / s / 1e9;
-  const row = (name: string, xs: number[] | string) =>
-    typeof xs === 'string' ? `  ${name.padEnd(7)} ${xs}` : `  ${name.padEnd(7)} ${fmt(median(xs), 3).padStart(7)} s  ${fmt(gbps(median(xs))).padStart(6)} GB/s`;
+  const row = (name: string, xs: number[] | string, note = '') =>
+    typeof xs === 'string'
+      ? `  ${name.padEnd(7)} ${xs}`
+      : `  ${name.padEnd(7)} ${fmt(median(xs), 3).padStart(7)} s  ${fmt(gbps(median(xs))).padStart(6)} GB/s${note}`;
+  const judged = (tt: Record<string, number[]>) => (hasNative ? tt.native : tt.twin);
   console.log(`\n${dtype}: ${fmt(bytes / 1e9, 3)} GB over ${files.length} files`);
+  console.log(`  warm page cache:`);
   console.log(row('read', t.read));
   console.log(row('native', hasNative ? t.native : 'unavailable'));
-  if (nativeBlocks) console.log(row('blocks', t.blocks) + '   (native, fed blocks read by TypeScript)');
+  if (nativeBlocks) console.log(row('blocks', t.blocks, '   (native, fed blocks read by TypeScript)'));
   console.log(row('twin', t.twin));
   console.log(row('numpy', np));
-  const ratio = (x: number[], y: number[] | string) => (typeof y === 'string' || !x.length ? 'n/a' : `${fmt(median(y) / median(x))}x`);
   console.log(
-    `  ratios: native/numpy ${ratio(t.native, np)}, twin/numpy ${ratio(t.twin, np)}, ` +
-      `native/read ${hasNative ? `${fmt((100 * median(t.read)) / median(t.native), 0)}%` : 'n/a'}; ` +
-      `judging all ${LAYERS} layers takes ${hasNative ? fmt(median(t.native) / median(t.read)) : fmt(median(t.twin) / median(t.read))}x the read time`,
+    `  warm ratios: native/numpy ${ratio(t.native, np)}, twin/numpy ${ratio(t.twin, np)}, ` +
+      `native/read ${pct(t.native, t.read)}, twin/read ${pct(t.twin, t.read)}; ` +
+      `judging all ${LAYERS} layers takes ${fmt(median(judged(t)) / median(t.read))}x the warm read time`,
+  );
+  if (coldWhyNot) {
+    console.log(`  cold page cache: NOT MEASURED (${coldWhyNot})`);
+    continue;
+  }
+  console.log(`  cold page cache (dropped before each timing):`);
+  console.log(row('read', c.read));
+  console.log(row('native', hasNative ? c.native : 'unavailable'));
+  console.log(row('twin', c.twin));
+  console.log(
+    `  cold ratios: native/read ${pct(c.native, c.read)}, twin/read ${pct(c.twin, c.read)}; ` +
+      `judging all ${LAYERS} layers takes ${fmt(median(judged(c)) / median(c.read))}x the cold read time; ` +
+      `cold read is ${fmt(median(c.read) / median(t.read), 1)}x slower than warm`,
   );
 }
 console.log(`\nbench: load average at the end ${loadavg().map((x) => x.toFixed(1)).join(' ')} (other processes on these cores slow every contender)`);
