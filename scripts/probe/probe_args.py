@@ -56,6 +56,7 @@ def build_parser():
                        description="Everything `config` does, then compile the prefill kernels, run block 0 on the NPU, "
                        "get the HF bf16 layer-0 reference, and write block0.{npu,ref,input}.npy and probe.json (stage block).")
     common(b)
+    lock_args(b)
     b.add_argument("--reuse-kernels", action="store_true",
                    help="when <model>/build_peano/prefill_kernel_cache loads (KernelCache.load_manifest), skip "
                    "compile_and_cache for the kernels it holds; compile_all_kernels still runs")
@@ -67,4 +68,13 @@ def build_parser():
                         "model has no bisect hook, bisect.json says why (exit 0 either way).")
     bs.add_argument("--run-dir", required=True, metavar="RUN_DIR", help="a run dir written by `probe block`")
     bs.add_argument("--verbose", action="store_true", help="echo the tree's own output to stderr too")
+    lock_args(bs)
     return p
+
+
+def lock_args(sp):
+    sp.add_argument("--npu-lock", metavar="PATH",
+                    help="flock(2) held while kernels compile and run, shared with mlir-air's skills "
+                    "(default $NPU_BLOCK_GATE_NPU_LOCK, else /tmp/mlir-air-npu.lock; 'none' turns it off)")
+    sp.add_argument("--lock-timeout", type=float, default=1800.0, metavar="SECONDS",
+                    help="give up (exit 3) after waiting this long for the NPU lock (default 1800, as the skills)")

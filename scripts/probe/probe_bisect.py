@@ -29,6 +29,7 @@ import time
 
 import numpy as np
 
+from probe_lock import lock_path, npu_lock
 from probe_block import (
     accepts,
     build_dir,
@@ -335,7 +336,7 @@ def run_bisect(args, log):
     records = []
     bdir_build = build_dir(tree)
     log.detail(f"working directory for compile and run: {bdir_build}")
-    with working_dir(bdir_build):
+    with npu_lock(lock_path(args.npu_lock), args.lock_timeout, log), working_dir(bdir_build):
         setup = prepare_block0(tree, entry, config, model_name, tokens, seq_len, cpu_attn, log)
         for i, st in enumerate(steps, start=1):
             log.step(f"bisect step {i}/{len(steps)} {st['step']} (cpu: {st['cpu_equivalent']})")

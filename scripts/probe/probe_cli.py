@@ -27,6 +27,7 @@ from probe_block import (
 )
 from probe_env import environment
 from probe_errors import ProbeError, TreeCrash
+from probe_lock import lock_path, npu_lock
 from probe_log import ProbeLog
 from probe_npy import tensor_entry, write_json, write_npy
 from probe_reference import check_shapes, reference_kind, reference_record, run_reference, tokenize
@@ -159,7 +160,8 @@ def run(args, log):
     if args.command == "block":
         bdir = build_dir(tree)
         log.detail(f"working directory for compile and run: {bdir}")
-        with working_dir(bdir):
+        with npu_lock(lock_path(args.npu_lock), args.lock_timeout, log) as waited, working_dir(bdir):
+            timings["lock_wait"] = waited
             blk = run_block0(tree, entry, adapter, config, model_name, tokens, seq_len, args.cpu_attn, log, tokenizer,
                              reuse_kernels=bool(getattr(args, "reuse_kernels", False)))
         timings.update(blk.timings)
