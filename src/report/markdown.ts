@@ -134,8 +134,9 @@ function integrationSection(r: Report, flavor: Flavor): string[] {
     if (r.kernel_cache) rows.push(['kernel cache', cell(`${r.kernel_cache.hit ? 'hit' : 'compiled'}${r.kernel_cache.entries.length ? `: ${r.kernel_cache.entries.join(', ')}` : ''}`)]);
     const t = Object.entries(r.timings);
     if (t.length) rows.push(['timings', cell(t.map(([k, v]) => `${k} ${fmtSeconds(v)}`).join(', '))]);
+    // Both engines give bit-identical numbers, so which one ran is not part of the result.
+    rows.push(['engine', cell(r.metrics ? r.metrics.engine : 'n/a')]);
   }
-  rows.push(['engine', cell(r.metrics ? r.metrics.engine : 'n/a')]);
   if (rows.length > 1) out.push('### Environment', '', markdownTable(rows), '');
   return out;
 }
@@ -163,7 +164,7 @@ function bisectSection(r: Report): string[] {
 }
 
 export function renderMarkdown(r: Report, opts: MarkdownOptions): string {
-  const out: string[] = [`## ${verdictLine(r)}`, ''];
+  const out: string[] = [`${opts.flavor === 'doc' ? '###' : '##'} ${verdictLine(r)}`, ''];
   if (r.outcome === 'error') {
     out.push(`> ${escapeHtml(r.error ?? 'unknown error')}`, '', 'The check could not run to a verdict (infrastructure or input problem). Fix the cause and re-run; no gate was judged.', '');
     if (opts.artifactUrl) out.push(`Run dir and logs: [artifact](${opts.artifactUrl})`, '');
@@ -178,11 +179,14 @@ export function renderMarkdown(r: Report, opts: MarkdownOptions): string {
     for (const w of r.warnings) out.push(`- ⚠️ ${escapeHtml(w.message)}`);
     out.push('');
   }
-  out.push(...metricsSection(r));
+  const body: string[] = [];
+  body.push(...metricsSection(r));
   const chart = cosineChart(r, opts.chartPoints);
-  if (chart) out.push(chart, '');
-  out.push(...bisectSection(r));
-  out.push(...integrationSection(r, opts.flavor));
+  if (chart) body.push(chart, '');
+  body.push(...bisectSection(r));
+  body.push(...integrationSection(r, opts.flavor));
+  // In phase2_block.md the report sits under "## Latest result": one level deeper.
+  out.push(...(opts.flavor === 'doc' ? body.map((l) => (l.startsWith('### ') ? `#${l}` : l)) : body));
   if (opts.artifactUrl) out.push(`Full run dir and report: [artifact](${opts.artifactUrl})`, '');
   return out.join('\n');
 }
