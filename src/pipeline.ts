@@ -180,20 +180,7 @@ export async function judge(plan: Plan, log: Log, python: PythonInfo | null = nu
   log.step(`judge: engine ${metrics.engine}, whole cosine ${metrics.wholeCosine.toFixed(6)}, per-position min ${metrics.perPosition.min.toFixed(6)}`);
 
   const gates = metricGates(metrics, thresholds);
-  let bisect: BisectReport | null = null;
-  if (gates.some((g) => g.status === 'fail')) {
-    const refPath = tensorPath(runDir, p.tensors.ref!);
-    let crashed: string | null = null;
-    if (python && plan.bisect !== false) crashed = await runBisect(plan, python, runDir, log);
-    bisect = crashed
-      ? { available: false, reason: `probe bisect failed: ${crashed}`, hook: null, steps: [], offender: null, situation: situationOf(metrics) }
-      : await judgeBisect(runDir, refPath, p.prompt.real_len, thresholds, metrics);
-    if (!bisect) {
-      const why = plan.bisect === false ? 'bisect turned off (--no-bisect)' : 'bisect runs on the NPU host (mode full); this run dir holds no bisect/bisect.json';
-      bisect = { available: false, reason: why, hook: null, steps: [], offender: null, situation: situationOf(metrics) };
-    }
-    if (bisect.offender) log.step(`bisect: offending boundary ${bisect.offender.step} (${bisect.offender.kernel})`);
-  }
+  const bisect = gates.some((g) => g.status === 'fail') ? await bisectFailure(plan, p, runDir, thresholds, metrics, python, log) : null;
   const modelDir = plan.writeDocs ? docsModelDir(plan, p) : null;
   const phase2Path = modelDir ? join(modelDir, DOC_PATHS.phase2) : null;
   const todoPath = modelDir ? join(modelDir, DOC_PATHS.todo) : null;
@@ -235,23 +222,40 @@ export async function judge(plan: Plan, log: Log, python: PythonInfo | null = nu
   report.outcome = outcomeOf(report.gates);
   report.exit_code = report.outcome === 'pass' ? EXIT.pass : EXIT.fail;
 
-  let docs: DocsResult | null = null;
-  if (modelDir && phase2Path && todoPath) {
-    report.docs = { phase2: phase2Path, todo: todoPath, changed: false };
-    const newPhase2 = updatePhase2(oldPhase2, report, renderMarkdown(report, { flavor: 'doc' }), phase2Path);
-    const newTodo = updateTodo(oldTodo, report);
-    const changed = newPhase2 !== oldPhase2 || newTodo !== oldTodo;
-    if (newPhase2 !== oldPhase2) writeAtomic(phase2Path, newPhase2);
-    if (newTodo !== oldTodo) writeAtomic(todoPath, newTodo);
-    docs = { phase2: phase2Path, todo: todoPath, changed };
-    report.docs = docs;
-    log.step(`docs: ${changed ? 'updated' : 'unchanged'} ${phase2Path} and ${todoPath}`);
-  }
+  const docs = phase2Path && todoPath ? writeDocuments(report, phase2Path, oldPhase2, todoPath, oldTodo, log) : null;
+  report.docs = docs;
 
   const markdown = renderMarkdown(report, { flavor: 'summary' });
   writeAtomic(join(runDir, RUN_FILES.markdown), markdown);
   writeAtomic(join(runDir, RUN_FILES.report), toJson(report));
   return { report, runDir, markdown, exitCode: report.exit_code as ExitCode, docs };
+}
+
+/** On a failed gate: bisect on this host when it can (mode full), else judge a bisect the run dir holds, else say why not. */
+async function bisectFailure(plan: Plan, p: ProbeJson, runDir: string, th: Thresholds, metrics: Metrics, python: PythonInfo | null, log: Log): Promise<BisectReport> {
+  const unavailable = (reason: string): BisectReport => ({ available: false, reason, hook: null, steps: [], offender: null, situation: situationOf(metrics) });
+  if (python && plan.bisect !== false) {
+    const crashed = await runBisect(plan, python, runDir, log);
+    if (crashed) return unavailable(`probe bisect failed: ${crashed}`);
+  }
+  const b = await judgeBisect(runDir, tensorPath(runDir, p.tensors.ref!), p.prompt.real_len, th, metrics);
+  if (!b) {
+    return unavailable(plan.bisect === false ? 'bisect turned off (--no-bisect)' : 'bisect runs on the NPU host (mode full); this run dir holds no bisect/bisect.json');
+  }
+  if (b.offender) log.step(`bisect: offending boundary ${b.offender.step} (${b.offender.kernel})`);
+  return b;
+}
+
+/** Writes phase2_block.md and TODO.md (each atomically, only when its text changes). */
+function writeDocuments(report: Report, phase2Path: string, oldPhase2: string | null, todoPath: string, oldTodo: string | null, log: Log): DocsResult {
+  const newPhase2 = updatePhase2(oldPhase2, report, renderMarkdown(report, { flavor: 'doc' }), phase2Path);
+  const newTodo = updateTodo(oldTodo, report);
+  // Both texts are computed before either file is written: a refused marker leaves both untouched.
+  if (newPhase2 !== oldPhase2) writeAtomic(phase2Path, newPhase2);
+  if (newTodo !== oldTodo) writeAtomic(todoPath, newTodo);
+  const changed = newPhase2 !== oldPhase2 || newTodo !== oldTodo;
+  log.step(`docs: ${changed ? 'updated' : 'unchanged'} ${phase2Path} and ${todoPath}`);
+  return { phase2: phase2Path, todo: todoPath, changed };
 }
 
 /** mode full: probe, then judge the run dir it wrote. */
