@@ -7,12 +7,14 @@ import { runCheck, judge, errorReport, TOOL, type CheckResult } from './pipeline
 import { stderrLog } from './log.ts';
 import { renderTerminal } from './report/terminal.ts';
 import { toJson } from './report/json.ts';
+import { agentMain } from './agent/cli.ts';
 
 const HELP = `npu-block-gate ${TOOL.version}: Phase 2 single-block validation for LLMs on AMD NPUs (Xilinx/mlir-air)
 
 Usage:
   npu-block-gate check  --model-dir DIR [options]   run block 0 on the NPU and the HF bf16 reference, judge, document
   npu-block-gate report --run-dir DIR [options]     judge an existing run dir (no Python needed)
+  npu-block-gate agent doctor|status|cache ...     runner side: health checks, status, kernel cache (see agent --help)
   npu-block-gate help [command] | --help | --version
 
 check options:
@@ -112,6 +114,7 @@ export function planFrom(command: string, v: Values, now = new Date()): Plan {
 export async function main(argv: string[], out: NodeJS.WritableStream = process.stdout, err: NodeJS.WritableStream = process.stderr): Promise<ExitCode> {
   let json = false;
   let plan: Plan | null = null;
+  if (argv[0] === 'agent' || (argv[0] === 'help' && argv[1] === 'agent')) return agentMain(argv[0] === 'agent' ? argv.slice(1) : ['--help'], out, err);
   try {
     const { command, values } = parseCli(argv);
     if (command === 'version') { out.write(`${TOOL.version}\n`); return EXIT.pass; }
