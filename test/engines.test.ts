@@ -1,6 +1,8 @@
 // One suite over both comparison engines: the TypeScript twin and the native addon must give
-// the same numbers (per-row and aggregate within 1e-12 relative; non-finite counts and first
-// positions exactly), on the raw-payload path and the float32 path, for every dtype pairing.
+// the same numbers, bit for bit (per-row and aggregate numbers, non-finite counts and first
+// positions), on the raw-payload path and the float32 path, for every dtype pairing and every
+// native loop (NPU_BLOCK_GATE_ISA=sse2|avx2 caps the one the addon picks; native/asan.sh runs
+// this file under each).
 // Random cases come from a seeded generator (mulberry32): no extra dependency, and a failure
 // prints the seed and case that reproduce it.
 import { spawnSync } from 'node:child_process';
@@ -128,12 +130,12 @@ function close(a: number, b: number, rel: number): boolean {
   return Math.abs(a - b) <= rel * Math.max(Math.abs(a), Math.abs(b));
 }
 
-/** Every number within 1e-12 relative (NaN only against NaN), everything else equal; engine ignored. */
+/** Every number identical (NaN only against NaN; 0 and -0 apart), everything else equal; engine ignored. */
 function sameMetrics(a: Metrics, b: Metrics, what: string): void {
   const walk = (x: unknown, y: unknown, path: string) => {
     if (path === '.engine') return;
     if (typeof x === 'number' && typeof y === 'number') {
-      if (!close(x, y, 1e-12)) assert.unreachable(`${what}: ${path} ${x} != ${y}`);
+      if (!Object.is(x, y)) assert.unreachable(`${what}: ${path} ${x} != ${y}`);
       return;
     }
     if (x && y && typeof x === 'object' && typeof y === 'object') {

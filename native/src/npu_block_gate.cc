@@ -112,23 +112,57 @@ constexpr int W = 4;  // doubles per AVX2 register
 #undef NBG_W
 }  // namespace avx2
 #pragma GCC pop_options
+#define NBG_HAVE_AVX512 1
+#pragma GCC push_options
+#pragma GCC target("avx512f")
+// GCC 12's avx512fintrin.h seeds _mm512_max_pd / _mm512_cvtps_pd with _mm512_undefined_pd(),
+// which -Wmaybe-uninitialized flags (GCC bug 105593); the results never read it.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+namespace avx512 {
+constexpr int W = 8;  // doubles per AVX-512 register: the 4 lanes of two rows
+#define NBG_W 8
+#include "kernel.inc"
+#undef NBG_W
+}  // namespace avx512
+#pragma GCC diagnostic pop
+#pragma GCC pop_options
 #endif
+
+enum Isa { ISA_SSE2, ISA_AVX2, ISA_AVX512 };
+
+/** The widest loop this CPU runs; NPU_BLOCK_GATE_ISA=sse2|avx2 caps it (to test the others here). */
+Isa pickIsa() {
+#ifdef NBG_HAVE_AVX2
+  static const Isa isa = [] {
+    const char* want = std::getenv("NPU_BLOCK_GATE_ISA");
+    const Isa cap = !want ? ISA_AVX512 : std::strcmp(want, "sse2") == 0 ? ISA_SSE2 : std::strcmp(want, "avx2") == 0 ? ISA_AVX2 : ISA_AVX512;
+    __builtin_cpu_init();
+    if (cap >= ISA_AVX512 && __builtin_cpu_supports("avx512f")) return ISA_AVX512;
+    if (cap >= ISA_AVX2 && __builtin_cpu_supports("avx2")) return ISA_AVX2;
+    return ISA_SSE2;
+  }();
+  return isa;
+#else
+  return ISA_SSE2;
+#endif
+}
 
 const ChunkFn (*pickTable())[3] {
 #ifdef NBG_HAVE_AVX2
-  // NPU_BLOCK_GATE_ISA=sse2 forces the baseline loop (to test it on an AVX2 machine).
-  static const bool avx2 = [] {
-    const char* want = std::getenv("NPU_BLOCK_GATE_ISA");
-    if (want && std::strcmp(want, "sse2") == 0) return false;
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2") != 0;
-  }();
-  if (avx2) return avx2::kTable;
+  switch (pickIsa()) {
+    case ISA_AVX512: return avx512::kTable;
+    case ISA_AVX2: return avx2::kTable;
+    case ISA_SSE2: break;
+  }
 #endif
   return base::kTable;
 }
 
-const char* isaName() { return pickTable() == base::kTable ? "sse2" : "avx2"; }
+const char* isaName() {
+  static const char* const names[] = {"sse2", "avx2", "avx512"};
+  return names[pickIsa()];
+}
 
 // Slots of Accumulator.sums and .nonFinite (src/metrics/accumulator.ts).
 enum { S_AB = 0, S_A2, S_B2, S_ABSERR, S_MAXABS, S_RELERR, S_MAXREL, S_ABSREF, S_SQERR };

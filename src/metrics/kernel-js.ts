@@ -4,7 +4,8 @@
 // every per-row sum is kept in 4 lanes, lane k taking the columns c with c % 4 == k in column
 // order; a row's total is (l0 + l1) + (l2 + l3). Whole-tensor sums add the row totals in row
 // order, so the result does not depend on the block size either. Maxima are NaN-sticky
-// (np.max), which makes them independent of order.
+// (np.max), which makes them independent of order. (The native AVX-512 loop scans two rows per
+// vector, each row in its own 4 lanes: the contract is per row, whatever the vector width.)
 import { NF, SUM, type Accumulator, type Kernel } from './accumulator.ts';
 
 /** mlir-air's comparators compute max(|ref|, 1e-6) in float32, so the floor is float32(1e-6). */
