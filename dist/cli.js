@@ -2,8 +2,8 @@
 import { createRequire as __nbgCreateRequire } from 'node:module'; const require = __nbgCreateRequire(import.meta.url);
 
 // src/cli.ts
-import { parseArgs } from "node:util";
-import { resolve as resolve3, basename as basename3 } from "node:path";
+import { parseArgs as parseArgs2 } from "node:util";
+import { resolve as resolve5, basename as basename3 } from "node:path";
 
 // src/errors.ts
 var EXIT = { pass: 0, fail: 1, input: 2, infra: 3 };
@@ -158,7 +158,7 @@ function blockArgs(modelDir, runDir, promptStyle, prompt) {
 }
 function runProbe(py, a, onLine) {
   const args = [probeDir(), a.subcommand, ...a.args];
-  return new Promise((resolve4, reject) => {
+  return new Promise((resolve6, reject) => {
     const child = spawn(py.executable, args, {
       stdio: ["ignore", "pipe", "pipe"],
       env: { ...process.env, PYTHONUNBUFFERED: "1", PYTHONDONTWRITEBYTECODE: "1", ...a.extraEnv }
@@ -189,7 +189,7 @@ function runProbe(py, a, onLine) {
       if (timer) clearTimeout(timer);
       if (buf.trim()) take(Buffer.from("\n"));
       if (timedOut) return reject(new InfraError(`probe ${a.subcommand} timed out after ${a.timeoutSec}s`));
-      if (code2 === 0) return resolve4();
+      if (code2 === 0) return resolve6();
       const why = lastError || (signal ? `killed by ${signal}` : `exited with status ${code2}`);
       if (code2 === 2) return reject(new InputError(why));
       reject(new InfraError(`probe ${a.subcommand} failed: ${why} (log: ${join(a.runDir, "probe.log")})`));
@@ -537,7 +537,7 @@ function parsePyLiteral(text) {
   const ws = () => {
     while (i < text.length && /\s/.test(text[i])) i++;
   };
-  const fail = (what) => {
+  const fail2 = (what) => {
     throw new Error(`${what} at character ${i}`);
   };
   const value = () => {
@@ -553,14 +553,14 @@ function parsePyLiteral(text) {
           return obj;
         }
         const k = value();
-        if (typeof k !== "string") fail("dict key is not a string");
+        if (typeof k !== "string") fail2("dict key is not a string");
         ws();
-        if (text[i] !== ":") fail("expected ':'");
+        if (text[i] !== ":") fail2("expected ':'");
         i++;
         obj[k] = value();
         ws();
         if (text[i] === ",") i++;
-        else if (text[i] !== "}") fail("expected ',' or '}'");
+        else if (text[i] !== "}") fail2("expected ',' or '}'");
       }
     }
     if (ch === "(" || ch === "[") {
@@ -576,18 +576,18 @@ function parsePyLiteral(text) {
         arr.push(value());
         ws();
         if (text[i] === ",") i++;
-        else if (text[i] !== close) fail(`expected ',' or '${close}'`);
+        else if (text[i] !== close) fail2(`expected ',' or '${close}'`);
       }
     }
     if (ch === "'" || ch === '"') {
       const end = text.indexOf(ch, i + 1);
-      if (end < 0) fail("unterminated string");
+      if (end < 0) fail2("unterminated string");
       const s = text.slice(i + 1, end);
       i = end + 1;
       return s;
     }
     const m = /^(True|False|None|-?\d+L?)/.exec(text.slice(i, i + 32));
-    if (!m) fail("unexpected token");
+    if (!m) fail2("unexpected token");
     i += m[0].length;
     if (m[0] === "True") return true;
     if (m[0] === "False") return false;
@@ -596,7 +596,7 @@ function parsePyLiteral(text) {
   };
   const v = value();
   ws();
-  if (i !== text.length) fail("trailing text");
+  if (i !== text.length) fail2("trailing text");
   return v;
 }
 function parseDescr(descr, opts, path) {
@@ -1344,12 +1344,12 @@ function warningLine(reason) {
   return `npu-block-gate: warning: native engine unavailable (${reason}); using the TypeScript engine`;
 }
 var loaded = null;
-function loadNativeKernel(env = process.env, warn = (line) => process.stderr.write(`${line}
+function loadNativeKernel(env = process.env, warn2 = (line) => process.stderr.write(`${line}
 `)) {
   if (!loaded) {
     loaded = tryLoadNative(nativeCandidates(void 0, env), env);
     const want = (env[ENGINE_ENV] ?? "").trim().toLowerCase();
-    if (!loaded.kernel && want !== "js") warn(warningLine(loaded.reason));
+    if (!loaded.kernel && want !== "js") warn2(warningLine(loaded.reason));
   }
   return loaded.kernel;
 }
@@ -1522,8 +1522,8 @@ function fmtSqnr(x, goodDb) {
 }
 
 // src/gates/evaluate.ts
-function gate(id, name, ok, value, bar, detail) {
-  return { id, name, status: ok ? "pass" : "fail", passed: ok, value, bar, detail };
+function gate(id, name, ok2, value, bar, detail) {
+  return { id, name, status: ok2 ? "pass" : "fail", passed: ok2, value, bar, detail };
 }
 function metricGates(m, th) {
   const pp = m.perPosition;
@@ -1598,7 +1598,7 @@ var REPORT_SCHEMA_VERSION = 1;
 function defaultStringLength(value) {
   return value.length;
 }
-function markdownTable(table, options) {
+function markdownTable(table2, options) {
   const settings = options || {};
   const align = (settings.align || []).concat();
   const stringLength = settings.stringLength || defaultStringLength;
@@ -1608,15 +1608,15 @@ function markdownTable(table, options) {
   const longestCellByColumn = [];
   let mostCellsPerRow = 0;
   let rowIndex = -1;
-  while (++rowIndex < table.length) {
+  while (++rowIndex < table2.length) {
     const row2 = [];
     const sizes2 = [];
     let columnIndex2 = -1;
-    if (table[rowIndex].length > mostCellsPerRow) {
-      mostCellsPerRow = table[rowIndex].length;
+    if (table2[rowIndex].length > mostCellsPerRow) {
+      mostCellsPerRow = table2[rowIndex].length;
     }
-    while (++columnIndex2 < table[rowIndex].length) {
-      const cell2 = serialize(table[rowIndex][columnIndex2]);
+    while (++columnIndex2 < table2[rowIndex].length) {
+      const cell2 = serialize(table2[rowIndex][columnIndex2]);
       if (settings.alignDelimiters !== false) {
         const size = stringLength(cell2);
         sizes2[columnIndex2] = size;
@@ -1863,8 +1863,8 @@ function integrationSection(r, flavor) {
     if (r.kernel_cache) rows.push(["kernel cache", cell(`${r.kernel_cache.hit ? "hit" : "compiled"}${r.kernel_cache.entries.length ? `: ${r.kernel_cache.entries.join(", ")}` : ""}`)]);
     const t = Object.entries(r.timings);
     if (t.length) rows.push(["timings", cell(t.map(([k, v]) => `${k} ${fmtSeconds(v)}`).join(", "))]);
+    rows.push(["engine", cell(r.metrics ? r.metrics.engine : "n/a")]);
   }
-  rows.push(["engine", cell(r.metrics ? r.metrics.engine : "n/a")]);
   if (rows.length > 1) out.push("### Environment", "", markdownTable(rows), "");
   return out;
 }
@@ -1889,7 +1889,7 @@ function bisectSection(r) {
   return out;
 }
 function renderMarkdown(r, opts) {
-  const out = [`## ${verdictLine(r)}`, ""];
+  const out = [`${opts.flavor === "doc" ? "###" : "##"} ${verdictLine(r)}`, ""];
   if (r.outcome === "error") {
     out.push(`> ${escapeHtml(r.error ?? "unknown error")}`, "", "The check could not run to a verdict (infrastructure or input problem). Fix the cause and re-run; no gate was judged.", "");
     if (opts.artifactUrl) out.push(`Run dir and logs: [artifact](${opts.artifactUrl})`, "");
@@ -1903,11 +1903,13 @@ function renderMarkdown(r, opts) {
     for (const w of r.warnings) out.push(`- \u26A0\uFE0F ${escapeHtml(w.message)}`);
     out.push("");
   }
-  out.push(...metricsSection(r));
+  const body = [];
+  body.push(...metricsSection(r));
   const chart = cosineChart(r, opts.chartPoints);
-  if (chart) out.push(chart, "");
-  out.push(...bisectSection(r));
-  out.push(...integrationSection(r, opts.flavor));
+  if (chart) body.push(chart, "");
+  body.push(...bisectSection(r));
+  body.push(...integrationSection(r, opts.flavor));
+  out.push(...opts.flavor === "doc" ? body.map((l) => l.startsWith("### ") ? `#${l}` : l) : body);
   if (opts.artifactUrl) out.push(`Full run dir and report: [artifact](${opts.artifactUrl})`, "");
   return out.join("\n");
 }
@@ -2556,18 +2558,7 @@ async function judge(plan, log, python = null) {
   }
   log.step(`judge: engine ${metrics.engine}, whole cosine ${metrics.wholeCosine.toFixed(6)}, per-position min ${metrics.perPosition.min.toFixed(6)}`);
   const gates = metricGates(metrics, thresholds);
-  let bisect = null;
-  if (gates.some((g) => g.status === "fail")) {
-    const refPath = tensorPath(runDir, p.tensors.ref);
-    let crashed = null;
-    if (python && plan.bisect !== false) crashed = await runBisect(plan, python, runDir, log);
-    bisect = crashed ? { available: false, reason: `probe bisect failed: ${crashed}`, hook: null, steps: [], offender: null, situation: situationOf(metrics) } : await judgeBisect(runDir, refPath, p.prompt.real_len, thresholds, metrics);
-    if (!bisect) {
-      const why = plan.bisect === false ? "bisect turned off (--no-bisect)" : "bisect runs on the NPU host (mode full); this run dir holds no bisect/bisect.json";
-      bisect = { available: false, reason: why, hook: null, steps: [], offender: null, situation: situationOf(metrics) };
-    }
-    if (bisect.offender) log.step(`bisect: offending boundary ${bisect.offender.step} (${bisect.offender.kernel})`);
-  }
+  const bisect = gates.some((g) => g.status === "fail") ? await bisectFailure(plan, p, runDir, thresholds, metrics, python, log) : null;
   const modelDir = plan.writeDocs ? docsModelDir(plan, p) : null;
   const phase2Path = modelDir ? join7(modelDir, DOC_PATHS.phase2) : null;
   const todoPath = modelDir ? join7(modelDir, DOC_PATHS.todo) : null;
@@ -2603,22 +2594,34 @@ async function judge(plan, log, python = null) {
   report.gates = [...gates, documentationGate(documented)];
   report.outcome = outcomeOf(report.gates);
   report.exit_code = report.outcome === "pass" ? EXIT.pass : EXIT.fail;
-  let docs = null;
-  if (modelDir && phase2Path && todoPath) {
-    report.docs = { phase2: phase2Path, todo: todoPath, changed: false };
-    const newPhase2 = updatePhase2(oldPhase2, report, renderMarkdown(report, { flavor: "doc" }), phase2Path);
-    const newTodo = updateTodo(oldTodo, report);
-    const changed = newPhase2 !== oldPhase2 || newTodo !== oldTodo;
-    if (newPhase2 !== oldPhase2) writeAtomic(phase2Path, newPhase2);
-    if (newTodo !== oldTodo) writeAtomic(todoPath, newTodo);
-    docs = { phase2: phase2Path, todo: todoPath, changed };
-    report.docs = docs;
-    log.step(`docs: ${changed ? "updated" : "unchanged"} ${phase2Path} and ${todoPath}`);
-  }
+  const docs = phase2Path && todoPath ? writeDocuments(report, phase2Path, oldPhase2, todoPath, oldTodo, log) : null;
+  report.docs = docs;
   const markdown = renderMarkdown(report, { flavor: "summary" });
   writeAtomic(join7(runDir, RUN_FILES.markdown), markdown);
   writeAtomic(join7(runDir, RUN_FILES.report), toJson(report));
   return { report, runDir, markdown, exitCode: report.exit_code, docs };
+}
+async function bisectFailure(plan, p, runDir, th, metrics, python, log) {
+  const unavailable = (reason) => ({ available: false, reason, hook: null, steps: [], offender: null, situation: situationOf(metrics) });
+  if (python && plan.bisect !== false) {
+    const crashed = await runBisect(plan, python, runDir, log);
+    if (crashed) return unavailable(`probe bisect failed: ${crashed}`);
+  }
+  const b = await judgeBisect(runDir, tensorPath(runDir, p.tensors.ref), p.prompt.real_len, th, metrics);
+  if (!b) {
+    return unavailable(plan.bisect === false ? "bisect turned off (--no-bisect)" : "bisect runs on the NPU host (mode full); this run dir holds no bisect/bisect.json");
+  }
+  if (b.offender) log.step(`bisect: offending boundary ${b.offender.step} (${b.offender.kernel})`);
+  return b;
+}
+function writeDocuments(report, phase2Path, oldPhase2, todoPath, oldTodo, log) {
+  const newPhase2 = updatePhase2(oldPhase2, report, renderMarkdown(report, { flavor: "doc" }), phase2Path);
+  const newTodo = updateTodo(oldTodo, report);
+  if (newPhase2 !== oldPhase2) writeAtomic(phase2Path, newPhase2);
+  if (newTodo !== oldTodo) writeAtomic(todoPath, newTodo);
+  const changed = newPhase2 !== oldPhase2 || newTodo !== oldTodo;
+  log.step(`docs: ${changed ? "updated" : "unchanged"} ${phase2Path} and ${todoPath}`);
+  return { phase2: phase2Path, todo: todoPath, changed };
 }
 async function runCheck(plan, log) {
   const { python } = await probe(plan, log);
@@ -2713,12 +2716,586 @@ function renderTerminal(r) {
   return out.join("\n");
 }
 
+// src/agent/cli.ts
+import { parseArgs } from "node:util";
+
+// src/agent/machine.ts
+import { spawnSync as spawnSync2 } from "node:child_process";
+import { existsSync as existsSync8, readdirSync as readdirSync2, readFileSync as readFileSync5, statfsSync, statSync as statSync4 } from "node:fs";
+import { join as join8, resolve as resolve3 } from "node:path";
+import { homedir as homedir2 } from "node:os";
+var DEFAULT_TIMEOUT_MS = 15e3;
+function spawnOne(cmd, args, env, timeoutMs) {
+  const r = spawnSync2(cmd, args, { encoding: "utf8", env, timeout: timeoutMs, maxBuffer: 64 * 1024 * 1024, stdio: ["ignore", "pipe", "pipe"] });
+  if (r.error) {
+    const code2 = r.error.code;
+    if (code2 === "ENOENT") return { status: null, stdout: "", stderr: "", missing: true, error: "not found" };
+    if (code2 === "ETIMEDOUT") return { status: null, stdout: r.stdout ?? "", stderr: r.stderr ?? "", error: `timed out after ${timeoutMs / 1e3}s` };
+    return { status: null, stdout: r.stdout ?? "", stderr: r.stderr ?? "", error: r.error.message };
+  }
+  return { status: r.status, stdout: r.stdout ?? "", stderr: r.stderr ?? "" };
+}
+var Machine = class {
+  root;
+  env;
+  python;
+  statfs;
+  cwd;
+  commands;
+  spawn;
+  timeoutMs;
+  constructor(o = {}) {
+    this.root = resolve3(o.root ?? "/");
+    this.env = o.env ?? process.env;
+    this.commands = o.commands ?? {};
+    this.spawn = o.spawn ?? true;
+    this.timeoutMs = o.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    this.python = o.python ?? testPython;
+    this.statfs = o.statfs ?? ((p) => {
+      const s = statfsSync(p);
+      return { bavail: Number(s.bavail), bsize: Number(s.bsize), blocks: Number(s.blocks) };
+    });
+    this.cwd = o.cwd ?? process.cwd();
+  }
+  /** A system path under the root prefix: path('/proc/locks'). */
+  path(p) {
+    return this.root === "/" ? p : join8(this.root, p);
+  }
+  exists(p) {
+    return existsSync8(this.path(p));
+  }
+  read(p) {
+    try {
+      return readFileSync5(this.path(p), "utf8");
+    } catch {
+      return null;
+    }
+  }
+  readBytes(p) {
+    try {
+      return readFileSync5(this.path(p));
+    } catch {
+      return null;
+    }
+  }
+  list(p) {
+    try {
+      return readdirSync2(this.path(p)).sort();
+    } catch {
+      return null;
+    }
+  }
+  inode(p) {
+    try {
+      return statSync4(this.path(p)).ino;
+    } catch {
+      return null;
+    }
+  }
+  run(cmd, args = []) {
+    const stub = this.commands[cmd];
+    if (stub) return stub(args);
+    if (!this.spawn) return { status: null, stdout: "", stderr: "", missing: true, error: "not found" };
+    return spawnOne(cmd, args, this.env, this.timeoutMs);
+  }
+  home() {
+    return this.env.HOME || homedir2();
+  }
+};
+
+// src/agent/doctor.ts
+import { accessSync, constants, existsSync as existsSync9, readdirSync as readdirSync3 } from "node:fs";
+import { dirname as dirname4, join as join9, resolve as resolve4 } from "node:path";
+
+// src/agent/parse.ts
+function parseXrtSmi(text) {
+  const info = { xrt: null, amdxdna: null, firmware: null, devices: [] };
+  let section = "";
+  for (const raw of text.split(/\r?\n/)) {
+    const line = raw.replace(/\s+$/, "");
+    if (/^\S/.test(line)) section = line.trim();
+    const kv = /^\s+([^:|]+?)\s*:\s*(.+)$/.exec(line);
+    if (kv) {
+      const [, k, v] = kv;
+      const key = k.toLowerCase();
+      if (section === "XRT" && key === "version") info.xrt = v.trim();
+      else if (key === "amdxdna version") info.amdxdna = v.split(",")[0].trim();
+      else if (/firmware version$/.test(key) && !info.firmware) info.firmware = v.trim();
+    }
+    const dev = /^\|\s*\[([0-9a-fA-F:.]+)\]\s*\|\s*([^|]*?)\s*\|/.exec(line);
+    if (dev) info.devices.push({ bdf: dev[1], name: dev[2] });
+  }
+  return info;
+}
+var SIGNATURES = [
+  { id: "smu-power", severity: "fail", what: "SMU could not power the NPU (aie2_smu_start: Access power failed)", re: /Access power failed/i },
+  { id: "ctx-connect", severity: "fail", what: "hardware context could not connect (aie2_ctx_connect failed)", re: /aie2_ctx_connect\b.*(fail|err|ret\s*-?\d)|\*ERROR\*\s*aie2_ctx_connect/i },
+  { id: "channel-bad-state", severity: "fail", what: "mailbox channel in bad state", re: /Channel in bad state/i },
+  { id: "bad-message-id", severity: "fail", what: "mailbox got a bad message ID", re: /Bad message ID/i },
+  { id: "command-timeout", severity: "warn", what: "NPU command timed out", re: /\b(time[d ]?\s?out|timeout)\b/i }
+];
+function classifyKernelLine(line) {
+  if (!/amdxdna|aie2_/i.test(line)) return null;
+  for (const s of SIGNATURES) if (s.re.test(line)) return { id: s.id, severity: s.severity, what: s.what };
+  return null;
+}
+function isDriverLoad(line) {
+  return /Initialized amdxdna/i.test(line);
+}
+function scanKernelLog(text) {
+  const lines = text.split(/\r?\n/).filter((l) => /amdxdna|aie2_/i.test(l));
+  let start = 0;
+  lines.forEach((l, i) => {
+    if (isDriverLoad(l)) start = i + 1;
+  });
+  const byId = /* @__PURE__ */ new Map();
+  let cleared = 0;
+  lines.forEach((l, i) => {
+    const w = classifyKernelLine(l);
+    if (!w) return;
+    if (i < start) {
+      cleared++;
+      return;
+    }
+    const prev = byId.get(w.id);
+    byId.set(w.id, { ...w, count: (prev?.count ?? 0) + 1, last: l.trim() });
+  });
+  const order = SIGNATURES.map((s) => s.id);
+  const found = [...byId.values()].sort((a, b) => order.indexOf(a.id) - order.indexOf(b.id));
+  return { lines: lines.length, found, cleared, reloaded: start > 0 };
+}
+function parseMemlock(limits) {
+  const m = /^Max locked memory\s+(\S+)\s+(\S+)/m.exec(limits);
+  if (!m) return null;
+  return m[1] === "unlimited" ? "unlimited" : Number(m[1]);
+}
+function parseProcLocks(text) {
+  const out = [];
+  for (const line of text.split(/\r?\n/)) {
+    const parts = line.trim().split(/\s+/);
+    const blocked = parts[1] === "->";
+    const p = blocked ? [parts[0], ...parts.slice(2)] : parts;
+    if (p.length < 6) continue;
+    const pid = Number(p[4]);
+    const inode = Number(p[5].split(":").pop());
+    if (!Number.isInteger(pid) || !Number.isInteger(inode)) continue;
+    out.push({ kind: p[1], mode: p[2], access: p[3], pid, inode, blocked });
+  }
+  return out;
+}
+function formatBytes(n) {
+  if (n < 1024) return `${n} B`;
+  const units = ["KiB", "MiB", "GiB", "TiB"];
+  let v = n / 1024;
+  let u = 0;
+  while (v >= 1024 && u < units.length - 1) {
+    v /= 1024;
+    u++;
+  }
+  return `${v >= 100 ? v.toFixed(0) : v.toFixed(1)} ${units[u]}`;
+}
+function parseSize(s) {
+  const m = /^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(i?b)?\s*$/i.exec(s);
+  if (!m) return null;
+  const mult = { "": 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3, t: 1024 ** 4 }[m[2].toLowerCase()];
+  const n = Number(m[1]) * mult;
+  return Number.isFinite(n) ? Math.floor(n) : null;
+}
+
+// src/agent/doctor.ts
+var MIN_FREE_BYTES = 5 * 1024 ** 3;
+var DEFAULT_NPU_LOCK = "/tmp/mlir-air-npu.lock";
+var RELOAD = "sudo modprobe -r amdxdna && sudo modprobe amdxdna";
+var ok = (id, detail) => ({ id, status: "ok", detail, fix: null });
+var warn = (id, detail, fix) => ({ id, status: "warn", detail, fix });
+var fail = (id, detail, fix) => ({ id, status: "fail", detail, fix });
+function deviceNodes(m) {
+  return (m.list("/dev/accel") ?? []).map((n) => `/dev/accel/${n}`);
+}
+function checkDevice(m) {
+  const nodes = deviceNodes(m);
+  if (!nodes.length) {
+    return fail(
+      "device",
+      `no /dev/accel device: the amdxdna driver could not probe the NPU`,
+      "power-cycle the runner (a warm reboot does not always bring the NPU back)"
+    );
+  }
+  const denied = nodes.filter((n) => {
+    try {
+      accessSync(m.path(n), constants.R_OK | constants.W_OK);
+      return false;
+    } catch {
+      return true;
+    }
+  });
+  if (denied.length === nodes.length) {
+    return warn(
+      "device",
+      `${nodes.join(", ")} present but not readable and writable by this user`,
+      "add the runner user to the render group (sudo usermod -aG render $USER), then log in again"
+    );
+  }
+  return ok("device", nodes.join(", "));
+}
+function driverVersion(m) {
+  return m.read("/sys/module/amdxdna/version")?.trim() || null;
+}
+function checkDriver(m) {
+  if (!m.exists("/sys/module/amdxdna")) {
+    return fail("driver", "amdxdna module not loaded", "sudo modprobe amdxdna (needs Linux >= 6.14 or the xrt-plugin-amdxdna package)");
+  }
+  const v = driverVersion(m);
+  return ok("driver", `amdxdna loaded${v ? ` (version ${v})` : " (in-tree, no version file)"}`);
+}
+function runXrtSmi(m) {
+  let r = m.run("xrt-smi", ["examine"]);
+  const bundled = "/opt/xilinx/xrt/bin/xrt-smi";
+  if (r.missing && m.exists(bundled)) r = m.run(m.path(bundled), ["examine"]);
+  return r;
+}
+function checkXrt(m) {
+  const r = runXrtSmi(m);
+  if (r.missing) return warn("xrt-smi", "xrt-smi not found", "source /opt/xilinx/xrt/setup.sh (or install XRT) so xrt-smi is on PATH");
+  if (r.status !== 0) {
+    const why = r.error ?? (`${r.stderr}
+${r.stdout}`.trim().split("\n").pop() || `exit ${r.status}`);
+    return warn("xrt-smi", `xrt-smi examine failed: ${oneLine(why)}`, "check the XRT install and the amdxdna driver (xrt-smi examine by hand)");
+  }
+  const x = parseXrtSmi(r.stdout);
+  const versions = [x.xrt && `XRT ${x.xrt}`, x.amdxdna && `amdxdna ${x.amdxdna}`, x.firmware && `firmware ${x.firmware}`].filter(Boolean).join(", ");
+  if (!x.devices.length) return warn("xrt-smi", `no device listed${versions ? ` (${versions})` : ""}`, "the driver sees no NPU: reload it, else power-cycle the runner");
+  const devs = x.devices.map((d) => `${d.name} [${d.bdf}]`).join(", ");
+  return ok("xrt-smi", `${devs}${versions ? `; ${versions}` : ""}`);
+}
+function kernelLog(m) {
+  const j = m.run("journalctl", ["-k", "--since", "-2h", "--no-pager"]);
+  if (j.status === 0 && !/No journal files were opened|insufficient permissions/i.test(j.stderr)) return { text: j.stdout, source: "journalctl -k (last 2h)" };
+  const d = m.run("dmesg", []);
+  if (d.status === 0) return { text: d.stdout, source: "dmesg" };
+  const why = [j, d].map((r) => r.error ?? (r.stderr.trim().split("\n").pop() || `exit ${r.status}`)).join("; ");
+  return { error: `could not read the kernel log (journalctl, dmesg: ${oneLine(why)})` };
+}
+function checkKernelLog(m) {
+  const log = kernelLog(m);
+  if ("error" in log) return warn("kernel-log", log.error, "add the runner user to the systemd-journal (or adm) group to read the kernel log");
+  const scan = scanKernelLog(log.text);
+  const clearedNote = scan.cleared ? `; ${scan.cleared} older signature line(s) cleared by a driver reload` : "";
+  if (!scan.found.length) return ok("kernel-log", `${log.source}: no wedge signatures in ${scan.lines} amdxdna line(s)${clearedNote}`);
+  const worst = scan.found[0];
+  const detail = `${log.source}: ${scan.found.map((w) => `${w.what} x${w.count}`).join("; ")}; last: ${worst.last}${clearedNote}`;
+  if (worst.id === "smu-power") return fail("kernel-log", detail, `${RELOAD}, else power-cycle the runner`);
+  if (worst.severity === "fail") return fail("kernel-log", detail, `the NPU is wedged (userspace sees EXEC_CMD err=-5): ${RELOAD}, else power-cycle`);
+  return warn("kernel-log", detail, `if runs fail with DRM_IOCTL_AMDXDNA_EXEC_CMD err=-5: ${RELOAD}`);
+}
+function checkMemlock(m) {
+  const text = m.read("/proc/self/limits");
+  const fix = "sudo prlimit -lunlimited --pid $$ (in the job shell), or LimitMEMLOCK=infinity in the runner service";
+  if (text === null) return warn("memlock", "cannot read /proc/self/limits", fix);
+  const v = parseMemlock(text);
+  if (v === null) return warn("memlock", 'no "Max locked memory" line in /proc/self/limits', fix);
+  if (v === "unlimited") return ok("memlock", "Max locked memory: unlimited");
+  return warn("memlock", `Max locked memory: ${formatBytes(v)} (NPU buffers need it unlimited)`, fix);
+}
+function freeBytes(m, path) {
+  let p = resolve4(path);
+  while (!existsSync9(p) && dirname4(p) !== p) p = dirname4(p);
+  try {
+    const s = m.statfs(p);
+    return { path: p, free: s.bavail * s.bsize };
+  } catch {
+    return null;
+  }
+}
+function checkDisk(m, id, label, path, min) {
+  const f = freeBytes(m, path);
+  if (!f) return warn(id, `${label} ${path}: cannot stat the file system`, "check the path exists and is readable");
+  const detail = `${label} ${path}: ${formatBytes(f.free)} free`;
+  if (f.free < min) return warn(id, `${detail} (under ${formatBytes(min)})`, `free space: npu-block-gate agent cache gc --max-bytes 5G, and clear old runs/ and build_peano/ dirs`);
+  return ok(id, detail);
+}
+function hfHubCache(env, home) {
+  if (env.HF_HUB_CACHE) return env.HF_HUB_CACHE;
+  if (env.HF_HOME) return join9(env.HF_HOME, "hub");
+  return join9(env.XDG_CACHE_HOME || join9(home, ".cache"), "huggingface", "hub");
+}
+function checkHfCache(m) {
+  const dir = hfHubCache(m.env, m.home());
+  const offline = /^(1|true|yes|on)$/i.test(m.env.HF_HUB_OFFLINE ?? "");
+  let entries = [];
+  try {
+    entries = readdirSync3(dir).filter((n) => !n.startsWith("."));
+  } catch {
+  }
+  if (entries.length) {
+    const models = entries.filter((n) => n.startsWith("models--")).length;
+    return ok("hf-cache", `${dir}: ${models} model(s)${offline ? " (HF_HUB_OFFLINE=1)" : ""}`);
+  }
+  if (offline) return warn("hf-cache", `${dir} missing or empty and HF_HUB_OFFLINE=1: reference runs cannot load a model`, "warm the cache once online (huggingface-cli download <model>), or set HF_HOME to the warm cache");
+  return ok("hf-cache", `${dir} missing or empty (models download on first use)`);
+}
+function checkPython(m, explicit) {
+  try {
+    const p = findPython(explicit, m.env, m.python);
+    return ok("python", `${p.executable} (Python ${p.version}, numpy ${p.numpy}; from ${p.source})`);
+  } catch (e) {
+    return fail("python", oneLine(e), "pass --python, or set NPU_BLOCK_GATE_PYTHON to the mlir-air environment (e.g. /opt/mlir-air/ironenv/bin/python)");
+  }
+}
+function npuLockPath(env) {
+  const p = env.NPU_BLOCK_GATE_NPU_LOCK || DEFAULT_NPU_LOCK;
+  return p.trim().toLowerCase() === "none" ? null : p;
+}
+function lockState(m) {
+  const path = npuLockPath(m.env);
+  if (!path) return { path, holder: null, waiters: 0, exists: false };
+  const ino = m.inode(path);
+  if (ino === null) return { path, holder: null, waiters: 0, exists: false };
+  const locks = parseProcLocks(m.read("/proc/locks") ?? "").filter((l) => l.inode === ino);
+  const h = locks.find((l) => !l.blocked);
+  const holder = h ? { pid: h.pid, cmdline: (m.readBytes(`/proc/${h.pid}/cmdline`)?.toString("utf8") ?? "").replace(/\0/g, " ").trim().slice(0, 120) } : null;
+  return { path, holder, waiters: locks.filter((l) => l.blocked).length, exists: true };
+}
+function describeHolder(s) {
+  if (!s.holder) return "free";
+  return `held by pid ${s.holder.pid}${s.holder.cmdline ? ` (${s.holder.cmdline})` : ""}${s.waiters ? `, ${s.waiters} waiting` : ""}`;
+}
+function checkLock(m) {
+  const s = lockState(m);
+  if (!s.path) return ok("npu-lock", "off (NPU_BLOCK_GATE_NPU_LOCK=none)");
+  if (!s.holder) return ok("npu-lock", `${s.path}: free${s.exists ? "" : " (no lock file yet)"}`);
+  return warn("npu-lock", `${s.path}: ${describeHolder(s)}`, `a run is using the NPU; wait for it (the kernel drops the lock when pid ${s.holder.pid} exits)`);
+}
+function doctor(m, o = {}) {
+  const min = o.minFreeBytes ?? MIN_FREE_BYTES;
+  const cacheRoot = o.cacheDir ?? defaultCacheRoot(m.env);
+  const workspace = o.workspace ?? m.env.GITHUB_WORKSPACE ?? m.cwd;
+  return [
+    checkDevice(m),
+    checkDriver(m),
+    checkXrt(m),
+    checkKernelLog(m),
+    checkMemlock(m),
+    checkDisk(m, "disk-cache", "kernel cache", cacheRoot, min),
+    checkDisk(m, "disk-workspace", "workspace", workspace, min),
+    checkHfCache(m),
+    checkPython(m, o.python ?? null),
+    checkLock(m)
+  ];
+}
+function summarize2(checks) {
+  const s = { ok: 0, warn: 0, fail: 0 };
+  for (const c of checks) s[c.status]++;
+  return s;
+}
+function renderChecks(checks, root) {
+  const w = Math.max(...checks.map((c) => c.id.length));
+  const lines = [`npu-block-gate agent doctor${root === "/" ? "" : ` (root ${root})`}`];
+  for (const c of checks) {
+    lines.push(`  ${(c.status === "ok" ? "ok" : c.status.toUpperCase()).padEnd(4)}  ${c.id.padEnd(w)}  ${c.detail}`);
+    if (c.fix) lines.push(`  ${"".padEnd(4)}  ${"".padEnd(w)}  fix: ${c.fix}`);
+  }
+  const s = summarize2(checks);
+  lines.push(`${s.ok} ok, ${s.warn} warn, ${s.fail} fail${s.fail ? ": this runner cannot run NPU jobs (exit 3)" : ""}`);
+  return lines.join("\n") + "\n";
+}
+
+// src/agent/status.ts
+import { existsSync as existsSync10, readdirSync as readdirSync4, readFileSync as readFileSync6, statSync as statSync5 } from "node:fs";
+import { join as join10 } from "node:path";
+function lastRuns(dir, n = 3) {
+  if (!existsSync10(dir)) return [];
+  const dirs = readdirSync4(dir, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => ({ p: join10(dir, e.name), t: statSync5(join10(dir, e.name)).mtimeMs })).sort((a, b) => b.t - a.t).slice(0, n);
+  return dirs.map(({ p }) => {
+    try {
+      const r = JSON.parse(readFileSync6(join10(p, "report.json"), "utf8"));
+      return { dir: p, outcome: r.outcome ?? null, model: r.model?.name ?? null, created_at: r.created_at ?? null };
+    } catch {
+      return { dir: p, outcome: null, model: null, created_at: null };
+    }
+  });
+}
+function status(m, o = {}) {
+  const lock = lockState(m);
+  const cacheRoot = o.cacheDir ?? defaultCacheRoot(m.env);
+  const entries = new KernelStore(cacheRoot).list();
+  return {
+    root: m.root,
+    device: deviceNodes(m),
+    driver: { loaded: m.exists("/sys/module/amdxdna"), version: driverVersion(m) },
+    lock: { path: lock.path, holder: lock.path ? describeHolder(lock) : "off" },
+    cache: { root: cacheRoot, entries: entries.length, bytes: entries.reduce((n, e) => n + e.bytes, 0) },
+    runs: lastRuns(o.runsDir ?? join10(m.cwd, "runs"))
+  };
+}
+function renderStatus(s) {
+  const lines = [
+    `device:  ${s.device.length ? s.device.join(", ") : "none (no /dev/accel: power-cycle the runner)"}`,
+    `driver:  ${s.driver.loaded ? `amdxdna${s.driver.version ? ` ${s.driver.version}` : ""}` : "amdxdna not loaded"}`,
+    `lock:    ${s.lock.path ? `${s.lock.path}: ${s.lock.holder}` : "off"}`,
+    `cache:   ${s.cache.root}: ${s.cache.entries} entr${s.cache.entries === 1 ? "y" : "ies"}, ${formatBytes(s.cache.bytes)}`
+  ];
+  if (s.runs.length) {
+    lines.push("runs:");
+    for (const r of s.runs) lines.push(`  ${r.outcome ?? "?"}`.padEnd(9) + `${r.model ?? ""}${r.model ? "  " : ""}${r.dir}`);
+  }
+  return lines.join("\n") + "\n";
+}
+
+// src/agent/cache.ts
+function cacheStats(root, maxBytes = DEFAULT_MAX_BYTES) {
+  const entries = new KernelStore(root, maxBytes).list().sort((a, b) => b.used - a.used).map((e) => ({ key: e.key, model: e.model, bytes: e.bytes, created_at: e.created_at, last_used: new Date(e.used).toISOString() }));
+  return { root, entries, total_bytes: entries.reduce((n, e) => n + e.bytes, 0), max_bytes: maxBytes };
+}
+function cacheGc(root, maxBytes) {
+  const before = new Map(cacheStats(root, maxBytes).entries.map((e) => [e.key, e]));
+  const dropped = new KernelStore(root, maxBytes).gc().map((k) => before.get(k)).filter(Boolean);
+  const after = cacheStats(root, maxBytes);
+  return { root, max_bytes: maxBytes, dropped, kept: after.entries.length, total_bytes: after.total_bytes };
+}
+var short = (t) => t.replace(/\.\d+Z$/, "Z").replace("T", " ");
+function table(rows) {
+  const head = ["key", "model", "size", "created", "last used"];
+  const cells = rows.map((e) => [e.key.slice(0, 16), e.model, formatBytes(e.bytes), short(e.created_at), short(e.last_used)]);
+  const w = head.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i].length)));
+  return [head, ...cells].map((c) => "  " + c.map((x, i) => x.padEnd(w[i])).join("  ").trimEnd());
+}
+function renderStats(s) {
+  const lines = [`kernel cache ${s.root}: ${s.entries.length} entr${s.entries.length === 1 ? "y" : "ies"}, ${formatBytes(s.total_bytes)} of ${formatBytes(s.max_bytes)}`];
+  if (s.entries.length) lines.push(...table(s.entries));
+  return lines.join("\n") + "\n";
+}
+function renderGc(g) {
+  const lines = [`kernel cache ${g.root}: dropped ${g.dropped.length} (${formatBytes(g.dropped.reduce((n, e) => n + e.bytes, 0))}), kept ${g.kept} (${formatBytes(g.total_bytes)} of ${formatBytes(g.max_bytes)})`];
+  if (g.dropped.length) lines.push(...table(g.dropped));
+  return lines.join("\n") + "\n";
+}
+
+// src/agent/cli.ts
+var AGENT_HELP = `npu-block-gate agent: the self-hosted NPU runner side
+
+Usage:
+  npu-block-gate agent doctor [--json] [--root DIR] [--python P] [--cache-dir DIR]
+      health checks: /dev/accel device, amdxdna module, xrt-smi examine, kernel-log wedge
+      signatures (journalctl -k, last 2h; else dmesg), memlock limit, free disk (kernel cache,
+      workspace), HF offline cache, Python with numpy, the NPU lock holder.
+      Exit 0 when nothing fails, 3 when a check fails (the runner cannot run NPU jobs).
+  npu-block-gate agent status [--json] [--root DIR] [--cache-dir DIR]
+      one screen: device, driver, NPU lock holder, kernel cache size, last run dirs (runs/)
+  npu-block-gate agent cache stats [--cache-dir DIR] [--json]
+      kernel cache entries (key, model, size, created, last used) and the total
+  npu-block-gate agent cache gc [--max-bytes N] [--cache-dir DIR] [--json]
+      trim the kernel cache to N bytes (e.g. 20G, 500M; default 20G), least recently used first
+
+Options:
+  --root DIR        read /dev, /sys, /proc, /tmp and /opt under DIR (default /; for tests and containers)
+  --cache-dir DIR   kernel cache root (default $NPU_BLOCK_GATE_CACHE_DIR or ~/.cache/npu-block-gate)
+  --python P        Python to check (default: $NPU_BLOCK_GATE_PYTHON, python3, /usr/bin/python3)
+  --json            machine-readable output
+
+The NPU lock is $NPU_BLOCK_GATE_NPU_LOCK or /tmp/mlir-air-npu.lock (the mlir-air skills' flock).
+Exit codes: 0 ok, 2 usage, 3 infrastructure (a doctor check failed).
+`;
+var OPTIONS = {
+  json: { type: "boolean" },
+  root: { type: "string" },
+  "cache-dir": { type: "string" },
+  "max-bytes": { type: "string" },
+  python: { type: "string" },
+  help: { type: "boolean", short: "h" }
+};
+var ALLOWED = {
+  doctor: ["json", "root", "python", "cache-dir", "help"],
+  status: ["json", "root", "cache-dir", "help"],
+  "cache stats": ["json", "cache-dir", "help"],
+  "cache gc": ["json", "cache-dir", "max-bytes", "help"]
+};
+function parseAgent(argv) {
+  let parsed;
+  try {
+    parsed = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
+  } catch (e) {
+    throw new InputError(`${oneLine(e).replace(/^TypeError \[[A-Z_]+\]: /, "")} (see npu-block-gate agent --help)`);
+  }
+  const values = parsed.values;
+  const pos = parsed.positionals;
+  if (!pos.length) return { sub: "help", values };
+  if (pos[0] === "help") return { sub: "help", values };
+  let sub = pos[0];
+  let rest = pos.slice(1);
+  if (sub === "cache") {
+    if (!rest.length) {
+      if (values.help) return { sub: "help", values };
+      throw new InputError("agent cache needs stats or gc (see npu-block-gate agent --help)");
+    }
+    sub = `cache ${rest[0]}`;
+    rest = rest.slice(1);
+    if (!(sub in ALLOWED)) throw new InputError(`unknown cache command ${JSON.stringify(pos[1])} (agent cache: stats, gc)`);
+  }
+  if (!(sub in ALLOWED)) throw new InputError(`unknown agent command ${JSON.stringify(sub)} (agent commands: doctor, status, cache stats, cache gc)`);
+  if (rest.length) throw new InputError(`unexpected argument ${JSON.stringify(rest[0])} (see npu-block-gate agent --help)`);
+  for (const k of Object.keys(values)) {
+    if (!ALLOWED[sub].includes(k)) throw new InputError(`option --${k} does not apply to agent ${sub} (see npu-block-gate agent --help)`);
+  }
+  return { sub, values };
+}
+var json = (x) => JSON.stringify(x, null, 2) + "\n";
+async function agentMain(argv, out = process.stdout, err = process.stderr, deps = {}) {
+  try {
+    const { sub, values } = parseAgent(argv);
+    if (sub === "help" || values.help) {
+      out.write(AGENT_HELP);
+      return EXIT.pass;
+    }
+    const m = new Machine({ ...deps, root: values.root ?? deps.root });
+    const env = m.env;
+    const cacheDir = values["cache-dir"] ?? null;
+    switch (sub) {
+      case "doctor": {
+        const checks = doctor(m, { cacheDir, python: values.python ?? null });
+        const s = summarize2(checks);
+        const code2 = s.fail ? EXIT.infra : EXIT.pass;
+        out.write(values.json ? json({ root: m.root, checks, summary: s, exit_code: code2 }) : renderChecks(checks, m.root));
+        return code2;
+      }
+      case "status": {
+        const s = status(m, { cacheDir });
+        out.write(values.json ? json(s) : renderStatus(s));
+        return EXIT.pass;
+      }
+      case "cache stats": {
+        const s = cacheStats(cacheDir ?? defaultCacheRoot(env));
+        out.write(values.json ? json(s) : renderStats(s));
+        return EXIT.pass;
+      }
+      case "cache gc": {
+        let max = DEFAULT_MAX_BYTES;
+        if (values["max-bytes"] !== void 0) {
+          const n = parseSize(values["max-bytes"]);
+          if (n === null) throw new InputError(`--max-bytes ${JSON.stringify(values["max-bytes"])}: not a size (bytes, or a number with K, M, G or T)`);
+          max = n;
+        }
+        const g = cacheGc(cacheDir ?? defaultCacheRoot(env), max);
+        out.write(values.json ? json(g) : renderGc(g));
+        return EXIT.pass;
+      }
+    }
+    throw new InputError(`unknown agent command ${JSON.stringify(sub)}`);
+  } catch (e) {
+    const code2 = e instanceof GateError ? e.exitCode : EXIT.infra;
+    err.write(`npu-block-gate: ${code2 === EXIT.input ? "error" : "error (infrastructure)"}: ${oneLine(e)}
+`);
+    return code2;
+  }
+}
+
 // src/cli.ts
 var HELP = `npu-block-gate ${TOOL.version}: Phase 2 single-block validation for LLMs on AMD NPUs (Xilinx/mlir-air)
 
 Usage:
   npu-block-gate check  --model-dir DIR [options]   run block 0 on the NPU and the HF bf16 reference, judge, document
   npu-block-gate report --run-dir DIR [options]     judge an existing run dir (no Python needed)
+  npu-block-gate agent doctor|status|cache ...      runner side: health checks, status, kernel cache (see agent --help)
   npu-block-gate help [command] | --help | --version
 
 check options:
@@ -2746,7 +3323,7 @@ Gates: G1 whole cosine >= 0.99; G2 per-position min >= T(head_dim) on real token
 0.97 at 256); G3 no NaN/Inf in the NPU output; G4 result documented in phase2_block.md.
 `;
 var COMMAND_HELP = { check: HELP, report: HELP };
-var OPTIONS = {
+var OPTIONS2 = {
   "model-dir": { type: "string" },
   "run-dir": { type: "string" },
   "prompt-style": { type: "string" },
@@ -2764,24 +3341,24 @@ var OPTIONS = {
   help: { type: "boolean", short: "h" },
   version: { type: "boolean" }
 };
-var ALLOWED = {
+var ALLOWED2 = {
   check: ["model-dir", "prompt-style", "prompt", "python", "out", "threshold", "timeout", "commit", "no-docs", "no-bisect", "no-cache", "cache-dir", "json", "help"],
   report: ["run-dir", "model-dir", "threshold", "commit", "no-docs", "json", "help"]
 };
 function parseCli(argv) {
   let parsed;
   try {
-    parsed = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
+    parsed = parseArgs2({ args: argv, options: OPTIONS2, allowPositionals: true, strict: true });
   } catch (e) {
     throw new InputError(`${oneLine(e).replace(/^TypeError \[[A-Z_]+\]: /, "")} (see npu-block-gate --help)`);
   }
   const values = parsed.values;
   const [command = values.version ? "version" : "help", ...rest] = parsed.positionals;
   if (command === "help" || command === "version") return { command, values };
-  if (!(command in ALLOWED)) throw new InputError(`unknown command ${JSON.stringify(command)} (commands: check, report, help)`);
+  if (!(command in ALLOWED2)) throw new InputError(`unknown command ${JSON.stringify(command)} (commands: check, report, help)`);
   if (rest.length) throw new InputError(`unexpected argument ${JSON.stringify(rest[0])} (see npu-block-gate ${command} --help)`);
   for (const k of Object.keys(values)) {
-    if (!ALLOWED[command].includes(k) && k !== "version") throw new InputError(`option --${k} does not apply to ${command} (see npu-block-gate ${command} --help)`);
+    if (!ALLOWED2[command].includes(k) && k !== "version") throw new InputError(`option --${k} does not apply to ${command} (see npu-block-gate ${command} --help)`);
   }
   return { command, values };
 }
@@ -2789,7 +3366,7 @@ function planFrom(command, v, now = /* @__PURE__ */ new Date()) {
   if (command === "check" && !v["model-dir"]) throw new InputError("check needs --model-dir DIR (see npu-block-gate check --help)");
   if (command === "report" && !v["run-dir"]) throw new InputError("report needs --run-dir DIR (see npu-block-gate report --help)");
   const modelDir = v["model-dir"] ?? null;
-  const runDir = command === "report" ? v["run-dir"] : v.out ?? defaultRunDirName(basename3(resolve3(modelDir)), now);
+  const runDir = command === "report" ? v["run-dir"] : v.out ?? defaultRunDirName(basename3(resolve5(modelDir)), now);
   return {
     mode: command === "report" ? "report" : "full",
     modelDir,
@@ -2808,8 +3385,9 @@ function planFrom(command, v, now = /* @__PURE__ */ new Date()) {
   };
 }
 async function main(argv, out = process.stdout, err = process.stderr) {
-  let json = false;
+  let json2 = false;
   let plan = null;
+  if (argv[0] === "agent" || argv[0] === "help" && argv[1] === "agent") return agentMain(argv[0] === "agent" ? argv.slice(1) : ["--help"], out, err);
   try {
     const { command, values } = parseCli(argv);
     if (command === "version") {
@@ -2821,11 +3399,11 @@ async function main(argv, out = process.stdout, err = process.stderr) {
       out.write(COMMAND_HELP[command] ?? HELP);
       return EXIT.pass;
     }
-    json = !!values.json;
+    json2 = !!values.json;
     plan = planFrom(command, values);
     const log = stderrLog(void 0, (s) => err.write(s));
     const result = plan.mode === "report" ? await judge(plan, log) : await runCheck(plan, log);
-    out.write(json ? toJson(result.report) : `
+    out.write(json2 ? toJson(result.report) : `
 ${renderTerminal(result.report)}
   run dir: ${result.runDir}
 `);
@@ -2835,13 +3413,13 @@ ${renderTerminal(result.report)}
     const kind = code2 === EXIT.input ? "error" : "error (infrastructure, not a verdict)";
     err.write(`npu-block-gate: ${kind}: ${oneLine(e)}
 `);
-    if (json && plan) out.write(toJson(errorReport(plan, oneLine(e), code2)));
+    if (json2 && plan) out.write(toJson(errorReport(plan, oneLine(e), code2)));
     if (!(e instanceof GateError) && process.env.NPU_BLOCK_GATE_DEBUG) err.write(`${e.stack}
 `);
     return code2;
   }
 }
-var invoked = process.argv[1] ? resolve3(process.argv[1]) : "";
+var invoked = process.argv[1] ? resolve5(process.argv[1]) : "";
 if (invoked.endsWith("cli.js") || invoked.endsWith("cli.ts") || basename3(invoked) === "npu-block-gate") {
   main(process.argv.slice(2)).then((code2) => {
     process.exitCode = code2;
