@@ -1,7 +1,7 @@
 // The runner agent on a fake machine: a temp root with dev/, sys/, proc/, tmp/ and stubbed commands.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { mkdtempSync, mkdirSync, writeFileSync, rmSync, statSync, utimesSync, chmodSync, existsSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, writeFileSync, readFileSync, readdirSync, rmSync, statSync, utimesSync, chmodSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { Writable } from 'node:stream';
@@ -368,6 +368,188 @@ test('agent status: device, driver, lock, cache and the last runs on one screen'
   assert.match(r.out, /^cache: .*: 3 entries, 5\.9 KiB$/m);
   assert.match(r.out, /^  pass +tiny_llama  .*tiny_llama-20250612-031407$/m);
   assert.ok(r.out.split('\n').length < 15);
+});
+
+// ---- lock status | wait
+
+function heldLock(f: Fake, o: { waiters?: number } = {}) {
+  const lock = join(f.root, 'tmp/mlir-air-npu.lock');
+  writeFileSync(lock, '');
+  const ino = statSync(lock).ino;
+  const lines = [`1: FLOCK  ADVISORY  WRITE 4242 00:2d:${ino} 0 EOF`];
+  for (let i = 0; i < (o.waiters ?? 0); i++) lines.push(`1: -> FLOCK  ADVISORY  WRITE ${5000 + i} 00:2d:${ino} 0 EOF`);
+  writeFileSync(join(f.root, 'proc/locks'), lines.join('\n') + '\n');
+  mkdirSync(join(f.root, 'proc/4242'), { recursive: true });
+  writeFileSync(join(f.root, 'proc/4242/cmdline'), 'flock\0-x\0-w\x001800\0/tmp/mlir-air-npu.lock\0lit\0');
+  return lock;
+}
+
+test('lock status: free, then held by a pid with its command line and the waiters', async () => {
+  const f = fakeRunner();
+  let r = await agent(['lock', 'status', '--root', f.root], f.deps);
+  assert.is(r.code, 0, r.err);
+  assert.is(r.out, '/tmp/mlir-air-npu.lock: free (no lock file yet); 0 waiting\n');
+  heldLock(f, { waiters: 2 });
+  r = await agent(['lock', 'status', '--root', f.root], f.deps);
+  assert.is(r.out, '/tmp/mlir-air-npu.lock: held by pid 4242 (flock -x -w 1800 /tmp/mlir-air-npu.lock lit); 2 waiting\n');
+  const j = JSON.parse((await agent(['lock', 'status', '--json', '--root', f.root], f.deps)).out);
+  assert.equal([j.free, j.holder.pid, j.waiters, j.exists], [false, 4242, 2, true]);
+  // --path and $NPU_BLOCK_GATE_NPU_LOCK pick another file (free: nobody locks its inode).
+  writeFileSync(join(f.root, 'tmp/other.lock'), '');
+  r = await agent(['lock', 'status', '--path', '/tmp/other.lock', '--root', f.root], f.deps);
+  assert.is(r.out, '/tmp/other.lock: free; 0 waiting\n');
+  r = await agent(['lock', 'status', '--root', f.root], { ...f.deps, env: { ...f.env, NPU_BLOCK_GATE_NPU_LOCK: '/tmp/other.lock' } });
+  assert.is(r.out, '/tmp/other.lock: free; 0 waiting\n');
+});
+
+test('lock wait: returns at once when free; flock -w in 15 s slices with progress, exit 3 on timeout', async () => {
+  const f = fakeRunner();
+  const calls: string[][] = [];
+  f.commands.flock = (args) => { calls.push(args); return { status: 0, stdout: '', stderr: '' }; };
+  // No lock file: free without running flock.
+  let r = await agent(['lock', 'wait', '--root', f.root], f.deps);
+  assert.is(r.code, 0, r.err);
+  assert.is(r.out, '/tmp/mlir-air-npu.lock: free\n');
+  assert.is(calls.length, 0);
+  const lock = heldLock(f);
+  r = await agent(['lock', 'wait', '--root', f.root, '--json'], f.deps);
+  assert.is(r.code, 0);
+  assert.equal(JSON.parse(r.out), { path: '/tmp/mlir-air-npu.lock', free: true, waited_s: 0, method: 'flock', holder: null });
+  assert.equal(calls, [['-w', '15', lock, 'true']]);
+  // flock times out (exit 1) every slice: 15 + 15 + 10 s, a progress line naming the holder after each full slice.
+  calls.length = 0;
+  f.commands.flock = (args) => { calls.push(args); return { status: 1, stdout: '', stderr: '' }; };
+  r = await agent(['lock', 'wait', '--timeout', '40', '--root', f.root], f.deps);
+  assert.is(r.code, 3);
+  assert.equal(calls.map((a) => a[1]), ['15', '15', '10']);
+  assert.match(r.out, /^waiting for \/tmp\/mlir-air-npu\.lock: held by pid 4242 \(flock -x .*\) \(15s of 40s\)\nwaiting for .*\(30s of 40s\)\n\/tmp\/mlir-air-npu\.lock: still held by pid 4242 .* after 40s \(timeout\)\n$/);
+  // A tiny timeout.
+  r = await agent(['lock', 'wait', '--timeout', '0.05', '--root', f.root], f.deps);
+  assert.is(r.code, 3);
+  assert.equal(calls[calls.length - 1], ['-w', '0.05', lock, 'true']);
+  const bad = await agent(['lock', 'wait', '--timeout', 'soon'], f.deps);
+  assert.is(bad.code, 2);
+});
+
+test('lock wait without the flock command polls /proc/locks (no real sleeping)', async () => {
+  const f = fakeRunner();
+  heldLock(f);
+  let slept = 0;
+  const sleep = async (ms: number) => {
+    slept += ms;
+    if (slept >= 20_000) writeFileSync(join(f.root, 'proc/locks'), ''); // the holder exits after 20 s
+  };
+  const t0 = Date.now();
+  let r = await agent(['lock', 'wait', '--root', f.root], { ...f.deps, sleep });
+  assert.is(r.code, 0, r.err);
+  assert.match(r.out, /^waiting for .*: held by pid 4242 .*\(15s of 1800s\)\n\/tmp\/mlir-air-npu\.lock: free after 20s\n$/);
+  heldLock(f);
+  slept = -1e9;
+  r = await agent(['lock', 'wait', '--timeout', '3', '--json', '--root', f.root], { ...f.deps, sleep });
+  assert.is(r.code, 3);
+  const j = JSON.parse(r.out);
+  assert.equal([j.free, j.method, j.waited_s], [false, 'poll', 3]);
+  assert.match(j.holder, /^held by pid 4242/);
+  assert.ok(Date.now() - t0 < 1000);
+});
+
+// ---- hooks install, hook job-started | job-completed
+
+const SELF = { node: '/usr/bin/node', execArgv: [], script: '/opt/npu-block-gate/dist/cli.js' };
+
+test('hooks install: two executable shims calling our CLI, the runner .env updated in place, idempotent', async () => {
+  const f = fakeRunner();
+  const dir = join(f.home, 'hooks dir');
+  const runner = join(f.home, 'actions-runner');
+  mkdirSync(runner);
+  const before = 'LANG=C.UTF-8\nACTIONS_RUNNER_HOOK_JOB_STARTED=/old/start.sh\r\nHF_HUB_OFFLINE=1\n# comment  kept\nPATH=/usr/bin:/bin';
+  writeFileSync(join(runner, '.env'), before);
+  const args = ['hooks', 'install', '--dir', dir, '--runner-dir', runner, '--cache-max-bytes', '10G'];
+  const r = await agent(args, { ...f.deps, self: SELF });
+  assert.is(r.code, 0, r.err);
+  const started = join(dir, 'job-started.sh');
+  const completed = join(dir, 'job-completed.sh');
+  for (const p of [started, completed]) assert.is(statSync(p).mode & 0o777, 0o755, p);
+  assert.match(readFileSync(started, 'utf8'), /^#!\/bin\/sh\n.*\nexec \/usr\/bin\/node \/opt\/npu-block-gate\/dist\/cli\.js agent hook job-started --fork-policy deny "\$@"\n$/);
+  assert.ok(readFileSync(completed, 'utf8').includes(`exec /usr/bin/node /opt/npu-block-gate/dist/cli.js agent hook job-completed --dir '${dir}' --cache-max-bytes 10G "$@"\n`));
+  assert.is(readFileSync(join(runner, '.env'), 'utf8'),
+    `LANG=C.UTF-8\nACTIONS_RUNNER_HOOK_JOB_STARTED=${started}\r\nHF_HUB_OFFLINE=1\n# comment  kept\nPATH=/usr/bin:/bin\nACTIONS_RUNNER_HOOK_JOB_COMPLETED=${completed}\n`);
+  assert.match(r.out, /^wrote +.*job-started\.sh\nwrote +.*job-completed\.sh\nupdated +.*\.env/);
+  assert.ok(!readdirSync(dir).some((n) => n.includes('.tmp-')));
+  // Again: nothing changes.
+  const mtime = statSync(join(runner, '.env')).mtimeMs;
+  const again = await agent(args, { ...f.deps, self: SELF });
+  assert.is(again.code, 0);
+  assert.equal(again.out.split('\n').filter(Boolean).map((l) => l.split(/\s+/)[0]), ['unchanged', 'unchanged', 'unchanged']);
+  assert.is(statSync(join(runner, '.env')).mtimeMs, mtime);
+  // Without --runner-dir it prints the lines to add; the default dir is ~/.npu-block-gate/hooks.
+  const p = await agent(['hooks', 'install', '--fork-policy', 'allow'], { ...f.deps, self: SELF });
+  assert.is(p.code, 0, p.err);
+  assert.ok(p.out.includes(`  ACTIONS_RUNNER_HOOK_JOB_STARTED=${join(f.home, '.npu-block-gate/hooks/job-started.sh')}\n`));
+  assert.match(readFileSync(join(f.home, '.npu-block-gate/hooks/job-started.sh'), 'utf8'), /--fork-policy allow/);
+  assert.is((await agent(['hooks', 'install', '--fork-policy', 'maybe'], { ...f.deps, self: SELF })).code, 2);
+});
+
+test('a written hook shim runs this CLI (src/cli.ts through tsx)', async () => {
+  const f = fakeRunner();
+  const dir = join(f.home, 'hooks');
+  await agent(['hooks', 'install', '--dir', dir], f.deps);
+  const text = readFileSync(join(dir, 'job-started.sh'), 'utf8');
+  assert.ok(text.includes(`${process.execPath} `), text);
+  assert.match(text, / agent hook job-started --fork-policy deny "\$@"\n$/);
+});
+
+function event(f: Fake, head: string | null, base: string) {
+  const p = join(f.cwd, 'event.json');
+  writeFileSync(p, JSON.stringify({ action: 'opened', pull_request: { number: 7, head: { repo: head ? { full_name: head } : null }, base: { repo: { full_name: base } } } }));
+  return p;
+}
+
+test('hook job-started: an unhealthy runner fails the job with the doctor table; deny refuses fork PRs only', async () => {
+  const f = fakeRunner();
+  let r = await agent(['hook', 'job-started', '--root', f.root], f.deps);
+  assert.is(r.code, 0, r.out + r.err);
+  assert.match(r.out, /10 ok, 0 warn, 0 fail\n.*runner healthy, fork policy deny: ok\n$/);
+  // A same-repo PR passes under deny.
+  const same = { ...f.deps, env: { ...f.env, GITHUB_EVENT_PATH: event(f, 'Xilinx/mlir-air', 'Xilinx/mlir-air') } };
+  assert.is((await agent(['hook', 'job-started', '--root', f.root], same)).code, 0);
+  // A fork PR fails under deny with one clear line, passes under allow.
+  const fork = { ...f.deps, env: { ...f.env, GITHUB_EVENT_PATH: event(f, 'mallory/mlir-air', 'Xilinx/mlir-air') } };
+  r = await agent(['hook', 'job-started', '--root', f.root], fork);
+  assert.is(r.code, 1);
+  assert.match(r.out, /\nnpu-block-gate: fork policy deny: pull request from mallory\/mlir-air into Xilinx\/mlir-air runs untrusted code on this runner's NPU; refusing the job\n$/);
+  assert.is((await agent(['hook', 'job-started', '--fork-policy', 'allow', '--root', f.root], fork)).code, 0);
+  const gone = { ...f.deps, env: { ...f.env, GITHUB_EVENT_PATH: event(f, null, 'Xilinx/mlir-air') } };
+  assert.match((await agent(['hook', 'job-started', '--root', f.root], gone)).out, /from a deleted fork/);
+  // Unhealthy (the NPU wedged): exit 1 before the job, the table in the job log.
+  const sick = fakeRunner({ journal: [...LOG.clean, LOG.power] });
+  r = await agent(['hook', 'job-started', '--root', sick.root], sick.deps);
+  assert.is(r.code, 1);
+  assert.match(r.out, /FAIL  kernel-log .*Access power failed/);
+  assert.match(r.out, /the runner is not healthy; failing the job before it runs\n$/);
+});
+
+test('hook job-completed: appends diagnostics to the day log, keeps 14 days, runs cache gc', async () => {
+  const f = fakeRunner({ journal: [...LOG.clean, LOG.timeout] });
+  const keys = store(f);
+  const dir = join(f.home, 'hooks');
+  mkdirSync(join(dir, 'logs'), { recursive: true });
+  writeFileSync(join(dir, 'logs/2025-05-01.log'), 'old\n');
+  writeFileSync(join(dir, 'logs/2025-06-01.log'), 'recent\n');
+  const deps = { ...f.deps, now: () => new Date('2025-06-14T10:00:00Z'), env: { ...f.env, GITHUB_REPOSITORY: 'Xilinx/mlir-air', GITHUB_RUN_ID: '99' } };
+  const r = await agent(['hook', 'job-completed', '--dir', dir, '--cache-max-bytes', '3500', '--root', f.root], deps);
+  assert.is(r.code, 0, r.err);
+  const log = readFileSync(join(dir, 'logs/2025-06-14.log'), 'utf8');
+  assert.match(log, /^=== job-completed 2025-06-14T10:00:00\.000Z Xilinx\/mlir-air run 99 ===\n--- kernel log, amdxdna lines \(journalctl -k \(last 1h\)\): 3\n/);
+  assert.ok(log.includes(LOG.timeout) && !log.includes('usb 3-2'));
+  assert.match(log, /--- xrt-smi examine \(exit 0\)\nSystem Configuration/);
+  assert.equal(readdirSync(join(dir, 'logs')).sort(), ['2025-06-01.log', '2025-06-14.log']);
+  assert.match(r.out, /dropped 1 log\(s\) older than 14 days/);
+  assert.match(r.out, /dropped 2 .*kept 1/);
+  assert.ok(!existsSync(join(f.cache, 'kernels', keys[0])) && existsSync(join(f.cache, 'kernels', keys[2])));
+  // A second job the same day appends.
+  await agent(['hook', 'job-completed', '--dir', dir, '--root', f.root], deps);
+  assert.is(readFileSync(join(dir, 'logs/2025-06-14.log'), 'utf8').match(/=== job-completed/g)!.length, 2);
 });
 
 test('usage: unknown subcommand, unknown cache command, stray option: exit 2, one line', async () => {

@@ -6,7 +6,10 @@ import { defaultCacheRoot } from '../cache/kernel.ts';
 import { findPython } from '../probe/python.ts';
 import { oneLine } from '../errors.ts';
 import type { Machine } from './machine.ts';
-import { formatBytes, parseMemlock, parseProcLocks, parseXrtSmi, scanKernelLog } from './parse.ts';
+import { formatBytes, parseMemlock, parseXrtSmi, scanKernelLog } from './parse.ts';
+import { describeHolder, lockState } from './lock.ts';
+
+export { DEFAULT_NPU_LOCK, npuLockPath, lockState, describeHolder, type LockState } from './lock.ts';
 
 export type CheckStatus = 'ok' | 'warn' | 'fail';
 
@@ -27,7 +30,6 @@ export interface DoctorOptions {
 }
 
 export const MIN_FREE_BYTES = 5 * 1024 ** 3;
-export const DEFAULT_NPU_LOCK = '/tmp/mlir-air-npu.lock';
 const RELOAD = 'sudo modprobe -r amdxdna && sudo modprobe amdxdna';
 
 const ok = (id: string, detail: string): Check => ({ id, status: 'ok', detail, fix: null });
@@ -87,10 +89,10 @@ export function checkXrt(m: Machine): Check {
   return ok('xrt-smi', `${devs}${versions ? `; ${versions}` : ''}`);
 }
 
-/** The amdxdna part of the kernel log of the last two hours (journalctl -k, else dmesg). */
-export function kernelLog(m: Machine): { text: string; source: string } | { error: string } {
-  const j = m.run('journalctl', ['-k', '--since', '-2h', '--no-pager']);
-  if (j.status === 0 && !/No journal files were opened|insufficient permissions/i.test(j.stderr)) return { text: j.stdout, source: 'journalctl -k (last 2h)' };
+/** The kernel log of the last `hours` hours (journalctl -k; else all of dmesg). */
+export function kernelLog(m: Machine, hours = 2): { text: string; source: string } | { error: string } {
+  const j = m.run('journalctl', ['-k', '--since', `-${hours}h`, '--no-pager']);
+  if (j.status === 0 && !/No journal files were opened|insufficient permissions/i.test(j.stderr)) return { text: j.stdout, source: `journalctl -k (last ${hours}h)` };
   const d = m.run('dmesg', []);
   if (d.status === 0) return { text: d.stdout, source: 'dmesg' };
   const why = [j, d].map((r) => r.error ?? (r.stderr.trim().split('\n').pop() || `exit ${r.status}`)).join('; ');
@@ -165,35 +167,6 @@ export function checkPython(m: Machine, explicit: string | null): Check {
   } catch (e) {
     return fail('python', oneLine(e), 'pass --python, or set NPU_BLOCK_GATE_PYTHON to the mlir-air environment (e.g. /opt/mlir-air/ironenv/bin/python)');
   }
-}
-
-export function npuLockPath(env: NodeJS.ProcessEnv): string | null {
-  const p = env.NPU_BLOCK_GATE_NPU_LOCK || DEFAULT_NPU_LOCK;
-  return p.trim().toLowerCase() === 'none' ? null : p;
-}
-
-export interface LockState {
-  path: string | null;
-  holder: { pid: number; cmdline: string } | null;
-  waiters: number;
-  exists: boolean;
-}
-
-/** Who holds the NPU lock: /proc/locks entries on the lock file's inode (as scripts/probe/probe_lock.py). */
-export function lockState(m: Machine): LockState {
-  const path = npuLockPath(m.env);
-  if (!path) return { path, holder: null, waiters: 0, exists: false };
-  const ino = m.inode(path);
-  if (ino === null) return { path, holder: null, waiters: 0, exists: false };
-  const locks = parseProcLocks(m.read('/proc/locks') ?? '').filter((l) => l.inode === ino);
-  const h = locks.find((l) => !l.blocked);
-  const holder = h ? { pid: h.pid, cmdline: (m.readBytes(`/proc/${h.pid}/cmdline`)?.toString('utf8') ?? '').replace(/\0/g, ' ').trim().slice(0, 120) } : null;
-  return { path, holder, waiters: locks.filter((l) => l.blocked).length, exists: true };
-}
-
-export function describeHolder(s: LockState): string {
-  if (!s.holder) return 'free';
-  return `held by pid ${s.holder.pid}${s.holder.cmdline ? ` (${s.holder.cmdline})` : ''}${s.waiters ? `, ${s.waiters} waiting` : ''}`;
 }
 
 export function checkLock(m: Machine): Check {

@@ -49,6 +49,10 @@ export interface MachineOptions {
   python?: PythonTester;
   statfs?: StatFs;
   cwd?: string;
+  /** Waits (lock wait's poll loop); tests pass one that returns at once. */
+  sleep?: (ms: number) => Promise<void>;
+  /** The clock (log file dates and their pruning). */
+  now?: () => Date;
 }
 
 export class Machine {
@@ -57,6 +61,8 @@ export class Machine {
   readonly python: PythonTester;
   readonly statfs: StatFs;
   readonly cwd: string;
+  readonly sleep: (ms: number) => Promise<void>;
+  readonly now: () => Date;
   private readonly commands: CommandTable;
   private readonly spawn: boolean;
   private readonly timeoutMs: number;
@@ -73,6 +79,8 @@ export class Machine {
       return { bavail: Number(s.bavail), bsize: Number(s.bsize), blocks: Number(s.blocks) };
     });
     this.cwd = o.cwd ?? process.cwd();
+    this.sleep = o.sleep ?? ((ms) => new Promise((r) => setTimeout(r, ms)));
+    this.now = o.now ?? (() => new Date());
   }
 
   /** A system path under the root prefix: path('/proc/locks'). */
@@ -100,11 +108,12 @@ export class Machine {
     try { return statSync(this.path(p)).ino; } catch { return null; }
   }
 
-  run(cmd: string, args: string[] = []): CmdResult {
+  /** timeoutMs: this call's limit (default the machine's, 15 s). */
+  run(cmd: string, args: string[] = [], timeoutMs?: number): CmdResult {
     const stub = this.commands[cmd];
     if (stub) return stub(args);
     if (!this.spawn) return { status: null, stdout: '', stderr: '', missing: true, error: 'not found' };
-    return spawnOne(cmd, args, this.env, this.timeoutMs);
+    return spawnOne(cmd, args, this.env, timeoutMs ?? this.timeoutMs);
   }
 
   home(): string {

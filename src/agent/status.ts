@@ -3,7 +3,8 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { KernelStore, defaultCacheRoot } from '../cache/kernel.ts';
 import type { Machine } from './machine.ts';
-import { deviceNodes, driverVersion, lockState, describeHolder } from './doctor.ts';
+import { deviceNodes, driverVersion } from './doctor.ts';
+import { lockState, describeHolder } from './lock.ts';
 import { formatBytes } from './parse.ts';
 
 export interface RunSummary { dir: string; outcome: string | null; model: string | null; created_at: string | null }
