@@ -3,7 +3,7 @@ import { createRequire as __nbgCreateRequire } from 'node:module'; const require
 
 // src/cli.ts
 import { parseArgs as parseArgs2 } from "node:util";
-import { resolve as resolve5, basename as basename3 } from "node:path";
+import { resolve as resolve6, basename as basename3 } from "node:path";
 
 // src/errors.ts
 var EXIT = { pass: 0, fail: 1, input: 2, infra: 3 };
@@ -158,7 +158,7 @@ function blockArgs(modelDir, runDir, promptStyle, prompt) {
 }
 function runProbe(py, a, onLine) {
   const args = [probeDir(), a.subcommand, ...a.args];
-  return new Promise((resolve6, reject) => {
+  return new Promise((resolve7, reject) => {
     const child = spawn(py.executable, args, {
       stdio: ["ignore", "pipe", "pipe"],
       env: { ...process.env, PYTHONUNBUFFERED: "1", PYTHONDONTWRITEBYTECODE: "1", ...a.extraEnv }
@@ -189,7 +189,7 @@ function runProbe(py, a, onLine) {
       if (timer) clearTimeout(timer);
       if (buf.trim()) take(Buffer.from("\n"));
       if (timedOut) return reject(new InfraError(`probe ${a.subcommand} timed out after ${a.timeoutSec}s`));
-      if (code2 === 0) return resolve6();
+      if (code2 === 0) return resolve7();
       const why = lastError || (signal ? `killed by ${signal}` : `exited with status ${code2}`);
       if (code2 === 2) return reject(new InputError(why));
       reject(new InfraError(`probe ${a.subcommand} failed: ${why} (log: ${join(a.runDir, "probe.log")})`));
@@ -2741,6 +2741,8 @@ var Machine = class {
   python;
   statfs;
   cwd;
+  sleep;
+  now;
   commands;
   spawn;
   timeoutMs;
@@ -2756,6 +2758,8 @@ var Machine = class {
       return { bavail: Number(s.bavail), bsize: Number(s.bsize), blocks: Number(s.blocks) };
     });
     this.cwd = o.cwd ?? process.cwd();
+    this.sleep = o.sleep ?? ((ms) => new Promise((r) => setTimeout(r, ms)));
+    this.now = o.now ?? (() => /* @__PURE__ */ new Date());
   }
   /** A system path under the root prefix: path('/proc/locks'). */
   path(p) {
@@ -2792,11 +2796,12 @@ var Machine = class {
       return null;
     }
   }
-  run(cmd, args = []) {
+  /** timeoutMs: this call's limit (default the machine's, 15 s). */
+  run(cmd, args = [], timeoutMs) {
     const stub = this.commands[cmd];
     if (stub) return stub(args);
     if (!this.spawn) return { status: null, stdout: "", stderr: "", missing: true, error: "not found" };
-    return spawnOne(cmd, args, this.env, this.timeoutMs);
+    return spawnOne(cmd, args, this.env, timeoutMs ?? this.timeoutMs);
   }
   home() {
     return this.env.HOME || homedir2();
@@ -2902,9 +2907,75 @@ function parseSize(s) {
   return Number.isFinite(n) ? Math.floor(n) : null;
 }
 
+// src/agent/lock.ts
+var DEFAULT_NPU_LOCK = "/tmp/mlir-air-npu.lock";
+var DEFAULT_WAIT_SECONDS = 1800;
+var PROGRESS_EVERY_MS = 15e3;
+var POLL_MS = 1e3;
+function npuLockPath(env, explicit) {
+  const p = explicit || env.NPU_BLOCK_GATE_NPU_LOCK || DEFAULT_NPU_LOCK;
+  return p.trim().toLowerCase() === "none" ? null : p;
+}
+function lockState(m, path = npuLockPath(m.env)) {
+  if (!path) return { path, holder: null, waiters: 0, exists: false };
+  const ino = m.inode(path);
+  if (ino === null) return { path, holder: null, waiters: 0, exists: false };
+  const locks = parseProcLocks(m.read("/proc/locks") ?? "").filter((l) => l.inode === ino);
+  const h = locks.find((l) => !l.blocked);
+  const holder = h ? { pid: h.pid, cmdline: (m.readBytes(`/proc/${h.pid}/cmdline`)?.toString("utf8") ?? "").replace(/\0/g, " ").trim().slice(0, 120) } : null;
+  return { path, holder, waiters: locks.filter((l) => l.blocked).length, exists: true };
+}
+function describeHolder(s) {
+  if (!s.holder) return "free";
+  return `held by pid ${s.holder.pid}${s.holder.cmdline ? ` (${s.holder.cmdline})` : ""}${s.waiters ? `, ${s.waiters} waiting` : ""}`;
+}
+function renderLockStatus(s) {
+  if (!s.path) return "NPU lock off (NPU_BLOCK_GATE_NPU_LOCK=none)\n";
+  const who = s.holder ? `held by pid ${s.holder.pid}${s.holder.cmdline ? ` (${s.holder.cmdline})` : ""}` : `free${s.exists ? "" : " (no lock file yet)"}`;
+  return `${s.path}: ${who}; ${s.waiters} waiting
+`;
+}
+var secs = (ms) => String(Math.round(ms) / 1e3);
+async function waitLock(m, path, timeoutMs, progress) {
+  if (!lockState(m, path).exists) return { path, free: true, waited_s: 0, method: "none", holder: null };
+  let waited = 0;
+  const start = m.now().getTime();
+  const done = (free, method) => ({
+    path,
+    free,
+    waited_s: Math.round(waited / 100) / 10,
+    method,
+    holder: free ? null : describeHolder(lockState(m, path))
+  });
+  const tell = () => progress(`waiting for ${path}: ${describeHolder(lockState(m, path))} (${secs(waited)}s of ${secs(timeoutMs)}s)`);
+  for (; ; ) {
+    const slice = Math.min(PROGRESS_EVERY_MS - waited % PROGRESS_EVERY_MS, timeoutMs - waited);
+    const r = m.run("flock", ["-w", secs(slice), m.path(path), "true"], slice + 1e4);
+    if (r.status === 0) {
+      waited = Math.max(waited, Math.min(timeoutMs, m.now().getTime() - start));
+      return done(true, "flock");
+    }
+    if (r.status !== 1) break;
+    waited += slice;
+    if (waited >= timeoutMs) return done(false, "flock");
+    tell();
+  }
+  let next = (Math.floor(waited / PROGRESS_EVERY_MS) + 1) * PROGRESS_EVERY_MS;
+  for (; ; ) {
+    if (!lockState(m, path).holder) return done(true, "poll");
+    if (waited >= timeoutMs) return done(false, "poll");
+    const step = Math.min(POLL_MS, timeoutMs - waited);
+    await m.sleep(step);
+    waited += step;
+    if (waited >= next && waited < timeoutMs) {
+      tell();
+      next += PROGRESS_EVERY_MS;
+    }
+  }
+}
+
 // src/agent/doctor.ts
 var MIN_FREE_BYTES = 5 * 1024 ** 3;
-var DEFAULT_NPU_LOCK = "/tmp/mlir-air-npu.lock";
 var RELOAD = "sudo modprobe -r amdxdna && sudo modprobe amdxdna";
 var ok = (id, detail) => ({ id, status: "ok", detail, fix: null });
 var warn = (id, detail, fix) => ({ id, status: "warn", detail, fix });
@@ -2968,9 +3039,9 @@ ${r.stdout}`.trim().split("\n").pop() || `exit ${r.status}`);
   const devs = x.devices.map((d) => `${d.name} [${d.bdf}]`).join(", ");
   return ok("xrt-smi", `${devs}${versions ? `; ${versions}` : ""}`);
 }
-function kernelLog(m) {
-  const j = m.run("journalctl", ["-k", "--since", "-2h", "--no-pager"]);
-  if (j.status === 0 && !/No journal files were opened|insufficient permissions/i.test(j.stderr)) return { text: j.stdout, source: "journalctl -k (last 2h)" };
+function kernelLog(m, hours = 2) {
+  const j = m.run("journalctl", ["-k", "--since", `-${hours}h`, "--no-pager"]);
+  if (j.status === 0 && !/No journal files were opened|insufficient permissions/i.test(j.stderr)) return { text: j.stdout, source: `journalctl -k (last ${hours}h)` };
   const d = m.run("dmesg", []);
   if (d.status === 0) return { text: d.stdout, source: "dmesg" };
   const why = [j, d].map((r) => r.error ?? (r.stderr.trim().split("\n").pop() || `exit ${r.status}`)).join("; ");
@@ -3041,24 +3112,6 @@ function checkPython(m, explicit) {
   } catch (e) {
     return fail("python", oneLine(e), "pass --python, or set NPU_BLOCK_GATE_PYTHON to the mlir-air environment (e.g. /opt/mlir-air/ironenv/bin/python)");
   }
-}
-function npuLockPath(env) {
-  const p = env.NPU_BLOCK_GATE_NPU_LOCK || DEFAULT_NPU_LOCK;
-  return p.trim().toLowerCase() === "none" ? null : p;
-}
-function lockState(m) {
-  const path = npuLockPath(m.env);
-  if (!path) return { path, holder: null, waiters: 0, exists: false };
-  const ino = m.inode(path);
-  if (ino === null) return { path, holder: null, waiters: 0, exists: false };
-  const locks = parseProcLocks(m.read("/proc/locks") ?? "").filter((l) => l.inode === ino);
-  const h = locks.find((l) => !l.blocked);
-  const holder = h ? { pid: h.pid, cmdline: (m.readBytes(`/proc/${h.pid}/cmdline`)?.toString("utf8") ?? "").replace(/\0/g, " ").trim().slice(0, 120) } : null;
-  return { path, holder, waiters: locks.filter((l) => l.blocked).length, exists: true };
-}
-function describeHolder(s) {
-  if (!s.holder) return "free";
-  return `held by pid ${s.holder.pid}${s.holder.cmdline ? ` (${s.holder.cmdline})` : ""}${s.waiters ? `, ${s.waiters} waiting` : ""}`;
 }
 function checkLock(m) {
   const s = lockState(m);
@@ -3171,6 +3224,160 @@ function renderGc(g) {
   return lines.join("\n") + "\n";
 }
 
+// src/agent/hooks.ts
+import { chmodSync, existsSync as existsSync11, mkdirSync as mkdirSync4, readdirSync as readdirSync5, readFileSync as readFileSync7, renameSync as renameSync3, rmSync as rmSync4, statSync as statSync6, writeFileSync as writeFileSync3, appendFileSync } from "node:fs";
+import { join as join11, resolve as resolve5 } from "node:path";
+var HOOK_VARS = { "job-started": "ACTIONS_RUNNER_HOOK_JOB_STARTED", "job-completed": "ACTIONS_RUNNER_HOOK_JOB_COMPLETED" };
+var LOG_DAYS = 14;
+function selfCommand() {
+  const script = resolve5(process.argv[1] ?? "dist/cli.js");
+  return { node: process.execPath, execArgv: script.endsWith(".ts") ? process.execArgv : [], script };
+}
+var defaultHooksDir = (m) => join11(m.home(), ".npu-block-gate", "hooks");
+var sq = (s) => /^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
+function hookScript(self, name, args) {
+  const cmd = [self.node, ...self.execArgv, self.script, "agent", "hook", name, ...args].map(sq).join(" ");
+  return `#!/bin/sh
+# ${name} hook of the GitHub Actions runner, written by \`npu-block-gate agent hooks install\`.
+exec ${cmd} "$@"
+`;
+}
+function writeAtomic2(path, text, mode) {
+  try {
+    if (readFileSync7(path, "utf8") === text && (statSync6(path).mode & 511) === mode) return false;
+  } catch {
+  }
+  const tmp = `${path}.tmp-${process.pid}`;
+  writeFileSync3(tmp, text, { mode });
+  chmodSync(tmp, mode);
+  renameSync3(tmp, path);
+  return true;
+}
+function updateEnv(text, lines) {
+  const parts = text.length ? text.split(/(?<=\n)/) : [];
+  const seen = /* @__PURE__ */ new Set();
+  const out = [];
+  for (const p of parts) {
+    const key = Object.keys(lines).find((k) => p.startsWith(`${k}=`));
+    if (!key) {
+      out.push(p);
+      continue;
+    }
+    if (seen.has(key)) continue;
+    seen.add(key);
+    out.push(`${key}=${lines[key]}${p.endsWith("\r\n") ? "\r\n" : "\n"}`);
+  }
+  const missing = Object.keys(lines).filter((k) => !seen.has(k));
+  if (missing.length && out.length && !out[out.length - 1].endsWith("\n")) out[out.length - 1] += "\n";
+  for (const k of missing) out.push(`${k}=${lines[k]}
+`);
+  return out.join("");
+}
+function installHooks(o) {
+  const dir = resolve5(o.dir);
+  mkdirSync4(dir, { recursive: true });
+  const report = [];
+  const paths = { "job-started": join11(dir, "job-started.sh"), "job-completed": join11(dir, "job-completed.sh") };
+  const args = {
+    "job-started": ["--fork-policy", o.forkPolicy],
+    "job-completed": ["--dir", dir, ...o.cacheMaxBytes ? ["--cache-max-bytes", o.cacheMaxBytes] : []]
+  };
+  for (const name of ["job-started", "job-completed"]) {
+    const changed = writeAtomic2(paths[name], hookScript(o.self, name, args[name]), 493);
+    report.push(`${changed ? "wrote    " : "unchanged"} ${paths[name]}`);
+  }
+  const lines = { [HOOK_VARS["job-started"]]: paths["job-started"], [HOOK_VARS["job-completed"]]: paths["job-completed"] };
+  if (o.runnerDir) {
+    const runner = resolve5(o.runnerDir);
+    if (!existsSync11(runner)) throw new InputError(`--runner-dir ${runner}: no such directory`);
+    const env = join11(runner, ".env");
+    let text = "";
+    let mode = 420;
+    try {
+      text = readFileSync7(env, "utf8");
+      mode = statSync6(env).mode & 511;
+    } catch {
+    }
+    const next = updateEnv(text, lines);
+    const changed = next !== text && writeAtomic2(env, next, mode);
+    report.push(`${changed ? "updated  " : "unchanged"} ${env} (${Object.keys(lines).join(", ")})`);
+    if (changed) report.push("restart the runner service (sudo ./svc.sh stop && sudo ./svc.sh start) so it reads .env");
+  } else {
+    report.push(`add these lines to the runner's .env (in its install dir), then restart the runner:`);
+    for (const [k, v] of Object.entries(lines)) report.push(`  ${k}=${v}`);
+  }
+  return report.join("\n") + "\n";
+}
+function forkVerdict(env, policy) {
+  if (policy === "allow") return null;
+  const p = env.GITHUB_EVENT_PATH;
+  if (!p) return null;
+  let ev;
+  try {
+    ev = JSON.parse(readFileSync7(p, "utf8"));
+  } catch (e) {
+    return `npu-block-gate: fork policy deny: cannot read the job's event ${p} (${oneLine(e)}); refusing to run`;
+  }
+  const pr = ev?.pull_request;
+  if (!pr) return null;
+  const head = pr.head?.repo?.full_name ?? null;
+  const base = pr.base?.repo?.full_name ?? null;
+  if (head && base && head === base) return null;
+  return `npu-block-gate: fork policy deny: pull request from ${head ?? "a deleted fork"} into ${base ?? "this repository"} runs untrusted code on this runner's NPU; refusing the job`;
+}
+function jobStarted(m, o) {
+  const checks = doctor(m, o);
+  let out = renderChecks(checks, m.root);
+  if (summarize2(checks).fail) return { code: 1, out: out + "npu-block-gate: job-started hook: the runner is not healthy; failing the job before it runs\n" };
+  const why = forkVerdict(m.env, o.forkPolicy);
+  if (why) return { code: 1, out: out + why + "\n" };
+  out += `npu-block-gate: job-started hook: runner healthy${o.forkPolicy === "deny" ? ", fork policy deny: ok" : ""}
+`;
+  return { code: 0, out };
+}
+var day = (d) => d.toISOString().slice(0, 10);
+function recordDiagnostics(m, dir) {
+  const logs = join11(resolve5(dir), "logs");
+  mkdirSync4(logs, { recursive: true });
+  const now = m.now();
+  const e = m.env;
+  const parts = [`=== job-completed ${now.toISOString()}${e.GITHUB_REPOSITORY ? ` ${e.GITHUB_REPOSITORY}` : ""}${e.GITHUB_RUN_ID ? ` run ${e.GITHUB_RUN_ID}` : ""}${e.GITHUB_JOB ? ` job ${e.GITHUB_JOB}` : ""} ===`];
+  const k = kernelLog(m, 1);
+  if ("error" in k) parts.push(`--- kernel log: ${k.error}`);
+  else {
+    const lines = k.text.split(/\r?\n/).filter((l) => /amdxdna|aie2_/i.test(l));
+    parts.push(`--- kernel log, amdxdna lines (${k.source}): ${lines.length}`, ...lines);
+  }
+  const x = runXrtSmi(m);
+  if (x.missing) parts.push("--- xrt-smi examine: not found");
+  else parts.push(`--- xrt-smi examine (exit ${x.status ?? x.error})`, (x.stdout + x.stderr).trimEnd());
+  const log = join11(logs, `${day(now)}.log`);
+  appendFileSync(log, parts.join("\n") + "\n");
+  const oldest = day(new Date(now.getTime() - (LOG_DAYS - 1) * 864e5));
+  const pruned = [];
+  for (const n of readdirSync5(logs)) {
+    const m2 = /^(\d{4}-\d{2}-\d{2})\.log$/.exec(n);
+    if (m2 && m2[1] < oldest) {
+      rmSync4(join11(logs, n), { force: true });
+      pruned.push(n);
+    }
+  }
+  return { log, pruned };
+}
+function jobCompleted(m, o) {
+  let out = "";
+  try {
+    const d = recordDiagnostics(m, o.dir);
+    out += `npu-block-gate: diagnostics appended to ${d.log}${d.pruned.length ? ` (dropped ${d.pruned.length} log(s) older than ${LOG_DAYS} days)` : ""}
+`;
+  } catch (e) {
+    out += `npu-block-gate: diagnostics not recorded: ${oneLine(e)}
+`;
+  }
+  out += renderGc(cacheGc(o.cacheDir ?? defaultCacheRoot(m.env), o.maxBytes));
+  return { code: 0, out };
+}
+
 // src/agent/cli.ts
 var AGENT_HELP = `npu-block-gate agent: the self-hosted NPU runner side
 
@@ -3186,15 +3393,30 @@ Usage:
       kernel cache entries (key, model, size, created, last used) and the total
   npu-block-gate agent cache gc [--max-bytes N] [--cache-dir DIR] [--json]
       trim the kernel cache to N bytes (e.g. 20G, 500M; default 20G), least recently used first
+  npu-block-gate agent lock status [--path P] [--root DIR] [--json]
+      the NPU lock: free, or held by pid N (its command line), and how many wait
+  npu-block-gate agent lock wait [--path P] [--timeout S] [--root DIR] [--json]
+      wait until the lock is free (flock -w, else polling /proc/locks), a line every 15 s naming
+      the holder; exit 0 when free, 3 after S seconds (default 1800). Does not take the lock.
+  npu-block-gate agent hooks install [--dir DIR] [--runner-dir D] [--fork-policy allow|deny] [--cache-max-bytes N]
+      write the runner's job hooks into DIR (default ~/.npu-block-gate/hooks): job-started runs
+      doctor (a failed check fails the job before it runs) and the fork policy (deny, the default:
+      fail pull requests from another repository); job-completed appends the amdxdna kernel log of
+      the last hour and xrt-smi examine to DIR/logs/<date>.log (14 days kept) and runs cache gc.
+      With --runner-dir, sets ACTIONS_RUNNER_HOOK_JOB_STARTED/_COMPLETED in its .env; else prints them.
+  npu-block-gate agent hook job-started|job-completed [...]
+      what the hook scripts run (exit 1 from job-started fails the job)
 
 Options:
   --root DIR        read /dev, /sys, /proc, /tmp and /opt under DIR (default /; for tests and containers)
   --cache-dir DIR   kernel cache root (default $NPU_BLOCK_GATE_CACHE_DIR or ~/.cache/npu-block-gate)
   --python P        Python to check (default: $NPU_BLOCK_GATE_PYTHON, python3, /usr/bin/python3)
+  --path P          the lock file (default $NPU_BLOCK_GATE_NPU_LOCK or /tmp/mlir-air-npu.lock)
   --json            machine-readable output
 
 The NPU lock is $NPU_BLOCK_GATE_NPU_LOCK or /tmp/mlir-air-npu.lock (the mlir-air skills' flock).
-Exit codes: 0 ok, 2 usage, 3 infrastructure (a doctor check failed).
+Exit codes: 0 ok, 1 a job-started hook refused the job, 2 usage, 3 infrastructure (a doctor
+check failed, lock wait timed out).
 `;
 var OPTIONS = {
   json: { type: "boolean" },
@@ -3202,13 +3424,30 @@ var OPTIONS = {
   "cache-dir": { type: "string" },
   "max-bytes": { type: "string" },
   python: { type: "string" },
+  path: { type: "string" },
+  timeout: { type: "string" },
+  dir: { type: "string" },
+  "runner-dir": { type: "string" },
+  "fork-policy": { type: "string" },
+  "cache-max-bytes": { type: "string" },
   help: { type: "boolean", short: "h" }
 };
 var ALLOWED = {
   doctor: ["json", "root", "python", "cache-dir", "help"],
   status: ["json", "root", "cache-dir", "help"],
   "cache stats": ["json", "cache-dir", "help"],
-  "cache gc": ["json", "cache-dir", "max-bytes", "help"]
+  "cache gc": ["json", "cache-dir", "max-bytes", "help"],
+  "lock status": ["json", "root", "path", "help"],
+  "lock wait": ["json", "root", "path", "timeout", "help"],
+  "hooks install": ["dir", "runner-dir", "fork-policy", "cache-max-bytes", "help"],
+  "hook job-started": ["root", "python", "cache-dir", "fork-policy", "help"],
+  "hook job-completed": ["root", "dir", "cache-dir", "cache-max-bytes", "help"]
+};
+var GROUPS = {
+  cache: ["stats", "gc"],
+  lock: ["status", "wait"],
+  hooks: ["install"],
+  hook: ["job-started", "job-completed"]
 };
 function parseAgent(argv) {
   let parsed;
@@ -3223,21 +3462,33 @@ function parseAgent(argv) {
   if (pos[0] === "help") return { sub: "help", values };
   let sub = pos[0];
   let rest = pos.slice(1);
-  if (sub === "cache") {
+  const group = GROUPS[sub];
+  if (group) {
     if (!rest.length) {
       if (values.help) return { sub: "help", values };
-      throw new InputError("agent cache needs stats or gc (see npu-block-gate agent --help)");
+      throw new InputError(`agent ${sub} needs ${group.join(" or ")} (see npu-block-gate agent --help)`);
     }
-    sub = `cache ${rest[0]}`;
+    if (!group.includes(rest[0])) throw new InputError(`unknown ${sub} command ${JSON.stringify(rest[0])} (agent ${sub}: ${group.join(", ")})`);
+    sub = `${sub} ${rest[0]}`;
     rest = rest.slice(1);
-    if (!(sub in ALLOWED)) throw new InputError(`unknown cache command ${JSON.stringify(pos[1])} (agent cache: stats, gc)`);
   }
-  if (!(sub in ALLOWED)) throw new InputError(`unknown agent command ${JSON.stringify(sub)} (agent commands: doctor, status, cache stats, cache gc)`);
+  if (!(sub in ALLOWED)) throw new InputError(`unknown agent command ${JSON.stringify(sub)} (agent commands: doctor, status, cache stats|gc, lock status|wait, hooks install)`);
   if (rest.length) throw new InputError(`unexpected argument ${JSON.stringify(rest[0])} (see npu-block-gate agent --help)`);
   for (const k of Object.keys(values)) {
     if (!ALLOWED[sub].includes(k)) throw new InputError(`option --${k} does not apply to agent ${sub} (see npu-block-gate agent --help)`);
   }
   return { sub, values };
+}
+function sizeOption(name, v) {
+  if (v === void 0) return DEFAULT_MAX_BYTES;
+  const n = parseSize(v);
+  if (n === null) throw new InputError(`--${name} ${JSON.stringify(v)}: not a size (bytes, or a number with K, M, G or T)`);
+  return n;
+}
+function forkPolicy(v) {
+  if (v === void 0) return "deny";
+  if (v !== "allow" && v !== "deny") throw new InputError(`--fork-policy ${JSON.stringify(v)}: allow or deny`);
+  return v;
 }
 var json = (x) => JSON.stringify(x, null, 2) + "\n";
 async function agentMain(argv, out = process.stdout, err = process.stderr, deps = {}) {
@@ -3269,15 +3520,50 @@ async function agentMain(argv, out = process.stdout, err = process.stderr, deps 
         return EXIT.pass;
       }
       case "cache gc": {
-        let max = DEFAULT_MAX_BYTES;
-        if (values["max-bytes"] !== void 0) {
-          const n = parseSize(values["max-bytes"]);
-          if (n === null) throw new InputError(`--max-bytes ${JSON.stringify(values["max-bytes"])}: not a size (bytes, or a number with K, M, G or T)`);
-          max = n;
-        }
-        const g = cacheGc(cacheDir ?? defaultCacheRoot(env), max);
+        const g = cacheGc(cacheDir ?? defaultCacheRoot(env), sizeOption("max-bytes", values["max-bytes"]));
         out.write(values.json ? json(g) : renderGc(g));
         return EXIT.pass;
+      }
+      case "lock status": {
+        const s = lockState(m, npuLockPath(env, values.path));
+        out.write(values.json ? json({ ...s, free: !s.holder }) : renderLockStatus(s));
+        return EXIT.pass;
+      }
+      case "lock wait": {
+        const path = npuLockPath(env, values.path);
+        const t = values.timeout === void 0 ? DEFAULT_WAIT_SECONDS : Number(values.timeout);
+        if (!Number.isFinite(t) || t < 0 || values.timeout?.trim() === "") throw new InputError(`--timeout ${JSON.stringify(values.timeout)}: seconds (a number >= 0)`);
+        if (!path) {
+          out.write(values.json ? json({ path, free: true, waited_s: 0, method: "none", holder: null }) : "NPU lock off (NPU_BLOCK_GATE_NPU_LOCK=none)\n");
+          return EXIT.pass;
+        }
+        const progress = values.json ? err : out;
+        const r = await waitLock(m, path, Math.round(t * 1e3), (line) => progress.write(line + "\n"));
+        out.write(values.json ? json(r) : r.free ? `${path}: free${r.waited_s ? ` after ${r.waited_s}s` : ""}
+` : `${path}: still ${r.holder} after ${r.waited_s}s (timeout)
+`);
+        return r.free ? EXIT.pass : EXIT.infra;
+      }
+      case "hooks install": {
+        const report = installHooks({
+          dir: values.dir ?? defaultHooksDir(m),
+          runnerDir: values["runner-dir"] ?? null,
+          forkPolicy: forkPolicy(values["fork-policy"]),
+          cacheMaxBytes: values["cache-max-bytes"] === void 0 ? null : (sizeOption("cache-max-bytes", values["cache-max-bytes"]), values["cache-max-bytes"]),
+          self: deps.self ?? selfCommand()
+        });
+        out.write(report);
+        return EXIT.pass;
+      }
+      case "hook job-started": {
+        const r = jobStarted(m, { cacheDir, python: values.python ?? null, forkPolicy: forkPolicy(values["fork-policy"]) });
+        out.write(r.out);
+        return r.code;
+      }
+      case "hook job-completed": {
+        const r = jobCompleted(m, { dir: values.dir ?? defaultHooksDir(m), cacheDir, maxBytes: sizeOption("cache-max-bytes", values["cache-max-bytes"]) });
+        out.write(r.out);
+        return r.code;
       }
     }
     throw new InputError(`unknown agent command ${JSON.stringify(sub)}`);
@@ -3295,7 +3581,7 @@ var HELP = `npu-block-gate ${TOOL.version}: Phase 2 single-block validation for 
 Usage:
   npu-block-gate check  --model-dir DIR [options]   run block 0 on the NPU and the HF bf16 reference, judge, document
   npu-block-gate report --run-dir DIR [options]     judge an existing run dir (no Python needed)
-  npu-block-gate agent doctor|status|cache ...      runner side: health checks, status, kernel cache (see agent --help)
+  npu-block-gate agent doctor|status|lock|hooks|cache ...  runner side: health, NPU lock, job hooks, kernel cache (agent --help)
   npu-block-gate help [command] | --help | --version
 
 check options:
@@ -3366,7 +3652,7 @@ function planFrom(command, v, now = /* @__PURE__ */ new Date()) {
   if (command === "check" && !v["model-dir"]) throw new InputError("check needs --model-dir DIR (see npu-block-gate check --help)");
   if (command === "report" && !v["run-dir"]) throw new InputError("report needs --run-dir DIR (see npu-block-gate report --help)");
   const modelDir = v["model-dir"] ?? null;
-  const runDir = command === "report" ? v["run-dir"] : v.out ?? defaultRunDirName(basename3(resolve5(modelDir)), now);
+  const runDir = command === "report" ? v["run-dir"] : v.out ?? defaultRunDirName(basename3(resolve6(modelDir)), now);
   return {
     mode: command === "report" ? "report" : "full",
     modelDir,
@@ -3419,7 +3705,7 @@ ${renderTerminal(result.report)}
     return code2;
   }
 }
-var invoked = process.argv[1] ? resolve5(process.argv[1]) : "";
+var invoked = process.argv[1] ? resolve6(process.argv[1]) : "";
 if (invoked.endsWith("cli.js") || invoked.endsWith("cli.ts") || basename3(invoked) === "npu-block-gate") {
   main(process.argv.slice(2)).then((code2) => {
     process.exitCode = code2;

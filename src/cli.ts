@@ -14,7 +14,7 @@ const HELP = `npu-block-gate ${TOOL.version}: Phase 2 single-block validation fo
 Usage:
   npu-block-gate check  --model-dir DIR [options]   run block 0 on the NPU and the HF bf16 reference, judge, document
   npu-block-gate report --run-dir DIR [options]     judge an existing run dir (no Python needed)
-  npu-block-gate agent doctor|status|cache ...      runner side: health checks, status, kernel cache (see agent --help)
+  npu-block-gate agent doctor|status|lock|hooks|cache ...  runner side: health, NPU lock, job hooks, kernel cache (agent --help)
   npu-block-gate help [command] | --help | --version
 
 check options:
