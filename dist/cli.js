@@ -1355,6 +1355,15 @@ function loadNativeKernel(env = process.env, warn2 = (line) => process.stderr.wr
 }
 registerNativeKernel(() => loadNativeKernel());
 
+// src/metrics/json.ts
+function encode(v) {
+  if (typeof v === "number") return Number.isFinite(v) ? v : Number.isNaN(v) ? "NaN" : v > 0 ? "Infinity" : "-Infinity";
+  if (Array.isArray(v)) return v.map(encode);
+  if (v && typeof v === "object") return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, encode(x)]));
+  return v;
+}
+var toJsonSafe = (v) => encode(v);
+
 // src/metrics/index.ts
 var BLOCK_ROWS = 256;
 function validatePair(npu, ref, realLenOpt) {
@@ -1916,10 +1925,7 @@ function renderMarkdown(r, opts) {
 
 // src/report/json.ts
 function toJson(value) {
-  return JSON.stringify(value, (_k, v) => {
-    if (typeof v === "number" && !Number.isFinite(v)) return Number.isNaN(v) ? "NaN" : v > 0 ? "Infinity" : "-Infinity";
-    return v;
-  }, 2) + "\n";
+  return JSON.stringify(toJsonSafe(value), null, 2) + "\n";
 }
 
 // src/docs/fs.ts

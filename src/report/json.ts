@@ -1,14 +1,12 @@
-// report.json: JSON has no NaN or Infinity, so they are written as strings and read back as numbers.
+// report.json: JSON has no NaN or Infinity, so they are written as the strings "NaN", "Infinity"
+// and "-Infinity" (one encoding for the whole report, shared with the metrics records).
+import { fromJsonSafe, toJsonSafe } from '../metrics/json.ts';
 
 export function toJson(value: unknown): string {
-  return JSON.stringify(value, (_k, v) => {
-    if (typeof v === 'number' && !Number.isFinite(v)) return Number.isNaN(v) ? 'NaN' : v > 0 ? 'Infinity' : '-Infinity';
-    return v;
-  }, 2) + '\n';
+  return JSON.stringify(toJsonSafe(value), null, 2) + '\n';
 }
 
-const SPECIAL: Record<string, number> = { NaN: NaN, Infinity: Infinity, '-Infinity': -Infinity };
-
+/** The inverse of toJson (numbers come back; a text field that is exactly "NaN" would too). */
 export function fromJson<T>(text: string): T {
-  return JSON.parse(text, (_k, v) => (typeof v === 'string' && v in SPECIAL ? SPECIAL[v] : v)) as T;
+  return fromJsonSafe<T>(JSON.parse(text));
 }
