@@ -27,6 +27,7 @@ check options:
   --timeout SECONDS      stop the probe after this long (outcome error, exit 3)
   --no-docs              do not write phase2_block.md / TODO.md (gate G4 is then skipped)
   --no-bisect            on a failed gate, do not bisect kernel by kernel
+  --layers               also compare every layer (informational table, as make diagnosis; runs the full prefill)
   --no-cache             compile every kernel; do not restore or store the kernel cache
   --cache-dir DIR        kernel cache root (default $NPU_BLOCK_GATE_CACHE_DIR or ~/.cache/npu-block-gate)
   --commit SHA           key the history row by SHA (default: the tree's git HEAD)
@@ -56,6 +57,7 @@ const OPTIONS = {
   commit: { type: 'string' },
   'no-docs': { type: 'boolean' },
   'no-bisect': { type: 'boolean' },
+  layers: { type: 'boolean' },
   'no-cache': { type: 'boolean' },
   'cache-dir': { type: 'string' },
   json: { type: 'boolean' },
@@ -64,7 +66,7 @@ const OPTIONS = {
 } as const;
 
 const ALLOWED: Record<string, string[]> = {
-  check: ['model-dir', 'prompt-style', 'prompt', 'python', 'out', 'threshold', 'timeout', 'commit', 'no-docs', 'no-bisect', 'no-cache', 'cache-dir', 'json', 'help'],
+  check: ['model-dir', 'prompt-style', 'prompt', 'python', 'out', 'threshold', 'timeout', 'commit', 'no-docs', 'no-bisect', 'no-cache', 'cache-dir', 'layers', 'json', 'help'],
   report: ['run-dir', 'model-dir', 'threshold', 'commit', 'no-docs', 'json', 'help'],
 };
 
@@ -103,6 +105,7 @@ export function planFrom(command: string, v: Values, now = new Date()): Plan {
     threshold: v.threshold !== undefined ? parseThreshold(v.threshold, '--threshold') : null,
     writeDocs: !v['no-docs'],
     bisect: !v['no-bisect'],
+    layers: !!v.layers,
     cache: command === 'check' && !v['no-cache'],
     cacheDir: v['cache-dir'] ?? null,
     cacheWrite: true,

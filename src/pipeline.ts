@@ -24,6 +24,7 @@ import { updateTodo } from './docs/todo.ts';
 import type { Metrics } from './metrics/types.ts';
 import type { TensorSource } from './tensor/types.ts';
 import { judgeBisect, situationOf } from './bisect/judge.ts';
+import { judgeLayers } from './layers/judge.ts';
 import { BISECT_FILE, type BisectReport } from './bisect/types.ts';
 import { KernelStore, kernelCacheKey, defaultCacheRoot, type StoredMeta } from './cache/kernel.ts';
 
@@ -63,7 +64,7 @@ export async function probe(plan: Plan, log: Log): Promise<{ runDir: string; pyt
 
   const cache = plan.cache ? await restoreKernels(plan, runDir, log, () => run('config')) : null;
   log.step(`probe: block 0 of ${basename(modelDir)} -> ${runDir}`);
-  await run('block', cache?.restored ? ['--reuse-kernels'] : []);
+  await run('block', [...(cache?.restored ? ['--reuse-kernels'] : []), ...(plan.layers ? ['--layers'] : [])]);
   if (cache) recordKernels(plan, runDir, cache, log);
   return { runDir, python };
 }
@@ -180,6 +181,8 @@ export async function judge(plan: Plan, log: Log, python: PythonInfo | null = nu
   log.step(`judge: engine ${metrics.engine}, whole cosine ${metrics.wholeCosine.toFixed(6)}, per-position min ${metrics.perPosition.min.toFixed(6)}`);
 
   const gates = metricGates(metrics, thresholds);
+  const layers = p.layers ? await judgeLayers(runDir, p.layers, thresholds.perPosition) : null;
+  if (layers) log.step(`judge: ${layers.length} layers (informational), lowest per-position min ${Math.min(...layers.map((l) => l.perPositionMin)).toFixed(6)}`);
   const bisect = gates.some((g) => g.status === 'fail') ? await bisectFailure(plan, p, runDir, thresholds, metrics, python, log) : null;
   const modelDir = plan.writeDocs ? docsModelDir(plan, p) : null;
   const phase2Path = modelDir ? join(modelDir, DOC_PATHS.phase2) : null;
@@ -207,6 +210,7 @@ export async function judge(plan: Plan, log: Log, python: PythonInfo | null = nu
     environment: p.environment,
     kernel_cache: p.kernel_cache ?? null,
     bisect,
+    layers,
     timings: p.timings ?? {},
     docs: null,
     run_dir: runDir,
@@ -286,6 +290,7 @@ export function errorReport(plan: Plan, message: string, exitCode: ExitCode): Re
     environment: null,
     kernel_cache: null,
     bisect: null,
+    layers: null,
     timings: {},
     docs: null,
     run_dir: resolve(plan.runDir),

@@ -18,6 +18,8 @@ export interface Plan {
   writeDocs: boolean;
   /** On a failed gate, bisect kernel by kernel (mode full, when the model exposes the hook). Default true. */
   bisect?: boolean;
+  /** Also run every layer through the adapter for the informational per-layer table. Default false. */
+  layers?: boolean;
   /** Use the content-addressed kernel cache (restore on a hit). Default false. */
   cache?: boolean;
   /** Kernel cache root; default $NPU_BLOCK_GATE_CACHE_DIR, else ~/.cache/npu-block-gate. */

@@ -141,6 +141,19 @@ function integrationSection(r: Report, flavor: Flavor): string[] {
   return out;
 }
 
+function layersSection(r: Report): string[] {
+  if (!r.layers || r.layers.length === 0) return [];
+  return [
+    '### Every layer (informational, as `make diagnosis`; only layer 0 is gated)',
+    '',
+    markdownTable([
+      ['layer', 'whole cosine', 'per-pos min', 'p5', 'median', 'max_abs', 'max_rel', 'SQNR', 'NaN/Inf'],
+      ...r.layers.map((l) => [String(l.layer), fmtCos(l.wholeCosine), fmtCos(l.perPositionMin), fmtCos(l.p5), fmtCos(l.median), fmtSci(l.maxAbs), fmtSci(l.maxRel), fmtDb(l.sqnrDb), String(l.nonFinite)]),
+    ]),
+    '',
+  ];
+}
+
 function hintLine(h: Hint): string {
   return `${escapeHtml(h.boundary)}: likely ${escapeHtml(h.cause)}; ${escapeHtml(h.where)}`;
 }
@@ -184,6 +197,7 @@ export function renderMarkdown(r: Report, opts: MarkdownOptions): string {
   const chart = cosineChart(r, opts.chartPoints);
   if (chart) body.push(chart, '');
   body.push(...bisectSection(r));
+  body.push(...layersSection(r));
   body.push(...integrationSection(r, opts.flavor));
   // In phase2_block.md the report sits under "## Latest result": one level deeper.
   out.push(...(opts.flavor === 'doc' ? body.map((l) => (l.startsWith('### ') ? `#${l}` : l)) : body));

@@ -46,6 +46,12 @@ export function renderTerminal(r: Report): string {
     }
     if (b.situation) out.push(`  failure shape: ${b.situation.cause}; ${b.situation.where}`);
   }
+  if (r.layers?.length) {
+    out.push('', '  every layer (informational):');
+    const rows = [['layer', 'whole', 'per-pos min', 'max_abs', 'SQNR']];
+    for (const l of r.layers) rows.push([String(l.layer), fmtCos(l.wholeCosine), fmtCos(l.perPositionMin), fmtSci(l.maxAbs), fmtSqnr(l.sqnrDb, SQNR_GOOD_DB)]);
+    out.push(...pad(rows).map((l) => `    ${l}`));
+  }
   if (r.integration) {
     out.push('', `  integration: ${r.integration.path} via ${r.integration.entry}${r.integration.workarounds.length ? `; workarounds: ${r.integration.workarounds.map((w) => w.id).join(', ')}` : ''}`);
   }

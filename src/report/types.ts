@@ -3,6 +3,7 @@
 import type { Metrics } from '../metrics/types.ts';
 import type { ProbeJson } from '../rundir/schema.ts';
 import type { BisectReport } from '../bisect/types.ts';
+import type { LayerRow } from '../layers/judge.ts';
 
 export const REPORT_SCHEMA = 'npu-block-gate/report';
 export const REPORT_SCHEMA_VERSION = 1;
@@ -61,6 +62,8 @@ export interface Report {
   environment: ProbeJson['environment'] | null;
   kernel_cache: ProbeJson['kernel_cache'] | null;
   bisect: BisectReport | null;
+  /** Every layer's ffn_out (informational, never gated); null when the run dir has no layers/. */
+  layers: LayerRow[] | null;
   timings: Record<string, number>;
   docs: { phase2: string; todo: string; changed: boolean } | null;
   /** Absolute path of the run dir this report judged. */

@@ -103,6 +103,18 @@ export function readProbeJson(runDir: string, requireBlock = true): ProbeJson {
   if (requireBlock && (stage !== 'block' || !npu || !refT)) {
     c.fail('holds no block tensors (stage "config"): run `probe block`, or `npu-block-gate check`, first');
   }
+  if (o.layers !== null && o.layers !== undefined) {
+    const layers = c.obj(o.layers, 'layers');
+    c.str(layers.source, 'layers.source');
+    if (!Array.isArray(layers.entries)) c.fail('layers.entries must be a list');
+    (layers.entries as unknown[]).forEach((e, i) => {
+      const entry = c.obj(e, `layers.entries[${i}]`);
+      c.int(entry.layer, `layers.entries[${i}].layer`, 0);
+      if (!tensorEntry(c, entry.npu, `layers.entries[${i}].npu`, runDir) || !tensorEntry(c, entry.ref, `layers.entries[${i}].ref`, runDir)) {
+        c.fail(`layers.entries[${i}] needs both npu and ref tensors`);
+      }
+    });
+  }
   if (!isObj(o.timings)) o.timings = {};
   return o as unknown as ProbeJson;
 }

@@ -116,6 +116,11 @@ export interface ProbeJson {
     ref: TensorEntry | null;
     input: TensorEntry | null;
   };
+  /** `probe block --layers`: every layer's ffn_out on both sides, for the informational per-layer table. */
+  layers?: null | {
+    source: string;
+    entries: { layer: number; npu: TensorEntry; ref: TensorEntry }[];
+  };
   bisect: null | {
     available: boolean;
     reason: string;

@@ -57,6 +57,7 @@ export function fakeReport(m: Metrics = fakeMetrics(), over: Partial<Report> = {
     environment: { python: '3.11.2', python_executable: '/usr/bin/python3', numpy: '1.24.2', platform: 'linux', device: null, xrt: null, toolchain: null, git_commit: 'abcdef1234567890', air_root: '/tmp/x' },
     kernel_cache: null,
     bisect: null,
+    layers: null,
     timings: {},
     docs: null,
     run_dir: '/tmp/run',
