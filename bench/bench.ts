@@ -26,7 +26,7 @@ import { fileURLToPath } from 'node:url';
 import { compare, jsKernel, selectEngine, type Kernel } from '../src/metrics/index.ts';
 import type { NativeKernel } from '../src/metrics/native.ts';
 import { openTensor } from '../src/tensor/index.ts';
-import { generate, type BenchDType } from './files.ts';
+import { dropCaches, generate, type BenchDType } from './files.ts';
 
 const args = process.argv.slice(2);
 const opt = (name: string, def: string) => {
@@ -86,27 +86,6 @@ async function time(fn: () => unknown): Promise<number> {
   const t0 = performance.now();
   await fn();
   return (performance.now() - t0) / 1000;
-}
-
-const DROP_CACHES = '/proc/sys/vm/drop_caches';
-
-/**
- * Write back dirty pages and drop the clean page cache, so the next read comes from storage.
- * Returns null when done, or why it could not be done (not Linux, not root, not permitted).
- */
-function dropCaches(): string | null {
-  if (process.platform !== 'linux') return `not Linux (${process.platform}): no ${DROP_CACHES}`;
-  const s = spawnSync('sync', [], { stdio: 'ignore' });
-  if (s.status !== 0) return `sync failed (${s.error?.message ?? `exit ${s.status}`})`;
-  try {
-    writeFileSync(DROP_CACHES, '1');
-    return null;
-  } catch (e) {
-    const err = e as NodeJS.ErrnoException;
-    const uid = process.getuid?.();
-    const who = uid === 0 ? 'running as root' : `not root (uid ${uid})`;
-    return `writing ${DROP_CACHES} failed: ${err.code ?? err.message} (${who})`;
-  }
 }
 
 function numpyTimes(pairs: { npu: string; ref: string }[], dtype: BenchDType): number[] | string {

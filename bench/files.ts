@@ -1,5 +1,6 @@
 // The benchmark's tensor files: L layers of an NPU and a reference tensor, rows x cols, as f32
 // or as bf16 stored <u2 (the run dir flags it). Kept between runs when the size matches.
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -51,5 +52,27 @@ export function generate(dir: string, dtype: BenchDType, LAYERS: number, ROWS: n
     writeFileSync(ref, npy(descr, ROWS, COLS, bytes(r)));
   }
   return pairs;
+}
+
+
+const DROP_CACHES = '/proc/sys/vm/drop_caches';
+
+/**
+ * Write back dirty pages and drop the clean page cache, so the next read comes from storage.
+ * Returns null when done, or why it could not be done (not Linux, not root, not permitted).
+ */
+export function dropCaches(): string | null {
+  if (process.platform !== 'linux') return `not Linux (${process.platform}): no ${DROP_CACHES}`;
+  const s = spawnSync('sync', [], { stdio: 'ignore' });
+  if (s.status !== 0) return `sync failed (${s.error?.message ?? `exit ${s.status}`})`;
+  try {
+    writeFileSync(DROP_CACHES, '1');
+    return null;
+  } catch (e) {
+    const err = e as NodeJS.ErrnoException;
+    const uid = process.getuid?.();
+    const who = uid === 0 ? 'running as root' : `not root (uid ${uid})`;
+    return `writing ${DROP_CACHES} failed: ${err.code ?? err.message} (${who})`;
+  }
 }
 
