@@ -60,6 +60,10 @@ def build_parser():
     b.add_argument("--reuse-kernels", action="store_true",
                    help="when <model>/build_peano/prefill_kernel_cache loads (KernelCache.load_manifest), skip "
                    "compile_and_cache for the kernels it holds; compile_all_kernels still runs")
+    b.add_argument("--layers", action="store_true",
+                   help="also run the adapter's NPU runner prefill (build_runner(...).prefill) and take every "
+                   "layer's ffn_out from it and from the same HF reference prefill; write "
+                   "layers/layer_NN.{npu,ref}.npy and probe.json 'layers' (for the per-layer table)")
 
     bs = sub.add_parser("bisect", help="after a block run: rerun block 0 with one step at a time on the CPU",
                         description="Read RUN_DIR/probe.json (stage block), rebuild the same block-0 setup, and for "

@@ -495,14 +495,16 @@ class BlockRun:
     compiled: object = None  # names compiled this run (None: unknown, adapter path)
     reused: object = None  # names skipped thanks to --reuse-kernels
     compile_seconds: object = None  # seconds in compile_all_kernels
+    layers: object = None  # adapter path: {li: ffn_out} from the same prefill (reused by --layers)
 
 
 def run_block0(tree, entry, adapter, config, model_name, tokens, seq_len, cpu_attn, log, tokenizer=None,
-               reuse_kernels=False):
+               reuse_kernels=False, keep_layers=False):
     if entry.kind == "adapter":
         if reuse_kernels:
             log.step("--reuse-kernels has no effect on the adapter path (its build_runner compiles on its own)")
-        return _run_adapter(tree, entry, adapter, config, model_name, tokens, seq_len, cpu_attn, log, tokenizer, {})
+        return _run_adapter(tree, entry, adapter, config, model_name, tokens, seq_len, cpu_attn, log, tokenizer, {},
+                            keep_layers)
     setup = prepare_block0(tree, entry, config, model_name, tokens, seq_len, cpu_attn, log, reuse_kernels=reuse_kernels)
     log.step(f"running block 0 on the NPU via {entry.entry} (seq_len {seq_len}, real_len {len(tokens)})")
     t = time.monotonic()
@@ -746,14 +748,13 @@ class _TokenizerShim:
         return list(self._adapter.tokenize(text))
 
 
-def _run_adapter(tree, entry, adapter, config, model_name, tokens, seq_len, cpu_attn, log, tokenizer, timings):
-    cache_dir = kernel_cache_dir(tree)
-    loaded = probe_cache_hit(cache_dir)
+def build_adapter_runner(entry_name, adapter, config, model_name, seq_len, cpu_attn, log, tokenizer):
+    """`adapter.build_runner(model_name, config, max_seq, tokenizer, npu_attn=, lite_mode=False)`,
+    as verify_runner builds its NPU runner (compiles the adapter's kernels)."""
     tok = tokenizer if tokenizer is not None else _TokenizerShim(adapter)
     log.step(f"building the adapter's NPU runner (compiles its kernels; max_seq {seq_len})")
-    t = time.monotonic()
-    runner = call_tree(
-        entry.entry,
+    return call_tree(
+        entry_name,
         adapter.build_runner,
         model_name,
         config,
@@ -761,10 +762,23 @@ def _run_adapter(tree, entry, adapter, config, model_name, tokens, seq_len, cpu_
         tok,
         **filter_kwargs(adapter.build_runner, {"npu_attn": not cpu_attn, "lite_mode": False}),
     )
+
+
+def adapter_prefill(entry_name, runner, tokens):
+    """`runner.prefill(tokens)`: the adapter's PrefillRecord."""
+    return call_tree(f"{entry_name}(...).prefill", runner.prefill, np.asarray(tokens, dtype=np.int64))
+
+
+def _run_adapter(tree, entry, adapter, config, model_name, tokens, seq_len, cpu_attn, log, tokenizer, timings,
+                 keep_layers=False):
+    cache_dir = kernel_cache_dir(tree)
+    loaded = probe_cache_hit(cache_dir)
+    t = time.monotonic()
+    runner = build_adapter_runner(entry.entry, adapter, config, model_name, seq_len, cpu_attn, log, tokenizer)
     timings["compile"] = time.monotonic() - t
     log.step("running the adapter's prefill; taking layer 0 ffn_out")
     t = time.monotonic()
-    rec = call_tree(f"{entry.entry}(...).prefill", runner.prefill, np.asarray(tokens, dtype=np.int64))
+    rec = adapter_prefill(entry.entry, runner, tokens)
     try:
         out = rec.layer_intermediates[0]["ffn_out"]
     except (AttributeError, IndexError, KeyError, TypeError) as exc:
@@ -780,4 +794,37 @@ def _run_adapter(tree, entry, adapter, config, model_name, tokens, seq_len, cpu_
         timings=timings,
         manifest_loaded=loaded,
         toolchain=tree_toolchain(cache_dir),
+        # --layers on this path: every layer from this same prefill, copied now (no second runner)
+        layers=layer_outputs(rec) if keep_layers else None,
     )
+
+
+# ---------------------------------------------------------------------------
+# --layers: every layer's ffn_out through the adapter's runner, as verify_runner's diagnosis
+
+
+def layer_outputs(rec, n_layers=None):
+    """{li: float32 copy of layer_intermediates[li]["ffn_out"]} for every layer the
+    record has one (li < n_layers - 1 when n_layers is given; the last entry is the
+    post-final-norm hidden, not a block output). Copied at once: shared buffers."""
+    inter = getattr(rec, "layer_intermediates", None)
+    out = {}
+    if not isinstance(inter, (list, tuple)):
+        return out
+    for li, d in enumerate(inter):
+        if n_layers is not None and li >= int(n_layers) - 1:
+            break
+        if isinstance(d, dict) and d.get("ffn_out") is not None:
+            out[li] = copy_f32(d["ffn_out"])
+    return out
+
+
+def run_layers_npu(adapter, adapter_name, config, model_name, tokens, seq_len, cpu_attn, log, tokenizer, n_layers):
+    """(source, {li: ffn_out}) from `adapter.build_runner(...).prefill(tokens)`.
+    Call with the NPU lock held and from the build dir, as block 0."""
+    entry_name = f"{adapter_name}.build_runner"
+    if not callable(getattr(adapter, "build_runner", None)):
+        raise ProbeError(adapter_name, "--layers needs the adapter's build_runner, and it has none")
+    runner = build_adapter_runner(entry_name, adapter, config, model_name, seq_len, cpu_attn, log, tokenizer)
+    log.step("running the adapter's prefill for every layer's ffn_out")
+    return f"{entry_name}.prefill", layer_outputs(adapter_prefill(entry_name, runner, tokens), n_layers)

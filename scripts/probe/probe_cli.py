@@ -19,9 +19,11 @@ from probe_block import (
     compile_command,
     declared_seq_len,
     kernel_cache_dir,
+    layer_outputs,
     load_block_modules,
     read_manifest,
     run_block0,
+    run_layers_npu,
     tree_toolchain,
     working_dir,
 )
@@ -30,12 +32,20 @@ from probe_errors import ProbeError, TreeCrash
 from probe_lock import lock_path, npu_lock
 from probe_log import ProbeLog
 from probe_npy import tensor_entry, write_json, write_npy
-from probe_reference import check_shapes, reference_kind, reference_record, run_reference, tokenize
+from probe_reference import (
+    check_layer_shapes,
+    check_shapes,
+    reference_kind,
+    reference_record,
+    run_reference,
+    tokenize,
+)
 from probe_args import build_parser
 from probe_schema import (
     EXIT_INFRA,
     EXIT_OK,
     INPUT_NPY,
+    LAYERS_DIR,
     MAX_SEQ_DEFAULT,
     NPU_NPY,
     PROBE_JSON,
@@ -45,6 +55,7 @@ from probe_schema import (
     REF_NPY,
     TOOL_NAME,
     TOOL_VERSION_FALLBACK,
+    layer_file,
 )
 from probe_tree import (
     canonical_prompt,
@@ -87,6 +98,14 @@ def prepare_run_dir(out):
             os.unlink(os.path.join(out, name))
         except FileNotFoundError:
             pass
+    layers_dir = os.path.join(out, LAYERS_DIR)
+    if os.path.isdir(layers_dir):
+        for name in os.listdir(layers_dir):
+            if name.startswith("layer_") and name.endswith(".npy"):
+                try:
+                    os.unlink(os.path.join(layers_dir, name))
+                except FileNotFoundError:
+                    pass
 
 
 def open_model(tree):
@@ -155,6 +174,8 @@ def run(args, log):
 
     cache_dir = kernel_cache_dir(tree)
     tensors = {"npu": None, "ref": None, "input": None}
+    layers = None
+    want_layers = args.command == "block" and bool(getattr(args, "layers", False))
     cache_run = {"hit": None, "manifest_loaded": None, "toolchain": None,
                  "compiled": [], "reused": [], "compile_seconds": None}
     if args.command == "block":
@@ -163,7 +184,15 @@ def run(args, log):
         with npu_lock(lock_path(args.npu_lock), args.lock_timeout, log) as waited, working_dir(bdir):
             timings["lock_wait"] = waited
             blk = run_block0(tree, entry, adapter, config, model_name, tokens, seq_len, args.cpu_attn, log, tokenizer,
-                             reuse_kernels=bool(getattr(args, "reuse_kernels", False)))
+                             reuse_kernels=bool(getattr(args, "reuse_kernels", False)), keep_layers=want_layers)
+            if want_layers and blk.layers is not None:  # adapter path: block 0 already ran that prefill
+                layers_source, npu_layers = f"{entry.entry}.prefill", blk.layers
+                timings["layers_npu"] = 0.0
+            elif want_layers:
+                t = time.monotonic()
+                layers_source, npu_layers = run_layers_npu(adapter, adapter_name, config, model_name, tokens, seq_len,
+                                                           args.cpu_attn, log, tokenizer, cfg["n_layers"])
+                timings["layers_npu"] = time.monotonic() - t
         timings.update(blk.timings)
         cache_run = {
             "hit": blk.cache_hit,
@@ -173,7 +202,8 @@ def run(args, log):
             "reused": blk.reused,
             "compile_seconds": None if blk.compile_seconds is None else round(float(blk.compile_seconds), 4),
         }
-        ref, timings["ref"], observed = run_reference(tree, adapter, config, model_name, hf_id, tokens, seq_len, log)
+        ref, timings["ref"], observed, ref_rec = run_reference(tree, adapter, config, model_name, hf_id, tokens,
+                                                               seq_len, log)
         if observed == "emulated":
             kind = "emulated"
         check_shapes(tree, blk.npu, ref, real_len, cfg["emb_dim"], entry.entry)
@@ -183,6 +213,9 @@ def run(args, log):
         tensors["ref"] = tensor_entry(REF_NPY, write_npy(os.path.join(out, REF_NPY), ref))
         if blk.input is not None:
             tensors["input"] = tensor_entry(INPUT_NPY, write_npy(os.path.join(out, INPUT_NPY), blk.input))
+        if want_layers:
+            layers = write_layers(out, layers_source, npu_layers, layer_outputs(ref_rec, cfg["n_layers"]),
+                                  cfg["n_layers"], log)
 
     else:
         cache_run["toolchain"] = tree_toolchain(cache_dir)  # config: the id only, nothing compiles
@@ -236,10 +269,29 @@ def run(args, log):
         },
         "tensors": tensors,
         "bisect": None,
+        "layers": layers,
     }
     write_json(os.path.join(out, PROBE_JSON), probe)  # last: its presence means complete
     log.step(f"wrote {os.path.join(out, PROBE_JSON)} (stage {args.command}, {timings['total']:.1f}s)")
     return probe
+
+
+def write_layers(out, source, npu_layers, ref_layers, n_layers, log):
+    """layers/layer_NN.{npu,ref}.npy for every layer both sides have (li < n_layers - 1),
+    and the probe.json `layers` record. Shapes are checked for every layer first."""
+    both = sorted(li for li in set(npu_layers) & set(ref_layers) if li < int(n_layers) - 1)
+    check_layer_shapes({li: npu_layers[li] for li in both}, {li: ref_layers[li] for li in both})
+    log.step(f"layers: {len(both)} layers through {source}")
+    if both:
+        os.makedirs(os.path.join(out, LAYERS_DIR), exist_ok=True)
+    entries = []
+    for li in both:
+        item = {"layer": li}
+        for side, arr in (("npu", npu_layers[li]), ("ref", ref_layers[li])):
+            rel = layer_file(li, side)
+            item[side] = tensor_entry(rel, write_npy(os.path.join(out, *rel.split("/")), arr))
+        entries.append(item)
+    return {"source": source, "entries": entries}
 
 
 class Terminated(BaseException):

@@ -92,7 +92,8 @@ def reference_record(kind, hf_id):
 
 def run_reference(tree, adapter, config, model_name, hf_id, tokens, max_seq, log):
     """Layer-0 ffn_out from HfRunner in diagnosis mode, as float32 (real_len rows).
-    Returns (array, seconds, kind-as-observed)."""
+    Returns (array, seconds, kind-as-observed, the whole PrefillRecord): `--layers`
+    takes every layer from the same record rather than running the reference twice."""
     mod = import_tree_module(HF_RUNNER_MODULE, "verify/runners/hf_runner.py (import)")
     HfRunner = getattr(mod, "HfRunner", None)
     if HfRunner is None:
@@ -134,7 +135,18 @@ def run_reference(tree, adapter, config, model_name, hf_id, tokens, max_seq, log
     ref = copy_f32(out)
     seconds = time.monotonic() - t
     observed = "hf-bf16" if "transformers" in sys.modules else "emulated"
-    return ref, seconds, observed
+    return ref, seconds, observed, rec
+
+
+def check_layer_shapes(npu_layers, ref_layers):
+    """Each layer's NPU and reference ffn_out must have one shape (exit 2, naming the layer)."""
+    for li in sorted(set(npu_layers) & set(ref_layers)):
+        a, b = npu_layers[li], ref_layers[li]
+        if a.shape != b.shape:
+            raise ProbeError(
+                f"layer {li}",
+                f"NPU ffn_out has shape {list(a.shape)}, reference has {list(b.shape)}",
+            )
 
 
 def check_shapes(tree, npu, ref, real_len, emb_dim, entry_name):

@@ -31,6 +31,16 @@ TOOL_VERSION_FALLBACK = "0.1.0"
 
 STAGES = ("config", "block")
 
+# `probe block --layers`: every layer's ffn_out, NPU (adapter runner) and HF,
+# RUN_DIR/layers/layer_NN.{npu,ref}.npy (NN = layer index, 2 digits), listed in
+# probe.json "layers" (null without --layers).
+LAYERS_DIR = "layers"
+
+
+def layer_file(li, side):
+    """`layers/layer_03.npu.npy` (side: npu | ref), relative to the run dir."""
+    return f"{LAYERS_DIR}/layer_{int(li):02d}.{side}.npy"
+
 # `probe bisect` (seed Step 4): RUN_DIR/bisect/bisect.json plus one block
 # output per swapped step, RUN_DIR/bisect/NN-<step>.npy (NN = index, 1-based).
 BISECT_SCHEMA = "npu-block-gate/bisect"
