@@ -55,8 +55,8 @@ function defaultRunDirName(model, now = /* @__PURE__ */ new Date()) {
 }
 
 // src/pipeline.ts
-import { existsSync as existsSync7, statSync as statSync3, mkdirSync as mkdirSync3, rmSync as rmSync3 } from "node:fs";
-import { join as join7, resolve as resolve2, isAbsolute as isAbsolute3, basename as basename2 } from "node:path";
+import { existsSync as existsSync8, statSync as statSync3, mkdirSync as mkdirSync3, rmSync as rmSync3 } from "node:fs";
+import { join as join8, resolve as resolve2, isAbsolute as isAbsolute3, basename as basename2 } from "node:path";
 
 // package.json
 var package_default = {
@@ -309,6 +309,18 @@ function readProbeJson(runDir, requireBlock = true) {
   tensorEntry(c, tensors.input, "tensors.input", runDir);
   if (requireBlock && (stage !== "block" || !npu || !refT)) {
     c.fail('holds no block tensors (stage "config"): run `probe block`, or `npu-block-gate check`, first');
+  }
+  if (o.layers !== null && o.layers !== void 0) {
+    const layers = c.obj(o.layers, "layers");
+    c.str(layers.source, "layers.source");
+    if (!Array.isArray(layers.entries)) c.fail("layers.entries must be a list");
+    layers.entries.forEach((e, i) => {
+      const entry = c.obj(e, `layers.entries[${i}]`);
+      c.int(entry.layer, `layers.entries[${i}].layer`, 0);
+      if (!tensorEntry(c, entry.npu, `layers.entries[${i}].npu`, runDir) || !tensorEntry(c, entry.ref, `layers.entries[${i}].ref`, runDir)) {
+        c.fail(`layers.entries[${i}] needs both npu and ref tensors`);
+      }
+    });
   }
   if (!isObj(o.timings)) o.timings = {};
   return o;
@@ -1877,6 +1889,18 @@ function integrationSection(r, flavor) {
   if (rows.length > 1) out.push("### Environment", "", markdownTable(rows), "");
   return out;
 }
+function layersSection(r) {
+  if (!r.layers || r.layers.length === 0) return [];
+  return [
+    "### Every layer (informational, as `make diagnosis`; only layer 0 is gated)",
+    "",
+    markdownTable([
+      ["layer", "whole cosine", "per-pos min", "p5", "median", "max_abs", "max_rel", "SQNR", "NaN/Inf"],
+      ...r.layers.map((l) => [String(l.layer), fmtCos(l.wholeCosine), fmtCos(l.perPositionMin), fmtCos(l.p5), fmtCos(l.median), fmtSci(l.maxAbs), fmtSci(l.maxRel), fmtDb(l.sqnrDb), String(l.nonFinite)])
+    ]),
+    ""
+  ];
+}
 function hintLine(h) {
   return `${escapeHtml(h.boundary)}: likely ${escapeHtml(h.cause)}; ${escapeHtml(h.where)}`;
 }
@@ -1917,6 +1941,7 @@ function renderMarkdown(r, opts) {
   const chart = cosineChart(r, opts.chartPoints);
   if (chart) body.push(chart, "");
   body.push(...bisectSection(r));
+  body.push(...layersSection(r));
   body.push(...integrationSection(r, opts.flavor));
   out.push(...opts.flavor === "doc" ? body.map((l) => l.startsWith("### ") ? `#${l}` : l) : body);
   if (opts.artifactUrl) out.push(`Full run dir and report: [artifact](${opts.artifactUrl})`, "");
@@ -2298,24 +2323,61 @@ async function judgeBisect(runDir, refPath, realLen, th, block) {
   };
 }
 
+// src/layers/judge.ts
+import { join as join6 } from "node:path";
+import { existsSync as existsSync6 } from "node:fs";
+async function judgeLayers(runDir, layers, threshold) {
+  const rows = [];
+  for (const e of layers.entries) {
+    const paths = [join6(runDir, e.npu.file), join6(runDir, e.ref.file)];
+    for (const p of paths) if (!existsSync6(p)) throw new InputError(`layer ${e.layer} tensor is missing (probe.json lists it)`, p);
+    const npu = openTensor(paths[0], { u2IsBf16: e.npu.dtype === "bf16" });
+    try {
+      const ref = openTensor(paths[1], { u2IsBf16: e.ref.dtype === "bf16" });
+      try {
+        const m = await compare(npu, ref, { threshold });
+        const nf = m.nonFinite;
+        rows.push({
+          layer: e.layer,
+          rows: m.realLen,
+          wholeCosine: m.wholeCosine,
+          perPositionMin: m.perPosition.min,
+          p5: m.perPosition.p5,
+          median: m.perPosition.median,
+          maxAbs: m.errors.maxAbs,
+          maxRel: m.errors.maxRel,
+          sqnrDb: m.errors.sqnrDb,
+          normRatio: m.errors.normRatio,
+          nonFinite: nf.nan.count + nf.posInf.count + nf.negInf.count
+        });
+      } finally {
+        ref.close();
+      }
+    } finally {
+      npu.close();
+    }
+  }
+  return rows.sort((a, b) => a.layer - b.layer);
+}
+
 // src/cache/kernel.ts
 import { createHash as createHash2 } from "node:crypto";
-import { cpSync, existsSync as existsSync6, mkdirSync as mkdirSync2, readdirSync, readFileSync as readFileSync4, renameSync as renameSync2, rmSync as rmSync2, statSync as statSync2, utimesSync, writeFileSync as writeFileSync2 } from "node:fs";
+import { cpSync, existsSync as existsSync7, mkdirSync as mkdirSync2, readdirSync, readFileSync as readFileSync4, renameSync as renameSync2, rmSync as rmSync2, statSync as statSync2, utimesSync, writeFileSync as writeFileSync2 } from "node:fs";
 import { homedir } from "node:os";
-import { join as join6, relative as relative2, sep } from "node:path";
+import { join as join7, relative as relative2, sep } from "node:path";
 var KERNEL_CACHE_VERSION = 1;
 var DEFAULT_MAX_BYTES = 20 * 1024 ** 3;
 function defaultCacheRoot(env = process.env) {
   if (env.NPU_BLOCK_GATE_CACHE_DIR) return env.NPU_BLOCK_GATE_CACHE_DIR;
-  const base = env.XDG_CACHE_HOME || join6(homedir(), ".cache");
-  return join6(base, "npu-block-gate");
+  const base = env.XDG_CACHE_HOME || join7(homedir(), ".cache");
+  return join7(base, "npu-block-gate");
 }
 var SKIP_DIR = /^(build_[^/]*|docs|__pycache__|\.git|air_project|node_modules)$/;
 var SKIP_FILE = /(\.pyc|\.md|~|\.swp)$|^\.gitignore$/;
 function listFiles(dir, out = []) {
-  if (!existsSync6(dir)) return out;
+  if (!existsSync7(dir)) return out;
   for (const e of readdirSync(dir, { withFileTypes: true })) {
-    const p = join6(dir, e.name);
+    const p = join7(dir, e.name);
     if (e.isDirectory()) {
       if (!SKIP_DIR.test(e.name)) listFiles(p, out);
     } else if (e.isFile() && !SKIP_FILE.test(e.name)) out.push(p);
@@ -2325,8 +2387,8 @@ function listFiles(dir, out = []) {
 function kernelCacheKey(k) {
   const roots = [
     k.modelDir,
-    join6(k.airRoot, "programming_examples/llms/shared"),
-    join6(k.airRoot, "programming_examples/kernel_registry")
+    join7(k.airRoot, "programming_examples/llms/shared"),
+    join7(k.airRoot, "programming_examples/kernel_registry")
   ];
   const h = createHash2("sha256");
   h.update(`npu-block-gate kernel cache v${KERNEL_CACHE_VERSION}
@@ -2346,7 +2408,7 @@ function kernelCacheKey(k) {
 function dirBytes(dir) {
   let n = 0;
   for (const e of readdirSync(dir, { withFileTypes: true })) {
-    const p = join6(dir, e.name);
+    const p = join7(dir, e.name);
     n += e.isDirectory() ? dirBytes(p) : statSync2(p).size;
   }
   return n;
@@ -2360,11 +2422,11 @@ var KernelStore = class {
   maxBytes;
   entry(key) {
     if (!/^[0-9a-f]{16,64}$/.test(key)) throw new Error(`bad kernel cache key ${key}`);
-    return join6(this.root, "kernels", key);
+    return join7(this.root, "kernels", key);
   }
   meta(key) {
-    const f = join6(this.entry(key), "meta.json");
-    if (!existsSync6(f)) return null;
+    const f = join7(this.entry(key), "meta.json");
+    if (!existsSync7(f)) return null;
     try {
       return JSON.parse(readFileSync4(f, "utf8"));
     } catch {
@@ -2374,16 +2436,16 @@ var KernelStore = class {
   /** Replaces target with the stored entry; false on a miss. The target is never left half-copied. */
   restore(key, target) {
     const meta = this.meta(key);
-    const src = join6(this.entry(key), "cache");
-    if (!meta || !existsSync6(src)) return null;
+    const src = join7(this.entry(key), "cache");
+    if (!meta || !existsSync7(src)) return null;
     const tmp = `${target}.nbg-restore-${process.pid}`;
     rmSync2(tmp, { recursive: true, force: true });
-    mkdirSync2(join6(target, ".."), { recursive: true });
+    mkdirSync2(join7(target, ".."), { recursive: true });
     cpSync(src, tmp, { recursive: true });
     rmSync2(target, { recursive: true, force: true });
     renameSync2(tmp, target);
     const now = /* @__PURE__ */ new Date();
-    utimesSync(join6(this.entry(key), "meta.json"), now, now);
+    utimesSync(join7(this.entry(key), "meta.json"), now, now);
     return meta;
   }
   /** Stores source under key (atomically: copied aside, then renamed into place), then trims the store. */
@@ -2391,12 +2453,12 @@ var KernelStore = class {
     const dest = this.entry(key);
     const existing = this.meta(key);
     if (existing) return existing;
-    const tmp = join6(this.root, "kernels", `.tmp-${key}-${process.pid}`);
+    const tmp = join7(this.root, "kernels", `.tmp-${key}-${process.pid}`);
     rmSync2(tmp, { recursive: true, force: true });
     mkdirSync2(tmp, { recursive: true });
-    cpSync(source, join6(tmp, "cache"), { recursive: true });
-    const full = { key, ...meta, bytes: dirBytes(join6(tmp, "cache")) };
-    writeFileSync2(join6(tmp, "meta.json"), JSON.stringify(full, null, 2) + "\n");
+    cpSync(source, join7(tmp, "cache"), { recursive: true });
+    const full = { key, ...meta, bytes: dirBytes(join7(tmp, "cache")) };
+    writeFileSync2(join7(tmp, "meta.json"), JSON.stringify(full, null, 2) + "\n");
     try {
       renameSync2(tmp, dest);
     } catch (e) {
@@ -2407,13 +2469,13 @@ var KernelStore = class {
     return full;
   }
   list() {
-    const dir = join6(this.root, "kernels");
-    if (!existsSync6(dir)) return [];
+    const dir = join7(this.root, "kernels");
+    if (!existsSync7(dir)) return [];
     const out = [];
     for (const name of readdirSync(dir)) {
       if (name.startsWith(".")) continue;
       const m = this.meta(name);
-      if (m) out.push({ ...m, used: statSync2(join6(dir, name, "meta.json")).mtimeMs });
+      if (m) out.push({ ...m, used: statSync2(join7(dir, name, "meta.json")).mtimeMs });
     }
     return out;
   }
@@ -2436,7 +2498,7 @@ var KernelStore = class {
 var TOOL = { name: "npu-block-gate", version: package_default.version };
 function requireModelDir(dir) {
   const abs = resolve2(dir);
-  if (!existsSync7(abs)) throw new InputError("model dir does not exist", dir);
+  if (!existsSync8(abs)) throw new InputError("model dir does not exist", dir);
   if (!statSync3(abs).isDirectory()) throw new InputError("model dir is not a directory", dir);
   return abs;
 }
@@ -2447,7 +2509,7 @@ async function probe(plan, log) {
   log.step(`python: ${python.executable} (Python ${python.version}, numpy ${python.numpy}; from ${python.source === "option" ? "--python" : python.source === "env" ? "$NPU_BLOCK_GATE_PYTHON" : python.command})`);
   const runDir = resolve2(plan.runDir);
   mkdirSync3(runDir, { recursive: true });
-  rmSync3(join7(runDir, BISECT_FILE), { force: true });
+  rmSync3(join8(runDir, BISECT_FILE), { force: true });
   const args = blockArgs(modelDir, runDir, plan.promptStyle, plan.prompt);
   const run = (subcommand, extra = []) => runProbe(python, {
     subcommand,
@@ -2458,7 +2520,7 @@ async function probe(plan, log) {
   }, (line) => log.step(`probe: ${line}`));
   const cache = plan.cache ? await restoreKernels(plan, runDir, log, () => run("config")) : null;
   log.step(`probe: block 0 of ${basename2(modelDir)} -> ${runDir}`);
-  await run("block", cache?.restored ? ["--reuse-kernels"] : []);
+  await run("block", [...cache?.restored ? ["--reuse-kernels"] : [], ...plan.layers ? ["--layers"] : []]);
   if (cache) recordKernels(plan, runDir, cache, log);
   return { runDir, python };
 }
@@ -2473,7 +2535,7 @@ async function restoreKernels(plan, runDir, log, config) {
   }
   const { key, files } = kernelCacheKey({
     airRoot,
-    modelDir: join7(airRoot, p.model.dir),
+    modelDir: join8(airRoot, p.model.dir),
     config: p.model.config,
     seqLen: kc.seq_len ?? p.prompt.padded_len,
     cpuAttn: kc.cpu_attn ?? p.integration.cpu_attn,
@@ -2481,7 +2543,7 @@ async function restoreKernels(plan, runDir, log, config) {
     compileCommand: kc.compile_command ?? null
   });
   const store = new KernelStore(plan.cacheDir ?? defaultCacheRoot());
-  const target = join7(airRoot, kc.dir);
+  const target = join8(airRoot, kc.dir);
   const restored = store.restore(key, target);
   log.step(restored ? `kernel cache: hit ${key.slice(0, 12)} (stored ${restored.created_at}${restored.compile_seconds ? `, saves about ${restored.compile_seconds.toFixed(1)}s of compile` : ""}) -> ${kc.dir}` : `kernel cache: miss ${key.slice(0, 12)} (${files} source files hashed); kernels will compile`);
   return { store, key, target, restored };
@@ -2493,13 +2555,13 @@ function recordKernels(plan, runDir, c, log) {
   const hit = !!c.restored && compiled.length === 0;
   if (!c.restored || compiled.length > 0) {
     if (plan.cacheWrite === false) log.step("kernel cache: not stored (untrusted run)");
-    else if (existsSync7(c.target)) {
+    else if (existsSync8(c.target)) {
       c.store.store(c.key, c.target, { model: p.model.name, created_at: (/* @__PURE__ */ new Date()).toISOString(), compile_seconds: kc.compile_seconds ?? null });
       log.step(`kernel cache: stored ${c.key.slice(0, 12)} in ${c.store.root}`);
     }
   }
   p.kernel_cache = { ...kc, key: c.key, hit, seconds_saved: hit ? c.restored?.compile_seconds ?? null : null };
-  writeAtomic(join7(runDir, RUN_FILES.probe), JSON.stringify(p, null, 2) + "\n");
+  writeAtomic(join8(runDir, RUN_FILES.probe), JSON.stringify(p, null, 2) + "\n");
 }
 async function runBisect(plan, python, runDir, log) {
   log.step("bisect: swapping one kernel at a time to its CPU equivalent");
@@ -2517,7 +2579,7 @@ async function runBisect(plan, python, runDir, log) {
 }
 function openChecked(runDir, entry, what) {
   const path = tensorPath(runDir, entry);
-  if (!existsSync7(path)) throw new InputError(`${what} tensor is missing (probe.json lists it)`, path);
+  if (!existsSync8(path)) throw new InputError(`${what} tensor is missing (probe.json lists it)`, path);
   const t = openTensor(path, { u2IsBf16: entry.dtype === "bf16" });
   const declared = entry.shape.join("x");
   if (declared !== t.shape.join("x")) {
@@ -2530,8 +2592,8 @@ function docsModelDir(plan, p) {
   if (plan.modelDir) return requireModelDir(plan.modelDir);
   const rel = p.model.dir;
   if (isAbsolute3(rel) || rel.split(/[\\/]/).includes("..")) return null;
-  const candidate = join7(p.environment.air_root ?? "", rel);
-  return p.environment.air_root && existsSync7(candidate) ? candidate : null;
+  const candidate = join8(p.environment.air_root ?? "", rel);
+  return p.environment.air_root && existsSync8(candidate) ? candidate : null;
 }
 function commitOf(plan, p) {
   return plan.commit ?? p.environment.git_commit ?? process.env.GITHUB_SHA ?? "uncommitted";
@@ -2564,10 +2626,12 @@ async function judge(plan, log, python = null) {
   }
   log.step(`judge: engine ${metrics.engine}, whole cosine ${metrics.wholeCosine.toFixed(6)}, per-position min ${metrics.perPosition.min.toFixed(6)}`);
   const gates = metricGates(metrics, thresholds);
+  const layers = p.layers ? await judgeLayers(runDir, p.layers, thresholds.perPosition) : null;
+  if (layers) log.step(`judge: ${layers.length} layers (informational), lowest per-position min ${Math.min(...layers.map((l) => l.perPositionMin)).toFixed(6)}`);
   const bisect = gates.some((g) => g.status === "fail") ? await bisectFailure(plan, p, runDir, thresholds, metrics, python, log) : null;
   const modelDir = plan.writeDocs ? docsModelDir(plan, p) : null;
-  const phase2Path = modelDir ? join7(modelDir, DOC_PATHS.phase2) : null;
-  const todoPath = modelDir ? join7(modelDir, DOC_PATHS.todo) : null;
+  const phase2Path = modelDir ? join8(modelDir, DOC_PATHS.phase2) : null;
+  const todoPath = modelDir ? join8(modelDir, DOC_PATHS.todo) : null;
   const oldPhase2 = phase2Path ? readIfExists(phase2Path) : null;
   const oldTodo = todoPath ? readIfExists(todoPath) : null;
   const report = {
@@ -2590,6 +2654,7 @@ async function judge(plan, log, python = null) {
     environment: p.environment,
     kernel_cache: p.kernel_cache ?? null,
     bisect,
+    layers,
     timings: p.timings ?? {},
     docs: null,
     run_dir: runDir
@@ -2603,8 +2668,8 @@ async function judge(plan, log, python = null) {
   const docs = phase2Path && todoPath ? writeDocuments(report, phase2Path, oldPhase2, todoPath, oldTodo, log) : null;
   report.docs = docs;
   const markdown = renderMarkdown(report, { flavor: "summary" });
-  writeAtomic(join7(runDir, RUN_FILES.markdown), markdown);
-  writeAtomic(join7(runDir, RUN_FILES.report), toJson(report));
+  writeAtomic(join8(runDir, RUN_FILES.markdown), markdown);
+  writeAtomic(join8(runDir, RUN_FILES.report), toJson(report));
   return { report, runDir, markdown, exitCode: report.exit_code, docs };
 }
 async function bisectFailure(plan, p, runDir, th, metrics, python, log) {
@@ -2654,6 +2719,7 @@ function errorReport(plan, message, exitCode) {
     environment: null,
     kernel_cache: null,
     bisect: null,
+    layers: null,
     timings: {},
     docs: null,
     run_dir: resolve2(plan.runDir)
@@ -2715,6 +2781,12 @@ function renderTerminal(r) {
     }
     if (b.situation) out.push(`  failure shape: ${b.situation.cause}; ${b.situation.where}`);
   }
+  if (r.layers?.length) {
+    out.push("", "  every layer (informational):");
+    const rows2 = [["layer", "whole", "per-pos min", "max_abs", "SQNR"]];
+    for (const l of r.layers) rows2.push([String(l.layer), fmtCos(l.wholeCosine), fmtCos(l.perPositionMin), fmtSci(l.maxAbs), fmtSqnr(l.sqnrDb, SQNR_GOOD_DB)]);
+    out.push(...pad(rows2).map((l) => `    ${l}`));
+  }
   if (r.integration) {
     out.push("", `  integration: ${r.integration.path} via ${r.integration.entry}${r.integration.workarounds.length ? `; workarounds: ${r.integration.workarounds.map((w) => w.id).join(", ")}` : ""}`);
   }
@@ -2727,8 +2799,8 @@ import { parseArgs } from "node:util";
 
 // src/agent/machine.ts
 import { spawnSync as spawnSync2 } from "node:child_process";
-import { existsSync as existsSync8, readdirSync as readdirSync2, readFileSync as readFileSync5, statfsSync, statSync as statSync4 } from "node:fs";
-import { join as join8, resolve as resolve3 } from "node:path";
+import { existsSync as existsSync9, readdirSync as readdirSync2, readFileSync as readFileSync5, statfsSync, statSync as statSync4 } from "node:fs";
+import { join as join9, resolve as resolve3 } from "node:path";
 import { homedir as homedir2 } from "node:os";
 var DEFAULT_TIMEOUT_MS = 15e3;
 function spawnOne(cmd, args, env, timeoutMs) {
@@ -2769,10 +2841,10 @@ var Machine = class {
   }
   /** A system path under the root prefix: path('/proc/locks'). */
   path(p) {
-    return this.root === "/" ? p : join8(this.root, p);
+    return this.root === "/" ? p : join9(this.root, p);
   }
   exists(p) {
-    return existsSync8(this.path(p));
+    return existsSync9(this.path(p));
   }
   read(p) {
     try {
@@ -2815,8 +2887,8 @@ var Machine = class {
 };
 
 // src/agent/doctor.ts
-import { accessSync, constants, existsSync as existsSync9, readdirSync as readdirSync3 } from "node:fs";
-import { dirname as dirname4, join as join9, resolve as resolve4 } from "node:path";
+import { accessSync, constants, existsSync as existsSync10, readdirSync as readdirSync3 } from "node:fs";
+import { dirname as dirname4, join as join10, resolve as resolve4 } from "node:path";
 
 // src/agent/parse.ts
 function parseXrtSmi(text) {
@@ -3076,7 +3148,7 @@ function checkMemlock(m) {
 }
 function freeBytes(m, path) {
   let p = resolve4(path);
-  while (!existsSync9(p) && dirname4(p) !== p) p = dirname4(p);
+  while (!existsSync10(p) && dirname4(p) !== p) p = dirname4(p);
   try {
     const s = m.statfs(p);
     return { path: p, free: s.bavail * s.bsize };
@@ -3093,8 +3165,8 @@ function checkDisk(m, id, label, path, min) {
 }
 function hfHubCache(env, home) {
   if (env.HF_HUB_CACHE) return env.HF_HUB_CACHE;
-  if (env.HF_HOME) return join9(env.HF_HOME, "hub");
-  return join9(env.XDG_CACHE_HOME || join9(home, ".cache"), "huggingface", "hub");
+  if (env.HF_HOME) return join10(env.HF_HOME, "hub");
+  return join10(env.XDG_CACHE_HOME || join10(home, ".cache"), "huggingface", "hub");
 }
 function checkHfCache(m) {
   const dir = hfHubCache(m.env, m.home());
@@ -3160,14 +3232,14 @@ function renderChecks(checks, root) {
 }
 
 // src/agent/status.ts
-import { existsSync as existsSync10, readdirSync as readdirSync4, readFileSync as readFileSync6, statSync as statSync5 } from "node:fs";
-import { join as join10 } from "node:path";
+import { existsSync as existsSync11, readdirSync as readdirSync4, readFileSync as readFileSync6, statSync as statSync5 } from "node:fs";
+import { join as join11 } from "node:path";
 function lastRuns(dir, n = 3) {
-  if (!existsSync10(dir)) return [];
-  const dirs = readdirSync4(dir, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => ({ p: join10(dir, e.name), t: statSync5(join10(dir, e.name)).mtimeMs })).sort((a, b) => b.t - a.t).slice(0, n);
+  if (!existsSync11(dir)) return [];
+  const dirs = readdirSync4(dir, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => ({ p: join11(dir, e.name), t: statSync5(join11(dir, e.name)).mtimeMs })).sort((a, b) => b.t - a.t).slice(0, n);
   return dirs.map(({ p }) => {
     try {
-      const r = JSON.parse(readFileSync6(join10(p, "report.json"), "utf8"));
+      const r = JSON.parse(readFileSync6(join11(p, "report.json"), "utf8"));
       return { dir: p, outcome: r.outcome ?? null, model: r.model?.name ?? null, created_at: r.created_at ?? null };
     } catch {
       return { dir: p, outcome: null, model: null, created_at: null };
@@ -3184,7 +3256,7 @@ function status(m, o = {}) {
     driver: { loaded: m.exists("/sys/module/amdxdna"), version: driverVersion(m) },
     lock: { path: lock.path, holder: lock.path ? describeHolder(lock) : "off" },
     cache: { root: cacheRoot, entries: entries.length, bytes: entries.reduce((n, e) => n + e.bytes, 0) },
-    runs: lastRuns(o.runsDir ?? join10(m.cwd, "runs"))
+    runs: lastRuns(o.runsDir ?? join11(m.cwd, "runs"))
   };
 }
 function renderStatus(s) {
@@ -3231,15 +3303,15 @@ function renderGc(g) {
 }
 
 // src/agent/hooks.ts
-import { chmodSync, existsSync as existsSync11, mkdirSync as mkdirSync4, readdirSync as readdirSync5, readFileSync as readFileSync7, renameSync as renameSync3, rmSync as rmSync4, statSync as statSync6, writeFileSync as writeFileSync3, appendFileSync } from "node:fs";
-import { join as join11, resolve as resolve5 } from "node:path";
+import { chmodSync, existsSync as existsSync12, mkdirSync as mkdirSync4, readdirSync as readdirSync5, readFileSync as readFileSync7, renameSync as renameSync3, rmSync as rmSync4, statSync as statSync6, writeFileSync as writeFileSync3, appendFileSync } from "node:fs";
+import { join as join12, resolve as resolve5 } from "node:path";
 var HOOK_VARS = { "job-started": "ACTIONS_RUNNER_HOOK_JOB_STARTED", "job-completed": "ACTIONS_RUNNER_HOOK_JOB_COMPLETED" };
 var LOG_DAYS = 14;
 function selfCommand() {
   const script = resolve5(process.argv[1] ?? "dist/cli.js");
   return { node: process.execPath, execArgv: script.endsWith(".ts") ? process.execArgv : [], script };
 }
-var defaultHooksDir = (m) => join11(m.home(), ".npu-block-gate", "hooks");
+var defaultHooksDir = (m) => join12(m.home(), ".npu-block-gate", "hooks");
 var sq = (s) => /^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
 function hookScript(self, name, args) {
   const cmd = [self.node, ...self.execArgv, self.script, "agent", "hook", name, ...args].map(sq).join(" ");
@@ -3283,7 +3355,7 @@ function installHooks(o) {
   const dir = resolve5(o.dir);
   mkdirSync4(dir, { recursive: true });
   const report = [];
-  const paths = { "job-started": join11(dir, "job-started.sh"), "job-completed": join11(dir, "job-completed.sh") };
+  const paths = { "job-started": join12(dir, "job-started.sh"), "job-completed": join12(dir, "job-completed.sh") };
   const args = {
     "job-started": ["--fork-policy", o.forkPolicy],
     "job-completed": ["--dir", dir, ...o.cacheMaxBytes ? ["--cache-max-bytes", o.cacheMaxBytes] : []]
@@ -3295,8 +3367,8 @@ function installHooks(o) {
   const lines = { [HOOK_VARS["job-started"]]: paths["job-started"], [HOOK_VARS["job-completed"]]: paths["job-completed"] };
   if (o.runnerDir) {
     const runner = resolve5(o.runnerDir);
-    if (!existsSync11(runner)) throw new InputError(`--runner-dir ${runner}: no such directory`);
-    const env = join11(runner, ".env");
+    if (!existsSync12(runner)) throw new InputError(`--runner-dir ${runner}: no such directory`);
+    const env = join12(runner, ".env");
     let text = "";
     let mode = 420;
     try {
@@ -3343,7 +3415,7 @@ function jobStarted(m, o) {
 }
 var day = (d) => d.toISOString().slice(0, 10);
 function recordDiagnostics(m, dir) {
-  const logs = join11(resolve5(dir), "logs");
+  const logs = join12(resolve5(dir), "logs");
   mkdirSync4(logs, { recursive: true });
   const now = m.now();
   const e = m.env;
@@ -3357,14 +3429,14 @@ function recordDiagnostics(m, dir) {
   const x = runXrtSmi(m);
   if (x.missing) parts.push("--- xrt-smi examine: not found");
   else parts.push(`--- xrt-smi examine (exit ${x.status ?? x.error})`, (x.stdout + x.stderr).trimEnd());
-  const log = join11(logs, `${day(now)}.log`);
+  const log = join12(logs, `${day(now)}.log`);
   appendFileSync(log, parts.join("\n") + "\n");
   const oldest = day(new Date(now.getTime() - (LOG_DAYS - 1) * 864e5));
   const pruned = [];
   for (const n of readdirSync5(logs)) {
     const m2 = /^(\d{4}-\d{2}-\d{2})\.log$/.exec(n);
     if (m2 && m2[1] < oldest) {
-      rmSync4(join11(logs, n), { force: true });
+      rmSync4(join12(logs, n), { force: true });
       pruned.push(n);
     }
   }
@@ -3600,6 +3672,7 @@ check options:
   --timeout SECONDS      stop the probe after this long (outcome error, exit 3)
   --no-docs              do not write phase2_block.md / TODO.md (gate G4 is then skipped)
   --no-bisect            on a failed gate, do not bisect kernel by kernel
+  --layers               also compare every layer (informational table, as make diagnosis; runs the full prefill)
   --no-cache             compile every kernel; do not restore or store the kernel cache
   --cache-dir DIR        kernel cache root (default $NPU_BLOCK_GATE_CACHE_DIR or ~/.cache/npu-block-gate)
   --commit SHA           key the history row by SHA (default: the tree's git HEAD)
@@ -3627,6 +3700,7 @@ var OPTIONS2 = {
   commit: { type: "string" },
   "no-docs": { type: "boolean" },
   "no-bisect": { type: "boolean" },
+  layers: { type: "boolean" },
   "no-cache": { type: "boolean" },
   "cache-dir": { type: "string" },
   json: { type: "boolean" },
@@ -3634,7 +3708,7 @@ var OPTIONS2 = {
   version: { type: "boolean" }
 };
 var ALLOWED2 = {
-  check: ["model-dir", "prompt-style", "prompt", "python", "out", "threshold", "timeout", "commit", "no-docs", "no-bisect", "no-cache", "cache-dir", "json", "help"],
+  check: ["model-dir", "prompt-style", "prompt", "python", "out", "threshold", "timeout", "commit", "no-docs", "no-bisect", "no-cache", "cache-dir", "layers", "json", "help"],
   report: ["run-dir", "model-dir", "threshold", "commit", "no-docs", "json", "help"]
 };
 function parseCli(argv) {
@@ -3669,6 +3743,7 @@ function planFrom(command, v, now = /* @__PURE__ */ new Date()) {
     threshold: v.threshold !== void 0 ? parseThreshold(v.threshold, "--threshold") : null,
     writeDocs: !v["no-docs"],
     bisect: !v["no-bisect"],
+    layers: !!v.layers,
     cache: command === "check" && !v["no-cache"],
     cacheDir: v["cache-dir"] ?? null,
     cacheWrite: true,

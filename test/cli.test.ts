@@ -112,6 +112,18 @@ test('kernel cache: the first check compiles and stores, the next restores and c
   assert.is.not(changed.rep.kernel_cache!.key, cold.rep.kernel_cache!.key);
 });
 
+test('--layers adds the informational per-layer table; layer 0 of it agrees with the gated block', async () => {
+  const r = await check('tiny_llama', undefined, ['--no-docs', '--layers']);
+  assert.is(r.code, 0, r.err);
+  const layers = r.report!.layers!;
+  assert.equal(layers.map((l) => l.layer), [0, 1]); // 3 layers: the last is the post-norm hidden, as in mlir-air
+  for (const l of layers) assert.ok(l.wholeCosine >= 0.999 && l.nonFinite === 0, JSON.stringify(l));
+  assert.is(layers[0].wholeCosine, r.report!.metrics!.wholeCosine);
+  assert.match(readFileSync(join(r.runDir, 'report.md'), 'utf8'), /### Every layer/);
+  const plain = await check('tiny_llama', undefined, ['--no-docs']);
+  assert.is(plain.report!.layers, null);
+});
+
 test('bisect can be turned off, and report mode on a run dir without a bisect says why', async () => {
   const r = await check('tiny_llama', 'no_causal_mask', ['--no-docs', '--no-bisect']);
   assert.is(r.code, 1);
