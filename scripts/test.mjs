@@ -3,6 +3,8 @@
 // then one closing line "N passed, N failed" over all of them. Exit non-zero on any failure.
 import { spawn, spawnSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -27,6 +29,11 @@ function numpyPython() {
   }
   return null;
 }
+
+// Caches written by the suites (kernel store, reference cache) go to a private dir, never ~/.cache.
+const cacheDir = mkdtempSync(join(tmpdir(), 'npu-block-gate-test-cache-'));
+process.env.NPU_BLOCK_GATE_CACHE_DIR = cacheDir;
+process.on('exit', () => rmSync(cacheDir, { recursive: true, force: true }));
 
 let passed = 0;
 let failed = 0;
