@@ -65,6 +65,10 @@ def build_parser():
                    "layer's ffn_out from it and from the same HF reference prefill; write "
                    "layers/layer_NN.{npu,ref}.npy and probe.json 'layers' (for the per-layer table)")
 
+    b.add_argument("--ref-cache", metavar="DIR",
+                   help="reference cache root (default $NPU_BLOCK_GATE_REF_CACHE, else "
+                   "$NPU_BLOCK_GATE_CACHE_DIR/reference, else ~/.cache/npu-block-gate/reference; 'none' turns it off)")
+
     bs = sub.add_parser("bisect", help="after a block run: rerun block 0 with one step at a time on the CPU",
                         description="Read RUN_DIR/probe.json (stage block), rebuild the same block-0 setup, and for "
                         "each step the model's bisect_steps() lists, rerun block 0 with that one step on its CPU "

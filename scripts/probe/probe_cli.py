@@ -11,6 +11,8 @@ import time
 import traceback
 import warnings
 
+import probe_refcache
+
 from probe_block import (
     build_dir,
     call_tree,
@@ -175,6 +177,7 @@ def run(args, log):
     cache_dir = kernel_cache_dir(tree)
     tensors = {"npu": None, "ref": None, "input": None}
     layers = None
+    ref_cache = None
     want_layers = args.command == "block" and bool(getattr(args, "layers", False))
     cache_run = {"hit": None, "manifest_loaded": None, "toolchain": None,
                  "compiled": [], "reused": [], "compile_seconds": None}
@@ -202,11 +205,21 @@ def run(args, log):
             "reused": blk.reused,
             "compile_seconds": None if blk.compile_seconds is None else round(float(blk.compile_seconds), 4),
         }
-        ref, timings["ref"], observed, ref_rec = run_reference(tree, adapter, config, model_name, hf_id, tokens,
-                                                               seq_len, log)
-        if observed == "emulated":
-            kind = "emulated"
+        ref_cache = RefCache(args, tree, adapter, kind, hf_id, tokens, cfg, want_layers, log)
+        ref_layers = ref_cache.lookup(real_len)
+        if ref_layers is not None:
+            ref, timings["ref"] = ref_layers[0], ref_cache.load_seconds
+            kind = ref_cache.kind or kind
+        else:
+            ref, timings["ref"], observed, ref_rec = run_reference(tree, adapter, config, model_name, hf_id, tokens,
+                                                                   seq_len, log)
+            if observed == "emulated":
+                kind = "emulated"
+            if want_layers:
+                ref_layers = layer_outputs(ref_rec, cfg["n_layers"])
         check_shapes(tree, blk.npu, ref, real_len, cfg["emb_dim"], entry.entry)
+        if not ref_cache.hit:
+            ref_cache.save(ref, ref_layers, kind)
         log.step(f"writing {NPU_NPY} {list(blk.npu.shape)}, {REF_NPY} {list(ref.shape)}"
                  + (f", {INPUT_NPY} {list(blk.input.shape)}" if blk.input is not None else ""))
         tensors["npu"] = tensor_entry(NPU_NPY, write_npy(os.path.join(out, NPU_NPY), blk.npu))
@@ -214,8 +227,7 @@ def run(args, log):
         if blk.input is not None:
             tensors["input"] = tensor_entry(INPUT_NPY, write_npy(os.path.join(out, INPUT_NPY), blk.input))
         if want_layers:
-            layers = write_layers(out, layers_source, npu_layers, layer_outputs(ref_rec, cfg["n_layers"]),
-                                  cfg["n_layers"], log)
+            layers = write_layers(out, layers_source, npu_layers, ref_layers, cfg["n_layers"], log)
 
     else:
         cache_run["toolchain"] = tree_toolchain(cache_dir)  # config: the id only, nothing compiles
@@ -249,7 +261,7 @@ def run(args, log):
             "workarounds": workarounds,
             "cpu_attn": bool(args.cpu_attn),
         },
-        "reference": reference_record(kind, hf_id),
+        "reference": dict(reference_record(kind, hf_id), cache=ref_cache.record() if ref_cache else None),
         "environment": environment(tree.air_root, toolchain),
         "timings": {k: round(float(v), 4) for k, v in timings.items()},
         "kernel_cache": {
@@ -274,6 +286,67 @@ def run(args, log):
     write_json(os.path.join(out, PROBE_JSON), probe)  # last: its presence means complete
     log.step(f"wrote {os.path.join(out, PROBE_JSON)} (stage {args.command}, {timings['total']:.1f}s)")
     return probe
+
+
+class RefCache:
+    """probe_refcache around one run: key, lookup, store, and probe.json `reference.cache`."""
+
+    def __init__(self, args, tree, adapter, kind, hf_id, tokens, cfg, want_layers, log):
+        self.log, self.cfg = log, cfg
+        self.key = self.dir = self.inputs = self.kind = None
+        self.hit, self.load_seconds = False, 0.0
+        self.root = probe_refcache.cache_root(getattr(args, "ref_cache", None))
+        if self.root is None:
+            return
+        layers = list(range(max(int(cfg["n_layers"]) - 1, 1))) if want_layers else [0]
+        build = getattr(adapter, "build_hf_model", None)
+        adapter_file = os.path.join(tree.model_dir, "verify_adapter.py") if callable(build) else None
+        try:
+            self.inputs, why = probe_refcache.key_inputs(tree, reference_record(kind, hf_id), tokens, layers,
+                                                         adapter_file)
+        except OSError as exc:
+            self.inputs, why = None, f"cannot hash the reference sources ({exc}); not cached"
+        if self.inputs is None:
+            log.step(f"reference cache: {why}")
+            return
+        self.key = probe_refcache.cache_key(self.inputs)
+        self.dir = os.path.join(self.root, self.key)
+
+    def lookup(self, real_len):
+        if self.key is None or not os.path.isdir(self.dir):
+            return None
+        t = time.monotonic()
+        arrays = probe_refcache.load(self.dir, self.inputs["layers"], real_len, self.cfg["emb_dim"])
+        if arrays is None:
+            self.log.step(f"reference cache: entry {self.key[:12]} unreadable or wrong shape; recomputing")
+            return None
+        try:
+            with open(os.path.join(self.dir, probe_refcache.META_FILE), encoding="utf-8") as f:
+                self.kind = json.load(f).get("kind")
+        except (OSError, ValueError, AttributeError):
+            self.kind = None
+        self.hit, self.load_seconds = True, time.monotonic() - t
+        self.log.step(f"reference cache hit {self.key[:12]}")
+        return arrays
+
+    def save(self, ref, ref_layers, kind):
+        if self.key is None:
+            return
+        arrays = dict(ref_layers or {})
+        arrays[0] = ref
+        if os.path.isdir(self.dir):  # the bad entry lookup refused
+            probe_refcache.discard(self.dir)
+        try:
+            probe_refcache.store(self.root, self.key, self.inputs, arrays, kind)
+        except OSError as exc:
+            self.log.step(f"reference cache miss {self.key[:12]}; not stored ({exc.strerror or exc})")
+            return
+        self.log.step(f"reference cache miss {self.key[:12]}; stored")
+
+    def record(self):
+        if self.key is None:
+            return None
+        return {"key": self.key, "hit": self.hit, "dir": self.dir}
 
 
 def write_layers(out, source, npu_layers, ref_layers, n_layers, log):

@@ -1,0 +1,230 @@
+"""Reference cache (scripts/probe/probe_refcache.py): air-mini copies, explicit temp cache dirs.
+
+run: python3 -m unittest discover -s test/python -t .
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import types
+import unittest
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+PROBE = os.path.join(REPO, "scripts", "probe")
+AIR_MINI = os.path.join(REPO, "examples", "air-mini")
+sys.path.insert(0, PROBE)
+
+# Probe runs elsewhere in this suite pass no --ref-cache: keep them out of the
+# user's ~/.cache (every test here passes its own temp dir, which wins over this).
+os.environ["NPU_BLOCK_GATE_REF_CACHE"] = "none"
+
+import probe_refcache  # noqa: E402
+
+# Installed through PYTHONPATH in the probe subprocess: importing the tree's
+# runners.hf_runner raises, so a run that needs HfRunner fails (exit 3).
+BLOCK_HF_RUNNER = '''
+import sys
+class _Block:
+    def find_spec(self, name, path=None, target=None):
+        if name == "runners.hf_runner":
+            raise RuntimeError("hf_runner blocked by the test")
+        return None
+sys.meta_path.insert(0, _Block())
+'''
+
+
+def run_probe(*args, env=None):
+    e = dict(os.environ)
+    for k in ("AIR_MINI_INJECT", "NPU_BLOCK_GATE_REF_CACHE", "NPU_BLOCK_GATE_CACHE_DIR"):
+        e.pop(k, None)
+    e.update(env or {})
+    return subprocess.run([sys.executable, PROBE, *args], capture_output=True, text=True, env=e, timeout=600)
+
+
+@unittest.skipUnless(os.path.isdir(AIR_MINI), "examples/air-mini not present")
+class RefCacheAirMiniTests(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="probe-refcache-")
+        self.addCleanup(shutil.rmtree, self.tmp, True)
+        self.root = os.path.join(self.tmp, "air")
+        shutil.copytree(AIR_MINI, self.root, ignore=shutil.ignore_patterns("build_peano", "__pycache__"))
+        self.mdir = os.path.join(self.root, "programming_examples", "llms", "tiny_llama")
+        self.cache = os.path.join(self.tmp, "refcache")
+        self.n = 0
+
+    def block(self, *extra, env=None, cache=None):
+        self.n += 1
+        out = os.path.join(self.tmp, f"run{self.n}")
+        res = run_probe("block", "--model-dir", self.mdir, "--out", out, "--ref-cache", cache or self.cache,
+                        *extra, env=env)
+        return res, out
+
+    def probe_json(self, out):
+        with open(os.path.join(out, "probe.json"), encoding="utf-8") as f:
+            return json.load(f)
+
+    def read(self, path):
+        with open(path, "rb") as f:
+            return f.read()
+
+    def test_miss_then_hit_without_hf_runner(self):
+        res, out1 = self.block()
+        self.assertEqual(res.returncode, 0, res.stderr)
+        c1 = self.probe_json(out1)["reference"]["cache"]
+        self.assertFalse(c1["hit"])
+        self.assertEqual(len(c1["key"]), 32)
+        self.assertEqual(c1["dir"], os.path.join(os.path.abspath(self.cache), c1["key"]))
+        self.assertIn(f"probe: reference cache miss {c1['key'][:12]}; stored", res.stderr)
+        self.assertEqual(sorted(os.listdir(c1["dir"])), ["layer_00.npy", "meta.json"])
+        with open(os.path.join(c1["dir"], "meta.json"), encoding="utf-8") as f:
+            meta = json.load(f)
+        self.assertIn("created_at", meta)
+        self.assertEqual(meta["inputs"]["layers"], [0])
+        self.assertEqual(meta["inputs"]["token_ids"], self.probe_json(out1)["prompt"]["token_ids"])
+
+        hook = os.path.join(self.tmp, "hook")
+        os.makedirs(hook)
+        with open(os.path.join(hook, "sitecustomize.py"), "w", encoding="utf-8") as f:
+            f.write(BLOCK_HF_RUNNER)
+        blocked = {"PYTHONPATH": hook}
+
+        res, out2 = self.block(env=blocked)
+        self.assertEqual(res.returncode, 0, res.stderr)
+        p2 = self.probe_json(out2)
+        self.assertEqual(p2["reference"]["cache"], dict(c1, hit=True))
+        self.assertIn(f"probe: reference cache hit {c1['key'][:12]}", res.stderr)
+        self.assertEqual(p2["reference"]["kind"], "emulated")
+        self.assertLess(p2["timings"]["ref"], 1.0)
+        self.assertEqual(self.read(os.path.join(out1, "block0.ref.npy")), self.read(os.path.join(out2, "block0.ref.npy")))
+
+        # The hook really blocks HfRunner: a prompt not in the cache misses and fails.
+        res, out3 = self.block("--prompt", "a different prompt entirely", env=blocked)
+        self.assertEqual(res.returncode, 3, res.stderr)
+        self.assertRegex(res.stderr, r"probe: error: .*hf_runner.*RuntimeError: hf_runner blocked by the test")
+        self.assertFalse(os.path.exists(os.path.join(out3, "probe.json")))
+
+    def test_bad_entry_is_recomputed_and_overwritten(self):
+        res, out1 = self.block()
+        self.assertEqual(res.returncode, 0, res.stderr)
+        entry = self.probe_json(out1)["reference"]["cache"]["dir"]
+        with open(os.path.join(entry, "layer_00.npy"), "wb") as f:
+            f.write(b"not an npy")
+        res, out2 = self.block()
+        self.assertEqual(res.returncode, 0, res.stderr)
+        self.assertIn("recomputing", res.stderr)
+        self.assertFalse(self.probe_json(out2)["reference"]["cache"]["hit"])
+        self.assertEqual(self.read(os.path.join(out1, "block0.ref.npy")), self.read(os.path.join(out2, "block0.ref.npy")))
+        res, out3 = self.block()
+        self.assertTrue(self.probe_json(out3)["reference"]["cache"]["hit"])
+
+    def test_weights_source_change_is_a_miss(self):
+        res, out1 = self.block()
+        self.assertEqual(res.returncode, 0, res.stderr)
+        k1 = self.probe_json(out1)["reference"]["cache"]["key"]
+        with open(os.path.join(self.mdir, "tiny_llama_weights.py"), "a", encoding="utf-8") as f:
+            f.write("\n# edited\n")
+        res, out2 = self.block()
+        self.assertEqual(res.returncode, 0, res.stderr)
+        c2 = self.probe_json(out2)["reference"]["cache"]
+        self.assertNotEqual(c2["key"], k1)
+        self.assertFalse(c2["hit"])
+
+    def test_layers_is_its_own_key(self):
+        res, out1 = self.block()
+        self.assertEqual(res.returncode, 0, res.stderr)
+        res, out2 = self.block("--layers")
+        self.assertEqual(res.returncode, 0, res.stderr)
+        c2 = self.probe_json(out2)["reference"]["cache"]
+        self.assertFalse(c2["hit"])
+        self.assertNotEqual(c2["key"], self.probe_json(out1)["reference"]["cache"]["key"])
+        res, out3 = self.block("--layers")
+        self.assertEqual(res.returncode, 0, res.stderr)
+        p3 = self.probe_json(out3)
+        self.assertTrue(p3["reference"]["cache"]["hit"])
+        self.assertTrue(p3["layers"]["entries"])
+        for e in p3["layers"]["entries"]:
+            f = e["ref"]["file"]
+            self.assertEqual(self.read(os.path.join(out2, f)), self.read(os.path.join(out3, f)))
+
+    def test_none_never_writes(self):
+        res, out = self.block(cache="none", env={"NPU_BLOCK_GATE_REF_CACHE": self.cache})
+        self.assertEqual(res.returncode, 0, res.stderr)
+        self.assertIsNone(self.probe_json(out)["reference"]["cache"])
+        self.assertFalse(os.path.exists(self.cache))
+        self.assertNotIn("reference cache", res.stderr)
+
+    def test_env_root_when_no_flag(self):
+        out = os.path.join(self.tmp, "envrun")
+        res = run_probe("block", "--model-dir", self.mdir, "--out", out,
+                        env={"NPU_BLOCK_GATE_CACHE_DIR": os.path.join(self.tmp, "cachedir")})
+        self.assertEqual(res.returncode, 0, res.stderr)
+        self.assertTrue(self.probe_json(out)["reference"]["cache"]["dir"].startswith(
+            os.path.join(self.tmp, "cachedir", "reference") + os.sep))
+
+
+class RefCacheUnitTests(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="probe-refcache-unit-")
+        self.addCleanup(shutil.rmtree, self.tmp, True)
+
+    def test_cache_root_order(self):
+        home = os.path.join(os.path.expanduser("~"), ".cache", "npu-block-gate", "reference")
+        self.assertEqual(probe_refcache.cache_root(None, {}), home)
+        self.assertEqual(probe_refcache.cache_root(None, {"NPU_BLOCK_GATE_CACHE_DIR": "/c"}), "/c/reference")
+        env = {"NPU_BLOCK_GATE_CACHE_DIR": "/c", "NPU_BLOCK_GATE_REF_CACHE": "/r"}
+        self.assertEqual(probe_refcache.cache_root(None, env), "/r")
+        self.assertEqual(probe_refcache.cache_root("/x", env), "/x")
+        self.assertIsNone(probe_refcache.cache_root("none", env))
+        self.assertIsNone(probe_refcache.cache_root(None, {"NPU_BLOCK_GATE_REF_CACHE": "none"}))
+
+    def test_snapshot_revision_from_fake_hub(self):
+        hub = os.path.join(self.tmp, "hub")
+        env = {"HF_HUB_CACHE": hub}
+        self.assertIsNone(probe_refcache.snapshot_revision("meta-llama/Llama-3.2-1B", env))
+        refs = os.path.join(hub, "models--meta-llama--Llama-3.2-1B", "refs")
+        os.makedirs(refs)
+        with open(os.path.join(refs, "main"), "w", encoding="utf-8") as f:
+            f.write("4e20de362430cd3b72f300e6b0f18e50e7166e08\n")
+        self.assertEqual(probe_refcache.snapshot_revision("meta-llama/Llama-3.2-1B", env),
+                         "4e20de362430cd3b72f300e6b0f18e50e7166e08")
+        self.assertEqual(probe_refcache.snapshot_revision("meta-llama/Llama-3.2-1B", {"HF_HOME": self.tmp}),
+                         "4e20de362430cd3b72f300e6b0f18e50e7166e08")
+        self.assertIsNone(probe_refcache.snapshot_revision("meta-llama/Other", env))
+
+    def record(self, model_id="meta-llama/Llama-3.2-1B"):
+        return {"kind": "hf-bf16", "runner": "verify.runners.hf_runner.HfRunner", "lite_mode": False,
+                "dtype": "bf16", "model_id": model_id, "transformers": "4.46.0", "torch": "2.5.0"}
+
+    def test_real_hf_id_without_snapshot_is_not_cacheable(self):
+        tree = types.SimpleNamespace(llms_dir=self.tmp, model_dir=self.tmp, model="m", air_root=self.tmp)
+        old = os.environ.get("HF_HUB_CACHE")
+        os.environ["HF_HUB_CACHE"] = os.path.join(self.tmp, "empty-hub")
+        try:
+            inputs, why = probe_refcache.key_inputs(tree, self.record(), [1, 2, 3], [0])
+            self.assertIsNone(inputs)
+            self.assertIn("not cached", why)
+            refs = os.path.join(self.tmp, "empty-hub", "models--meta-llama--Llama-3.2-1B", "refs")
+            os.makedirs(refs)
+            with open(os.path.join(refs, "main"), "w", encoding="utf-8") as f:
+                f.write("abc123")
+            inputs, why = probe_refcache.key_inputs(tree, self.record(), [1, 2, 3], [0])
+            self.assertIsNone(why)
+            self.assertEqual(inputs["revision"], "abc123")
+            k = probe_refcache.cache_key(inputs)
+            self.assertRegex(k, r"^[0-9a-f]{32}$")
+            other, _ = probe_refcache.key_inputs(tree, self.record(), [1, 2, 4], [0])
+            self.assertNotEqual(probe_refcache.cache_key(other), k)
+            layers, _ = probe_refcache.key_inputs(tree, self.record(), [1, 2, 3], [0, 1])
+            self.assertNotEqual(probe_refcache.cache_key(layers), k)
+        finally:
+            if old is None:
+                os.environ.pop("HF_HUB_CACHE", None)
+            else:
+                os.environ["HF_HUB_CACHE"] = old
+
+
+if __name__ == "__main__":
+    unittest.main()
