@@ -1881,6 +1881,8 @@ function integrationSection(r, flavor) {
     rows.push(["air tree commit", cell(env.git_commit ?? "not a git checkout")]);
   }
   if (flavor !== "doc") {
+    const rc = r.reference?.cache;
+    if (rc) rows.push(["reference cache", cell(`${rc.hit ? "hit" : "miss, stored"} ${rc.key.slice(0, 12)}`)]);
     if (r.kernel_cache) rows.push(["kernel cache", cell(`${r.kernel_cache.hit ? "hit" : "compiled"}${r.kernel_cache.entries.length ? `: ${r.kernel_cache.entries.join(", ")}` : ""}`)]);
     const t = Object.entries(r.timings);
     if (t.length) rows.push(["timings", cell(t.map(([k, v]) => `${k} ${fmtSeconds(v)}`).join(", "))]);
@@ -2520,9 +2522,17 @@ async function probe(plan, log) {
   }, (line) => log.step(`probe: ${line}`));
   const cache = plan.cache ? await restoreKernels(plan, runDir, log, () => run("config")) : null;
   log.step(`probe: block 0 of ${basename2(modelDir)} -> ${runDir}`);
-  await run("block", [...cache?.restored ? ["--reuse-kernels"] : [], ...plan.layers ? ["--layers"] : []]);
+  await run("block", [
+    ...cache?.restored ? ["--reuse-kernels"] : [],
+    ...plan.layers ? ["--layers"] : [],
+    ...refCacheArgs(plan)
+  ]);
   if (cache) recordKernels(plan, runDir, cache, log);
   return { runDir, python };
+}
+function refCacheArgs(plan) {
+  if (!plan.cache) return ["--ref-cache", "none"];
+  return plan.cacheDir ? ["--ref-cache", join8(plan.cacheDir, "reference")] : [];
 }
 async function restoreKernels(plan, runDir, log, config) {
   await config();

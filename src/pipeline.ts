@@ -64,9 +64,19 @@ export async function probe(plan: Plan, log: Log): Promise<{ runDir: string; pyt
 
   const cache = plan.cache ? await restoreKernels(plan, runDir, log, () => run('config')) : null;
   log.step(`probe: block 0 of ${basename(modelDir)} -> ${runDir}`);
-  await run('block', [...(cache?.restored ? ['--reuse-kernels'] : []), ...(plan.layers ? ['--layers'] : [])]);
+  await run('block', [
+    ...(cache?.restored ? ['--reuse-kernels'] : []),
+    ...(plan.layers ? ['--layers'] : []),
+    ...refCacheArgs(plan),
+  ]);
   if (cache) recordKernels(plan, runDir, cache, log);
   return { runDir, python };
+}
+
+/** The reference cache follows the kernel cache's switch and root (the probe keys and stores it). */
+function refCacheArgs(plan: Plan): string[] {
+  if (!plan.cache) return ['--ref-cache', 'none'];
+  return plan.cacheDir ? ['--ref-cache', join(plan.cacheDir, 'reference')] : [];
 }
 
 interface CacheState { store: KernelStore; key: string; target: string; restored: StoredMeta | null }

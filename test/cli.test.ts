@@ -100,6 +100,11 @@ test('kernel cache: the first check compiles and stores, the next restores and c
   rmSync(join(t.model('tiny_qwen3'), 'build_peano'), { recursive: true, force: true });
   const warm = await run('warm');
   assert.match(warm.r.err, /kernel cache: hit/);
+  // The reference follows the same cache root: stored on the cold run, loaded on the warm one.
+  assert.is(cold.rep.reference!.cache!.hit, false);
+  assert.is(warm.rep.reference!.cache!.hit, true);
+  assert.ok(warm.rep.reference!.cache!.dir.startsWith(join(root, 'reference')));
+  assert.ok(readFileSync(join(warm.dir, 'block0.ref.npy')).equals(readFileSync(join(cold.dir, 'block0.ref.npy'))));
   assert.is(warm.rep.kernel_cache!.hit, true);
   assert.is(warm.rep.kernel_cache!.key, cold.rep.kernel_cache!.key);
   assert.equal(warm.rep.kernel_cache!.compiled, []);

@@ -131,6 +131,8 @@ function integrationSection(r: Report, flavor: Flavor): string[] {
   // The documents leave out what changes on every run (timings, cache hit), so an unchanged result
   // leaves phase2_block.md byte-identical and a docs PR has nothing to commit.
   if (flavor !== 'doc') {
+    const rc = r.reference?.cache;
+    if (rc) rows.push(['reference cache', cell(`${rc.hit ? 'hit' : 'miss, stored'} ${rc.key.slice(0, 12)}`)]);
     if (r.kernel_cache) rows.push(['kernel cache', cell(`${r.kernel_cache.hit ? 'hit' : 'compiled'}${r.kernel_cache.entries.length ? `: ${r.kernel_cache.entries.join(', ')}` : ''}`)]);
     const t = Object.entries(r.timings);
     if (t.length) rows.push(['timings', cell(t.map(([k, v]) => `${k} ${fmtSeconds(v)}`).join(', '))]);

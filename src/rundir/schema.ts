@@ -83,6 +83,8 @@ export interface ProbeJson {
     model_id: string | null;
     transformers: string | null;
     torch: string | null;
+    /** The probe's reference cache: null when off or not cacheable (unknown snapshot revision). */
+    cache?: { key: string; hit: boolean; dir: string } | null;
   };
   environment: {
     python: string;
