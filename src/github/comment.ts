@@ -47,9 +47,11 @@ export function resultDigest(report: Report, extra = ''): string {
     metrics: report.metrics,
     warnings: report.warnings,
     integration: report.integration,
-    reference: report.reference,
+    // A reference-cache hit or miss says how the run went, not what it found.
+    reference: report.reference && { ...report.reference, cache: undefined },
     environment: report.environment,
     bisect: report.bisect,
+    layers: report.layers,
   };
   return createHash('sha256').update(JSON.stringify(stable)).update('\0').update(extra).digest('hex').slice(0, 32);
 }

@@ -37,6 +37,15 @@ test('resultDigest ignores the clock, timings and the run dir, but not the numbe
   const c = fakeReport();
   c.metrics!.wholeCosine = 0.5;
   assert.is.not(resultDigest(a), resultDigest(c));
+  // A reference-cache hit on the second run is the same result.
+  const hit = fakeReport();
+  hit.reference = { ...hit.reference!, cache: { key: 'k', hit: true, dir: '/c/k' } };
+  const miss = fakeReport();
+  miss.reference = { ...miss.reference!, cache: { key: 'k', hit: false, dir: '/c/k' } };
+  assert.is(resultDigest(hit), resultDigest(miss));
+  const layered = fakeReport();
+  layered.layers = [{ layer: 1, rows: 4, wholeCosine: 0.5, perPositionMin: 0.1, p5: 0.1, median: 0.5, maxAbs: 1, maxRel: 1, sqnrDb: 3, normRatio: 1, nonFinite: 0 }];
+  assert.is.not(resultDigest(a), resultDigest(layered));
 });
 
 test('an over-limit comment is cut and accepted; one too long is refused before sending', async () => {
