@@ -151,6 +151,10 @@ function probeDir() {
   }
   throw new InfraError("scripts/probe/__main__.py not found next to npu-block-gate; the installation is incomplete");
 }
+var SECRET_ENV = /^(INPUT_.*|ACTIONS_RUNTIME_TOKEN|ACTIONS_ID_TOKEN_REQUEST_(TOKEN|URL)|ACTIONS_RESULTS_URL|GITHUB_TOKEN|GH_TOKEN|GH_ENTERPRISE_TOKEN)$/i;
+function probeEnv(env) {
+  return Object.fromEntries(Object.entries(env).filter(([k]) => !SECRET_ENV.test(k)));
+}
 function blockArgs(modelDir, runDir, promptStyle, prompt) {
   const args = ["--model-dir", modelDir, "--out", runDir, "--prompt-style", promptStyle];
   if (prompt !== null) args.push("--prompt", prompt);
@@ -161,7 +165,7 @@ function runProbe(py, a, onLine) {
   return new Promise((resolve7, reject) => {
     const child = spawn(py.executable, args, {
       stdio: ["ignore", "pipe", "pipe"],
-      env: { ...process.env, PYTHONUNBUFFERED: "1", PYTHONDONTWRITEBYTECODE: "1", ...a.extraEnv }
+      env: { ...probeEnv(process.env), PYTHONUNBUFFERED: "1", PYTHONDONTWRITEBYTECODE: "1", ...a.extraEnv }
     });
     let lastError = "";
     let buf = "";

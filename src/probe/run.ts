@@ -27,6 +27,15 @@ export interface ProbeArgs {
   extraEnv?: Record<string, string>;
 }
 
+// The probe runs the model's own Python (in a PR, code we did not review): it gets no credential
+// the Action holds. Action inputs (INPUT_GITHUB-TOKEN), the runner's artifact/OIDC tokens and the
+// usual token variables are left out of its environment.
+const SECRET_ENV = /^(INPUT_.*|ACTIONS_RUNTIME_TOKEN|ACTIONS_ID_TOKEN_REQUEST_(TOKEN|URL)|ACTIONS_RESULTS_URL|GITHUB_TOKEN|GH_TOKEN|GH_ENTERPRISE_TOKEN)$/i;
+
+export function probeEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  return Object.fromEntries(Object.entries(env).filter(([k]) => !SECRET_ENV.test(k)));
+}
+
 /** Arguments of `probe config|block` for a model and prompt. */
 export function blockArgs(modelDir: string, runDir: string, promptStyle: string, prompt: string | null): string[] {
   const args = ['--model-dir', modelDir, '--out', runDir, '--prompt-style', promptStyle];
@@ -40,7 +49,7 @@ export function runProbe(py: PythonInfo, a: ProbeArgs, onLine: (line: string) =>
   return new Promise((resolve, reject) => {
     const child = spawn(py.executable, args, {
       stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, PYTHONUNBUFFERED: '1', PYTHONDONTWRITEBYTECODE: '1', ...a.extraEnv },
+      env: { ...probeEnv(process.env), PYTHONUNBUFFERED: '1', PYTHONDONTWRITEBYTECODE: '1', ...a.extraEnv },
     });
     let lastError = '';
     let buf = '';
