@@ -127,6 +127,7 @@ async function runModel(s: Session, modelDir: string): Promise<ModelResult> {
     writeDocs,
     timeoutSec: s.inputs.timeoutSec,
     commit: headSha(s.ctx) || null,
+    layers: s.inputs.layers,
     cache: s.inputs.cache,
     cacheDir: s.inputs.cacheDir,
     // A pull request's code may restore kernels but never store them: a fresh compile from an

@@ -28,6 +28,7 @@ export interface ActionInputs {
   retentionDays: number | null;
   token: string;
   comment: boolean;
+  layers: boolean;
   docs: DocsMode;
   /** null: the repository's default branch. */
   docsBaseBranch: string | null;
@@ -149,6 +150,7 @@ export function parseInputs(get: InputGetter, env: NodeJS.ProcessEnv = process.e
     retentionDays,
     token: get('github-token'),
     comment: bool('comment', true),
+    layers: bool('layers', false),
     docs: oneOf('docs', DOCS_MODES, 'auto'),
     docsBaseBranch,
     cache: bool('cache', true),

@@ -20,6 +20,7 @@ test('defaults: one model dir, full mode, comment on, docs auto', () => {
   assert.is(i.mode, 'full');
   assert.is(i.promptStyle, 'instruct');
   assert.is(i.comment, true);
+  assert.is(i.layers, false);
   assert.is(i.docs, 'auto');
   assert.is(i.threshold, null);
   assert.is(i.retentionDays, null);
@@ -29,7 +30,7 @@ test('defaults: one model dir, full mode, comment on, docs auto', () => {
 
 test('several model dirs by line or comma, duplicates dropped, values typed', () => {
   const i = parseInputs(
-    from({ 'model-dir': 'llms/a\nllms/b, llms/a\n', threshold: '0.985', 'retention-days': '7', timeout: '30m', comment: 'false', docs: 'NONE', 'prompt-style': 'base', cache: 'no' }),
+    from({ 'model-dir': 'llms/a\nllms/b, llms/a\n', threshold: '0.985', 'retention-days': '7', timeout: '30m', comment: 'false', docs: 'NONE', 'prompt-style': 'base', cache: 'no', layers: 'true' }),
     env,
   );
   assert.equal(i.modelDirs, [join(ws, 'llms/a'), join(ws, 'llms/b')]);
@@ -40,6 +41,7 @@ test('several model dirs by line or comma, duplicates dropped, values typed', ()
   assert.is(i.docs, 'none');
   assert.is(i.promptStyle, 'base');
   assert.is(i.cache, false);
+  assert.is(i.layers, true);
 });
 
 test('every bad input is named in one error', () => {
