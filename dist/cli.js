@@ -943,6 +943,8 @@ var jsKernel = {
     let maxAbs = sums[SUM.maxAbs];
     let maxRel = sums[SUM.maxRel];
     const n4 = cols - (cols & 3);
+    const tailA = new Float32Array(4);
+    const tailB = new Float32Array(4);
     for (let r = 0; r < count; r++) {
       const row = start + r;
       const o = r * cols;
@@ -954,11 +956,22 @@ var jsKernel = {
         let f0 = 0, f1 = 0, f2 = 0, f3 = 0;
         let g0 = 0, g1 = 0, g2 = 0, g3 = 0;
         let h0 = 0, h1 = 0, h2 = 0, h3 = 0;
-        for (let c = 0; c < n4; c += 4) {
-          const i = o + c;
+        for (let c = 0; c < cols; c += 4) {
+          let A = npu;
+          let B = ref;
+          let i = o + c;
+          if (c >= n4) {
+            for (let k = 0; k < 4; k++) {
+              tailA[k] = c + k < cols ? npu[i + k] : 0;
+              tailB[k] = c + k < cols ? ref[i + k] : 0;
+            }
+            A = tailA;
+            B = tailB;
+            i = 0;
+          }
           {
-            const a = npu[i];
-            const b = ref[i];
+            const a = A[i];
+            const b = B[i];
             d0 += a * b;
             p0 += a * a;
             q0 += b * b;
@@ -974,8 +987,8 @@ var jsKernel = {
             if (rel > maxRel || rel !== rel) maxRel = rel;
           }
           {
-            const a = npu[i + 1];
-            const b = ref[i + 1];
+            const a = A[i + 1];
+            const b = B[i + 1];
             d1 += a * b;
             p1 += a * a;
             q1 += b * b;
@@ -991,8 +1004,8 @@ var jsKernel = {
             if (rel > maxRel || rel !== rel) maxRel = rel;
           }
           {
-            const a = npu[i + 2];
-            const b = ref[i + 2];
+            const a = A[i + 2];
+            const b = B[i + 2];
             d2 += a * b;
             p2 += a * a;
             q2 += b * b;
@@ -1008,8 +1021,8 @@ var jsKernel = {
             if (rel > maxRel || rel !== rel) maxRel = rel;
           }
           {
-            const a = npu[i + 3];
-            const b = ref[i + 3];
+            const a = A[i + 3];
+            const b = B[i + 3];
             d3 += a * b;
             p3 += a * a;
             q3 += b * b;
@@ -1021,59 +1034,6 @@ var jsKernel = {
             f3 += ab;
             g3 += d * d;
             h3 += rel;
-            if (ad > maxAbs || ad !== ad) maxAbs = ad;
-            if (rel > maxRel || rel !== rel) maxRel = rel;
-          }
-        }
-        for (let c = n4; c < cols; c++) {
-          const i = o + c;
-          const k = c - n4;
-          if (k === 0) {
-            const a = npu[i];
-            const b = ref[i];
-            d0 += a * b;
-            p0 += a * a;
-            q0 += b * b;
-            const d = a - b;
-            const ad = Math.abs(d);
-            const ab = Math.abs(b);
-            const rel = ad / (ab > REL_FLOOR ? ab : REL_FLOOR);
-            e0 += ad;
-            f0 += ab;
-            g0 += d * d;
-            h0 += rel;
-            if (ad > maxAbs || ad !== ad) maxAbs = ad;
-            if (rel > maxRel || rel !== rel) maxRel = rel;
-          } else if (k === 1) {
-            const a = npu[i];
-            const b = ref[i];
-            d1 += a * b;
-            p1 += a * a;
-            q1 += b * b;
-            const d = a - b;
-            const ad = Math.abs(d);
-            const ab = Math.abs(b);
-            const rel = ad / (ab > REL_FLOOR ? ab : REL_FLOOR);
-            e1 += ad;
-            f1 += ab;
-            g1 += d * d;
-            h1 += rel;
-            if (ad > maxAbs || ad !== ad) maxAbs = ad;
-            if (rel > maxRel || rel !== rel) maxRel = rel;
-          } else if (k === 2) {
-            const a = npu[i];
-            const b = ref[i];
-            d2 += a * b;
-            p2 += a * a;
-            q2 += b * b;
-            const d = a - b;
-            const ad = Math.abs(d);
-            const ab = Math.abs(b);
-            const rel = ad / (ab > REL_FLOOR ? ab : REL_FLOOR);
-            e2 += ad;
-            f2 += ab;
-            g2 += d * d;
-            h2 += rel;
             if (ad > maxAbs || ad !== ad) maxAbs = ad;
             if (rel > maxRel || rel !== rel) maxRel = rel;
           }
