@@ -24,6 +24,7 @@ AIR_MINI = os.path.join(REPO, "examples", "air-mini")
 AIR_MINI_LLMS = os.path.join(AIR_MINI, "programming_examples", "llms")
 sys.path.insert(0, PROBE)
 sys.path.insert(0, os.path.join(REPO, "test", "python"))
+from support import run_probe  # noqa: E402
 
 import probe_block  # noqa: E402
 import probe_npy  # noqa: E402
@@ -33,13 +34,6 @@ from probe_errors import ProbeError  # noqa: E402
 from fakes import fake_tree  # noqa: E402
 
 
-def run_probe(*args, env=None):
-    e = dict(os.environ)
-    e.pop("AIR_MINI_INJECT", None)
-    e.update(env or {})
-    return subprocess.run(
-        [sys.executable, PROBE, *args], capture_output=True, text=True, env=e, timeout=600
-    )
 
 
 def make_module(name, **attrs):

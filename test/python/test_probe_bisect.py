@@ -11,7 +11,6 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
 import unittest
@@ -24,6 +23,7 @@ AIR_MINI = os.path.join(REPO, "examples", "air-mini")
 AIR_MINI_LLMS = os.path.join(AIR_MINI, "programming_examples", "llms")
 sys.path.insert(0, PROBE)
 sys.path.insert(0, os.path.join(REPO, "test", "python"))
+from support import run_probe  # noqa: E402
 
 import probe_bisect  # noqa: E402
 import probe_schema  # noqa: E402
@@ -33,11 +33,6 @@ from fakes import fake_tree  # noqa: E402
 PASS = 0.999
 
 
-def run_probe(*args, env=None):
-    e = dict(os.environ)
-    e.pop("AIR_MINI_INJECT", None)
-    e.update(env or {})
-    return subprocess.run([sys.executable, PROBE, *args], capture_output=True, text=True, env=e, timeout=300)
 
 
 def cosine(npu, ref):

@@ -9,7 +9,6 @@ whose KernelCache notes every compile.
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import textwrap
@@ -21,6 +20,7 @@ AIR_MINI = os.path.join(REPO, "examples", "air-mini")
 AIR_MINI_LLMS = os.path.join(AIR_MINI, "programming_examples", "llms")
 sys.path.insert(0, PROBE)
 sys.path.insert(0, os.path.join(REPO, "test", "python"))
+from support import run_probe  # noqa: E402
 
 import probe_block  # noqa: E402
 from fakes import fake_tree  # noqa: E402
@@ -29,11 +29,6 @@ KC_FIELDS = ("dir", "key", "hit", "seconds_saved", "entries", "seq_len", "cpu_at
              "compile_command", "compiled", "reused", "compile_seconds")
 
 
-def run_probe(*args, env=None):
-    e = dict(os.environ)
-    e.pop("AIR_MINI_INJECT", None)
-    e.update(env or {})
-    return subprocess.run([sys.executable, PROBE, *args], capture_output=True, text=True, env=e, timeout=600)
 
 
 def load_probe(out):

@@ -4,7 +4,6 @@ the same HF reference prefill (run: python3 -m unittest discover -s test/python 
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import unittest
@@ -17,17 +16,13 @@ AIR_MINI = os.path.join(REPO, "examples", "air-mini")
 TINY_LLAMA = os.path.join(AIR_MINI, "programming_examples", "llms", "tiny_llama")
 sys.path.insert(0, PROBE)
 sys.path.insert(0, os.path.join(REPO, "test", "python"))
+from support import run_probe  # noqa: E402
 
 import probe_cli  # noqa: E402
 from probe_errors import ProbeError  # noqa: E402
 from fakes import fake_tree  # noqa: E402
 
 
-def run_probe(*args, env=None):
-    e = dict(os.environ)
-    e.pop("AIR_MINI_INJECT", None)
-    e.update(env or {})
-    return subprocess.run([sys.executable, PROBE, *args], capture_output=True, text=True, env=e, timeout=600)
 
 
 def cosine(a, b):

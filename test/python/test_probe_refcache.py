@@ -6,7 +6,6 @@ run: python3 -m unittest discover -s test/python -t .
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import types
@@ -16,6 +15,8 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 PROBE = os.path.join(REPO, "scripts", "probe")
 AIR_MINI = os.path.join(REPO, "examples", "air-mini")
 sys.path.insert(0, PROBE)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import support  # noqa: E402
 
 # Probe runs elsewhere in this suite pass no --ref-cache: keep them out of the
 # user's ~/.cache (every test here passes its own temp dir, which wins over this).
@@ -37,11 +38,7 @@ sys.meta_path.insert(0, _Block())
 
 
 def run_probe(*args, env=None):
-    e = dict(os.environ)
-    for k in ("AIR_MINI_INJECT", "NPU_BLOCK_GATE_REF_CACHE", "NPU_BLOCK_GATE_CACHE_DIR"):
-        e.pop(k, None)
-    e.update(env or {})
-    return subprocess.run([sys.executable, PROBE, *args], capture_output=True, text=True, env=e, timeout=600)
+    return support.run_probe(*args, env=env, drop=("AIR_MINI_INJECT", "NPU_BLOCK_GATE_REF_CACHE", "NPU_BLOCK_GATE_CACHE_DIR"))
 
 
 @unittest.skipUnless(os.path.isdir(AIR_MINI), "examples/air-mini not present")

@@ -1,0 +1,17 @@
+"""Shared by the probe test files: run `python3 scripts/probe ...` as the TypeScript side does."""
+
+import os
+import subprocess
+import sys
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+PROBE = os.path.join(REPO, "scripts", "probe")
+
+
+def run_probe(*args, env=None, drop=("AIR_MINI_INJECT",)):
+    """Run the probe in a subprocess; `drop` names variables of this process it must not inherit."""
+    e = dict(os.environ)
+    for k in drop:
+        e.pop(k, None)
+    e.update(env or {})
+    return subprocess.run([sys.executable, PROBE, *args], capture_output=True, text=True, env=e, timeout=600)
