@@ -3,7 +3,7 @@ import { parseArgs } from 'node:util';
 import { resolve, basename } from 'node:path';
 import { EXIT, GateError, oneLine, InputError, type ExitCode } from './errors.ts';
 import { parsePromptStyle, parseThreshold, parseTimeout, defaultRunDirName, type Plan } from './plan.ts';
-import { runCheck, judge, errorReport, TOOL, type CheckResult } from './pipeline.ts';
+import { runCheck, judge, errorReport, planModel, TOOL, type CheckResult } from './pipeline.ts';
 import { stderrLog } from './log.ts';
 import { renderTerminal } from './report/terminal.ts';
 import { toJson } from './report/json.ts';
@@ -12,15 +12,24 @@ import { agentMain } from './agent/cli.ts';
 const HELP = `npu-block-gate ${TOOL.version}: Phase 2 single-block validation for LLMs on AMD NPUs (Xilinx/mlir-air)
 
 Usage:
+  npu-block-gate plan   --model-dir DIR [options]   Steps 1-2 without an NPU: what the run needs, integration path, workarounds
   npu-block-gate check  --model-dir DIR [options]   run block 0 on the NPU and the HF bf16 reference, judge, document
   npu-block-gate report --run-dir DIR [options]     judge an existing run dir (no Python needed)
   npu-block-gate agent doctor|status|lock|hooks|cache ...  runner side: health, NPU lock, job hooks, kernel cache (agent --help)
   npu-block-gate help [command] | --help | --version
 
+plan options (plan reads the model dir without importing it: Python + numpy, no NPU, no network, seconds):
+  --model-dir DIR        the model dir (required)
+  --json                 print the plan as JSON
+  --prompt, --prompt-style, --model, --cpu-attn, --npu-attn, --python   as for check
+
 check options:
   --model-dir DIR        the model dir, programming_examples/llms/<model> in an mlir-air tree (required)
-  --prompt-style S       base | instruct: which verify/prompts/<S>.txt gives the canonical prompt (default instruct)
-  --prompt TEXT          use TEXT instead of the canonical prompt
+  --prompt TEXT          use TEXT as the prompt (default: the one \`make diagnosis\` uses, the Makefile's PROMPT)
+  --prompt-style S       base | instruct: use the first prompt of verify/prompts/<S>.txt instead
+  --model CHOICE         MODEL_CHOICES key (base, instruct) or HF id (default: make diagnosis's MODEL)
+  --cpu-attn, --npu-attn attention on the CPU or the NPU (default: NPU, as make diagnosis)
+  --online               allow HuggingFace hub calls (default: offline, the local HF cache only)
   --python P             Python that imports numpy (default: $NPU_BLOCK_GATE_PYTHON, python3, /usr/bin/python3)
   --out RUN_DIR          where the run dir goes (default runs/<model>-<UTC time>)
   --threshold X          per-position cosine threshold instead of T(head_dim)
@@ -43,7 +52,7 @@ Gates: G1 whole cosine >= 0.99; G2 per-position min >= T(head_dim) on real token
 0.97 at 256); G3 no NaN/Inf in the NPU output; G4 result documented in phase2_block.md.
 `;
 
-const COMMAND_HELP: Record<string, string> = { check: HELP, report: HELP };
+const COMMAND_HELP: Record<string, string> = { check: HELP, report: HELP, plan: HELP };
 
 const OPTIONS = {
   'model-dir': { type: 'string' },
@@ -60,13 +69,18 @@ const OPTIONS = {
   layers: { type: 'boolean' },
   'no-cache': { type: 'boolean' },
   'cache-dir': { type: 'string' },
+  model: { type: 'string' },
+  'cpu-attn': { type: 'boolean' },
+  'npu-attn': { type: 'boolean' },
+  online: { type: 'boolean' },
   json: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean' },
 } as const;
 
 const ALLOWED: Record<string, string[]> = {
-  check: ['model-dir', 'prompt-style', 'prompt', 'python', 'out', 'threshold', 'timeout', 'commit', 'no-docs', 'no-bisect', 'no-cache', 'cache-dir', 'layers', 'json', 'help'],
+  check: ['model-dir', 'prompt-style', 'prompt', 'python', 'out', 'threshold', 'timeout', 'commit', 'no-docs', 'no-bisect', 'no-cache', 'cache-dir', 'layers', 'model', 'cpu-attn', 'npu-attn', 'online', 'json', 'help'],
+  plan: ['model-dir', 'prompt-style', 'prompt', 'python', 'model', 'cpu-attn', 'npu-attn', 'online', 'timeout', 'json', 'help'],
   report: ['run-dir', 'model-dir', 'threshold', 'commit', 'no-docs', 'json', 'help'],
 };
 
@@ -82,7 +96,7 @@ export function parseCli(argv: string[]): { command: string; values: Values } {
   const values = parsed.values as Values;
   const [command = values.version ? 'version' : 'help', ...rest] = parsed.positionals;
   if (command === 'help' || command === 'version') return { command, values };
-  if (!(command in ALLOWED)) throw new InputError(`unknown command ${JSON.stringify(command)} (commands: check, report, help)`);
+  if (!(command in ALLOWED)) throw new InputError(`unknown command ${JSON.stringify(command)} (commands: plan, check, report, agent, help)`);
   if (rest.length) throw new InputError(`unexpected argument ${JSON.stringify(rest[0])} (see npu-block-gate ${command} --help)`);
   for (const k of Object.keys(values)) {
     if (!ALLOWED[command].includes(k) && k !== 'version') throw new InputError(`option --${k} does not apply to ${command} (see npu-block-gate ${command} --help)`);
@@ -91,15 +105,19 @@ export function parseCli(argv: string[]): { command: string; values: Values } {
 }
 
 export function planFrom(command: string, v: Values, now = new Date()): Plan {
-  if (command === 'check' && !v['model-dir']) throw new InputError('check needs --model-dir DIR (see npu-block-gate check --help)');
+  if ((command === 'check' || command === 'plan') && !v['model-dir']) throw new InputError(`${command} needs --model-dir DIR (see npu-block-gate ${command} --help)`);
+  if (v['cpu-attn'] && v['npu-attn']) throw new InputError('--cpu-attn and --npu-attn exclude each other');
   if (command === 'report' && !v['run-dir']) throw new InputError('report needs --run-dir DIR (see npu-block-gate report --help)');
   const modelDir = v['model-dir'] ?? null;
   const runDir = command === 'report' ? v['run-dir']! : v.out ?? defaultRunDirName(basename(resolve(modelDir!)), now);
   return {
     mode: command === 'report' ? 'report' : 'full',
     modelDir,
-    promptStyle: parsePromptStyle(v['prompt-style'] ?? 'instruct', '--prompt-style'),
+    promptStyle: v['prompt-style'] !== undefined ? parsePromptStyle(v['prompt-style'], '--prompt-style') : null,
     prompt: v.prompt ?? null,
+    model: v.model ?? null,
+    cpuAttn: v['cpu-attn'] ? true : v['npu-attn'] ? false : null,
+    online: !!v.online,
     python: v.python ?? null,
     runDir,
     threshold: v.threshold !== undefined ? parseThreshold(v.threshold, '--threshold') : null,
@@ -114,6 +132,22 @@ export function planFrom(command: string, v: Values, now = new Date()): Plan {
   };
 }
 
+/** `plan`: the probe's answer as it printed it; a model Phase 2 cannot run on is one line and exit 2. */
+async function printPlan(plan: Plan, json: boolean, out: NodeJS.WritableStream, err: NodeJS.WritableStream): Promise<ExitCode> {
+  try {
+    out.write(await planModel(plan, json));
+    return EXIT.pass;
+  } catch (e) {
+    const stdout = (e as { stdout?: string }).stdout;
+    if (e instanceof InputError && stdout) {
+      err.write(`npu-block-gate: error: ${oneLine(e)}\n`);
+      out.write(stdout);
+      return EXIT.input;
+    }
+    throw e;
+  }
+}
+
 export async function main(argv: string[], out: NodeJS.WritableStream = process.stdout, err: NodeJS.WritableStream = process.stderr): Promise<ExitCode> {
   let json = false;
   let plan: Plan | null = null;
@@ -124,6 +158,7 @@ export async function main(argv: string[], out: NodeJS.WritableStream = process.
     if (command === 'help' || values.help) { out.write(COMMAND_HELP[command] ?? HELP); return EXIT.pass; }
     json = !!values.json;
     plan = planFrom(command, values);
+    if (command === 'plan') return await printPlan(plan, json, out, err);
     const log = stderrLog(undefined, (s) => err.write(s));
     const result: CheckResult = plan.mode === 'report' ? await judge(plan, log) : await runCheck(plan, log);
     out.write(json ? toJson(result.report) : `\n${renderTerminal(result.report)}\n  run dir: ${result.runDir}\n`);

@@ -1,5 +1,8 @@
-// Outcome classes and exit codes: one source of truth (DESIGN.md "Gates").
-export const EXIT = { pass: 0, fail: 1, input: 2, infra: 3 } as const;
+// Outcome classes and exit codes (DESIGN.md "Gates"); the numbers come from the contract file
+// the Python probe reads too.
+import { EXIT_CODES } from './contract.ts';
+
+export const EXIT = { pass: EXIT_CODES.ok as 0, fail: EXIT_CODES.fail as 1, input: EXIT_CODES.input as 2, infra: EXIT_CODES.infra as 3 } as const;
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
 
 /** An error the user can act on. `message` is one line; `file` names what was wrong. */

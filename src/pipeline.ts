@@ -6,8 +6,8 @@ import pkg from '../package.json' with { type: 'json' };
 import { InputError, EXIT, oneLine, type ExitCode } from './errors.ts';
 import type { Log } from './log.ts';
 import type { Plan } from './plan.ts';
-import { findPython, type PythonInfo } from './probe/python.ts';
-import { runProbe, blockArgs } from './probe/run.ts';
+import { pythonCandidates, describePython, type PythonInfo } from './probe/python.ts';
+import { runProbe, blockArgs, modelArgs, type ModelArgs } from './probe/run.ts';
 import { readProbeJson, tensorPath } from './rundir/read.ts';
 import { RUN_FILES, type ProbeJson } from './rundir/schema.ts';
 import { openTensor } from './tensor/index.ts';
@@ -47,30 +47,49 @@ function requireModelDir(dir: string): string {
   return abs;
 }
 
-/** mode probe: run the Python side and leave a complete run dir. */
+/** The model options the probe takes, from the plan. */
+function modelOptions(plan: Plan, modelDir: string): ModelArgs {
+  return { modelDir, promptStyle: plan.promptStyle, prompt: plan.prompt, model: plan.model ?? null, cpuAttn: plan.cpuAttn ?? null, online: plan.online };
+}
+
+/** mode probe: run the Python side and leave a complete run dir. One Python process: plan,
+ * config, a pause in which the kernel cache is restored, then block 0. */
 export async function probe(plan: Plan, log: Log): Promise<{ runDir: string; python: PythonInfo }> {
   if (!plan.modelDir) throw new InputError('a model dir is required to run the probe (--model-dir)');
   const modelDir = requireModelDir(plan.modelDir);
-  const python = findPython(plan.python);
-  log.step(`python: ${python.executable} (Python ${python.version}, numpy ${python.numpy}; from ${python.source === 'option' ? '--python' : python.source === 'env' ? '$NPU_BLOCK_GATE_PYTHON' : python.command})`);
   const runDir = resolve(plan.runDir);
   mkdirSync(runDir, { recursive: true });
   // A bisect left from an earlier run in this dir must not be judged against the new block.
   rmSync(join(runDir, BISECT_FILE), { force: true });
-  const args = blockArgs(modelDir, runDir, plan.promptStyle, plan.prompt);
-  const run = (subcommand: 'config' | 'block', extra: string[] = []) => runProbe(python, {
-    subcommand, args: [...args, ...extra], runDir, timeoutSec: plan.timeoutSec, extraEnv: plan.probeEnv,
-  }, (line) => log.step(`probe: ${line}`));
-
-  const cache = plan.cache ? await restoreKernels(plan, runDir, log, () => run('config')) : null;
+  let cache: CacheState | null = null;
   log.step(`probe: block 0 of ${basename(modelDir)} -> ${runDir}`);
-  await run('block', [
-    ...(cache?.restored ? ['--reuse-kernels'] : []),
-    ...(plan.layers ? ['--layers'] : []),
-    ...refCacheArgs(plan),
-  ]);
+  const { python } = await runProbe(pythonCandidates(plan.python), {
+    subcommand: 'check',
+    args: [...blockArgs(modelOptions(plan, modelDir), runDir), '--events',
+      ...(plan.layers ? ['--layers'] : []), ...refCacheArgs(plan)],
+    runDir, timeoutSec: plan.timeoutSec, extraEnv: plan.probeEnv,
+  }, {
+    onLine: (line) => log.step(`probe: ${line}`),
+    onPython: (p) => log.step(`python: ${describePython(p)}`),
+    onEvent: (ev) => {
+      if (ev.event !== 'config') return;
+      cache = plan.cache ? restoreKernels(plan, runDir, log) : null;
+      return { reuse_kernels: !!cache?.restored };
+    },
+  });
   if (cache) recordKernels(plan, runDir, cache, log);
   return { runDir, python };
+}
+
+/** `npu-block-gate plan`: the probe's static plan (Steps 1-2, preflight), as text or JSON. */
+export async function planModel(plan: Plan, json: boolean): Promise<string> {
+  if (!plan.modelDir) throw new InputError('plan needs --model-dir DIR');
+  const modelDir = requireModelDir(plan.modelDir);
+  const r = await runProbe(pythonCandidates(plan.python), {
+    subcommand: 'plan', args: [...modelArgs(modelOptions(plan, modelDir)), ...(json ? ['--json'] : [])],
+    runDir: null, timeoutSec: plan.timeoutSec, extraEnv: plan.probeEnv,
+  }, { onLine: () => undefined });
+  return r.stdout;
 }
 
 /** The reference cache follows the kernel cache's switch and root (the probe keys and stores it). */
@@ -81,9 +100,8 @@ function refCacheArgs(plan: Plan): string[] {
 
 interface CacheState { store: KernelStore; key: string; target: string; restored: StoredMeta | null }
 
-/** `probe config`, the content key, and a restore into the model's kernel cache dir on a hit. */
-async function restoreKernels(plan: Plan, runDir: string, log: Log, config: () => Promise<void>): Promise<CacheState | null> {
-  await config();
+/** After the probe's config stage: the content key, and a restore into the model's kernel cache dir on a hit. */
+function restoreKernels(plan: Plan, runDir: string, log: Log): CacheState | null {
   const p = readProbeJson(runDir, false);
   const kc = p.kernel_cache;
   const airRoot = p.environment.air_root;
@@ -94,7 +112,7 @@ async function restoreKernels(plan: Plan, runDir: string, log: Log, config: () =
   const { key, files } = kernelCacheKey({
     airRoot, modelDir: join(airRoot, p.model.dir), config: p.model.config,
     seqLen: kc.seq_len ?? p.prompt.padded_len, cpuAttn: kc.cpu_attn ?? p.integration.cpu_attn,
-    toolchain: kc.toolchain ?? null, compileCommand: kc.compile_command ?? null,
+    toolchain: kc.toolchain ?? null, compileCommand: kc.compile_command ?? null, inputs: kc.inputs ?? null,
   });
   const store = new KernelStore(plan.cacheDir ?? defaultCacheRoot());
   const target = join(airRoot, kc.dir);
@@ -127,7 +145,7 @@ async function runBisect(plan: Plan, python: PythonInfo, runDir: string, log: Lo
   log.step('bisect: swapping one kernel at a time to its CPU equivalent');
   try {
     await runProbe(python, { subcommand: 'bisect', args: ['--run-dir', runDir], runDir, timeoutSec: plan.timeoutSec, extraEnv: plan.probeEnv },
-      (line) => log.step(`probe: ${line}`));
+      { onLine: (line) => log.step(`probe: ${line}`) });
     return null;
   } catch (e) {
     log.warn(`bisect did not finish: ${oneLine(e)}`);

@@ -9,8 +9,15 @@ export interface Plan {
   mode: Mode;
   /** The model dir (programming_examples/llms/<model>); may be null in report mode (taken from the run dir). */
   modelDir: string | null;
-  promptStyle: PromptStyle;
+  /** A prompt set to take the first prompt of; null: the prompt `make diagnosis` uses. */
+  promptStyle: PromptStyle | null;
   prompt: string | null;
+  /** MODEL_CHOICES key or HF id; null: the MODEL `make diagnosis` uses. */
+  model?: string | null;
+  /** Attention on the CPU (true) or the NPU (false); null: as `make diagnosis` (NPU). */
+  cpuAttn?: boolean | null;
+  /** Allow HuggingFace hub calls; default offline (the local HF cache only). */
+  online?: boolean;
   python: string | null;
   runDir: string;
   /** Per-position threshold override; null uses T(head_dim). */

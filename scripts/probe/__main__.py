@@ -1,5 +1,6 @@
-"""Entry point: `python3 scripts/probe <config|block|bisect> ...`."""
+"""Entry point: `python3 scripts/probe <plan|config|block|check|bisect> ...`."""
 
+import json
 import os
 import sys
 
@@ -7,17 +8,25 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 if _HERE not in sys.path:
     sys.path.insert(0, _HERE)
 
-from probe_args import build_parser  # noqa: E402  (stdlib only: --help needs no numpy)
+from probe_args import build_parser  # noqa: E402  (stdlib only: --help and plan need no numpy)
+from probe_schema import EVENT_PREFIX, EXIT_NO_NUMPY  # noqa: E402
 
 if __name__ == "__main__":
     args = build_parser().parse_args()
-    try:
-        import numpy  # noqa: F401 - the probe's one dependency; say so in one line
-    except ImportError as exc:
-        sys.stderr.write(
-            f"probe: error: numpy: {type(exc).__name__}: {exc} (run the probe with the mlir-air environment's python)\n"
-        )
-        sys.exit(3)
+    if args.command != "plan":
+        try:
+            import numpy
+        except ImportError as exc:
+            # Its own exit code: the TypeScript side then tries the next Python.
+            sys.stderr.write(
+                f"probe: error: numpy: {type(exc).__name__}: {exc} (run the probe with the mlir-air environment's python)\n"
+            )
+            sys.exit(EXIT_NO_NUMPY)
+        if getattr(args, "events", False):
+            info = {"event": "python", "executable": sys.executable, "version": sys.version.split()[0],
+                    "numpy": numpy.__version__}
+            sys.stderr.write(EVENT_PREFIX + json.dumps(info, sort_keys=True) + "\n")
+            sys.stderr.flush()
     from probe_cli import main
 
     sys.exit(main(args=args))

@@ -1,9 +1,11 @@
-"""The command line (standard library only, so `--help` works anywhere)."""
+"""The command line (standard library only, so `--help` and `plan` work anywhere)."""
 
 import argparse
 import sys
 
-from probe_schema import DEFAULT_PROMPT_STYLE, EXIT_BAD_INPUT
+from probe_schema import EXIT_BAD_INPUT, NPU_LOCK_TIMEOUT
+
+COMMANDS = ("plan", "config", "block", "check", "bisect")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -22,52 +24,80 @@ def build_parser():
             "Run transformer block 0 of an mlir-air LLM on the NPU and the HF bf16 reference, "
             "and write the run dir npu-block-gate judges."
         ),
-        epilog="Exit codes: 0 ok, 2 bad input, 3 crash inside the tree or missing dependency.",
+        epilog="Exit codes: 0 ok, 2 bad input or a tree Phase 2 cannot run on, 3 environment or a crash "
+        "inside the tree, 4 this Python has no numpy.",
     )
-    sub = p.add_subparsers(dest="command", metavar="{config,block,bisect}", parser_class=_Parser)
+    sub = p.add_subparsers(dest="command", metavar="{" + ",".join(COMMANDS) + "}", parser_class=_Parser)
     sub.required = True
 
-    def common(sp):
+    def model_args(sp):
         sp.add_argument("--model-dir", required=True, metavar="DIR",
                         help="the model dir, programming_examples/llms/<model> (or its name under --air-root)")
         sp.add_argument("--air-root", metavar="ROOT", help="the mlir-air repo root (default: found above --model-dir)")
-        sp.add_argument("--prompt-style", default=DEFAULT_PROMPT_STYLE, metavar="STYLE",
-                        help="base | instruct: which verify/prompts/<style>.txt gives the canonical prompt (default instruct)")
-        sp.add_argument("--prompt", metavar="TEXT", help="use this prompt instead of the canonical one")
+        sp.add_argument("--prompt-style", default=None, metavar="STYLE",
+                        help="base | instruct: take the first prompt of verify/prompts/<style>.txt "
+                        "(default: the prompt `make diagnosis` uses)")
+        sp.add_argument("--prompt", metavar="TEXT", help="use this prompt instead")
         sp.add_argument("--hf-model", metavar="CHOICE",
-                        help="adapter MODEL_CHOICES key or HF id (default: the adapter's DEFAULT_MODEL)")
+                        help="adapter MODEL_CHOICES key or HF id (default: the MODEL `make diagnosis` uses)")
+        attn = sp.add_mutually_exclusive_group()
+        attn.add_argument("--cpu-attn", dest="cpu_attn", action="store_const", const=True, default=None,
+                          help="attention on the CPU (attention_reference)")
+        attn.add_argument("--npu-attn", dest="cpu_attn", action="store_const", const=False,
+                          help="attention on the NPU (flash_attn ELF); the default, as `make diagnosis`")
+        sp.add_argument("--online", action="store_true",
+                        help="allow HuggingFace hub calls (default: HF_HUB_OFFLINE=1, the local cache only)")
+
+    def run_args(sp):
+        model_args(sp)
         sp.add_argument("--seq-len", type=int, metavar="N",
-                        help="padded length (multiple of 64); default: the model's PREFILL_SEQ_LEN if it declares one, else 2048 (mlir-air's prefill kernels and registry shapes)")
+                        help="padded length (multiple of 64); default: the model's PREFILL_SEQ_LEN if it declares "
+                        "one, else 2048 (mlir-air's prefill kernels and registry shapes)")
         sp.add_argument("--out", required=True, metavar="RUN_DIR", help="run dir to write (created if missing)")
         sp.add_argument("--verbose", action="store_true", help="echo the tree's own output to stderr too")
-        attn = sp.add_mutually_exclusive_group()
-        attn.add_argument("--cpu-attn", dest="cpu_attn", action="store_true", default=True,
-                          help="attention on the CPU (the tree's default for block runs)")
-        attn.add_argument("--npu-attn", dest="cpu_attn", action="store_false",
-                          help="attention on the NPU (flash_attn ELF)")
 
-    c = sub.add_parser("config", help="resolve tree, model, prompt and integration; write probe.json (stage config)",
-                       description="Resolve the tree, model config, prompt and tokens, and the integration path; "
-                       "write probe.json with stage 'config' and no tensors. Nothing runs on the NPU.")
-    common(c)
-    c.set_defaults(reuse_kernels=False)
+    pl = sub.add_parser("plan", help="Steps 1 and 2 with no NPU: preflight, integration path, workarounds",
+                        description="Read the model dir without importing it (stdlib only, no network): what the "
+                        "run needs (Python version, packages, NPU, HF snapshot), the seed's Step 1 and Step 2 "
+                        "answers, Phase 1 coverage, and whether Phase 2 can run here at all. Exit 0, or 2 with one "
+                        "line saying why Phase 2 cannot run on this model.")
+    model_args(pl)
+    pl.add_argument("--json", action="store_true", help="print the plan as JSON")
 
-    b = sub.add_parser("block", help="compile, run block 0 on the NPU and the reference; write the run dir",
+    c = sub.add_parser("config", help="plan, then resolve tree, model, prompt and integration; write probe.json (stage config)",
+                       description="Plan, then import the model's adapter and resolve the config, prompt, tokens and "
+                       "the block entry point; write probe.json with stage 'config' and no tensors. Nothing runs on "
+                       "the NPU.")
+    run_args(c)
+    c.set_defaults(reuse_kernels=False, layers=False)
+
+    def block_args(sp):
+        lock_args(sp)
+        sp.add_argument("--reuse-kernels", action="store_true",
+                        help="when the prefill kernel cache loads (KernelCache.load_manifest), skip "
+                        "compile_and_cache for the kernels it holds; compile_all_kernels still runs")
+        sp.add_argument("--layers", action="store_true",
+                        help="also run the adapter's NPU runner prefill (build_runner(...).prefill) and take every "
+                        "layer's ffn_out from it and from the same HF reference prefill; write "
+                        "layers/layer_NN.{npu,ref}.npy and probe.json 'layers' (for the per-layer table)")
+        sp.add_argument("--ref-cache", metavar="DIR",
+                        help="reference cache root (default $NPU_BLOCK_GATE_REF_CACHE, else "
+                        "$NPU_BLOCK_GATE_CACHE_DIR/reference, else ~/.cache/npu-block-gate/reference; 'none' turns it off)")
+
+    b = sub.add_parser("block", help="config, then compile, run block 0 on the NPU and the reference; write the run dir",
                        description="Everything `config` does, then compile the prefill kernels, run block 0 on the NPU, "
                        "get the HF bf16 layer-0 reference, and write block0.{npu,ref,input}.npy and probe.json (stage block).")
-    common(b)
-    lock_args(b)
-    b.add_argument("--reuse-kernels", action="store_true",
-                   help="when <model>/build_peano/prefill_kernel_cache loads (KernelCache.load_manifest), skip "
-                   "compile_and_cache for the kernels it holds; compile_all_kernels still runs")
-    b.add_argument("--layers", action="store_true",
-                   help="also run the adapter's NPU runner prefill (build_runner(...).prefill) and take every "
-                   "layer's ffn_out from it and from the same HF reference prefill; write "
-                   "layers/layer_NN.{npu,ref}.npy and probe.json 'layers' (for the per-layer table)")
+    run_args(b)
+    block_args(b)
 
-    b.add_argument("--ref-cache", metavar="DIR",
-                   help="reference cache root (default $NPU_BLOCK_GATE_REF_CACHE, else "
-                   "$NPU_BLOCK_GATE_CACHE_DIR/reference, else ~/.cache/npu-block-gate/reference; 'none' turns it off)")
+    ck = sub.add_parser("check", help="plan, config and block in one process, pausing once for the kernel cache",
+                        description="What the npu-block-gate CLI runs: plan, config (probe.json stage config), then "
+                        "one event line on stderr and one JSON line read from stdin ({\"reuse_kernels\": bool}) so the "
+                        "caller can restore its kernel cache, then block. Without a caller on stdin it goes on at once.")
+    run_args(ck)
+    block_args(ck)
+    ck.add_argument("--events", action="store_true",
+                    help="print machine-readable event lines and wait on stdin after the config stage")
 
     bs = sub.add_parser("bisect", help="after a block run: rerun block 0 with one step at a time on the CPU",
                         description="Read RUN_DIR/probe.json (stage block), rebuild the same block-0 setup, and for "
@@ -84,5 +114,5 @@ def lock_args(sp):
     sp.add_argument("--npu-lock", metavar="PATH",
                     help="flock(2) held while kernels compile and run, shared with mlir-air's skills "
                     "(default $NPU_BLOCK_GATE_NPU_LOCK, else /tmp/mlir-air-npu.lock; 'none' turns it off)")
-    sp.add_argument("--lock-timeout", type=float, default=1800.0, metavar="SECONDS",
-                    help="give up (exit 3) after waiting this long for the NPU lock (default 1800, as the skills)")
+    sp.add_argument("--lock-timeout", type=float, default=NPU_LOCK_TIMEOUT, metavar="SECONDS",
+                    help=f"give up (exit 3) after waiting this long for the NPU lock (default {NPU_LOCK_TIMEOUT:.0f}, as the skills)")

@@ -29,19 +29,13 @@ import time
 
 import numpy as np
 
-from probe_lock import lock_path, npu_lock
-from probe_block import (
-    accepts,
-    build_dir,
-    call_tree,
-    choose_entry,
-    dotted_name,
-    load_block_modules,
-    prepare_block0,
-    run_block_once,
-    working_dir,
-)
+from probe_block import prepare_block0, run_block_once
+from probe_call import accepts, call_tree, working_dir
+from probe_context import RunContext
+from probe_entry import choose_entry, dotted_name, load_block_modules
 from probe_errors import ProbeError
+from probe_lock import lock_path, npu_lock
+from probe_model import model_names, open_model
 from probe_npy import write_json, write_npy
 from probe_schema import (
     BISECT_CPU_STEPS_KW,
@@ -184,8 +178,6 @@ def weights_name(probe, adapter, adapter_name, tree):
     """The load_weights name `probe block` used: the choice whose HF reference is
     probe.json's model.hf_id (the id itself for bf16 models, where the two
     coincide; else the MODEL_CHOICES entry that maps to it)."""
-    from probe_cli import model_names  # noqa: PLC0415 - probe_cli imports this module lazily
-
     hf_id = probe["model"]["hf_id"]
     choices = getattr(adapter, "MODEL_CHOICES", None)
     candidates = [hf_id] + (list(choices) if isinstance(choices, dict) else [])
@@ -280,8 +272,6 @@ def bisect_record(available, reason, hook, steps):
 
 
 def run_bisect(args, log):
-    from probe_cli import open_model  # noqa: PLC0415 - probe_cli imports this module lazily
-
     t_start = time.monotonic()
     run_dir = os.path.abspath(args.run_dir)
     probe = read_probe_json(run_dir)
@@ -303,7 +293,7 @@ def run_bisect(args, log):
     integ = probe["integration"]
     tree = open_tree(probe, run_dir)
     log.step(f"bisect {run_dir}: tree {tree.air_root}, model {tree.model}, entry {integ['entry']}")
-    if integ["path"] == "adapter":
+    if integ.get("runner") == "adapter" or integ["path"] == "adapter":
         return finish(bisect_record(False, unavailable_adapter(), None, []))
 
     adapter, adapter_name, config, cfg = open_model(tree)
@@ -315,7 +305,7 @@ def run_bisect(args, log):
             f"build_config() now differs from {PROBE_JSON} in {', '.join(changed)}: re-run `probe block`",
         )
     prefill_mod, inference_mod = load_block_modules(tree)
-    entry = choose_entry(tree.model, adapter, adapter_name, prefill_mod, inference_mod)
+    entry = choose_entry(tree.model, adapter, adapter_name, prefill_mod, (inference_mod, adapter), integ.get("step1"))
     if entry.entry != integ["entry"]:
         raise ProbeError(tree.model_dir, f"block entry is now {entry.entry}, {PROBE_JSON} ran {integ['entry']}: re-run `probe block`")
     hook, reason = find_hook(tree, prefill_mod, entry)
@@ -330,14 +320,12 @@ def run_bisect(args, log):
         return finish(bisect_record(False, reason, hook, []))
     log.step(f"{dotted_name(hook)}: {len(steps)} steps ({', '.join(s['step'] for s in steps)})")
 
-    model_name = weights_name(probe, adapter, adapter_name, tree)
-    tokens = probe["prompt"]["token_ids"]
-    seq_len = probe["prompt"]["padded_len"]
+    ctx = bisect_context(args, log, probe, tree, adapter, adapter_name, config, cfg, prefill_mod, inference_mod,
+                         entry, weights_name(probe, adapter, adapter_name, tree))
     records = []
-    bdir_build = build_dir(tree)
-    log.detail(f"working directory for compile and run: {bdir_build}")
-    with npu_lock(lock_path(args.npu_lock), args.lock_timeout, log), working_dir(bdir_build):
-        setup = prepare_block0(tree, entry, config, model_name, tokens, seq_len, cpu_attn, log)
+    log.detail(f"working directory for compile and run: {ctx.build_dir}")
+    with npu_lock(lock_path(args.npu_lock), args.lock_timeout, log), working_dir(ctx.build_dir):
+        setup = prepare_block0(ctx)
         for i, st in enumerate(steps, start=1):
             log.step(f"bisect step {i}/{len(steps)} {st['step']} (cpu: {st['cpu_equivalent']})")
             t = time.monotonic()
@@ -357,3 +345,21 @@ def run_bisect(args, log):
         "each step ran once on the CPU with the others on the NPU"
     )
     return finish(bisect_record(True, reason, hook, records))
+
+
+def bisect_context(args, log, probe, tree, adapter, adapter_name, config, cfg, prefill_mod, inference_mod, entry,
+                   model_name):
+    """The RunContext `probe block` had, rebuilt from probe.json: same tokens,
+    padded length, attention, entry and kernel cache dir."""
+    kc_dir = (probe.get("kernel_cache") or {}).get("dir")
+    plan = {"kernel_cache": {"dir": kc_dir, "build_dir": kc_dir.rsplit("/", 1)[0]}} if kc_dir and "/" in kc_dir else None
+    p = probe["prompt"]
+    return RunContext(
+        args=args, log=log, plan=plan, tree=tree, adapter=adapter, adapter_name=adapter_name, config=config,
+        cfg=cfg, model_name=model_name, hf_id=probe["model"]["hf_id"], prompt=p.get("text") or "",
+        prompt_source=p.get("source") or "", prompt_style=p.get("style") or "", tokens=p["token_ids"],
+        tokenizer=None, tokenizer_label=p.get("tokenizer") or "", prefill_mod=prefill_mod,
+        inference_mod=inference_mod, max_seq=p["padded_len"], seq_len=p["padded_len"], seq_why=PROBE_JSON,
+        cpu_attn=probe["integration"]["cpu_attn"], entry=entry, workarounds=[],
+        ref_kind=(probe.get("reference") or {}).get("kind") or "", defaults={},
+    )

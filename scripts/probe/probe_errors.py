@@ -34,3 +34,18 @@ class TreeCrash(Exception):
 
 class MissingDependency(TreeCrash):
     """A package the tree's convention needs (e.g. transformers) is absent (exit 3)."""
+
+
+class EnvironmentProblem(Exception):
+    """The machine cannot run this tree (no NPU, a package or Python version
+    missing, no local HF snapshot): exit 3, infrastructure, before anything runs."""
+
+    exit_code = EXIT_INFRA
+
+    def __init__(self, where, problem):
+        super().__init__(f"{where}: {problem}")
+        self.where = where
+        self.problem = problem
+
+    def one_line(self):
+        return f"{self.where}: {' '.join(str(self.problem).split())}"

@@ -15,11 +15,12 @@ import os
 import time
 
 from probe_errors import TreeCrash
+from probe_schema import NPU_LOCK_ENV, NPU_LOCK_PATH, NPU_LOCK_PROGRESS, NPU_LOCK_TIMEOUT
 
-DEFAULT_LOCK = "/tmp/mlir-air-npu.lock"
-DEFAULT_TIMEOUT = 1800.0
-LOCK_ENV = "NPU_BLOCK_GATE_NPU_LOCK"
-PROGRESS_EVERY = 15.0
+DEFAULT_LOCK = NPU_LOCK_PATH
+DEFAULT_TIMEOUT = NPU_LOCK_TIMEOUT
+LOCK_ENV = NPU_LOCK_ENV
+PROGRESS_EVERY = NPU_LOCK_PROGRESS
 
 
 class LockTimeout(TreeCrash):

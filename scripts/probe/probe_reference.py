@@ -8,7 +8,7 @@ import time
 
 import numpy as np
 
-from probe_block import call_tree, copy_f32, filter_kwargs, missing_required
+from probe_call import call_tree, copy_f32, filter_kwargs, missing_required
 from probe_errors import MissingDependency, ProbeError
 from probe_tree import import_tree_module
 

@@ -1,24 +1,27 @@
-"""The run-dir contract, Python side.
+"""The run-dir contract, Python side: the constants shared with TypeScript and
+probe.json itself.
 
-One source of truth for the probe: the schema name/version and the file names
-inside a run dir. src/rundir/schema.ts holds the same values for TypeScript;
-keep the two in step (test/rundir.test.ts compares them).
+The constants come from contract.json beside this file, which src/contract.ts
+reads too (test/python/test_contract.py and test/contract.test.ts check both
+sides). probe.json is built here, by `probe_json()`, next to the declaration of
+every key it may hold (`PROBE_KEYS`), so a field cannot appear in a run dir
+without being declared; a test fails on any undeclared key.
 """
 
-PROBE_SCHEMA = "npu-block-gate/probe"
-PROBE_SCHEMA_VERSION = 1
+import json
+import os
 
-# Same keys as RUN_FILES in src/rundir/schema.ts.
-RUN_FILES = {
-    "probe": "probe.json",
-    "npu": "block0.npu.npy",
-    "ref": "block0.ref.npy",
-    "input": "block0.input.npy",
-    "report": "report.json",
-    "markdown": "report.md",
-    "probeLog": "probe.log",
-}
+_CONTRACT_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "contract.json")
+with open(_CONTRACT_PATH, encoding="utf-8") as _f:
+    CONTRACT = json.load(_f)
 
+PROBE_SCHEMA = CONTRACT["probe"]["schema"]
+PROBE_SCHEMA_VERSION = CONTRACT["probe"]["version"]
+STAGES = tuple(CONTRACT["probe"]["stages"])
+PLAN_SCHEMA = CONTRACT["plan"]["schema"]
+PLAN_SCHEMA_VERSION = CONTRACT["plan"]["version"]
+
+RUN_FILES = dict(CONTRACT["run_files"])
 PROBE_JSON = RUN_FILES["probe"]
 NPU_NPY = RUN_FILES["npu"]
 REF_NPY = RUN_FILES["ref"]
@@ -29,57 +32,124 @@ TOOL_NAME = "npu-block-gate"
 # Fallback when package.json is not beside the probe (probe copied on its own).
 TOOL_VERSION_FALLBACK = "0.1.0"
 
-STAGES = ("config", "block")
-
-# `probe block --layers`: every layer's ffn_out, NPU (adapter runner) and HF,
-# RUN_DIR/layers/layer_NN.{npu,ref}.npy (NN = layer index, 2 digits), listed in
-# probe.json "layers" (null without --layers).
-LAYERS_DIR = "layers"
+# `--layers`: RUN_DIR/layers/layer_NN.{npu,ref}.npy, listed in probe.json "layers".
+LAYERS_DIR = CONTRACT["layers_dir"]
 
 
 def layer_file(li, side):
     """`layers/layer_03.npu.npy` (side: npu | ref), relative to the run dir."""
     return f"{LAYERS_DIR}/layer_{int(li):02d}.{side}.npy"
 
-# `probe bisect` (seed Step 4): RUN_DIR/bisect/bisect.json plus one block
-# output per swapped step, RUN_DIR/bisect/NN-<step>.npy (NN = index, 1-based).
-BISECT_SCHEMA = "npu-block-gate/bisect"
-BISECT_SCHEMA_VERSION = 1
-BISECT_DIR = "bisect"
-BISECT_JSON = "bisect.json"
-BISECT_STAGE = "block"  # the probe.json stage bisect starts from
-# The hook a model exposes in <model>_prefill.py (the contract lives in
-# probe_bisect.py and scripts/probe/README.md "Bisect hook"):
-#   bisect_steps(config, cpu_attn) -> [{"step", "kernel", "cpu_equivalent"}, ...]
-#   <block entry>(..., cpu_steps={step, ...})
-BISECT_HOOK = "bisect_steps"
-BISECT_CPU_STEPS_KW = "cpu_steps"
-BISECT_STEP_KEYS = ("step", "kernel", "cpu_equivalent")
-INTEGRATION_PATHS = ("kernel-first", "inheritance", "adapter")
-REFERENCE_KINDS = ("hf-bf16", "emulated")
 
-# Exit codes shared with the TypeScript CLI (DESIGN.md "Outcome").
-EXIT_OK = 0
-EXIT_BAD_INPUT = 2
-EXIT_INFRA = 3
+# `probe bisect` (seed Step 4): RUN_DIR/bisect/bisect.json plus NN-<step>.npy.
+_B = CONTRACT["bisect"]
+BISECT_SCHEMA = _B["schema"]
+BISECT_SCHEMA_VERSION = _B["version"]
+BISECT_DIR = _B["dir"]
+BISECT_JSON = _B["json"]
+BISECT_STAGE = _B["stage"]
+BISECT_HOOK = _B["hook"]
+BISECT_CPU_STEPS_KW = _B["cpu_steps_kw"]
+BISECT_STEP_KEYS = tuple(_B["step_keys"])
+
+INTEGRATION_PATHS = tuple(CONTRACT["integration_paths"])
+REFERENCE_KINDS = tuple(CONTRACT["reference_kinds"])
+
+EXIT_OK = CONTRACT["exit"]["ok"]
+EXIT_BAD_INPUT = CONTRACT["exit"]["input"]
+EXIT_INFRA = CONTRACT["exit"]["infra"]
+EXIT_NO_NUMPY = CONTRACT["exit"]["no_numpy"]
+
+NPU_LOCK_PATH = CONTRACT["npu_lock"]["path"]
+NPU_LOCK_ENV = CONTRACT["npu_lock"]["env"]
+NPU_LOCK_TIMEOUT = float(CONTRACT["npu_lock"]["timeout_seconds"])
+NPU_LOCK_PROGRESS = float(CONTRACT["npu_lock"]["progress_seconds"])
+
+KERNEL_STAMP_FILE = CONTRACT["kernel_stamp"]["file"]
+KERNEL_STAMP_SCHEMA = CONTRACT["kernel_stamp"]["schema"]
+EVENT_PREFIX = CONTRACT["control"]["event_prefix"]
 
 # mlir-air conventions.
 LLMS_DIR_NAME = "llms"
 PROGRAMMING_EXAMPLES = "programming_examples"
 PROMPT_STYLES = ("base", "instruct")
-DEFAULT_PROMPT_STYLE = "instruct"
 SEQ_ALIGN = 64  # compile_all_kernels needs seq_len % 64 == 0
 MAX_SEQ_DEFAULT = 2048  # production prefill ELFs are built for 2048
-KERNEL_CACHE_SUBDIR = ("build_peano", "prefill_kernel_cache")
+PREFILL_CACHE_NAME = "prefill_kernel_cache"
 MANIFEST_FILE = "manifest.json"
-# Written by the probe beside manifest.json after compile_all_kernels succeeds:
-# {"schema", "compile_command"}. mlir-air's manifest does not know seq_len or
-# cpu_attn; `block --reuse-kernels` refuses a cache whose stamp names another
-# compile command (a cache without a stamp is trusted, as load_manifest does).
-KERNEL_STAMP_FILE = "npu-block-gate.json"
-KERNEL_STAMP_SCHEMA = "npu-block-gate/kernel-stamp"
 
-# Seed Step 2 / "Update protocol": the line a workaround leaves for Phase 4/5.
+# Seed Step 2 / "Update protocol": the line a workaround leaves for Phase 4/5,
+# used when the plan cannot say what the tree's own code does.
 WORKAROUND_PREREQUISITE = (
     "Phase 4/5 prerequisite: perf optimization must preserve the padded/bias wrappers"
 )
+
+# ---------------------------------------------------------------------------
+# probe.json: every key it may hold. A dict value declares a nested object's
+# keys; None a leaf (any JSON value, including objects whose keys are data:
+# config fields, timings, toolchain ids). test_contract checks real probe.json
+# files against this, and src/rundir/schema.ts declares the same shape.
+
+_TENSOR = None  # {file, dtype, shape} or null; checked by the TypeScript reader
+PROBE_KEYS = {
+    "schema": None,
+    "schema_version": None,
+    "stage": None,
+    "created_at": None,
+    "tool": {"name": None, "version": None},
+    "model": {"name": None, "dir": None, "hf_id": None, "config": None},
+    "prompt": {
+        "style": None, "text": None, "source": None, "token_ids": None, "real_len": None,
+        "padded_len": None, "tokenizer": None,
+    },
+    "defaults": {"differs": None, "make_diagnosis": None},
+    "integration": {
+        "path": None, "entry": None, "runner": None, "reason": None, "kernels": None, "tiles": None,
+        "workarounds": None, "cpu_attn": None, "step1": None, "step2": None, "coverage": None,
+    },
+    "reference": {
+        "kind": None, "runner": None, "lite_mode": None, "dtype": None, "model_id": None,
+        "transformers": None, "torch": None, "cache": None, "hub_offline": None,
+    },
+    "environment": {
+        "python": None, "python_executable": None, "numpy": None, "platform": None, "device": None,
+        "xrt": None, "toolchain": None, "git_commit": None, "air_root": None,
+    },
+    "timings": None,
+    "kernel_cache": {
+        "dir": None, "key": None, "hit": None, "seconds_saved": None, "entries": None, "seq_len": None,
+        "cpu_attn": None, "toolchain": None, "compile_command": None, "compiled": None, "reused": None,
+        "compile_seconds": None, "manifest_loaded": None, "inputs": None,
+    },
+    "tensors": {"npu": _TENSOR, "ref": _TENSOR, "input": _TENSOR},
+    "bisect": None,
+    "layers": None,
+}
+
+
+def undeclared_keys(doc, decl=None, prefix=""):
+    """Dotted paths of keys in `doc` that PROBE_KEYS does not declare."""
+    decl = PROBE_KEYS if decl is None else decl
+    out = []
+    for key, value in doc.items():
+        path = f"{prefix}{key}"
+        if key not in decl:
+            out.append(path)
+        elif isinstance(decl[key], dict) and isinstance(value, dict):
+            out.extend(undeclared_keys(value, decl[key], path + "."))
+    return out
+
+
+def probe_json(**parts):
+    """probe.json from its parts, in the declared key order. Every key must be
+    declared (a bug here is the probe's, so it raises rather than writes)."""
+    doc = {"schema": PROBE_SCHEMA, "schema_version": PROBE_SCHEMA_VERSION}
+    for key in PROBE_KEYS:
+        if key in parts:
+            doc[key] = parts.pop(key)
+    if parts:
+        raise KeyError(f"probe.json: undeclared top-level keys {sorted(parts)}")
+    bad = undeclared_keys(doc)
+    if bad:
+        raise KeyError(f"probe.json: undeclared keys {bad}")
+    return doc

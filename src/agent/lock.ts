@@ -4,15 +4,16 @@
 // who holds it, and polls /proc/locks when the util-linux flock command is missing.
 import type { Machine } from './machine.ts';
 import { parseProcLocks } from './parse.ts';
+import { NPU_LOCK } from '../contract.ts';
 
-export const DEFAULT_NPU_LOCK = '/tmp/mlir-air-npu.lock';
-export const DEFAULT_WAIT_SECONDS = 1800;
-export const PROGRESS_EVERY_MS = 15_000;
+export const DEFAULT_NPU_LOCK = NPU_LOCK.path;
+export const DEFAULT_WAIT_SECONDS = NPU_LOCK.timeout_seconds;
+export const PROGRESS_EVERY_MS = NPU_LOCK.progress_seconds * 1000;
 export const POLL_MS = 1_000;
 
 /** $NPU_BLOCK_GATE_NPU_LOCK, else the skills' lock; "none" turns it off (null). */
 export function npuLockPath(env: NodeJS.ProcessEnv, explicit?: string | null): string | null {
-  const p = explicit || env.NPU_BLOCK_GATE_NPU_LOCK || DEFAULT_NPU_LOCK;
+  const p = explicit || env[NPU_LOCK.env] || DEFAULT_NPU_LOCK;
   return p.trim().toLowerCase() === 'none' ? null : p;
 }
 

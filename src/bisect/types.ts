@@ -1,10 +1,11 @@
 // What a bisect found (DESIGN.md "Bisect"): one row per kernel swapped to its CPU equivalent.
 import type { Hint } from './hints.ts';
+import { BISECT_CONTRACT } from '../contract.ts';
 
-export const BISECT_SCHEMA = 'npu-block-gate/bisect';
-export const BISECT_SCHEMA_VERSION = 1;
-export const BISECT_DIR = 'bisect';
-export const BISECT_FILE = 'bisect/bisect.json';
+export const BISECT_SCHEMA = BISECT_CONTRACT.schema as 'npu-block-gate/bisect';
+export const BISECT_SCHEMA_VERSION = BISECT_CONTRACT.version;
+export const BISECT_DIR = BISECT_CONTRACT.dir;
+export const BISECT_FILE = `${BISECT_CONTRACT.dir}/${BISECT_CONTRACT.json}`;
 
 /** bisect/bisect.json as `probe bisect` writes it (tensors only; the numbers are ours). */
 export interface BisectJson {

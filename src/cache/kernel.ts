@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { join, relative, sep } from 'node:path';
+import { basename, dirname, isAbsolute, join, relative, sep } from 'node:path';
 import type { ProbeJson } from '../rundir/schema.ts';
 
 export const KERNEL_CACHE_VERSION = 1;
@@ -32,6 +32,16 @@ function listFiles(dir: string, out: string[] = []): string[] {
   return out;
 }
 
+/** What the compile imports and reads, as the probe's plan found it (probe.json kernel_cache.inputs). */
+export interface CompileInputs {
+  /** Files relative to the air root: every imported module of the compile, the C++ kernel sources, registry data. */
+  files: string[];
+  /** Environment variables the compile code reads, with their values (null: unset). */
+  env: Record<string, string | null>;
+  /** Other model dirs the compile code comes from (smollm2_1_7b -> llama32_1b). */
+  models?: string[];
+}
+
 export interface KeyInputs {
   airRoot: string;
   modelDir: string;
@@ -40,27 +50,64 @@ export interface KeyInputs {
   cpuAttn: boolean | null;
   toolchain: unknown;
   compileCommand: string | null;
+  /** The compile's own inputs; without them (an older probe) the model dir, shared/ and the registry are hashed. */
+  inputs?: CompileInputs | null;
+}
+
+function fallbackFiles(k: KeyInputs): string[] {
+  const roots = [k.modelDir, join(k.airRoot, 'programming_examples/llms/shared'), join(k.airRoot, 'programming_examples/kernel_registry')];
+  return roots.flatMap((root) => listFiles(root).sort()).map((f) => relative(k.airRoot, f).split(sep).join('/'));
+}
+
+/** A path from probe.json, kept inside the air root (anything else is hashed as its name only). */
+function insideRoot(airRoot: string, rel: string): string | null {
+  if (!rel || isAbsolute(rel) || rel.split(/[\\/]/).includes('..')) return null;
+  return join(airRoot, rel);
 }
 
 /** The key and what went into it (sources hashed file by file, so a report can say what changed). */
 export function kernelCacheKey(k: KeyInputs): { key: string; files: number } {
-  const roots = [
-    k.modelDir,
-    join(k.airRoot, 'programming_examples/llms/shared'),
-    join(k.airRoot, 'programming_examples/kernel_registry'),
-  ];
   const h = createHash('sha256');
   h.update(`npu-block-gate kernel cache v${KERNEL_CACHE_VERSION}\n`);
-  let files = 0;
-  for (const root of roots) {
-    for (const f of listFiles(root).sort()) {
-      const rel = relative(k.airRoot, f).split(sep).join('/');
-      h.update(`${rel}\0${createHash('sha256').update(readFileSync(f)).digest('hex')}\n`);
-      files++;
+  const rels = k.inputs ? [...new Set(k.inputs.files)].sort() : fallbackFiles(k);
+  for (const rel of rels) {
+    const abs = insideRoot(k.airRoot, rel);
+    let digest = 'missing';
+    if (abs && existsSync(abs) && statSync(abs).isFile()) digest = createHash('sha256').update(readFileSync(abs)).digest('hex');
+    h.update(`${rel}\0${digest}\n`);
+  }
+  const env = k.inputs ? Object.fromEntries(Object.entries(k.inputs.env ?? {}).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : null;
+  h.update(JSON.stringify({ config: k.config, seqLen: k.seqLen, cpuAttn: k.cpuAttn, toolchain: k.toolchain ?? null, compile: k.compileCommand, env }));
+  return { key: h.digest('hex').slice(0, 32), files: rels.length };
+}
+
+interface ManifestEntry { output_binary?: unknown; insts?: unknown; [k: string]: unknown }
+
+/**
+ * mlir-air's manifest.json holds absolute paths of the checkout that compiled. Point every entry at
+ * the same file name in `target` (this checkout's cache dir). False when an entry names a file the
+ * restored dir does not hold: such a cache is refused, never run with another checkout's ELFs.
+ */
+export function rebaseManifest(dir: string, target: string): { ok: true; rewritten: number } | { ok: false; why: string } {
+  const file = join(dir, 'manifest.json');
+  if (!existsSync(file)) return { ok: true, rewritten: 0 };
+  let m: { entries?: Record<string, ManifestEntry> };
+  try { m = JSON.parse(readFileSync(file, 'utf8')); } catch { return { ok: false, why: 'manifest.json is not JSON' }; }
+  if (!m || typeof m !== 'object' || (m.entries !== undefined && (typeof m.entries !== 'object' || m.entries === null))) return { ok: false, why: 'manifest.json has no entries object' };
+  let rewritten = 0;
+  for (const [name, e] of Object.entries(m.entries ?? {})) {
+    for (const field of ['output_binary', 'insts'] as const) {
+      const v = e?.[field];
+      if (v === null || v === undefined) continue;
+      if (typeof v !== 'string' || !v) return { ok: false, why: `entry ${name}: ${field} is not a path` };
+      const base = basename(v.replace(/\\/g, '/'));
+      if (!existsSync(join(dir, base))) return { ok: false, why: `entry ${name}: ${base} is not in the stored cache` };
+      const now = join(target, base);
+      if (v !== now) { e[field] = now; rewritten++; }
     }
   }
-  h.update(JSON.stringify({ config: k.config, seqLen: k.seqLen, cpuAttn: k.cpuAttn, toolchain: k.toolchain ?? null, compile: k.compileCommand }));
-  return { key: h.digest('hex').slice(0, 32), files };
+  writeFileSync(file, JSON.stringify(m, null, 2));
+  return { ok: true, rewritten };
 }
 
 export interface StoredMeta {
@@ -94,15 +141,27 @@ export class KernelStore {
     try { return JSON.parse(readFileSync(f, 'utf8')) as StoredMeta; } catch { return null; }
   }
 
-  /** Replaces target with the stored entry; false on a miss. The target is never left half-copied. */
-  restore(key: string, target: string): StoredMeta | null {
+  /**
+   * Replaces target with the stored entry, its manifest's paths rewritten to target; null on a miss
+   * or when the stored manifest cannot be pointed at this checkout (`refused` says why). The target
+   * is never left half-copied, and a miss creates nothing in the model dir.
+   */
+  restore(key: string, target: string, refused?: (why: string) => void): StoredMeta | null {
     const meta = this.meta(key);
     const src = join(this.entry(key), 'cache');
     if (!meta || !existsSync(src)) return null;
+    const parent = dirname(target);
+    const made = existsSync(parent) ? null : mkdirSync(parent, { recursive: true }) ?? parent;
     const tmp = `${target}.nbg-restore-${process.pid}`;
     rmSync(tmp, { recursive: true, force: true });
-    mkdirSync(join(target, '..'), { recursive: true });
     cpSync(src, tmp, { recursive: true });
+    const rebased = rebaseManifest(tmp, target);
+    if (!rebased.ok) {
+      rmSync(tmp, { recursive: true, force: true });
+      if (made) rmSync(made, { recursive: true, force: true });
+      refused?.(rebased.why);
+      return null;
+    }
     rmSync(target, { recursive: true, force: true });
     renameSync(tmp, target);
     const now = new Date();

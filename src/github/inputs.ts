@@ -14,7 +14,7 @@ export type PromptStyle = (typeof PROMPT_STYLES)[number];
 export interface ActionInputs {
   /** Absolute model directories, in the order given, without duplicates. */
   modelDirs: string[];
-  promptStyle: PromptStyle;
+  promptStyle: PromptStyle | null;
   prompt: string | null;
   python: string | null;
   /** Per-position cosine threshold override; null means T(head_dim). */
@@ -92,7 +92,7 @@ export function parseInputs(get: InputGetter, env: NodeJS.ProcessEnv = process.e
   }
   if (modelDirs.length === 0) problems.push("input 'model-dir': required; give one model directory per line");
 
-  const promptStyle = oneOf('prompt-style', PROMPT_STYLES, 'instruct');
+  const promptStyle = get('prompt-style') ? oneOf('prompt-style', PROMPT_STYLES, 'instruct') : null;
   const prompt = text('prompt');
   if (prompt !== null && /[\r\n]/.test(prompt)) bad('prompt', 'one line expected', prompt.slice(0, 60));
 

@@ -28,23 +28,30 @@ export const testPython: PythonTester = (command) => {
   return { ok: true, executable, version, numpy };
 };
 
+export interface PythonCandidate { command: string; source: PythonInfo['source'] }
+
+/** The Pythons to try, in order: one asked for by name (option, then env) is the only one. */
+export function pythonCandidates(explicit: string | null, env: NodeJS.ProcessEnv = process.env): PythonCandidate[] {
+  if (explicit) return [{ command: explicit, source: 'option' }];
+  if (env.NPU_BLOCK_GATE_PYTHON) return [{ command: env.NPU_BLOCK_GATE_PYTHON, source: 'env' }];
+  return [{ command: 'python3', source: 'PATH' }, { command: '/usr/bin/python3', source: 'fallback' }];
+}
+
+/** The first candidate that imports numpy (the agent's doctor; a check lets the probe itself find out). */
 export function findPython(explicit: string | null, env: NodeJS.ProcessEnv = process.env, test: PythonTester = testPython): PythonInfo {
-  if (explicit) {
-    const t = test(explicit);
-    if (!t.ok) throw new InputError(`--python ${explicit}: ${t.why}`);
-    return { command: explicit, executable: t.executable, version: t.version, numpy: t.numpy, source: 'option' };
-  }
-  const fromEnv = env.NPU_BLOCK_GATE_PYTHON;
-  if (fromEnv) {
-    const t = test(fromEnv);
-    if (!t.ok) throw new InputError(`NPU_BLOCK_GATE_PYTHON=${fromEnv}: ${t.why}`);
-    return { command: fromEnv, executable: t.executable, version: t.version, numpy: t.numpy, source: 'env' };
-  }
   const tried: string[] = [];
-  for (const [command, source] of [['python3', 'PATH'], ['/usr/bin/python3', 'fallback']] as const) {
+  for (const { command, source } of pythonCandidates(explicit, env)) {
     const t = test(command);
     if (t.ok) return { command, executable: t.executable, version: t.version, numpy: t.numpy, source };
+    if (source === 'option') throw new InputError(`--python ${command}: ${t.why}`);
+    if (source === 'env') throw new InputError(`NPU_BLOCK_GATE_PYTHON=${command}: ${t.why}`);
     tried.push(`${command} (${t.why})`);
   }
   throw new InfraError(`no Python with numpy found: tried ${tried.join(', ')}; pass --python or set NPU_BLOCK_GATE_PYTHON`);
+}
+
+/** How a report names the Python and why it was picked. */
+export function describePython(p: PythonInfo): string {
+  const why = p.source === 'option' ? '--python' : p.source === 'env' ? '$NPU_BLOCK_GATE_PYTHON' : p.command;
+  return `${p.executable} (Python ${p.version}, numpy ${p.numpy}; from ${why})`;
 }

@@ -1,18 +1,13 @@
 // The run dir: the one contract between the NPU side (scripts/probe) and the report side.
-// scripts/probe/probe_schema.py holds the same constants; test/rundir.test.ts checks they agree.
+// The names and versions come from scripts/probe/contract.json, which the probe reads too;
+// PROBE_KEYS mirrors probe_schema.PROBE_KEYS (test/contract.test.ts compares them).
+import { PROBE, RUN_FILES_CONTRACT } from '../contract.ts';
+import type { CompileInputs } from '../cache/kernel.ts';
 
-export const PROBE_SCHEMA = 'npu-block-gate/probe';
-export const PROBE_SCHEMA_VERSION = 1;
+export const PROBE_SCHEMA = PROBE.schema as 'npu-block-gate/probe';
+export const PROBE_SCHEMA_VERSION = PROBE.version;
 
-export const RUN_FILES = {
-  probe: 'probe.json',
-  npu: 'block0.npu.npy',
-  ref: 'block0.ref.npy',
-  input: 'block0.input.npy',
-  report: 'report.json',
-  markdown: 'report.md',
-  probeLog: 'probe.log',
-} as const;
+export const RUN_FILES = RUN_FILES_CONTRACT;
 
 export interface ModelConfig {
   n_layers: number;
@@ -33,6 +28,23 @@ export interface Workaround {
   detail: string;
   /** The seed's Phase 4/5 prerequisite line. */
   prerequisite: string;
+}
+
+export interface Step1 {
+  path?: 'kernel-first' | 'inheritance';
+  matches?: boolean;
+  inheritance_allowed?: boolean;
+  llama_sequence?: string[];
+  model_sequence?: string[];
+  breaks?: { rule: string; detail: string }[];
+  block?: { function: string; file: string | null; line?: number | null; where: string; via: string | null; compile: string | null } | null;
+}
+
+export interface Step2 {
+  triggers?: { id: string; detail: string; seed_workaround?: string }[];
+  tree_does?: { id: string; detail: string; evidence?: string }[];
+  prerequisite?: string | null;
+  [k: string]: unknown;
 }
 
 export interface TensorEntry {
@@ -74,7 +86,17 @@ export interface ProbeJson {
     tiles: Record<string, string>;
     workarounds: Workaround[];
     cpu_attn: boolean | null;
+    /** How block 0 ran: run_single_block, a run_transformer_block* function, or the adapter's runner. */
+    runner?: 'single' | 'block' | 'adapter';
+    /** The plan's seed Step 1 answer (kernel sequence vs llama's, the block function and where it lives). */
+    step1?: Step1 | null;
+    /** The plan's Step 2 answer: the config triggers and what the model's code does about them. */
+    step2?: Step2 | null;
+    /** Phase 1 coverage: registry rows naming the model that the block does not launch. */
+    coverage?: { unwired?: unknown[]; [k: string]: unknown } | null;
   };
+  /** What `make diagnosis` runs for this model, and each way this run differs from it. */
+  defaults?: { make_diagnosis: { prompt: string | null; model_choice: string | null; cpu_attn: boolean | null }; differs: string[] } | null;
   reference: {
     kind: 'hf-bf16' | 'emulated';
     runner: string;
@@ -85,6 +107,8 @@ export interface ProbeJson {
     torch: string | null;
     /** The probe's reference cache: null when off or not cacheable (unknown snapshot revision). */
     cache?: { key: string; hit: boolean; dir: string } | null;
+    /** HF_HUB_OFFLINE was set for the run (the default; --online turns it off). */
+    hub_offline?: boolean;
   };
   environment: {
     python: string;
@@ -112,6 +136,9 @@ export interface ProbeJson {
     compiled?: string[];
     reused?: string[];
     compile_seconds?: number | null;
+    manifest_loaded?: boolean | null;
+    /** What the compile imports and reads (the plan's import closure, C++ sources, env): the key's inputs. */
+    inputs?: CompileInputs | null;
   };
   tensors: {
     npu: TensorEntry | null;
@@ -128,4 +155,43 @@ export interface ProbeJson {
     reason: string;
     steps: { step: string; cosine: number }[];
   };
+}
+
+/** Every key probe.json may hold: an object declares a nested object's keys, null a leaf. The same
+ * declaration as probe_schema.PROBE_KEYS on the Python side (test/contract.test.ts compares them). */
+export const PROBE_KEYS = {
+  schema: null,
+  schema_version: null,
+  stage: null,
+  created_at: null,
+  tool: { name: null, version: null },
+  model: { name: null, dir: null, hf_id: null, config: null },
+  prompt: { style: null, text: null, source: null, token_ids: null, real_len: null, padded_len: null, tokenizer: null },
+  defaults: { differs: null, make_diagnosis: null },
+  integration: {
+    path: null, entry: null, runner: null, reason: null, kernels: null, tiles: null, workarounds: null, cpu_attn: null,
+    step1: null, step2: null, coverage: null,
+  },
+  reference: { kind: null, runner: null, lite_mode: null, dtype: null, model_id: null, transformers: null, torch: null, cache: null, hub_offline: null },
+  environment: { python: null, python_executable: null, numpy: null, platform: null, device: null, xrt: null, toolchain: null, git_commit: null, air_root: null },
+  timings: null,
+  kernel_cache: {
+    dir: null, key: null, hit: null, seconds_saved: null, entries: null, seq_len: null, cpu_attn: null, toolchain: null,
+    compile_command: null, compiled: null, reused: null, compile_seconds: null, manifest_loaded: null, inputs: null,
+  },
+  tensors: { npu: null, ref: null, input: null },
+  bisect: null,
+  layers: null,
+} as const;
+
+type KeyDecl = { readonly [k: string]: KeyDecl | null };
+
+/** Dotted paths of keys in a probe.json object that PROBE_KEYS does not declare. */
+export function undeclaredKeys(doc: Record<string, unknown>, decl: KeyDecl = PROBE_KEYS, prefix = ''): string[] {
+  const out: string[] = [];
+  for (const [k, v] of Object.entries(doc)) {
+    if (!(k in decl)) out.push(prefix + k);
+    else if (decl[k] && v && typeof v === 'object' && !Array.isArray(v)) out.push(...undeclaredKeys(v as Record<string, unknown>, decl[k]!, `${prefix}${k}.`));
+  }
+  return out;
 }

@@ -18,7 +18,7 @@ test('defaults: one model dir, full mode, comment on, docs auto', () => {
   const i = parseInputs(from({ 'model-dir': 'llms/a', 'github-token': 't' }), env);
   assert.equal(i.modelDirs, [join(ws, 'llms/a')]);
   assert.is(i.mode, 'full');
-  assert.is(i.promptStyle, 'instruct');
+  assert.is(i.promptStyle, null); // the prompt make diagnosis uses
   assert.is(i.comment, true);
   assert.is(i.layers, false);
   assert.is(i.docs, 'auto');

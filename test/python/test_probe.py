@@ -27,6 +27,8 @@ sys.path.insert(0, os.path.join(REPO, "test", "python"))
 from support import run_probe  # noqa: E402
 
 import probe_block  # noqa: E402
+import probe_call  # noqa: E402
+import probe_entry  # noqa: E402
 import probe_npy  # noqa: E402
 import probe_schema  # noqa: E402
 import probe_tree  # noqa: E402
@@ -78,7 +80,7 @@ class EntryPointTests(unittest.TestCase):
 
     def test_run_single_block_wins(self):
         m = module_with("tiny_prefill", [fn("run_single_block"), fn("run_transformer_block"), fn("compile_all_kernels")])
-        e = probe_block.choose_entry("tiny", self.adapter, "tiny.verify_adapter", m)
+        e = probe_entry.choose_entry("tiny", self.adapter, "tiny.verify_adapter", m)
         self.assertEqual((e.kind, e.path), ("single", "kernel-first"))
         self.assertEqual(e.entry, "tiny.tiny_prefill.run_single_block")
         self.assertIn("run_single_block", e.reason)
@@ -89,7 +91,7 @@ class EntryPointTests(unittest.TestCase):
             [fn("run_transformer_block"), fn("run_transformer_block_qwen3"), fn("compile_all_kernels")],
             foreign={"run_transformer_block": "llama32_1b_prefill"},
         )
-        e = probe_block.choose_entry("qwen3_0_6b", self.adapter, "qwen3_0_6b.verify_adapter", m)
+        e = probe_entry.choose_entry("qwen3_0_6b", self.adapter, "qwen3_0_6b.verify_adapter", m)
         self.assertEqual((e.kind, e.path), ("block", "kernel-first"))
         self.assertEqual(e.entry, "qwen3_0_6b.qwen3_0_6b_prefill.run_transformer_block_qwen3")
         self.assertIn("also present: run_transformer_block", e.reason)
@@ -99,7 +101,7 @@ class EntryPointTests(unittest.TestCase):
             "m_prefill",
             [fn("run_transformer_block_aaa"), fn("run_transformer_block_m"), fn("compile_all_kernels")],
         )
-        e = probe_block.choose_entry("m", self.adapter, "m.verify_adapter", m)
+        e = probe_entry.choose_entry("m", self.adapter, "m.verify_adapter", m)
         self.assertTrue(e.entry.endswith("run_transformer_block_m"))
 
     def test_imported_llama_block_is_inheritance(self):
@@ -108,14 +110,14 @@ class EntryPointTests(unittest.TestCase):
             [fn("run_transformer_block"), fn("compile_all_kernels")],
             foreign={"run_transformer_block": "llama32_1b_prefill"},
         )
-        e = probe_block.choose_entry("llama32_3b", self.adapter, "llama32_3b.verify_adapter", m)
+        e = probe_entry.choose_entry("llama32_3b", self.adapter, "llama32_3b.verify_adapter", m)
         self.assertEqual(e.path, "inheritance")
         self.assertEqual(e.entry, "llama32_1b.llama32_1b_prefill.run_transformer_block")
         self.assertIn("llama32_1b_prefill", e.reason)
 
     def test_own_plain_block_is_kernel_first(self):
         m = module_with("llama32_1b_prefill", [fn("run_transformer_block"), fn("compile_all_kernels")])
-        e = probe_block.choose_entry("llama32_1b", self.adapter, "llama32_1b.verify_adapter", m)
+        e = probe_entry.choose_entry("llama32_1b", self.adapter, "llama32_1b.verify_adapter", m)
         self.assertEqual(e.path, "kernel-first")
 
     def test_inference_module_fallback_when_no_prefill(self):
@@ -124,25 +126,51 @@ class EntryPointTests(unittest.TestCase):
             [fn("run_transformer_block"), fn("compile_all_kernels")],
             foreign={"run_transformer_block": "llama32_1b_prefill", "compile_all_kernels": "llama32_1b_prefill"},
         )
-        e = probe_block.choose_entry("smollm2", self.adapter, "smollm2.verify_adapter", None, inf)
+        e = probe_entry.choose_entry("smollm2", self.adapter, "smollm2.verify_adapter", None, (inf,))
         self.assertEqual((e.kind, e.path), ("block", "inheritance"))
+
+    def test_block_imported_into_the_adapter_under_an_alias(self):
+        # smollm2_1_7b: no prefill module; the adapter does
+        # `from llama32_1b_prefill import run_transformer_block as run_prefill_block`.
+        home = module_with("llama32_1b_prefill", [fn("run_transformer_block"), fn("compile_all_kernels")])
+        sys.modules["llama32_1b_prefill"] = home
+        self.addCleanup(sys.modules.pop, "llama32_1b_prefill", None)
+        adapter = types.ModuleType("smollm2_1_7b.verify_adapter")
+        adapter.run_prefill_block = home.run_transformer_block
+        adapter.build_runner = lambda *a, **k: None
+        e = probe_entry.choose_entry("smollm2_1_7b", adapter, "smollm2_1_7b.verify_adapter", None, (None, adapter))
+        self.assertEqual(e.kind, "block")
+        self.assertEqual(e.entry, "llama32_1b.llama32_1b_prefill.run_transformer_block")
+        self.assertIs(e.compile_all, home.compile_all_kernels)
+        self.assertEqual(e.path, "inheritance")
+
+    def test_step1_label_comes_from_the_plan_not_the_definition_site(self):
+        # llama32_3b keeps its own copy of llama's block: defined in its own module,
+        # yet the seed's rule (same kernel sequence) says inheritance is allowed.
+        m = module_with("llama32_3b_prefill", [fn("run_transformer_block"), fn("compile_all_kernels")])
+        e = probe_entry.choose_entry("llama32_3b", self.adapter, "llama32_3b.verify_adapter", m,
+                                     step1={"path": "inheritance"})
+        self.assertEqual(e.path, "inheritance")
+        e = probe_entry.choose_entry("llama32_3b", self.adapter, "llama32_3b.verify_adapter", m,
+                                     step1={"path": "kernel-first"})
+        self.assertEqual(e.path, "kernel-first")
 
     def test_adapter_fallback(self):
         m = module_with("x_prefill", [fn("compile_all_kernels")])
-        e = probe_block.choose_entry("x", self.adapter, "x.verify_adapter", m)
+        e = probe_entry.choose_entry("x", self.adapter, "x.verify_adapter", m)
         self.assertEqual((e.kind, e.path, e.entry), ("adapter", "adapter", "x.verify_adapter.build_runner"))
-        e = probe_block.choose_entry("x", self.adapter, "x.verify_adapter", None)
+        e = probe_entry.choose_entry("x", self.adapter, "x.verify_adapter", None)
         self.assertEqual(e.path, "adapter")
         self.assertIn("no x_prefill.py", e.reason)
 
     def test_block_without_compile_all_falls_back(self):
         m = module_with("x_prefill", [fn("run_transformer_block")])
-        e = probe_block.choose_entry("x", self.adapter, "x.verify_adapter", m)
+        e = probe_entry.choose_entry("x", self.adapter, "x.verify_adapter", m)
         self.assertEqual(e.path, "adapter")
 
     def test_nothing_runnable_is_bad_input(self):
         with self.assertRaises(ProbeError):
-            probe_block.choose_entry("x", types.SimpleNamespace(), "x.verify_adapter", None)
+            probe_entry.choose_entry("x", types.SimpleNamespace(), "x.verify_adapter", None)
 
     def test_filter_kwargs_follows_signature(self):
         def f(layer_idx=0, hidden=None, cache=None):
@@ -152,20 +180,20 @@ class EntryPointTests(unittest.TestCase):
             pass
 
         offered = {"layer_idx": 0, "hidden": 1, "cache": 2, "cpu_attn": True}
-        self.assertEqual(probe_block.filter_kwargs(f, offered), {"layer_idx": 0, "hidden": 1, "cache": 2})
-        self.assertEqual(probe_block.filter_kwargs(g, offered), offered)
+        self.assertEqual(probe_call.filter_kwargs(f, offered), {"layer_idx": 0, "hidden": 1, "cache": 2})
+        self.assertEqual(probe_call.filter_kwargs(g, offered), offered)
 
     def test_block_output_shapes(self):
         a = np.ones((2, 2))
         b = np.zeros((2, 2))
-        self.assertIs(probe_block.block_output(a), a)
-        self.assertIs(probe_block.block_output((a, {"ffn_out": b})), b)
-        self.assertIs(probe_block.block_output((a, {})), a)
-        self.assertIs(probe_block.block_output({"ffn_out": b}), b)
+        self.assertIs(probe_call.block_output(a), a)
+        self.assertIs(probe_call.block_output((a, {"ffn_out": b})), b)
+        self.assertIs(probe_call.block_output((a, {})), a)
+        self.assertIs(probe_call.block_output({"ffn_out": b}), b)
 
     def test_copy_is_independent_of_the_shared_buffer(self):
         shared = np.arange(6, dtype=np.float32).reshape(2, 3)
-        got = probe_block.copy_f32(shared[:, :])
+        got = probe_call.copy_f32(shared[:, :])
         shared[:] = -1
         self.assertEqual(got.tolist(), [[0, 1, 2], [3, 4, 5]])
 

@@ -22,7 +22,7 @@ sys.path.insert(0, PROBE)
 sys.path.insert(0, os.path.join(REPO, "test", "python"))
 from support import run_probe  # noqa: E402
 
-import probe_block  # noqa: E402
+import probe_kernels  # noqa: E402
 from fakes import fake_tree  # noqa: E402
 
 KC_FIELDS = ("dir", "key", "hit", "seconds_saved", "entries", "seq_len", "cpu_attn", "toolchain",
@@ -77,7 +77,7 @@ class TrackCompilesTests(TempDirCase):
         c = _Cache()
         c.artifacts["a"] = _Art(self.elf("a"))
         orig = vars(_Cache)["compile_and_cache"]
-        rec = probe_block.track_compiles(c, reuse=False)
+        rec = probe_kernels.track_compiles(c, reuse=False)
         self.assertEqual(c.compile_and_cache("a", None, {}), "compiled")
         c.compile_and_cache(name="b", mlir_module=None, backend_kwargs={})
         self.assertEqual((c.calls, rec.compiled, rec.reused), (["a", "b"], ["a", "b"], []))
@@ -89,7 +89,7 @@ class TrackCompilesTests(TempDirCase):
         c.artifacts["a"] = _Art(self.elf("a"))
         c.artifacts["gone"] = _Art(os.path.join(self.tmp, "gone.elf"))  # binary missing
         c.artifacts["d"] = {"output_binary": self.elf("d")}  # dict-shaped artifacts too
-        rec = probe_block.track_compiles(c, reuse=True)
+        rec = probe_kernels.track_compiles(c, reuse=True)
         self.assertIsNone(c.compile_and_cache("a", None, {}))  # mlir-air's compile_and_cache returns None
         self.assertEqual(c.compile_and_cache("gone", None, {}), "compiled")
         self.assertEqual(c.compile_and_cache("new", None, {}), "compiled")
@@ -104,7 +104,7 @@ class TrackCompilesTests(TempDirCase):
             def compile_and_cache(self, name, *a):
                 return None
 
-        rec = probe_block.track_compiles(Slotted(), reuse=True)
+        rec = probe_kernels.track_compiles(Slotted(), reuse=True)
         self.assertFalse(rec.tracked)
 
     def test_toolchain_of(self):
@@ -112,9 +112,9 @@ class TrackCompilesTests(TempDirCase):
             def _toolchain_id(self):
                 return {"mlir_aie": "1.2", "llvm-aie": "19", "nested": {"x": 1}}
 
-        self.assertEqual(probe_block.toolchain_of(C()),
+        self.assertEqual(probe_kernels.toolchain_of(C()),
                          {"llvm-aie": "19", "mlir_aie": "1.2", "nested": '{"x": 1}'})
-        self.assertIsNone(probe_block.toolchain_of(object()))
+        self.assertIsNone(probe_kernels.toolchain_of(object()))
 
 
 # ---------------------------------------------------------------------------

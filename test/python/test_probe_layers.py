@@ -18,7 +18,7 @@ sys.path.insert(0, PROBE)
 sys.path.insert(0, os.path.join(REPO, "test", "python"))
 from support import run_probe  # noqa: E402
 
-import probe_cli  # noqa: E402
+import probe_run  # noqa: E402
 from probe_errors import ProbeError  # noqa: E402
 from fakes import fake_tree  # noqa: E402
 
@@ -48,7 +48,7 @@ class WriteLayersTests(unittest.TestCase):
         npu = {0: np.zeros((4, 8), np.float32), 1: np.zeros((5, 8), np.float32)}
         ref = {0: np.zeros((4, 8), np.float32), 1: np.zeros((4, 8), np.float32)}
         with self.assertRaises(ProbeError) as cm:
-            probe_cli.write_layers(self.tmp, "m.verify_adapter.build_runner.prefill", npu, ref, 3, _Log())
+            probe_run.write_layers(self.tmp, "m.verify_adapter.build_runner.prefill", npu, ref, 3, _Log())
         self.assertEqual(cm.exception.exit_code, 2)
         self.assertIn("layer 1", cm.exception.one_line())
         self.assertNotIn("\n", cm.exception.one_line())
@@ -59,7 +59,7 @@ class WriteLayersTests(unittest.TestCase):
         npu = {0: a, 1: a, 2: a}
         ref = {0: a, 2: a}
         log = _Log()
-        rec = probe_cli.write_layers(self.tmp, "src.prefill", npu, ref, 3, log)
+        rec = probe_run.write_layers(self.tmp, "src.prefill", npu, ref, 3, log)
         self.assertEqual([e["layer"] for e in rec["entries"]], [0])
         self.assertEqual(rec["entries"][0]["npu"], {"file": "layers/layer_00.npu.npy", "dtype": "f32", "shape": [4, 8]})
         self.assertEqual(rec["source"], "src.prefill")

@@ -17,6 +17,7 @@ from shared.infra.adapter import VerifyAdapter, put_model_on_path  # noqa: E402
 put_model_on_path(__file__)
 import tiny_llama_prefill  # noqa: E402
 import tiny_llama_weights  # noqa: E402
+from tiny_llama_prefill import run_transformer_block as run_prefill_block  # noqa: E402,F401 - called by name, as the real adapters do
 
 MODEL_KEY = "tiny_llama"
 MODEL_CHOICES = {
@@ -27,7 +28,7 @@ DEFAULT_MODEL = "instruct"
 PREFILL_SEQ_LEN = 128  # NPU prefill length (multiple of 64); prompts are padded to it
 
 _ADAPTER = VerifyAdapter(MODEL_KEY, __file__, MODEL_CHOICES, PREFILL_SEQ_LEN,
-                         weights=tiny_llama_weights, prefill=tiny_llama_prefill)
+                         weights=tiny_llama_weights, prefill=tiny_llama_prefill, module=sys.modules[__name__])
 resolve_model = _ADAPTER.resolve_model
 hf_reference = _ADAPTER.hf_reference  # bf16: the reference is the same checkpoint
 build_config = _ADAPTER.build_config  # tiny_llama_weights.LlamaConfig()

@@ -27,6 +27,8 @@ from pathlib import Path
 import numpy as np
 
 from . import toy_tokenizer
+from .bf16 import to_bf16
+from .block import embed_tokens
 from .cache import KernelCache
 
 
@@ -51,9 +53,12 @@ class VerifyAdapter:
     weights: the model's `<model>_weights` module (LlamaConfig, load_weights,
         generate_rope_lut).
     prefill: the model's `<model>_prefill` module (compile_all_kernels, run_prefill).
+    module: the `verify_adapter` module itself; its global `run_prefill_block` is
+        the block function the runner's layer loop calls, looked up at call time
+        as a real adapter's loop does.
     """
 
-    def __init__(self, model_key, model_file, choices, prefill_seq_len, *, weights, prefill):
+    def __init__(self, model_key, model_file, choices, prefill_seq_len, *, weights, prefill, module=None):
         self.model_key = model_key
         self.model_dir = Path(model_file).resolve().parent
         self.verify_dir = self.model_dir.parent / "verify"
@@ -61,6 +66,7 @@ class VerifyAdapter:
         self.prefill_seq_len = prefill_seq_len
         self.weights = weights
         self.prefill_module = prefill
+        self.module = module
         # This model's runner class, so that `verify_adapter.NpuRunner(weights,
         # config, max_seq, ...)` works as it does in a real adapter.
         self.NpuRunner = type("NpuRunner", (NpuRunner,), {"model": self})
@@ -143,6 +149,24 @@ class NpuRunner:
         top1 = int(np.argmax(logits))
         if self.lite_mode:
             return self._record([], np.empty((0,), np.float32), logits, top1)
-        inter = [{"ffn_out": np.array(o[:n], dtype=np.float32)} for o in outs[:-1]]
-        inter.append({})
+        inter = self._layer_intermediates(tokens)
+        inter[-1] = {}  # the last layer's cell is the post-final-norm hidden (final_hidden_normed)
         return self._record(inter, np.array(final[:n], dtype=np.float32), logits, top1)
+
+    def _layer_intermediates(self, tokens):
+        """The real adapters' diagnosis loop, kept as they write it: each layer's
+        ffn_out is `np.asarray(ints["ffn_out"])[:prompt_len]`, NOT a copy. The
+        block returns views of one KernelCache output buffer that the next layer
+        overwrites, so a caller that wants every layer must copy each block's
+        outputs when they are produced (npu-block-gate's probe does)."""
+        run_block = getattr(self.model.module, "run_prefill_block", None) if self.model.module else None
+        if run_block is None:
+            run_block = self.model.prefill_module.run_transformer_block
+        n = tokens.size
+        x = to_bf16(embed_tokens(self.weights, tokens, self.seq_len))
+        inter = []
+        for li, lw in enumerate(self.weights.layers):
+            x, ints = run_block(x, lw, self.rope_lut, self.config, self.cache, layer_idx=li,
+                                cpu_attn=self.cpu_attn, verbose=False)
+            inter.append({"ffn_out": np.asarray(ints["ffn_out"])[:n]})
+        return inter

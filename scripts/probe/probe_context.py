@@ -1,0 +1,160 @@
+"""One run's context: everything the config stage resolves, in one object.
+
+`open_run` imports the tree (adapter, block modules), builds the config, picks
+the prompt, tokens, seq_len, attention mode and block entry, with the plan's
+`make diagnosis` defaults where the user gave nothing. The block stage, the
+reference and the layers all take this object instead of a dozen positional
+parameters.
+"""
+
+import dataclasses
+import os
+import time
+
+from probe_call import default_of
+from probe_block import choose_seq_len, declared_seq_len
+from probe_entry import choose_entry, load_block_modules
+from probe_kernels import build_dir, kernel_cache_dir
+from probe_model import model_names, open_model
+from probe_reference import reference_kind, tokenize
+from probe_schema import MAX_SEQ_DEFAULT
+from probe_tree import canonical_prompt, detect_workarounds, resolve_tree
+
+
+@dataclasses.dataclass
+class RunContext:
+    args: object
+    log: object
+    plan: object  # the static plan (probe_plan.make_plan), or None
+    tree: object
+    adapter: object
+    adapter_name: str
+    config: object  # the adapter's config object
+    cfg: dict  # probe.json model.config
+    model_name: str  # what load_weights / build_runner take
+    hf_id: str  # the HF reference id
+    prompt: str
+    prompt_source: str
+    prompt_style: str
+    tokens: list
+    tokenizer: object
+    tokenizer_label: str
+    prefill_mod: object
+    inference_mod: object
+    max_seq: int
+    seq_len: int
+    seq_why: str
+    cpu_attn: bool
+    entry: object  # probe_entry.Entry
+    workarounds: list
+    ref_kind: str
+    defaults: dict  # probe.json `defaults`: what make diagnosis runs, and where this run differs
+    t_start: float = dataclasses.field(default_factory=time.monotonic)
+    timings: dict = dataclasses.field(default_factory=dict)
+    created_dirs: list = dataclasses.field(default_factory=list)  # dirs this run made in the tree
+
+    @property
+    def real_len(self):
+        return len(self.tokens)
+
+    @property
+    def cache_dir(self):
+        return kernel_cache_dir(self.tree, self.plan)
+
+    @property
+    def build_dir(self):
+        return build_dir(self.tree, self.plan)
+
+
+def _plan_part(plan, key):
+    return (plan or {}).get(key) or {}
+
+
+def open_run(args, log, plan=None):
+    """The config stage: resolve and import everything block 0 needs (nothing compiles)."""
+    t = time.monotonic()
+    tree = resolve_tree(args.model_dir, args.air_root)
+    log.step(f"tree {tree.air_root}, model {tree.model}")
+    adapter, adapter_name, config, cfg = open_model(tree)
+    diag = _plan_part(plan, "defaults")
+    choice = args.hf_model or diag.get("model_choice") or getattr(adapter, "DEFAULT_MODEL", None)
+    model_name, hf_id = model_names(adapter, adapter_name, choice, tree)
+    log.step(f"config: {cfg['n_layers']} layers, emb_dim {cfg['emb_dim']}, head_dim {cfg['head_dim']}; "
+             f"weights {model_name}, reference {hf_id}")
+
+    if args.prompt is None and args.prompt_style is None and diag.get("prompt"):
+        prompt, source, style = diag["prompt"], diag.get("prompt_source") or "make diagnosis", "diagnosis"
+    else:
+        style = args.prompt_style or "instruct"
+        prompt, source = canonical_prompt(tree, style, args.prompt)
+    tokens, tokenizer_label, tokenizer = tokenize(tree, adapter, model_name, prompt)
+    prefill_mod, inference_mod = load_block_modules(tree)
+    max_seq = int(getattr(adapter, "MAX_SEQ", None) or getattr(prefill_mod, "MAX_SEQ", None) or MAX_SEQ_DEFAULT)
+    if len(tokens) > max_seq:
+        log.step(f"prompt has {len(tokens)} tokens; truncating to max_seq {max_seq} as verify_runner does")
+        tokens = tokens[:max_seq]
+    declared = declared_seq_len(adapter, prefill_mod)
+    seq_len, seq_why = choose_seq_len(len(tokens), args.seq_len, max_seq, declared if declared[0] else None)
+    log.step(f"prompt {source}: {len(tokens)} tokens, padded to {seq_len} ({seq_why})")
+
+    step1 = _plan_part(plan, "step1") or None
+    entry = choose_entry(tree.model, adapter, adapter_name, prefill_mod, (inference_mod, adapter), step1)
+    cpu_attn = _cpu_attn(args, diag, tree, entry)
+    log.step(f"integration {entry.path}: {entry.entry} ({entry.kind}, {'CPU' if cpu_attn else 'NPU'} attention)")
+    workarounds = _workarounds(cfg, plan)
+    for w in workarounds:
+        log.step(f"workaround trigger {w['id']}: {w['detail']}")
+    defaults = _defaults_record(diag, prompt, choice, cpu_attn)
+    for line in defaults["differs"]:
+        log.step(f"differs from make diagnosis: {line}")
+    ctx = RunContext(
+        args=args, log=log, plan=plan, tree=tree, adapter=adapter, adapter_name=adapter_name, config=config,
+        cfg=cfg, model_name=model_name, hf_id=hf_id, prompt=prompt, prompt_source=source, prompt_style=style,
+        tokens=tokens, tokenizer=tokenizer, tokenizer_label=tokenizer_label, prefill_mod=prefill_mod,
+        inference_mod=inference_mod, max_seq=max_seq, seq_len=seq_len, seq_why=seq_why, cpu_attn=cpu_attn,
+        entry=entry, workarounds=workarounds, ref_kind=reference_kind(tree), defaults=defaults, t_start=t,
+    )
+    ctx.timings["config"] = time.monotonic() - t
+    return ctx
+
+
+def _cpu_attn(args, diag, tree, entry):
+    """--cpu-attn/--npu-attn; else what make diagnosis runs (verify_runner's
+    --npu-attn default, on); a tree without verify_runner.py (air-mini) keeps its
+    block compile's own default."""
+    if args.cpu_attn is not None:
+        return bool(args.cpu_attn)
+    has_runner = os.path.isfile(os.path.join(tree.verify_dir, "verify_runner.py"))
+    if has_runner and diag.get("cpu_attn") is not None:
+        return bool(diag["cpu_attn"])
+    if entry.compile_all is not None:
+        d = default_of(entry.compile_all, "cpu_attn")
+        if isinstance(d, bool):
+            return d
+    return not has_runner
+
+
+def _workarounds(cfg, plan):
+    """Seed Step 2 triggers; the prerequisite line worded from what the model's
+    own code does when the plan found it."""
+    found = detect_workarounds(cfg)
+    step2 = _plan_part(plan, "step2")
+    if step2.get("prerequisite"):
+        for w in found:
+            w["prerequisite"] = step2["prerequisite"]
+    return found
+
+
+def _defaults_record(diag, prompt, choice, cpu_attn):
+    """probe.json `defaults`: make diagnosis's prompt, model choice and attention,
+    and one line for each way this run differs (the report shows them)."""
+    md = {"prompt": diag.get("prompt"), "model_choice": diag.get("model_choice"), "cpu_attn": diag.get("cpu_attn")}
+    differs = []
+    if md["prompt"] is not None and prompt != md["prompt"]:
+        differs.append(f"prompt {prompt!r}; make diagnosis uses {md['prompt']!r}")
+    if md["model_choice"] is not None and choice != md["model_choice"]:
+        differs.append(f"model {choice!r}; make diagnosis uses MODEL={md['model_choice']}")
+    if md["cpu_attn"] is not None and cpu_attn != md["cpu_attn"]:
+        differs.append(f"{'CPU' if cpu_attn else 'NPU'} attention; make diagnosis runs "
+                       f"{'CPU' if md['cpu_attn'] else 'NPU'} attention")
+    return {"make_diagnosis": md, "differs": differs}
