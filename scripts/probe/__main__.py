@@ -3,6 +3,7 @@
 import json
 import os
 import sys
+import time
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 if _HERE not in sys.path:
@@ -22,6 +23,9 @@ if __name__ == "__main__":
                 f"probe: error: numpy: {type(exc).__name__}: {exc} (run the probe with the mlir-air environment's python)\n"
             )
             sys.exit(EXIT_NO_NUMPY)
+        # The probe's own clock starts here (probe.json timings.total): interpreter start-up
+        # and the numpy import before it are the tool's overhead, not the probe's.
+        args.t0 = time.monotonic()
         if getattr(args, "events", False):
             info = {"event": "python", "executable": sys.executable, "version": sys.version.split()[0],
                     "numpy": numpy.__version__}

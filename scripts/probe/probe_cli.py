@@ -6,6 +6,7 @@ import json
 import os
 import signal
 import sys
+import time
 import traceback
 import warnings
 
@@ -69,10 +70,7 @@ def _unlink(path):
 
 
 def make_plan(args):
-    try:
-        from probe_plan import make_plan as _make  # noqa: PLC0415 - stdlib only; loaded when needed
-    except ImportError:  # TEMP until probe_plan lands
-        return {}
+    from probe_plan import make_plan as _make  # noqa: PLC0415 - stdlib only; loaded when needed
 
     return _make(args.model_dir, args.air_root, environ=os.environ, online=args.online,
                  model_choice=args.hf_model, prompt=args.prompt, prompt_style=args.prompt_style,
@@ -117,8 +115,10 @@ def gate(plan, log):
         raise ProbeError(model, "; ".join(f["message"] for f in tree))
     env = [f for f in failed if f.get("kind") != "tree"]
     if env:
-        fixes = "; ".join(f["fix"] for f in env if f.get("fix"))
-        raise EnvironmentProblem("environment", "; ".join(f["message"] for f in env) + (f" (fix: {fixes})" if fixes else ""))
+        for f in env:  # the fixes, one per finding, in probe.log and `npu-block-gate plan`
+            log.detail(f"preflight: {f['message']} (fix: {f.get('fix') or '-'})")
+        raise EnvironmentProblem("this machine cannot run the model", "; ".join(f["message"] for f in env)
+                                 + " (npu-block-gate plan --model-dir ... lists the fixes)")
     for f in plan.get("preflight") or []:
         if f.get("status") == "warn":
             log.step(f"preflight warning: {f['message']}")
@@ -205,7 +205,9 @@ def main(argv=None, args=None):
             body = probe_bisect.run_bisect
         else:
             hub_offline(args.online)
+            t = time.monotonic()
             args.plan = gate(make_plan(args), log)
+            args.plan_seconds = time.monotonic() - t
             prepare_run_dir(args.out)
             log.attach(os.path.join(args.out, PROBE_LOG))
             body = run

@@ -115,6 +115,10 @@ def open_run(args, log, plan=None):
         entry=entry, workarounds=workarounds, ref_kind=reference_kind(tree), defaults=defaults, t_start=t,
     )
     ctx.timings["config"] = time.monotonic() - t
+    if getattr(args, "plan_seconds", None) is not None:
+        ctx.timings["plan"] = args.plan_seconds
+    if getattr(args, "t0", None) is not None:
+        ctx.t_start = args.t0  # total: from the probe's start, plan included
     return ctx
 
 

@@ -22,15 +22,14 @@ import sys
 import probe_static as st
 from probe_errors import ProbeError
 
-PLAN_SCHEMA = "npu-block-gate/plan"
-PLAN_SCHEMA_VERSION = 1
-EXIT_OK = 0
-EXIT_REFUSED = 2
+from probe_schema import EXIT_BAD_INPUT as EXIT_REFUSED  # noqa: E402 - contract.json, stdlib only
+from probe_schema import EXIT_OK, PLAN_SCHEMA, PLAN_SCHEMA_VERSION  # noqa: E402
 
-PROGRAMMING_EXAMPLES = "programming_examples"
-LLMS = "llms"
+from probe_schema import LLMS_DIR_NAME as LLMS  # noqa: E402
+from probe_schema import MAX_SEQ_DEFAULT as DEFAULT_SEQ_LEN  # noqa: E402 - production prefill ELFs are built for it
+from probe_schema import PROGRAMMING_EXAMPLES  # noqa: E402
+
 EMULATED_MARKER = "AIR_MINI"
-DEFAULT_SEQ_LEN = 2048  # production prefill ELFs and registry shapes are built for it
 DEFAULT_PROMPT_STYLE = "instruct"
 ALIGN = 1024  # seed Step 2: emb_dim/hidden_dim not a multiple of this -> padding trigger
 
@@ -1121,13 +1120,18 @@ def kernel_cache(ctx, compile_, seq_len):
     else:
         build_dir = os.path.join(ctx.model_dir, "build_peano" if peano else "build_chess")
         build_source = "convention (build_peano with PEANO_INSTALL_DIR, else build_chess)"
-    if cache_dir is None:
+    adapter_dir = cache_dir
+    if cache_dir is None or os.path.basename(cache_dir) == "prefill_kernel_cache":
+        # The probe compiles block 0 with its own KernelCache: into the dir `make compile`
+        # uses (BUILD_DIR), so a make-built cache and ours are the same one. The adapter's
+        # own runner (--layers) keeps the dir it hard-codes (adapter_dir).
         cache_dir, dir_source = os.path.join(build_dir, "prefill_kernel_cache"), "<build_dir>/prefill_kernel_cache"
     files, env, models = [], {}, []
     if compile_:
         files, env, models = compile_inputs(ctx, compile_["_path"])
     return {"build_dir": ctx.rel(build_dir), "build_dir_source": build_source,
             "dir": ctx.rel(cache_dir) if os.path.isabs(cache_dir) else cache_dir, "dir_source": dir_source,
+            "adapter_dir": ctx.rel(adapter_dir) if adapter_dir and os.path.isabs(adapter_dir) else adapter_dir,
             "seq_len": seq_len, "compile": compile_["function"] if compile_ else None,
             "inputs": {"files": files, "env": env, "models": models}}
 
@@ -1187,7 +1191,11 @@ C_SUFFIXES = (".cc", ".cpp", ".c", ".h", ".hpp")
 def compile_inputs(ctx, compile_path):
     """Files and environment variables that can change what compile_all_kernels builds."""
     base = [ctx.model_dir, os.path.dirname(compile_path), ctx.verify_dir, ctx.llms_dir, ctx.pe_dir]
-    order, _, _ = import_closure(ctx, [compile_path], base)
+    # The KernelCache module is a compile input too: its compile_and_cache prepares
+    # air_project/ and builds the external kernels (shared.infra.external_kernels).
+    cache_mod = os.path.join(ctx.llms_dir, "shared", "infra", "cache.py")
+    roots = [compile_path] + ([cache_mod] if os.path.isfile(cache_mod) else [])
+    order, _, _ = import_closure(ctx, roots, base)
     files = set(order)
     env_names = {}
     for path in order:
@@ -1378,14 +1386,14 @@ def make_plan(model_dir, air_root=None, *, environ=None, online=False, model_cho
         pre.append(finding("hf-runner", "fail", "tree", f"{ctx.rel(hf_runner)} missing: no HF bf16 reference",
                            "restore verify/runners/hf_runner.py"))
     kc = kernel_cache(ctx, compile_, seq)
-    make_cache = os.path.join(kc["build_dir"], "prefill_kernel_cache").replace(os.sep, "/")
-    if os.path.isfile(os.path.join(ctx.model_dir, "Makefile")) and kc["dir"] != make_cache \
-            and kc["dir"].endswith("/prefill_kernel_cache"):
+    adapter_dir = kc.get("adapter_dir")
+    if os.path.isfile(os.path.join(ctx.model_dir, "Makefile")) and adapter_dir and adapter_dir != kc["dir"] \
+            and adapter_dir.endswith("/prefill_kernel_cache"):
         findings.append(finding(
             "kernel-cache-dir", "warn", "tree",
-            f"the run opens {kc['dir']} ({kc['dir_source']}) but make compiles into {make_cache} "
-            f"({kc['build_dir_source']})",
-            "set PEANO_INSTALL_DIR (make then uses build_peano) or cache the dir the adapter opens"))
+            f"block 0 compiles into {kc['dir']} as make does ({kc['build_dir_source']}), but the verify adapter's "
+            f"runner (used by --layers) opens {adapter_dir}",
+            "set PEANO_INSTALL_DIR (make then uses build_peano, the adapter's dir too)"))
     pre += findings
 
     return {

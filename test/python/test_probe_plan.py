@@ -407,9 +407,13 @@ class RealTreePlanTest(unittest.TestCase):
         self.assertEqual(peano["build_dir"], "programming_examples/llms/smollm2_1_7b/build_peano")
         self.assertEqual(peano["dir"], "programming_examples/llms/smollm2_1_7b/build_peano/prefill_kernel_cache")
         self.assertEqual(peano["inputs"]["env"]["PEANO_INSTALL_DIR"], "/opt/peano")
-        # The adapter opens build_peano/ whatever make's BUILD_DIR is; the plan says so.
-        self.assertEqual(chess["dir"], "programming_examples/llms/smollm2_1_7b/build_peano/prefill_kernel_cache")
+        # Block 0 compiles where make does (build_chess without Peano); the adapter's own runner
+        # opens build_peano/ whatever make's BUILD_DIR is, and the plan says so.
+        self.assertEqual(chess["dir"], "programming_examples/llms/smollm2_1_7b/build_chess/prefill_kernel_cache")
+        self.assertEqual(chess["adapter_dir"], "programming_examples/llms/smollm2_1_7b/build_peano/prefill_kernel_cache")
         self.assertEqual(by_id(self.plans["smollm2_1_7b"], "kernel-cache-dir")["status"], "warn")
+        self.assertIsNone(by_id(self.plan("smollm2_1_7b", environ=dict(self.env, PEANO_INSTALL_DIR="/opt/peano")),
+                                "kernel-cache-dir"))
 
     def test_kernel_cache_dir_of_quantized_models(self):
         self.assertEqual(self.plans["qwen25_3b_q4"]["kernel_cache"]["dir"],
