@@ -3,10 +3,64 @@ import { createRequire as __nbgCreateRequire } from 'node:module'; const require
 
 // src/cli.ts
 import { parseArgs as parseArgs2 } from "node:util";
-import { resolve as resolve6, basename as basename3 } from "node:path";
+import { resolve as resolve6, basename as basename4 } from "node:path";
+
+// scripts/probe/contract.json
+var contract_default = {
+  comment: "Constants shared by the Python probe (probe_schema.py) and the TypeScript side (src/contract.ts). One source of truth: change them here only; test/contract.test.ts and test/python/test_contract.py read this file from both sides.",
+  exit: { ok: 0, fail: 1, input: 2, infra: 3, no_numpy: 4 },
+  probe: {
+    schema: "npu-block-gate/probe",
+    version: 1,
+    stages: ["config", "block"]
+  },
+  plan: { schema: "npu-block-gate/plan", version: 1 },
+  run_files: {
+    probe: "probe.json",
+    npu: "block0.npu.npy",
+    ref: "block0.ref.npy",
+    input: "block0.input.npy",
+    report: "report.json",
+    markdown: "report.md",
+    probeLog: "probe.log"
+  },
+  layers_dir: "layers",
+  bisect: {
+    schema: "npu-block-gate/bisect",
+    version: 1,
+    dir: "bisect",
+    json: "bisect.json",
+    stage: "block",
+    hook: "bisect_steps",
+    cpu_steps_kw: "cpu_steps",
+    step_keys: ["step", "kernel", "cpu_equivalent"]
+  },
+  npu_lock: {
+    path: "/tmp/mlir-air-npu.lock",
+    env: "NPU_BLOCK_GATE_NPU_LOCK",
+    timeout_seconds: 1800,
+    progress_seconds: 15
+  },
+  kernel_stamp: { file: "npu-block-gate.json", schema: "npu-block-gate/kernel-stamp" },
+  integration_paths: ["kernel-first", "inheritance", "adapter"],
+  reference_kinds: ["hf-bf16", "emulated"],
+  control: {
+    comment: "`probe check` talks to the TypeScript side on stderr lines starting with event_prefix (one JSON object each) and waits for one JSON line on stdin after the 'config' event.",
+    event_prefix: "probe-event: "
+  }
+};
+
+// src/contract.ts
+var EXIT_CODES = contract_default.exit;
+var PROBE = contract_default.probe;
+var RUN_FILES_CONTRACT = contract_default.run_files;
+var BISECT_CONTRACT = contract_default.bisect;
+var NPU_LOCK = contract_default.npu_lock;
+var EVENT_PREFIX = contract_default.control.event_prefix;
+var PLAN_CONTRACT = contract_default.plan;
 
 // src/errors.ts
-var EXIT = { pass: 0, fail: 1, input: 2, infra: 3 };
+var EXIT = { pass: EXIT_CODES.ok, fail: EXIT_CODES.fail, input: EXIT_CODES.input, infra: EXIT_CODES.infra };
 var GateError = class extends Error {
   exitCode;
   file;
@@ -56,7 +110,7 @@ function defaultRunDirName(model, now = /* @__PURE__ */ new Date()) {
 
 // src/pipeline.ts
 import { existsSync as existsSync8, statSync as statSync3, mkdirSync as mkdirSync3, rmSync as rmSync3 } from "node:fs";
-import { join as join8, resolve as resolve2, isAbsolute as isAbsolute3, basename as basename2 } from "node:path";
+import { join as join8, resolve as resolve2, isAbsolute as isAbsolute4, basename as basename3 } from "node:path";
 
 // package.json
 var package_default = {
@@ -116,25 +170,25 @@ var testPython = (command) => {
   const [executable, version, numpy] = r.stdout.trim().split("\n");
   return { ok: true, executable, version, numpy };
 };
+function pythonCandidates(explicit, env = process.env) {
+  if (explicit) return [{ command: explicit, source: "option" }];
+  if (env.NPU_BLOCK_GATE_PYTHON) return [{ command: env.NPU_BLOCK_GATE_PYTHON, source: "env" }];
+  return [{ command: "python3", source: "PATH" }, { command: "/usr/bin/python3", source: "fallback" }];
+}
 function findPython(explicit, env = process.env, test = testPython) {
-  if (explicit) {
-    const t = test(explicit);
-    if (!t.ok) throw new InputError(`--python ${explicit}: ${t.why}`);
-    return { command: explicit, executable: t.executable, version: t.version, numpy: t.numpy, source: "option" };
-  }
-  const fromEnv = env.NPU_BLOCK_GATE_PYTHON;
-  if (fromEnv) {
-    const t = test(fromEnv);
-    if (!t.ok) throw new InputError(`NPU_BLOCK_GATE_PYTHON=${fromEnv}: ${t.why}`);
-    return { command: fromEnv, executable: t.executable, version: t.version, numpy: t.numpy, source: "env" };
-  }
   const tried = [];
-  for (const [command, source] of [["python3", "PATH"], ["/usr/bin/python3", "fallback"]]) {
+  for (const { command, source } of pythonCandidates(explicit, env)) {
     const t = test(command);
     if (t.ok) return { command, executable: t.executable, version: t.version, numpy: t.numpy, source };
+    if (source === "option") throw new InputError(`--python ${command}: ${t.why}`);
+    if (source === "env") throw new InputError(`NPU_BLOCK_GATE_PYTHON=${command}: ${t.why}`);
     tried.push(`${command} (${t.why})`);
   }
   throw new InfraError(`no Python with numpy found: tried ${tried.join(", ")}; pass --python or set NPU_BLOCK_GATE_PYTHON`);
+}
+function describePython(p) {
+  const why = p.source === "option" ? "--python" : p.source === "env" ? "$NPU_BLOCK_GATE_PYTHON" : p.command;
+  return `${p.executable} (Python ${p.version}, numpy ${p.numpy}; from ${why})`;
 }
 
 // src/probe/run.ts
@@ -155,48 +209,112 @@ var SECRET_ENV = /^(INPUT_.*|ACTIONS_RUNTIME_TOKEN|ACTIONS_ID_TOKEN_REQUEST_(TOK
 function probeEnv(env) {
   return Object.fromEntries(Object.entries(env).filter(([k]) => !SECRET_ENV.test(k)));
 }
-function blockArgs(modelDir, runDir, promptStyle, prompt) {
-  const args = ["--model-dir", modelDir, "--out", runDir, "--prompt-style", promptStyle];
-  if (prompt !== null) args.push("--prompt", prompt);
+function modelArgs(m) {
+  const args = ["--model-dir", m.modelDir];
+  if (m.promptStyle) args.push("--prompt-style", m.promptStyle);
+  if (m.prompt !== null) args.push(`--prompt=${m.prompt}`);
+  if (m.model) args.push(`--hf-model=${m.model}`);
+  if (m.cpuAttn === true) args.push("--cpu-attn");
+  if (m.cpuAttn === false) args.push("--npu-attn");
+  if (m.online) args.push("--online");
   return args;
 }
-function runProbe(py, a, onLine) {
+function blockArgs(m, runDir) {
+  return [...modelArgs(m), "--out", runDir];
+}
+async function runProbe(python, a, h) {
+  const candidates = Array.isArray(python) ? python : python && typeof python === "object" ? [{ command: python.executable, source: python.source }] : pythonCandidates(python);
+  const tried = [];
+  for (const c of candidates) {
+    const r = await runOnce(c, a, h);
+    if (r.kind === "ok") return { python: r.python, stdout: r.stdout };
+    if (c.source === "option") throw new InputError(`--python ${c.command}: ${r.why}`);
+    if (c.source === "env") throw new InputError(`NPU_BLOCK_GATE_PYTHON=${c.command}: ${r.why}`);
+    tried.push(`${c.command} (${r.why})`);
+  }
+  throw new InfraError(`no Python with numpy found: tried ${tried.join(", ")}; pass --python or set NPU_BLOCK_GATE_PYTHON`);
+}
+function runOnce(c, a, h) {
   const args = [probeDir(), a.subcommand, ...a.args];
+  const wantsEvents = a.args.includes("--events");
   return new Promise((resolve7, reject) => {
-    const child = spawn(py.executable, args, {
-      stdio: ["ignore", "pipe", "pipe"],
-      env: { ...probeEnv(process.env), PYTHONUNBUFFERED: "1", PYTHONDONTWRITEBYTECODE: "1", ...a.extraEnv }
+    const child = spawn(c.command, args, {
+      stdio: [wantsEvents ? "pipe" : "ignore", "pipe", "pipe"],
+      env: { ...probeEnv(process.env), PYTHONUNBUFFERED: "1", PYTHONDONTWRITEBYTECODE: "1", ...a.extraEnv },
+      // Its own process group: a timeout or a cancel stops the probe and everything it started.
+      detached: true
     });
+    let python = { command: c.command, executable: c.command, version: "?", numpy: "?", source: c.source };
     let lastError = "";
+    let failure = null;
+    let timedOut = false;
+    let stdout = "";
     let buf = "";
-    const take = (chunk) => {
+    let pending = Promise.resolve();
+    const onEvent = (ev) => {
+      if (ev.event === "python") {
+        python = { command: c.command, executable: String(ev.executable), version: String(ev.version), numpy: String(ev.numpy), source: c.source };
+        h.onPython?.(python);
+      }
+      if (!h.onEvent) return;
+      pending = pending.then(async () => {
+        const answer = await h.onEvent(ev);
+        if (answer && child.stdin && !child.stdin.destroyed) child.stdin.write(JSON.stringify(answer) + "\n");
+      }).catch((e) => {
+        if (child.stdin && !child.stdin.destroyed) child.stdin.end();
+        failure = e;
+        killGroup("SIGTERM");
+      });
+    };
+    const takeErr = (chunk) => {
       buf += chunk.toString("utf8");
       let nl;
       while ((nl = buf.indexOf("\n")) !== -1) {
         const line = buf.slice(0, nl).trimEnd();
         buf = buf.slice(nl + 1);
         if (!line) continue;
-        if (/^probe: error: /.test(line)) lastError = line.replace(/^probe: error: /, "");
-        else onLine(line.replace(/^probe: /, ""));
+        if (line.startsWith(EVENT_PREFIX)) {
+          try {
+            onEvent(JSON.parse(line.slice(EVENT_PREFIX.length)));
+          } catch {
+          }
+        } else if (/^probe: error: /.test(line)) lastError = line.replace(/^probe: error: /, "");
+        else h.onLine(line.replace(/^probe: /, ""));
       }
     };
-    child.stdout.on("data", take);
-    child.stderr.on("data", take);
-    let timedOut = false;
+    child.stdout.on("data", (d) => {
+      stdout += d.toString("utf8");
+    });
+    child.stderr.on("data", takeErr);
+    const killGroup = (sig) => {
+      try {
+        if (child.pid) process.kill(-child.pid, sig);
+      } catch {
+      }
+    };
     const timer = a.timeoutSec ? setTimeout(() => {
       timedOut = true;
-      child.kill("SIGTERM");
-      setTimeout(() => child.kill("SIGKILL"), 5e3).unref();
-    }, a.timeoutSec * 1e3) : null;
-    child.on("error", (e) => reject(new InfraError(`cannot start ${py.executable}: ${e.message}`)));
+      killGroup("SIGTERM");
+      setTimeout(() => killGroup("SIGKILL"), 5e3).unref();
+    }, Math.min(a.timeoutSec * 1e3, 2 ** 31 - 1)) : null;
+    child.on("error", (e) => {
+      if (timer) clearTimeout(timer);
+      if (e.code === "ENOENT") resolve7({ kind: "skip", why: "not found" });
+      else reject(new InfraError(`cannot start ${c.command}: ${e.message}`));
+    });
     child.on("close", (code2, signal) => {
       if (timer) clearTimeout(timer);
-      if (buf.trim()) take(Buffer.from("\n"));
-      if (timedOut) return reject(new InfraError(`probe ${a.subcommand} timed out after ${a.timeoutSec}s`));
-      if (code2 === 0) return resolve7();
-      const why = lastError || (signal ? `killed by ${signal}` : `exited with status ${code2}`);
-      if (code2 === 2) return reject(new InputError(why));
-      reject(new InfraError(`probe ${a.subcommand} failed: ${why} (log: ${join(a.runDir, "probe.log")})`));
+      if (buf.trim()) takeErr(Buffer.from("\n"));
+      void pending.then(() => {
+        if (failure) return reject(failure);
+        if (timedOut) return reject(new InfraError(`probe ${a.subcommand} timed out after ${a.timeoutSec}s`));
+        if (code2 === 0) return resolve7({ kind: "ok", python, stdout });
+        if (code2 === EXIT_CODES.no_numpy) return resolve7({ kind: "skip", why: "cannot import numpy" });
+        const why = lastError || (signal ? `killed by ${signal}` : `exited with status ${code2}`);
+        if (code2 === EXIT_CODES.input) return reject(Object.assign(new InputError(why), { stdout }));
+        const log = a.runDir ? ` (log: ${join(a.runDir, "probe.log")})` : "";
+        reject(new InfraError(`probe ${a.subcommand} failed: ${why}${log}`));
+      });
     });
   });
 }
@@ -206,17 +324,9 @@ import { readFileSync, existsSync as existsSync2, statSync } from "node:fs";
 import { join as join2, resolve, relative, isAbsolute } from "node:path";
 
 // src/rundir/schema.ts
-var PROBE_SCHEMA = "npu-block-gate/probe";
-var PROBE_SCHEMA_VERSION = 1;
-var RUN_FILES = {
-  probe: "probe.json",
-  npu: "block0.npu.npy",
-  ref: "block0.ref.npy",
-  input: "block0.input.npy",
-  report: "report.json",
-  markdown: "report.md",
-  probeLog: "probe.log"
-};
+var PROBE_SCHEMA = PROBE.schema;
+var PROBE_SCHEMA_VERSION = PROBE.version;
+var RUN_FILES = RUN_FILES_CONTRACT;
 
 // src/rundir/read.ts
 function isObj(v) {
@@ -2201,9 +2311,10 @@ import { existsSync as existsSync5, readFileSync as readFileSync3 } from "node:f
 import { join as join5, isAbsolute as isAbsolute2 } from "node:path";
 
 // src/bisect/types.ts
-var BISECT_SCHEMA = "npu-block-gate/bisect";
-var BISECT_SCHEMA_VERSION = 1;
-var BISECT_FILE = "bisect/bisect.json";
+var BISECT_SCHEMA = BISECT_CONTRACT.schema;
+var BISECT_SCHEMA_VERSION = BISECT_CONTRACT.version;
+var BISECT_DIR = BISECT_CONTRACT.dir;
+var BISECT_FILE = `${BISECT_CONTRACT.dir}/${BISECT_CONTRACT.json}`;
 
 // src/bisect/hints.ts
 var HINTS = [
@@ -2330,7 +2441,7 @@ async function judgeLayers(runDir, layers, threshold) {
 import { createHash as createHash2 } from "node:crypto";
 import { cpSync, existsSync as existsSync7, mkdirSync as mkdirSync2, readdirSync, readFileSync as readFileSync4, renameSync as renameSync2, rmSync as rmSync2, statSync as statSync2, utimesSync, writeFileSync as writeFileSync2 } from "node:fs";
 import { homedir } from "node:os";
-import { join as join7, relative as relative2, sep } from "node:path";
+import { basename as basename2, dirname as dirname4, isAbsolute as isAbsolute3, join as join7, relative as relative2, sep } from "node:path";
 var KERNEL_CACHE_VERSION = 1;
 var DEFAULT_MAX_BYTES = 20 * 1024 ** 3;
 function defaultCacheRoot(env = process.env) {
@@ -2350,26 +2461,57 @@ function listFiles(dir, out = []) {
   }
   return out;
 }
+function fallbackFiles(k) {
+  const roots = [k.modelDir, join7(k.airRoot, "programming_examples/llms/shared"), join7(k.airRoot, "programming_examples/kernel_registry")];
+  return roots.flatMap((root) => listFiles(root).sort()).map((f) => relative2(k.airRoot, f).split(sep).join("/"));
+}
+function insideRoot(airRoot, rel) {
+  if (!rel || isAbsolute3(rel) || rel.split(/[\\/]/).includes("..")) return null;
+  return join7(airRoot, rel);
+}
 function kernelCacheKey(k) {
-  const roots = [
-    k.modelDir,
-    join7(k.airRoot, "programming_examples/llms/shared"),
-    join7(k.airRoot, "programming_examples/kernel_registry")
-  ];
   const h = createHash2("sha256");
   h.update(`npu-block-gate kernel cache v${KERNEL_CACHE_VERSION}
 `);
-  let files = 0;
-  for (const root of roots) {
-    for (const f of listFiles(root).sort()) {
-      const rel = relative2(k.airRoot, f).split(sep).join("/");
-      h.update(`${rel}\0${createHash2("sha256").update(readFileSync4(f)).digest("hex")}
+  const rels = k.inputs ? [...new Set(k.inputs.files)].sort() : fallbackFiles(k);
+  for (const rel of rels) {
+    const abs = insideRoot(k.airRoot, rel);
+    let digest = "missing";
+    if (abs && existsSync7(abs) && statSync2(abs).isFile()) digest = createHash2("sha256").update(readFileSync4(abs)).digest("hex");
+    h.update(`${rel}\0${digest}
 `);
-      files++;
+  }
+  const env = k.inputs ? Object.fromEntries(Object.entries(k.inputs.env ?? {}).sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0)) : null;
+  h.update(JSON.stringify({ config: k.config, seqLen: k.seqLen, cpuAttn: k.cpuAttn, toolchain: k.toolchain ?? null, compile: k.compileCommand, env }));
+  return { key: h.digest("hex").slice(0, 32), files: rels.length };
+}
+function rebaseManifest(dir, target) {
+  const file = join7(dir, "manifest.json");
+  if (!existsSync7(file)) return { ok: true, rewritten: 0 };
+  let m;
+  try {
+    m = JSON.parse(readFileSync4(file, "utf8"));
+  } catch {
+    return { ok: false, why: "manifest.json is not JSON" };
+  }
+  if (!m || typeof m !== "object" || m.entries !== void 0 && (typeof m.entries !== "object" || m.entries === null)) return { ok: false, why: "manifest.json has no entries object" };
+  let rewritten = 0;
+  for (const [name, e] of Object.entries(m.entries ?? {})) {
+    for (const field of ["output_binary", "insts"]) {
+      const v = e?.[field];
+      if (v === null || v === void 0) continue;
+      if (typeof v !== "string" || !v) return { ok: false, why: `entry ${name}: ${field} is not a path` };
+      const base = basename2(v.replace(/\\/g, "/"));
+      if (!existsSync7(join7(dir, base))) return { ok: false, why: `entry ${name}: ${base} is not in the stored cache` };
+      const now = join7(target, base);
+      if (v !== now) {
+        e[field] = now;
+        rewritten++;
+      }
     }
   }
-  h.update(JSON.stringify({ config: k.config, seqLen: k.seqLen, cpuAttn: k.cpuAttn, toolchain: k.toolchain ?? null, compile: k.compileCommand }));
-  return { key: h.digest("hex").slice(0, 32), files };
+  writeFileSync2(file, JSON.stringify(m, null, 2));
+  return { ok: true, rewritten };
 }
 function dirBytes(dir) {
   let n = 0;
@@ -2399,15 +2541,27 @@ var KernelStore = class {
       return null;
     }
   }
-  /** Replaces target with the stored entry; false on a miss. The target is never left half-copied. */
-  restore(key, target) {
+  /**
+   * Replaces target with the stored entry, its manifest's paths rewritten to target; null on a miss
+   * or when the stored manifest cannot be pointed at this checkout (`refused` says why). The target
+   * is never left half-copied, and a miss creates nothing in the model dir.
+   */
+  restore(key, target, refused) {
     const meta = this.meta(key);
     const src = join7(this.entry(key), "cache");
     if (!meta || !existsSync7(src)) return null;
+    const parent = dirname4(target);
+    const made = existsSync7(parent) ? null : mkdirSync2(parent, { recursive: true }) ?? parent;
     const tmp = `${target}.nbg-restore-${process.pid}`;
     rmSync2(tmp, { recursive: true, force: true });
-    mkdirSync2(join7(target, ".."), { recursive: true });
     cpSync(src, tmp, { recursive: true });
+    const rebased = rebaseManifest(tmp, target);
+    if (!rebased.ok) {
+      rmSync2(tmp, { recursive: true, force: true });
+      if (made) rmSync2(made, { recursive: true, force: true });
+      refused?.(rebased.why);
+      return null;
+    }
     rmSync2(target, { recursive: true, force: true });
     renameSync2(tmp, target);
     const now = /* @__PURE__ */ new Date();
@@ -2468,42 +2622,61 @@ function requireModelDir(dir) {
   if (!statSync3(abs).isDirectory()) throw new InputError("model dir is not a directory", dir);
   return abs;
 }
+function modelOptions(plan, modelDir) {
+  return { modelDir, promptStyle: plan.promptStyle, prompt: plan.prompt, model: plan.model ?? null, cpuAttn: plan.cpuAttn ?? null, online: plan.online };
+}
 async function probe(plan, log) {
   if (!plan.modelDir) throw new InputError("a model dir is required to run the probe (--model-dir)");
   const modelDir = requireModelDir(plan.modelDir);
-  const python = findPython(plan.python);
-  log.step(`python: ${python.executable} (Python ${python.version}, numpy ${python.numpy}; from ${python.source === "option" ? "--python" : python.source === "env" ? "$NPU_BLOCK_GATE_PYTHON" : python.command})`);
   const runDir = resolve2(plan.runDir);
   mkdirSync3(runDir, { recursive: true });
   rmSync3(join8(runDir, BISECT_FILE), { force: true });
-  const args = blockArgs(modelDir, runDir, plan.promptStyle, plan.prompt);
-  const run = (subcommand, extra = []) => runProbe(python, {
-    subcommand,
-    args: [...args, ...extra],
+  let cache = null;
+  log.step(`probe: block 0 of ${basename3(modelDir)} -> ${runDir}`);
+  const { python } = await runProbe(pythonCandidates(plan.python), {
+    subcommand: "check",
+    args: [
+      ...blockArgs(modelOptions(plan, modelDir), runDir),
+      "--events",
+      ...plan.layers ? ["--layers"] : [],
+      ...refCacheArgs(plan)
+    ],
     runDir,
     timeoutSec: plan.timeoutSec,
     extraEnv: plan.probeEnv
-  }, (line) => log.step(`probe: ${line}`));
-  const cache = plan.cache ? await restoreKernels(plan, runDir, log, () => run("config")) : null;
-  log.step(`probe: block 0 of ${basename2(modelDir)} -> ${runDir}`);
-  await run("block", [
-    ...cache?.restored ? ["--reuse-kernels"] : [],
-    ...plan.layers ? ["--layers"] : [],
-    ...refCacheArgs(plan)
-  ]);
+  }, {
+    onLine: (line) => log.step(`probe: ${line}`),
+    onPython: (p) => log.step(`python: ${describePython(p)}`),
+    onEvent: (ev) => {
+      if (ev.event !== "config") return;
+      cache = plan.cache ? restoreKernels(plan, runDir, log) : null;
+      return { reuse_kernels: !!cache?.restored };
+    }
+  });
   if (cache) recordKernels(plan, runDir, cache, log);
   return { runDir, python };
+}
+async function planModel(plan, json2) {
+  if (!plan.modelDir) throw new InputError("plan needs --model-dir DIR");
+  const modelDir = requireModelDir(plan.modelDir);
+  const r = await runProbe(pythonCandidates(plan.python), {
+    subcommand: "plan",
+    args: [...modelArgs(modelOptions(plan, modelDir)), ...json2 ? ["--json"] : []],
+    runDir: null,
+    timeoutSec: plan.timeoutSec,
+    extraEnv: plan.probeEnv
+  }, { onLine: () => void 0 });
+  return r.stdout;
 }
 function refCacheArgs(plan) {
   if (!plan.cache) return ["--ref-cache", "none"];
   return plan.cacheDir ? ["--ref-cache", join8(plan.cacheDir, "reference")] : [];
 }
-async function restoreKernels(plan, runDir, log, config) {
-  await config();
+function restoreKernels(plan, runDir, log) {
   const p = readProbeJson(runDir, false);
   const kc = p.kernel_cache;
   const airRoot = p.environment.air_root;
-  if (!kc?.dir || !airRoot || isAbsolute3(kc.dir) || kc.dir.split(/[\\/]/).includes("..")) {
+  if (!kc?.dir || !airRoot || isAbsolute4(kc.dir) || kc.dir.split(/[\\/]/).includes("..")) {
     log.step("kernel cache: not used (this model path keeps no prefill kernel cache dir)");
     return null;
   }
@@ -2514,7 +2687,8 @@ async function restoreKernels(plan, runDir, log, config) {
     seqLen: kc.seq_len ?? p.prompt.padded_len,
     cpuAttn: kc.cpu_attn ?? p.integration.cpu_attn,
     toolchain: kc.toolchain ?? null,
-    compileCommand: kc.compile_command ?? null
+    compileCommand: kc.compile_command ?? null,
+    inputs: kc.inputs ?? null
   });
   const store = new KernelStore(plan.cacheDir ?? defaultCacheRoot());
   const target = join8(airRoot, kc.dir);
@@ -2543,7 +2717,7 @@ async function runBisect(plan, python, runDir, log) {
     await runProbe(
       python,
       { subcommand: "bisect", args: ["--run-dir", runDir], runDir, timeoutSec: plan.timeoutSec, extraEnv: plan.probeEnv },
-      (line) => log.step(`probe: ${line}`)
+      { onLine: (line) => log.step(`probe: ${line}`) }
     );
     return null;
   } catch (e) {
@@ -2565,7 +2739,7 @@ function openChecked(runDir, entry, what) {
 function docsModelDir(plan, p) {
   if (plan.modelDir) return requireModelDir(plan.modelDir);
   const rel = p.model.dir;
-  if (isAbsolute3(rel) || rel.split(/[\\/]/).includes("..")) return null;
+  if (isAbsolute4(rel) || rel.split(/[\\/]/).includes("..")) return null;
   const candidate = join8(p.environment.air_root ?? "", rel);
   return p.environment.air_root && existsSync8(candidate) ? candidate : null;
 }
@@ -2681,7 +2855,7 @@ function errorReport(plan, message, exitCode) {
     outcome: "error",
     exit_code: exitCode,
     error: message,
-    model: { name: plan.modelDir ? basename2(resolve2(plan.modelDir)) : "unknown", dir: plan.modelDir ?? "", hf_id: null, config: null },
+    model: { name: plan.modelDir ? basename3(resolve2(plan.modelDir)) : "unknown", dir: plan.modelDir ?? "", hf_id: null, config: null },
     commit: plan.commit ?? process.env.GITHUB_SHA ?? "uncommitted",
     prompt: null,
     thresholds: { whole: WHOLE_COSINE_MIN, perPosition: plan.threshold ?? NaN, headDim: NaN, overridden: plan.threshold !== null },
@@ -2862,7 +3036,7 @@ var Machine = class {
 
 // src/agent/doctor.ts
 import { accessSync, constants, existsSync as existsSync10, readdirSync as readdirSync3 } from "node:fs";
-import { dirname as dirname4, join as join10, resolve as resolve4 } from "node:path";
+import { dirname as dirname5, join as join10, resolve as resolve4 } from "node:path";
 
 // src/agent/parse.ts
 function parseXrtSmi(text) {
@@ -2960,12 +3134,12 @@ function parseSize(s) {
 }
 
 // src/agent/lock.ts
-var DEFAULT_NPU_LOCK = "/tmp/mlir-air-npu.lock";
-var DEFAULT_WAIT_SECONDS = 1800;
-var PROGRESS_EVERY_MS = 15e3;
+var DEFAULT_NPU_LOCK = NPU_LOCK.path;
+var DEFAULT_WAIT_SECONDS = NPU_LOCK.timeout_seconds;
+var PROGRESS_EVERY_MS = NPU_LOCK.progress_seconds * 1e3;
 var POLL_MS = 1e3;
 function npuLockPath(env, explicit) {
-  const p = explicit || env.NPU_BLOCK_GATE_NPU_LOCK || DEFAULT_NPU_LOCK;
+  const p = explicit || env[NPU_LOCK.env] || DEFAULT_NPU_LOCK;
   return p.trim().toLowerCase() === "none" ? null : p;
 }
 function lockState(m, path = npuLockPath(m.env)) {
@@ -3122,7 +3296,7 @@ function checkMemlock(m) {
 }
 function freeBytes(m, path) {
   let p = resolve4(path);
-  while (!existsSync10(p) && dirname4(p) !== p) p = dirname4(p);
+  while (!existsSync10(p) && dirname5(p) !== p) p = dirname5(p);
   try {
     const s = m.statfs(p);
     return { path: p, free: s.bavail * s.bsize };
@@ -3631,15 +3805,24 @@ async function agentMain(argv, out = process.stdout, err = process.stderr, deps 
 var HELP = `npu-block-gate ${TOOL.version}: Phase 2 single-block validation for LLMs on AMD NPUs (Xilinx/mlir-air)
 
 Usage:
+  npu-block-gate plan   --model-dir DIR [options]   Steps 1-2 without an NPU: what the run needs, integration path, workarounds
   npu-block-gate check  --model-dir DIR [options]   run block 0 on the NPU and the HF bf16 reference, judge, document
   npu-block-gate report --run-dir DIR [options]     judge an existing run dir (no Python needed)
   npu-block-gate agent doctor|status|lock|hooks|cache ...  runner side: health, NPU lock, job hooks, kernel cache (agent --help)
   npu-block-gate help [command] | --help | --version
 
+plan options (plan reads the model dir without importing it: Python + numpy, no NPU, no network, seconds):
+  --model-dir DIR        the model dir (required)
+  --json                 print the plan as JSON
+  --prompt, --prompt-style, --model, --cpu-attn, --npu-attn, --python   as for check
+
 check options:
   --model-dir DIR        the model dir, programming_examples/llms/<model> in an mlir-air tree (required)
-  --prompt-style S       base | instruct: which verify/prompts/<S>.txt gives the canonical prompt (default instruct)
-  --prompt TEXT          use TEXT instead of the canonical prompt
+  --prompt TEXT          use TEXT as the prompt (default: the one \`make diagnosis\` uses, the Makefile's PROMPT)
+  --prompt-style S       base | instruct: use the first prompt of verify/prompts/<S>.txt instead
+  --model CHOICE         MODEL_CHOICES key (base, instruct) or HF id (default: make diagnosis's MODEL)
+  --cpu-attn, --npu-attn attention on the CPU or the NPU (default: NPU, as make diagnosis)
+  --online               allow HuggingFace hub calls (default: offline, the local HF cache only)
   --python P             Python that imports numpy (default: $NPU_BLOCK_GATE_PYTHON, python3, /usr/bin/python3)
   --out RUN_DIR          where the run dir goes (default runs/<model>-<UTC time>)
   --threshold X          per-position cosine threshold instead of T(head_dim)
@@ -3661,7 +3844,7 @@ Exit codes: 0 pass, 1 fail (a gate), 2 usage or bad input, 3 infrastructure (cou
 Gates: G1 whole cosine >= 0.99; G2 per-position min >= T(head_dim) on real tokens (0.99 at 64, 0.98 at 128,
 0.97 at 256); G3 no NaN/Inf in the NPU output; G4 result documented in phase2_block.md.
 `;
-var COMMAND_HELP = { check: HELP, report: HELP };
+var COMMAND_HELP = { check: HELP, report: HELP, plan: HELP };
 var OPTIONS2 = {
   "model-dir": { type: "string" },
   "run-dir": { type: "string" },
@@ -3677,12 +3860,17 @@ var OPTIONS2 = {
   layers: { type: "boolean" },
   "no-cache": { type: "boolean" },
   "cache-dir": { type: "string" },
+  model: { type: "string" },
+  "cpu-attn": { type: "boolean" },
+  "npu-attn": { type: "boolean" },
+  online: { type: "boolean" },
   json: { type: "boolean" },
   help: { type: "boolean", short: "h" },
   version: { type: "boolean" }
 };
 var ALLOWED2 = {
-  check: ["model-dir", "prompt-style", "prompt", "python", "out", "threshold", "timeout", "commit", "no-docs", "no-bisect", "no-cache", "cache-dir", "layers", "json", "help"],
+  check: ["model-dir", "prompt-style", "prompt", "python", "out", "threshold", "timeout", "commit", "no-docs", "no-bisect", "no-cache", "cache-dir", "layers", "model", "cpu-attn", "npu-attn", "online", "json", "help"],
+  plan: ["model-dir", "prompt-style", "prompt", "python", "model", "cpu-attn", "npu-attn", "online", "timeout", "json", "help"],
   report: ["run-dir", "model-dir", "threshold", "commit", "no-docs", "json", "help"]
 };
 function parseCli(argv) {
@@ -3695,7 +3883,7 @@ function parseCli(argv) {
   const values = parsed.values;
   const [command = values.version ? "version" : "help", ...rest] = parsed.positionals;
   if (command === "help" || command === "version") return { command, values };
-  if (!(command in ALLOWED2)) throw new InputError(`unknown command ${JSON.stringify(command)} (commands: check, report, help)`);
+  if (!(command in ALLOWED2)) throw new InputError(`unknown command ${JSON.stringify(command)} (commands: plan, check, report, agent, help)`);
   if (rest.length) throw new InputError(`unexpected argument ${JSON.stringify(rest[0])} (see npu-block-gate ${command} --help)`);
   for (const k of Object.keys(values)) {
     if (!ALLOWED2[command].includes(k) && k !== "version") throw new InputError(`option --${k} does not apply to ${command} (see npu-block-gate ${command} --help)`);
@@ -3703,15 +3891,19 @@ function parseCli(argv) {
   return { command, values };
 }
 function planFrom(command, v, now = /* @__PURE__ */ new Date()) {
-  if (command === "check" && !v["model-dir"]) throw new InputError("check needs --model-dir DIR (see npu-block-gate check --help)");
+  if ((command === "check" || command === "plan") && !v["model-dir"]) throw new InputError(`${command} needs --model-dir DIR (see npu-block-gate ${command} --help)`);
+  if (v["cpu-attn"] && v["npu-attn"]) throw new InputError("--cpu-attn and --npu-attn exclude each other");
   if (command === "report" && !v["run-dir"]) throw new InputError("report needs --run-dir DIR (see npu-block-gate report --help)");
   const modelDir = v["model-dir"] ?? null;
-  const runDir = command === "report" ? v["run-dir"] : v.out ?? defaultRunDirName(basename3(resolve6(modelDir)), now);
+  const runDir = command === "report" ? v["run-dir"] : v.out ?? defaultRunDirName(basename4(resolve6(modelDir)), now);
   return {
     mode: command === "report" ? "report" : "full",
     modelDir,
-    promptStyle: parsePromptStyle(v["prompt-style"] ?? "instruct", "--prompt-style"),
+    promptStyle: v["prompt-style"] !== void 0 ? parsePromptStyle(v["prompt-style"], "--prompt-style") : null,
     prompt: v.prompt ?? null,
+    model: v.model ?? null,
+    cpuAttn: v["cpu-attn"] ? true : v["npu-attn"] ? false : null,
+    online: !!v.online,
     python: v.python ?? null,
     runDir,
     threshold: v.threshold !== void 0 ? parseThreshold(v.threshold, "--threshold") : null,
@@ -3724,6 +3916,21 @@ function planFrom(command, v, now = /* @__PURE__ */ new Date()) {
     timeoutSec: v.timeout !== void 0 ? parseTimeout(v.timeout, "--timeout") : null,
     commit: v.commit ?? null
   };
+}
+async function printPlan(plan, json2, out, err) {
+  try {
+    out.write(await planModel(plan, json2));
+    return EXIT.pass;
+  } catch (e) {
+    const stdout = e.stdout;
+    if (e instanceof InputError && stdout) {
+      err.write(`npu-block-gate: error: ${oneLine(e)}
+`);
+      out.write(stdout);
+      return EXIT.input;
+    }
+    throw e;
+  }
 }
 async function main(argv, out = process.stdout, err = process.stderr) {
   let json2 = false;
@@ -3742,6 +3949,7 @@ async function main(argv, out = process.stdout, err = process.stderr) {
     }
     json2 = !!values.json;
     plan = planFrom(command, values);
+    if (command === "plan") return await printPlan(plan, json2, out, err);
     const log = stderrLog(void 0, (s) => err.write(s));
     const result = plan.mode === "report" ? await judge(plan, log) : await runCheck(plan, log);
     out.write(json2 ? toJson(result.report) : `
@@ -3761,7 +3969,7 @@ ${renderTerminal(result.report)}
   }
 }
 var invoked = process.argv[1] ? resolve6(process.argv[1]) : "";
-if (invoked.endsWith("cli.js") || invoked.endsWith("cli.ts") || basename3(invoked) === "npu-block-gate") {
+if (invoked.endsWith("cli.js") || invoked.endsWith("cli.ts") || basename4(invoked) === "npu-block-gate") {
   main(process.argv.slice(2)).then((code2) => {
     process.exitCode = code2;
   });
