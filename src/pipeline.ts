@@ -116,7 +116,7 @@ function restoreKernels(plan: Plan, runDir: string, log: Log): CacheState | null
   });
   const store = new KernelStore(plan.cacheDir ?? defaultCacheRoot());
   const target = join(airRoot, kc.dir);
-  const restored = store.restore(key, target);
+  const restored = store.restore(key, target, (why) => log.step(`kernel cache: entry ${key.slice(0, 12)} refused (${why}); kernels will compile`));
   log.step(restored
     ? `kernel cache: hit ${key.slice(0, 12)} (stored ${restored.created_at}${restored.compile_seconds ? `, saves about ${restored.compile_seconds.toFixed(1)}s of compile` : ''}) -> ${kc.dir}`
     : `kernel cache: miss ${key.slice(0, 12)} (${files} source files hashed); kernels will compile`);
