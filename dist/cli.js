@@ -1933,6 +1933,16 @@ function integrationSection(r, flavor) {
     out.push("### Integration", "");
     out.push(`- path: **${escapeHtml(i.path)}**, entry ${code(i.entry)}`);
     if (i.reason) out.push(`- why: ${escapeHtml(i.reason)}`);
+    const s1 = i.step1;
+    if (s1 && s1.matches !== void 0) {
+      out.push(s1.matches ? "- Step 1: the per-layer kernel sequence matches llama's, so inheritance is allowed" : `- Step 1: the kernel sequence differs from llama's; kernel-first is forced by ${(s1.breaks ?? []).map((b) => `(${escapeHtml(b.rule)}) ${escapeHtml(b.detail)}`).join("; ")}`);
+      if (s1.block) out.push(`- block 0 runs in ${code(s1.block.function)} (${escapeHtml(s1.block.where)}${s1.block.file ? `, ${code(s1.block.file)}` : ""})`);
+    }
+    const unwired = i.coverage?.unwired ?? [];
+    if (unwired.length) {
+      out.push("- Phase 1 kernels that name this model but are not wired:");
+      for (const u of unwired) out.push(`  - ${escapeHtml([u.section, u.shape].filter(Boolean).join(" "))}${u.used_by ? ` (${escapeHtml(u.used_by)})` : ""}`);
+    }
     if (i.kernels.length) out.push(`- kernels: ${i.kernels.map(code).join(" \u2192 ")}`);
     if (i.cpu_attn !== null && i.cpu_attn !== void 0) out.push(`- attention: ${i.cpu_attn ? "CPU `attention_reference`" : "NPU flash attention"}`);
     const tiles = Object.entries(i.tiles ?? {});
@@ -1941,6 +1951,7 @@ function integrationSection(r, flavor) {
       out.push("- workarounds (Phase 4/5 prerequisites):");
       for (const w of i.workarounds) out.push(`  - ${code(w.id)}: ${escapeHtml(w.detail)}. ${escapeHtml(w.prerequisite)}`);
     } else out.push("- workarounds: none needed");
+    for (const d of r.defaults?.differs ?? []) out.push(`- differs from \`make diagnosis\`: ${escapeHtml(d)}`);
     out.push("");
   }
   const ref = r.reference;
@@ -2692,7 +2703,7 @@ function restoreKernels(plan, runDir, log) {
   });
   const store = new KernelStore(plan.cacheDir ?? defaultCacheRoot());
   const target = join8(airRoot, kc.dir);
-  const restored = store.restore(key, target);
+  const restored = store.restore(key, target, (why) => log.step(`kernel cache: entry ${key.slice(0, 12)} refused (${why}); kernels will compile`));
   log.step(restored ? `kernel cache: hit ${key.slice(0, 12)} (stored ${restored.created_at}${restored.compile_seconds ? `, saves about ${restored.compile_seconds.toFixed(1)}s of compile` : ""}) -> ${kc.dir}` : `kernel cache: miss ${key.slice(0, 12)} (${files} source files hashed); kernels will compile`);
   return { store, key, target, restored };
 }
@@ -2798,6 +2809,7 @@ async function judge(plan, log, python = null) {
     metrics,
     warnings: [],
     integration: p.integration,
+    defaults: p.defaults ?? null,
     reference: p.reference,
     environment: p.environment,
     kernel_cache: p.kernel_cache ?? null,
@@ -2937,7 +2949,12 @@ function renderTerminal(r) {
   }
   if (r.integration) {
     out.push("", `  integration: ${r.integration.path} via ${r.integration.entry}${r.integration.workarounds.length ? `; workarounds: ${r.integration.workarounds.map((w) => w.id).join(", ")}` : ""}`);
+    const s1 = r.integration.step1;
+    if (s1?.breaks?.length) out.push(`  step 1: kernel-first forced by ${s1.breaks.map((b2) => `(${b2.rule}) ${b2.detail}`).join("; ")}`);
+    const unwired = r.integration.coverage?.unwired ?? [];
+    if (unwired.length) out.push(`  phase 1 coverage: ${unwired.length} verified kernel row(s) naming this model are not launched by the block`);
   }
+  for (const d of r.defaults?.differs ?? []) out.push(`  differs from make diagnosis: ${d}`);
   if (r.docs) out.push(`  documented: ${r.docs.phase2}${r.docs.changed ? "" : " (unchanged)"}`);
   return out.join("\n");
 }

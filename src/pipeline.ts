@@ -234,6 +234,7 @@ export async function judge(plan: Plan, log: Log, python: PythonInfo | null = nu
     metrics,
     warnings: [],
     integration: p.integration,
+    defaults: p.defaults ?? null,
     reference: p.reference,
     environment: p.environment,
     kernel_cache: p.kernel_cache ?? null,

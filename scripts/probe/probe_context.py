@@ -9,6 +9,7 @@ parameters.
 
 import dataclasses
 import os
+import re
 import time
 
 from probe_call import default_of
@@ -83,7 +84,9 @@ def open_run(args, log, plan=None):
              f"weights {model_name}, reference {hf_id}")
 
     if args.prompt is None and args.prompt_style is None and diag.get("prompt"):
-        prompt, source, style = diag["prompt"], diag.get("prompt_source") or "make diagnosis", "diagnosis"
+        prompt, source = diag["prompt"], diag.get("prompt_source") or "make diagnosis"
+        from_set = re.match(r"verify/prompts/([A-Za-z0-9_.-]+)\.txt:", source)
+        style = from_set.group(1) if from_set else "diagnosis"
     else:
         style = args.prompt_style or "instruct"
         prompt, source = canonical_prompt(tree, style, args.prompt)
@@ -104,7 +107,8 @@ def open_run(args, log, plan=None):
     workarounds = _workarounds(cfg, plan)
     for w in workarounds:
         log.step(f"workaround trigger {w['id']}: {w['detail']}")
-    defaults = _defaults_record(diag, prompt, choice, cpu_attn)
+    defaults = {"make_diagnosis": {k: diag.get(k) for k in ("prompt", "model_choice", "cpu_attn")},
+                "differs": list((plan or {}).get("overrides") or [])}
     for line in defaults["differs"]:
         log.step(f"differs from make diagnosis: {line}")
     ctx = RunContext(
@@ -147,18 +151,3 @@ def _workarounds(cfg, plan):
         for w in found:
             w["prerequisite"] = step2["prerequisite"]
     return found
-
-
-def _defaults_record(diag, prompt, choice, cpu_attn):
-    """probe.json `defaults`: make diagnosis's prompt, model choice and attention,
-    and one line for each way this run differs (the report shows them)."""
-    md = {"prompt": diag.get("prompt"), "model_choice": diag.get("model_choice"), "cpu_attn": diag.get("cpu_attn")}
-    differs = []
-    if md["prompt"] is not None and prompt != md["prompt"]:
-        differs.append(f"prompt {prompt!r}; make diagnosis uses {md['prompt']!r}")
-    if md["model_choice"] is not None and choice != md["model_choice"]:
-        differs.append(f"model {choice!r}; make diagnosis uses MODEL={md['model_choice']}")
-    if md["cpu_attn"] is not None and cpu_attn != md["cpu_attn"]:
-        differs.append(f"{'CPU' if cpu_attn else 'NPU'} attention; make diagnosis runs "
-                       f"{'CPU' if md['cpu_attn'] else 'NPU'} attention")
-    return {"make_diagnosis": md, "differs": differs}

@@ -148,8 +148,10 @@ def choose_entry(model, adapter, adapter_name, prefill_module=None, fallback_mod
     where = f"{model}_prefill.py" if prefill_module is not None else f"no {model}_prefill.py"
     if not callable(getattr(adapter, "build_runner", None)):
         raise ProbeError(adapter_name, f"{why} ({where}) and the adapter has no build_runner: no way to run block 0")
+    # No block function to call: the label says so, unless the plan found one statically.
     return Entry(
-        path=step1["path"] if step1 and step1.get("path") in ("kernel-first", "inheritance") else "adapter",
+        path=step1["path"] if step1 and step1.get("block") and step1.get("path") in ("kernel-first", "inheritance")
+        else "adapter",
         kind="adapter",
         entry=f"{adapter_name}.build_runner",
         reason=f"{why} ({where}); using the adapter's runner prefill, layer 0 ffn_out",

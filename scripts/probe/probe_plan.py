@@ -20,6 +20,7 @@ import re
 import sys
 
 import probe_static as st
+import probe_tree
 from probe_errors import ProbeError
 
 from probe_schema import EXIT_BAD_INPUT as EXIT_REFUSED  # noqa: E402 - contract.json, stdlib only
@@ -501,15 +502,11 @@ def _verify_runner_defaults(ctx):
 
 
 def first_prompt(ctx, style):
-    path = os.path.join(ctx.verify_dir, "prompts", f"{style}.txt")
-    text = st.read_text(path) if re.fullmatch(r"[A-Za-z0-9_.-]+", style or "") else None
-    if text is None:
-        raise ProbeError(path, f"prompt file not found (prompt style {style!r})")
-    for i, raw in enumerate(st.source_lines(text), start=1):
-        line = raw.strip()
-        if line and not line.startswith("#"):
-            return line, f"{ctx.rel(path)}:{i}"
-    raise ProbeError(path, "no prompt in file (only comments or blank lines)")
+    """(prompt, "verify/prompts/<style>.txt:<line>"): the probe's own reading of a prompt set,
+    so a plan and a run name the same prompt the same way and refuse the same styles."""
+    tree = probe_tree.Tree(air_root=ctx.air_root, llms_dir=ctx.llms_dir, verify_dir=ctx.verify_dir,
+                           model_dir=ctx.model_dir, model=ctx.model)
+    return probe_tree.canonical_prompt(tree, style)
 
 
 def _diagnosis_recipe(ctx):
@@ -979,7 +976,7 @@ def coverage(ctx, cfg, choices, seq, cpu_attn):
     path = os.path.join(ctx.pe_dir, "kernel_registry", "supported_kernels.md")
     rows = parse_registry(path)
     out = {"registry": ctx.rel(path) if rows is not None else None, "seq_len": seq, "model_names": [],
-           "registry_rows": [], "wired": [], "unwired": [], "unregistered": []}
+           "registry_rows": [], "wired": [], "unwired": [], "outside_block": [], "unregistered": []}
     if rows is None or cfg is None:
         return out
     names = model_names(choices, ctx.model)
@@ -1000,7 +997,11 @@ def coverage(ctx, cfg, choices, seq, cpu_attn):
         (out["wired"] if best else out["unregistered"]).append(entry)
     for r in mine:
         if r["key"] not in keys:
-            out["unwired"].append(dict(public(r), reason=_unwired_reason(r, cpu_attn)))
+            reason = _unwired_reason(r, cpu_attn)
+            # Decode and LM-head kernels are verified for the model but are not Phase 2's block:
+            # listed apart, so `unwired` holds only what the block should launch and does not.
+            outside = reason.startswith(("LM head", "decode kernel"))
+            out["outside_block" if outside else "unwired"].append(dict(public(r), reason=reason))
     return out
 
 
@@ -1117,6 +1118,9 @@ def kernel_cache(ctx, compile_, seq_len):
     elif mk is None and cache_dir and os.path.basename(cache_dir) == "prefill_kernel_cache":
         build_dir = os.path.dirname(cache_dir)
         build_source = "no Makefile: the directory holding the adapter's prefill_kernel_cache"
+    elif mk is None:
+        build_dir = os.path.join(ctx.model_dir, "build_peano")
+        build_source = "no Makefile: build_peano, the dir the verify adapters use"
     else:
         build_dir = os.path.join(ctx.model_dir, "build_peano" if peano else "build_chess")
         build_source = "convention (build_peano with PEANO_INSTALL_DIR, else build_chess)"
@@ -1482,8 +1486,10 @@ def plan_lines(plan):
             lines.append(s2["prerequisite"])
     cov = plan["coverage"]
     lines.append(f"coverage: {len(cov['registry_rows'])} registry rows name the model; {len(cov['wired'])} block "
-                 f"kernels have a registry row, {len(cov['unregistered'])} have none; {len(cov['unwired'])} listed "
-                 "rows are not launched by the block")
+                 f"kernels have a registry row, {len(cov['unregistered'])} have none; {len(cov['unwired'])} verified "
+                 f"rows are not wired into the block ({len(cov.get('outside_block', []))} more are decode/LM head)")
+    for r in cov["unwired"]:
+        lines.append(f"coverage: not wired: {r['section']} {r['shape']} ({r['used_by']}): {r['reason']}")
     kc = plan["kernel_cache"]
     env = ", ".join(f"{k}={'set' if v else 'unset'}" for k, v in kc["inputs"]["env"].items())
     lines.append(f"kernel cache: {kc['dir']} (build dir {kc['build_dir']}); {len(kc['inputs']['files'])} input "

@@ -107,6 +107,18 @@ function integrationSection(r: Report, flavor: Flavor): string[] {
     out.push('### Integration', '');
     out.push(`- path: **${escapeHtml(i.path)}**, entry ${code(i.entry)}`);
     if (i.reason) out.push(`- why: ${escapeHtml(i.reason)}`);
+    const s1 = i.step1;
+    if (s1 && s1.matches !== undefined) {
+      out.push(s1.matches
+        ? '- Step 1: the per-layer kernel sequence matches llama\'s, so inheritance is allowed'
+        : `- Step 1: the kernel sequence differs from llama's; kernel-first is forced by ${(s1.breaks ?? []).map((b) => `(${escapeHtml(b.rule)}) ${escapeHtml(b.detail)}`).join('; ')}`);
+      if (s1.block) out.push(`- block 0 runs in ${code(s1.block.function)} (${escapeHtml(s1.block.where)}${s1.block.file ? `, ${code(s1.block.file)}` : ''})`);
+    }
+    const unwired = (i.coverage?.unwired ?? []) as { shape?: string; section?: string; used_by?: string }[];
+    if (unwired.length) {
+      out.push('- Phase 1 kernels that name this model but are not wired:');
+      for (const u of unwired) out.push(`  - ${escapeHtml([u.section, u.shape].filter(Boolean).join(' '))}${u.used_by ? ` (${escapeHtml(u.used_by)})` : ''}`);
+    }
     if (i.kernels.length) out.push(`- kernels: ${i.kernels.map(code).join(' → ')}`);
     if (i.cpu_attn !== null && i.cpu_attn !== undefined) out.push(`- attention: ${i.cpu_attn ? 'CPU `attention_reference`' : 'NPU flash attention'}`);
     const tiles = Object.entries(i.tiles ?? {});
@@ -115,6 +127,7 @@ function integrationSection(r: Report, flavor: Flavor): string[] {
       out.push('- workarounds (Phase 4/5 prerequisites):');
       for (const w of i.workarounds) out.push(`  - ${code(w.id)}: ${escapeHtml(w.detail)}. ${escapeHtml(w.prerequisite)}`);
     } else out.push('- workarounds: none needed');
+    for (const d of r.defaults?.differs ?? []) out.push(`- differs from \`make diagnosis\`: ${escapeHtml(d)}`);
     out.push('');
   }
   const ref = r.reference;

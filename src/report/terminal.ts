@@ -54,7 +54,12 @@ export function renderTerminal(r: Report): string {
   }
   if (r.integration) {
     out.push('', `  integration: ${r.integration.path} via ${r.integration.entry}${r.integration.workarounds.length ? `; workarounds: ${r.integration.workarounds.map((w) => w.id).join(', ')}` : ''}`);
+    const s1 = r.integration.step1;
+    if (s1?.breaks?.length) out.push(`  step 1: kernel-first forced by ${s1.breaks.map((b) => `(${b.rule}) ${b.detail}`).join('; ')}`);
+    const unwired = r.integration.coverage?.unwired ?? [];
+    if (unwired.length) out.push(`  phase 1 coverage: ${unwired.length} verified kernel row(s) naming this model are not launched by the block`);
   }
+  for (const d of r.defaults?.differs ?? []) out.push(`  differs from make diagnosis: ${d}`);
   if (r.docs) out.push(`  documented: ${r.docs.phase2}${r.docs.changed ? '' : ' (unchanged)'}`);
   return out.join('\n');
 }

@@ -58,6 +58,8 @@ export interface Report {
   metrics: Metrics | null;
   warnings: Warning[];
   integration: ProbeJson['integration'] | null;
+  /** What `make diagnosis` runs for this model and each way this run differs (absent in older run dirs). */
+  defaults?: ProbeJson['defaults'] | null;
   reference: ProbeJson['reference'] | null;
   environment: ProbeJson['environment'] | null;
   kernel_cache: ProbeJson['kernel_cache'] | null;

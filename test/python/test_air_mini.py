@@ -436,10 +436,25 @@ class ApiTests(unittest.TestCase):
                 r = A.build_runner(m.model_id, m.cfg, SEQ, None, npu_attn=True,
                                    cache_dir=os.path.join(self.tmp.name, name))
                 self.assertEqual(r.seq_len, SEQ)
+                # As the real adapters: each layer's ffn_out is kept as the block returned it, a
+                # view of the one shared output buffer, so after the prefill every layer holds
+                # the last layer's output...
                 rec = r.prefill(m.tokens)
                 self.assertEqual(len(rec.layer_intermediates), m.cfg.n_layers)
+                kept = [d["ffn_out"] for d in rec.layer_intermediates[:-1]]
+                self.assertEqual(kept[0].shape, (m.n, m.cfg.emb_dim))
+                self.assertTrue(all(np.shares_memory(k, kept[0]) for k in kept))
+                # ...unless the caller copies what each block returns (the module global the
+                # loop calls, as npu-block-gate's probe does).
+                orig = A.run_prefill_block
+                A.run_prefill_block = lambda *a, **k: tuple(
+                    {n: np.array(v, copy=True) for n, v in x.items()} if isinstance(x, dict) else np.array(x, copy=True)
+                    for x in orig(*a, **k))
+                try:
+                    rec = r.prefill(m.tokens)
+                finally:
+                    A.run_prefill_block = orig
                 ffn0 = rec.layer_intermediates[0]["ffn_out"]
-                self.assertEqual(ffn0.shape, (m.n, m.cfg.emb_dim))
                 np.testing.assert_array_equal(ffn0, m.run(cpu_attn=False)[:m.n])
                 hf = HfRunner(A.hf_reference(m.model_id), m.cfg, 2048).prefill(m.tokens)
                 for li in range(m.cfg.n_layers - 1):

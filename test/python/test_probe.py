@@ -343,15 +343,6 @@ class WriteTests(TempDirCase):
             probe_npy.write_json(os.path.join(self.tmp, "c.json"), {"x": float("nan")})
         self.assertEqual(os.listdir(self.tmp), [])
 
-    def test_schema_constants_match_typescript(self):
-        with open(os.path.join(REPO, "src", "rundir", "schema.ts"), encoding="utf-8") as f:
-            ts = f.read()
-        self.assertIn(f"PROBE_SCHEMA = '{probe_schema.PROBE_SCHEMA}'", ts)
-        self.assertIn(f"PROBE_SCHEMA_VERSION = {probe_schema.PROBE_SCHEMA_VERSION};", ts)
-        block = re.search(r"RUN_FILES = \{(.*?)\}", ts, re.S).group(1)
-        ts_files = dict(re.findall(r"(\w+): '([^']+)'", block))
-        self.assertEqual(ts_files, probe_schema.RUN_FILES)
-
 
 class EnvTests(unittest.TestCase):
     XRT_SMI = """System Configuration

@@ -370,12 +370,26 @@ class RealTreePlanTest(unittest.TestCase):
         wired = {w["kernel"]: w for w in cov["wired"]}
         self.assertEqual(wired["Q GEMM"]["row"]["shape"], "2048×896×896")
         self.assertEqual(wired["Down GEMM"]["row"]["shape"], "2048×4864×896")
-        self.assertTrue(cov["unwired"])
-        self.assertTrue(all(r["reason"] for r in cov["unwired"]))
-        self.assertTrue(any(r["section"] == "GEMV" for r in cov["unwired"]))
+        # Every verified block kernel is wired; decode GEMVs and the LM head are listed apart.
+        self.assertEqual(cov["unwired"], [])
+        self.assertTrue(all(r["reason"] for r in cov["outside_block"]))
+        self.assertTrue(any(r["section"] == "GEMV" for r in cov["outside_block"]))
         llama = self.plans["llama32_1b"]["coverage"]
         self.assertEqual(llama["unregistered"], [])
         self.assertIn("FlashAttention", {w["kernel"] for w in llama["wired"]})  # NPU attention by default
+
+    def test_a_verified_kernel_the_block_does_not_launch_is_listed(self):
+        reg = os.path.join(self.root, "programming_examples", "kernel_registry", "supported_kernels.md")
+        with open(reg, encoding="utf-8") as f:
+            text = f.read()
+        self.addCleanup(lambda: open(reg, "w", encoding="utf-8").write(text))
+        row = "| 2048×896×999 | — | **1000** | — | 9.4e-3 / — | Qwen2.5-0.5B extra proj | ✅ |\n"
+        anchor = "| 2048×896×896 |"
+        with open(reg, "w", encoding="utf-8") as f:
+            f.write(text.replace(anchor, row + anchor, 1))
+        cov = self.plan("qwen25_0_5b")["coverage"]
+        self.assertEqual([(r["shape"], r["used_by"]) for r in cov["unwired"]], [("2048×896×999", "Qwen2.5-0.5B extra proj")])
+        self.assertTrue(any("2048×896×999" in line for line in probe_plan.plan_lines(self.plan("qwen25_0_5b"))))
 
     # -- kernel cache
 
