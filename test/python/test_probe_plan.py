@@ -1,7 +1,7 @@
 """Tests for scripts/probe/probe_plan.py and probe_static.py: the static Phase 2 plan.
 
 The real-tree tests run on a temp copy of the mlir-air snapshot
-($NPU_BLOCK_GATE_REAL_TREE, default /work/shared/mlir-air; skipped when absent),
+($NPU_BLOCK_GATE_MLIR_AIR, else ../shared/mlir-air; skipped when absent),
 planning every model dir it has; the emulated-tree tests run on examples/air-mini.
 Nothing here imports a module of either tree, and nothing needs torch.
 
@@ -19,10 +19,11 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path.insert(0, os.path.join(REPO, "scripts", "probe"))
 
 import probe_plan  # noqa: E402
+from test.python.support import find_mlir_air  # noqa: E402
 import probe_static  # noqa: E402
 from probe_errors import ProbeError  # noqa: E402
 
-REAL_TREE = os.environ.get("NPU_BLOCK_GATE_REAL_TREE", "/work/shared/mlir-air")
+REAL_TREE = find_mlir_air()
 AIR_MINI = os.path.join(REPO, "examples", "air-mini")
 BF16 = ("llama32_1b", "llama32_3b", "qwen25_0_5b", "qwen25_1_5b", "qwen25_3b",
         "qwen3_0_6b", "qwen3_1_7b", "qwen3_4b", "smollm2_1_7b")
@@ -485,7 +486,7 @@ class AirMiniPlanTest(unittest.TestCase):
         with open(os.path.join(AIR_MINI, "programming_examples", "llms", "verify", "prompts", "instruct.txt")) as f:
             first = next(line.strip() for line in f if line.strip() and not line.startswith("#"))
         self.assertEqual(d["prompt"], first)
-        self.assertTrue(d["prompt_source"].startswith("programming_examples/llms/verify/prompts/instruct.txt:"))
+        self.assertTrue(d["prompt_source"].startswith("verify/prompts/instruct.txt:"))
         self.assertEqual((d["model_choice"], d["model_id"]), ("instruct", "air-mini/tiny-llama-instruct"))
         self.assertIn("DEFAULT_MODEL", d["model_choice_source"])
         self.assertIs(d["cpu_attn"], True)  # compile_all_kernels(cpu_attn=True): no verify_runner.py here

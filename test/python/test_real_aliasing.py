@@ -62,15 +62,8 @@ CONFIG = dict(n_layers=N_LAYERS, emb_dim=960, n_heads=15, head_dim=64, n_kv_head
 EOS = 2
 
 
-def find_mlir_air():
-    """NPU_BLOCK_GATE_MLIR_AIR, else shared/mlir-air beside the checkout (as CI lays it), else /work/shared."""
-    if os.environ.get("NPU_BLOCK_GATE_MLIR_AIR"):
-        return os.environ["NPU_BLOCK_GATE_MLIR_AIR"]
-    for d in (os.path.join(os.path.dirname(REPO), "shared", "mlir-air"), "/work/shared/mlir-air"):
-        if os.path.isdir(d):
-            return d
-    return os.path.join(os.path.dirname(REPO), "shared", "mlir-air")
 
+from test.python.support import find_mlir_air  # noqa: E402
 
 MLIR_AIR = find_mlir_air()
 LLMS_REL = os.path.join("programming_examples", "llms")

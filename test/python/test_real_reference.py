@@ -41,15 +41,10 @@ REPO = os.path.dirname(os.path.dirname(HERE))
 PROBE = os.path.join(REPO, "scripts", "probe")
 
 
-def find_mlir_air():
-    """NPU_BLOCK_GATE_MLIR_AIR, else shared/mlir-air beside the checkout (as CI lays it), else /work/shared."""
-    if os.environ.get("NPU_BLOCK_GATE_MLIR_AIR"):
-        return os.environ["NPU_BLOCK_GATE_MLIR_AIR"]
-    for d in (os.path.join(os.path.dirname(REPO), "shared", "mlir-air"), "/work/shared/mlir-air"):
-        if os.path.isdir(d):
-            return d
-    return os.path.join(os.path.dirname(REPO), "shared", "mlir-air")
 
+if REPO not in sys.path:  # this file also runs as the worker script, outside the test package
+    sys.path.insert(0, REPO)
+from test.python.support import find_mlir_air  # noqa: E402
 
 MLIR_AIR = find_mlir_air()
 REAL_VERIFY = os.path.join(MLIR_AIR, "programming_examples", "llms", "verify")
