@@ -1450,7 +1450,8 @@ def plan_lines(plan):
     """Human-readable report, one finding per line (the refusal reason first)."""
     lines = []
     if plan.get("refusal"):
-        lines.append(plan["refusal"]["reason"])
+        r = plan["refusal"]
+        lines.append(r["reason"] + (f"; Phase 2 needs {r['needs']}" if r.get("needs") else ""))
     m = plan["model"]
     lines.append(f"plan: {m['name']} ({m['dir']}){' [emulated]' if plan['emulated'] else ''}")
     cfg = plan.get("config")

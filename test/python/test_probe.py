@@ -450,7 +450,15 @@ class FakeTreeCliTests(TempDirCase):
         # The fake reference overwrites the block's shared buffer with -7 after
         # the NPU call; the probe must have copied first.
         self.assertFalse((npu == -7).any())
-        np.testing.assert_allclose(npu[:real], ref, rtol=0, atol=1e-6)
+        # The fake's NPU and HF are one function; the NPU input is bf16-rounded when the Python
+        # has ml_dtypes (as the real tree's always is), so the two agree to bf16 input precision.
+        try:
+            import ml_dtypes  # noqa: F401
+            atol = 0.01 * float(np.abs(ref).max())  # measured: 0.27% of max with ml_dtypes 0.6
+        except ImportError:
+            atol = 1e-6
+        np.testing.assert_allclose(npu[:real], ref, rtol=0, atol=atol)
+        self.assertGreater(float(np.abs(npu[:real]).max()), 0)
         self.assertEqual(inp.shape, (64, 64))
         self.assertTrue((inp[real:] == 0).all())
         # Second run: the manifest now loads, but without --reuse-kernels everything compiles again.
@@ -515,6 +523,17 @@ class FakeTreeCliTests(TempDirCase):
         with open(os.path.join(self.out(), "probe.log")) as f:
             self.assertIn("Traceback", f.read())
         self.assertFalse(os.path.exists(os.path.join(self.out(), "block0.npu.npy")))
+
+    def test_a_failed_compile_leaves_no_empty_dir_in_the_model_dir(self):
+        mdir = self.build()
+        before = sorted(os.listdir(mdir))
+        res = run_probe("block", "--model-dir", mdir, "--out", self.out(), env={"FAKE_COMPILE_CRASH": "1"})
+        self.assertEqual(res.returncode, 3, res.stderr)
+        self.assertEqual(sorted(os.listdir(mdir)), before)  # no build dir, no empty cache dir
+        # A build dir that was there before stays, even when empty.
+        os.makedirs(os.path.join(mdir, "build_peano"))
+        run_probe("block", "--model-dir", mdir, "--out", self.out(), env={"FAKE_COMPILE_CRASH": "1"})
+        self.assertEqual(os.listdir(os.path.join(mdir, "build_peano")), [])
 
     def test_reference_crash_is_exit_3(self):
         mdir = self.build()

@@ -383,7 +383,10 @@ class RealTreePlanTest(unittest.TestCase):
         reg = os.path.join(self.root, "programming_examples", "kernel_registry", "supported_kernels.md")
         with open(reg, encoding="utf-8") as f:
             text = f.read()
-        self.addCleanup(lambda: open(reg, "w", encoding="utf-8").write(text))
+        def restore():
+            with open(reg, "w", encoding="utf-8") as f:
+                f.write(text)
+        self.addCleanup(restore)
         row = "| 2048×896×999 | — | **1000** | — | 9.4e-3 / — | Qwen2.5-0.5B extra proj | ✅ |\n"
         anchor = "| 2048×896×896 |"
         with open(reg, "w", encoding="utf-8") as f:
