@@ -38,6 +38,9 @@ export interface Plan {
   commit: string | null;
   /** Extra environment for the probe (e.g. AIR_MINI_INJECT in tests). */
   probeEnv?: Record<string, string>;
+  /** How the probe (the model tree's own Python) is kept away from this process, its tokens and the
+   * caches (src/probe/isolate.ts). Default: the strongest mode the machine offers. */
+  isolation?: import('./probe/isolate.ts').IsolationRequest;
 }
 
 export function parsePromptStyle(v: string, from: string): PromptStyle {
