@@ -58,6 +58,8 @@ export interface Report {
   metrics: Metrics | null;
   warnings: Warning[];
   integration: ProbeJson['integration'] | null;
+  /** How the probe was kept from the Action's process, tokens and caches (set by the side that ran it). */
+  isolation?: { mode: 'uid' | 'namespace' | 'none'; detail: string } | null;
   /** What `make diagnosis` runs for this model and each way this run differs (absent in older run dirs). */
   defaults?: ProbeJson['defaults'] | null;
   reference: ProbeJson['reference'] | null;

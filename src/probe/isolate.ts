@@ -1,0 +1,174 @@
+// Keeping the probe away from us (DESIGN.md "Trust"). The probe imports the model tree's own
+// Python: in a pull request, code nobody reviewed, on a persistent self-hosted runner. It must not
+// read this process (its environment holds the tokens: /proc/<pid>/environ), the runner's files
+// (its .credentials, the file-command files, .git/config), nor write anything a later trusted run
+// reads (the kernel and reference caches, the HF hub cache).
+//
+// Modes, strongest first:
+//  - uid: the probe runs as a separate user set up by `npu-block-gate agent setup` (read-only access
+//    to the caches and HF cache; /proc of another uid is unreadable), via setpriv as root, else sudo -n.
+//  - namespace: bubblewrap (or util-linux unshare) with new user/PID/mount/network namespaces, a
+//    private /proc, the whole file system read-only except the model dir, the run dir and /tmp, and
+//    the runner's own dir, .git and the runner temp dir hidden.
+//  - none: same process tree, same uid. Refused for untrusted events unless the admin opted in
+//    (allow-unisolated: true, documented as unsafe).
+import { spawnSync } from 'node:child_process';
+import { existsSync, realpathSync, statSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { InfraError, InputError } from '../errors.ts';
+
+export type IsolationMode = 'uid' | 'namespace' | 'none';
+
+export interface IsolationRequest {
+  /** 'auto': the strongest the machine offers. */
+  mode: 'auto' | IsolationMode;
+  /** The probe runs code from an untrusted event (a pull request): no isolation is refused. */
+  untrusted: boolean;
+  /** The admin accepts running untrusted code unisolated (unsafe; documented). */
+  allowUnisolated: boolean;
+  /** uid mode: the user the probe runs as (default $NPU_BLOCK_GATE_PROBE_USER, else the agent's setup file). */
+  user?: string | null;
+}
+
+/** What a run used, for the log and the report. */
+export interface Isolation {
+  mode: IsolationMode;
+  /** e.g. "bubblewrap 0.8.0: user+pid+mount+net namespaces, private /proc" or "uid npu-probe (setpriv)". */
+  detail: string;
+  /** Wraps the probe's argv. */
+  wrap: (argv: string[], ctx: WrapContext) => string[];
+}
+
+export interface WrapContext {
+  /** Directories the probe must write: the model dir (build outputs), the run dir. */
+  writable: string[];
+  /** Directories it may read but never write (the caches, when they are outside / read-only binds). */
+  env: NodeJS.ProcessEnv;
+  /** Allow network (HF --online). */
+  network: boolean;
+}
+
+/** Command lookup and probing, injected so tests can pretend a tool is missing. */
+export interface IsolationHost {
+  which: (cmd: string) => string | null;
+  /** Runs a command (quick feature probe); true when it exits 0. */
+  works: (argv: string[]) => boolean;
+  uid: () => number;
+  env: NodeJS.ProcessEnv;
+}
+
+export const realHost: IsolationHost = {
+  which: (cmd) => {
+    for (const dir of (process.env.PATH ?? '').split(':').filter(Boolean)) {
+      const p = join(dir, cmd);
+      try { if (statSync(p).isFile()) return p; } catch { /* next */ }
+    }
+    return null;
+  },
+  works: (argv) => {
+    const r = spawnSync(argv[0], argv.slice(1), { stdio: 'ignore', timeout: 10_000 });
+    return r.status === 0;
+  },
+  uid: () => (typeof process.getuid === 'function' ? process.getuid() : -1),
+  env: process.env,
+};
+
+/** The file `npu-block-gate agent setup` writes: the probe user's name. */
+export const SETUP_FILE = '/etc/npu-block-gate/probe-user';
+
+function probeUser(req: IsolationRequest, host: IsolationHost): string | null {
+  return req.user ?? host.env.NPU_BLOCK_GATE_PROBE_USER ?? null;
+}
+
+/** The directories hidden from the probe: the runner's own dir (credentials), its temp dir (file commands). */
+export function hiddenDirs(env: NodeJS.ProcessEnv): string[] {
+  const out = new Set<string>();
+  const temp = env.RUNNER_TEMP;
+  if (temp) {
+    out.add(resolve(temp));
+    // <runner root>/_work/_temp: the runner root holds .credentials, .runner, .env.
+    const work = dirname(resolve(temp));
+    if (work.endsWith('/_work')) out.add(dirname(work));
+  }
+  for (const v of ['GITHUB_OUTPUT', 'GITHUB_ENV', 'GITHUB_PATH', 'GITHUB_STEP_SUMMARY', 'GITHUB_STATE']) {
+    if (env[v]) out.add(dirname(resolve(env[v]!)));
+  }
+  return [...out].filter((d) => d !== '/' && existsSync(d));
+}
+
+function realDir(p: string): string {
+  try { return realpathSync(p); } catch { return resolve(p); }
+}
+
+function bwrapWrap(bwrap: string, unshareUser: boolean): Isolation['wrap'] {
+  return (argv, ctx) => {
+    const args = [bwrap, '--die-with-parent', '--new-session', '--unshare-pid', '--unshare-ipc', '--unshare-uts'];
+    if (unshareUser) args.push('--unshare-user');
+    if (!ctx.network) args.push('--unshare-net');
+    args.push('--ro-bind', '/', '/', '--dev-bind', '/dev', '/dev', '--proc', '/proc', '--bind', '/tmp', '/tmp');
+    // Hide the runner's files, then give back what the probe must write (later binds win).
+    for (const d of hiddenDirs(ctx.env)) args.push('--tmpfs', d);
+    for (const d of ctx.writable.map(realDir)) {
+      args.push('--bind', d, d);
+      // The checkout's credentials (persist-credentials) live in .git/config above the model dir.
+      let up = d;
+      while (up !== '/' && !existsSync(join(up, '.git'))) up = dirname(up);
+      if (up !== '/' && existsSync(join(up, '.git'))) args.push('--tmpfs', join(up, '.git'));
+    }
+    return [...args, '--', ...argv];
+  };
+}
+
+function unshareWrap(unshare: string): Isolation['wrap'] {
+  // util-linux unshare: new PID and mount namespaces with a private /proc, so the parent's
+  // /proc/<pid>/environ is out of reach. No read-only remount: weaker than bubblewrap.
+  return (argv, ctx) => [unshare, '--pid', '--fork', '--mount-proc', '--kill-child', ...(ctx.network ? [] : ['--net']), '--', ...argv];
+}
+
+/** Picks the isolation for this run; throws when an untrusted run would go unisolated. */
+export function chooseIsolation(req: IsolationRequest, host: IsolationHost = realHost): Isolation {
+  const tried: string[] = [];
+  const want = req.mode;
+  if (want === 'auto' || want === 'uid') {
+    const user = probeUser(req, host);
+    if (user) {
+      if (!/^[a-z_][a-z0-9_-]{0,31}$/.test(user)) throw new InputError(`probe user ${JSON.stringify(user)} is not a user name`);
+      const root = host.uid() === 0;
+      const setpriv = host.which('setpriv');
+      const sudo = host.which('sudo');
+      if (root && setpriv && host.works([setpriv, '--reuid', user, '--regid', user, '--init-groups', 'true'])) {
+        return { mode: 'uid', detail: `uid ${user} (setpriv)`, wrap: (argv) => [setpriv, '--reuid', user, '--regid', user, '--init-groups', '--', ...argv] };
+      }
+      // -E keeps the (already scrubbed) environment; the agent's sudoers rule grants SETENV for this user only.
+      if (sudo && host.works([sudo, '-n', '-E', '-u', user, '--', 'true'])) {
+        return { mode: 'uid', detail: `uid ${user} (sudo -n)`, wrap: (argv) => [sudo, '-n', '-E', '-u', user, '--', ...argv] };
+      }
+      tried.push(`uid ${user}: cannot switch to it (setpriv as root, or a sudoers rule from \`npu-block-gate agent setup\`)`);
+    } else if (want === 'uid') tried.push('uid: no probe user configured (NPU_BLOCK_GATE_PROBE_USER, or `npu-block-gate agent setup`)');
+  }
+  if (want === 'auto' || want === 'namespace') {
+    const bwrap = host.which('bwrap');
+    if (bwrap) {
+      for (const userns of [false, true]) {
+        const probe = [bwrap, '--die-with-parent', '--unshare-pid', ...(userns ? ['--unshare-user'] : []), '--ro-bind', '/', '/', '--proc', '/proc', '--dev', '/dev', 'true'];
+        if (host.works(probe)) return { mode: 'namespace', detail: `bubblewrap: ${userns ? 'user+' : ''}pid+mount${''}+net namespaces, private /proc, read-only root`, wrap: bwrapWrap(bwrap, userns) };
+      }
+      tried.push('bubblewrap: cannot create namespaces here (unprivileged user namespaces disabled?)');
+    } else tried.push('bubblewrap: not installed (apt install bubblewrap)');
+    const unshare = host.which('unshare');
+    if (unshare) {
+      if (host.works([unshare, '--pid', '--fork', '--mount-proc', 'true'])) return { mode: 'namespace', detail: 'unshare: pid+mount namespaces, private /proc', wrap: unshareWrap(unshare) };
+      if (host.works([unshare, '--user', '--map-root-user', '--pid', '--fork', '--mount-proc', 'true'])) {
+        return { mode: 'namespace', detail: 'unshare: user+pid+mount namespaces, private /proc', wrap: (argv, ctx) => [unshare, '--user', '--map-root-user', '--pid', '--fork', '--mount-proc', '--kill-child', ...(ctx.network ? [] : ['--net']), '--', ...argv] };
+      }
+      tried.push('unshare: cannot create namespaces here');
+    }
+  }
+  if (want === 'none' || want === 'auto') {
+    if (req.untrusted && !req.allowUnisolated) {
+      throw new InfraError(`refusing to run an untrusted event's model code without isolation (${tried.join('; ') || 'isolation: none was asked for'}); set up the probe user with \`npu-block-gate agent setup\`, install bubblewrap, or set allow-unisolated: true (unsafe: the code can read this job's tokens)`);
+    }
+    return { mode: 'none', detail: `none${tried.length ? ` (${tried.join('; ')})` : ''}${req.untrusted ? '; UNSAFE: allow-unisolated' : ''}`, wrap: (argv) => argv };
+  }
+  throw new InfraError(`isolation ${want} is not available here: ${tried.join('; ')}`);
+}
