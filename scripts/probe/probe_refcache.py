@@ -1,22 +1,19 @@
 """Reference cache (DESIGN.md "Caches"): the HF reference ffn_out per layer,
 keyed by everything that determines it, so a hit skips loading the HF model.
 
-<root>/<key>/layer_NN.npy (float32, real_len x emb_dim) + meta.json.
-Written into a temp dir beside it, then renamed; a dir that appeared
-meanwhile wins (same key, same content).
+<root>/<key>/layer_NN.npy (float32, real_len x emb_dim) + meta.json. The probe
+only reads it; the trusted TypeScript process writes an entry after the
+verdict of a trusted run (src/cache/reference.ts), so code from a pull request,
+which the probe imports, can never change what a later trusted run reads.
 """
 
-import datetime
 import glob
 import hashlib
 import json
 import os
-import shutil
-import tempfile
 
 import numpy as np
 
-from probe_npy import write_json, write_npy
 from probe_schema import PROBE_SCHEMA_VERSION
 
 ENV_ROOT = "NPU_BLOCK_GATE_REF_CACHE"
@@ -65,9 +62,20 @@ def sources_hash(llms_dir, model_dir, model):
         + glob.glob(os.path.join(llms_dir, "verify", "runners", "*.py"))
         + [p for p in [os.path.join(model_dir, f"{model}_weights.py")] if os.path.isfile(p)]
     )
+    return files_hash(llms_dir, files)
+
+
+def runner_sources(llms_dir):
+    """The reference runner's own code (verify/runners/*.py: HfRunner, its records): what
+    turns a checkpoint into ffn_out. A changed runner is a new key."""
+    return sorted(glob.glob(os.path.join(llms_dir, "verify", "runners", "*.py")))
+
+
+def files_hash(base, files):
+    """sha256 over (relative name, size, bytes) of each file, in the order given."""
     h = hashlib.sha256()
     for path in files:
-        rel = os.path.relpath(path, llms_dir).replace(os.sep, "/")
+        rel = os.path.relpath(path, base).replace(os.sep, "/")
         with open(path, "rb") as f:
             data = f.read()
         h.update(f"{rel}\0{len(data)}\0".encode())
@@ -98,6 +106,7 @@ def key_inputs(tree, ref_record, tokens, layers, adapter_file=None):
         if inputs["revision"] is None:
             return None, (f"no local HF snapshot revision for {ref_record['model_id']} "
                           f"(refs/main under {hub_dir()}); not cached")
+    inputs["runner_sources"] = files_hash(tree.llms_dir, runner_sources(tree.llms_dir))
     if adapter_file is not None:  # a custom build_hf_model: its source is part of the reference
         with open(adapter_file, "rb") as f:
             inputs["adapter_hf_model"] = hashlib.sha256(f.read()).hexdigest()
@@ -128,31 +137,3 @@ def load(entry_dir, layers, real_len, emb_dim):
     except (OSError, ValueError, TypeError, AttributeError):
         return None
     return out if 0 in out else None
-
-
-def store(root, key, inputs, arrays, kind):
-    """Write the entry atomically; an entry that appeared meanwhile is kept."""
-    dest = os.path.join(root, key)
-    os.makedirs(root, exist_ok=True)
-    tmp = tempfile.mkdtemp(prefix=f".{key}.", suffix=".tmp", dir=root)
-    try:
-        for li, arr in sorted(arrays.items()):
-            write_npy(os.path.join(tmp, _layer_name(li)), arr)
-        created = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
-        write_json(os.path.join(tmp, META_FILE),
-                   {"key": key, "inputs": inputs, "kind": kind, "stored_layers": sorted(arrays),
-                    "created_at": created})
-        os.chmod(tmp, 0o755)
-        try:
-            os.rename(tmp, dest)
-        except OSError:
-            if not os.path.isdir(dest):
-                raise
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    return dest
-
-
-def discard(entry_dir):
-    """A bad entry is recomputed and overwritten."""
-    shutil.rmtree(entry_dir, ignore_errors=True)

@@ -90,8 +90,7 @@ def run_block(ctx, out, reuse_kernels=False, want_layers=False):
         if want_layers:
             ref_layers = layer_outputs(ref_rec, ctx.cfg["n_layers"])
     check_shapes(ctx.tree, blk.npu, ref, ctx.real_len, ctx.cfg["emb_dim"], ctx.entry.entry)
-    if not ref_cache.hit:
-        ref_cache.save(ref, ref_layers, kind)
+    ref_cache.missed(kind)
     ctx.ref_kind = kind
     log.step(f"writing {NPU_NPY} {list(blk.npu.shape)}, {REF_NPY} {list(ref.shape)}"
              + (f", {INPUT_NPY} {list(blk.input.shape)}" if blk.input is not None else ""))
@@ -171,7 +170,11 @@ def _write(ctx, out, stage, *, cache, tensors, layers, kernels, ref_cache=None):
 
 
 class RefCache:
-    """probe_refcache around one run: key, lookup, store, and probe.json `reference.cache`."""
+    """probe_refcache around one run: the key, a read-only lookup, and probe.json
+    `reference.cache`. The probe never writes the cache: it runs the tree's own code,
+    and a pull request's code must not shape what a later trusted run reads. The
+    trusted process stores a miss after the verdict (src/cache/reference.ts), from
+    the run dir's reference tensors and the key and inputs recorded here."""
 
     def __init__(self, ctx, want_layers):
         self.log, self.cfg, self.real_len = ctx.log, ctx.cfg, ctx.real_len
@@ -211,24 +214,16 @@ class RefCache:
         self.log.step(f"reference cache hit {self.key[:12]}")
         return arrays
 
-    def save(self, ref, ref_layers, kind):
-        if self.key is None:
-            return
-        arrays = dict(ref_layers or {})
-        arrays[0] = ref
-        if os.path.isdir(self.dir):  # the bad entry lookup refused
-            probe_refcache.discard(self.dir)
-        try:
-            probe_refcache.store(self.root, self.key, self.inputs, arrays, kind)
-        except OSError as exc:
-            self.log.step(f"reference cache miss {self.key[:12]}; not stored ({exc.strerror or exc})")
-            return
-        self.log.step(f"reference cache miss {self.key[:12]}; stored")
+    def missed(self, kind):
+        if self.key is not None and not self.hit:
+            self.kind = kind
+            self.log.step(f"reference cache miss {self.key[:12]} (a trusted run stores it after the verdict)")
 
     def record(self):
         if self.key is None:
             return None
-        return {"key": self.key, "hit": self.hit, "dir": self.dir}
+        return {"key": self.key, "hit": self.hit, "dir": self.dir, "root": self.root, "kind": self.kind,
+                "inputs": self.inputs}
 
 
 def write_layers(out, source, npu_layers, ref_layers, n_layers, log):

@@ -54,6 +54,8 @@ export interface IsolationHost {
   /** Runs a command (quick feature probe); true when it exits 0. */
   works: (argv: string[]) => boolean;
   uid: () => number;
+  /** The primary group id of a user, or null when there is no such user. */
+  gidOf: (user: string) => number | null;
   env: NodeJS.ProcessEnv;
 }
 
@@ -70,6 +72,11 @@ export const realHost: IsolationHost = {
     return r.status === 0;
   },
   uid: () => (typeof process.getuid === 'function' ? process.getuid() : -1),
+  gidOf: (user) => {
+    const r = spawnSync('id', ['-g', user], { encoding: 'utf8', timeout: 5000 });
+    const gid = Number(r.stdout?.trim());
+    return r.status === 0 && Number.isInteger(gid) ? gid : null;
+  },
   env: process.env,
 };
 
@@ -136,8 +143,9 @@ export function chooseIsolation(req: IsolationRequest, host: IsolationHost = rea
       const root = host.uid() === 0;
       const setpriv = host.which('setpriv');
       const sudo = host.which('sudo');
-      if (root && setpriv && host.works([setpriv, '--reuid', user, '--regid', user, '--init-groups', 'true'])) {
-        return { mode: 'uid', detail: `uid ${user} (setpriv)`, wrap: (argv) => [setpriv, '--reuid', user, '--regid', user, '--init-groups', '--', ...argv] };
+      const gid = root && setpriv ? host.gidOf(user) : null;
+      if (root && setpriv && gid !== null && host.works([setpriv, '--reuid', user, '--regid', String(gid), '--init-groups', 'true'])) {
+        return { mode: 'uid', detail: `uid ${user} (setpriv)`, wrap: (argv) => [setpriv, '--reuid', user, '--regid', String(gid), '--init-groups', '--', ...argv] };
       }
       // -E keeps the (already scrubbed) environment; the agent's sudoers rule grants SETENV for this user only.
       if (sudo && host.works([sudo, '-n', '-E', '-u', user, '--', 'true'])) {

@@ -3,12 +3,17 @@
 // EXIT_CODES.no_numpy, then the next candidate is tried), says which Python it is on an event
 // line, and pauses once after its config stage so the kernel cache can be restored.
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { InputError, InfraError } from '../errors.ts';
 import { EVENT_PREFIX, EXIT_CODES } from '../contract.ts';
 import { pythonCandidates, type PythonCandidate, type PythonInfo } from './python.ts';
+import type { Isolation } from './isolate.ts';
+
+/** After the probe exits, how long its output pipes may stay open (a grandchild that escaped
+ * its process group holding them) before they are closed on it. */
+const PIPE_GRACE_MS = 2000;
 
 /** scripts/probe, found from this module whether it runs from src/ (tsx) or from dist/ (bundle). */
 export function probeDir(): string {
@@ -25,6 +30,12 @@ export type Subcommand = 'plan' | 'config' | 'block' | 'check' | 'bisect';
 
 export interface ProbeArgs {
   subcommand: Subcommand;
+  /** How the probe is kept from this process (src/probe/isolate.ts); none when absent. */
+  isolation?: Isolation;
+  /** Directories the isolated probe may write (the model dir, the run dir). */
+  writable?: string[];
+  /** The probe may use the network (HF --online). */
+  network?: boolean;
   /** Arguments after the subcommand. */
   args: string[];
   /** The run dir, for the log's path in error messages (null for `plan`). */
@@ -52,12 +63,25 @@ export interface ProbeResult {
 }
 
 // The probe runs the model's own Python (in a PR, code we did not review): it gets no credential
-// the Action holds. Action inputs (INPUT_GITHUB-TOKEN), the runner's artifact/OIDC tokens and the
-// usual token variables are left out of its environment.
-const SECRET_ENV = /^(INPUT_.*|ACTIONS_RUNTIME_TOKEN|ACTIONS_ID_TOKEN_REQUEST_(TOKEN|URL)|ACTIONS_RESULTS_URL|GITHUB_TOKEN|GH_TOKEN|GH_ENTERPRISE_TOKEN)$/i;
+// the Action holds and no way to write what the runner reads back. Left out of its environment:
+// Action inputs (INPUT_GITHUB-TOKEN), every ACTIONS_* variable (runtime and OIDC tokens, their
+// URLs), the file-command files (GITHUB_OUTPUT, _ENV, _PATH, _STEP_SUMMARY, _STATE: writing them
+// would set our outputs or the job summary), and any variable named like a credential.
+const SECRET_ENV = /^(INPUT_.*|ACTIONS_.*|GITHUB_(TOKEN|OUTPUT|ENV|PATH|STEP_SUMMARY|STATE)|GH_TOKEN|GH_ENTERPRISE_TOKEN|RUNNER_TRACKING_ID)$/i;
+const CREDENTIAL_NAME = /(^|_)(TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?|API_?KEY|ACCESS_KEY(_ID)?|PRIVATE_KEY|AUTH)(_|$)/i;
 
 export function probeEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
-  return Object.fromEntries(Object.entries(env).filter(([k]) => !SECRET_ENV.test(k)));
+  return Object.fromEntries(Object.entries(env).filter(([k]) => !SECRET_ENV.test(k) && !CREDENTIAL_NAME.test(k)));
+}
+
+/** The run was stopped by a signal to this process (Ctrl-C, a CI cancel): the probe's whole process
+ * group was stopped too. `status` is what a shell expects: 128 + the signal number. */
+export class ProbeInterrupted extends InfraError {
+  readonly status: number;
+  constructor(readonly signal: 'SIGINT' | 'SIGTERM', what: string) {
+    super(`interrupted by ${signal} while the probe ran ${what}; the probe and everything it started were stopped`);
+    this.status = 128 + (signal === 'SIGINT' ? 2 : 15);
+  }
 }
 
 export interface ModelArgs {
@@ -109,12 +133,14 @@ export async function runProbe(python: PythonInfo | PythonCandidate[] | string |
 type Once = { kind: 'ok'; python: PythonInfo; stdout: string } | { kind: 'skip'; why: string };
 
 function runOnce(c: PythonCandidate, a: ProbeArgs, h: ProbeHandlers): Promise<Once> {
-  const args = [probeDir(), a.subcommand, ...a.args];
+  const env = { ...probeEnv(process.env), PYTHONUNBUFFERED: '1', PYTHONDONTWRITEBYTECODE: '1', ...a.extraEnv };
+  const plain = [c.command, probeDir(), a.subcommand, ...a.args];
+  const argv = a.isolation ? a.isolation.wrap(plain, { writable: a.writable ?? [], env: process.env, network: !!a.network }) : plain;
   const wantsEvents = a.args.includes('--events');
   return new Promise((resolve, reject) => {
-    const child = spawn(c.command, args, {
+    const child = spawn(argv[0], argv.slice(1), {
       stdio: [wantsEvents ? 'pipe' : 'ignore', 'pipe', 'pipe'],
-      env: { ...probeEnv(process.env), PYTHONUNBUFFERED: '1', PYTHONDONTWRITEBYTECODE: '1', ...a.extraEnv },
+      env,
       // Its own process group: a timeout or a cancel stops the probe and everything it started.
       detached: true,
     });
@@ -155,25 +181,54 @@ function runOnce(c: PythonCandidate, a: ProbeArgs, h: ProbeHandlers): Promise<On
     };
     child.stdout!.on('data', (d: Buffer) => { stdout += d.toString('utf8'); });
     child.stderr!.on('data', takeErr);
+    // The probe's group, plus every descendant that left it (setsid), found while they are
+    // still our descendants: after their parent dies they belong to init and are out of reach.
+    let doomed: number[] = [];
     const killGroup = (sig: NodeJS.Signals) => {
-      try { if (child.pid) process.kill(-child.pid, sig); } catch { /* already gone */ }
+      if (!child.pid) return;
+      if (!doomed.length) doomed = descendants(child.pid);
+      try { process.kill(-child.pid, sig); } catch { /* already gone */ }
+      for (const pid of doomed) {
+        try { process.kill(pid, sig); } catch { /* already gone */ }
+      }
+    };
+    const stop = () => {
+      killGroup('SIGTERM');
+      setTimeout(() => killGroup('SIGKILL'), 5000).unref();
     };
     const timer = a.timeoutSec ? setTimeout(() => {
       timedOut = true;
-      killGroup('SIGTERM');
-      setTimeout(() => killGroup('SIGKILL'), 5000).unref();
+      stop();
     }, Math.min(a.timeoutSec * 1000, 2 ** 31 - 1)) : null;
-    child.on('error', (e: NodeJS.ErrnoException) => {
+    // A cancel (SIGTERM) or Ctrl-C (SIGINT) to us stops the probe's whole group first, so nothing
+    // keeps the NPU lock or writes a run dir nobody judges.
+    let interrupted: 'SIGINT' | 'SIGTERM' | null = null;
+    const onSignal = (sig: 'SIGINT' | 'SIGTERM') => () => { interrupted = interrupted ?? sig; stop(); };
+    const onInt = onSignal('SIGINT');
+    const onTerm = onSignal('SIGTERM');
+    process.on('SIGINT', onInt);
+    process.on('SIGTERM', onTerm);
+    const cleanup = () => {
       if (timer) clearTimeout(timer);
+      process.removeListener('SIGINT', onInt);
+      process.removeListener('SIGTERM', onTerm);
+    };
+    child.on('error', (e: NodeJS.ErrnoException) => {
+      cleanup();
       if (e.code === 'ENOENT') resolve({ kind: 'skip', why: 'not found' });
-      else reject(new InfraError(`cannot start ${c.command}: ${e.message}`));
+      else reject(new InfraError(`cannot start ${argv[0]}: ${e.message}`));
+    });
+    // 'close' waits for the pipes; a grandchild that left the group could hold them forever.
+    child.on('exit', () => {
+      setTimeout(() => { child.stdout?.destroy(); child.stderr?.destroy(); child.stdin?.destroy(); }, PIPE_GRACE_MS).unref();
     });
     child.on('close', (code, signal) => {
-      if (timer) clearTimeout(timer);
+      cleanup();
       if (buf.trim()) takeErr(Buffer.from('\n'));
       void pending.then(() => {
         if (failure) return reject(failure);
-        if (timedOut) return reject(new InfraError(`probe ${a.subcommand} timed out after ${a.timeoutSec}s`));
+        if (interrupted) return reject(new ProbeInterrupted(interrupted, a.subcommand));
+        if (timedOut) return reject(new InfraError(`probe ${a.subcommand} timed out after ${a.timeoutSec}s; its process group was stopped`));
         if (code === 0) return resolve({ kind: 'ok', python, stdout });
         if (code === EXIT_CODES.no_numpy) return resolve({ kind: 'skip', why: 'cannot import numpy' });
         const why = lastError || (signal ? `killed by ${signal}` : `exited with status ${code}`);
@@ -183,4 +238,27 @@ function runOnce(c: PythonCandidate, a: ProbeArgs, h: ProbeHandlers): Promise<On
       });
     });
   });
+}
+
+/** Every live descendant of pid (children first found through /proc/<pid>/stat's ppid field). */
+export function descendants(pid: number, proc = '/proc'): number[] {
+  const parentOf = new Map<number, number>();
+  let entries: string[];
+  try { entries = readdirSync(proc); } catch { return []; }
+  for (const e of entries) {
+    if (!/^\d+$/.test(e)) continue;
+    try {
+      const stat = readFileSync(join(proc, e, 'stat'), 'utf8');
+      // pid (comm) state ppid ...: comm may hold spaces and parentheses; ppid follows the last ')'.
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      parentOf.set(Number(e), ppid);
+    } catch { /* gone */ }
+  }
+  const out: number[] = [];
+  const frontier = [pid];
+  while (frontier.length) {
+    const p = frontier.pop()!;
+    for (const [c, pp] of parentOf) if (pp === p && !out.includes(c)) { out.push(c); frontier.push(c); }
+  }
+  return out;
 }

@@ -151,7 +151,56 @@ import numpy as np
 import {model}_block_math as M
 SHARED = None
 COMPILED = []
+def _hostile(loot_path):
+    # What a pull request's model code would try on a self-hosted runner (npu-block-gate issue 8):
+    # read every environment it can reach, the checkout's .git/config, files it was told about;
+    # write into places a later trusted run reads. Everything it got goes to loot_path (JSON).
+    import glob, json
+    loot = {{"env": dict(os.environ), "proc": {{}}, "files": {{}}, "wrote": []}}
+    for p in glob.glob("/proc/[0-9]*/environ"):
+        try:
+            with open(p, "rb") as f:
+                loot["proc"][p] = f.read().decode("latin-1")
+        except OSError:
+            pass
+    d = os.getcwd()
+    while d != "/":
+        for name in (".git/config",):
+            p = os.path.join(d, name)
+            try:
+                with open(p, encoding="latin-1") as f:
+                    loot["files"][p] = f.read()
+            except OSError:
+                pass
+        d = os.path.dirname(d)
+    for p in filter(None, os.environ.get("FAKE_HOSTILE_READ", "").split(":")):
+        for q in [p] + glob.glob(os.path.join(p, "**"), recursive=True):
+            try:
+                with open(q, encoding="latin-1") as f:
+                    loot["files"][q] = f.read()
+            except OSError:
+                pass
+    for p in filter(None, os.environ.get("FAKE_HOSTILE_WRITE", "").split(":")):
+        try:
+            with open(os.path.join(p, "poisoned"), "w") as f:
+                f.write("forged")
+            loot["wrote"].append(p)
+        except OSError:
+            pass
+    with open(loot_path, "w") as f:
+        json.dump(loot, f)
+
+
 def compile_all_kernels(cache, config, seq_len, cpu_attn=True):
+    if os.environ.get("FAKE_HOSTILE"):
+        _hostile(os.environ["FAKE_HOSTILE"])
+    if os.environ.get("FAKE_COMPILE_GRANDCHILD"):
+        # A grandchild that leaves the probe's process group (setsid) and keeps its pipes.
+        import subprocess, sys, time
+        child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"], start_new_session=True)
+        with open(os.environ["FAKE_COMPILE_GRANDCHILD"], "w") as f:
+            f.write(str(child.pid))
+        time.sleep(60)
     if os.environ.get("FAKE_COMPILE_HANG"):
         open(os.environ["FAKE_COMPILE_HANG"], "w").close()
         import time

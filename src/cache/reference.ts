@@ -1,0 +1,94 @@
+// The reference cache's writer (DESIGN.md "Caches"). The probe looks entries up and records, in
+// probe.json `reference.cache`, the key it computed and what went into it; it never writes an
+// entry, because it runs the model tree's own code. This trusted process stores a missed entry
+// after the verdict of a trusted run, from the run dir's reference tensors:
+//   <root>/<key>/layer_NN.npy (the run dir's block0.ref.npy and layers/layer_NN.ref.npy, f32)
+//   <root>/<key>/meta.json    {key, inputs, kind, stored_layers, created_at}
+// written into a temp dir beside it and renamed; an entry that appeared meanwhile is kept.
+import { copyFileSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { isAbsolute, join, resolve } from 'node:path';
+import type { ProbeJson } from '../rundir/schema.ts';
+import { tensorPath } from '../rundir/read.ts';
+
+export interface RefCacheRecord {
+  key: string;
+  hit: boolean;
+  dir: string;
+  root?: string;
+  kind?: string | null;
+  inputs?: { layers?: number[]; [k: string]: unknown } | null;
+}
+
+export type StoreOutcome =
+  | { stored: true; dir: string; layers: number[] }
+  | { stored: false; why: string };
+
+const KEY = /^[0-9a-f]{32}$/;
+const layerFile = (li: number) => `layer_${String(li).padStart(2, '0')}.npy`;
+
+/**
+ * Stores the run dir's reference tensors under the probe's key. Call only for a trusted run, after
+ * its verdict; `root` is the reference cache root this process chose (the record's own root is
+ * never trusted as a destination).
+ */
+export function storeReference(root: string, runDir: string, p: ProbeJson): StoreOutcome {
+  const rec = p.reference?.cache as RefCacheRecord | null | undefined;
+  if (!rec) return { stored: false, why: 'the run kept no reference cache record (cache off, or not cacheable)' };
+  if (rec.hit) return { stored: false, why: 'hit: already stored' };
+  if (typeof rec.key !== 'string' || !KEY.test(rec.key)) return { stored: false, why: 'the recorded key is not a cache key' };
+  const wanted = Array.isArray(rec.inputs?.layers) && rec.inputs!.layers!.every((l) => Number.isInteger(l) && l >= 0) ? rec.inputs!.layers! : [0];
+  const sources = new Map<number, string>();
+  if (p.tensors.ref) sources.set(0, tensorPath(runDir, p.tensors.ref));
+  for (const e of p.layers?.entries ?? []) if (e.layer !== 0 && wanted.includes(e.layer)) sources.set(e.layer, tensorPath(runDir, e.ref));
+  for (const li of wanted) {
+    const src = sources.get(li);
+    if (!src || !existsSync(src) || !lstatSync(src).isFile()) return { stored: false, why: `layer ${li}'s reference tensor is not in the run dir` };
+  }
+  const dest = join(root, rec.key);
+  // The probe missed although the entry is there: it found it unreadable or of the wrong shape.
+  // Replace it (a sound entry that appeared meanwhile, from a concurrent run, is kept).
+  if (existsSync(dest) && sound(dest, rec.key, wanted)) return { stored: false, why: 'an entry for this key is already there' };
+  mkdirSync(root, { recursive: true });
+  const tmp = mkdtempSync(join(root, `.${rec.key}.`));
+  try {
+    for (const li of wanted) copyFileSync(sources.get(li)!, join(tmp, layerFile(li)));
+    writeFileSync(join(tmp, 'meta.json'), JSON.stringify({
+      key: rec.key, inputs: rec.inputs ?? null, kind: rec.kind ?? p.reference.kind, stored_layers: wanted,
+      created_at: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
+    }, null, 2) + '\n');
+    if (existsSync(dest)) {
+      const old = `${dest}.old-${process.pid}`;
+      renameSync(dest, old);
+      try { renameSync(tmp, dest); } finally { rmSync(old, { recursive: true, force: true }); }
+    } else {
+      try {
+        renameSync(tmp, dest);
+      } catch (e) {
+        if (!existsSync(dest)) throw e; // another run stored the same key first: fine
+      }
+    }
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
+  }
+  return { stored: true, dir: dest, layers: wanted };
+}
+
+/** The reference cache root: $NPU_BLOCK_GATE_REF_CACHE, else <kernel cache root>/reference. The CLI
+ * always hands the probe this root explicitly, so the side that reads and the side that writes agree. */
+export function referenceRoot(cacheRoot: string, env: NodeJS.ProcessEnv = process.env): string {
+  const r = env.NPU_BLOCK_GATE_REF_CACHE;
+  if (r && r.trim().toLowerCase() !== 'none') return resolve(r);
+  return isAbsolute(cacheRoot) ? join(cacheRoot, 'reference') : resolve(cacheRoot, 'reference');
+}
+
+/** An entry whose meta names this key and whose layer files are there (the probe checks shapes). */
+function sound(dir: string, key: string, layers: number[]): boolean {
+  try {
+    const meta = JSON.parse(readFileSync(join(dir, 'meta.json'), 'utf8'));
+    if (meta?.key !== key) return false;
+    // A file the probe could not read as .npy: at least its magic must be there.
+    return layers.every((li) => readFileSync(join(dir, layerFile(li))).subarray(0, 6).toString('latin1') === '\x93NUMPY');
+  } catch {
+    return false;
+  }
+}
