@@ -7,9 +7,10 @@
 // Modes, strongest first:
 //  - uid: the probe runs as a separate user set up by `npu-block-gate agent setup` (read-only access
 //    to the caches and HF cache; /proc of another uid is unreadable), via setpriv as root, else sudo -n.
-//  - namespace: bubblewrap (or util-linux unshare) with new user/PID/mount/network namespaces, a
-//    private /proc, the whole file system read-only except the model dir, the run dir and /tmp, and
-//    the runner's own dir, .git and the runner temp dir hidden.
+//  - namespace: bubblewrap with new (user,) PID, mount and network namespaces, a private /proc, the
+//    whole file system read-only except the model dir, the run dir and /tmp, and the runner's own
+//    dir, .git and the runner temp dir hidden. (util-linux unshare alone is not enough: it cannot
+//    hide .git/config or make the caches read-only, so it does not count.)
 //  - none: same process tree, same uid. Refused for untrusted events unless the admin opted in
 //    (allow-unisolated: true, documented as unsafe).
 import { spawnSync } from 'node:child_process';
@@ -42,6 +43,8 @@ export interface Isolation {
 export interface WrapContext {
   /** Directories the probe must write: the model dir (build outputs), the run dir. */
   writable: string[];
+  /** Directories it must read even if they sit under a hidden one: the mlir-air tree's root. */
+  readable?: string[];
   /** Directories it may read but never write (the caches, when they are outside / read-only binds). */
   env: NodeJS.ProcessEnv;
   /** Allow network (HF --online). */
@@ -115,27 +118,37 @@ function bwrapWrap(bwrap: string, unshareUser: boolean): Isolation['wrap'] {
     args.push('--ro-bind', '/', '/', '--dev-bind', '/dev', '/dev', '--proc', '/proc', '--bind', '/tmp', '/tmp');
     // Hide the runner's files, then give back what the probe must write (later binds win).
     for (const d of hiddenDirs(ctx.env)) args.push('--tmpfs', d);
-    for (const d of ctx.writable.map(realDir)) {
-      args.push('--bind', d, d);
-      // The checkout's credentials (persist-credentials) live in .git/config above the model dir.
+    const gits = new Set<string>();
+    const gitAbove = (d: string) => {
       let up = d;
       while (up !== '/' && !existsSync(join(up, '.git'))) up = dirname(up);
-      if (up !== '/' && existsSync(join(up, '.git'))) args.push('--tmpfs', join(up, '.git'));
-    }
+      if (up !== '/') gits.add(join(up, '.git'));
+    };
+    for (const d of (ctx.readable ?? []).map(realDir)) { args.push('--ro-bind', d, d); gitAbove(d); }
+    for (const d of ctx.writable.map(realDir)) { args.push('--bind', d, d); gitAbove(d); }
+    // The checkout's credentials (persist-credentials) live in .git/config above the tree.
+    for (const g of gits) args.push('--tmpfs', g);
     return [...args, '--', ...argv];
   };
 }
 
-function unshareWrap(unshare: string): Isolation['wrap'] {
-  // util-linux unshare: new PID and mount namespaces with a private /proc, so the parent's
-  // /proc/<pid>/environ is out of reach. No read-only remount: weaker than bubblewrap.
-  return (argv, ctx) => [unshare, '--pid', '--fork', '--mount-proc', '--kill-child', ...(ctx.network ? [] : ['--net']), '--', ...argv];
+/** bubblewrap, when it can make its namespaces here: (path, whether it needs --unshare-user). */
+function findBwrap(host: IsolationHost): { bwrap: string; userns: boolean } | null {
+  const bwrap = host.which('bwrap');
+  if (!bwrap) return null;
+  for (const userns of [false, true]) {
+    const probe = [bwrap, '--die-with-parent', '--unshare-pid', ...(userns ? ['--unshare-user'] : []), '--ro-bind', '/', '/', '--proc', '/proc', '--dev', '/dev', 'true'];
+    if (host.works(probe)) return { bwrap, userns };
+  }
+  return null;
 }
 
 /** Picks the isolation for this run; throws when an untrusted run would go unisolated. */
 export function chooseIsolation(req: IsolationRequest, host: IsolationHost = realHost): Isolation {
   const tried: string[] = [];
   const want = req.mode;
+  const bw = want === 'none' ? null : findBwrap(host);
+  if (!bw && want !== 'none') tried.push(host.which('bwrap') ? 'bubblewrap: cannot create namespaces here (unprivileged user namespaces disabled?)' : 'bubblewrap: not installed (apt install bubblewrap)');
   if (want === 'auto' || want === 'uid') {
     const user = probeUser(req, host);
     if (user) {
@@ -143,34 +156,30 @@ export function chooseIsolation(req: IsolationRequest, host: IsolationHost = rea
       const root = host.uid() === 0;
       const setpriv = host.which('setpriv');
       const sudo = host.which('sudo');
+      // Under the probe user, and inside bubblewrap too when that user can start it (an unprivileged
+      // user needs a user namespace): another uid cannot read our /proc/<pid>/environ; the
+      // namespace also hides the checkout's .git and the runner's files.
+      const bwrap = host.which('bwrap');
+      const nsProbe = bwrap ? [bwrap, '--die-with-parent', '--unshare-pid', '--unshare-user', '--ro-bind', '/', '/', '--proc', '/proc', '--dev', '/dev', 'true'] : null;
       const gid = root && setpriv ? host.gidOf(user) : null;
-      if (root && setpriv && gid !== null && host.works([setpriv, '--reuid', user, '--regid', String(gid), '--init-groups', 'true'])) {
-        return { mode: 'uid', detail: `uid ${user} (setpriv)`, wrap: (argv) => [setpriv, '--reuid', user, '--regid', String(gid), '--init-groups', '--', ...argv] };
-      }
+      const switchers: [string, string[]][] = [];
+      if (root && setpriv && gid !== null) switchers.push(['setpriv', [setpriv, '--reuid', user, '--regid', String(gid), '--init-groups', '--']]);
       // -E keeps the (already scrubbed) environment; the agent's sudoers rule grants SETENV for this user only.
-      if (sudo && host.works([sudo, '-n', '-E', '-u', user, '--', 'true'])) {
-        return { mode: 'uid', detail: `uid ${user} (sudo -n)`, wrap: (argv) => [sudo, '-n', '-E', '-u', user, '--', ...argv] };
+      if (sudo) switchers.push(['sudo -n', [sudo, '-n', '-E', '-u', user, '--']]);
+      for (const [how, prefix] of switchers) {
+        if (!host.works([...prefix, 'true'])) continue;
+        const inner = bwrap && nsProbe && host.works([...prefix, ...nsProbe]) ? bwrapWrap(bwrap, true) : null;
+        return {
+          mode: 'uid',
+          detail: `uid ${user} (${how})${inner ? ' + bubblewrap' : ''}`,
+          wrap: (argv, ctx) => [...prefix, ...(inner ? inner(argv, ctx) : argv)],
+        };
       }
       tried.push(`uid ${user}: cannot switch to it (setpriv as root, or a sudoers rule from \`npu-block-gate agent setup\`)`);
     } else if (want === 'uid') tried.push('uid: no probe user configured (NPU_BLOCK_GATE_PROBE_USER, or `npu-block-gate agent setup`)');
   }
-  if (want === 'auto' || want === 'namespace') {
-    const bwrap = host.which('bwrap');
-    if (bwrap) {
-      for (const userns of [false, true]) {
-        const probe = [bwrap, '--die-with-parent', '--unshare-pid', ...(userns ? ['--unshare-user'] : []), '--ro-bind', '/', '/', '--proc', '/proc', '--dev', '/dev', 'true'];
-        if (host.works(probe)) return { mode: 'namespace', detail: `bubblewrap: ${userns ? 'user+' : ''}pid+mount${''}+net namespaces, private /proc, read-only root`, wrap: bwrapWrap(bwrap, userns) };
-      }
-      tried.push('bubblewrap: cannot create namespaces here (unprivileged user namespaces disabled?)');
-    } else tried.push('bubblewrap: not installed (apt install bubblewrap)');
-    const unshare = host.which('unshare');
-    if (unshare) {
-      if (host.works([unshare, '--pid', '--fork', '--mount-proc', 'true'])) return { mode: 'namespace', detail: 'unshare: pid+mount namespaces, private /proc', wrap: unshareWrap(unshare) };
-      if (host.works([unshare, '--user', '--map-root-user', '--pid', '--fork', '--mount-proc', 'true'])) {
-        return { mode: 'namespace', detail: 'unshare: user+pid+mount namespaces, private /proc', wrap: (argv, ctx) => [unshare, '--user', '--map-root-user', '--pid', '--fork', '--mount-proc', '--kill-child', ...(ctx.network ? [] : ['--net']), '--', ...argv] };
-      }
-      tried.push('unshare: cannot create namespaces here');
-    }
+  if ((want === 'auto' || want === 'namespace') && bw) {
+    return { mode: 'namespace', detail: `bubblewrap: ${bw.userns ? 'user+' : ''}pid+mount+net namespaces, private /proc, read-only root, runner files and .git hidden`, wrap: bwrapWrap(bw.bwrap, bw.userns) };
   }
   if (want === 'none' || want === 'auto') {
     if (req.untrusted && !req.allowUnisolated) {

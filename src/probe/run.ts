@@ -34,6 +34,8 @@ export interface ProbeArgs {
   isolation?: Isolation;
   /** Directories the isolated probe may write (the model dir, the run dir). */
   writable?: string[];
+  /** Directories it must be able to read (the mlir-air tree root). */
+  readable?: string[];
   /** The probe may use the network (HF --online). */
   network?: boolean;
   /** Arguments after the subcommand. */
@@ -135,7 +137,7 @@ type Once = { kind: 'ok'; python: PythonInfo; stdout: string } | { kind: 'skip';
 function runOnce(c: PythonCandidate, a: ProbeArgs, h: ProbeHandlers): Promise<Once> {
   const env = { ...probeEnv(process.env), PYTHONUNBUFFERED: '1', PYTHONDONTWRITEBYTECODE: '1', ...a.extraEnv };
   const plain = [c.command, probeDir(), a.subcommand, ...a.args];
-  const argv = a.isolation ? a.isolation.wrap(plain, { writable: a.writable ?? [], env: process.env, network: !!a.network }) : plain;
+  const argv = a.isolation ? a.isolation.wrap(plain, { writable: a.writable ?? [], readable: a.readable, env: process.env, network: !!a.network }) : plain;
   const wantsEvents = a.args.includes('--events');
   return new Promise((resolve, reject) => {
     const child = spawn(argv[0], argv.slice(1), {
