@@ -3,7 +3,7 @@
 // config, builder source, registry tile or compile command. Our key covers all of those, and a
 // hit restores the stored cache dir into <model>/build_peano/prefill_kernel_cache/.
 import { createHash } from 'node:crypto';
-import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { basename, dirname, isAbsolute, join, relative, sep } from 'node:path';
 import type { ProbeJson } from '../rundir/schema.ts';
@@ -77,7 +77,10 @@ export function kernelCacheKey(k: KeyInputs): { key: string; files: number } {
     h.update(`${rel}\0${digest}\n`);
   }
   const env = k.inputs ? Object.fromEntries(Object.entries(k.inputs.env ?? {}).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : null;
-  h.update(JSON.stringify({ config: k.config, seqLen: k.seqLen, cpuAttn: k.cpuAttn, toolchain: k.toolchain ?? null, compile: k.compileCommand, env }));
+  // An emulated tree (air-mini) compiles nothing real: its "kernels" are this checkout's own, so
+  // another clone never reports a hit from it (a new user's first run compiles, and says so).
+  const emulated = existsSync(join(k.airRoot, 'AIR_MINI')) ? realpathSync(k.airRoot) : null;
+  h.update(JSON.stringify({ config: k.config, seqLen: k.seqLen, cpuAttn: k.cpuAttn, toolchain: k.toolchain ?? null, compile: k.compileCommand, env, emulated }));
   return { key: h.digest('hex').slice(0, 32), files: rels.length };
 }
 
