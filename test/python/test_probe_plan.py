@@ -97,7 +97,7 @@ class RealTreePlanTest(unittest.TestCase):
                 self.assertIn(f"{m}/verify_adapter.py records no per-layer ffn_out", reason)
                 self.assertIn("layer_intermediates are empty dicts", reason)
                 self.assertIn("layer_intermediates[0]['ffn_out']", p["refusal"]["needs"])
-                self.assertEqual(probe_plan.plan_lines(p)[0], reason)
+                self.assertEqual(probe_plan.plan_lines(p)[0], f"{reason}; Phase 2 needs {p['refusal']['needs']}")
 
     def test_smolvla_is_refused_as_not_a_decoder_llm(self):
         p = self.plans["smolvla"]
@@ -105,7 +105,7 @@ class RealTreePlanTest(unittest.TestCase):
         self.assertIn("smolvla is not a decoder LLM", p["refusal"]["reason"])
         self.assertIn("no MODEL_CHOICES", p["refusal"]["reason"])
         self.assertIsNone(p["config"])
-        self.assertEqual(probe_plan.plan_lines(p)[0], p["refusal"]["reason"])
+        self.assertTrue(probe_plan.plan_lines(p)[0].startswith(p["refusal"]["reason"] + "; Phase 2 needs "))
 
     def test_plans_are_json_and_lines_are_one_per_finding(self):
         for m in self.models:
