@@ -2,57 +2,104 @@
 import { parseArgs } from 'node:util';
 import { resolve, basename } from 'node:path';
 import { EXIT, GateError, oneLine, InputError, type ExitCode } from './errors.ts';
-import { parsePromptStyle, parseThreshold, parseTimeout, defaultRunDirName, type Plan } from './plan.ts';
+import { parsePromptStyle, parseThreshold, parseTimeout, parseCommit, defaultRunDirName, MAX_TIMEOUT_SECONDS, type Plan } from './plan.ts';
 import { runCheck, judge, errorReport, planModel, TOOL, type CheckResult } from './pipeline.ts';
 import { stderrLog } from './log.ts';
 import { renderTerminal } from './report/terminal.ts';
 import { toJson } from './report/json.ts';
 import { agentMain } from './agent/cli.ts';
 
-const HELP = `npu-block-gate ${TOOL.version}: Phase 2 single-block validation for LLMs on AMD NPUs (Xilinx/mlir-air)
+const HEAD = `npu-block-gate ${TOOL.version}: Phase 2 single-block validation for LLMs on AMD NPUs (Xilinx/mlir-air)`;
+const EXITS = 'Exit codes: 0 pass, 1 fail (a gate), 2 usage or bad input, 3 infrastructure (could not judge).';
+
+const HELP = `${HEAD}
 
 Usage:
   npu-block-gate plan   --model-dir DIR [options]   Steps 1-2 without an NPU: what the run needs, integration path, workarounds
   npu-block-gate check  --model-dir DIR [options]   run block 0 on the NPU and the HF bf16 reference, judge, document
   npu-block-gate report --run-dir DIR [options]     judge an existing run dir (no Python needed)
   npu-block-gate agent doctor|status|lock|hooks|cache ...  runner side: health, NPU lock, job hooks, kernel cache (agent --help)
-  npu-block-gate help [command] | --help | --version
+  npu-block-gate help [command] | <command> --help | --version
 
-plan options (plan reads the model dir without importing it: Python + numpy, no NPU, no network, seconds):
-  --model-dir DIR        the model dir (required)
-  --json                 print the plan as JSON
-  --prompt, --prompt-style, --model, --cpu-attn, --npu-attn, --python   as for check
+${EXITS}
+Gates: G1 whole cosine >= 0.99; G2 per-position min >= T(head_dim) on real tokens (0.99 at 64, 0.98 at 128,
+0.97 at 256); G3 no NaN/Inf in the NPU output; G4 result documented in phase2_block.md.
+`;
 
-check options:
-  --model-dir DIR        the model dir, programming_examples/llms/<model> in an mlir-air tree (required)
-  --prompt TEXT          use TEXT as the prompt (default: the one \`make diagnosis\` uses, the Makefile's PROMPT)
+const MODEL_OPTIONS = `  --prompt TEXT          use TEXT as the prompt (default: the one \`make diagnosis\` uses, the Makefile's PROMPT)
   --prompt-style S       base | instruct: use the first prompt of verify/prompts/<S>.txt instead
   --model CHOICE         MODEL_CHOICES key (base, instruct) or HF id (default: make diagnosis's MODEL)
   --cpu-attn, --npu-attn attention on the CPU or the NPU (default: NPU, as make diagnosis)
   --online               allow HuggingFace hub calls (default: offline, the local HF cache only)
-  --python P             Python that imports numpy (default: $NPU_BLOCK_GATE_PYTHON, python3, /usr/bin/python3)
-  --out RUN_DIR          where the run dir goes (default runs/<model>-<UTC time>)
-  --threshold X          per-position cosine threshold instead of T(head_dim)
-  --timeout SECONDS      stop the probe after this long (outcome error, exit 3)
+  --python P             Python that imports numpy (default: $NPU_BLOCK_GATE_PYTHON, python3, /usr/bin/python3)`;
+
+const NUMBERS = 'Numbers are decimal (0.98, not 0x1 or 1e-2); write a negative one as --opt=-1 or --opt -1.';
+
+const PLAN_HELP = `${HEAD}
+
+Usage: npu-block-gate plan --model-dir DIR [options]
+
+Reads the model dir without importing it (Python + numpy, no NPU, no network, seconds) and prints
+the preflight, seed Steps 1-2, Phase 1 coverage, the make-diagnosis defaults and the kernel cache.
+
+Options:
+  --model-dir DIR        the model dir, programming_examples/llms/<model> in an mlir-air tree (required)
+  --json                 print the plan as JSON
+${MODEL_OPTIONS}
+  --timeout SECONDS      stop after this long (at most ${MAX_TIMEOUT_SECONDS})
+
+A model Phase 2 cannot run on is one line and exit 2.
+${EXITS}
+`;
+
+const CHECK_HELP = `${HEAD}
+
+Usage: npu-block-gate check --model-dir DIR [options]
+
+Runs block 0 on the NPU and the HF bf16 reference (one Python process), judges layer-0 ffn_out
+against G1-G3, and records the result in <model>/docs/development_progress/phase2_block.md and
+<model>/TODO.md (G4). Documents are written only after the verdict, all or none.
+
+Options:
+  --model-dir DIR        the model dir, programming_examples/llms/<model> in an mlir-air tree (required)
+${MODEL_OPTIONS}
+  --out RUN_DIR          where the run dir goes (default runs/<model>-<UTC time>); must be new or empty
+  --force                replace the run files in an existing --out (nothing else in it is touched)
+  --threshold X          per-position cosine threshold in (0, 1] instead of T(head_dim)
+  --timeout SECONDS      stop the probe after this long, at most ${MAX_TIMEOUT_SECONDS} (outcome error, exit 3)
   --no-docs              do not write phase2_block.md / TODO.md (gate G4 is then skipped)
   --no-bisect            on a failed gate, do not bisect kernel by kernel
   --layers               also compare every layer (informational table, as make diagnosis; runs the full prefill)
   --no-cache             compile every kernel; do not restore or store the kernel cache
   --cache-dir DIR        kernel cache root (default $NPU_BLOCK_GATE_CACHE_DIR or ~/.cache/npu-block-gate)
-  --commit SHA           key the history row by SHA (default: the tree's git HEAD)
+  --commit SHA           key the history row by SHA: hex, 7-64 digits, or "uncommitted" (default: the tree's git HEAD)
   --json                 print report.json to stdout instead of the table
 
-report options:
-  --run-dir DIR          the run dir to judge (required)
-  --model-dir DIR        write the documents into this model dir (default: the one recorded, when present)
-  --threshold X, --no-docs, --commit SHA, --json   as for check
-
-Exit codes: 0 pass, 1 fail (a gate), 2 usage or bad input, 3 infrastructure (could not judge).
-Gates: G1 whole cosine >= 0.99; G2 per-position min >= T(head_dim) on real tokens (0.99 at 64, 0.98 at 128,
-0.97 at 256); G3 no NaN/Inf in the NPU output; G4 result documented in phase2_block.md.
+${NUMBERS}
+${EXITS}
 `;
 
-const COMMAND_HELP: Record<string, string> = { check: HELP, report: HELP, plan: HELP };
+const REPORT_HELP = `${HEAD}
+
+Usage: npu-block-gate report --run-dir DIR [options]
+
+Judges an existing run dir (from check, or the Action's probe mode) without Python: probe.json is
+validated whole, the tensors must be regular files inside the run dir, then the gates, report.json,
+report.md and, with a model dir, the documents (all or none).
+
+Options:
+  --run-dir DIR          the run dir to judge (required)
+  --model-dir DIR        write the documents into this model dir (default: the one recorded, when present)
+  --threshold X          per-position cosine threshold in (0, 1] instead of T(head_dim)
+  --no-docs              do not write phase2_block.md / TODO.md (gate G4 is then skipped)
+  --commit SHA           key the history row by SHA: hex, 7-64 digits, or "uncommitted"
+  --json                 print report.json to stdout instead of the table
+
+${NUMBERS}
+${EXITS}
+`;
+
+const COMMAND_HELP: Record<string, string> = { check: CHECK_HELP, report: REPORT_HELP, plan: PLAN_HELP };
 
 const OPTIONS = {
   'model-dir': { type: 'string' },
@@ -64,6 +111,7 @@ const OPTIONS = {
   threshold: { type: 'string' },
   timeout: { type: 'string' },
   commit: { type: 'string' },
+  force: { type: 'boolean' },
   'no-docs': { type: 'boolean' },
   'no-bisect': { type: 'boolean' },
   layers: { type: 'boolean' },
@@ -79,23 +127,41 @@ const OPTIONS = {
 } as const;
 
 const ALLOWED: Record<string, string[]> = {
-  check: ['model-dir', 'prompt-style', 'prompt', 'python', 'out', 'threshold', 'timeout', 'commit', 'no-docs', 'no-bisect', 'no-cache', 'cache-dir', 'layers', 'model', 'cpu-attn', 'npu-attn', 'online', 'json', 'help'],
+  check: ['model-dir', 'prompt-style', 'prompt', 'python', 'out', 'force', 'threshold', 'timeout', 'commit', 'no-docs', 'no-bisect', 'no-cache', 'cache-dir', 'layers', 'model', 'cpu-attn', 'npu-attn', 'online', 'json', 'help'],
   plan: ['model-dir', 'prompt-style', 'prompt', 'python', 'model', 'cpu-attn', 'npu-attn', 'online', 'timeout', 'json', 'help'],
   report: ['run-dir', 'model-dir', 'threshold', 'commit', 'no-docs', 'json', 'help'],
 };
 
 type Values = { [K in keyof typeof OPTIONS]?: (typeof OPTIONS)[K]['type'] extends 'string' ? string : boolean };
 
-export function parseCli(argv: string[]): { command: string; values: Values } {
+/**
+ * `--threshold -0.5` reads as --threshold=-0.5 (node's parser would call the value ambiguous): a
+ * string option followed by a negative number takes it as its value; the range check then speaks.
+ */
+export function joinNegativeValues(argv: readonly string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    const name = a.startsWith('--') && !a.includes('=') ? a.slice(2) : null;
+    const next = argv[i + 1];
+    if (name && (OPTIONS as Record<string, { type: string }>)[name]?.type === 'string' && next !== undefined && /^-(\d|\.\d)/.test(next)) {
+      out.push(`${a}=${next}`);
+      i++;
+    } else out.push(a);
+  }
+  return out;
+}
+
+export function parseCli(argv: string[]): { command: string; values: Values; topic?: string } {
   let parsed;
   try {
-    parsed = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
+    parsed = parseArgs({ args: joinNegativeValues(argv), options: OPTIONS, allowPositionals: true, strict: true });
   } catch (e) {
     throw new InputError(`${oneLine(e).replace(/^TypeError \[[A-Z_]+\]: /, '')} (see npu-block-gate --help)`);
   }
   const values = parsed.values as Values;
   const [command = values.version ? 'version' : 'help', ...rest] = parsed.positionals;
-  if (command === 'help' || command === 'version') return { command, values };
+  if (command === 'help' || command === 'version') return { command, values, topic: rest[0] };
   if (!(command in ALLOWED)) throw new InputError(`unknown command ${JSON.stringify(command)} (commands: plan, check, report, agent, help)`);
   if (rest.length) throw new InputError(`unexpected argument ${JSON.stringify(rest[0])} (see npu-block-gate ${command} --help)`);
   for (const k of Object.keys(values)) {
@@ -128,7 +194,8 @@ export function planFrom(command: string, v: Values, now = new Date()): Plan {
     cacheDir: v['cache-dir'] ?? null,
     cacheWrite: true,
     timeoutSec: v.timeout !== undefined ? parseTimeout(v.timeout, '--timeout') : null,
-    commit: v.commit ?? null,
+    commit: v.commit !== undefined ? parseCommit(v.commit, '--commit') : null,
+    force: command === 'check' ? !!v.force : undefined,
   };
 }
 
@@ -153,9 +220,13 @@ export async function main(argv: string[], out: NodeJS.WritableStream = process.
   let plan: Plan | null = null;
   if (argv[0] === 'agent' || (argv[0] === 'help' && argv[1] === 'agent')) return agentMain(argv[0] === 'agent' ? argv.slice(1) : ['--help'], out, err);
   try {
-    const { command, values } = parseCli(argv);
+    const { command, values, topic: helpTopic } = parseCli(argv);
     if (command === 'version') { out.write(`${TOOL.version}\n`); return EXIT.pass; }
-    if (command === 'help' || values.help) { out.write(COMMAND_HELP[command] ?? HELP); return EXIT.pass; }
+    if (command === 'help' || values.help) {
+      const topic = command === 'help' ? helpTopic : command;
+      out.write(COMMAND_HELP[topic ?? ''] ?? HELP);
+      return EXIT.pass;
+    }
     json = !!values.json;
     plan = planFrom(command, values);
     if (command === 'plan') return await printPlan(plan, json, out, err);

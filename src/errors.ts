@@ -37,3 +37,44 @@ export function oneLine(err: unknown): string {
   const msg = err instanceof Error ? err.message : String(err);
   return msg.replace(/\s*\n\s*/g, ' ').trim();
 }
+
+/** errno codes that mean the machine, not the user's input, failed: exit 3. */
+const INFRA_ERRNO = new Set(['ENOSPC', 'EDQUOT', 'EIO', 'EMFILE', 'ENFILE', 'ENOMEM', 'EBUSY', 'ETXTBSY']);
+
+/** What an errno code means, in words. */
+export function errnoWords(code: string | undefined): string {
+  switch (code) {
+    case 'ENOSPC': return 'disk full';
+    case 'EDQUOT': return 'disk quota exceeded';
+    case 'EACCES':
+    case 'EPERM': return 'permission denied';
+    case 'EROFS': return 'read-only file system';
+    case 'EISDIR': return 'is a directory, not a file';
+    case 'ENOTDIR': return 'a part of the path is a file, not a directory';
+    case 'EEXIST': return 'already exists';
+    case 'ENOENT': return 'no such file or directory';
+    case 'ELOOP': return 'too many levels of symbolic links';
+    case 'ENAMETOOLONG': return 'file name too long';
+    case 'EIO': return 'input/output error';
+    case 'EMFILE':
+    case 'ENFILE': return 'too many open files';
+    case 'ENOMEM': return 'out of memory';
+    case 'EBUSY':
+    case 'ETXTBSY': return 'file busy';
+    case 'EXDEV': return 'crosses file systems';
+    default: return code ? `system error ${code}` : 'unknown error';
+  }
+}
+
+/**
+ * A filesystem failure as one line naming the path and the problem in words ("disk full",
+ * "permission denied"); exit 3 when the machine failed (disk full, I/O), 2 when the path is wrong
+ * (a directory where a file belongs, no permission, read-only). `doing` is e.g. "cannot write".
+ * A GateError passes through unchanged.
+ */
+export function fsError(err: unknown, path: string, doing: string, tail = ''): GateError {
+  if (err instanceof GateError) return err;
+  const code = (err as NodeJS.ErrnoException)?.code;
+  const msg = `${doing}: ${errnoWords(code)}${tail}`;
+  return code && !INFRA_ERRNO.has(code) ? new InputError(msg, path) : new InfraError(msg, path);
+}

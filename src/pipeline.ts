@@ -1,28 +1,29 @@
 // The one pipeline behind the CLI and the Action:
 //   probe (Python, NPU host) -> run dir -> judge (metrics, gates) -> documents -> reports.
-import { existsSync, statSync, mkdirSync, rmSync } from 'node:fs';
+import { existsSync, statSync, mkdirSync, rmSync, lstatSync, readdirSync, statfsSync } from 'node:fs';
 import { join, resolve, isAbsolute, basename } from 'node:path';
 import pkg from '../package.json' with { type: 'json' };
-import { InputError, EXIT, oneLine, type ExitCode } from './errors.ts';
+import { InputError, InfraError, GateError, EXIT, oneLine, fsError, type ExitCode } from './errors.ts';
 import type { Log } from './log.ts';
 import type { Plan } from './plan.ts';
 import { pythonCandidates, describePython, type PythonInfo } from './probe/python.ts';
 import { runProbe, blockArgs, modelArgs, type ModelArgs } from './probe/run.ts';
-import { readProbeJson, tensorPath } from './rundir/read.ts';
+import { readProbeJson, tensorPath, openRunTensor, runDirReal } from './rundir/read.ts';
 import { RUN_FILES, type ProbeJson } from './rundir/schema.ts';
-import { openTensor } from './tensor/index.ts';
 import { compare } from './metrics/index.ts';
 import { perPositionThreshold, WHOLE_COSINE_MIN } from './gates/thresholds.ts';
 import { metricGates, documentationGate, outcomeOf, warningsFor, type Documented } from './gates/evaluate.ts';
 import { REPORT_SCHEMA, REPORT_SCHEMA_VERSION, type Report, type Thresholds } from './report/types.ts';
 import { renderMarkdown } from './report/markdown.ts';
 import { toJson } from './report/json.ts';
-import { writeAtomic, readIfExists } from './docs/fs.ts';
+import { writeAtomic, commitWrites, readDocument, type PlannedWrite } from './docs/fs.ts';
+import { decodeDoc, encodeDoc } from './docs/text.ts';
+import { referenceFault } from './gates/reference.ts';
+import { CONTRACT } from './contract.ts';
 import { DOC_PATHS } from './docs/markers.ts';
 import { updatePhase2, readHistory, baselineFor } from './docs/phase2.ts';
 import { updateTodo } from './docs/todo.ts';
 import type { Metrics } from './metrics/types.ts';
-import type { TensorSource } from './tensor/types.ts';
 import { judgeBisect, situationOf } from './bisect/judge.ts';
 import { judgeLayers } from './layers/judge.ts';
 import { BISECT_FILE, type BisectReport } from './bisect/types.ts';
@@ -30,7 +31,7 @@ import { KernelStore, kernelCacheKey, defaultCacheRoot, type StoredMeta } from '
 
 export const TOOL = { name: 'npu-block-gate', version: pkg.version };
 
-export interface DocsResult { phase2: string; todo: string; changed: boolean }
+export interface DocsResult { phase2: string; todo: string; changed: boolean; notes?: string[] }
 
 export interface CheckResult {
   report: Report;
@@ -42,9 +43,90 @@ export interface CheckResult {
 
 function requireModelDir(dir: string): string {
   const abs = resolve(dir);
-  if (!existsSync(abs)) throw new InputError('model dir does not exist', dir);
-  if (!statSync(abs).isDirectory()) throw new InputError('model dir is not a directory', dir);
+  let st;
+  try {
+    st = statSync(abs);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') throw new InputError('model dir does not exist', dir);
+    throw fsError(e, dir, 'cannot read the model dir');
+  }
+  if (!st.isDirectory()) throw new InputError('model dir is not a directory', dir);
   return abs;
+}
+
+/** Every file and dir a run leaves in its run dir (the contract's names, plus bisect/ and layers/). */
+const RUN_ENTRIES = [...Object.values(RUN_FILES), CONTRACT.bisect.dir, CONTRACT.layers_dir];
+
+/**
+ * The run dir, ready for a new probe: created if need be; an existing one is refused unless
+ * `plan.force` allows it (the CLI asks for --force; the Action always starts afresh), and then
+ * everything an earlier run left there is removed, so nothing stale (a report, a bisect, a
+ * layer) can be judged with the new block. Other files in the dir are never touched.
+ */
+function prepareRunDir(plan: Plan, runDir: string): void {
+  let st;
+  try {
+    st = lstatSync(runDir);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw fsError(e, runDir, 'cannot use as the run dir');
+  }
+  if (st && !st.isDirectory() && !(st.isSymbolicLink() && existsSync(runDir) && statSync(runDir).isDirectory())) {
+    throw new InputError('is an existing file, not a directory; the run dir (--out) must be a new or empty directory', runDir);
+  }
+  if (st) {
+    let entries: string[];
+    try {
+      entries = readdirSync(runDir);
+    } catch (e) {
+      throw fsError(e, runDir, 'cannot read the run dir');
+    }
+    if (entries.length && plan.force === false) {
+      const isRun = entries.some((n) => n === RUN_FILES.probe || n === RUN_FILES.report || n === RUN_FILES.probeLog);
+      throw new InputError(`${isRun ? 'already holds a run' : 'exists and is not empty'}; pass --force to replace ${isRun ? 'it' : 'the run files in it'}, or choose another --out`, runDir);
+    }
+    for (const name of RUN_ENTRIES) {
+      try {
+        rmSync(join(runDir, name), { recursive: true, force: true });
+      } catch (e) {
+        throw fsError(e, join(runDir, name), 'cannot remove what an earlier run left');
+      }
+    }
+  }
+  try {
+    mkdirSync(runDir, { recursive: true });
+  } catch (e) {
+    throw fsError(e, runDir, 'cannot create the run dir');
+  }
+}
+
+/** The kernel cache root must be a directory (or not exist yet): one line naming it otherwise. */
+function checkCacheRoot(plan: Plan): void {
+  if (!plan.cache) return;
+  const root = plan.cacheDir ?? defaultCacheRoot();
+  const from = plan.cacheDir ? '--cache-dir' : process.env.NPU_BLOCK_GATE_CACHE_DIR ? '$NPU_BLOCK_GATE_CACHE_DIR' : 'the kernel cache root';
+  try {
+    const st = statSync(root);
+    if (!st.isDirectory()) throw new InputError(`${from} is a file, not a directory; point it at a directory, or pass --no-cache`, root);
+  } catch (e) {
+    if (e instanceof GateError) throw e;
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw fsError(e, root, `cannot use ${from}`);
+  }
+}
+
+/** A probe that died on a full disk says "disk full", naming the run dir, instead of numpy's "N requested and M written". */
+function diskFull(e: unknown, runDir: string): GateError | null {
+  const msg = oneLine(e);
+  let free = Infinity;
+  try {
+    const fs = statfsSync(runDir);
+    free = fs.bavail * fs.bsize;
+  } catch {
+    // statfs unavailable: judge by the message alone
+  }
+  if (/No space left|ENOSPC|requested and \d+ written|disk full/i.test(msg) || (free < 64 * 1024 && !/timed out|timeout|interrupt|signal/i.test(msg))) {
+    return new InfraError(`disk full: the probe could not write the run dir (${free === Infinity ? 'free space unknown' : `${free} bytes free`}; ${msg.replace(/^.*?: /, '')})`, runDir);
+  }
+  return null;
 }
 
 /** The model options the probe takes, from the plan. */
@@ -58,9 +140,8 @@ export async function probe(plan: Plan, log: Log): Promise<{ runDir: string; pyt
   if (!plan.modelDir) throw new InputError('a model dir is required to run the probe (--model-dir)');
   const modelDir = requireModelDir(plan.modelDir);
   const runDir = resolve(plan.runDir);
-  mkdirSync(runDir, { recursive: true });
-  // A bisect left from an earlier run in this dir must not be judged against the new block.
-  rmSync(join(runDir, BISECT_FILE), { force: true });
+  checkCacheRoot(plan);
+  prepareRunDir(plan, runDir);
   let cache: CacheState | null = null;
   log.step(`probe: block 0 of ${basename(modelDir)} -> ${runDir}`);
   const { python } = await runProbe(pythonCandidates(plan.python), {
@@ -76,6 +157,8 @@ export async function probe(plan: Plan, log: Log): Promise<{ runDir: string; pyt
       cache = plan.cache ? restoreKernels(plan, runDir, log) : null;
       return { reuse_kernels: !!cache?.restored };
     },
+  }).catch((e: unknown) => {
+    throw diskFull(e, runDir) ?? e;
   });
   if (cache) recordKernels(plan, runDir, cache, log);
   return { runDir, python };
@@ -153,18 +236,6 @@ async function runBisect(plan: Plan, python: PythonInfo, runDir: string, log: Lo
   }
 }
 
-function openChecked(runDir: string, entry: NonNullable<ProbeJson['tensors']['npu']>, what: string): TensorSource {
-  const path = tensorPath(runDir, entry);
-  if (!existsSync(path)) throw new InputError(`${what} tensor is missing (probe.json lists it)`, path);
-  const t = openTensor(path, { u2IsBf16: entry.dtype === 'bf16' });
-  const declared = entry.shape.join('x');
-  if (declared !== t.shape.join('x')) {
-    t.close();
-    throw new InputError(`shape ${t.shape.join('x')} disagrees with probe.json (${declared})`, path);
-  }
-  return t;
-}
-
 /** Where documents go: the plan's model dir, else the model dir recorded in the run dir when it exists here. */
 function docsModelDir(plan: Plan, p: ProbeJson): string | null {
   if (plan.modelDir) return requireModelDir(plan.modelDir);
@@ -175,13 +246,54 @@ function docsModelDir(plan: Plan, p: ProbeJson): string | null {
 }
 
 function commitOf(plan: Plan, p: ProbeJson): string {
-  return plan.commit ?? p.environment.git_commit ?? process.env.GITHUB_SHA ?? 'uncommitted';
+  // Every source is a hex id or nothing (probe.json's is checked by its schema): a history row's key never carries a '|' or a newline.
+  const sha = process.env.GITHUB_SHA;
+  return plan.commit ?? p.environment.git_commit?.toLowerCase() ?? (sha && /^[0-9a-fA-F]{7,64}$/.test(sha) ? sha.toLowerCase() : null) ?? 'uncommitted';
 }
 
-/** mode report: judge an existing run dir (no Python), write report.json/report.md and the docs.
- * `python` (mode full) lets a failed block be bisected on this host. */
+/** report.json and report.md of an earlier judge of this run dir: removed before judging again, so a
+ * stale verdict never outlives a judge that fails. */
+function removeStaleReports(runDir: string): void {
+  // Only in a run dir: one with a probe.json, or whose report.json is ours.
+  const ours = existsSync(join(runDir, RUN_FILES.probe)) || (() => {
+    try {
+      return (JSON.parse(readDocument(join(runDir, RUN_FILES.report))?.toString('utf8') ?? '{}') as { schema?: unknown }).schema === REPORT_SCHEMA;
+    } catch {
+      return false;
+    }
+  })();
+  if (!ours) return;
+  for (const name of [RUN_FILES.report, RUN_FILES.markdown]) {
+    const path = join(runDir, name);
+    let st;
+    try {
+      st = lstatSync(path);
+    } catch {
+      continue;
+    }
+    if (st.isDirectory()) throw new InputError(`is a directory; the run dir's ${name} must be a file`, path);
+    try {
+      rmSync(path, { force: true });
+    } catch (e) {
+      throw fsError(e, path, 'cannot remove the report of an earlier judge');
+    }
+  }
+}
+
+/** A document as text (bytes that are not UTF-8 kept as escapes, see docs/text.ts), or null when absent. */
+function readDoc(path: string): string | null {
+  const b = readDocument(path);
+  return b === null ? null : decodeDoc(b);
+}
+
+/** mode report: judge an existing run dir (no Python), then write report.json/report.md and the docs
+ * as one transaction, only once the verdict is known. `python` (mode full) lets a failed block be
+ * bisected on this host. On any error nothing is written (the documents are left byte for byte)
+ * and no report.json is left in the run dir. */
 export async function judge(plan: Plan, log: Log, python: PythonInfo | null = null): Promise<CheckResult> {
   const runDir = resolve(plan.runDir);
+  runDirReal(runDir);
+  removeStaleReports(runDir);
   const p = readProbeJson(runDir);
   const cfg = p.model.config;
   const thresholds: Thresholds = {
@@ -190,16 +302,20 @@ export async function judge(plan: Plan, log: Log, python: PythonInfo | null = nu
     headDim: cfg.head_dim,
     overridden: plan.threshold !== null,
   };
-  const npu = openChecked(runDir, p.tensors.npu!, 'NPU');
+  const realLen = p.prompt.real_len;
+  const npu = openRunTensor(runDir, p.tensors.npu!, 'tensors.npu');
   let metrics: Metrics;
   try {
-    const ref = openChecked(runDir, p.tensors.ref!, 'reference');
+    const ref = openRunTensor(runDir, p.tensors.ref!, 'tensors.ref');
     try {
-      if (ref.rows !== p.prompt.real_len) {
-        throw new InputError(`reference has ${ref.rows} rows but probe.json says real_len ${p.prompt.real_len}`, ref.path);
+      if (ref.rows !== realLen) {
+        throw new InputError(`reference has ${ref.rows} rows but probe.json says real_len ${realLen}`, ref.path);
       }
+      // A broken reference is the HF side's failure: an error naming it, never a gate verdict on the NPU.
+      const fault = referenceFault(ref, realLen);
+      if (fault) throw new InfraError(`the reference is broken: ${fault}; not a verdict on the NPU`, ref.path);
       log.step(`judge: comparing ${npu.rows}x${npu.cols} NPU rows against ${ref.rows} reference rows`);
-      metrics = await compare(npu, ref, { realLen: p.prompt.real_len, threshold: thresholds.perPosition });
+      metrics = await compare(npu, ref, { realLen, threshold: thresholds.perPosition });
     } finally {
       ref.close();
     }
@@ -215,8 +331,8 @@ export async function judge(plan: Plan, log: Log, python: PythonInfo | null = nu
   const modelDir = plan.writeDocs ? docsModelDir(plan, p) : null;
   const phase2Path = modelDir ? join(modelDir, DOC_PATHS.phase2) : null;
   const todoPath = modelDir ? join(modelDir, DOC_PATHS.todo) : null;
-  const oldPhase2 = phase2Path ? readIfExists(phase2Path) : null;
-  const oldTodo = todoPath ? readIfExists(todoPath) : null;
+  const oldPhase2 = phase2Path ? readDoc(phase2Path) : null;
+  const oldTodo = todoPath ? readDoc(todoPath) : null;
 
   const report: Report = {
     schema: REPORT_SCHEMA,
@@ -247,7 +363,7 @@ export async function judge(plan: Plan, log: Log, python: PythonInfo | null = nu
   const baseline = phase2Path ? baselineFor(readHistory(oldPhase2, phase2Path), report) : null;
   report.warnings = warningsFor(metrics, baseline);
 
-  // G4 is judged on what we are about to write; the documents record the verdict including it.
+  // G4 is judged on what is about to be written; the documents record the verdict including it.
   const documented: Documented = modelDir
     ? { attempted: true, ok: true, path: DOC_PATHS.phase2, detail: 'latest result and history row written' }
     : { attempted: false, ok: false, path: '', detail: plan.writeDocs ? 'model dir not available here; pass --model-dir to document' : 'not written in this run (documents turned off, or a pull request)' };
@@ -255,12 +371,21 @@ export async function judge(plan: Plan, log: Log, python: PythonInfo | null = nu
   report.outcome = outcomeOf(report.gates);
   report.exit_code = report.outcome === 'pass' ? EXIT.pass : EXIT.fail;
 
-  const docs = phase2Path && todoPath ? writeDocuments(report, phase2Path, oldPhase2, todoPath, oldTodo, log) : null;
+  // Every file's new content first (a refused marker stops here, before anything is written) ...
+  const planned = phase2Path && todoPath ? planDocuments(report, phase2Path, oldPhase2, todoPath, oldTodo) : null;
+  const docs = planned?.result ?? null;
   report.docs = docs;
-
   const markdown = renderMarkdown(report, { flavor: 'summary' });
-  writeAtomic(join(runDir, RUN_FILES.markdown), markdown);
-  writeAtomic(join(runDir, RUN_FILES.report), toJson(report));
+  // ... then all of them written, or none.
+  commitWrites([
+    ...(planned?.writes ?? []),
+    { path: join(runDir, RUN_FILES.markdown), data: Buffer.from(markdown, 'utf8') },
+    { path: join(runDir, RUN_FILES.report), data: Buffer.from(toJson(report), 'utf8') },
+  ]);
+  if (docs) {
+    log.step(`docs: ${docs.changed ? 'updated' : 'unchanged'} ${docs.phase2} and ${docs.todo}`);
+    for (const n of docs.notes ?? []) log.warn(`docs: ${n}`);
+  }
   return { report, runDir, markdown, exitCode: report.exit_code as ExitCode, docs };
 }
 
@@ -279,16 +404,14 @@ async function bisectFailure(plan: Plan, p: ProbeJson, runDir: string, th: Thres
   return b;
 }
 
-/** Writes phase2_block.md and TODO.md (each atomically, only when its text changes). */
-function writeDocuments(report: Report, phase2Path: string, oldPhase2: string | null, todoPath: string, oldTodo: string | null, log: Log): DocsResult {
+/** The new phase2_block.md and TODO.md, as writes for the transaction (only the files whose bytes change). */
+function planDocuments(report: Report, phase2Path: string, oldPhase2: string | null, todoPath: string, oldTodo: string | null): { writes: PlannedWrite[]; result: DocsResult } {
   const newPhase2 = updatePhase2(oldPhase2, report, renderMarkdown(report, { flavor: 'doc' }), phase2Path);
-  const newTodo = updateTodo(oldTodo, report);
-  // Both texts are computed before either file is written: a refused marker leaves both untouched.
-  if (newPhase2 !== oldPhase2) writeAtomic(phase2Path, newPhase2);
-  if (newTodo !== oldTodo) writeAtomic(todoPath, newTodo);
-  const changed = newPhase2 !== oldPhase2 || newTodo !== oldTodo;
-  log.step(`docs: ${changed ? 'updated' : 'unchanged'} ${phase2Path} and ${todoPath}`);
-  return { phase2: phase2Path, todo: todoPath, changed };
+  const todo = updateTodo(oldTodo, report, todoPath);
+  const writes: PlannedWrite[] = [];
+  if (newPhase2 !== oldPhase2) writes.push({ path: phase2Path, data: encodeDoc(newPhase2) });
+  if (todo.text !== oldTodo) writes.push({ path: todoPath, data: encodeDoc(todo.text) });
+  return { writes, result: { phase2: phase2Path, todo: todoPath, changed: writes.length > 0, ...(todo.notes.length ? { notes: todo.notes } : {}) } };
 }
 
 /** mode full: probe, then judge the run dir it wrote. */

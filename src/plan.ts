@@ -34,6 +34,11 @@ export interface Plan {
   /** Store fresh compiles in the cache: trusted runs only (never code from a fork). Default true. */
   cacheWrite?: boolean;
   timeoutSec: number | null;
+  /**
+   * An existing, non-empty run dir may be replaced (its run files removed first). false: refused
+   * (the CLI without --force); unset: allowed (the Action, whose run dir is its own).
+   */
+  force?: boolean;
   /** Overrides the commit the history is keyed by (default: the tree's HEAD, then GITHUB_SHA). */
   commit: string | null;
   /** Extra environment for the probe (e.g. AIR_MINI_INJECT in tests). */
@@ -48,16 +53,36 @@ export function parsePromptStyle(v: string, from: string): PromptStyle {
   throw new InputError(`${from} must be one of ${PROMPT_STYLES.join(', ')}, got ${JSON.stringify(v)}`);
 }
 
+/** Node's timers hold at most 2^31 - 1 ms; a longer --timeout would fire at once. */
+export const MAX_TIMEOUT_SECONDS = 2147483;
+
+/**
+ * A number as a person writes it in decimal: digits, an optional fraction, an optional sign.
+ * No hex (0x1), exponents (1e3), underscores, "Infinity" or surrounding spaces.
+ */
+export function parseDecimal(v: string, from: string, range: string): number {
+  if (!/^[+-]?(\d+(\.\d*)?|\.\d+)$/.test(v)) throw new InputError(`${from} must be a decimal number ${range}, got ${JSON.stringify(v)}`);
+  return Number(v);
+}
+
 export function parseThreshold(v: string, from: string): number {
-  const n = Number(v);
-  if (v.trim() === '' || !Number.isFinite(n) || n <= 0 || n > 1) throw new InputError(`${from} must be a number in (0, 1], got ${JSON.stringify(v)}`);
+  const n = parseDecimal(v, from, 'in (0, 1]');
+  if (!(n > 0 && n <= 1)) throw new InputError(`${from} must be a decimal number in (0, 1], got ${JSON.stringify(v)}`);
   return n;
 }
 
 export function parseTimeout(v: string, from: string): number {
-  const n = Number(v);
-  if (v.trim() === '' || !Number.isFinite(n) || n <= 0) throw new InputError(`${from} must be a positive number of seconds, got ${JSON.stringify(v)}`);
+  const range = `of seconds in (0, ${MAX_TIMEOUT_SECONDS}] (about 24.8 days, the longest timer Node can set)`;
+  const n = parseDecimal(v, from, range);
+  if (!(n > 0 && n <= MAX_TIMEOUT_SECONDS)) throw new InputError(`${from} must be a decimal number ${range}, got ${JSON.stringify(v)}`);
   return n;
+}
+
+/** A history row is keyed by the commit: a hex commit id (7 to 64 digits), or "uncommitted". */
+export function parseCommit(v: string, from: string): string {
+  if (v === 'uncommitted') return v;
+  if (!/^[0-9a-fA-F]{7,64}$/.test(v)) throw new InputError(`${from} must be a hex commit id (7 to 64 hex digits) or "uncommitted", got ${JSON.stringify(v.length > 80 ? `${v.slice(0, 77)}...` : v)}`);
+  return v.toLowerCase();
 }
 
 /** A default run dir name: runs/<model>-YYYYmmdd-HHMMSS. */

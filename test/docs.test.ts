@@ -68,7 +68,7 @@ test('a hand-written file without markers is kept whole and gets our sections ap
 test('a broken marker is refused, naming the file, and nothing is produced', () => {
   const r = fakeReport();
   const broken = `# x\n${MARK.historyBegin}\n| a |\n`;
-  assert.throws(() => updatePhase2(broken, r, md(r), 'docs/development_progress/phase2_block.md'), (e: Error) => /phase2_block\.md: marker .* no matching end/.test(e.message));
+  assert.throws(() => updatePhase2(broken, r, md(r), 'docs/development_progress/phase2_block.md'), (e: Error) => /phase2_block\.md: line 2: marker .* has no .* after it: unbalanced markers/.test(e.message));
 });
 
 test('baseline: oldest passing row of another commit with the same prompt and shape', () => {
@@ -100,34 +100,34 @@ n_layers: 3
 `;
 
 test('TODO: pass marks Phase 2 and keeps the rest of the line and file', () => {
-  const out = updateTodo(TODO, fakeReport());
+  const out = updateTodo(TODO, fakeReport()).text;
   assert.is(out, TODO.replace('- [ ] 2: Single-Block Validation  (my own note | with a pipe)', '- [x] 2: Single-Block Validation  (my own note | with a pipe)'));
 });
 
 test('TODO: fail adds one marked blocker at the end of Active blockers; a later pass removes it', () => {
   const fail = fakeReport(fakeMetrics({ whole: 0.9 }));
-  const once = updateTodo(TODO, fail);
-  const twice = updateTodo(once, fail);
+  const once = updateTodo(TODO, fail).text;
+  const twice = updateTodo(once, fail).text;
   assert.is(twice, once);
   assert.is(once.split(MARK.blocker).length, 2);
   assert.match(once, /- B1: FA odd heads \(hand-written\)\n- Phase 2 single-block validation FAILS .*G1 whole-tensor cosine: 0\.900000/);
   assert.match(once, /- \[ \] 2: Single-Block/);
-  const passed = updateTodo(once, fakeReport());
-  assert.is(passed, updateTodo(TODO, fakeReport()));
+  const passed = updateTodo(once, fakeReport()).text;
+  assert.is(passed, updateTodo(TODO, fakeReport()).text);
 });
 
 test('TODO: workarounds add the Phase 4/5 prerequisite under Phase 4, once', () => {
   const r = fakeReport();
   r.integration!.workarounds = [{ id: 'qkv_bias', detail: 'qkv_bias=True', prerequisite: 'Phase 4/5 prerequisite: perf optimization must preserve the padded/bias wrappers' }];
-  const out = updateTodo(updateTodo(TODO, r), r);
+  const out = updateTodo(updateTodo(TODO, r).text, r).text;
   assert.match(out, /- \[ \] 4: Prefill Optimization\n  - Phase 4\/5 prerequisite: .*qkv_bias=True.*prereq:qkv_bias/);
   assert.is(out.split(MARK.prereq('qkv_bias')).length, 2);
 });
 
 test('TODO: created from the deploy-new-llm template with the resolved config', () => {
   const r = fakeReport();
-  const out = updateTodo(null, r);
-  assert.match(out, /^# Deployment: tiny_llama  \(air-mini\/tiny-llama\)/);
+  const out = updateTodo(null, r).text;
+  assert.match(out, /^# Deployment: tiny_llama\n\n## Phase status\n- \[ \] 0: Build CPU Reference\n/);
   assert.match(out, /- \[x\] 2: Single-Block Validation/);
   assert.match(out, /n_layers: 3, emb_dim: 256, n_heads: 4, n_kv_heads: 2,\nhead_dim: 64/);
   assert.ok(todoTemplate('m', null, null).includes('## Active blockers'));

@@ -47,7 +47,7 @@ test('another schema version, another schema, broken JSON, missing fields are re
   rejects(runDirWith('{"schema": '), /not valid JSON/);
   const m = minimal();
   (m.model as Record<string, unknown>).config = { n_layers: 2 };
-  rejects(runDirWith(m), /model\.config\.emb_dim must be an integer/);
+  rejects(runDirWith(m), /model\.config\.emb_dim is missing \(an integer >= 1 is required\)/);
   rejects(runDirWith({ ...minimal(), stage: 'config' }), /stage "config"/);
 });
 

@@ -4,6 +4,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join, isAbsolute } from 'node:path';
 import { InputError } from '../errors.ts';
 import { openTensor } from '../tensor/index.ts';
+import { runFile } from '../rundir/read.ts';
 import { compare } from '../metrics/index.ts';
 import type { Metrics } from '../metrics/types.ts';
 import type { Thresholds } from '../report/types.ts';
@@ -44,6 +45,8 @@ export async function judgeBisect(runDir: string, refPath: string, realLen: numb
   if (!b.available) return { available: false, reason: b.reason, hook: b.hook ?? null, steps: [], offender: null, situation };
   const steps: BisectStep[] = [];
   for (const s of b.steps) {
+    // A regular file inside the run dir (symlinks resolved), never a FIFO or a file elsewhere.
+    runFile(runDir, s.file, `steps[${steps.length}].file`, `missing (${BISECT_FILE} lists it)`);
     const npu = openTensor(join(runDir, s.file));
     const ref = openTensor(refPath);
     try {

@@ -1,19 +1,199 @@
-import { mkdirSync, renameSync, writeFileSync, rmSync, readFileSync, existsSync } from 'node:fs';
-import { dirname, basename, join } from 'node:path';
+// Writing what a judged run leaves behind (report.json, report.md, phase2_block.md, TODO.md) as one
+// transaction: every file is prepared in full beside its target first, then each is renamed into
+// place; if any step fails, the files already renamed are put back, so either every file changes
+// or none does. A failure names the path and says what went wrong in words ("disk full",
+// "permission denied"). Targets keep what people rely on: a symlink is written through (its target
+// changes, the link stays), the file's mode (and, as root, its owner) is kept, and a read-only file
+// is refused, never overwritten.
+import {
+  closeSync, copyFileSync, fstatSync, fsyncSync, fchmodSync, fchownSync, linkSync, lstatSync, mkdirSync, openSync,
+  readSync, realpathSync, renameSync, rmSync, statSync, unlinkSync, writeSync, type Stats,
+} from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { GateError, InputError, fsError } from '../errors.ts';
 
-/** Write to a temp file beside the target, then rename: a reader never sees half a file. */
-export function writeAtomic(path: string, data: string | Uint8Array): void {
-  mkdirSync(dirname(path), { recursive: true });
-  const tmp = join(dirname(path), `.${basename(path)}.${process.pid}.tmp`);
+const NOTHING_CHANGED = '; nothing was changed';
+
+/** Where a write to `path` really lands, and what is there now. */
+export interface Target {
+  /** The path as the caller names it (messages use it). */
+  path: string;
+  /** The file actually written: `path` itself, or the end of its symlink chain. */
+  real: string;
+  /** The current file, or null when there is none yet. */
+  stat: Stats | null;
+}
+
+function kind(st: Stats): string {
+  if (st.isDirectory()) return 'a directory';
+  if (st.isFIFO()) return 'a FIFO (named pipe)';
+  if (st.isCharacterDevice() || st.isBlockDevice()) return 'a device';
+  if (st.isSocket()) return 'a socket';
+  return 'not a regular file';
+}
+
+/** Resolves `path` for reading or writing: a regular file, a symlink to one, or nothing yet. */
+export function resolveTarget(path: string): Target {
+  let l: Stats;
   try {
-    writeFileSync(tmp, data);
-    renameSync(tmp, path);
+    l = lstatSync(path);
   } catch (e) {
-    rmSync(tmp, { force: true });
-    throw e;
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return { path, real: path, stat: null };
+    throw fsError(e, path, 'cannot read');
+  }
+  let real = path;
+  if (l.isSymbolicLink()) {
+    try {
+      real = realpathSync(path);
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT') throw new InputError('is a symlink to a missing file (npu-block-gate writes through a symlink, never replaces it)', path);
+      throw fsError(e, path, 'cannot resolve the symlink');
+    }
+  }
+  const st = real === path ? l : statSync(real);
+  if (!st.isFile()) throw new InputError(`is ${kind(st)}, not a regular file`, path);
+  return { path, real, stat: st };
+}
+
+/** A document's bytes, or null when it does not exist (a directory, FIFO or device in its place is refused). */
+export function readDocument(path: string): Buffer | null {
+  const t = resolveTarget(path);
+  if (!t.stat) return null;
+  let fd: number;
+  try {
+    fd = openSync(t.real, 'r');
+  } catch (e) {
+    throw fsError(e, path, 'cannot read');
+  }
+  try {
+    const size = fstatSync(fd).size;
+    const buf = Buffer.alloc(size);
+    let done = 0;
+    while (done < size) {
+      const n = readSync(fd, buf, done, size - done, done);
+      if (n === 0) break;
+      done += n;
+    }
+    return buf.subarray(0, done);
+  } catch (e) {
+    throw fsError(e, path, 'cannot read');
+  } finally {
+    closeSync(fd);
   }
 }
 
+/** Refuses a target that exists and is read-only (for everyone: root included, who could write it anyway). */
+function checkWritable(t: Target): void {
+  if (t.stat && (t.stat.mode & 0o222) === 0) {
+    throw new InputError(`is read-only (mode ${(t.stat.mode & 0o7777).toString(8).padStart(4, '0')}); npu-block-gate never overwrites a read-only file: make it writable, or pass --no-docs${NOTHING_CHANGED}`, t.path);
+  }
+}
+
+export interface PlannedWrite {
+  path: string;
+  data: Uint8Array;
+}
+
+interface Prepared extends Target {
+  data: Uint8Array;
+  tmp: string;
+  backup: string | null;
+  placed: boolean;
+}
+
+function writeAll(fd: number, data: Uint8Array): void {
+  let done = 0;
+  while (done < data.length) done += writeSync(fd, data, done, data.length - done);
+}
+
+/** Writes every file or none (see the header). Throws a GateError naming the path that failed. */
+export function commitWrites(writes: readonly PlannedWrite[]): void {
+  const prepared: Prepared[] = [];
+  const createdDirs: string[] = [];
+  const undoPrepare = () => {
+    for (const p of prepared) rmSync(p.tmp, { force: true });
+    for (const d of createdDirs.reverse()) rmSync(d, { recursive: true, force: true });
+  };
+  // 1. Every target resolved and checked before anything is written.
+  const targets = writes.map((w) => {
+    const t = resolveTarget(w.path);
+    checkWritable(t);
+    return { ...t, data: w.data };
+  });
+  // 2. Every file prepared in full beside its target (same directory: the rename is atomic).
+  try {
+    for (const t of targets) {
+      const dir = dirname(t.real);
+      try {
+        const made = mkdirSync(dir, { recursive: true });
+        if (made) createdDirs.push(made);
+      } catch (e) {
+        throw fsError(e, dir, 'cannot create the directory', NOTHING_CHANGED);
+      }
+      const tmp = join(dir, `.${basename(t.real)}.nbg-${process.pid}-${randomBytes(4).toString('hex')}.tmp`);
+      let fd: number;
+      try {
+        fd = openSync(tmp, 'wx', t.stat ? t.stat.mode & 0o777 : 0o666);
+      } catch (e) {
+        throw fsError(e, t.path, `cannot write (in ${dir})`, NOTHING_CHANGED);
+      }
+      prepared.push({ ...t, tmp, backup: null, placed: false });
+      try {
+        writeAll(fd, t.data);
+        if (t.stat) {
+          fchmodSync(fd, t.stat.mode & 0o7777);
+          if (process.getuid?.() === 0 && (t.stat.uid !== 0 || t.stat.gid !== 0)) fchownSync(fd, t.stat.uid, t.stat.gid);
+        }
+        fsyncSync(fd);
+      } catch (e) {
+        throw fsError(e, t.path, 'cannot write', NOTHING_CHANGED);
+      } finally {
+        closeSync(fd);
+      }
+    }
+  } catch (e) {
+    undoPrepare();
+    throw e instanceof GateError ? e : fsError(e, writes[prepared.length]?.path ?? '', 'cannot write', NOTHING_CHANGED);
+  }
+  // 3. Each renamed into place; an existing file is kept as a backup until all are placed.
+  try {
+    for (const p of prepared) {
+      if (p.stat) {
+        p.backup = `${p.tmp}.bak`;
+        try {
+          linkSync(p.real, p.backup);
+        } catch {
+          copyFileSync(p.real, p.backup);
+        }
+      }
+      renameSync(p.tmp, p.real);
+      p.placed = true;
+    }
+  } catch (e) {
+    const failed = prepared.find((p) => !p.placed)!;
+    for (const p of prepared.filter((x) => x.placed).reverse()) {
+      try {
+        if (p.backup) renameSync(p.backup, p.real);
+        else unlinkSync(p.real);
+      } catch {
+        // Best effort: the error below still names the file that could not be written.
+      }
+    }
+    undoPrepare();
+    for (const p of prepared) if (p.backup) rmSync(p.backup, { force: true });
+    throw fsError(e, failed.path, 'cannot replace', NOTHING_CHANGED);
+  }
+  for (const p of prepared) if (p.backup) rmSync(p.backup, { force: true });
+}
+
+/** One file, atomically (write beside it, then rename), with the same checks and messages. */
+export function writeAtomic(path: string, data: string | Uint8Array): void {
+  commitWrites([{ path, data: typeof data === 'string' ? Buffer.from(data, 'utf8') : data }]);
+}
+
 export function readIfExists(path: string): string | null {
-  return existsSync(path) ? readFileSync(path, 'utf8') : null;
+  const b = readDocument(path);
+  return b === null ? null : b.toString('utf8');
 }

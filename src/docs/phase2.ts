@@ -5,7 +5,8 @@ import type { Report } from '../report/types.ts';
 import { fmtCos, fmtSci, fmtDb } from '../report/format.ts';
 import { formatThreshold } from '../gates/thresholds.ts';
 import { InputError } from '../errors.ts';
-import { MARK } from './markers.ts';
+import { BLOCK_MARKERS, MARK, markersOn } from './markers.ts';
+import { dominantEol, insertLines, joinLines, splitLines, type Line } from './text.ts';
 
 export const HISTORY_HEADER = [
   '| date | commit | prompt | outcome | whole cosine | per-pos min | threshold | max_abs | max_rel | SQNR | shape | integration |',
@@ -61,62 +62,82 @@ export function tableCells(line: string): string[] | null {
   return cells;
 }
 
-interface Block { begin: number; end: number; inner: string }
+/** Lines (0-based) of a begin/end marker pair: the block's content is the lines strictly between. */
+export interface Block { begin: number; end: number }
 
-/** Locates the text between a begin/end marker pair; null when neither is present. */
-function findBlock(text: string, begin: string, end: string, file: string): Block | null {
-  const b = text.indexOf(begin);
-  const e = text.indexOf(end);
-  if (b === -1 && e === -1) return null;
-  if (b === -1 || e === -1 || e < b) {
-    throw new InputError(`marker ${b === -1 ? begin : end} has no matching ${b === -1 ? 'begin' : 'end'} marker; fix or remove it by hand, nothing was changed`, file);
+/**
+ * The latest and history blocks of phase2_block.md, after checking every marker: each must stand
+ * on a line of its own, appear at most once, have its partner after it, and the two blocks must
+ * not nest or overlap. Anything else is refused naming the line, before a byte is changed.
+ */
+export function findBlocks(lines: readonly Line[], file: string): { latest: Block | null; history: Block | null } {
+  const refuse = (i: number, problem: string): never => {
+    throw new InputError(`line ${i + 1}: ${problem}; fix it by hand, nothing was changed`, file);
+  };
+  const seen = new Map<string, number>();
+  lines.forEach((l, i) => {
+    for (const m of markersOn(l.text)) {
+      if (!(BLOCK_MARKERS as readonly string[]).includes(m)) refuse(i, `${shown(m)} is not an npu-block-gate marker of this file`);
+      if (l.text.trim() !== m) refuse(i, `marker ${m} must stand on a line of its own`);
+      const first = seen.get(m);
+      if (first !== undefined) refuse(i, `marker ${m} appears again (first on line ${first + 1}): duplicated marker`);
+      seen.set(m, i);
+    }
+  });
+  const pair = (begin: string, end: string): Block | null => {
+    const b = seen.get(begin);
+    const e = seen.get(end);
+    if (b === undefined && e === undefined) return null;
+    if (b === undefined) return refuse(e!, `marker ${end} has no ${begin} before it: unbalanced markers`);
+    if (e === undefined) return refuse(b, `marker ${begin} has no ${end} after it: unbalanced markers`);
+    if (e < b) return refuse(e, `marker ${end} comes before its ${begin} (line ${b + 1}): unbalanced markers`);
+    return { begin: b, end: e };
+  };
+  const latest = pair(MARK.latestBegin, MARK.latestEnd);
+  const history = pair(MARK.historyBegin, MARK.historyEnd);
+  if (latest && history) {
+    const [a, b, an, bn] = latest.begin < history.begin ? [latest, history, 'latest', 'history'] : [history, latest, 'history', 'latest'];
+    if (b.begin < a.end) {
+      refuse(b.begin, b.end < a.end
+        ? `the ${bn} block (lines ${b.begin + 1}-${b.end + 1}) is nested inside the ${an} block (lines ${a.begin + 1}-${a.end + 1})`
+        : `the ${bn} block (lines ${b.begin + 1}-${b.end + 1}) overlaps the ${an} block (lines ${a.begin + 1}-${a.end + 1})`);
+    }
   }
-  if (text.indexOf(begin, b + 1) !== -1) throw new InputError(`marker ${begin} appears twice; nothing was changed`, file);
-  return { begin: b + begin.length, end: e, inner: text.slice(b + begin.length, e) };
+  return { latest, history };
 }
 
-function splice(text: string, blk: Block, inner: string): string {
-  return text.slice(0, blk.begin) + inner + text.slice(blk.end);
+function shown(s: string): string {
+  return JSON.stringify(s.length > 60 ? `${s.slice(0, 57)}...` : s);
 }
 
-function eol(text: string): string {
-  return text.includes('\r\n') ? '\r\n' : '\n';
-}
-
-/** Replaces our row in the history block (or appends it after the last table row); keeps every other line. */
-export function updateHistoryInner(inner: string, r: Report, nl = '\n'): string {
+/** Replaces our row in the history block's lines (or adds it after the last table row); every other line is kept as it is. */
+export function updateHistoryLines(lines: Line[], blk: Block, r: Report): void {
   const k = historyKey(r);
   const row = historyRow(r);
-  const lines = inner.split(/\r?\n/);
-  const isOurs = (line: string) => {
-    const c = tableCells(line);
-    return !!c && c[1] === k.commit && c[2] === k.prompt;
-  };
-  const at = lines.findIndex(isOurs);
-  if (at !== -1) {
-    lines[at] = row;
-    return lines.join(nl);
+  for (let i = blk.begin + 1; i < blk.end; i++) {
+    const c = tableCells(lines[i].text);
+    if (c && c[1] === k.commit && c[2] === k.prompt) {
+      lines[i].text = row;
+      return;
+    }
   }
   let last = -1;
-  lines.forEach((l, i) => { if (tableCells(l)) last = i; });
-  if (last === -1) {
-    // No table yet: header and row right after the begin marker; anything else stays below.
-    const body = lines.join(nl);
-    return `${nl}${HISTORY_HEADER.join(nl)}${nl}${row}${body.startsWith(nl) ? '' : nl}${body}`;
-  }
-  lines.splice(last + 1, 0, row);
-  return lines.join(nl);
+  for (let i = blk.begin + 1; i < blk.end; i++) if (tableCells(lines[i].text)) last = i;
+  // No table yet: header and row right after the begin marker; anything else stays below.
+  if (last === -1) insertLines(lines, blk.begin, [...HISTORY_HEADER, row]);
+  else insertLines(lines, last, [row]);
 }
 
 export interface HistoryEntry { date: string; commit: string; prompt: string; outcome: string; maxAbs: number; shape: string }
 
 export function readHistory(text: string | null, file: string): HistoryEntry[] {
   if (!text) return [];
-  const blk = findBlock(text, MARK.historyBegin, MARK.historyEnd, file);
-  if (!blk) return [];
+  const lines = splitLines(text);
+  const { history } = findBlocks(lines, file);
+  if (!history) return [];
   const out: HistoryEntry[] = [];
-  for (const line of blk.inner.split(/\r?\n/)) {
-    const c = tableCells(line);
+  for (let i = history.begin + 1; i < history.end; i++) {
+    const c = tableCells(lines[i].text);
     if (!c || c.length < 11 || c[0] === 'date' || /^-+$/.test(c[0].replace(/:/g, ''))) continue;
     out.push({ date: c[0], commit: c[1], prompt: c[2], outcome: c[3], maxAbs: Number(c[7]), shape: c[10] });
   }
@@ -156,25 +177,28 @@ export function newPhase2Doc(model: string, nl = '\n'): string {
 
 /** The new text of phase2_block.md. `latestMarkdown` is the rendered report. */
 export function updatePhase2(existing: string | null, r: Report, latestMarkdown: string, file: string): string {
-  let text = existing ?? newPhase2Doc(r.model.name);
-  const nl = eol(text);
-  let latest = findBlock(text, MARK.latestBegin, MARK.latestEnd, file);
-  let history = findBlock(text, MARK.historyBegin, MARK.historyEnd, file);
+  const lines = splitLines(existing ?? newPhase2Doc(r.model.name));
+  let { latest, history } = findBlocks(lines, file);
   if (!latest || !history) {
     // A file written by hand: keep all of it and add our sections at the end.
     const add: string[] = [];
-    if (!latest) add.push('## Latest result (npu-block-gate)', '', MARK.latestBegin, MARK.latestEnd, '');
-    if (!history) add.push('## History (npu-block-gate)', '', MARK.historyBegin, MARK.historyEnd, '');
-    text = text + (text.endsWith('\n') || text === '' ? '' : nl) + (text === '' ? '' : nl) + add.join(nl);
-    latest = findBlock(text, MARK.latestBegin, MARK.latestEnd, file)!;
-    history = findBlock(text, MARK.historyBegin, MARK.historyEnd, file)!;
+    if (lines.length && lines[lines.length - 1].text.trim() !== '') add.push('');
+    if (!latest) add.push('## Latest result (npu-block-gate)', '', MARK.latestBegin, MARK.latestEnd);
+    if (!history) add.push(...(latest ? [] : ['']), '## History (npu-block-gate)', '', MARK.historyBegin, MARK.historyEnd);
+    const dom = dominantEol(lines);
+    if (lines.length && lines[lines.length - 1].eol === '') lines[lines.length - 1].eol = dom;
+    lines.push(...add.map((text) => ({ text, eol: dom })));
+    ({ latest, history } = findBlocks(lines, file));
   }
-  const body = latestMarkdown.trim().split(/\r?\n/).join(nl);
-  // Splice the later block first so the earlier block's offsets stay valid.
-  const blocks = [
-    { blk: latest, inner: `${nl}${body}${nl}` },
-    { blk: history, inner: updateHistoryInner(history.inner, r, nl) },
-  ].sort((a, b) => b.blk.begin - a.blk.begin);
-  for (const { blk, inner } of blocks) text = splice(text, blk, inner);
-  return text;
+  const body = latestMarkdown.trim().split(/\r?\n/);
+  // The later block first, so the earlier block's line numbers stay valid.
+  const edits = [
+    { at: latest!.begin, apply: () => {
+      const eol = lines[latest!.begin].eol;
+      lines.splice(latest!.begin + 1, latest!.end - latest!.begin - 1, ...body.map((text) => ({ text, eol })));
+    } },
+    { at: history!.begin, apply: () => updateHistoryLines(lines, history!, r) },
+  ].sort((a, b) => b.at - a.at);
+  for (const e of edits) e.apply();
+  return joinLines(lines);
 }

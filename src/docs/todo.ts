@@ -1,25 +1,36 @@
-// <model>/TODO.md, as the deploy-new-llm skill lays it out. We change exactly three things:
-// the Phase 2 checkbox (on pass), one marked blocker line (on fail, removed by a later pass),
-// and marked Phase 4/5 prerequisite lines for the workarounds in use. Every other byte is kept.
+// <model>/TODO.md, as the deploy-new-llm skill lays it out (its Step 5 template: "## Phase status"
+// with one checkbox per phase, "## Active blockers", "## Resolved config"). We change exactly three
+// things: the Phase 2 checkbox under "## Phase status" (on pass), one marked blocker line under
+// "## Active blockers" (on fail, removed by a later pass, with the heading if we added it), and
+// marked Phase 4/5 prerequisite lines under the Phase 4 line for the workarounds in use. Every
+// other byte is kept, line endings included; what could not be done is said in `notes`.
 import type { Report } from '../report/types.ts';
 import type { ModelConfig } from '../rundir/schema.ts';
-import { MARK } from './markers.ts';
+import { InputError } from '../errors.ts';
+import { MARK, markersOn } from './markers.ts';
 import { fmtCos } from '../report/format.ts';
+import { insertLines, joinLines, removeLines, splitLines, type Line } from './text.ts';
 
 const PHASE2 = /^(\s*[-*]\s+\[)([^\]]*)(\]\s*(?:Phase\s+)?2\s*[:.)-]\s*Single[- ]Block Validation\b.*)$/i;
 const PHASE_N = (n: number) => new RegExp(`^\\s*[-*]\\s+\\[[^\\]]*\\]\\s*(?:Phase\\s+)?${n}\\s*[:.)-]`, 'i');
-const BLOCKERS = /^##\s+Active blockers\s*$/i;
-const HEADING = /^#{1,2}\s/;
+const HEADING = /^ {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t]*$/;
+const FENCE = /^ {0,3}(```|~~~)/;
+const PHASE_STATUS = /^phase status\b/i;
+const ACTIVE_BLOCKERS = /^active blockers\b/i;
 
-export function todoTemplate(model: string, hfId: string | null, cfg: ModelConfig | null, nl = '\n'): string {
+export const PHASE_STATUS_HEADING = '## Phase status';
+export const PHASE2_LINE = '- [ ] 2: Single-Block Validation';
+
+/** The deploy-new-llm skill's Step 5 template, filled with the resolved config. */
+export function todoTemplate(model: string, _hfId: string | null, cfg: ModelConfig | null, nl = '\n'): string {
   const c = cfg;
   return [
-    `# Deployment: ${model}${hfId && hfId !== model ? `  (${hfId})` : ''}`,
+    `# Deployment: ${model}`,
     '',
-    '## Phase status',
-    '- [ ] 0: Build CPU Oracle',
+    PHASE_STATUS_HEADING,
+    '- [ ] 0: Build CPU Reference',
     '- [ ] 1: Kernel Validation',
-    '- [ ] 2: Single-Block Validation',
+    PHASE2_LINE,
     '- [ ] 3: Full-Model Validation',
     '- [ ] 4: Prefill Optimization',
     '- [ ] 5: Decode Optimization',
@@ -47,53 +58,135 @@ export function prereqLine(id: string, prerequisite: string, detail: string): st
   return `  - ${prerequisite} (${detail}) ${MARK.prereq(id)}`;
 }
 
-/** The new text of TODO.md (created from the template when absent). */
-export function updateTodo(existing: string | null, r: Report): string {
-  const text = existing ?? todoTemplate(r.model.name, r.model.hf_id, r.model.config);
-  const nl = text.includes('\r\n') ? '\r\n' : '\n';
-  const lines = text.split(/\r?\n/);
+interface Section { heading: number; level: number; title: string; end: number }
 
-  // Phase 2 checkbox: only the character(s) between the brackets change.
+/** The headings outside fenced code, each with the line its section ends before. */
+function sections(lines: readonly Line[]): Section[] {
+  const heads: { heading: number; level: number; title: string }[] = [];
+  let fence: string | null = null;
+  lines.forEach((l, i) => {
+    const f = FENCE.exec(l.text);
+    if (f) {
+      if (fence === null) fence = f[1];
+      else if (fence === f[1]) fence = null;
+      return;
+    }
+    if (fence !== null) return;
+    const h = HEADING.exec(l.text);
+    if (h) heads.push({ heading: i, level: h[1].length, title: (h[2] ?? '').replace(/\s*<!--.*?-->\s*/g, ' ').replace(/[ \t]#+$/, '').trim() });
+  });
+  return heads.map((h, k) => {
+    const next = heads.slice(k + 1).find((o) => o.level <= h.level);
+    return { ...h, end: next ? next.heading : lines.length };
+  });
+}
+
+/** Refuses a TODO.md where one of our markers appears on more than one line. */
+function checkMarkers(lines: readonly Line[], file: string): void {
+  const seen = new Map<string, number>();
+  lines.forEach((l, i) => {
+    for (const m of new Set(markersOn(l.text))) {
+      const first = seen.get(m);
+      if (first !== undefined) throw new InputError(`line ${i + 1}: marker ${m} appears again (first on line ${first + 1}): duplicated marker; fix it by hand, nothing was changed`, file);
+      seen.set(m, i);
+    }
+  });
+}
+
+/** The last line of a section's content that is not blank (the heading itself when there is none). */
+function lastContent(lines: readonly Line[], s: Section): number {
+  let at = s.end - 1;
+  while (at > s.heading && lines[at].text.trim() === '') at--;
+  return at;
+}
+
+export interface TodoUpdate {
+  text: string;
+  /** What the update could not do where the template says, in words (printed and put in the report). */
+  notes: string[];
+}
+
+/** The new text of TODO.md (created from the template when absent). */
+export function updateTodo(existing: string | null, r: Report, file = 'TODO.md'): TodoUpdate {
+  const lines = splitLines(existing ?? todoTemplate(r.model.name, r.model.hf_id, r.model.config));
+  const notes: string[] = [];
+  checkMarkers(lines, file);
+  const status = () => sections(lines).find((s) => PHASE_STATUS.test(s.title)) ?? null;
+  const inStatus = (re: RegExp): number => {
+    const s = status();
+    if (!s) return -1;
+    for (let i = s.heading + 1; i < s.end; i++) if (re.test(lines[i].text)) return i;
+    return -1;
+  };
+
+  // Phase 2 checkbox, under "## Phase status" only: only the character(s) between the brackets change.
   if (r.outcome === 'pass') {
-    const i = lines.findIndex((l) => PHASE2.test(l));
-    if (i !== -1) lines[i] = lines[i].replace(PHASE2, (_m, a: string, _b: string, c: string) => `${a}x${c}`);
+    const i = inStatus(PHASE2);
+    if (i !== -1) lines[i].text = lines[i].text.replace(PHASE2, (_m, a: string, _b: string, c: string) => `${a}x${c}`);
+    else if (!status()) notes.push(`${file} has no "${PHASE_STATUS_HEADING}" section (the deploy-new-llm template's), so Phase 2 was not ticked`);
+    else notes.push(`${file} has no "${PHASE2_LINE}" line under "${PHASE_STATUS_HEADING}", so Phase 2 was not ticked`);
   }
 
-  // Our blocker line: removed on pass, written (or rewritten in place) on fail.
-  const bi = lines.findIndex((l) => l.includes(MARK.blocker));
-  if (r.outcome === 'pass' && bi !== -1) lines.splice(bi, 1);
+  // Our blocker line: removed on pass (with the heading, if we added it and nothing else is left under it), written or rewritten on fail.
+  const bi = lines.findIndex((l) => l.text.includes(MARK.blocker));
+  if (r.outcome === 'pass' && bi !== -1) {
+    removeLines(lines, bi, 1);
+    removeEmptyBlockersHeading(lines);
+  }
   if (r.outcome === 'fail') {
     const line = blockerLine(r);
-    if (bi !== -1) lines[bi] = line;
-    else {
-      let h = lines.findIndex((l) => BLOCKERS.test(l));
-      if (h === -1) {
-        while (lines.length && lines[lines.length - 1] === '') lines.pop();
-        lines.push('', '## Active blockers');
-        h = lines.length - 1;
-        lines.push(line, '');
-      } else {
-        // End of the section: before the next heading, after its last non-blank line.
-        let end = h + 1;
-        while (end < lines.length && !HEADING.test(lines[end])) end++;
-        let at = end;
-        while (at > h + 1 && lines[at - 1].trim() === '') at--;
-        lines.splice(at, 0, line);
-      }
-    }
+    if (bi !== -1) lines[bi].text = line;
+    else addBlocker(lines, line, status());
   }
 
-  // Phase 4/5 prerequisites for the workarounds in use, under the Phase 4 line (else the Phase 2 line).
+  // Phase 4/5 prerequisites for the workarounds in use: under the Phase 4 line of "## Phase status"
+  // (the optimisation the prerequisite binds), after any prerequisites already there.
   for (const w of r.integration?.workarounds ?? []) {
     const line = prereqLine(w.id, w.prerequisite, w.detail);
-    const existingAt = lines.findIndex((l) => l.includes(MARK.prereq(w.id)));
-    if (existingAt !== -1) { lines[existingAt] = line; continue; }
-    let anchor = lines.findIndex((l) => PHASE_N(4).test(l));
-    if (anchor === -1) anchor = lines.findIndex((l) => PHASE2.test(l));
-    if (anchor === -1) { lines.push(line); continue; }
-    let at = anchor + 1;
-    while (at < lines.length && lines[at].includes(MARK.prereqPrefix)) at++;
-    lines.splice(at, 0, line);
+    const existingAt = lines.findIndex((l) => l.text.includes(MARK.prereq(w.id)));
+    if (existingAt !== -1) { lines[existingAt].text = line; continue; }
+    let anchor = inStatus(PHASE_N(4));
+    if (anchor === -1) anchor = inStatus(PHASE_N(5));
+    if (anchor === -1) anchor = inStatus(PHASE2);
+    if (anchor === -1) {
+      const s = status();
+      if (!s) {
+        notes.push(`${file} has no "${PHASE_STATUS_HEADING}" section, so the Phase 4/5 prerequisite for ${w.id} was not written: ${w.prerequisite}`);
+        continue;
+      }
+      anchor = lastContent(lines, s);
+    }
+    let at = anchor;
+    while (at + 1 < lines.length && lines[at + 1].text.includes(MARK.prereqPrefix)) at++;
+    insertLines(lines, at, [line]);
   }
-  return lines.join(nl);
+  return { text: joinLines(lines), notes };
+}
+
+/** Adds our blocker line at the end of "## Active blockers", creating the section (marked as ours) after "## Phase status" when there is none. */
+function addBlocker(lines: Line[], line: string, status: Section | null): void {
+  const blockers = sections(lines).find((s) => ACTIVE_BLOCKERS.test(s.title));
+  if (blockers) {
+    insertLines(lines, lastContent(lines, blockers), [line]);
+    return;
+  }
+  const heading = `## Active blockers ${MARK.blockersHeading}`;
+  if (status && status.end < lines.length) {
+    // Where the template has it: right after the phase list, before the next section.
+    insertLines(lines, status.end - 1, lines[status.end - 1].text.trim() === '' ? [heading, line, ''] : ['', heading, line]);
+    return;
+  }
+  // At the end of the file, always after one blank line we add (so removing it restores the file exactly).
+  insertLines(lines, lines.length - 1, lines.length ? ['', heading, line] : [heading, line]);
+}
+
+/** Drops an "## Active blockers" heading we added once nothing but blank lines is left under it, with the blank line we added beside it. */
+function removeEmptyBlockersHeading(lines: Line[]): void {
+  const s = sections(lines).find((x) => lines[x.heading].text.includes(MARK.blockersHeading));
+  if (!s) return;
+  for (let i = s.heading + 1; i < s.end; i++) if (lines[i].text.trim() !== '') return;
+  let from = s.heading;
+  // Added before a following section as [heading, blocker, ''] or ['', heading, blocker]; at the end of the file as ['', heading, blocker].
+  if ((s.end - s.heading === 1 || s.end === lines.length) && from > 0 && lines[from - 1].text.trim() === '') from--;
+  removeLines(lines, from, s.end - from);
 }

@@ -1,9 +1,6 @@
 // The per-layer table (informational, as mlir-air's `make diagnosis`): every layer's ffn_out,
 // NPU against reference, with the same engine and definitions as the gated layer 0.
-import { join } from 'node:path';
-import { existsSync } from 'node:fs';
-import { InputError } from '../errors.ts';
-import { openTensor } from '../tensor/index.ts';
+import { openRunTensor } from '../rundir/read.ts';
 import { compare } from '../metrics/index.ts';
 import type { ProbeJson } from '../rundir/schema.ts';
 
@@ -23,12 +20,11 @@ export interface LayerRow {
 
 export async function judgeLayers(runDir: string, layers: NonNullable<ProbeJson['layers']>, threshold: number): Promise<LayerRow[]> {
   const rows: LayerRow[] = [];
-  for (const e of layers.entries) {
-    const paths = [join(runDir, e.npu.file), join(runDir, e.ref.file)];
-    for (const p of paths) if (!existsSync(p)) throw new InputError(`layer ${e.layer} tensor is missing (probe.json lists it)`, p);
-    const npu = openTensor(paths[0], { u2IsBf16: e.npu.dtype === 'bf16' });
+  for (const [i, e] of layers.entries.entries()) {
+    // Regular files inside the run dir, of the dtype and shape probe.json declares.
+    const npu = openRunTensor(runDir, e.npu, `layers.entries[${i}].npu`);
     try {
-      const ref = openTensor(paths[1], { u2IsBf16: e.ref.dtype === 'bf16' });
+      const ref = openRunTensor(runDir, e.ref, `layers.entries[${i}].ref`);
       try {
         const m = await compare(npu, ref, { threshold });
         const nf = m.nonFinite;

@@ -69,7 +69,8 @@ export interface Report {
   /** Every layer's ffn_out (informational, never gated); null when the run dir has no layers/. */
   layers: LayerRow[] | null;
   timings: Record<string, number>;
-  docs: { phase2: string; todo: string; changed: boolean } | null;
+  /** notes: what the TODO.md update could not do where the template says (no Phase status section, ...). */
+  docs: { phase2: string; todo: string; changed: boolean; notes?: string[] } | null;
   /** Absolute path of the run dir this report judged. */
   run_dir: string;
 }

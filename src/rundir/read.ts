@@ -1,124 +1,191 @@
-// Reads and validates a run dir. The run dir may come from an untrusted job (split mode), so every
-// field is checked before use and every tensor path must stay inside the run dir.
-import { readFileSync, existsSync, statSync } from 'node:fs';
-import { join, resolve, relative, isAbsolute } from 'node:path';
-import { InputError } from '../errors.ts';
+// Reads and validates a run dir. The run dir may come from an untrusted job (split mode), so
+// probe.json is checked whole against its schema (probe-spec.ts: every field's type) before any
+// of it is used, and every file the run dir names must be a regular file inside the run dir once
+// symlinks are resolved; a FIFO, device or directory is refused before it is opened for reading.
+import { closeSync, constants, fstatSync, openSync, readSync, realpathSync, statSync, lstatSync, type Stats } from 'node:fs';
+import { join, relative, isAbsolute, sep } from 'node:path';
+import { InputError, fsError } from '../errors.ts';
 import { PROBE_SCHEMA, PROBE_SCHEMA_VERSION, RUN_FILES, type ProbeJson, type TensorEntry } from './schema.ts';
+import { PROBE_SPEC } from './probe-spec.ts';
+import { SpecError } from './spec.ts';
+import { openTensor } from '../tensor/index.ts';
+import type { TensorSource } from '../tensor/types.ts';
 
-type Json = Record<string, unknown>;
+/** probe.json is a few KB to a few MB (token ids, the plan); anything larger is not one. */
+export const PROBE_JSON_MAX_BYTES = 64 << 20;
 
-function isObj(v: unknown): v is Json {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
+/** What a non-regular file is, in words. */
+export function kindOf(st: Stats): string {
+  if (st.isDirectory()) return 'a directory';
+  if (st.isFIFO()) return 'a FIFO (named pipe)';
+  if (st.isCharacterDevice() || st.isBlockDevice()) return 'a device';
+  if (st.isSocket()) return 'a socket';
+  if (st.isSymbolicLink()) return 'a symlink';
+  return 'not a regular file';
 }
 
-class Checker {
-  constructor(private file: string) {}
-  fail(what: string): never {
-    throw new InputError(what, this.file);
+/**
+ * Opens `path` for reading only if it is a regular file: opened non-blocking (so a FIFO cannot
+ * stall the open) and checked with fstat before a byte is read. Returns the descriptor and size.
+ */
+export function openRegularFile(path: string): { fd: number; size: number } {
+  let fd: number;
+  try {
+    fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') throw new InputError('no such file', path);
+    throw fsError(e, path, 'cannot open');
   }
-  obj(v: unknown, at: string): Json {
-    if (!isObj(v)) this.fail(`${at} must be an object`);
-    return v;
-  }
-  str(v: unknown, at: string): string {
-    if (typeof v !== 'string') this.fail(`${at} must be a string`);
-    return v;
-  }
-  strOrNull(v: unknown, at: string): string | null {
-    return v === null || v === undefined ? null : this.str(v, at);
-  }
-  int(v: unknown, at: string, min = 0): number {
-    if (typeof v !== 'number' || !Number.isInteger(v) || v < min) this.fail(`${at} must be an integer >= ${min}`);
-    return v;
-  }
-  bool(v: unknown, at: string): boolean {
-    if (v === undefined || v === null) return false;
-    if (typeof v !== 'boolean') this.fail(`${at} must be true or false`);
-    return v;
+  try {
+    const st = fstatSync(fd);
+    if (!st.isFile()) throw new InputError(`is ${kindOf(st)}, not a regular file`, path);
+    return { fd, size: st.size };
+  } catch (e) {
+    closeSync(fd);
+    throw fsError(e, path, 'cannot stat');
   }
 }
 
-function tensorEntry(c: Checker, v: unknown, at: string, runDir: string): TensorEntry | null {
-  if (v === null || v === undefined) return null;
-  const o = c.obj(v, at);
-  const file = c.str(o.file, `${at}.file`);
-  if (isAbsolute(file) || file.split(/[\\/]/).includes('..')) c.fail(`${at}.file must be a relative path inside the run dir, got ${JSON.stringify(file)}`);
-  const full = resolve(runDir, file);
-  const rel = relative(resolve(runDir), full);
-  if (rel.startsWith('..') || isAbsolute(rel)) c.fail(`${at}.file escapes the run dir`);
-  const dtype = c.str(o.dtype, `${at}.dtype`);
-  if (!['f32', 'f16', 'bf16'].includes(dtype)) c.fail(`${at}.dtype must be f32, f16 or bf16, got ${JSON.stringify(dtype)}`);
-  if (!Array.isArray(o.shape)) c.fail(`${at}.shape must be a list of integers`);
-  const shape = (o.shape as unknown[]).map((d, i) => c.int(d, `${at}.shape[${i}]`, 0));
-  return { file, dtype: dtype as TensorEntry['dtype'], shape };
+/** The whole of a small regular file (refusing FIFOs, devices and directories, and anything over `max` bytes). */
+export function readRegularFile(path: string, max: number): Buffer {
+  const { fd, size } = openRegularFile(path);
+  try {
+    if (size > max) throw new InputError(`is ${size} bytes; at most ${max} are accepted`, path);
+    const buf = Buffer.alloc(size);
+    let done = 0;
+    while (done < size) {
+      const n = readSync(fd, buf, done, size - done, done);
+      if (n === 0) break;
+      done += n;
+    }
+    return buf.subarray(0, done);
+  } catch (e) {
+    throw fsError(e, path, 'cannot read');
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** The run dir itself, resolved: it must exist and be a directory. */
+export function runDirReal(runDir: string): string {
+  let st: Stats;
+  try {
+    st = statSync(runDir);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') throw new InputError('run dir does not exist', runDir);
+    throw fsError(e, runDir, 'cannot read the run dir');
+  }
+  if (!st.isDirectory()) throw new InputError(`run dir is ${kindOf(st) === 'not a regular file' ? 'a file' : kindOf(st)}, not a directory`, runDir);
+  return realpathSync(runDir);
+}
+
+/**
+ * The real path of a file the run dir names (`rel`, from probe.json `field`): it must exist, stay
+ * inside the run dir after every symlink is resolved, and be a regular file.
+ */
+export function runFile(runDir: string, rel: string, field: string, missing = `missing (probe.json ${field} lists it)`): string {
+  const shown = join(runDir, rel);
+  if (isAbsolute(rel) || rel.split(/[\\/]/).includes('..')) throw new InputError(`${field} must be a relative path inside the run dir, got ${JSON.stringify(rel)}`, join(runDir, RUN_FILES.probe));
+  const root = runDirReal(runDir);
+  try {
+    lstatSync(shown);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') throw new InputError(missing, shown);
+    throw fsError(e, shown, 'cannot read');
+  }
+  let real: string;
+  try {
+    real = realpathSync(shown);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    throw new InputError(code === 'ENOENT' ? 'is a symlink to a missing file' : `cannot resolve (${fsError(e, shown, 'resolve').message})`, shown);
+  }
+  const r = relative(root, real);
+  if (r === '' || r.startsWith(`..${sep}`) || r === '..' || isAbsolute(r)) {
+    throw new InputError(`resolves to ${real}, outside the run dir (only files inside the run dir are read)`, shown);
+  }
+  const st = statSync(real);
+  if (!st.isFile()) throw new InputError(`is ${kindOf(st)}, not a regular file`, shown);
+  return real;
 }
 
 /** Reads probe.json; `requireBlock` demands the tensors of a finished `probe block`. */
 export function readProbeJson(runDir: string, requireBlock = true): ProbeJson {
   const file = join(runDir, RUN_FILES.probe);
-  if (!existsSync(runDir) || !statSync(runDir).isDirectory()) throw new InputError('run dir does not exist', runDir);
-  if (!existsSync(file)) throw new InputError('missing: the probe did not finish writing this run dir', file);
+  runDirReal(runDir);
+  const real = runFile(runDir, RUN_FILES.probe, 'probe.json', 'missing: the probe did not finish writing this run dir');
   let raw: unknown;
   try {
-    raw = JSON.parse(readFileSync(file, 'utf8'));
+    raw = JSON.parse(readRegularFile(real, PROBE_JSON_MAX_BYTES).toString('utf8'));
   } catch (e) {
+    if (e instanceof InputError) throw new InputError(e.message.replace(`${real}: `, ''), file);
     throw new InputError(`not valid JSON (${(e as Error).message.split('\n')[0]})`, file);
   }
-  const c = new Checker(file);
-  const o = c.obj(raw, 'probe.json');
-  if (o.schema !== PROBE_SCHEMA) c.fail(`schema is ${JSON.stringify(o.schema)}, expected ${JSON.stringify(PROBE_SCHEMA)}`);
+  // Schema and version first: another version's fields are not worth listing one by one.
+  const o = (typeof raw === 'object' && raw !== null && !Array.isArray(raw) ? raw : {}) as Record<string, unknown>;
+  if (o.schema !== PROBE_SCHEMA) throw new InputError(`schema is ${JSON.stringify(o.schema ?? null)}, expected ${JSON.stringify(PROBE_SCHEMA)}`, file);
   if (o.schema_version !== PROBE_SCHEMA_VERSION) {
-    c.fail(`schema_version ${JSON.stringify(o.schema_version)} is not supported (this npu-block-gate reads version ${PROBE_SCHEMA_VERSION})`);
+    throw new InputError(`schema_version ${JSON.stringify(o.schema_version ?? null)} is not supported (this npu-block-gate reads version ${PROBE_SCHEMA_VERSION})`, file);
   }
-  const stage = c.str(o.stage, 'stage');
-  if (stage !== 'config' && stage !== 'block') c.fail(`stage must be "config" or "block", got ${JSON.stringify(stage)}`);
-  const model = c.obj(o.model, 'model');
-  c.str(model.name, 'model.name');
-  c.str(model.dir, 'model.dir');
-  const cfg = c.obj(model.config, 'model.config');
-  for (const k of ['n_layers', 'emb_dim', 'n_heads', 'n_kv_heads', 'head_dim', 'hidden_dim']) c.int(cfg[k], `model.config.${k}`, 1);
-  cfg.qkv_bias = c.bool(cfg.qkv_bias, 'model.config.qkv_bias');
-  cfg.qk_norm = c.bool(cfg.qk_norm, 'model.config.qk_norm');
-  const prompt = c.obj(o.prompt, 'prompt');
-  c.str(prompt.style, 'prompt.style');
-  c.str(prompt.text, 'prompt.text');
-  const realLen = c.int(prompt.real_len, 'prompt.real_len', 1);
-  if (prompt.padded_len !== null && prompt.padded_len !== undefined) {
-    const padded = c.int(prompt.padded_len, 'prompt.padded_len', 1);
-    if (padded < realLen) c.fail(`prompt.padded_len ${padded} is less than prompt.real_len ${realLen}`);
+  let p: ProbeJson;
+  try {
+    p = PROBE_SPEC.check(raw, '') as ProbeJson;
+    crossCheck(p, requireBlock);
+  } catch (e) {
+    if (e instanceof SpecError) throw new InputError(e.message, file);
+    throw e;
   }
-  const integ = c.obj(o.integration, 'integration');
-  const path = c.str(integ.path, 'integration.path');
-  if (!['kernel-first', 'inheritance', 'adapter'].includes(path)) c.fail(`integration.path must be kernel-first, inheritance or adapter, got ${JSON.stringify(path)}`);
-  c.str(integ.entry, 'integration.entry');
-  if (!Array.isArray(integ.workarounds)) integ.workarounds = [];
-  if (!Array.isArray(integ.kernels)) integ.kernels = [];
-  const ref = c.obj(o.reference, 'reference');
-  c.str(ref.kind, 'reference.kind');
-  c.obj(o.environment, 'environment');
-  const tensors = c.obj(o.tensors ?? {}, 'tensors');
-  const npu = tensorEntry(c, tensors.npu, 'tensors.npu', runDir);
-  const refT = tensorEntry(c, tensors.ref, 'tensors.ref', runDir);
-  tensorEntry(c, tensors.input, 'tensors.input', runDir);
-  if (requireBlock && (stage !== 'block' || !npu || !refT)) {
-    c.fail('holds no block tensors (stage "config"): run `probe block`, or `npu-block-gate check`, first');
+  return p;
+}
+
+/** Checks between fields, after each field has its type. */
+function crossCheck(p: ProbeJson, requireBlock: boolean): void {
+  const f = (field: string, problem: string): never => {
+    throw new SpecError(field, problem);
+  };
+  const realLen = p.prompt.real_len;
+  if (p.prompt.padded_len !== null && p.prompt.padded_len < realLen) f('prompt.padded_len', `${p.prompt.padded_len} is less than prompt.real_len ${realLen}`);
+  if (p.prompt.token_ids.length > 0 && p.prompt.token_ids.length !== realLen) {
+    f('prompt.token_ids', `holds ${p.prompt.token_ids.length} ids but prompt.real_len is ${realLen}`);
   }
-  if (o.layers !== null && o.layers !== undefined) {
-    const layers = c.obj(o.layers, 'layers');
-    c.str(layers.source, 'layers.source');
-    if (!Array.isArray(layers.entries)) c.fail('layers.entries must be a list');
-    (layers.entries as unknown[]).forEach((e, i) => {
-      const entry = c.obj(e, `layers.entries[${i}]`);
-      c.int(entry.layer, `layers.entries[${i}].layer`, 0);
-      if (!tensorEntry(c, entry.npu, `layers.entries[${i}].npu`, runDir) || !tensorEntry(c, entry.ref, `layers.entries[${i}].ref`, runDir)) {
-        c.fail(`layers.entries[${i}] needs both npu and ref tensors`);
-      }
-    });
+  const { npu, ref } = p.tensors;
+  if (requireBlock && (p.stage !== 'block' || !npu || !ref)) {
+    f('stage', `is "${p.stage}" and the file holds no block tensors (stage "config"): run \`probe block\`, or \`npu-block-gate check\`, first`);
   }
-  if (!isObj(o.timings)) o.timings = {};
-  return o as unknown as ProbeJson;
+  const rows = (t: TensorEntry) => t.shape.slice(0, -1).reduce((a, b) => a * b, 1);
+  const cols = (t: TensorEntry) => t.shape[t.shape.length - 1];
+  for (const [name, t] of [['npu', npu], ['ref', ref], ['input', p.tensors.input]] as const) {
+    if (t && t.shape.length < 1) f(`tensors.${name}.shape`, 'must list at least one dimension');
+  }
+  if (ref && rows(ref) !== realLen) f('tensors.ref.shape', `says ${rows(ref)} rows but prompt.real_len is ${realLen} (the reference holds the real tokens only)`);
+  if (npu && rows(npu) < realLen) f('tensors.npu.shape', `says ${rows(npu)} rows, fewer than prompt.real_len ${realLen}`);
+  if (npu && ref && cols(npu) !== cols(ref)) f('tensors.npu.shape', `has ${cols(npu)} columns but tensors.ref.shape has ${cols(ref)}`);
+  p.layers?.entries.forEach((e, i) => {
+    if (cols(e.npu) !== cols(e.ref)) f(`layers.entries[${i}].npu.shape`, `has ${cols(e.npu)} columns but its ref has ${cols(e.ref)}`);
+  });
 }
 
 export function tensorPath(runDir: string, entry: TensorEntry): string {
   return join(runDir, entry.file);
+}
+
+/**
+ * Opens a tensor the run dir declares, after checking where it is (a regular file inside the run
+ * dir) and that its dtype and shape are the ones probe.json declares (`field` names the entry).
+ */
+export function openRunTensor(runDir: string, entry: TensorEntry, field: string): TensorSource {
+  const shown = tensorPath(runDir, entry);
+  runFile(runDir, entry.file, `${field}.file`);
+  // Opened by the name the run dir gives (messages name it so); its target was checked just above.
+  const t = openTensor(shown, { u2IsBf16: entry.dtype === 'bf16' });
+  try {
+    if (t.dtype !== entry.dtype) throw new InputError(`holds ${t.dtype} but probe.json ${field}.dtype says ${entry.dtype}`, shown);
+    const declared = entry.shape.join('x');
+    if (declared !== t.shape.join('x')) throw new InputError(`shape ${t.shape.join('x')} disagrees with probe.json ${field}.shape (${declared})`, shown);
+  } catch (e) {
+    t.close();
+    throw e;
+  }
+  return t;
 }

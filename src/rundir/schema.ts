@@ -117,7 +117,8 @@ export interface ProbeJson {
     platform: string;
     device: string | null;
     xrt: string | null;
-    toolchain: Record<string, string> | null;
+    /** The toolchain ids (values are scalars: versions, flags). */
+    toolchain: Record<string, string | number | boolean | null> | null;
     git_commit: string | null;
     air_root: string;
   };

@@ -1,6 +1,7 @@
 // Where a tensor's bytes come from: an open file (read at offsets, never whole) or a buffer
 // (an inflated .npz member). Both answer the same two questions so every format shares one reader.
-import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
+import type { Stats } from 'node:fs';
 import { InputError } from '../errors.ts';
 
 export interface ByteSource {
@@ -18,6 +19,23 @@ export interface ByteSource {
   close(): void;
 }
 
+const OPEN_ERRORS: Record<string, string> = {
+  ENOENT: 'no such file',
+  EACCES: 'cannot open: permission denied',
+  EPERM: 'cannot open: permission denied',
+  EISDIR: 'is a directory, not a regular file',
+  ELOOP: 'cannot open: too many levels of symbolic links',
+  ENOTDIR: 'cannot open: a part of the path is a file, not a directory',
+};
+
+function nonRegular(st: Stats): string {
+  if (st.isDirectory()) return 'a directory';
+  if (st.isFIFO()) return 'a FIFO (named pipe)';
+  if (st.isCharacterDevice() || st.isBlockDevice()) return 'a device';
+  if (st.isSocket()) return 'a socket';
+  return 'a special file';
+}
+
 export class FileBytes implements ByteSource {
   readonly size: number;
   #fd: number | null;
@@ -26,14 +44,16 @@ export class FileBytes implements ByteSource {
   }
   constructor(readonly path: string) {
     try {
-      this.#fd = openSync(path, 'r');
+      // Non-blocking, so opening a FIFO returns at once instead of waiting for a writer; the
+      // fstat below then refuses it before a byte is read.
+      this.#fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY);
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
-      throw new InputError(code === 'ENOENT' ? 'no such file' : `cannot open (${code ?? String(err)})`, path);
+      throw new InputError(OPEN_ERRORS[code ?? ''] ?? `cannot open (${code ?? String(err)})`, path);
     }
     try {
       const st = fstatSync(this.#fd);
-      if (!st.isFile()) throw new InputError('not a regular file', path);
+      if (!st.isFile()) throw new InputError(`is ${nonRegular(st)}, not a regular file`, path);
       this.size = st.size;
     } catch (err) {
       this.close();

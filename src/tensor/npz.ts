@@ -1,6 +1,9 @@
 // .npz: a zip of .npy members. We read the central directory ourselves (EOCD, optional
-// Zip64), then either read a stored member in place or inflate a deflated one into memory.
-import { inflateRawSync } from 'node:zlib';
+// Zip64), then either read a stored member in place or inflate a deflated one into memory:
+// bounded before inflating (the declared size against a cap and against the member's own .npy
+// header, read from the first compressed bytes), and stopped the moment the output passes the
+// declared size, so a zip bomb costs no more memory than the size it admits to.
+import { constants as zlibConstants, inflateRawSync } from 'node:zlib';
 import { InputError } from '../errors.ts';
 import { BufferBytes, type ByteSource } from './bytes.ts';
 import { crc32 } from './crc32.ts';
@@ -24,9 +27,9 @@ export interface ZipEntry {
   crc: number;
 }
 
-function u64(buf: Buffer, at: number): number {
+function u64(buf: Buffer, at: number, path: string): number {
   const v = buf.readBigUInt64LE(at);
-  if (v > BigInt(Number.MAX_SAFE_INTEGER)) throw new RangeError('64-bit value too large');
+  if (v > BigInt(Number.MAX_SAFE_INTEGER)) throw new InputError(`not a valid .npz (zip): a 64-bit size or offset (${v}) is beyond any real file`, path);
   return Number(v);
 }
 
@@ -55,13 +58,13 @@ export function readZipDirectory(src: ByteSource, path: string): ZipEntry[] {
     if (locAt < 0) bad('Zip64 locator missing');
     const loc = src.read(locAt, 20);
     if (loc.readUInt32LE(0) !== ZIP64_LOCATOR_SIG) bad('Zip64 locator missing');
-    const z64At = u64(loc, 8);
+    const z64At = u64(loc, 8, path);
     if (z64At + 56 > src.size) bad('Zip64 end record out of range');
     const z = src.read(z64At, 56);
     if (z.readUInt32LE(0) !== ZIP64_EOCD_SIG) bad('bad Zip64 end record');
-    count = u64(z, 32);
-    cdSize = u64(z, 40);
-    cdOffset = u64(z, 48);
+    count = u64(z, 32, path);
+    cdSize = u64(z, 40, path);
+    cdOffset = u64(z, 48, path);
   }
   if (cdOffset + cdSize > src.size) bad('central directory out of range (truncated file?)');
   const cd = src.read(cdOffset, cdSize);
@@ -90,7 +93,7 @@ export function readZipDirectory(src: ByteSource, path: string): ZipEntry[] {
         let q = e + 4;
         const take = (): number => {
           if (q + 8 > e + 4 + len) bad('short Zip64 extra field');
-          const v = u64(cd, q);
+          const v = u64(cd, q, path);
           q += 8;
           return v;
         };
@@ -104,6 +107,58 @@ export function readZipDirectory(src: ByteSource, path: string): ZipEntry[] {
     p += 46 + nameLen + extraLen + commentLen;
   }
   return entries;
+}
+
+/** The most a deflated member may inflate to (it is held in memory); larger tensors belong in .npy or a stored .npz. */
+export const NPZ_MAX_INFLATED = 1 << 30;
+/** Compressed bytes inflated first to read the member's .npy header (at most ~530 KB of output). */
+const PEEK_BYTES = 512;
+
+function inflateMember(src: ByteSource, entry: ZipEntry, dataStart: number, path: string, where: string, opts: OpenOptions): Buffer {
+  const name = entry.name;
+  if (entry.size > NPZ_MAX_INFLATED) {
+    throw new InputError(`member '${name}' declares ${entry.size} bytes uncompressed; at most ${NPZ_MAX_INFLATED} are inflated in memory (save large tensors as .npy, or with np.savez, uncompressed)`, path);
+  }
+  // Deflate cannot expand data by more than a few bytes per 16 KB block.
+  if (entry.compressedSize > entry.size + Math.ceil(entry.size / 1000) + 1024) {
+    throw new InputError(`member '${name}' is ${entry.compressedSize} bytes compressed, more than its declared ${entry.size} bytes uncompressed allow`, path);
+  }
+  // The .npy header first: a declared size that disagrees with the header's shape is refused
+  // before the rest is inflated.
+  const peek = (() => {
+    try {
+      return inflateRawSync(src.read(dataStart, Math.min(entry.compressedSize, PEEK_BYTES)), { finishFlush: zlibConstants.Z_SYNC_FLUSH, maxOutputLength: 1 << 20 });
+    } catch {
+      return null; // a stream that is bad from its first bytes fails the full inflate below, with its message
+    }
+  })();
+  if (peek && headerComplete(peek)) {
+    try {
+      openNpyAt(new BufferBytes(where, peek), where, opts, 0, entry.size);
+    } catch (err) {
+      const why = (err as Error).message.replace(`${where}: `, '');
+      throw new InputError(`member '${name}' is refused before inflating: ${why} (a corrupt archive, or not a tensor)`, path);
+    }
+  }
+  try {
+    // Stopped by zlib as soon as the output passes the declared size.
+    return inflateRawSync(src.read(dataStart, entry.compressedSize), { maxOutputLength: Math.max(entry.size, 1) });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE' || err instanceof RangeError) {
+      throw new InputError(`member '${name}' inflates to more than the ${entry.size} bytes its directory entry declares (stopped there)`, path);
+    }
+    throw new InputError(`member '${name}' does not inflate (${(err as Error).message})`, path);
+  }
+}
+
+/** Whether `head` holds a whole .npy preamble and header, so its shape can be checked from it alone. */
+function headerComplete(head: Buffer): boolean {
+  if (head.length < 10) return false;
+  if (head[0] !== 0x93) return true; // not an .npy: refused now, with openNpyAt's message
+  const major = head[6];
+  if (major === 1) return head.length >= 10 + head.readUInt16LE(8);
+  if (major === 2 || major === 3) return head.length >= 12 && head.length >= 12 + head.readUInt32LE(8);
+  return true; // an unsupported version: refused now
 }
 
 export function openNpz(src: ByteSource, path: string, opts: OpenOptions): RawTensor {
@@ -132,12 +187,7 @@ export function openNpz(src: ByteSource, path: string, opts: OpenOptions): RawTe
     return openNpyAt(src, where, opts, dataStart, entry.compressedSize);
   }
   if (entry.method !== 8) throw new InputError(`member '${entry.name}' uses zip method ${entry.method}; only stored and deflated are supported`, path);
-  let data: Buffer;
-  try {
-    data = inflateRawSync(src.read(dataStart, entry.compressedSize));
-  } catch (err) {
-    throw new InputError(`member '${entry.name}' does not inflate (${(err as Error).message})`, path);
-  }
+  const data = inflateMember(src, entry, dataStart, path, where, opts);
   if (data.length !== entry.size) throw new InputError(`member '${entry.name}' inflated to ${data.length} bytes, directory says ${entry.size}`, path);
   // A damaged stream can still inflate; the checksum is what tells corrupt data from a bad header.
   if (crc32(data) !== entry.crc) throw new InputError(`member '${entry.name}' fails its CRC-32 check (corrupt archive)`, path);

@@ -1,0 +1,176 @@
+// probe.json, declared whole: every field's type, which are required, and what an older run dir
+// that lacks a newer optional field reads as. The declared objects' keys are PROBE_KEYS (checked
+// by test/rundir.test.ts), and the type this spec guarantees is checked against the ProbeJson
+// interface by the compiler (the assignment at the end of this file).
+import { CONTRACT } from '../contract.ts';
+import { PROBE_SCHEMA, PROBE_SCHEMA_VERSION, type ProbeJson } from './schema.ts';
+import {
+  any, bool, int, list, literal, nullable, num, obj, oneOf, optional, record, scalar, str, withDefault,
+  type Infer, type Spec,
+} from './spec.ts';
+
+/** A commit id: hex, as git prints it (short or full, SHA-1 or SHA-256). */
+export const COMMIT_RE = /^[0-9a-fA-F]{7,64}$/;
+
+const line = (max = 4096) => str({ line: true, max });
+const text = (max = 1 << 20) => str({ max });
+const strList = (max = 1 << 16) => list(line(), max);
+const nullStr = () => withDefault(nullable(line()), () => null);
+
+/** A run-dir file name: relative, inside the run dir (checked again against the disk when opened). */
+const runFile = str({
+  line: true, max: 1024, what: 'a relative path inside the run dir',
+  pattern: /^(?![\\/])(?![A-Za-z]:)(?!.*(^|[\\/])\.\.([\\/]|$)).+$/,
+});
+
+export const TENSOR_SPEC = obj({
+  file: runFile,
+  dtype: oneOf('f32', 'f16', 'bf16'),
+  shape: list(int(1), 8),
+}, { declare: false });
+
+const workaround = obj({ id: line(200), detail: line(), prerequisite: line() }, { declare: false, rest: any() });
+
+const step1 = obj({
+  path: optional(oneOf('kernel-first', 'inheritance')),
+  matches: optional(bool()),
+  inheritance_allowed: optional(bool()),
+  llama_sequence: optional(strList()),
+  model_sequence: optional(strList()),
+  breaks: optional(list(obj({ rule: line(), detail: line() }, { declare: false, rest: any() }))),
+  block: optional(nullable(obj({
+    function: line(), file: withDefault(nullable(line()), () => null), line: optional(nullable(int(0))),
+    where: line(), via: withDefault(nullable(line()), () => null), compile: withDefault(nullable(line()), () => null),
+  }, { declare: false, rest: any() }))),
+}, { declare: false, rest: any() });
+
+const step2 = obj({
+  triggers: optional(list(obj({ id: line(), detail: line(), seed_workaround: optional(line()) }, { declare: false, rest: any() }))),
+  tree_does: optional(list(obj({ id: line(), detail: line(), evidence: optional(line()) }, { declare: false, rest: any() }))),
+  prerequisite: optional(nullable(line())),
+}, { declare: false, rest: any() });
+
+const coverageRow = obj({
+  section: optional(nullable(line())), shape: optional(nullable(line())), used_by: optional(nullable(line())), reason: optional(nullable(line())),
+}, { declare: false, rest: any() });
+const coverage = obj({ unwired: optional(list(coverageRow)) }, { declare: false, rest: any() });
+
+const config = obj({
+  n_layers: int(1), emb_dim: int(1), n_heads: int(1), n_kv_heads: int(1), head_dim: int(1), hidden_dim: int(1),
+  vocab_size: optional(int(1)), rope_base: optional(num(0)),
+  qkv_bias: withDefault(bool(), () => false), qk_norm: withDefault(bool(), () => false),
+}, { declare: false, rest: any() });
+
+const refCache = obj({
+  key: line(200), hit: bool(), dir: line(),
+  root: optional(line()), kind: optional(nullable(line())),
+  inputs: optional(nullable(obj({ layers: optional(list(int(0))) }, { declare: false, rest: any() }))),
+}, { declare: false, rest: any() });
+
+const compileInputs = obj({
+  files: list(line()), env: record(nullable(str())), models: optional(strList()),
+}, { declare: false, rest: any() });
+
+const nullableNum = () => optional(nullable(num(0)));
+
+export const PROBE_SPEC = obj({
+  schema: literal(PROBE_SCHEMA),
+  schema_version: literal(PROBE_SCHEMA_VERSION),
+  stage: oneOf(...(CONTRACT.probe.stages as ['config', 'block'])),
+  created_at: withDefault(line(100), () => ''),
+  tool: withDefault(obj({ name: line(100), version: line(100) }), () => ({ name: 'npu-block-gate', version: 'unknown' })),
+  model: obj({
+    name: line(200),
+    dir: line(),
+    hf_id: nullStr(),
+    config,
+  }),
+  prompt: obj({
+    // The style keys the history row: a word, never a table cell breaker.
+    style: str({ line: true, max: 40, pattern: /^[A-Za-z0-9_.:+-]+$/, what: 'a word (letters, digits, _ . : + -)' }),
+    text: text(),
+    source: withDefault(line(), () => ''),
+    token_ids: withDefault(list(int(0), 1 << 20), () => []),
+    real_len: int(1),
+    padded_len: withDefault(nullable(int(1)), () => null),
+    tokenizer: withDefault(line(), () => ''),
+  }),
+  defaults: optional(nullable(obj({
+    make_diagnosis: obj({ prompt: nullable(text()), model_choice: nullable(line()), cpu_attn: nullable(bool()) }, { declare: false, rest: any() }),
+    differs: list(line()),
+  }))),
+  integration: obj({
+    path: oneOf(...(CONTRACT.integration_paths as ['kernel-first', 'inheritance', 'adapter'])),
+    entry: line(),
+    runner: optional(oneOf('single', 'block', 'adapter')),
+    reason: withDefault(line(), () => ''),
+    kernels: withDefault(strList(), () => []),
+    tiles: withDefault(record(line(200)), () => ({})),
+    workarounds: withDefault(list(workaround, 64), () => []),
+    cpu_attn: withDefault(nullable(bool()), () => null),
+    step1: optional(nullable(step1)),
+    step2: optional(nullable(step2)),
+    coverage: optional(nullable(coverage)),
+  }),
+  reference: obj({
+    kind: oneOf(...(CONTRACT.reference_kinds as ['hf-bf16', 'emulated'])),
+    runner: withDefault(line(), () => ''),
+    // The seed's reference is HfRunner with lite_mode=False; anything else is not the reference.
+    lite_mode: withDefault(literal(false), () => false as const),
+    dtype: withDefault(line(100), () => ''),
+    model_id: nullStr(),
+    transformers: nullStr(),
+    torch: nullStr(),
+    cache: optional(nullable(refCache)),
+    hub_offline: optional(bool()),
+  }),
+  environment: obj({
+    python: withDefault(line(200), () => ''),
+    python_executable: withDefault(line(), () => ''),
+    numpy: withDefault(line(200), () => ''),
+    platform: withDefault(line(), () => ''),
+    device: nullStr(),
+    xrt: nullStr(),
+    toolchain: withDefault(nullable(record(scalar())), () => null),
+    git_commit: withDefault(nullable(str({ pattern: COMMIT_RE, what: 'a hex commit id' })), () => null),
+    air_root: withDefault(line(), () => ''),
+  }),
+  timings: withDefault(record(num(0)), () => ({})),
+  kernel_cache: withDefault(obj({
+    dir: withDefault(nullable(line()), () => null),
+    key: withDefault(nullable(line(200)), () => null),
+    hit: withDefault(nullable(bool()), () => null),
+    seconds_saved: withDefault(nullable(num(0)), () => null),
+    entries: withDefault(strList(), () => []),
+    seq_len: optional(nullable(int(1))),
+    cpu_attn: optional(nullable(bool())),
+    toolchain: optional(any()),
+    compile_command: optional(nullable(line())),
+    compiled: optional(strList()),
+    reused: optional(strList()),
+    compile_seconds: nullableNum(),
+    manifest_loaded: optional(nullable(bool())),
+    inputs: optional(nullable(compileInputs)),
+  }), () => ({ dir: null, key: null, hit: null, seconds_saved: null, entries: [] })),
+  tensors: withDefault(obj({
+    npu: withDefault(nullable(TENSOR_SPEC), () => null),
+    ref: withDefault(nullable(TENSOR_SPEC), () => null),
+    input: withDefault(nullable(TENSOR_SPEC), () => null),
+  }), () => ({ npu: null, ref: null, input: null })),
+  bisect: withDefault(nullable(obj({
+    available: bool(), reason: line(),
+    steps: list(obj({ step: line(), cosine: num() }, { declare: false, rest: any() })),
+  }, { declare: false, rest: any() })), () => null),
+  layers: optional(nullable(obj({
+    source: line(),
+    entries: list(obj({ layer: int(0), npu: TENSOR_SPEC, ref: TENSOR_SPEC }, { declare: false }), 4096),
+  }, { declare: false }))),
+});
+
+export type CheckedProbeJson = Infer<typeof PROBE_SPEC>;
+
+// Compile-time: what the spec guarantees is a ProbeJson (a field the interface requires cannot be
+// left optional here, nor typed wider than the interface says).
+const _isProbeJson = (p: CheckedProbeJson): ProbeJson => p;
+void _isProbeJson;
+export type { Spec };
