@@ -1,25 +1,40 @@
 // `npu-block-gate agent <sub>`: the runner side (DESIGN.md "Agent"). src/cli.ts dispatches here.
 import { parseArgs } from 'node:util';
+import { resolve } from 'node:path';
 import { EXIT, GateError, InputError, oneLine, type ExitCode } from '../errors.ts';
 import { defaultCacheRoot, DEFAULT_MAX_BYTES } from '../cache/kernel.ts';
 import { Machine, type MachineOptions } from './machine.ts';
-import { doctor, renderChecks, summarize } from './doctor.ts';
+import { doctorReport, renderChecks, summarize, FUNCTIONAL_MAX_AGE_S, FUNCTIONAL_TIMEOUT_S, type FunctionalWhen } from './doctor.ts';
 import { status, renderStatus } from './status.ts';
 import { cacheStats, cacheGc, renderStats, renderGc } from './cache.ts';
 import { parseSize } from './parse.ts';
 import { DEFAULT_WAIT_SECONDS, lockState, npuLockPath, renderLockStatus, waitLock } from './lock.ts';
-import { defaultHooksDir, installHooks, jobCompleted, jobStarted, selfCommand, type ForkPolicy, type SelfCommand } from './hooks.ts';
+import {
+  DEFAULT_FORK_POLICY, FORK_POLICIES, defaultHooksDir, installHooks, jobCompleted, jobStarted, selfCommand,
+  type ForkPolicy, type SelfCommand,
+} from './hooks.ts';
+import { drain, serviceName, undrain } from './drain.ts';
+import { defaultStateDir } from './state.ts';
 
 export const AGENT_HELP = `npu-block-gate agent: the self-hosted NPU runner side
 
 Usage:
-  npu-block-gate agent doctor [--json] [--root DIR] [--python P] [--cache-dir DIR]
-      health checks: /dev/accel device, amdxdna module, xrt-smi examine, kernel-log wedge
-      signatures (journalctl -k, last 2h; else dmesg), memlock limit, free disk (kernel cache,
-      workspace), HF offline cache, Python with numpy, the NPU lock holder.
-      Exit 0 when nothing fails, 3 when a check fails (the runner cannot run NPU jobs).
+  npu-block-gate agent doctor [--json] [--root DIR] [--python P] [--cache-dir DIR] [--functional] [--functional-test T]
+      health checks. Device: the NPU on the PCI bus (AMD 1022:1502/17f0/...), amdxdna loaded and
+      bound to it, its /dev/accel node, the firmware (sysfs), this boot's kernel log (wedge
+      signatures not followed by a reload or an in-kernel reset; an unreadable log is UNKNOWN,
+      never ok) and, with --functional, xrt-smi validate under a raised memlock (cached 10 min).
+      Host: memlock (soft and hard), xrt-smi examine, free disk, HF cache, Python, the NPU lock.
+      Exit 0 when nothing fails, 3 when a check fails.
   npu-block-gate agent status [--json] [--root DIR] [--cache-dir DIR]
-      one screen: device, driver, NPU lock holder, kernel cache size, last run dirs (runs/)
+      one screen: device, versions (and what changed since the last job), power mode, both NPU
+      locks (read only), processes holding /dev/accel, functional probe, drain, cache, last runs
+  npu-block-gate agent drain --runner-dir D [--token-file F [--label L]... [--api-url U]] [--reason TEXT]
+      take the runner out of rotation: with a token, remove its NPU label(s) through the GitHub
+      API (runner id from D/.runner; default: every custom label); without, stop its service
+      (D/.service) now, or after the running job
+  npu-block-gate agent undrain --runner-dir D [--token-file F] [--label L]... [--force]
+      run the functional probe; when it passes, put the labels back (or start the service)
   npu-block-gate agent cache stats [--cache-dir DIR] [--json]
       kernel cache entries (key, model, size, created, last used) and the total
   npu-block-gate agent cache gc [--max-bytes N] [--cache-dir DIR] [--json]
@@ -29,31 +44,42 @@ Usage:
   npu-block-gate agent lock wait [--path P] [--timeout S] [--root DIR] [--json]
       wait until the lock is free (flock -w, else polling /proc/locks), a line every 15 s naming
       the holder; exit 0 when free, 3 after S seconds (default 1800). Does not take the lock.
-  npu-block-gate agent hooks install [--dir DIR] [--runner-dir D] [--fork-policy allow|deny] [--cache-max-bytes N]
-      write the runner's job hooks into DIR (default ~/.npu-block-gate/hooks): job-started runs
-      doctor (a failed check fails the job before it runs) and the fork policy (deny, the default:
-      fail pull requests from another repository); job-completed appends the amdxdna kernel log of
-      the last hour and xrt-smi examine to DIR/logs/<date>.log (14 days kept) and runs cache gc.
-      With --runner-dir, sets ACTIONS_RUNNER_HOOK_JOB_STARTED/_COMPLETED in its .env; else prints them.
+  npu-block-gate agent hooks install [--dir DIR] [--runner-dir D] [--chain] [--python P] [--hf-home DIR] [--offline]
+        [--fork-policy probe-only|allow|deny] [--functional-when auto|always|never] [--cache-max-bytes N]
+        [--drain-on-failure [--token-file F] [--label L]...] [--textfile PATH] [--state-dir DIR]
+      write the runner's job hooks into DIR (default ~/.npu-block-gate/hooks) with a copy of this
+      CLI. job-started: the doctor; only a device failure fails the job, the rest are warning
+      annotations; then the fork policy. job-completed: diagnostics (DIR/logs, 14 days), device
+      checks again (drain on failure when enabled), one JSON line per job and a node_exporter
+      textfile, cache gc. With --runner-dir, sets ACTIONS_RUNNER_HOOK_JOB_STARTED/_COMPLETED in
+      its .env; an existing different hook there is kept running first only with --chain.
   npu-block-gate agent hook job-started|job-completed [...]
       what the hook scripts run (exit 1 from job-started fails the job)
 
 Options:
-  --root DIR        read /dev, /sys, /proc, /tmp and /opt under DIR (default /; for tests and containers)
-  --cache-dir DIR   kernel cache root (default $NPU_BLOCK_GATE_CACHE_DIR or ~/.cache/npu-block-gate)
-  --python P        Python to check (default: $NPU_BLOCK_GATE_PYTHON, python3, /usr/bin/python3)
-  --path P          the lock file (default $NPU_BLOCK_GATE_NPU_LOCK or /tmp/mlir-air-npu.lock)
-  --json            machine-readable output
+  --root DIR           read /dev, /sys, /proc, /tmp and /opt under DIR (default /; for tests and containers)
+  --cache-dir DIR      kernel cache root (default $NPU_BLOCK_GATE_CACHE_DIR or ~/.cache/npu-block-gate)
+  --state-dir DIR      the agent's state (default $NPU_BLOCK_GATE_STATE_DIR or ~/.npu-block-gate/state)
+  --python P           Python to check (default: $NPU_BLOCK_GATE_PYTHON, python3, /usr/bin/python3)
+  --path P             the lock file (default $NPU_BLOCK_GATE_NPU_LOCK or /tmp/mlir-air-npu.lock)
+  --functional-test T  the xrt-smi validate test (default latency; verify before XRT 2.18)
+  --functional-max-age S  reuse a functional result younger than S seconds (default ${FUNCTIONAL_MAX_AGE_S})
+  --functional-timeout S  give xrt-smi validate S seconds (default ${FUNCTIONAL_TIMEOUT_S})
+  --fork-policy P      pull requests from forks: probe-only (default: pull_request only, where
+                       GitHub withholds secrets and write tokens), allow, deny
+  --token-file F       a file (mode 600) with a token that may administer the runner's labels
+  --json               machine-readable output
 
-The NPU lock is $NPU_BLOCK_GATE_NPU_LOCK or /tmp/mlir-air-npu.lock (the mlir-air skills' flock).
-Exit codes: 0 ok, 1 a job-started hook refused the job, 2 usage, 3 infrastructure (a doctor
-check failed, lock wait timed out).
+Exit codes: 0 ok, 1 a job-started hook refused the job, 2 usage or bad input, 3 infrastructure
+(a doctor check failed, lock wait timed out, the GitHub API or the service stop failed, the
+functional probe did not pass at undrain).
 `;
 
 const OPTIONS = {
   json: { type: 'boolean' },
   root: { type: 'string' },
   'cache-dir': { type: 'string' },
+  'state-dir': { type: 'string' },
   'max-bytes': { type: 'string' },
   python: { type: 'string' },
   path: { type: 'string' },
@@ -62,19 +88,44 @@ const OPTIONS = {
   'runner-dir': { type: 'string' },
   'fork-policy': { type: 'string' },
   'cache-max-bytes': { type: 'string' },
+  'hf-home': { type: 'string' },
+  offline: { type: 'boolean' },
+  chain: { type: 'boolean' },
+  functional: { type: 'boolean' },
+  'functional-when': { type: 'string' },
+  'functional-test': { type: 'string' },
+  'functional-max-age': { type: 'string' },
+  'functional-timeout': { type: 'string' },
+  'drain-on-failure': { type: 'boolean' },
+  'token-file': { type: 'string' },
+  label: { type: 'string', multiple: true },
+  'api-url': { type: 'string' },
+  textfile: { type: 'string' },
+  reason: { type: 'string' },
+  force: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
+const FUNCTIONAL_OPTS = ['functional-test', 'functional-max-age', 'functional-timeout'];
+
 const ALLOWED: Record<string, string[]> = {
-  doctor: ['json', 'root', 'python', 'cache-dir', 'help'],
-  status: ['json', 'root', 'cache-dir', 'help'],
+  doctor: ['json', 'root', 'python', 'cache-dir', 'state-dir', 'functional', ...FUNCTIONAL_OPTS, 'runner-dir', 'help'],
+  status: ['json', 'root', 'cache-dir', 'state-dir', 'help'],
+  drain: ['root', 'runner-dir', 'token-file', 'label', 'api-url', 'reason', 'state-dir', 'json', 'help'],
+  undrain: ['root', 'runner-dir', 'token-file', 'label', 'api-url', 'state-dir', 'force', 'functional-test', 'functional-timeout', 'json', 'help'],
   'cache stats': ['json', 'cache-dir', 'help'],
   'cache gc': ['json', 'cache-dir', 'max-bytes', 'help'],
   'lock status': ['json', 'root', 'path', 'help'],
   'lock wait': ['json', 'root', 'path', 'timeout', 'help'],
-  'hooks install': ['dir', 'runner-dir', 'fork-policy', 'cache-max-bytes', 'help'],
-  'hook job-started': ['root', 'python', 'cache-dir', 'fork-policy', 'help'],
-  'hook job-completed': ['root', 'dir', 'cache-dir', 'cache-max-bytes', 'help'],
+  'hooks install': [
+    'dir', 'runner-dir', 'fork-policy', 'cache-max-bytes', 'python', 'hf-home', 'offline', 'chain', 'state-dir', 'functional-when',
+    'drain-on-failure', 'token-file', 'label', 'api-url', 'textfile', 'help',
+  ],
+  'hook job-started': ['root', 'python', 'cache-dir', 'state-dir', 'fork-policy', 'functional-when', ...FUNCTIONAL_OPTS, 'runner-dir', 'help'],
+  'hook job-completed': [
+    'root', 'dir', 'cache-dir', 'cache-max-bytes', 'state-dir', 'runner-dir', 'drain-on-failure', 'token-file', 'label', 'api-url', 'textfile',
+    'functional-when', ...FUNCTIONAL_OPTS, 'help',
+  ],
 };
 
 const GROUPS: Record<string, string[]> = {
@@ -85,8 +136,11 @@ const GROUPS: Record<string, string[]> = {
 };
 
 type Values = {
-  json?: boolean; root?: string; 'cache-dir'?: string; 'max-bytes'?: string; python?: string; help?: boolean;
+  json?: boolean; root?: string; 'cache-dir'?: string; 'state-dir'?: string; 'max-bytes'?: string; python?: string; help?: boolean;
   path?: string; timeout?: string; dir?: string; 'runner-dir'?: string; 'fork-policy'?: string; 'cache-max-bytes'?: string;
+  'hf-home'?: string; offline?: boolean; chain?: boolean; functional?: boolean; 'functional-when'?: string; 'functional-test'?: string;
+  'functional-max-age'?: string; 'functional-timeout'?: string; 'drain-on-failure'?: boolean; 'token-file'?: string; label?: string[];
+  'api-url'?: string; textfile?: string; reason?: string; force?: boolean;
 };
 
 export function parseAgent(argv: string[]): { sub: string; values: Values } {
@@ -112,7 +166,7 @@ export function parseAgent(argv: string[]): { sub: string; values: Values } {
     sub = `${sub} ${rest[0]}`;
     rest = rest.slice(1);
   }
-  if (!(sub in ALLOWED)) throw new InputError(`unknown agent command ${JSON.stringify(sub)} (agent commands: doctor, status, cache stats|gc, lock status|wait, hooks install)`);
+  if (!(sub in ALLOWED)) throw new InputError(`unknown agent command ${JSON.stringify(sub)} (agent commands: doctor, status, drain, undrain, cache stats|gc, lock status|wait, hooks install)`);
   if (rest.length) throw new InputError(`unexpected argument ${JSON.stringify(rest[0])} (see npu-block-gate agent --help)`);
   for (const k of Object.keys(values)) {
     if (!ALLOWED[sub].includes(k)) throw new InputError(`option --${k} does not apply to agent ${sub} (see npu-block-gate agent --help)`);
@@ -130,10 +184,34 @@ function sizeOption(name: string, v: string | undefined): number {
   return n;
 }
 
+function secondsOption(name: string, v: string | undefined, dflt: number): number {
+  if (v === undefined) return dflt;
+  const n = Number(v);
+  if (!v.trim() || !Number.isFinite(n) || n < 0) throw new InputError(`--${name} ${JSON.stringify(v)}: seconds (a number >= 0)`);
+  return n;
+}
+
 function forkPolicy(v: string | undefined): ForkPolicy {
-  if (v === undefined) return 'deny';
-  if (v !== 'allow' && v !== 'deny') throw new InputError(`--fork-policy ${JSON.stringify(v)}: allow or deny`);
+  if (v === undefined) return DEFAULT_FORK_POLICY;
+  if (!(FORK_POLICIES as string[]).includes(v)) throw new InputError(`--fork-policy ${JSON.stringify(v)}: ${FORK_POLICIES.join(', ')}`);
+  return v as ForkPolicy;
+}
+
+function functionalWhen(v: string | undefined): FunctionalWhen | null {
+  if (v === undefined) return null;
+  if (v !== 'never' && v !== 'auto' && v !== 'always') throw new InputError(`--functional-when ${JSON.stringify(v)}: auto, always or never`);
   return v;
+}
+
+function testName(v: string | undefined): string | null {
+  if (v === undefined) return null;
+  if (!/^[a-z][a-z0-9-]*$/.test(v)) throw new InputError(`--functional-test ${JSON.stringify(v)}: an xrt-smi validate test name (latency, verify, throughput, ...)`);
+  return v;
+}
+
+function needRunnerDir(v: Values, sub: string): string {
+  if (!v['runner-dir']) throw new InputError(`agent ${sub} needs --runner-dir (the runner's install dir, with its .runner file)`, '--runner-dir');
+  return resolve(v['runner-dir']);
 }
 
 const json = (x: unknown) => JSON.stringify(x, null, 2) + '\n';
@@ -145,17 +223,41 @@ export async function agentMain(argv: string[], out: NodeJS.WritableStream = pro
     const m = new Machine({ ...deps, root: values.root ?? deps.root });
     const env = m.env;
     const cacheDir = values['cache-dir'] ?? null;
+    const stateDir = values['state-dir'] ? resolve(values['state-dir']) : defaultStateDir(m);
+    const functional = {
+      functionalTest: testName(values['functional-test']),
+      functionalMaxAgeS: secondsOption('functional-max-age', values['functional-max-age'], FUNCTIONAL_MAX_AGE_S),
+      functionalTimeoutS: secondsOption('functional-timeout', values['functional-timeout'], FUNCTIONAL_TIMEOUT_S),
+    };
+    const service = serviceName(values['runner-dir'] ?? null);
     switch (sub) {
       case 'doctor': {
-        const checks = doctor(m, { cacheDir, python: values.python ?? null });
+        const { checks } = doctorReport(m, { cacheDir, python: values.python ?? null, stateDir, functional: values.functional ? 'always' : 'never', service, ...functional });
         const s = summarize(checks);
         const code = s.fail ? EXIT.infra : EXIT.pass;
         out.write(values.json ? json({ root: m.root, checks, summary: s, exit_code: code }) : renderChecks(checks, m.root));
         return code;
       }
       case 'status': {
-        const s = status(m, { cacheDir });
+        const s = status(m, { cacheDir, stateDir });
         out.write(values.json ? json(s) : renderStatus(s));
+        return EXIT.pass;
+      }
+      case 'drain': {
+        const r = await drain(m, {
+          runnerDir: needRunnerDir(values, sub), tokenFile: values['token-file'] ?? null, labels: values.label ?? [], apiUrl: values['api-url'] ?? null,
+          stateDir, reason: values.reason ?? 'drained by hand (npu-block-gate agent drain)', fromHook: false,
+        });
+        out.write(values.json ? json(r.record) : r.lines.join('\n') + '\n' + `drained: ${r.record.reason}; undo with npu-block-gate agent undrain\n`);
+        return EXIT.pass;
+      }
+      case 'undrain': {
+        const r = await undrain(m, {
+          runnerDir: needRunnerDir(values, sub), tokenFile: values['token-file'] ?? null, labels: values.label ?? [], apiUrl: values['api-url'] ?? null,
+          stateDir, force: !!values.force, functionalTest: functional.functionalTest, functionalTimeoutS: functional.functionalTimeoutS,
+        });
+        const lines = [r.functional ? `functional probe: ${r.functional.detail}` : 'functional probe skipped (--force)', ...r.lines];
+        out.write(values.json ? json(r) : lines.join('\n') + '\n');
         return EXIT.pass;
       }
       case 'cache stats': {
@@ -190,17 +292,37 @@ export async function agentMain(argv: string[], out: NodeJS.WritableStream = pro
           forkPolicy: forkPolicy(values['fork-policy']),
           cacheMaxBytes: values['cache-max-bytes'] === undefined ? null : (sizeOption('cache-max-bytes', values['cache-max-bytes']), values['cache-max-bytes']),
           self: deps.self ?? selfCommand(),
+          python: values.python ?? null,
+          hfHome: values['hf-home'] ?? null,
+          offline: !!values.offline,
+          chain: !!values.chain,
+          stateDir: values['state-dir'] ?? null,
+          functionalWhen: functionalWhen(values['functional-when']),
+          drainOnFailure: !!values['drain-on-failure'],
+          tokenFile: values['token-file'] ?? null,
+          labels: values.label ?? [],
+          apiUrl: values['api-url'] ?? null,
+          textfile: values.textfile ?? null,
+          env,
         });
         out.write(report);
         return EXIT.pass;
       }
       case 'hook job-started': {
-        const r = jobStarted(m, { cacheDir, python: values.python ?? null, forkPolicy: forkPolicy(values['fork-policy']) });
+        const r = jobStarted(m, {
+          cacheDir, python: values.python ?? null, forkPolicy: forkPolicy(values['fork-policy']), stateDir, service,
+          functional: functionalWhen(values['functional-when']) ?? 'auto', ...functional,
+        });
         out.write(r.out);
         return r.code as ExitCode;
       }
       case 'hook job-completed': {
-        const r = jobCompleted(m, { dir: values.dir ?? defaultHooksDir(m), cacheDir, maxBytes: sizeOption('cache-max-bytes', values['cache-max-bytes']) });
+        const r = await jobCompleted(m, {
+          dir: values.dir ?? defaultHooksDir(m), cacheDir, maxBytes: sizeOption('cache-max-bytes', values['cache-max-bytes']), stateDir,
+          runnerDir: values['runner-dir'] ?? null, drainOnFailure: !!values['drain-on-failure'], tokenFile: values['token-file'] ?? null,
+          labels: values.label ?? [], apiUrl: values['api-url'] ?? null, textfile: values.textfile ?? null,
+          functional: functionalWhen(values['functional-when']) ?? 'auto',
+        });
         out.write(r.out);
         return r.code as ExitCode;
       }

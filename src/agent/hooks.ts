@@ -1,34 +1,158 @@
 // `agent hooks install` and `agent hook job-started|job-completed`: the GitHub Actions runner's job
 // hooks (ACTIONS_RUNNER_HOOK_JOB_STARTED / _COMPLETED in the runner's .env). The scripts are shims
-// that call this CLI by absolute path; the logic is here.
+// that call a stable copy of this CLI by absolute path; the logic is here.
+//
+// Facts from actions/runner this relies on: the runner reads .env into its own environment at
+// start; it runs a hook as a step with an empty step environment (JobHookProvider: job and step
+// `env:` never reach it), .sh hooks with `bash --noprofile --norc -e -o pipefail` (HostContext
+// GetDefaultShellForScript, ScriptHandlerHelpers); job-started runs before the job's steps and
+// fails the job when it exits non-zero; job-completed runs under always().
+import { createHash } from 'node:crypto';
+import { createRequire } from 'node:module';
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync, appendFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { tmpdir } from 'node:os';
+import { basename, dirname, extname, join, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { defaultCacheRoot } from '../cache/kernel.ts';
 import { InputError, oneLine } from '../errors.ts';
 import type { Machine } from './machine.ts';
-import { doctor, kernelLog, renderChecks, runXrtSmi, summarize, type DoctorOptions } from './doctor.ts';
+import {
+  deviceFailures, doctorReport, kernelLog, lastFunctional, renderChecks, runXrtSmi,
+  type Check, type DoctorOptions, type FunctionalWhen,
+} from './doctor.ts';
 import { cacheGc, renderGc } from './cache.ts';
+import { appendLine, readJson, STATE_FILES, writeJson, type JobRecord, type LastJob } from './state.ts';
+import { describeChanges, versionChanges } from './status.ts';
+import { drain, finishPendingDrain, readDrain, readTokenFile } from './drain.ts';
+import { jobRun, outcomeCounts, writeTextfile, type JobLine } from './metrics.ts';
+import { isNpuLine } from './parse.ts';
 
-export type ForkPolicy = 'allow' | 'deny';
+/**
+ * Pull requests from another repository on this runner: allow; deny; probe-only (the default):
+ * allowed for the `pull_request` event, where GitHub gives a fork's run a read-only GITHUB_TOKEN and
+ * no secrets (examples/workflows/phase2-probe.yml's probe job, permissions: {}), refused for
+ * `pull_request_target` and any other event that runs fork code with the base repository's
+ * secrets or a write token.
+ */
+export type ForkPolicy = 'allow' | 'probe-only' | 'deny';
+export const FORK_POLICIES: ForkPolicy[] = ['allow', 'probe-only', 'deny'];
+export const DEFAULT_FORK_POLICY: ForkPolicy = 'probe-only';
 export const HOOK_VARS = { 'job-started': 'ACTIONS_RUNNER_HOOK_JOB_STARTED', 'job-completed': 'ACTIONS_RUNNER_HOOK_JOB_COMPLETED' } as const;
 export type HookName = keyof typeof HOOK_VARS;
 export const LOG_DAYS = 14;
+const MARKER = 'written by `npu-block-gate agent hooks install`';
 
-/** How the scripts call this CLI: node, its flags (tsx's loader when running src/cli.ts), the script. */
-export interface SelfCommand { node: string; execArgv: string[]; script: string }
+/** How the hooks call this CLI: node, its flags (tsx's loader for src/cli.ts), the script; a bundle (dist/cli.js) is copied, sources are used in place. */
+export interface SelfCommand { node: string; execArgv: string[]; script: string; kind: 'bundle' | 'source' }
 
 export function selfCommand(): SelfCommand {
-  const script = resolve(process.argv[1] ?? 'dist/cli.js');
-  return { node: process.execPath, execArgv: script.endsWith('.ts') ? process.execArgv : [], script };
+  const here = fileURLToPath(import.meta.url);
+  if (here.endsWith('.ts')) {
+    let loader: string[] = [];
+    try {
+      const pkg = createRequire(import.meta.url).resolve('tsx/package.json');
+      loader = ['--import', pathToFileURL(join(dirname(pkg), 'dist', 'loader.mjs')).href];
+    } catch { /* no tsx: the shim will say so when it runs */ }
+    return { node: process.execPath, execArgv: loader, script: resolve(dirname(here), '..', 'cli.ts'), kind: 'source' };
+  }
+  const sibling = join(dirname(here), 'cli.js');
+  return { node: process.execPath, execArgv: [], script: existsSync(sibling) ? sibling : here, kind: 'bundle' };
+}
+
+/** Why a path will not last (npm prunes its npx cache; the runner replaces _work/_actions), or null. */
+export function unstableReason(path: string, env: NodeJS.ProcessEnv = process.env): string | null {
+  const p = resolve(path).replace(/\\/g, '/');
+  if (/\/_npx\//.test(p)) return 'an npx cache, which npm prunes';
+  const cache = env.npm_config_cache ? resolve(env.npm_config_cache).replace(/\\/g, '/') : null;
+  if ((cache && p.startsWith(cache + '/')) || /\/\.npm\//.test(p)) return 'the npm cache';
+  if (/\/(\.cache\/pnpm|pnpm\/dlx|\.bun\/install\/cache|\.yarn\/berry\/cache)\//.test(p)) return 'a package manager cache';
+  if (/\/_work\/(_actions|_temp|_tool)\//.test(p)) return "the runner's work folder, which the runner replaces or cleans";
+  const tmp = resolve(tmpdir()).replace(/\\/g, '/');
+  if (p.startsWith(tmp + '/') || /^\/(tmp|var\/tmp)\//.test(p)) return 'a temp dir';
+  return null;
+}
+
+export interface InstalledCli { argv: string[]; line: string }
+
+/**
+ * The command the hooks run. A bundle is copied to <dir>/cli/<content hash>/cli.mjs, so pruning
+ * the place it was installed from (an npx cache, a runner _work dir) breaks nothing; a source
+ * checkout is used where it is, and refused when that place will not last.
+ */
+export function installCli(self: SelfCommand, dir: string, env: NodeJS.ProcessEnv): InstalledCli {
+  const nodeWhy = unstableReason(self.node, env);
+  if (nodeWhy) throw new InputError(`is under ${nodeWhy}: the hooks need a node that stays (install Node.js system-wide, then run hooks install with it)`, `node ${self.node}`);
+  if (self.kind === 'source') {
+    const why = unstableReason(self.script, env);
+    if (why) throw new InputError(`is under ${why}, so every job would break once it goes: install npu-block-gate where it stays (npm install -g npu-block-gate, or a git checkout) and run hooks install from there`, self.script);
+    return { argv: [self.node, ...self.execArgv, self.script], line: `hooks run the CLI in place: ${self.script} (a source checkout: keep it there)` };
+  }
+  let bytes: Buffer;
+  try { bytes = readFileSync(self.script); } catch (e) { throw new InputError(`cannot read the CLI to copy it (${oneLine(e)})`, self.script); }
+  const hash = createHash('sha256').update(bytes).digest('hex').slice(0, 12);
+  const root = join(dir, 'cli');
+  const dest = join(root, hash, 'cli.mjs');
+  let line = `unchanged copy of the CLI ${dest}`;
+  if (!existsSync(dest) || !readFileSync(dest).equals(bytes)) {
+    mkdirSync(dirname(dest), { recursive: true });
+    const tmp = `${dest}.tmp-${process.pid}`;
+    writeFileSync(tmp, bytes, { mode: 0o755 });
+    renameSync(tmp, dest);
+    line = `installed a copy of the CLI ${dest} (from ${self.script}; the hooks no longer depend on where that lives)`;
+  }
+  for (const old of readdirSync(root)) if (old !== hash) rmSync(join(root, old), { recursive: true, force: true });
+  return { argv: [self.node, ...self.execArgv, dest], line };
 }
 
 export const defaultHooksDir = (m: Machine) => join(m.home(), '.npu-block-gate', 'hooks');
 
 const sq = (s: string) => (/^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`);
 
-export function hookScript(self: SelfCommand, name: HookName, args: string[]): string {
-  const cmd = [self.node, ...self.execArgv, self.script, 'agent', 'hook', name, ...args].map(sq).join(' ');
-  return `#!/bin/sh\n# ${name} hook of the GitHub Actions runner, written by \`npu-block-gate agent hooks install\`.\nexec ${cmd} "$@"\n`;
+/** How the runner itself would run a hook script (HostContext.GetDefaultShellForScript), as a shell command. */
+export function chainCommand(path: string, node: string): string {
+  switch (extname(path)) {
+    case '.sh': return `if command -v bash >/dev/null 2>&1; then bash --noprofile --norc -e -o pipefail ${sq(path)}; else sh -e ${sq(path)}; fi`;
+    case '.js': return `${sq(node)} ${sq(path)}`;
+    case '.ps1': return `pwsh -command ${sq(`. '${path.replace(/'/g, "''")}'`)}`;
+    default: throw new InputError('the runner only runs hooks ending in .sh, .ps1 or .js, so there is nothing to chain to', path);
+  }
+}
+
+export interface ShimOptions {
+  name: HookName;
+  /** node, its flags and the CLI. */
+  argv: string[];
+  hookArgs: string[];
+  /** Set in the shim: the runner gives hooks none of the job's env:. */
+  env: Record<string, string>;
+  /** The hook this runner had before ours: it keeps running, first. */
+  chain: string | null;
+}
+
+export function hookScript(o: ShimOptions): string {
+  const lines = ['#!/bin/sh', `# ${o.name} hook of the GitHub Actions runner, ${MARKER}.`];
+  if (Object.keys(o.env).length) {
+    lines.push("# The runner starts hooks without the job's env:, so what the checks need is set here.");
+    for (const [k, v] of Object.entries(o.env)) lines.push(`${k}=${sq(v)}; export ${k}`);
+  }
+  const ours = [...o.argv, 'agent', 'hook', o.name, ...o.hookArgs].map(sq).join(' ');
+  if (o.chain) {
+    const run = chainCommand(o.chain, o.argv[0]);
+    lines.push(`# npu-block-gate-chain: ${o.chain}`, '# The hook this runner had before runs first and keeps its say: its failure fails the job, as before.');
+    if (o.name === 'job-started') lines.push(`${run} || exit $?`, `exec ${ours}`);
+    else lines.push('status=0', `${run} || status=$?`, `${ours} || exit $?`, 'exit $status');
+  } else {
+    lines.push(`exec ${ours}`);
+  }
+  return lines.join('\n') + '\n';
+}
+
+/** The hook an existing shim of ours chains to, or null; undefined when the file is not ours. */
+function shimChain(path: string): string | null | undefined {
+  let text: string;
+  try { text = readFileSync(path, 'utf8'); } catch { return undefined; }
+  if (!text.includes(MARKER)) return undefined;
+  return /^# npu-block-gate-chain: (.+)$/m.exec(text)?.[1] ?? null;
 }
 
 /** Writes path atomically (temp + rename) unless it already has this content and mode. */
@@ -41,6 +165,13 @@ function writeAtomic(path: string, text: string, mode: number): boolean {
   chmodSync(tmp, mode);
   renameSync(tmp, path);
   return true;
+}
+
+/** The value of KEY=value in .env text (the last one wins, as the runner reads it), or null. */
+export function envValue(text: string, key: string): string | null {
+  let v: string | null = null;
+  for (const line of text.split(/\r?\n/)) if (line.startsWith(`${key}=`)) v = line.slice(key.length + 1).trim();
+  return v || null;
 }
 
 /** .env text with the two hook lines added or replaced; every other line kept byte for byte. */
@@ -61,32 +192,97 @@ export function updateEnv(text: string, lines: Record<string, string>): string {
   return out.join('');
 }
 
-export interface InstallOptions { dir: string; runnerDir: string | null; forkPolicy: ForkPolicy; cacheMaxBytes: string | null; self: SelfCommand }
+export interface InstallOptions {
+  dir: string;
+  runnerDir: string | null;
+  forkPolicy: ForkPolicy;
+  cacheMaxBytes: string | null;
+  self: SelfCommand;
+  /** The mlir-air environment's Python, passed to the checks. */
+  python: string | null;
+  /** HF_HOME for the checks (the warm cache the jobs use). */
+  hfHome: string | null;
+  /** HF_HUB_OFFLINE=1 for the checks (as the jobs run). */
+  offline: boolean;
+  /** Keep an existing, different hook running before ours. */
+  chain: boolean;
+  stateDir: string | null;
+  functionalWhen: FunctionalWhen | null;
+  drainOnFailure: boolean;
+  tokenFile: string | null;
+  labels: string[];
+  apiUrl: string | null;
+  textfile: string | null;
+  env: NodeJS.ProcessEnv;
+}
 
 export function installHooks(o: InstallOptions): string {
   const dir = resolve(o.dir);
+  const runner = o.runnerDir ? resolve(o.runnerDir) : null;
+  if (runner && !existsSync(runner)) throw new InputError('no such directory', `--runner-dir ${runner}`);
+  if (o.python && o.python.includes('/') && !existsSync(o.python)) throw new InputError('no such file', `--python ${o.python}`);
+  if (o.hfHome && !existsSync(o.hfHome)) throw new InputError('no such directory (the HF cache the jobs use, e.g. ~/.cache/huggingface)', `--hf-home ${o.hfHome}`);
+  if (o.tokenFile) readTokenFile(o.tokenFile);
+  if (o.labels.length && !o.tokenFile) throw new InputError('labels are removed through the GitHub API: pass --token-file too', '--label');
+  if (o.drainOnFailure && !runner) throw new InputError('needs --runner-dir (its .runner names the runner; its .service the service to stop)', '--drain-on-failure');
   mkdirSync(dir, { recursive: true });
   const report: string[] = [];
   const paths = { 'job-started': join(dir, 'job-started.sh'), 'job-completed': join(dir, 'job-completed.sh') };
-  const args = {
-    'job-started': ['--fork-policy', o.forkPolicy],
-    'job-completed': ['--dir', dir, ...(o.cacheMaxBytes ? ['--cache-max-bytes', o.cacheMaxBytes] : [])],
+  const envPath = runner ? join(runner, '.env') : null;
+  let envText = '';
+  let envMode = 0o644;
+  if (envPath) { try { envText = readFileSync(envPath, 'utf8'); envMode = statSync(envPath).mode & 0o777; } catch { /* a new .env */ } }
+
+  // What each hook chains to: an admin's hook already in .env (only with --chain), else what our shim chained to before.
+  const chains: Record<HookName, string | null> = { 'job-started': null, 'job-completed': null };
+  for (const name of Object.keys(paths) as HookName[]) {
+    let chain = shimChain(paths[name]) ?? null;
+    const existing = envPath ? envValue(envText, HOOK_VARS[name]) : null;
+    if (existing && resolve(existing) !== paths[name]) {
+      const theirs = shimChain(existing);
+      if (theirs !== undefined) {
+        chain = theirs; // our own shim from another --dir: replace it, keep what it chained to
+        report.push(`replacing the npu-block-gate ${name} hook ${existing}`);
+      } else if (!o.chain) {
+        throw new InputError(`${HOOK_VARS[name]}=${existing} is another hook the runner runs ${name === 'job-started' ? 'before' : 'after'} every job: pass --chain to keep it running (first, with its exit status kept), or take that line out of .env yourself`, envPath!);
+      } else {
+        if (!existsSync(existing)) throw new InputError(`${HOOK_VARS[name]}=${existing} does not exist, so it cannot be chained (the runner would fail every job on it now)`, envPath!);
+        chain = existing;
+      }
+    }
+    if (chain) chainCommand(chain, o.self.node); // refuses a kind the runner would not run
+    chains[name] = chain;
+  }
+
+  const cli = installCli(o.self, dir, o.env);
+  report.push(cli.line);
+  const shimEnv: Record<string, string> = {};
+  if (o.hfHome) shimEnv.HF_HOME = resolve(o.hfHome);
+  if (o.offline) shimEnv.HF_HUB_OFFLINE = '1';
+  const common = [...(o.stateDir ? ['--state-dir', resolve(o.stateDir)] : []), ...(runner ? ['--runner-dir', runner] : [])];
+  const args: Record<HookName, string[]> = {
+    'job-started': [
+      '--fork-policy', o.forkPolicy, ...(o.python ? ['--python', o.python] : []),
+      ...(o.functionalWhen ? ['--functional-when', o.functionalWhen] : []), ...common,
+    ],
+    'job-completed': [
+      '--dir', dir, ...(o.cacheMaxBytes ? ['--cache-max-bytes', o.cacheMaxBytes] : []), ...common,
+      ...(o.drainOnFailure ? ['--drain-on-failure'] : []),
+      ...(o.tokenFile ? ['--token-file', resolve(o.tokenFile)] : []),
+      ...o.labels.flatMap((l) => ['--label', l]),
+      ...(o.apiUrl ? ['--api-url', o.apiUrl] : []),
+      ...(o.textfile ? ['--textfile', resolve(o.textfile)] : []),
+    ],
   };
   for (const name of ['job-started', 'job-completed'] as HookName[]) {
-    const changed = writeAtomic(paths[name], hookScript(o.self, name, args[name]), 0o755);
-    report.push(`${changed ? 'wrote    ' : 'unchanged'} ${paths[name]}`);
+    const changed = writeAtomic(paths[name], hookScript({ name, argv: cli.argv, hookArgs: args[name], env: shimEnv, chain: chains[name] }), 0o755);
+    report.push(`${changed ? 'wrote    ' : 'unchanged'} ${paths[name]}${chains[name] ? ` (runs ${chains[name]} first)` : ''}`);
   }
   const lines = { [HOOK_VARS['job-started']]: paths['job-started'], [HOOK_VARS['job-completed']]: paths['job-completed'] };
-  if (o.runnerDir) {
-    const runner = resolve(o.runnerDir);
-    if (!existsSync(runner)) throw new InputError(`--runner-dir ${runner}: no such directory`);
-    const env = join(runner, '.env');
-    let text = '';
-    let mode = 0o644;
-    try { text = readFileSync(env, 'utf8'); mode = statSync(env).mode & 0o777; } catch { /* new .env */ }
-    const next = updateEnv(text, lines);
-    const changed = next !== text && writeAtomic(env, next, mode);
-    report.push(`${changed ? 'updated  ' : 'unchanged'} ${env} (${Object.keys(lines).join(', ')})`);
+  if (envPath) {
+    const next = updateEnv(envText, lines);
+    const changed = next !== envText && writeAtomic(envPath, next, envMode);
+    report.push(`${changed ? 'updated  ' : 'unchanged'} ${envPath} (${Object.keys(lines).join(', ')})`);
     if (changed) report.push('restart the runner service (sudo ./svc.sh stop && sudo ./svc.sh start) so it reads .env');
   } else {
     report.push(`add these lines to the runner's .env (in its install dir), then restart the runner:`);
@@ -102,42 +298,94 @@ export function forkVerdict(env: NodeJS.ProcessEnv, policy: ForkPolicy): string 
   if (!p) return null; // not a GitHub job event
   let ev: { pull_request?: { head?: { repo?: { full_name?: string } | null }; base?: { repo?: { full_name?: string } } } };
   try { ev = JSON.parse(readFileSync(p, 'utf8')); } catch (e) {
-    return `npu-block-gate: fork policy deny: cannot read the job's event ${p} (${oneLine(e)}); refusing to run`;
+    return `npu-block-gate: fork policy ${policy}: cannot read the job's event ${p} (${oneLine(e)}); refusing to run`;
   }
   const pr = ev?.pull_request;
   if (!pr) return null;
   const head = pr.head?.repo?.full_name ?? null;
   const base = pr.base?.repo?.full_name ?? null;
   if (head && base && head === base) return null;
-  return `npu-block-gate: fork policy deny: pull request from ${head ?? 'a deleted fork'} into ${base ?? 'this repository'} runs untrusted code on this runner's NPU; refusing the job`;
+  const from = `pull request from ${head ?? 'a deleted fork'} into ${base ?? 'this repository'}`;
+  const event = env.GITHUB_EVENT_NAME ?? null;
+  if (policy === 'probe-only') {
+    if (event === 'pull_request') return null;
+    return `npu-block-gate: fork policy probe-only: ${from} under ${event ?? 'an unknown event'} would run its code with this repository's secrets or a write token; only pull_request (read-only token, no secrets: the split workflow's probe job) may run fork code here; refusing the job`;
+  }
+  return `npu-block-gate: fork policy deny: ${from} runs untrusted code on this runner's NPU; refusing the job`;
 }
 
 export interface HookResult { code: 0 | 1; out: string }
 
-export function jobStarted(m: Machine, o: DoctorOptions & { forkPolicy: ForkPolicy }): HookResult {
-  const checks = doctor(m, o);
-  let out = renderChecks(checks, m.root);
-  if (summarize(checks).fail) return { code: 1, out: out + 'npu-block-gate: job-started hook: the runner is not healthy; failing the job before it runs\n' };
+const escData = (s: string) => s.replace(/%/g, '%25').replace(/\r/g, '%0D').replace(/\n/g, '%0A');
+const escProp = (s: string) => escData(s).replace(/:/g, '%3A').replace(/,/g, '%2C');
+
+/** A workflow command the runner turns into an annotation on the job. */
+export function annotation(kind: 'warning' | 'error', title: string, message: string): string {
+  return `::${kind} title=${escProp(title)}::${escData(message)}\n`;
+}
+
+const checkNote = (c: Check) => `${c.status}: ${c.detail}${c.fix ? ` (fix: ${c.fix})` : ''}`;
+
+export interface StartedOptions extends DoctorOptions { forkPolicy: ForkPolicy; stateDir: string }
+
+/**
+ * Before a job: the doctor (functional probe when the log shows a wedge or cannot vouch for the
+ * NPU, rate-limited), then the fork policy. Only device-level failures fail the job; every other
+ * finding is a warning annotation on it.
+ */
+export function jobStarted(m: Machine, o: StartedOptions): HookResult {
+  const rep = doctorReport(m, { ...o, functional: o.functional ?? 'auto' });
+  let out = renderChecks(rep.checks, m.root);
+  const fails = deviceFailures(rep.checks);
+  let warnings = 0;
+  for (const c of rep.checks) {
+    if (c.status === 'ok' || fails.includes(c)) continue;
+    out += annotation('warning', `npu-block-gate: ${c.id}`, checkNote(c));
+    warnings++;
+  }
+  const last = readJson<LastJob>(join(o.stateDir, STATE_FILES.lastJob));
+  const changes = versionChanges(last?.versions, rep.facts.versions);
+  if (changes.length) {
+    out += annotation('warning', 'npu-block-gate: versions changed', `since the last job (${last!.finished_at}): ${describeChanges(changes)}; a result that differs from before may come from this`);
+    warnings++;
+  }
+  const e = m.env;
+  const job: JobRecord = {
+    started_at: m.now().toISOString(), repository: e.GITHUB_REPOSITORY ?? null, run_id: e.GITHUB_RUN_ID ?? null, job: e.GITHUB_JOB ?? null,
+    workspace: e.GITHUB_WORKSPACE ?? null, versions: rep.facts.versions, refused: null,
+  };
+  const save = () => { try { writeJson(join(o.stateDir, STATE_FILES.job), job); } catch { /* state is best effort */ } };
+  if (fails.length) {
+    for (const c of fails) out += annotation('error', `npu-block-gate: ${c.id}`, checkNote(c));
+    job.refused = `device: ${fails.map((c) => c.id).join(', ')}`;
+    save();
+    return { code: 1, out: out + `npu-block-gate: job-started hook: the NPU is not usable (${fails.map((c) => c.id).join(', ')}); failing the job before it runs\n` };
+  }
   const why = forkVerdict(m.env, o.forkPolicy);
-  if (why) return { code: 1, out: out + why + '\n' };
-  out += `npu-block-gate: job-started hook: runner healthy${o.forkPolicy === 'deny' ? ', fork policy deny: ok' : ''}\n`;
+  if (why) {
+    job.refused = `fork policy ${o.forkPolicy}`;
+    save();
+    return { code: 1, out: out + annotation('error', 'npu-block-gate: fork policy', why) + why + '\n' };
+  }
+  save();
+  out += `npu-block-gate: job-started hook: NPU usable${warnings ? `, ${warnings} warning(s) on the job` : ''}; fork policy ${o.forkPolicy}: ok\n`;
   return { code: 0, out };
 }
 
 const day = (d: Date) => d.toISOString().slice(0, 10);
 
 /** Appends the job's diagnostics to <dir>/logs/<date>.log and drops logs older than 14 days. */
-export function recordDiagnostics(m: Machine, dir: string): { log: string; pruned: string[] } {
+export function recordDiagnostics(m: Machine, dir: string, bdf: string | null = null): { log: string; pruned: string[] } {
   const logs = join(resolve(dir), 'logs');
   mkdirSync(logs, { recursive: true });
   const now = m.now();
   const e = m.env;
   const parts = [`=== job-completed ${now.toISOString()}${e.GITHUB_REPOSITORY ? ` ${e.GITHUB_REPOSITORY}` : ''}${e.GITHUB_RUN_ID ? ` run ${e.GITHUB_RUN_ID}` : ''}${e.GITHUB_JOB ? ` job ${e.GITHUB_JOB}` : ''} ===`];
-  const k = kernelLog(m, 1);
+  const k = kernelLog(m, { sinceHours: 1 });
   if ('error' in k) parts.push(`--- kernel log: ${k.error}`);
   else {
-    const lines = k.text.split(/\r?\n/).filter((l) => /amdxdna|aie2_/i.test(l));
-    parts.push(`--- kernel log, amdxdna lines (${k.source}): ${lines.length}`, ...lines);
+    const lines = k.text.split(/\r?\n/).filter((l) => isNpuLine(l, bdf));
+    parts.push(`--- kernel log, NPU lines (${k.source}): ${lines.length}`, ...lines);
   }
   const x = runXrtSmi(m);
   if (x.missing) parts.push('--- xrt-smi examine: not found');
@@ -153,14 +401,87 @@ export function recordDiagnostics(m: Machine, dir: string): { log: string; prune
   return { log, pruned };
 }
 
-export function jobCompleted(m: Machine, o: { dir: string; cacheDir: string | null; maxBytes: number }): HookResult {
+export interface CompletedOptions {
+  dir: string;
+  cacheDir: string | null;
+  maxBytes: number;
+  stateDir: string;
+  runnerDir: string | null;
+  drainOnFailure: boolean;
+  tokenFile: string | null;
+  labels: string[];
+  apiUrl: string | null;
+  textfile: string | null;
+  functional?: FunctionalWhen;
+  /** Seconds a background service stop waits for the job to finish reporting. */
+  stopDelayS?: number;
+}
+
+/**
+ * After a job: diagnostics to the day log; the device checks again (a wedge this job caused shows
+ * here); on a hardware failure, drain when the admin enabled it; a drain that waited for this job
+ * stops the service; one JSON line for the job and the node_exporter textfile; cache gc. Never
+ * fails the job: what went wrong is in the log and on the job as annotations.
+ */
+export async function jobCompleted(m: Machine, o: CompletedOptions): Promise<HookResult> {
   let out = '';
+  const say = (s: string) => { out += s.endsWith('\n') ? s : s + '\n'; };
+  const rep = doctorReport(m, { deviceOnly: true, stateDir: o.stateDir, functional: o.functional ?? 'auto' });
+  const fails = deviceFailures(rep.checks);
   try {
-    const d = recordDiagnostics(m, o.dir);
-    out += `npu-block-gate: diagnostics appended to ${d.log}${d.pruned.length ? ` (dropped ${d.pruned.length} log(s) older than ${LOG_DAYS} days)` : ''}\n`;
+    const d = recordDiagnostics(m, o.dir, rep.facts.npu?.bdf ?? null);
+    say(`npu-block-gate: diagnostics appended to ${d.log}${d.pruned.length ? ` (dropped ${d.pruned.length} log(s) older than ${LOG_DAYS} days)` : ''}`);
   } catch (e) {
-    out += `npu-block-gate: diagnostics not recorded: ${oneLine(e)}\n`;
+    say(`npu-block-gate: diagnostics not recorded: ${oneLine(e)}`);
+  }
+  for (const c of fails) say(annotation('error', `npu-block-gate: ${c.id} after the job`, checkNote(c)));
+  let drained = !!readDrain(o.stateDir);
+  try {
+    if (fails.length && o.drainOnFailure && o.runnerDir) {
+      const r = await drain(m, {
+        runnerDir: o.runnerDir, tokenFile: o.tokenFile, labels: o.labels, apiUrl: o.apiUrl, stateDir: o.stateDir,
+        reason: `hardware failure after ${m.env.GITHUB_REPOSITORY ?? 'a job'}${m.env.GITHUB_RUN_ID ? ` run ${m.env.GITHUB_RUN_ID}` : ''}: ${fails.map((c) => `${c.id}: ${c.detail}`).join('; ')}`,
+        fromHook: true, stopDelayS: o.stopDelayS,
+      });
+      drained = true;
+      for (const l of r.lines) say(`npu-block-gate: drained: ${l}`);
+      say(annotation('warning', 'npu-block-gate: runner drained', `${r.lines.join('; ')}; after the fix: npu-block-gate agent undrain`));
+    } else if (fails.length) {
+      say(`npu-block-gate: the NPU failed device checks after this job (${fails.map((c) => c.id).join(', ')}); not drained (hooks install --drain-on-failure does that)`);
+    } else {
+      const line = finishPendingDrain(m, o.stateDir, o.stopDelayS);
+      if (line) say(`npu-block-gate: drain: ${line}`);
+    }
+  } catch (e) {
+    say(annotation('error', 'npu-block-gate: drain failed', oneLine(e)));
+  }
+  try {
+    const now = m.now();
+    const job = readJson<JobRecord>(join(o.stateDir, STATE_FILES.job));
+    const started = job ? new Date(job.started_at) : null;
+    const run = jobRun(m.env.GITHUB_WORKSPACE ?? job?.workspace ?? null, started);
+    const f = lastFunctional(o.stateDir);
+    const line: JobLine = {
+      ts: now.toISOString(), repository: m.env.GITHUB_REPOSITORY ?? job?.repository ?? null, run_id: m.env.GITHUB_RUN_ID ?? job?.run_id ?? null,
+      job: m.env.GITHUB_JOB ?? job?.job ?? null, started_at: job?.started_at ?? null,
+      duration_s: started ? Math.round((now.getTime() - started.getTime()) / 100) / 10 : null,
+      outcome: job?.refused ? 'refused' : run.outcome, lock_wait_s: run.lock_wait_s, run_dir: run.run_dir,
+      device_ok: !fails.length, failing: fails.map((c) => c.id), versions: rep.facts.versions,
+      functional: f ? { at: f.at, status: f.status } : null, drained,
+    };
+    const jobsPath = join(o.stateDir, STATE_FILES.jobs);
+    appendLine(jobsPath, line);
+    const textfile = o.textfile ?? join(o.stateDir, STATE_FILES.textfile);
+    writeTextfile(textfile, line, outcomeCounts(readFileSync(jobsPath, 'utf8')));
+    const last: LastJob = { finished_at: line.ts, versions: rep.facts.versions, device_ok: line.device_ok };
+    writeJson(join(o.stateDir, STATE_FILES.lastJob), last);
+    rmSync(join(o.stateDir, STATE_FILES.job), { force: true });
+    say(`npu-block-gate: job recorded in ${jobsPath}; metrics in ${textfile}`);
+  } catch (e) {
+    say(`npu-block-gate: metrics not recorded: ${oneLine(e)}`);
   }
   out += renderGc(cacheGc(o.cacheDir ?? defaultCacheRoot(m.env), o.maxBytes));
   return { code: 0, out };
 }
+
+

@@ -1,10 +1,10 @@
 // The machine as the agent sees it: a root prefix for system paths, an environment, and a command
 // table. Tests build a fake root (dev/accel, sys/module, proc/...) and stub commands; nothing in
 // src/agent reads /dev, /sys, /proc or spawns a process except through this edge.
-import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, statfsSync, statSync } from 'node:fs';
+import { spawn as spawnAsync, spawnSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, readlinkSync, statfsSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { homedir } from 'node:os';
+import { homedir, userInfo } from 'node:os';
 import { testPython, type PythonTester } from '../probe/python.ts';
 
 export interface CmdResult {
@@ -18,7 +18,17 @@ export interface CmdResult {
   error?: string;
 }
 
-export type CommandFn = (args: string[]) => CmdResult;
+export interface RunOptions {
+  /** This call's limit in ms (default the machine's, 15 s). */
+  timeoutMs?: number;
+  /**
+   * Start it and return at once, outliving this process and the runner's job (the runner kills
+   * processes that carry its RUNNER_TRACKING_ID when a job ends, so the variable is dropped).
+   */
+  detached?: boolean;
+}
+
+export type CommandFn = (args: string[], opts?: RunOptions) => CmdResult;
 /** Command name -> implementation. Names not in the table go to the fallback (the real command by default). */
 export type CommandTable = Record<string, CommandFn>;
 export type StatFs = (path: string) => { bavail: number; bsize: number; blocks: number };
@@ -35,6 +45,20 @@ function spawnOne(cmd: string, args: string[], env: NodeJS.ProcessEnv, timeoutMs
     return { status: null, stdout: r.stdout ?? '', stderr: r.stderr ?? '', error: r.error.message };
   }
   return { status: r.status, stdout: r.stdout ?? '', stderr: r.stderr ?? '' };
+}
+
+/** Starts cmd in the background with stdio closed and without RUNNER_TRACKING_ID; never throws. */
+function spawnDetached(cmd: string, args: string[], env: NodeJS.ProcessEnv): CmdResult {
+  const { RUNNER_TRACKING_ID: _drop, ...rest } = env;
+  void _drop;
+  try {
+    const child = spawnAsync(cmd, args, { env: rest, detached: true, stdio: 'ignore' });
+    child.on('error', () => { /* reported as not started below only when synchronous */ });
+    child.unref();
+    return { status: 0, stdout: '', stderr: '' };
+  } catch (e) {
+    return { status: null, stdout: '', stderr: '', error: (e as Error).message };
+  }
 }
 
 export interface MachineOptions {
@@ -108,15 +132,42 @@ export class Machine {
     try { return statSync(this.path(p)).ino; } catch { return null; }
   }
 
-  /** timeoutMs: this call's limit (default the machine's, 15 s). */
-  run(cmd: string, args: string[] = [], timeoutMs?: number): CmdResult {
+  /** The target of a symlink under the root (as written in the link), or null. */
+  readlink(p: string): string | null {
+    try { return readlinkSync(this.path(p)); } catch { return null; }
+  }
+
+  /** A second number: how much to wait (timeoutMs), or RunOptions. */
+  run(cmd: string, args: string[] = [], opts?: number | RunOptions): CmdResult {
+    const o: RunOptions = typeof opts === 'number' ? { timeoutMs: opts } : opts ?? {};
     const stub = this.commands[cmd];
-    if (stub) return stub(args);
+    if (stub) return stub(args, o);
     if (!this.spawn) return { status: null, stdout: '', stderr: '', missing: true, error: 'not found' };
-    return spawnOne(cmd, args, this.env, timeoutMs ?? this.timeoutMs);
+    if (o.detached) return spawnDetached(cmd, args, this.env);
+    return spawnOne(cmd, args, this.env, o.timeoutMs ?? this.timeoutMs);
+  }
+
+  /** A command on PATH, or the first existing fallback path under the root prefix; null when neither. */
+  which(cmd: string, fallbacks: string[] = []): string | null {
+    for (const dir of (this.env.PATH ?? '').split(':').filter(Boolean)) {
+      if (existsSync(join(dir, cmd))) return join(dir, cmd);
+    }
+    for (const f of fallbacks) if (this.exists(f)) return this.path(f);
+    return null;
+  }
+
+  /** A command that run() can start: stubbed, or (when spawning) on PATH or at a fallback path. */
+  has(cmd: string, fallbacks: string[] = []): boolean {
+    if (this.commands[cmd]) return true;
+    return this.spawn && this.which(cmd, fallbacks) !== null;
   }
 
   home(): string {
     return this.env.HOME || homedir();
+  }
+
+  user(): string {
+    if (this.env.USER) return this.env.USER;
+    try { return userInfo().username; } catch { return 'runner'; }
   }
 }

@@ -1,95 +1,285 @@
 // Pure parsers: what xrt-smi, the kernel log, /proc/self/limits and /proc/locks say, as data.
+// The formats are the real ones (see test/fixtures/agent/, each line with its source):
+// - xrt-smi examine: XRT's ReportHost / fill_xrt_versions / Table2D, which changed between
+//   2.17 ("AMDXDNA : 2.17.0, hash", "Firmware Version", "Devices present", "[bdf]  :  name"),
+//   2.19-2.21 ("amdxdna : 2.19.0_date, hash", "NPU Firmware Version", "|[bdf]  |name  |") and
+//   current XRT ("amdxdna Version : ...", a four-column device table).
+// - xrt-smi validate: SubCmdValidate ("Test 1 [bdf] : latency", "Test Status : [PASSED]",
+//   "Validation completed|failed").
+// - the kernel log: the amdxdna driver's XDNA_ERR/XDNA_WARN (drm_err/drm_warn in the in-tree
+//   driver: "amdxdna 0000:c5:00.1: [drm] *ERROR* func: msg"; dev_err in amd/xdna-driver's
+//   out-of-tree one: "amdxdna 0000:c5:00.1: func: msg"), the mailbox's MB_ERR, the driver core's
+//   "probe with driver amdxdna failed", and the AMD IOMMU's "Event logged [IO_PAGE_FAULT ...]".
 
 export interface XrtInfo {
   xrt: string | null;
+  /** The amdxdna version xrt-smi reports: out-of-tree "2.19.0_20250330"; for the in-tree driver, XRT >= 2.21 prints the kernel release. */
   amdxdna: string | null;
+  amdxdnaHash: string | null;
+  /** The driver is the in-tree one (XRT printed the kernel release for it, or 2.17's "0.1, unknown"). */
+  inTree: boolean;
   firmware: string | null;
   devices: { bdf: string; name: string }[];
+  /** Which output layout this is: 2.17, 2.19 (to 2.21) or current (>= 2.22). */
+  layout: '2.17' | '2.19' | 'current' | null;
+  /** An mmap that failed with EAGAIN (err=-11): the memlock limit, not the device. */
+  memlockError: string | null;
 }
 
-/** `xrt-smi examine`: the XRT section's versions and the "Device(s) Present" table. */
+const na = (v: string | undefined | null) => (!v || /^(n\/a|unknown)$/i.test(v.trim()) ? null : v.trim());
+
+/** The line that says an mmap hit the memlock limit (EAGAIN), if any: XRT's "mmap(...) failed (err=-11): Resource temporarily unavailable". */
+export function memlockError(text: string): string | null {
+  for (const line of text.split(/\r?\n/)) {
+    if (/mmap\(.*\)\s*failed\s*\(err=-?11\)|Resource temporarily unavailable|RLIMIT_MEMLOCK/i.test(line)) return line.trim();
+  }
+  return null;
+}
+
+/** `xrt-smi examine` of XRT 2.17, 2.19 and current: versions and the device table. */
 export function parseXrtSmi(text: string): XrtInfo {
-  const info: XrtInfo = { xrt: null, amdxdna: null, firmware: null, devices: [] };
+  const info: XrtInfo = { xrt: null, amdxdna: null, amdxdnaHash: null, inTree: false, firmware: null, devices: [], layout: null, memlockError: memlockError(text) };
   let section = '';
+  let release: string | null = null;
+  let driverKey: string | null = null;
+  let tableColumns = 0;
   for (const raw of text.split(/\r?\n/)) {
     const line = raw.replace(/\s+$/, '');
-    if (/^\S/.test(line)) section = line.trim();
-    const kv = /^\s+([^:|]+?)\s*:\s*(.+)$/.exec(line);
-    if (kv) {
-      const [, k, v] = kv;
-      const key = k.toLowerCase();
-      if (section === 'XRT' && key === 'version') info.xrt = v.trim();
-      else if (key === 'amdxdna version') info.amdxdna = v.split(',')[0].trim();
-      else if (/firmware version$/.test(key) && !info.firmware) info.firmware = v.trim();
+    // Section headers have no colon; "WARNING: xclmgmt version is unknown..." inside XRT is not one.
+    if (/^\S/.test(line) && !/^[-|[]/.test(line) && !line.includes(':')) { section = line.trim(); continue; }
+    if (/^(Device\(s\) Present|Devices present)$/i.test(section)) {
+      const piped = /^\|\s*\[([0-9a-fA-F:.]+)\]\s*\|([^|]*)\|/.exec(line);
+      const colon = /^\s*\[([0-9a-fA-F:.]+)\]\s+:\s+(\S.*)$/.exec(line);
+      if (/^\|BDF/.test(line)) tableColumns = line.split('|').length - 2;
+      if (piped) info.devices.push({ bdf: piped[1], name: piped[2].trim() });
+      else if (colon) info.devices.push({ bdf: colon[1], name: colon[2].trim() });
+      continue;
     }
-    const dev = /^\|\s*\[([0-9a-fA-F:.]+)\]\s*\|\s*([^|]*?)\s*\|/.exec(line);
-    if (dev) info.devices.push({ bdf: dev[1], name: dev[2] });
+    const kv = /^\s+([^:]+?)\s*:\s?(.*)$/.exec(line);
+    if (!kv) continue;
+    const key = kv[1].trim();
+    const value = kv[2].trim();
+    if (section === 'System Configuration' && key === 'Release') release = value;
+    if (section !== 'XRT') continue;
+    if (key === 'Version') info.xrt = na(value);
+    else if (/^amdxdna( version)?$/i.test(key)) {
+      driverKey = key;
+      const [v, h] = value.split(/,\s*/);
+      info.amdxdna = na(v);
+      info.amdxdnaHash = na(h);
+    } else if (/^(NPU )?Firmware Version$/i.test(key)) info.firmware = na(value);
+  }
+  if (driverKey) {
+    info.layout = driverKey === 'AMDXDNA' ? '2.17' : /version$/i.test(driverKey) && (info.amdxdnaHash || tableColumns > 2) ? 'current' : '2.19';
+    if (tableColumns > 2) info.layout = 'current';
+    // XRT prints the kernel release for an in-tree driver; 2.17 printed "0.1, unknown" for it.
+    info.inTree = (!!release && info.amdxdna === release) || (info.amdxdna === '0.1' && !info.amdxdnaHash);
   }
   return info;
 }
 
-export type WedgeId = 'command-timeout' | 'bad-message-id' | 'channel-bad-state' | 'ctx-connect' | 'smu-power';
+export interface XrtValidate {
+  bdf: string | null;
+  platform: string | null;
+  /** "Power Mode" (2.19+) or "Performance Mode" (2.17). */
+  powerMode: string | null;
+  tests: { name: string; status: string; details: string[]; errors: string[] }[];
+  /** From the closing line: "Validation completed" (passed, or "but with warnings") or "Validation failed". */
+  result: 'passed' | 'warning' | 'failed' | null;
+}
+
+/** `xrt-smi validate` text output (XRT 2.17 to current). */
+export function parseXrtValidate(text: string): XrtValidate {
+  const v: XrtValidate = { bdf: null, platform: null, powerMode: null, tests: [], result: null };
+  let cur: XrtValidate['tests'][number] | null = null;
+  let tag = '';
+  for (const raw of text.split(/\r?\n/)) {
+    const line = raw.replace(/\s+$/, '');
+    let m: RegExpExecArray | null;
+    if ((m = /^Validate Device\s*:\s*\[([^\]]+)\]/.exec(line))) { v.bdf = m[1]; continue; }
+    if ((m = /^Test \d+ \[[^\]]*\]\s*:\s*(\S+)/.exec(line))) { cur = { name: m[1], status: '', details: [], errors: [] }; v.tests.push(cur); tag = ''; continue; }
+    if ((m = /^Validation (completed|failed)(, but with warnings)?/.exec(line))) { v.result = m[1] === 'failed' ? 'failed' : m[2] ? 'warning' : 'passed'; continue; }
+    if ((m = /^\s{4}(\S[^:]*?)?\s*:\s(.*)$/.exec(line)) || (m = /^\s{28}()(\S.*)$/.exec(line))) {
+      const continued = !(m[1] ?? '').trim();
+      const key = (m[1] ?? '').trim() || tag;
+      const value = m[2].trim();
+      if (key) tag = key;
+      // A wrapped error message continues the one before it.
+      if (cur && continued && key === 'Error(s)' && cur.errors.length) { cur.errors[cur.errors.length - 1] += ` ${value}`; continue; }
+      if (!cur) {
+        if (key === 'Platform') v.platform = value;
+        else if (key === 'Power Mode' || key === 'Performance Mode') v.powerMode = value;
+        continue;
+      }
+      if (key === 'Test Status') cur.status = value.replace(/^\[|\]$/g, '');
+      else if (key === 'Details') cur.details.push(value);
+      else if (key === 'Error(s)') cur.errors.push(value);
+    }
+  }
+  return v;
+}
+
+/** `xrt-smi examine -r platform`: the NPU's power mode ("Power Mode : Turbo"), or null. */
+export function parsePowerMode(text: string): string | null {
+  const m = /^\s*Power Mode\s*:\s*(\S[^\n]*?)\s*$/m.exec(text);
+  return m ? m[1] : null;
+}
+
+export type WedgeId =
+  | 'smu-power' | 'power-cycle-failed' | 'probe-failed' | 'hw-init-failed' | 'fw-not-alive'
+  | 'ctx-connect' | 'channel-bad-state' | 'bad-message-id' | 'iommu-fault' | 'reset-skipped' | 'command-timeout';
+
+/**
+ * What brings the device back, per mlir-air's CI (.github/workflows/buildAndTestRyzenAI.yml): after
+ * "Access power failed" or a failed probe only a power cycle does (or removing and rescanning the
+ * PCI device); a mailbox wedge may come back with a module reload; the rest are worth watching.
+ */
+export type WedgeFix = 'power-cycle' | 'reload' | 'watch';
 
 export interface Wedge {
   id: WedgeId;
   severity: 'warn' | 'fail';
+  fix: WedgeFix;
   what: string;
 }
 
 // Ordered worst first: a line takes the first signature it matches.
 const SIGNATURES: (Wedge & { re: RegExp })[] = [
-  { id: 'smu-power', severity: 'fail', what: 'SMU could not power the NPU (aie2_smu_start: Access power failed)', re: /Access power failed/i },
-  { id: 'ctx-connect', severity: 'fail', what: 'hardware context could not connect (aie2_ctx_connect failed)', re: /aie2_ctx_connect\b.*(fail|err|ret\s*-?\d)|\*ERROR\*\s*aie2_ctx_connect/i },
-  { id: 'channel-bad-state', severity: 'fail', what: 'mailbox channel in bad state', re: /Channel in bad state/i },
-  { id: 'bad-message-id', severity: 'fail', what: 'mailbox got a bad message ID', re: /Bad message ID/i },
-  { id: 'command-timeout', severity: 'warn', what: 'NPU command timed out', re: /\b(time[d ]?\s?out|timeout)\b/i },
+  { id: 'smu-power', severity: 'fail', fix: 'power-cycle', what: 'the SMU could not power the NPU (Access power failed)', re: /Access power failed/i },
+  { id: 'power-cycle-failed', severity: 'fail', fix: 'power-cycle', what: "the driver's in-kernel NPU power-cycle failed", re: /NPU power-cycle start failed|resume failed after NPU reset/i },
+  { id: 'probe-failed', severity: 'fail', fix: 'power-cycle', what: 'the driver could not probe the NPU', re: /probe with driver amdxdna failed/i },
+  { id: 'hw-init-failed', severity: 'fail', fix: 'power-cycle', what: 'NPU hardware init failed', re: /Hardware init failed/i },
+  { id: 'fw-not-alive', severity: 'fail', fix: 'power-cycle', what: 'the NPU firmware is not alive', re: /firmware is not alive/i },
+  { id: 'ctx-connect', severity: 'fail', fix: 'reload', what: 'a hardware context could not connect', re: /part_ctx_start:.*connect failed|aie2_ctx_connect\b.*(fail|err|ret\s*-?\d)|\*ERROR\*\s*aie2_ctx_connect/i },
+  { id: 'channel-bad-state', severity: 'fail', fix: 'reload', what: 'a mailbox channel is in a bad state', re: /Channel in bad state/i },
+  { id: 'bad-message-id', severity: 'fail', fix: 'reload', what: 'the mailbox got a bad message ID', re: /Bad message ID/i },
+  { id: 'iommu-fault', severity: 'warn', fix: 'watch', what: "the NPU's DMA hit an unmapped address (IO_PAGE_FAULT)", re: /IO_PAGE_FAULT/ },
+  { id: 'reset-skipped', severity: 'warn', fix: 'watch', what: 'the firmware wedged again within a minute of an in-kernel reset', re: /NPU reset skipped: last reset/i },
+  { id: 'command-timeout', severity: 'warn', fix: 'watch', what: 'an NPU command timed out', re: /Wait for completion timeout|TDR timeout detected|Device isn't making progress|Firmware timeout state capture/i },
 ];
 
-/** The wedge signature of one kernel log line, or null (not amdxdna, or harmless). */
-export function classifyKernelLine(line: string): Wedge | null {
-  if (!/amdxdna|aie2_/i.test(line)) return null;
-  for (const s of SIGNATURES) if (s.re.test(line)) return { id: s.id, severity: s.severity, what: s.what };
+export const SIGNATURE_IDS: WedgeId[] = SIGNATURES.map((s) => s.id);
+
+/** "0000:c5:00.1" -> "c5:00.1", the form the AMD IOMMU prints when it cannot name the device's driver. */
+const shortBdf = (bdf: string) => bdf.replace(/^[0-9a-f]{4}:/i, '').toLowerCase();
+
+/** A kernel log line about the NPU: the driver's, its mailbox's, or (given the BDF) the IOMMU's about its address. */
+export function isNpuLine(line: string, bdf?: string | null): boolean {
+  if (/amdxdna|aie2_|xdna_mailbox/i.test(line)) return true;
+  if (!bdf) return false;
+  const l = line.toLowerCase();
+  return l.includes(bdf.toLowerCase()) || l.includes(`device=${shortBdf(bdf)}`);
+}
+
+/** The wedge signature of one kernel log line, or null (not the NPU's, or harmless). */
+export function classifyKernelLine(line: string, bdf?: string | null): Wedge | null {
+  if (!isNpuLine(line, bdf)) return null;
+  for (const s of SIGNATURES) if (s.re.test(line)) return { id: s.id, severity: s.severity, fix: s.fix, what: s.what };
   return null;
 }
 
-/** A driver (re)load line: signatures before it were cleared by the reload. */
+/** A driver (re)load: "[drm] Initialized amdxdna_accel_driver ... on minor 0" (drm_dev_register). */
 export function isDriverLoad(line: string): boolean {
-  return /Initialized amdxdna/i.test(line);
+  return /\[drm\] Initialized amdxdna/i.test(line);
+}
+
+/**
+ * The driver recovering the NPU itself: aie2_hw_reset()'s "NPU firmware unhealthy: power-cycling NPU"
+ * (amd/xdna-driver, drivers/accel/amdxdna/aie2_pci.c), printed just before it power-cycles the NPU
+ * through the SMU. A failed reset prints "NPU power-cycle start failed" after it, which is a signature.
+ */
+export function isRecovery(line: string): boolean {
+  return /aie2_hw_reset: NPU firmware unhealthy: power-cycling NPU/i.test(line);
+}
+
+/** The time at the start of a line: journalctl -o short-iso(-precise) or dmesg --time-format iso. */
+export function lineTime(line: string): Date | null {
+  const m = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(?:[.,](\d+))?(Z|[+-]\d{2}:?\d{2})?\s/.exec(line);
+  if (!m) return null;
+  const frac = m[2] ? `.${m[2].slice(0, 3).padEnd(3, '0')}` : '';
+  const tz = !m[3] ? 'Z' : m[3] === 'Z' ? 'Z' : m[3].includes(':') ? m[3] : `${m[3].slice(0, 3)}:${m[3].slice(3)}`;
+  const d = new Date(`${m[1]}${frac}${tz}`);
+  return Number.isNaN(d.getTime()) ? null : d;
 }
 
 export interface KernelLogScan {
-  /** amdxdna lines seen. */
+  /** NPU lines seen. */
   lines: number;
-  /** Signatures after the last driver load, worst first, with a count and the last line of each. */
+  /** A driver-load line is in the text (this boot's log reaches back to the load). */
+  loaded: boolean;
+  /** The last point that cleared older signatures: a driver load, an in-kernel reset, or a passing functional probe. */
+  reset: { kind: 'load' | 'recovery' | 'functional'; line: string | null } | null;
+  /** Signatures after the last reset point, worst first, with a count and the last line of each. */
   found: (Wedge & { count: number; last: string })[];
-  /** Signatures before the last driver load (cleared). */
+  /** Signature lines before the last reset point (cleared). */
   cleared: number;
-  reloaded: boolean;
 }
 
-export function scanKernelLog(text: string): KernelLogScan {
-  const lines = text.split(/\r?\n/).filter((l) => /amdxdna|aie2_/i.test(l));
+export interface ScanOptions {
+  /** The NPU's PCI address: IOMMU lines name it instead of the driver. */
+  bdf?: string | null;
+  /** A functional probe passed at this time: timestamped lines before it are cleared. */
+  clearedAt?: Date | null;
+  /** ... and this many NPU lines had been logged then (for lines without a timestamp). */
+  clearedLines?: number | null;
+}
+
+export function scanKernelLog(text: string, o: ScanOptions = {}): KernelLogScan {
+  const lines = text.split(/\r?\n/).filter((l) => isNpuLine(l, o.bdf));
   let start = 0;
-  lines.forEach((l, i) => { if (isDriverLoad(l)) start = i + 1; });
+  let reset: KernelLogScan['reset'] = null;
+  lines.forEach((l, i) => {
+    if (isDriverLoad(l)) { start = i + 1; reset = { kind: 'load', line: l.trim() }; }
+    else if (isRecovery(l)) { start = i + 1; reset = { kind: 'recovery', line: l.trim() }; }
+    else if (o.clearedAt || o.clearedLines) {
+      const t = lineTime(l);
+      const before = t && o.clearedAt ? t.getTime() <= o.clearedAt.getTime() : !t && o.clearedLines != null && i < o.clearedLines;
+      if (before && i + 1 > start) { start = i + 1; reset = { kind: 'functional', line: null }; }
+    }
+  });
   const byId = new Map<WedgeId, Wedge & { count: number; last: string }>();
   let cleared = 0;
   lines.forEach((l, i) => {
-    const w = classifyKernelLine(l);
+    const w = classifyKernelLine(l, o.bdf);
     if (!w) return;
     if (i < start) { cleared++; return; }
     const prev = byId.get(w.id);
     byId.set(w.id, { ...w, count: (prev?.count ?? 0) + 1, last: l.trim() });
   });
-  const order = SIGNATURES.map((s) => s.id);
-  const found = [...byId.values()].sort((a, b) => order.indexOf(a.id) - order.indexOf(b.id));
-  return { lines: lines.length, found, cleared, reloaded: start > 0 };
+  const found = [...byId.values()].sort((a, b) => SIGNATURE_IDS.indexOf(a.id) - SIGNATURE_IDS.indexOf(b.id));
+  return { lines: lines.length, loaded: lines.some(isDriverLoad), reset, found, cleared };
+}
+
+/**
+ * Why journalctl or dmesg did not show the kernel log, even with exit 0, or null when it did.
+ * journalctl run by a user outside systemd-journal/adm prints "No journal files were found." or the
+ * "Hint: You are currently not seeing messages from other users and the system." notice on stderr
+ * and "-- No entries --"; dmesg under kernel.dmesg_restrict=1 says "read kernel buffer failed:
+ * Operation not permitted". A kernel log with no message at all this boot is blind too: the
+ * kernel always logs at boot.
+ */
+export function blindJournal(stdout: string, stderr: string): string | null {
+  const m = /No journal files were (found|opened)[^\n]*|You are currently not seeing messages[^\n]*|some journal files were not opened due to insufficient permissions[^\n]*|read kernel buffer failed[^\n]*|Operation not permitted[^\n]*/i.exec(stderr)
+    ?? /^(No journal files were (found|opened)[^\n]*|Hint: You are currently not seeing messages[^\n]*)$/im.exec(stdout);
+  if (m) return m[0].trim();
+  const real = stdout.split(/\r?\n/).filter((l) => l.trim() && !/^-- .* --$/.test(l.trim()) && !/^Hint:|^\s{6}(Users in groups|Pass -q)/.test(l));
+  if (!real.length) return stdout.includes('-- No entries --') ? 'no kernel messages (-- No entries --)' : 'no kernel messages at all';
+  return null;
 }
 
 /** Soft "Max locked memory" from /proc/<pid>/limits: a byte count, 'unlimited', or null when absent. */
 export function parseMemlock(limits: string): number | 'unlimited' | null {
+  return parseMemlockLimits(limits)?.soft ?? null;
+}
+
+export type Limit = number | 'unlimited';
+
+/** Soft and hard "Max locked memory" from /proc/<pid>/limits. */
+export function parseMemlockLimits(limits: string): { soft: Limit; hard: Limit } | null {
   const m = /^Max locked memory\s+(\S+)\s+(\S+)/m.exec(limits);
   if (!m) return null;
-  return m[1] === 'unlimited' ? 'unlimited' : Number(m[1]);
+  const v = (s: string): Limit => (s === 'unlimited' ? 'unlimited' : Number(s));
+  return { soft: v(m[1]), hard: v(m[2]) };
 }
 
 export interface ProcLock {
@@ -134,4 +324,15 @@ export function parseSize(s: string): number | null {
   const mult = { '': 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3, t: 1024 ** 4 }[m[2].toLowerCase() as '' | 'k' | 'm' | 'g' | 't'];
   const n = Number(m[1]) * mult;
   return Number.isFinite(n) ? Math.floor(n) : null;
+}
+
+/** Compares dotted versions ("2.19.0" vs "2.17"): negative, 0 or positive. */
+export function compareVersions(a: string, b: string): number {
+  const pa = a.split(/[^0-9]+/).filter(Boolean).map(Number);
+  const pb = b.split(/[^0-9]+/).filter(Boolean).map(Number);
+  for (let i = 0; i < Math.max(pa.length, pb.length); i++) {
+    const d = (pa[i] ?? 0) - (pb[i] ?? 0);
+    if (d) return d;
+  }
+  return 0;
 }

@@ -1,19 +1,45 @@
-// `agent status`: one screen about the runner, cheap reads only (no xrt-smi, no kernel log, no Python).
+// `agent status`: one screen about the runner. Reads only: sysfs, /proc, the two NPU locks (never
+// taken), xrt-smi examine (versions, power mode), the agent's state (last job, functional probe,
+// drain), the kernel cache and the last run dirs. No kernel log, no Python, no functional probe.
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { KernelStore, defaultCacheRoot } from '../cache/kernel.ts';
 import type { Machine } from './machine.ts';
-import { deviceNodes, driverVersion } from './doctor.ts';
-import { lockState, describeHolder } from './lock.ts';
-import { formatBytes } from './parse.ts';
+import { accelNodes, driverVersion, findNpus, lastFunctional, runXrtSmi } from './doctor.ts';
+import { lockState, describeHolder, npuLockPath } from './lock.ts';
+import { formatBytes, parsePowerMode, parseXrtSmi } from './parse.ts';
+import { defaultStateDir, readJson, STATE_FILES, type DrainRecord, type LastJob, type Versions } from './state.ts';
+
+/** The lock mlir-air's KernelCache.load_and_run takes around every dispatch (and lit around NPU tests). Read, never held: holding it from outside deadlocks. */
+export const INNER_NPU_LOCK = '/tmp/npu.lock';
 
 export interface RunSummary { dir: string; outcome: string | null; model: string | null; created_at: string | null }
+
+export interface LockView { path: string; role: string; holder: string; waiters: number; exists: boolean }
+
+export interface AccelHolder { pid: number; cmdline: string; node: string }
+
+export interface VersionChange { what: keyof Versions; from: string | null; to: string | null }
 
 export interface Status {
   root: string;
   device: string[];
+  npu: { bdf: string; name: string | null; driver: string | null } | null;
   driver: { loaded: boolean; version: string | null };
+  /** The outer lock (kept for scripts that read .lock). */
   lock: { path: string | null; holder: string };
+  locks: LockView[];
+  accel_holders: AccelHolder[];
+  /** /proc/<pid>/fd dirs this user could not read (other users' processes). */
+  accel_unreadable: number;
+  versions: Versions;
+  versions_changed: VersionChange[];
+  last_job: LastJob | null;
+  power_mode: string | null;
+  /** /sys/firmware/acpi/platform_profile (moves LLM decode numbers, per mlir-air's nightly benchmark). */
+  platform_profile: string | null;
+  functional: { at: string; status: string; detail: string } | null;
+  drain: DrainRecord | null;
   cache: { root: string; entries: number; bytes: number };
   runs: RunSummary[];
 }
@@ -34,27 +60,91 @@ export function lastRuns(dir: string, n = 3): RunSummary[] {
   });
 }
 
-export function status(m: Machine, o: { cacheDir?: string | null; runsDir?: string } = {}): Status {
-  const lock = lockState(m);
+/** Processes with one of the accel nodes open (/proc/<pid>/fd/* links). */
+export function accelHolders(m: Machine, nodes: string[]): { holders: AccelHolder[]; unreadable: number } {
+  const holders: AccelHolder[] = [];
+  let unreadable = 0;
+  if (!nodes.length) return { holders, unreadable };
+  for (const pid of (m.list('/proc') ?? []).filter((n) => /^\d+$/.test(n))) {
+    const fds = m.list(`/proc/${pid}/fd`);
+    if (!fds) { unreadable++; continue; }
+    const hit = fds.map((fd) => m.readlink(`/proc/${pid}/fd/${fd}`)).find((t) => t && nodes.includes(t));
+    if (!hit) continue;
+    const cmdline = (m.readBytes(`/proc/${pid}/cmdline`)?.toString('utf8') ?? '').replace(/\0/g, ' ').trim().slice(0, 120);
+    holders.push({ pid: Number(pid), cmdline, node: hit });
+  }
+  return { holders: holders.sort((a, b) => a.pid - b.pid), unreadable };
+}
+
+export function versionChanges(before: Versions | null | undefined, now: Versions): VersionChange[] {
+  if (!before) return [];
+  return (['xrt', 'amdxdna', 'firmware'] as const)
+    .filter((k) => now[k] !== null && before[k] !== null && now[k] !== before[k])
+    .map((k) => ({ what: k, from: before[k], to: now[k] }));
+}
+
+export const describeChanges = (c: VersionChange[]) => c.map((x) => `${x.what === 'xrt' ? 'XRT' : x.what} ${x.from} -> ${x.to}`).join(', ');
+
+export function status(m: Machine, o: { cacheDir?: string | null; runsDir?: string; stateDir?: string | null } = {}): Status {
+  const stateDir = o.stateDir ?? defaultStateDir(m);
+  const outer = lockState(m);
+  const lockViews: LockView[] = [];
+  const view = (path: string, role: string) => {
+    const s = lockState(m, path);
+    lockViews.push({ path, role, holder: describeHolder(s), waiters: s.waiters, exists: s.exists });
+  };
+  if (outer.path) view(outer.path, 'whole runs (mlir-air skills: flock -x -w 1800)');
+  const inner = npuLockPath({}, m.env.NPU_BLOCK_GATE_INNER_LOCK || INNER_NPU_LOCK) ?? INNER_NPU_LOCK;
+  if (inner !== outer.path) view(inner, 'each dispatch (mlir-air load_and_run, lit NPU tests)');
+  const nodes = accelNodes(m);
+  const npus = findNpus(m);
+  const npu = npus?.find((n) => n.driver === 'amdxdna') ?? npus?.[0] ?? null;
+  const { holders, unreadable } = accelHolders(m, nodes.map((n) => n.node));
+  const x = runXrtSmi(m, ['examine'], 20_000);
+  const xrt = x.missing || x.status !== 0 ? null : parseXrtSmi(x.stdout);
+  const p = runXrtSmi(m, ['examine', '-r', 'platform'], 20_000);
+  const f = lastFunctional(stateDir);
+  const versions: Versions = { xrt: xrt?.xrt ?? null, amdxdna: driverVersion(m) ?? xrt?.amdxdna ?? null, firmware: npu?.fwVersion ?? xrt?.firmware ?? null };
+  const lastJob = readJson<LastJob>(join(stateDir, STATE_FILES.lastJob));
   const cacheRoot = o.cacheDir ?? defaultCacheRoot(m.env);
   const entries = new KernelStore(cacheRoot).list();
   return {
     root: m.root,
-    device: deviceNodes(m),
+    device: nodes.map((n) => n.node),
+    npu: npu ? { bdf: npu.bdf, name: npu.vbnv, driver: npu.driver } : null,
     driver: { loaded: m.exists('/sys/module/amdxdna'), version: driverVersion(m) },
-    lock: { path: lock.path, holder: lock.path ? describeHolder(lock) : 'off' },
+    lock: { path: outer.path, holder: outer.path ? describeHolder(outer) : 'off' },
+    locks: lockViews,
+    accel_holders: holders,
+    accel_unreadable: unreadable,
+    versions,
+    versions_changed: versionChanges(lastJob?.versions, versions),
+    last_job: lastJob,
+    power_mode: (p.status === 0 ? parsePowerMode(p.stdout) : null) ?? f?.power_mode ?? null,
+    platform_profile: m.read('/sys/firmware/acpi/platform_profile')?.trim() || null,
+    functional: f ? { at: f.at, status: f.status, detail: f.detail } : null,
+    drain: readJson<DrainRecord>(join(stateDir, STATE_FILES.drain)),
     cache: { root: cacheRoot, entries: entries.length, bytes: entries.reduce((n, e) => n + e.bytes, 0) },
     runs: lastRuns(o.runsDir ?? join(m.cwd, 'runs')),
   };
 }
 
 export function renderStatus(s: Status): string {
+  const v = s.versions;
   const lines = [
-    `device:  ${s.device.length ? s.device.join(', ') : 'none (no /dev/accel: power-cycle the runner)'}`,
-    `driver:  ${s.driver.loaded ? `amdxdna${s.driver.version ? ` ${s.driver.version}` : ''}` : 'amdxdna not loaded'}`,
-    `lock:    ${s.lock.path ? `${s.lock.path}: ${s.lock.holder}` : 'off'}`,
-    `cache:   ${s.cache.root}: ${s.cache.entries} entr${s.cache.entries === 1 ? 'y' : 'ies'}, ${formatBytes(s.cache.bytes)}`,
+    `device:    ${s.device.length ? s.device.join(', ') : 'none (no /dev/accel: see agent doctor)'}${s.npu ? `  ${s.npu.name ?? 'NPU'} [${s.npu.bdf}]${s.npu.driver && s.npu.driver !== 'amdxdna' ? ` bound to ${s.npu.driver}` : ''}` : ''}`,
+    `driver:    ${s.driver.loaded ? `amdxdna${s.driver.version ? ` ${s.driver.version}` : ' (in-tree)'}` : 'amdxdna not loaded'}`,
+    `versions:  XRT ${v.xrt ?? '?'}, amdxdna ${v.amdxdna ?? '?'}, firmware ${v.firmware ?? '?'}`,
   ];
+  if (s.versions_changed.length) lines.push(`WARNING:   changed since the last job (${s.last_job?.finished_at ?? '?'}): ${describeChanges(s.versions_changed)}`);
+  lines.push(`power:     ${s.power_mode ?? 'not exposed (xrt-smi examine -r platform)'}${s.platform_profile ? `; ACPI platform profile ${s.platform_profile}` : ''}`);
+  for (const l of s.locks) lines.push(`lock:      ${l.path}: ${l.holder}  (${l.role}; read only)`);
+  if (!s.locks.length) lines.push('lock:      off');
+  if (s.accel_holders.length) for (const h of s.accel_holders) lines.push(`using NPU: pid ${h.pid} ${h.cmdline}  (${h.node})`);
+  else lines.push(`using NPU: nobody${s.accel_unreadable ? ` this user can see (${s.accel_unreadable} processes of other users unreadable)` : ''}`);
+  if (s.functional) lines.push(`probe:     ${s.functional.status} at ${s.functional.at}: ${s.functional.detail}`);
+  if (s.drain) lines.push(`DRAINED:   since ${s.drain.at} (${s.drain.method}${s.drain.pending ? ', service stops after the current job' : ''}): ${s.drain.reason}; undo: npu-block-gate agent undrain`);
+  lines.push(`cache:     ${s.cache.root}: ${s.cache.entries} entr${s.cache.entries === 1 ? 'y' : 'ies'}, ${formatBytes(s.cache.bytes)}`);
   if (s.runs.length) {
     lines.push('runs:');
     for (const r of s.runs) lines.push(`  ${r.outcome ?? '?'}`.padEnd(9) + `${r.model ?? ''}${r.model ? '  ' : ''}${r.dir}`);

@@ -14,6 +14,8 @@ export interface Identity {
   installation?: boolean;
   /** Every write answers 403 "Resource not accessible by integration". */
   readOnly?: boolean;
+  /** GraphQL refuses this token (default: GraphQL answers `viewer { login }`). */
+  noGraphql?: boolean;
 }
 
 export interface Call {
@@ -67,7 +69,11 @@ export interface FakeGitHubOptions {
   prefix?: string;
   /** Pull requests that already exist (the PR under test). */
   pulls?: Array<Partial<Pull> & { number: number; headSha: string }>;
-  workflowRuns?: Array<{ id: number; head_sha: string; event: string }>;
+  workflowRuns?: Array<{ id: number; head_sha: string; event: string; head_repository?: string | null; run_attempt?: number; conclusion?: string | null; pull_requests?: number[] }>;
+  /** POST /repos/{owner}/{repo}/pulls answers 403 as when "Allow GitHub Actions to create and approve pull requests" is off. */
+  refusePullCreation?: boolean;
+  /** Self-hosted runners of the repository (and of the owner as an org): their labels, for the runner label routes. */
+  runners?: Array<{ id: number; name: string; labels: string[]; readOnlyLabels?: string[] }>;
   /** Validate our responses against the spec too (keeps the fake honest). */
   checkResponses?: boolean;
 }
@@ -81,6 +87,8 @@ export class FakeGitHub {
   readonly problems: string[] = [];
   readonly comments: Comment[] = [];
   readonly pulls: Pull[] = [];
+  /** Self-hosted runners: custom labels (editable) and the read-only ones configuration applied. */
+  readonly runners: Array<{ id: number; name: string; labels: string[]; readOnlyLabels: string[] }> = [];
   faults: Fault[] = [];
   url = '';
   private origin = '';
@@ -92,6 +100,7 @@ export class FakeGitHub {
     this.owner = opts.owner ?? 'acme';
     this.repo = opts.repo ?? 'mlir-air';
     this.tokens = opts.tokens ?? { 'ghs_writer': { login: 'github-actions[bot]', type: 'Bot', installation: true } };
+    for (const r of opts.runners ?? []) this.runners.push({ readOnlyLabels: ['self-hosted', 'Linux', 'X64'], ...r, labels: [...r.labels] });
     for (const p of opts.pulls ?? [])
       this.pulls.push({ title: 'PR', body: '', head: 'feature', headRepo: `${this.owner}/${this.repo}`, base: 'main', state: 'open', ...p });
   }
@@ -145,6 +154,10 @@ export class FakeGitHub {
       res.end(body === null ? '' : JSON.stringify(body));
     };
 
+    // GraphQL lives at /graphql (github.com) or /api/graphql (GHES, beside /api/v3).
+    const graphqlPath = prefix ? prefix.replace(/\/v3$/, '') + '/graphql' : '/graphql';
+    if (method === 'POST' && path === graphqlPath) return this.graphql(req, raw, call, send);
+
     if (prefix) {
       if (!path.startsWith(prefix + '/')) {
         this.problems.push(`${method} ${path}: outside the API prefix ${prefix}`);
@@ -180,6 +193,7 @@ export class FakeGitHub {
     const op = v.operation;
     const p = op.params;
     if (p.owner !== undefined && (p.owner !== this.owner || p.repo !== this.repo)) return send(404, { message: 'Not Found' });
+    if (p.org !== undefined && p.org !== this.owner) return send(404, { message: 'Not Found' });
     if (method !== 'GET' && who.readOnly) return send(403, { message: 'Resource not accessible by integration' });
 
     switch (op.operationId) {
@@ -222,6 +236,7 @@ export class FakeGitHub {
         return x ? send(200, this.pullJson(x)) : send(404, { message: 'Not Found' });
       }
       case 'pulls/create': {
+        if (this.opts.refusePullCreation) return send(403, { message: 'GitHub Actions is not permitted to create or approve pull requests.', documentation_url: 'https://docs.github.com/rest/pulls/pulls#create-a-pull-request' });
         const head = String(body.head).replace(/^[^:]+:/, '');
         if (this.pulls.some((x) => x.state === 'open' && x.head === head))
           return send(422, { message: 'Validation Failed', errors: [{ resource: 'PullRequest', code: 'custom', message: `A pull request already exists for ${this.owner}:${head}.` }] });
@@ -242,12 +257,59 @@ export class FakeGitHub {
       }
       case 'actions/get-workflow-run': {
         const r = (this.opts.workflowRuns ?? []).find((w) => w.id === Number(p.run_id));
-        return r ? send(200, { id: r.id, head_sha: r.head_sha, event: r.event }) : send(404, { message: 'Not Found' });
+        if (!r) return send(404, { message: 'Not Found' });
+        const headRepo = r.head_repository === undefined ? `${this.owner}/${this.repo}` : r.head_repository;
+        return send(200, {
+          id: r.id, head_sha: r.head_sha, event: r.event, run_attempt: r.run_attempt ?? 1, conclusion: r.conclusion ?? 'success', status: 'completed',
+          head_repository: headRepo === null ? null : { full_name: headRepo, name: headRepo.split('/')[1], owner: { login: headRepo.split('/')[0] } },
+          repository: { full_name: `${this.owner}/${this.repo}` },
+          pull_requests: (r.pull_requests ?? []).map((n) => ({ number: n })),
+        });
+      }
+      case 'actions/list-labels-for-self-hosted-runner-for-repo':
+      case 'actions/list-labels-for-self-hosted-runner-for-org':
+      case 'actions/add-custom-labels-to-self-hosted-runner-for-repo':
+      case 'actions/add-custom-labels-to-self-hosted-runner-for-org':
+      case 'actions/remove-custom-label-from-self-hosted-runner-for-repo':
+      case 'actions/remove-custom-label-from-self-hosted-runner-for-org': {
+        const r = this.runners.find((x) => x.id === Number(p.runner_id));
+        if (!r) return send(404, { message: 'Not Found' });
+        if (op.operationId.startsWith('actions/add-')) {
+          for (const l of body.labels as string[]) if (!r.labels.includes(l) && !r.readOnlyLabels.includes(l)) r.labels.push(l);
+        } else if (op.operationId.startsWith('actions/remove-')) {
+          const i = r.labels.indexOf(p.name);
+          if (i < 0) return send(404, { message: 'Not Found' });
+          r.labels.splice(i, 1);
+        }
+        return send(200, this.labelsJson(r), {}, op);
       }
       default:
         this.problems.push(`${method} ${op.template} (${op.operationId}): valid, but the fake does not implement it`);
         return send(501, { message: 'not implemented by the fake' });
     }
+  }
+
+  /** The one GraphQL query the Action makes: `query { viewer { login } }`. */
+  private graphql(req: IncomingMessage, raw: string, call: Call, send: (s: number, b: unknown) => void): void {
+    call.route = 'POST /graphql';
+    let body: any = null;
+    try {
+      body = JSON.parse(raw);
+    } catch {
+      this.problems.push('POST /graphql: body is not JSON');
+      return send(400, { message: 'Problems parsing JSON' });
+    }
+    call.body = body;
+    const query = typeof body?.query === 'string' ? body.query : '';
+    if (!/^\s*(query\s*)?\{\s*viewer\s*\{\s*login\s*\}\s*\}\s*$/.test(query)) {
+      this.problems.push(`POST /graphql: the fake answers only { viewer { login } }, got ${JSON.stringify(query).slice(0, 120)}`);
+      return send(200, { errors: [{ message: 'not implemented by the fake' }] });
+    }
+    const token = /^(?:token|bearer)\s+(.+)$/i.exec(req.headers.authorization ?? '')?.[1] ?? '';
+    const who = this.tokens[token];
+    if (!who) return send(401, { message: 'Bad credentials' });
+    if (who.noGraphql) return send(403, { message: 'Resource not accessible by integration' });
+    return send(200, { data: { viewer: { login: who.login } } });
   }
 
   private page(send: (s: number, b: unknown, h?: Record<string, string>, op?: Operation) => void, op: Operation | null, u: URL, items: unknown[]) {
@@ -264,6 +326,14 @@ export class FakeGitHub {
     if (page < last) links.push(link(page + 1, 'next'), link(last, 'last'));
     if (page > 1) links.push(link(1, 'first'), link(page - 1, 'prev'));
     send(200, slice, links.length ? { link: links.join(', ') } : {}, op ?? undefined);
+  }
+
+  private labelsJson(r: { readOnlyLabels: string[]; labels: string[] }) {
+    const labels = [
+      ...r.readOnlyLabels.map((name, i) => ({ id: i + 1, name, type: 'read-only' as const })),
+      ...r.labels.map((name, i) => ({ id: 100 + i, name, type: 'custom' as const })),
+    ];
+    return { total_count: labels.length, labels };
   }
 
   private nextPullNumber(): number {
