@@ -124,7 +124,7 @@ function diskFull(e: unknown, runDir: string): GateError | null {
     // statfs unavailable: judge by the message alone
   }
   if (/No space left|ENOSPC|requested and \d+ written|disk full/i.test(msg) || (free < 64 * 1024 && !/timed out|timeout|interrupt|signal/i.test(msg))) {
-    return new InfraError(`disk full: the probe could not write the run dir (${free === Infinity ? 'free space unknown' : `${free} bytes free`}; ${msg.replace(/^.*?: /, '')})`, runDir);
+    return new InfraError(`disk full: the probe could not write the run dir (${msg})`, runDir);
   }
   return null;
 }

@@ -140,14 +140,14 @@ export function updateTodo(existing: string | null, r: Report, file = 'TODO.md')
   }
 
   // Phase 4/5 prerequisites for the workarounds in use: under the Phase 4 line of "## Phase status"
-  // (the optimisation the prerequisite binds), after any prerequisites already there.
+  // (the optimisation the prerequisite binds; else Phase 5, else the end of the phase list), after
+  // any prerequisites already there.
   for (const w of r.integration?.workarounds ?? []) {
     const line = prereqLine(w.id, w.prerequisite, w.detail);
     const existingAt = lines.findIndex((l) => l.text.includes(MARK.prereq(w.id)));
     if (existingAt !== -1) { lines[existingAt].text = line; continue; }
     let anchor = inStatus(PHASE_N(4));
     if (anchor === -1) anchor = inStatus(PHASE_N(5));
-    if (anchor === -1) anchor = inStatus(PHASE2);
     if (anchor === -1) {
       const s = status();
       if (!s) {
