@@ -11,7 +11,9 @@
 import { readFileSync, rmSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { InfraError, InputError, oneLine } from '../errors.ts';
-import { makeOctokit, httpStatus, type GateOctokit } from '../github/octokit.ts';
+import { Octokit } from '@octokit/rest';
+import { retry } from '@octokit/plugin-retry';
+import { httpStatus, proxyFetch } from '../github/octokit.ts';
 import type { Machine } from './machine.ts';
 import { checkFunctional, defaultFunctionalTest, FUNCTIONAL_MAX_AGE_S, FUNCTIONAL_TIMEOUT_S, lastFunctional, memlockLimits, findNpus, runXrtSmi, type Check } from './doctor.ts';
 import { parseXrtSmi } from './parse.ts';
@@ -121,8 +123,13 @@ export interface DrainResult { record: DrainRecord; lines: string[] }
 const drainPath = (stateDir: string) => join(stateDir, STATE_FILES.drain);
 export const readDrain = (stateDir: string) => readJson<DrainRecord>(drainPath(stateDir));
 
+const AgentOctokit = Octokit.plugin(retry);
+type GateOctokit = InstanceType<typeof AgentOctokit>;
+
+/** A few label calls: retry on 5xx, the proxy variables honoured (proxyFetch), GHES through the API URL; no write throttling. */
 function octokitFor(m: Machine, scope: RunnerScope, token: string): GateOctokit {
-  return makeOctokit({ token, baseUrl: scope.apiUrl, env: m.env, retries: 1, retryBaseMs: 10, log: { debug() {}, info() {}, warning() {} } });
+  const quiet = { debug() {}, info() {}, warn() {}, error() {} };
+  return new AgentOctokit({ auth: token, baseUrl: scope.apiUrl, userAgent: 'npu-block-gate-agent', request: { fetch: proxyFetch(m.env, scope.apiUrl) }, log: quiet, retry: { retries: 2 } });
 }
 
 const sudoers = (user: string, svc: string) => `${user} ALL=(root) NOPASSWD: /usr/bin/systemctl stop ${svc}, /usr/bin/systemctl start ${svc}`;
