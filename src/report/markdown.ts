@@ -1,7 +1,7 @@
 // One markdown rendering of a Report for the job summary, the PR comment and phase2_block.md.
 import { markdownTable } from 'markdown-table';
 import type { Report, GateResult } from './types.ts';
-import { cell, code, escapeHtml } from './escape.ts';
+import { cell, code, id, plain, str, text } from './escape.ts';
 import { fmtCos, fmtSci, fmtDb, fmtSqnr, fmtRatio, fmtRun, fmtSeconds } from './format.ts';
 import { formatThreshold, SQNR_GOOD_DB } from '../gates/thresholds.ts';
 import type { Hint } from '../bisect/hints.ts';
@@ -17,12 +17,23 @@ export interface MarkdownOptions {
 
 const ICON = { pass: '✅', fail: '❌', skip: '➖', error: '⚠️' } as const;
 
+/** A list from a run dir: anything that is not an array is no entries. */
+function list<T>(v: readonly T[] | null | undefined): T[] {
+  return Array.isArray(v) ? (v as T[]) : [];
+}
+
+/** A foreign value as one bounded line of plain text (escaped later by cell()). */
+function plainOf(v: unknown, max = 120): string {
+  return plain(v, max).replace(/\s*\n\s*/g, ' ');
+}
+
 export function verdictLine(r: Report): string {
-  if (r.outcome === 'error') return `${ICON.error} **Phase 2 ERROR** (${escapeHtml(r.model.name)}): could not judge; this is not a FAIL verdict`;
+  const name = text(r.model.name, 64);
+  if (r.outcome === 'error') return `${ICON.error} **Phase 2 ERROR** (${name}): could not judge; this is not a FAIL verdict`;
   const failed = r.gates.filter((g) => g.status === 'fail').map((g) => g.id);
   return r.outcome === 'pass'
-    ? `${ICON.pass} **Phase 2 PASS** (${escapeHtml(r.model.name)})`
-    : `${ICON.fail} **Phase 2 FAIL** (${escapeHtml(r.model.name)}): ${failed.join(', ')} failed`;
+    ? `${ICON.pass} **Phase 2 PASS** (${name})`
+    : `${ICON.fail} **Phase 2 FAIL** (${name}): ${failed.join(', ')} failed`;
 }
 
 function gateValue(g: GateResult): string {
@@ -105,50 +116,56 @@ function integrationSection(r: Report, flavor: Flavor): string[] {
   const i = r.integration;
   if (i) {
     out.push('### Integration', '');
-    out.push(`- path: **${escapeHtml(i.path)}**, entry ${code(i.entry)}`);
-    if (i.reason) out.push(`- why: ${escapeHtml(i.reason)}`);
+    out.push(`- path: **${text(i.path, 32)}**, entry ${code(i.entry)}`);
+    if (i.reason) out.push(`- why: ${text(i.reason)}`);
     const s1 = i.step1;
     if (s1 && s1.matches !== undefined) {
       out.push(s1.matches
         ? '- Step 1: the per-layer kernel sequence matches llama\'s, so inheritance is allowed'
-        : `- Step 1: the kernel sequence differs from llama's; kernel-first is forced by ${(s1.breaks ?? []).map((b) => `(${escapeHtml(b.rule)}) ${escapeHtml(b.detail)}`).join('; ')}`);
-      if (s1.block) out.push(`- block 0 runs in ${code(s1.block.function)} (${escapeHtml(s1.block.where)}${s1.block.file ? `, ${code(s1.block.file)}` : ''})`);
+        : `- Step 1: the kernel sequence differs from llama's; kernel-first is forced by ${list(s1.breaks).slice(0, 20).map((b) => `(${text(b?.rule, 8)}) ${text(b?.detail)}`).join('; ')}`);
+      if (s1.block) out.push(`- block 0 runs in ${code(s1.block.function)} (${text(s1.block.where)}${s1.block.file ? `, ${code(s1.block.file)}` : ''})`);
     }
-    const unwired = (i.coverage?.unwired ?? []) as { shape?: string; section?: string; used_by?: string }[];
+    const unwired = list(i.coverage?.unwired) as ({ shape?: unknown; section?: unknown; used_by?: unknown } | null)[];
     if (unwired.length) {
       out.push('- Phase 1 kernels that name this model but are not wired:');
-      for (const u of unwired) out.push(`  - ${escapeHtml([u.section, u.shape].filter(Boolean).join(' '))}${u.used_by ? ` (${escapeHtml(u.used_by)})` : ''}`);
+      for (const u of unwired.slice(0, 50)) out.push(`  - ${text([str(u?.section), str(u?.shape)].filter(Boolean).join(' '))}${u?.used_by ? ` (${text(u.used_by)})` : ''}`);
     }
-    if (i.kernels.length) out.push(`- kernels: ${i.kernels.map(code).join(' → ')}`);
+    const kernels = list(i.kernels);
+    if (kernels.length) out.push(`- kernels: ${kernels.slice(0, 64).map((k) => id(k)).join(' → ')}`);
     if (i.cpu_attn !== null && i.cpu_attn !== undefined) out.push(`- attention: ${i.cpu_attn ? 'CPU `attention_reference`' : 'NPU flash attention'}`);
-    const tiles = Object.entries(i.tiles ?? {});
-    if (tiles.length) out.push(`- tiles: ${tiles.map(([k, v]) => `${code(k)} ${escapeHtml(String(v))}`).join(', ')}`);
-    if (i.workarounds.length) {
+    const tiles = Object.entries(i.tiles && typeof i.tiles === 'object' ? i.tiles : {});
+    if (tiles.length) out.push(`- tiles: ${tiles.slice(0, 32).map(([k, v]) => `${id(k)} ${text(v, 64)}`).join(', ')}`);
+    const workarounds = list(i.workarounds);
+    if (workarounds.length) {
       out.push('- workarounds (Phase 4/5 prerequisites):');
-      for (const w of i.workarounds) out.push(`  - ${code(w.id)}: ${escapeHtml(w.detail)}. ${escapeHtml(w.prerequisite)}`);
+      for (const w of workarounds.slice(0, 20)) out.push(`  - ${id(w?.id)}: ${text(w?.detail)}. ${text(w?.prerequisite)}`);
     } else out.push('- workarounds: none needed');
-    for (const d of r.defaults?.differs ?? []) out.push(`- differs from \`make diagnosis\`: ${escapeHtml(d)}`);
+    for (const d of list(r.defaults?.differs).slice(0, 20)) out.push(`- differs from \`make diagnosis\`: ${text(d)}`);
     out.push('');
   }
   const ref = r.reference;
   const env = r.environment;
   const rows: string[][] = [['', '']];
   if (ref) rows.push(['reference', cell(`${ref.kind} via ${ref.runner} (lite_mode=False, ${ref.dtype})${ref.transformers ? `, transformers ${ref.transformers}` : ''}${ref.torch ? `, torch ${ref.torch}` : ''}`)]);
-  if (r.prompt) rows.push(['prompt', cell(`${r.prompt.style} (${r.prompt.source}): ${r.prompt.real_len} tokens${r.prompt.padded_len ? `, padded to ${r.prompt.padded_len}` : ''}`)]);
+  if (r.prompt) rows.push(['prompt', cell(`${plainOf(r.prompt.style)} (${plainOf(r.prompt.source)}): ${r.prompt.real_len} tokens${r.prompt.padded_len ? `, padded to ${r.prompt.padded_len}` : ''}`)]);
   if (env) {
     rows.push(['python', cell(`${env.python} (${env.python_executable}), numpy ${env.numpy}`)]);
     rows.push(['device', cell(env.device ?? 'not detected')]);
     if (env.xrt) rows.push(['XRT', cell(env.xrt)]);
     rows.push(['air tree commit', cell(env.git_commit ?? 'not a git checkout')]);
   }
+  if (r.isolation) rows.push(['probe isolation', cell(`${r.isolation.mode}: ${plainOf(r.isolation.detail)}`)]);
   // The documents leave out what changes on every run (timings, cache hit), so an unchanged result
   // leaves phase2_block.md byte-identical and a docs PR has nothing to commit.
   if (flavor !== 'doc') {
     const rc = r.reference?.cache;
     if (rc) rows.push(['reference cache', cell(`${rc.hit ? 'hit' : 'miss, stored'} ${rc.key.slice(0, 12)}`)]);
-    if (r.kernel_cache) rows.push(['kernel cache', cell(`${r.kernel_cache.hit ? 'hit' : 'compiled'}${r.kernel_cache.entries.length ? `: ${r.kernel_cache.entries.join(', ')}` : ''}`)]);
-    const t = Object.entries(r.timings);
-    if (t.length) rows.push(['timings', cell(t.map(([k, v]) => `${k} ${fmtSeconds(v)}`).join(', '))]);
+    if (r.kernel_cache) {
+      const entries = list(r.kernel_cache.entries).slice(0, 16).map((e) => plainOf(e, 64));
+      rows.push(['kernel cache', cell(`${r.kernel_cache.hit ? 'hit' : 'compiled'}${entries.length ? `: ${entries.join(', ')}` : ''}`)]);
+    }
+    const t = Object.entries(r.timings && typeof r.timings === 'object' ? r.timings : {}).filter(([, v]) => typeof v === 'number');
+    if (t.length) rows.push(['timings', cell(t.slice(0, 16).map(([k, v]) => `${plainOf(k, 32)} ${fmtSeconds(v)}`).join(', '))]);
     // Both engines give bit-identical numbers, so which one ran is not part of the result.
     rows.push(['engine', cell(r.metrics ? r.metrics.engine : 'n/a')]);
   }
@@ -170,22 +187,22 @@ function layersSection(r: Report): string[] {
 }
 
 function hintLine(h: Hint): string {
-  return `${escapeHtml(h.boundary)}: likely ${escapeHtml(h.cause)}; ${escapeHtml(h.where)}`;
+  return `${text(h.boundary)}: likely ${text(h.cause)}; ${text(h.where)}`;
 }
 
 function bisectSection(r: Report): string[] {
   const b = r.bisect;
   if (!b) return [];
   const out = ['### Bisect (seed Step 4: one kernel at a time on the CPU)', ''];
-  if (!b.available) out.push(`Bisect unavailable: ${escapeHtml(b.reason)}`, '');
+  if (!b.available) out.push(`Bisect unavailable: ${text(b.reason)}`, '');
   else {
     out.push(markdownTable([
       ['step', 'kernel', 'CPU equivalent', 'whole cosine', 'per-pos min', 'NaN/Inf', 'block passes'],
-      ...b.steps.map((s) => [cell(s.step), cell(s.kernel), cell(s.cpuEquivalent), fmtCos(s.wholeCosine), fmtCos(s.perPositionMin), String(s.nonFinite), s.fixes ? '✅ yes' : 'no']),
+      ...b.steps.slice(0, 64).map((s) => [id(s.step, { inTable: true }), s.kernel ? id(s.kernel, { inTable: true }) : '', cell(s.cpuEquivalent, 80), fmtCos(s.wholeCosine), fmtCos(s.perPositionMin), String(s.nonFinite), s.fixes ? '✅ yes' : 'no']),
     ]), '');
     if (b.offender) {
-      out.push(`**Offending boundary: ${code(b.offender.step)}** (kernel ${code(b.offender.kernel)}).${b.offender.hint ? ` ${hintLine(b.offender.hint)}.` : ''}`, '');
-    } else out.push(escapeHtml(b.reason), '');
+      out.push(`**Offending boundary: ${id(b.offender.step)}** (kernel ${id(b.offender.kernel)}).${b.offender.hint ? ` ${hintLine(b.offender.hint)}.` : ''}`, '');
+    } else out.push(text(b.reason), '');
   }
   if (b.situation) out.push(`Failure shape: ${hintLine(b.situation)}.`, '');
   return out;
@@ -194,17 +211,17 @@ function bisectSection(r: Report): string[] {
 export function renderMarkdown(r: Report, opts: MarkdownOptions): string {
   const out: string[] = [`${opts.flavor === 'doc' ? '###' : '##'} ${verdictLine(r)}`, ''];
   if (r.outcome === 'error') {
-    out.push(`> ${escapeHtml(r.error ?? 'unknown error')}`, '', 'The check could not run to a verdict (infrastructure or input problem). Fix the cause and re-run; no gate was judged.', '');
+    out.push(`> ${text(r.error ?? 'unknown error', 1000)}`, '', 'The check could not run to a verdict (infrastructure or input problem). Fix the cause and re-run; no gate was judged.', '');
     if (opts.artifactUrl) out.push(`Run dir and logs: [artifact](${opts.artifactUrl})`, '');
     return out.join('\n');
   }
   const p = r.prompt;
   out.push(`Layer-0 \`ffn_out\` of block 0 on the NPU vs the ${r.reference?.kind === 'hf-bf16' ? 'HuggingFace bf16' : 'emulated bf16'} reference` +
-    `${p ? `, ${escapeHtml(p.style)} prompt (${p.real_len} tokens)` : ''}, commit ${code(r.commit.slice(0, 12))}.`, '');
+    `${p ? `, ${text(p.style, 32)} prompt (${p.real_len} tokens)` : ''}, commit ${code(str(r.commit).slice(0, 12))}.`, '');
   out.push(gatesTable(r), '');
   if (r.warnings.length) {
     out.push('**Warnings**', '');
-    for (const w of r.warnings) out.push(`- ⚠️ ${escapeHtml(w.message)}`);
+    for (const w of r.warnings) out.push(`- ⚠️ ${text(w.message, 600)}`);
     out.push('');
   }
   const body: string[] = [];
