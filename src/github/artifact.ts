@@ -1,11 +1,18 @@
 // Artifact upload and download behind one interface: the Actions artifact service on a runner,
 // or a local directory store (NPU_BLOCK_GATE_ARTIFACT_DIR, used only when the runner's runtime
 // token is absent) so tests and offline runs exercise the same split-mode path.
-import { cp, mkdir, readdir, readFile, writeFile, rm, mkdtemp } from 'node:fs/promises';
-import { existsSync } from 'node:fs';
-import { join, relative, resolve, sep, dirname } from 'node:path';
+//
+// Names are exact: `<prefix>-<model>[-<matrix leg>]-attempt<n>`, and mode report looks for exactly
+// that shape (a model `tiny` never picks up `tiny-llama`'s artifact). A download is a zip from a job
+// we do not trust: its digest is checked and it is extracted with bounds (unzip.ts).
+import { mkdir, readdir, readFile, writeFile, rm, mkdtemp } from 'node:fs/promises';
+import { createReadStream, existsSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { join, relative, resolve, sep } from 'node:path';
 import { tmpdir } from 'node:os';
 import { InfraError, InputError } from '../errors.ts';
+import { extractZip, DEFAULT_ZIP_LIMITS, type ZipLimits } from './unzip.ts';
+import { writeZip } from './zip.ts';
 
 export interface UploadResult {
   name: string;
@@ -17,6 +24,8 @@ export interface FoundArtifact {
   id: number;
   name: string;
   size: number;
+  /** "sha256:<hex>" of the zip, recorded by the service at upload; null when it has none. */
+  digest?: string | null;
 }
 
 export interface RunRef {
@@ -32,10 +41,12 @@ export interface ArtifactStore {
   /** Artifacts of another workflow run (the one that triggered a workflow_run job). */
   list(run: RunRef): Promise<FoundArtifact[]>;
   download(run: RunRef, artifact: FoundArtifact, dest: string): Promise<string>;
+  /** A remark from the last download (e.g. no digest recorded), for the log. */
+  note: string | null;
 }
 
 export const ARTIFACT_DIR_ENV = 'NPU_BLOCK_GATE_ARTIFACT_DIR';
-/** Bigger than any honest run dir; refuse to download more from an untrusted run. */
+/** Bigger than any honest run dir's zip; refuse to download more from an untrusted run. */
 export const MAX_ARTIFACT_BYTES = 2 * 1024 ** 3;
 
 /** Every regular file under dir, relative paths sorted; symlinks and other specials are refused. */
@@ -53,21 +64,75 @@ export async function listFiles(dir: string): Promise<string[]> {
   return out.sort();
 }
 
-/** The artifact name for one model in this job and attempt: unique, and findable by its prefix. */
-export function artifactName(prefix: string, modelSlug: string, job: string, attempt: number): string {
-  const clean = (s: string) => s.replace(/[":<>|*?\\/\r\n\s]+/g, '_');
-  return `${artifactPrefix(prefix, modelSlug)}${clean(job || 'job')}-attempt${attempt}`;
+/** A model's repository-relative path as one name part: `/` becomes `__`, anything odd `_`. */
+export function modelSlug(modelKey: string): string {
+  return modelKey.split(/[\\/]+/).filter(Boolean).map((p) => p.replace(/[^A-Za-z0-9._-]+/g, '_')).join('__') || 'model';
 }
 
-export function artifactPrefix(prefix: string, modelSlug: string): string {
-  const clean = (s: string) => s.replace(/[":<>|*?\\/\r\n\s]+/g, '_');
-  return `${clean(prefix)}-${clean(modelSlug)}-`;
+function cleanPrefix(prefix: string): string {
+  return prefix.replace(/[":<>|*?\\/\r\n\s]+/g, '_');
 }
 
-/** The newest artifact of a run whose name starts with the prefix (a re-run attempt wins). */
-export function pickArtifact(found: FoundArtifact[], prefix: string): FoundArtifact | null {
-  const matches = found.filter((a) => a.name.startsWith(prefix));
-  return matches.sort((a, b) => b.id - a.id)[0] ?? null;
+/**
+ * The artifact of one model in one job leg and attempt. Matrix legs differ by `leg` (a hash of the
+ * job's matrix; GITHUB_JOB is the same for every leg), re-runs by the attempt.
+ */
+export function artifactName(prefix: string, modelKey: string, leg: string | null, attempt: number): string {
+  return `${cleanPrefix(prefix)}-${modelSlug(modelKey)}${leg ? `-${leg}` : ''}-attempt${attempt}`;
+}
+
+const re = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/** What artifactName() gives for this prefix and model, in any leg and attempt. */
+export function artifactPattern(prefix: string, modelKey: string): RegExp {
+  return new RegExp(`^${re(cleanPrefix(prefix))}-${re(modelSlug(modelKey))}(?:-(leg-[0-9a-f]{8}))?-attempt([1-9][0-9]{0,3})$`);
+}
+
+/**
+ * The one artifact of this model in a run: exactly artifactName()'s shape, the attempt of the
+ * judged run when it has one (else the latest). Several matrix legs for the same model cannot be
+ * told apart by the report job: refused, naming them.
+ */
+export function pickArtifact(found: FoundArtifact[], prefix: string, modelKey: string, attempt: number | null): FoundArtifact | null {
+  const pattern = artifactPattern(prefix, modelKey);
+  const ours = found
+    .map((a) => ({ a, m: pattern.exec(a.name) }))
+    .filter((x): x is { a: FoundArtifact; m: RegExpExecArray } => x.m !== null)
+    .map((x) => ({ a: x.a, leg: x.m[1] ?? '', attempt: Number(x.m[2]) }));
+  if (ours.length === 0) return null;
+  const legs = [...new Set(ours.map((x) => x.leg))];
+  if (legs.length > 1) {
+    throw new InputError(`several matrix legs uploaded ${modelKey} (${ours.map((x) => x.a.name).join(', ')}); give each leg its own artifact-name, or one model per leg`);
+  }
+  const exact = attempt !== null ? ours.find((x) => x.attempt === attempt) : undefined;
+  return (exact ?? ours.sort((x, y) => y.attempt - x.attempt || y.a.id - x.a.id)[0]).a;
+}
+
+/** sha256 of a file, as the artifact service writes digests. */
+export async function fileDigest(path: string): Promise<string> {
+  const h = createHash('sha256');
+  for await (const chunk of createReadStream(path)) h.update(chunk as Buffer);
+  return `sha256:${h.digest('hex')}`;
+}
+
+/** "sha256:<hex>" whether or not the service wrote the algorithm. */
+export function normaliseDigest(d: string): string {
+  const t = d.trim().toLowerCase();
+  return t.includes(':') ? t : `sha256:${t}`;
+}
+
+/**
+ * Checks a downloaded zip against the digest recorded at upload, then extracts it with bounds.
+ * Returns a note when there was no digest to check.
+ */
+export async function verifyAndExtract(zip: string, artifact: FoundArtifact, dest: string, limits: ZipLimits = DEFAULT_ZIP_LIMITS): Promise<string | null> {
+  let note: string | null = null;
+  if (artifact.digest) {
+    const got = await fileDigest(zip);
+    if (got !== normaliseDigest(artifact.digest)) throw new InfraError(`artifact ${artifact.name} failed its digest check (recorded ${normaliseDigest(artifact.digest).slice(0, 19)}..., downloaded ${got.slice(0, 19)}...)`);
+  } else note = `artifact ${artifact.name} has no recorded digest; its content was not checked against the upload`;
+  await extractZip(zip, dest, limits);
+  return note;
 }
 
 export function selectStore(env: NodeJS.ProcessEnv, serverUrl: string, owner: string, repo: string, runId: number): ArtifactStore | null {
@@ -96,19 +161,16 @@ export class ActionsStore implements ArtifactStore {
     const files = (await listFiles(rootDir)).map((f) => join(rootDir, f));
     const client = await this.client();
     const opts = retentionDays ? { retentionDays } : {};
-    let finalName = name;
     let res;
     try {
-      res = await client.uploadArtifact(finalName, files, rootDir, opts);
+      res = await client.uploadArtifact(name, files, rootDir, opts);
     } catch (e) {
-      // Names must be unique in a run (matrix legs share a job id): retry once with a suffix.
-      if (!/already exists|409|conflict/i.test(String((e as Error).message))) throw e;
-      finalName = `${name}-${Math.random().toString(16).slice(2, 8)}`;
-      res = await client.uploadArtifact(finalName, files, rootDir, opts);
+      if (/already exists|409|conflict/i.test(String((e as Error).message))) throw duplicateName(name, this.runId);
+      throw e;
     }
     const id = res.id ?? null;
     const url = id ? `${this.serverUrl}/${this.owner}/${this.repo}/actions/runs/${this.runId}/artifacts/${id}` : null;
-    return { name: finalName, id, url };
+    return { name, id, url };
   }
 
   async list(run: RunRef): Promise<FoundArtifact[]> {
@@ -117,24 +179,39 @@ export class ActionsStore implements ArtifactStore {
       latest: true,
       findBy: { token: run.token, workflowRunId: run.runId, repositoryOwner: run.owner, repositoryName: run.repo },
     });
-    return res.artifacts.map((a) => ({ id: a.id, name: a.name, size: a.size }));
+    return res.artifacts.map((a) => ({ id: a.id, name: a.name, size: a.size, digest: a.digest ?? null }));
   }
 
+  /** Downloads the zip as it is (no extraction by the library), checks its digest, extracts it with bounds. */
   async download(run: RunRef, artifact: FoundArtifact, dest: string): Promise<string> {
     if (artifact.size > MAX_ARTIFACT_BYTES) throw new InputError(`artifact ${artifact.name} is ${artifact.size} bytes; refusing more than ${MAX_ARTIFACT_BYTES}`);
     const client = await this.client();
-    await mkdir(dest, { recursive: true });
-    const res = await client.downloadArtifact(artifact.id, {
-      path: dest,
-      findBy: { token: run.token, workflowRunId: run.runId, repositoryOwner: run.owner, repositoryName: run.repo },
-    });
-    if (res.digestMismatch) throw new InfraError(`artifact ${artifact.name} failed its digest check`);
-    await listFiles(dest); // refuses symlinks
+    const zipDir = await freshDir('nbg-zip-');
+    try {
+      await client.downloadArtifact(artifact.id, {
+        path: zipDir,
+        skipDecompress: true,
+        findBy: { token: run.token, workflowRunId: run.runId, repositoryOwner: run.owner, repositoryName: run.repo },
+      });
+      const got = await readdir(zipDir);
+      if (got.length !== 1) throw new InfraError(`artifact ${artifact.name}: expected one zip from the download, got ${got.length} files`);
+      this.note = await verifyAndExtract(join(zipDir, got[0]), artifact, dest, zipLimitsFromEnv(process.env));
+    } finally {
+      await removeDir(zipDir);
+    }
+    await listFiles(dest); // refuses anything but regular files
     return dest;
   }
+
+  /** A remark from the last download (no digest recorded), for the log. */
+  note: string | null = null;
 }
 
-/** A directory that stands in for the artifact service: <root>/<owner>/<repo>/<run id>/<name>/. */
+/**
+ * A directory that stands in for the artifact service: <root>/<owner>/<repo>/<run id>/<name>.zip
+ * with <name>.artifact.json (id, name, size, digest) beside it. Downloads go through the same
+ * digest check and bounded extraction as the service's.
+ */
 export class LocalStore implements ArtifactStore {
   readonly kind = 'local' as const;
   constructor(
@@ -150,17 +227,16 @@ export class LocalStore implements ArtifactStore {
 
   async upload(name: string, rootDir: string, _retentionDays: number | null): Promise<UploadResult> {
     const base = this.runDir(this.owner, this.repo, this.runId);
-    const dest = join(base, name);
-    if (existsSync(dest)) throw new InfraError(`an artifact named ${name} already exists in run ${this.runId} (409)`);
+    const zipPath = join(base, `${name}.zip`);
+    if (existsSync(zipPath)) throw duplicateName(name, this.runId);
     const files = await listFiles(rootDir);
-    await mkdir(dest, { recursive: true });
-    for (const f of files) {
-      await mkdir(dirname(join(dest, f)), { recursive: true });
-      await cp(join(rootDir, f), join(dest, f));
-    }
+    const zip = writeZip(await Promise.all(files.map(async (f) => ({ name: f.split(sep).join('/'), data: await readFile(join(rootDir, f)) }))));
+    await mkdir(base, { recursive: true });
+    await writeFile(zipPath, zip, { flag: 'wx' });
     const id = await this.nextId();
-    await writeFile(join(base, `${name}.artifact.json`), JSON.stringify({ id, name }) + '\n');
-    return { name, id, url: `file://${dest}` };
+    const digest = `sha256:${createHash('sha256').update(zip).digest('hex')}`;
+    await writeFile(join(base, `${name}.artifact.json`), JSON.stringify({ id, name, size: zip.length, digest }) + '\n');
+    return { name, id, url: `file://${zipPath}` };
   }
 
   private async nextId(): Promise<number> {
@@ -178,21 +254,29 @@ export class LocalStore implements ArtifactStore {
     for (const e of await readdir(base)) {
       if (!e.endsWith('.artifact.json')) continue;
       const meta = JSON.parse(await readFile(join(base, e), 'utf8'));
-      out.push({ id: meta.id, name: meta.name, size: 0 });
+      out.push({ id: meta.id, name: meta.name, size: meta.size ?? 0, digest: meta.digest ?? null });
     }
     return out;
   }
 
   async download(run: RunRef, artifact: FoundArtifact, dest: string): Promise<string> {
-    const src = join(this.runDir(run.owner, run.repo, run.runId), artifact.name);
-    for (const f of await listFiles(src)) {
-      const to = resolve(dest, f);
-      if (!to.startsWith(resolve(dest) + sep)) throw new InputError(`artifact path escapes the download dir: ${f}`);
-      await mkdir(dirname(to), { recursive: true });
-      await cp(join(src, f), to);
-    }
+    const zip = join(this.runDir(run.owner, run.repo, run.runId), `${artifact.name}.zip`);
+    if (!existsSync(zip)) throw new InfraError(`artifact ${artifact.name} has no content`);
+    this.note = await verifyAndExtract(zip, artifact, dest, this.limits);
+    await listFiles(dest);
     return dest;
   }
+
+  note: string | null = null;
+  /** Extraction bounds (tests lower them). */
+  limits: ZipLimits = zipLimitsFromEnv(process.env);
+}
+
+/** NPU_BLOCK_GATE_ZIP_MAX_BYTES lowers the inflated-size cap (tests; an admin who wants less). */
+export function zipLimitsFromEnv(env: NodeJS.ProcessEnv): ZipLimits {
+  const max = Number(env.NPU_BLOCK_GATE_ZIP_MAX_BYTES);
+  if (!Number.isFinite(max) || max <= 0 || max >= DEFAULT_ZIP_LIMITS.maxBytes) return DEFAULT_ZIP_LIMITS;
+  return { ...DEFAULT_ZIP_LIMITS, maxBytes: max, floorBytes: Math.min(DEFAULT_ZIP_LIMITS.floorBytes, max) };
 }
 
 /** A fresh directory for an untrusted download. */
@@ -206,3 +290,9 @@ export async function removeDir(dir: string): Promise<void> {
   await rm(dir, { recursive: true, force: true });
 }
 
+
+function duplicateName(name: string, runId: number): InfraError {
+  return new InfraError(
+    `an artifact named ${name} already exists in run ${runId}: two jobs uploaded the same model with the same artifact-name (a matrix without the 'matrix' input?); give each its own artifact-name`,
+  );
+}

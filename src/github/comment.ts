@@ -1,9 +1,8 @@
 // The sticky PR comment: one per model, found by a hidden marker among the token's own comments
-// (paginated), updated in place, left alone when the result did not change, and cut under
+// (the token's login from GraphQL viewer; paginated), updated in place, left alone when the result did not change, and cut under
 // GitHub's 65,536-character body limit with a notice and a link to the artifact.
 import { createHash } from 'node:crypto';
-import type { GateOctokit } from './octokit.ts';
-import { httpStatus } from './octokit.ts';
+import type { GitHubApi, IssueComment } from './api.ts';
 import type { Report } from '../report/types.ts';
 
 /** GitHub rejects issue comment bodies longer than this (characters). */
@@ -11,8 +10,6 @@ export const GITHUB_BODY_LIMIT = 65_536;
 /** What we aim for: a margin under the limit for the marker and multi-unit characters. */
 export const COMMENT_BUDGET = 65_000;
 export const MARKER_PREFIX = 'npu-block-gate:comment';
-/** GITHUB_TOKEN acts as this user; GET /user is refused to installation tokens. */
-export const ACTIONS_BOT = 'github-actions[bot]';
 
 /** The hidden first line: which model this comment is about, and a digest of the result. */
 export function marker(modelKey: string, digest?: string): string {
@@ -78,28 +75,33 @@ export function truncateBody(body: string, budget: number, fullUrl: string | nul
   return kept + closers + notice;
 }
 
-export interface CommentTarget {
-  owner: string;
-  repo: string;
-  issueNumber: number;
-}
-
 export interface UpsertResult {
   action: 'created' | 'updated' | 'unchanged';
   id: number;
   url: string;
 }
 
-/** The login the token acts as: GET /user for personal tokens, github-actions[bot] for GITHUB_TOKEN. */
-export async function tokenLogin(octokit: GateOctokit): Promise<string> {
+/**
+ * Who the token writes comments as. The token itself says (GraphQL `viewer`), so a GitHub App's
+ * token finds its own `<app>[bot]` comments instead of guessing github-actions[bot]; when it
+ * cannot say (GraphQL refused), the `comment-author` input; else null (the caller then does not
+ * post, rather than add a new comment every run).
+ */
+export async function commentLogin(api: GitHubApi, fallback: string | null, debug: (m: string) => void = () => {}): Promise<{ login: string | null; why: string }> {
   try {
-    const { data } = await octokit.rest.users.getAuthenticated();
-    return data.login;
+    const login = await api.viewerLogin();
+    return { login, why: `the token acts as ${login} (GraphQL viewer)` };
   } catch (e) {
-    const s = httpStatus(e);
-    if (s === 403 || s === 401 || s === 404) return ACTIONS_BOT;
-    throw e;
+    debug(`GraphQL viewer failed: ${(e as Error)?.message ?? e}`);
+    if (fallback) return { login: fallback, why: `the comment-author input (${fallback}); the token could not tell (GraphQL viewer refused)` };
+    return { login: null, why: 'the token cannot tell who it acts as (GraphQL viewer refused) and no comment-author input was given' };
   }
+}
+
+/** A comment written by `login`. REST shows bots as `<name>[bot]`; accept a login given without it. */
+function writtenBy(c: IssueComment, login: string): boolean {
+  if (c.login === login) return true;
+  return c.type === 'Bot' && !login.endsWith('[bot]') && c.login === `${login}[bot]`;
 }
 
 interface Found {
@@ -108,21 +110,12 @@ interface Found {
   url: string;
 }
 
-async function findOwn(octokit: GateOctokit, t: CommentTarget, key: string, login: string): Promise<Found[]> {
+async function findOwn(api: GitHubApi, issue: number, key: string, login: string): Promise<Found[]> {
   const found: Found[] = [];
-  const iterator = octokit.paginate.iterator(octokit.rest.issues.listComments, {
-    owner: t.owner,
-    repo: t.repo,
-    issue_number: t.issueNumber,
-    per_page: 100,
-  });
-  for await (const page of iterator) {
-    for (const c of page.data) {
-      if (c.user?.login !== login) continue;
-      const body = c.body ?? '';
-      if (!body.startsWith(key + ' ') && !body.startsWith(key + '-->')) continue;
-      found.push({ id: c.id, body, url: c.html_url });
-    }
+  for await (const c of api.issueComments(issue)) {
+    if (!writtenBy(c, login)) continue;
+    if (!c.body.startsWith(key + ' ') && !c.body.startsWith(key + '-->')) continue;
+    found.push({ id: c.id, body: c.body, url: c.url });
   }
   return found.sort((a, b) => a.id - b.id);
 }
@@ -132,37 +125,29 @@ async function findOwn(octokit: GateOctokit, t: CommentTarget, key: string, logi
  * When an own comment with the same digest exists, nothing is written. After a create, the
  * lookup runs again so a concurrent run's duplicate is folded into the oldest comment.
  */
-export async function upsertComment(
-  octokit: GateOctokit,
-  t: CommentTarget,
-  modelKey: string,
-  body: string,
-  login: string,
-): Promise<UpsertResult> {
+export async function upsertComment(api: GitHubApi, issue: number, modelKey: string, body: string, login: string): Promise<UpsertResult> {
   if (body.length >= GITHUB_BODY_LIMIT) throw new Error(`comment body is ${body.length} characters; the limit is ${GITHUB_BODY_LIMIT}`);
   const key = markerKey(modelKey);
   const digest = digestOf(body.slice(0, body.indexOf('-->') + 3));
-  const own = await findOwn(octokit, t, key, login);
+  const own = await findOwn(api, issue, key, login);
   const first = own[0];
   if (first) {
     if (first.body === body || (digest !== null && digestOf(first.body.split('\n', 1)[0]) === digest)) {
       return { action: 'unchanged', id: first.id, url: first.url };
     }
-    const { data } = await octokit.rest.issues.updateComment({ owner: t.owner, repo: t.repo, comment_id: first.id, body });
-    return { action: 'updated', id: data.id, url: data.html_url };
+    const r = await api.updateComment(first.id, body);
+    return { action: 'updated', id: r.id, url: r.url };
   }
-  const { data } = await octokit.rest.issues.createComment({ owner: t.owner, repo: t.repo, issue_number: t.issueNumber, body });
+  const created = await api.createComment(issue, body);
   // Two runs racing can both create; keep the oldest, drop the rest.
-  const after = await findOwn(octokit, t, key, login);
+  const after = await findOwn(api, issue, key, login);
   if (after.length > 1) {
     const keep = after[0];
-    for (const extra of after.slice(1)) {
-      await octokit.rest.issues.deleteComment({ owner: t.owner, repo: t.repo, comment_id: extra.id });
-    }
-    if (keep.id !== data.id) {
-      if (keep.body !== body) await octokit.rest.issues.updateComment({ owner: t.owner, repo: t.repo, comment_id: keep.id, body });
+    for (const extra of after.slice(1)) await api.deleteComment(extra.id);
+    if (keep.id !== created.id) {
+      if (keep.body !== body) await api.updateComment(keep.id, body);
       return { action: 'updated', id: keep.id, url: keep.url };
     }
   }
-  return { action: 'created', id: data.id, url: data.html_url };
+  return { action: 'created', id: created.id, url: created.url };
 }

@@ -1,5 +1,6 @@
 // What the runner tells us about this job: the event, the repository, the pull request (if any),
-// and whether this job may write (fork PRs and Dependabot get a read-only token).
+// the triggering run of a workflow_run, and whether this job may write (fork PRs and Dependabot get
+// a read-only token). Whether the event is trusted is decided in trust.ts, from these facts.
 import { readFileSync } from 'node:fs';
 import { InputError } from '../errors.ts';
 
@@ -11,6 +12,9 @@ export interface PullRequestInfo {
   baseRepo: string;
   baseRef: string;
   isFork: boolean;
+  /** GITHUB_SHA of a pull_request event: the merge commit GitHub made of head and base (what
+   * actions/checkout checks out by default); null when the event has none. */
+  mergeSha: string | null;
 }
 
 export interface WorkflowRunInfo {
@@ -18,7 +22,9 @@ export interface WorkflowRunInfo {
   headSha: string;
   /** The event that started the triggering run, e.g. 'pull_request' or 'push'. */
   event: string;
+  /** owner/name the triggering run's code came from; null when a fork was deleted. */
   headRepo: string | null;
+  runAttempt: number;
   conclusion: string | null;
   /** Empty for fork PRs: GitHub does not fill it across repositories. */
   pullRequests: number[];
@@ -39,16 +45,15 @@ export interface GhContext {
   ref: string;
   actor: string;
   defaultBranch: string | null;
+  /** owner/name of the repository the event payload names (normally GITHUB_REPOSITORY). */
+  payloadRepo: string | null;
   pr: PullRequestInfo | null;
   workflowRun: WorkflowRunInfo | null;
-  /** Events whose code and numbers come from the repository itself: docs may be committed. */
-  trusted: boolean;
   /** Why writes are impossible from the start (fork PR, Dependabot, no token), or null. */
   readOnlyReason: string | null;
 }
 
-export const TRUSTED_EVENTS = ['push', 'workflow_dispatch', 'schedule', 'workflow_run'];
-const PR_EVENTS = ['pull_request', 'pull_request_target', 'pull_request_review', 'pull_request_review_comment'];
+export const PR_EVENTS = ['pull_request', 'pull_request_target', 'pull_request_review', 'pull_request_review_comment'];
 
 export function readContext(env: NodeJS.ProcessEnv, token: string): GhContext {
   const eventName = env.GITHUB_EVENT_NAME ?? '';
@@ -65,13 +70,8 @@ export function readContext(env: NodeJS.ProcessEnv, token: string): GhContext {
   const [owner, repo] = full.split('/');
   if (!owner || !repo) throw new InputError('GITHUB_REPOSITORY is not set to owner/name; is this running inside GitHub Actions?');
 
-  const pr = pullRequestOf(eventName, payload, full);
+  const pr = pullRequestOf(eventName, payload, full, env.GITHUB_SHA ?? '');
   const workflowRun = workflowRunOf(eventName, payload);
-  const trusted =
-    TRUSTED_EVENTS.includes(eventName) &&
-    // A workflow_run started by a pull request carries that pull request's numbers: judge and
-    // comment, but never commit documents from it.
-    !(eventName === 'workflow_run' && workflowRun !== null && PR_EVENTS.includes(workflowRun.event));
 
   let readOnlyReason: string | null = null;
   if (!token) readOnlyReason = 'no github-token was given';
@@ -94,25 +94,27 @@ export function readContext(env: NodeJS.ProcessEnv, token: string): GhContext {
     ref: env.GITHUB_REF ?? '',
     actor: env.GITHUB_ACTOR ?? '',
     defaultBranch: payload?.repository?.default_branch ?? null,
+    payloadRepo: typeof payload?.repository?.full_name === 'string' ? payload.repository.full_name : null,
     pr,
     workflowRun,
-    trusted,
     readOnlyReason,
   };
 }
 
-function pullRequestOf(eventName: string, payload: any, full: string): PullRequestInfo | null {
+function pullRequestOf(eventName: string, payload: any, full: string, githubSha: string): PullRequestInfo | null {
   const p = payload?.pull_request;
   if (!PR_EVENTS.includes(eventName) || !p || typeof p.number !== 'number') return null;
   const headRepo: string | null = p.head?.repo?.full_name ?? null;
   const baseRepo: string = p.base?.repo?.full_name ?? full;
+  const headSha = String(p.head?.sha ?? '');
   return {
     number: p.number,
-    headSha: String(p.head?.sha ?? ''),
+    headSha,
     headRepo,
     baseRepo,
     baseRef: String(p.base?.ref ?? ''),
     isFork: headRepo === null || headRepo.toLowerCase() !== baseRepo.toLowerCase(),
+    mergeSha: eventName === 'pull_request' && githubSha && githubSha !== headSha ? githubSha : null,
   };
 }
 
@@ -123,15 +125,11 @@ function workflowRunOf(eventName: string, payload: any): WorkflowRunInfo | null 
     id: Number(w.id),
     headSha: String(w.head_sha ?? ''),
     event: String(w.event ?? ''),
-    headRepo: w.head_repository?.full_name ?? null,
+    headRepo: typeof w.head_repository?.full_name === 'string' ? w.head_repository.full_name : null,
+    runAttempt: Number(w.run_attempt ?? 1) || 1,
     conclusion: w.conclusion ?? null,
     pullRequests: Array.isArray(w.pull_requests) ? w.pull_requests.map((p: any) => Number(p.number)).filter(Number.isInteger) : [],
   };
-}
-
-/** The commit this job is about: the PR head for pull requests, else GITHUB_SHA. */
-export function headSha(ctx: GhContext): string {
-  return ctx.pr?.headSha || ctx.workflowRun?.headSha || ctx.sha;
 }
 
 /**

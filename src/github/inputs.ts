@@ -2,14 +2,17 @@
 // names and defaults). All problems are collected so one run shows every bad input at once.
 import { existsSync, statSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
+import { createHash } from 'node:crypto';
 import { InputError } from '../errors.ts';
 
 export const MODES = ['full', 'probe', 'report'] as const;
 export const DOCS_MODES = ['auto', 'pr', 'none'] as const;
 export const PROMPT_STYLES = ['base', 'instruct'] as const;
+export const ISOLATION_MODES = ['auto', 'uid', 'namespace', 'none'] as const;
 export type Mode = (typeof MODES)[number];
 export type DocsMode = (typeof DOCS_MODES)[number];
 export type PromptStyle = (typeof PROMPT_STYLES)[number];
+export type IsolationInput = (typeof ISOLATION_MODES)[number];
 
 export interface ActionInputs {
   /** Absolute model directories, in the order given, without duplicates. */
@@ -37,6 +40,16 @@ export interface ActionInputs {
   timeoutSec: number | null;
   /** mode report: the artifact holding the run dir (null: found by artifact-name in the triggering run). */
   runId: number | null;
+  /** How the probe is kept from this process (auto: the strongest the runner offers). */
+  isolation: IsolationInput;
+  /** Run an untrusted event's probe unisolated when nothing else is available (unsafe). */
+  allowUnisolated: boolean;
+  /** uid isolation: the user the probe runs as (null: the agent's setup, or $NPU_BLOCK_GATE_PROBE_USER). */
+  probeUser: string | null;
+  /** The login the sticky comment is written as, when the token cannot tell (GraphQL viewer fails). */
+  commentAuthor: string | null;
+  /** This job's matrix leg (a short hash of the matrix), so legs never share an artifact name; null outside a matrix. */
+  matrixLeg: string | null;
 }
 
 /** Reads one raw input ('' when unset), like core.getInput without `required`. */
@@ -136,6 +149,14 @@ export function parseInputs(get: InputGetter, env: NodeJS.ProcessEnv = process.e
   const docsBaseBranch = text('docs-base-branch');
   if (docsBaseBranch !== null && !/^[A-Za-z0-9._/-]+$/.test(docsBaseBranch)) bad('docs-base-branch', 'not a branch name', docsBaseBranch);
 
+  const isolation = oneOf('isolation', ISOLATION_MODES, 'auto');
+  const allowUnisolated = bool('allow-unisolated', false);
+  const probeUser = text('probe-user');
+  if (probeUser !== null && !/^[a-z_][a-z0-9_-]{0,31}$/.test(probeUser)) bad('probe-user', 'expected a user name (lower case, up to 32 characters)', probeUser);
+  const commentAuthor = text('comment-author');
+  if (commentAuthor !== null && !/^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})(?:\[bot\])?$/.test(commentAuthor)) bad('comment-author', 'expected a GitHub login such as my-app[bot]', commentAuthor);
+  const matrixLeg = legOf(get('matrix'));
+
   const runDirRaw = text('run-dir');
   const cacheDirRaw = text('cache-dir');
   const inputs: ActionInputs = {
@@ -157,7 +178,37 @@ export function parseInputs(get: InputGetter, env: NodeJS.ProcessEnv = process.e
     cacheDir: cacheDirRaw ? abs(cacheDirRaw) : null,
     timeoutSec,
     runId,
+    isolation,
+    allowUnisolated,
+    probeUser,
+    commentAuthor,
+    matrixLeg,
   };
   if (problems.length) throw new InputError(problems.join('; '));
   return inputs;
+}
+
+/** Keys sorted at every level, so the same matrix always gives the same text. */
+function canonical(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
+  if (v && typeof v === 'object') return `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${canonical((v as Record<string, unknown>)[k])}`).join(',')}}`;
+  return JSON.stringify(v) ?? 'null';
+}
+
+/**
+ * The `matrix` input (action.yml defaults it to `${{ toJSON(matrix) }}`) as a leg id: `leg-` and
+ * 8 hex digits of its hash; null for a job without a matrix.
+ */
+export function legOf(raw: string): string | null {
+  const t = raw.trim();
+  if (!t || t === 'null' || t === '{}' || t === '""') return null;
+  let text = t;
+  try {
+    const v = JSON.parse(t);
+    if (v === null || (typeof v === 'object' && !Array.isArray(v) && Object.keys(v).length === 0)) return null;
+    text = canonical(v);
+  } catch {
+    // Not JSON (someone passed their own leg name): hash it as it is.
+  }
+  return `leg-${createHash('sha256').update(text).digest('hex').slice(0, 8)}`;
 }

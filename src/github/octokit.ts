@@ -116,12 +116,3 @@ export function httpStatus(err: unknown): number | null {
   const s = (err as { status?: unknown })?.status;
   return typeof s === 'number' ? s : null;
 }
-
-/** The token cannot write here: fork PRs, Dependabot, read-only permissions. */
-export function isPermissionError(err: unknown): boolean {
-  const status = httpStatus(err);
-  if (status !== 403 && status !== 401 && status !== 404) return false;
-  const msg = String((err as Error)?.message ?? '');
-  if (/rate limit/i.test(msg)) return false;
-  return status === 401 || /Resource not accessible|must have (admin|push|write)|Write access|Not Found|Bad credentials/i.test(msg);
-}

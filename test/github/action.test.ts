@@ -7,7 +7,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { FakeGitHub } from '../helpers/github-server.ts';
 import { makeGitRemote, git, type GitRemote } from '../helpers/git-remote.ts';
-import { runAction, type ActionRunResult } from '../helpers/action-run.ts';
+import { runAction, openArtifact, type ActionRunResult } from '../helpers/action-run.ts';
 import { ensureDist } from '../helpers/dist.ts';
 import { pullRequestEvent, pushEvent } from '../helpers/events.ts';
 
@@ -74,7 +74,8 @@ pr('first PR run creates the comment, the summary and the outputs', async (ctx) 
   assert.is(r.outputs['comment-url'], `https://github.example/acme/mlir-air/pull/7#issuecomment-${comments[0].id}`);
   assert.match(r.summary, 'Phase 2 PASS');
   // The artifact holds the run dir, report.json and report.md.
-  const art = join(ctx.remote.root, 'artifacts/acme/mlir-air', String(ctx.runId), r.outputs['artifact-name']);
+  assert.is(r.outputs['artifact-name'], 'npu-block-gate-programming_examples__llms__tiny_llama-attempt1', 'exact name: prefix, model path, attempt');
+  const art = await openArtifact(join(ctx.remote.root, 'artifacts'), ctx.runId, r.outputs['artifact-name']);
   for (const f of ['probe.json', 'block0.npu.npy', 'block0.ref.npy', 'report.json', 'report.md']) assert.ok(existsSync(join(art, f)), f);
   // A pull request never pushes documents.
   assert.equal(ctx.remote.branches(), ['main']);
@@ -194,7 +195,7 @@ fork('a read-only token on a same-repo PR: the refused write turns every later w
     artifactDir: join(ctx.remote.root, 'artifacts3'), inputs: { 'model-dir': `${MODEL}\nprogramming_examples/llms/tiny_qwen3`, 'github-token': 'ghs_readonly' },
   });
   assert.is(r.code, 0, show(r));
-  const posts = ctx.gh.calls.slice(before).filter((c) => c.method !== 'GET');
+  const posts = ctx.gh.calls.slice(before).filter((c) => c.method !== 'GET' && c.route !== 'POST /graphql');
   assert.is(posts.length, 1, 'one refused attempt, then no more for the second model');
   assert.is(posts[0].status, 403);
   assert.is(r.notices.filter((n) => /skipping every GitHub write/.test(n)).length, 1, r.notices.join('\n'));
@@ -226,7 +227,7 @@ function pushRun(ctx: { remote: GitRemote; gh: FakeGitHub; runId: number; index:
   });
 }
 
-const BRANCH = 'npu-block-gate/phase2/tiny_llama';
+const BRANCH = `npu-block-gate/phase2/${MODEL}`;
 const PHASE2 = `${MODEL}/docs/development_progress/phase2_block.md`;
 
 docs('a push opens the docs PR with both documents, saying which were force-added', async (ctx) => {

@@ -2,6 +2,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { truncateBody, marker, markerKey, digestOf, resultDigest, upsertComment, GITHUB_BODY_LIMIT, COMMENT_BUDGET } from '../../src/github/comment.ts';
 import { makeOctokit } from '../../src/github/octokit.ts';
+import { GitHubApi } from '../../src/github/api.ts';
 import { FakeGitHub } from '../helpers/github-server.ts';
 import { fakeReport } from '../helpers/report.ts';
 
@@ -51,15 +52,15 @@ test('resultDigest ignores the clock, timings and the run dir, but not the numbe
 test('an over-limit comment is cut and accepted; one too long is refused before sending', async () => {
   const gh = await new FakeGitHub({ checkResponses: true }).start();
   try {
-    const octokit = makeOctokit({ token: 'ghs_writer', baseUrl: gh.url, log: { debug() {}, info() {}, warning() {} }, env: {} });
+    const octokit = new GitHubApi(makeOctokit({ token: 'ghs_writer', baseUrl: gh.url, log: { debug() {}, info() {}, warning() {} }, env: {} }), 'acme', 'mlir-air');
     const head = marker('m', 'c'.repeat(32)) + '\n';
     const huge = 'line of the report\n'.repeat(10_000);
     const body = head + truncateBody(huge, COMMENT_BUDGET - head.length, 'https://a.example/artifact');
-    const r = await upsertComment(octokit, { owner: 'acme', repo: 'mlir-air', issueNumber: 3 }, 'm', body, 'github-actions[bot]');
+    const r = await upsertComment(octokit, 3, 'm', body, 'github-actions[bot]');
     assert.is(r.action, 'created');
     assert.ok(gh.commentsOn(3)[0].body.length < GITHUB_BODY_LIMIT);
     assert.match(gh.commentsOn(3)[0].body, 'This comment was cut');
-    await upsertComment(octokit, { owner: 'acme', repo: 'mlir-air', issueNumber: 3 }, 'm', head + huge, 'github-actions[bot]').then(
+    await upsertComment(octokit, 3, 'm', head + huge, 'github-actions[bot]').then(
       () => assert.unreachable(),
       (e) => assert.match(String(e), 'limit is 65536'),
     );
@@ -72,10 +73,10 @@ test('an over-limit comment is cut and accepted; one too long is refused before 
 test('an existing duplicate pair is folded: the oldest is updated, nothing new is created', async () => {
   const gh = await new FakeGitHub().start();
   try {
-    const octokit = makeOctokit({ token: 'ghs_writer', baseUrl: gh.url, log: { debug() {}, info() {}, warning() {} }, env: {} });
+    const octokit = new GitHubApi(makeOctokit({ token: 'ghs_writer', baseUrl: gh.url, log: { debug() {}, info() {}, warning() {} }, env: {} }), 'acme', 'mlir-air');
     const old = gh.addComment(4, `${marker('m', 'd'.repeat(32))}\nold`, 'github-actions[bot]', 'Bot');
     gh.addComment(4, `${marker('m', 'e'.repeat(32))}\nrace`, 'github-actions[bot]', 'Bot');
-    const r = await upsertComment(octokit, { owner: 'acme', repo: 'mlir-air', issueNumber: 4 }, 'm', `${marker('m', 'f'.repeat(32))}\nnew`, 'github-actions[bot]');
+    const r = await upsertComment(octokit, 4, 'm', `${marker('m', 'f'.repeat(32))}\nnew`, 'github-actions[bot]');
     assert.is(r.action, 'updated');
     assert.is(r.id, old.id);
     assert.equal(gh.problems, []);

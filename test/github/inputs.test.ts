@@ -3,7 +3,7 @@ import * as assert from 'uvu/assert';
 import { mkdtempSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
-import { parseInputs, envInputs } from '../../src/github/inputs.ts';
+import { parseInputs, envInputs, legOf } from '../../src/github/inputs.ts';
 import { readContext, WriteGate } from '../../src/github/context.ts';
 import { InputError } from '../../src/errors.ts';
 import { writeFileSync } from 'node:fs';
@@ -75,6 +75,35 @@ test('model-dir is required; in report mode it need not exist on this runner', (
   assert.is(i.runId, 99);
 });
 
+test('isolation inputs: auto by default, unisolated only when asked; probe-user and comment-author validated', () => {
+  const d = parseInputs(from({ 'model-dir': 'llms/a' }), env);
+  assert.is(d.isolation, 'auto');
+  assert.is(d.allowUnisolated, false);
+  assert.is(d.probeUser, null);
+  assert.is(d.commentAuthor, null);
+  assert.is(d.matrixLeg, null);
+  const i = parseInputs(from({ 'model-dir': 'llms/a', isolation: 'namespace', 'allow-unisolated': 'true', 'probe-user': 'npu-probe', 'comment-author': 'npu-gate[bot]' }), env);
+  assert.is(i.isolation, 'namespace');
+  assert.is(i.allowUnisolated, true);
+  assert.is(i.probeUser, 'npu-probe');
+  assert.is(i.commentAuthor, 'npu-gate[bot]');
+  assert.throws(
+    () => parseInputs(from({ 'model-dir': 'llms/a', isolation: 'chroot', 'probe-user': 'root; rm -rf /', 'comment-author': '<img>' }), env),
+    (e: Error) => /input 'isolation'/.test(e.message) && /input 'probe-user'/.test(e.message) && /input 'comment-author'/.test(e.message),
+  );
+});
+
+test('matrix leg: none outside a matrix, a stable hash of the matrix (key order does not matter) inside one', () => {
+  assert.is(legOf(''), null);
+  assert.is(legOf('null'), null);
+  assert.is(legOf('{}'), null);
+  const a = legOf('{\n  "model": "tiny",\n  "prompt": "base"\n}');
+  assert.match(a ?? '', /^leg-[0-9a-f]{8}$/);
+  assert.is(legOf('{"prompt":"base","model":"tiny"}'), a);
+  assert.is.not(legOf('{"prompt":"instruct","model":"tiny"}'), a);
+  assert.is(parseInputs(from({ 'model-dir': 'llms/a', matrix: '{"prompt":"base","model":"tiny"}' }), env).matrixLeg, a);
+});
+
 test('envInputs reads INPUT_ variables the way @actions/core does', () => {
   const get = envInputs({ 'INPUT_MODEL-DIR': ' llms/a ', INPUT_PROMPT: 'hi' });
   assert.is(get('model-dir'), 'llms/a');
@@ -88,17 +117,14 @@ function ctxFor(eventName: string, payload: unknown, token = 't', extra: Record<
   return readContext({ GITHUB_EVENT_NAME: eventName, GITHUB_EVENT_PATH: p, GITHUB_REPOSITORY: 'acme/mlir-air', ...extra }, token);
 }
 
-test('context: fork PRs and missing tokens are read-only; push is trusted', () => {
+test('context: fork PRs and missing tokens are read-only', () => {
   const pr = (head: string | null) => ({ pull_request: { number: 3, head: { sha: 'a'.repeat(40), repo: head ? { full_name: head } : null }, base: { ref: 'main', repo: { full_name: 'acme/mlir-air' } } } });
   assert.is(ctxFor('pull_request', pr('acme/mlir-air')).readOnlyReason, null);
   assert.match(ctxFor('pull_request', pr('mallory/mlir-air')).readOnlyReason ?? '', 'fork');
   assert.match(ctxFor('pull_request', pr(null)).readOnlyReason ?? '', 'fork', 'a deleted fork is still a fork');
   assert.match(ctxFor('push', {}, '').readOnlyReason ?? '', 'no github-token');
   assert.match(ctxFor('pull_request', pr('acme/mlir-air'), 't', { GITHUB_ACTOR: 'dependabot[bot]' }).readOnlyReason ?? '', 'Dependabot');
-  assert.is(ctxFor('push', {}).trusted, true);
-  assert.is(ctxFor('pull_request', pr('acme/mlir-air')).trusted, false);
-  assert.is(ctxFor('workflow_run', { workflow_run: { id: 1, head_sha: 'a', event: 'push' } }).trusted, true);
-  assert.is(ctxFor('workflow_run', { workflow_run: { id: 1, head_sha: 'a', event: 'pull_request' } }).trusted, false, 'a PR-triggered workflow_run never commits docs');
+  // Trust itself is decided in trust.ts (test/github/trust.test.ts).
 });
 
 test('WriteGate says it once', () => {

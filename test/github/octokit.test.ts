@@ -4,15 +4,16 @@ import * as assert from 'uvu/assert';
 import { createServer, request as httpRequest, type Server } from 'node:http';
 import { connect, type AddressInfo } from 'node:net';
 import { FakeGitHub } from '../helpers/github-server.ts';
-import { makeOctokit, isPermissionError, proxyConfigured } from '../../src/github/octokit.ts';
-import { upsertComment, tokenLogin, marker } from '../../src/github/comment.ts';
+import { makeOctokit, proxyConfigured } from '../../src/github/octokit.ts';
+import { GitHubApi, isPermissionError, classifyWriteError } from '../../src/github/api.ts';
+import { upsertComment, commentLogin, marker } from '../../src/github/comment.ts';
 
 const lines: string[] = [];
 const log = { debug: () => {}, info: (m: string) => lines.push(m), warning: (m: string) => lines.push(`warning: ${m}`) };
-const target = { owner: 'acme', repo: 'mlir-air', issueNumber: 7 };
+const target = 7;
 
 function octo(gh: FakeGitHub, over: Partial<Parameters<typeof makeOctokit>[0]> = {}) {
-  return makeOctokit({ token: 'ghs_writer', baseUrl: gh.url, log, retryBaseMs: 5, env: {}, ...over });
+  return new GitHubApi(makeOctokit({ token: 'ghs_writer', baseUrl: gh.url, log, retryBaseMs: 5, env: {}, ...over }), 'acme', 'mlir-air');
 }
 
 const t = suite<{ gh: FakeGitHub }>('octokit');
@@ -74,15 +75,31 @@ t('a primary rate limit with a reset in the near future is waited out', async ({
   assert.is(r.action, 'created');
 });
 
-t('GITHUB_TOKEN is github-actions[bot]: GET /user is refused and the fallback is used', async ({ gh }) => {
-  assert.is(await tokenLogin(octo(gh)), 'github-actions[bot]');
+t('the comment author comes from the token itself: GITHUB_TOKEN is github-actions[bot] (GraphQL viewer)', async ({ gh }) => {
+  assert.equal(await commentLogin(octo(gh), null), { login: 'github-actions[bot]', why: 'the token acts as github-actions[bot] (GraphQL viewer)' });
+  assert.ok(gh.calls.some((c) => c.route === 'POST /graphql'));
+  assert.not.ok(gh.calls.some((c) => c.route === '/user'), 'no guess through GET /user');
 });
 
-t('a personal token resolves its own login', async () => {
-  const gh = await new FakeGitHub({ tokens: { ghp_person: { login: 'octocat', type: 'User' } }, checkResponses: true }).start();
+t('a GitHub App token is its own <app>[bot]; a personal token its user', async () => {
+  const gh = await new FakeGitHub({ tokens: { ghs_app: { login: 'npu-gate[bot]', type: 'Bot', installation: true }, ghp_person: { login: 'octocat', type: 'User' } }, checkResponses: true }).start();
   try {
-    assert.is(await tokenLogin(octo(gh, { token: 'ghp_person' })), 'octocat');
+    assert.is((await commentLogin(octo(gh, { token: 'ghs_app' }), null)).login, 'npu-gate[bot]');
+    assert.is((await commentLogin(octo(gh, { token: 'ghp_person' }), null)).login, 'octocat');
     assert.equal(gh.problems, []);
+  } finally {
+    await gh.stop();
+  }
+});
+
+t('when GraphQL refuses the token, the comment-author input is used; without it, no login (no guess)', async () => {
+  const gh = await new FakeGitHub({ tokens: { ghs_nogql: { login: 'npu-gate[bot]', type: 'Bot', installation: true, noGraphql: true } } }).start();
+  try {
+    const api = octo(gh, { token: 'ghs_nogql' });
+    assert.is((await commentLogin(api, 'npu-gate[bot]')).login, 'npu-gate[bot]');
+    const none = await commentLogin(api, null);
+    assert.is(none.login, null);
+    assert.match(none.why, 'comment-author');
   } finally {
     await gh.stop();
   }
@@ -95,6 +112,9 @@ t('a read-only token is recognised as a permission error', async () => {
     await upsertComment(octo(gh, { token: 'ro' }), target, 'm', `${marker('m')}\nx`, 'github-actions[bot]').catch((e) => (err = e));
     assert.ok(isPermissionError(err), String(err));
     assert.is(gh.calls.filter((c) => c.method === 'POST').length, 1, '403 is not retried');
+    assert.is(classifyWriteError(Object.assign(new Error('GitHub Actions is not permitted to create or approve pull requests.'), { status: 403 })), 'prs-disabled');
+    assert.is(classifyWriteError(Object.assign(new Error('You have exceeded a secondary rate limit'), { status: 403 })), 'other');
+    assert.is(classifyWriteError(new Error('git push failed (exit 128): remote: Permission to acme/mlir-air.git denied to github-actions[bot].')), 'permission');
   } finally {
     await gh.stop();
   }
@@ -104,7 +124,9 @@ t('GitHub Enterprise Server: every route goes under GITHUB_API_URL /api/v3', asy
   const gh = await new FakeGitHub({ prefix: '/api/v3', checkResponses: true }).start();
   try {
     for (let i = 0; i < 120; i++) gh.addComment(7, `c${i}`, 'someone');
-    const r = await upsertComment(makeOctokit({ token: 'ghs_writer', log, env: { GITHUB_API_URL: gh.url } }), target, 'm', `${marker('m')}\nx`, 'github-actions[bot]');
+    const api = new GitHubApi(makeOctokit({ token: 'ghs_writer', log, env: { GITHUB_API_URL: gh.url } }), 'acme', 'mlir-air');
+    assert.is((await commentLogin(api, null)).login, 'github-actions[bot]', 'GraphQL at /api/graphql beside /api/v3');
+    const r = await upsertComment(api, target, 'm', `${marker('m')}\nx`, 'github-actions[bot]');
     assert.is(r.action, 'created');
     assert.ok(gh.calls.every((c) => c.route !== null));
     assert.ok(gh.calls.some((c) => /page=2/.test(c.query)), 'pagination links keep the prefix');

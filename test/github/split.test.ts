@@ -3,11 +3,11 @@
 // run's head commit, judges it and comments. The run dir is untrusted input throughout.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { cpSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { FakeGitHub } from '../helpers/github-server.ts';
 import { makeGitRemote, git, type GitRemote } from '../helpers/git-remote.ts';
-import { runAction, type ActionRunResult } from '../helpers/action-run.ts';
+import { runAction, openArtifact, tamperedCopy, type ActionRunResult } from '../helpers/action-run.ts';
 import { ensureDist } from '../helpers/dist.ts';
 import { pullRequestEvent, workflowRunEvent } from '../helpers/events.ts';
 
@@ -26,6 +26,8 @@ interface Ctx {
   artifacts: string;
   index: string;
   runId: number;
+  /** The artifact the probe job uploaded. */
+  probeArtifact: string;
 }
 const s = suite<Ctx>('action: split mode (probe on the NPU runner, report from workflow_run)');
 
@@ -62,7 +64,8 @@ s('mode probe runs on the fork PR with no token, uploads the run dir, and calls 
   assert.is(r.code, 0, show(r));
   assert.is(r.outputs.outcome, 'probed');
   assert.is(ctx.gh.calls.length, 0, 'no token, no traffic');
-  const art = join(ctx.artifacts, 'acme/mlir-air', String(PROBE_RUN), r.outputs['artifact-name']);
+  ctx.probeArtifact = r.outputs['artifact-name'];
+  const art = await openArtifact(ctx.artifacts, PROBE_RUN, r.outputs['artifact-name']);
   for (const f of ['probe.json', 'block0.npu.npy', 'block0.ref.npy', 'github.json']) assert.ok(existsSync(join(art, f)), f);
   assert.not.ok(existsSync(join(art, 'report.json')), 'the verdict is not decided on the untrusted side');
   const meta = JSON.parse(readFileSync(join(art, 'github.json'), 'utf8'));
@@ -82,7 +85,7 @@ s('mode report downloads it, checks the head SHA, judges and comments on the for
   assert.ok(ctx.gh.calls.some((x) => x.route === '/repos/{owner}/{repo}/pulls/{pull_number}'), 'the PR number from the artifact was verified');
   assert.equal(ctx.remote.branches(), ['main'], 'nothing pushed');
   // The report job uploads its own judged artifact.
-  assert.ok(existsSync(join(ctx.artifacts, 'acme/mlir-air', String(ctx.runId), r.outputs['artifact-name'], 'report.json')));
+  assert.ok(existsSync(join(await openArtifact(ctx.artifacts, ctx.runId, r.outputs['artifact-name']), 'report.json')));
 });
 
 s('a run dir for another commit is refused: error, not FAIL, and no comment', async (ctx) => {
@@ -103,14 +106,12 @@ s('no artifact in the triggering run is an error that says what to check', async
 });
 
 s('a tampered run dir (a tensor path leaving the run dir) is refused as input, never judged', async (ctx) => {
-  const src = join(ctx.artifacts, 'acme/mlir-air', String(PROBE_RUN));
-  const evil = join(ctx.artifacts, 'acme/mlir-air', '5002');
-  cpSync(src, evil, { recursive: true });
-  const name = readdirSync(evil).find((n) => !n.endsWith('.json'))!;
-  const probePath = join(evil, name, 'probe.json');
-  const probe = JSON.parse(readFileSync(probePath, 'utf8'));
-  probe.tensors.npu.file = '../../../../../../etc/hostname';
-  writeFileSync(probePath, JSON.stringify(probe));
+  await tamperedCopy(ctx.artifacts, PROBE_RUN, 5002, ctx.probeArtifact, (dir) => {
+    const probePath = join(dir, 'probe.json');
+    const probe = JSON.parse(readFileSync(probePath, 'utf8'));
+    probe.tensors.npu.file = '../../../../../../etc/hostname';
+    writeFileSync(probePath, JSON.stringify(probe));
+  });
   const writes = ctx.gh.writes().length;
   const r = await report(ctx, { probeRun: 5002, headSha: SHA });
   assert.is(r.code, 1, show(r));

@@ -6,6 +6,8 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { REPO } from './airmini.ts';
+import { extractZip } from '../../src/github/unzip.ts';
+import { LocalStore } from '../../src/github/artifact.ts';
 
 export const DIST_INDEX = join(REPO, 'dist/index.js');
 
@@ -137,4 +139,26 @@ export async function runAction(o: ActionRunOptions): Promise<ActionRunResult> {
     notices: commands(stdout, 'notice'),
     runnerTemp,
   };
+}
+
+/**
+ * The content of an artifact the local store holds (<dir>/<owner>/<repo>/<run>/<name>.zip), unzipped
+ * into a fresh directory.
+ */
+export async function openArtifact(artifactDir: string, runId: number, name: string, owner = 'acme', repo = 'mlir-air'): Promise<string> {
+  const dest = mkdtempSync(join(tmpdir(), 'nbg-art-'));
+  await extractZip(join(artifactDir, owner, repo, String(runId), `${name}.zip`), dest);
+  return dest;
+}
+
+/** Uploads a directory as an artifact of a run, the way a (possibly hostile) probe job would. */
+export async function putArtifact(artifactDir: string, runId: number, name: string, dir: string, owner = 'acme', repo = 'mlir-air'): Promise<void> {
+  await new LocalStore(artifactDir, owner, repo, runId).upload(name, dir, null);
+}
+
+/** Copies a run's artifact into another run, changed by `edit` on the way (a tampered upload). */
+export async function tamperedCopy(artifactDir: string, fromRun: number, toRun: number, name: string, edit: (dir: string) => void | Promise<void>): Promise<void> {
+  const dir = await openArtifact(artifactDir, fromRun, name);
+  await edit(dir);
+  await putArtifact(artifactDir, toRun, name, dir);
 }

@@ -121,9 +121,14 @@ export class FakeGitHub {
     this.server = null;
   }
 
-  /** Requests that changed state (not GET). */
+  /** Requests that changed state (not GET, not a GraphQL query). */
   writes(): Call[] {
-    return this.calls.filter((c) => c.method !== 'GET' && c.status < 400);
+    return this.calls.filter((c) => c.method !== 'GET' && c.route !== 'POST /graphql' && c.status < 400);
+  }
+
+  /** Requests that tried to change state, refused or not. */
+  attemptedWrites(): Call[] {
+    return this.calls.filter((c) => c.method !== 'GET' && c.route !== 'POST /graphql');
   }
 
   commentsOn(issue: number): Comment[] {

@@ -1,0 +1,139 @@
+// What every model of one Action step shares: the inputs, the event, the trust decision, the
+// GitHub helper, the artifact store, the write gate, and the log (through @actions/core, with
+// every line made unable to start a workflow command).
+import * as core from '@actions/core';
+import { existsSync } from 'node:fs';
+import { basename, isAbsolute, join, relative } from 'node:path';
+import { tmpdir } from 'node:os';
+import { InfraError, oneLine } from '../errors.ts';
+import type { Log } from '../log.ts';
+import type { Plan } from '../plan.ts';
+import { logLine } from '../report/escape.ts';
+import type { ActionInputs } from './inputs.ts';
+import { WriteGate, type GhContext } from './context.ts';
+import { makeOctokit } from './octokit.ts';
+import { GitHubApi } from './api.ts';
+import { selectStore, modelSlug, type ArtifactStore } from './artifact.ts';
+import { decideTrust, triggeringRun, type RunFacts, type TrustDecision } from './trust.ts';
+import { commentLogin } from './comment.ts';
+
+/** @actions/core, with every line we print neutralised for the runner's command parser. */
+export interface Out {
+  info(m: string): void;
+  debug(m: string): void;
+  notice(m: string): void;
+  warning(m: string, title?: string): void;
+  error(m: string, title?: string): void;
+}
+
+export const out: Out = {
+  info: (m) => core.info(logLine(m)),
+  debug: (m) => core.debug(logLine(m)),
+  notice: (m) => core.notice(logLine(m)),
+  warning: (m, title) => core.warning(logLine(m), title ? { title: logLine(title) } : {}),
+  error: (m, title) => core.error(logLine(m), title ? { title: logLine(title) } : {}),
+};
+
+/** The pipeline's progress lines (they carry the probe's output) into the runner's log. */
+export const actionLog: Log = { step: (m) => out.info(m), warn: (m) => out.warning(m) };
+
+export interface Session {
+  inputs: ActionInputs;
+  ctx: GhContext;
+  trust: TrustDecision;
+  writes: WriteGate;
+  api: GitHubApi | null;
+  store: ArtifactStore | null;
+  workspace: string;
+  /** Who the token writes comments as (resolved on first use). */
+  login?: { login: string | null; why: string };
+}
+
+export async function openSession(inputs: ActionInputs, ctx: GhContext, env: NodeJS.ProcessEnv): Promise<Session> {
+  const octokit = inputs.token ? makeOctokit({ token: inputs.token, baseUrl: ctx.apiUrl, env, log: { debug: out.debug, info: out.info, warning: (m) => out.warning(m) } }) : null;
+  const api = octokit ? new GitHubApi(octokit, ctx.owner, ctx.repo) : null;
+  let judged: RunFacts | null = null;
+  if (inputs.mode === 'report') {
+    if (inputs.runId !== null) {
+      // The run-id input is checked by the same rule as a workflow_run: its event and head
+      // repository come from GitHub, not from anything the run uploaded.
+      if (!api) throw new InfraError(`input 'run-id': looking up run ${inputs.runId} needs a github-token with actions: read`);
+      try {
+        judged = await api.workflowRun(inputs.runId);
+      } catch (e) {
+        throw new InfraError(`input 'run-id': cannot read workflow run ${inputs.runId} (${oneLine(e)})`);
+      }
+    } else judged = triggeringRun(ctx);
+  }
+  const trust = decideTrust(ctx, inputs.mode, inputs.docs, judged);
+  out.info(`trust: ${trust.reason}`);
+  return {
+    inputs,
+    ctx,
+    trust,
+    writes: new WriteGate(ctx.readOnlyReason, (m) => out.notice(m)),
+    api,
+    store: selectStore(env, ctx.serverUrl, ctx.owner, ctx.repo, ctx.runId),
+    workspace: env.GITHUB_WORKSPACE || process.cwd(),
+  };
+}
+
+/** The model dir relative to the workspace: the key of its comment marker, artifact and docs branch. */
+export function keyOf(s: Session, modelDir: string): string {
+  const rel = relative(s.workspace, modelDir).split('\\').join('/');
+  return rel && !rel.startsWith('..') && !isAbsolute(rel) ? rel : basename(modelDir);
+}
+
+function runDirFor(s: Session, key: string): string {
+  const slug = modelSlug(key);
+  if (s.inputs.runDir) return s.inputs.modelDirs.length > 1 ? join(s.inputs.runDir, slug) : s.inputs.runDir;
+  return join(process.env.RUNNER_TEMP || tmpdir(), 'npu-block-gate', `${slug}-${s.ctx.runId}-${s.ctx.runAttempt}`);
+}
+
+/** Documents are committed where the trust rule allows them and the token can write. */
+export function commitsDocs(s: Session): boolean {
+  const { inputs, trust } = s;
+  if (inputs.docs === 'none' || inputs.mode === 'probe') return false;
+  if (!(inputs.docs === 'auto' ? trust.trusted : trust.recordDocs)) return false;
+  return s.writes.allowed && s.api !== null;
+}
+
+export function docsBase(s: Session): string {
+  return s.inputs.docsBaseBranch ?? s.ctx.defaultBranch ?? (s.ctx.ref.replace(/^refs\/heads\//, '') || 'main');
+}
+
+/** The Action's plan for one model: what to run, where, what to record and how to isolate. */
+export function planFor(s: Session, modelDir: string, key: string): Plan {
+  const { inputs, trust } = s;
+  return {
+    mode: inputs.mode,
+    modelDir: existsSync(modelDir) ? modelDir : null,
+    promptStyle: inputs.promptStyle,
+    prompt: inputs.prompt,
+    python: inputs.python,
+    runDir: runDirFor(s, key),
+    threshold: inputs.threshold,
+    // Documents go into the checkout's own model dir, never a path a run dir names.
+    writeDocs: commitsDocs(s) && existsSync(modelDir),
+    timeoutSec: inputs.timeoutSec,
+    // The judged run's head commit, never this job's GITHUB_SHA (a workflow_run's is main's).
+    commit: trust.judged.headSha || null,
+    layers: inputs.layers,
+    cache: inputs.cache,
+    cacheDir: inputs.cacheDir,
+    // A pull request's code may read the caches but never write them: trusted runs only.
+    cacheWrite: trust.trusted && inputs.mode !== 'report',
+    isolation: { mode: inputs.isolation, untrusted: trust.untrustedCode, allowUnisolated: inputs.allowUnisolated, user: inputs.probeUser },
+  };
+}
+
+/** The login the token writes comments as; null (with a warning, once) when it cannot tell. */
+export async function loginFor(s: Session): Promise<string | null> {
+  if (!s.api) return null;
+  if (!s.login) {
+    s.login = await commentLogin(s.api, s.inputs.commentAuthor, out.debug);
+    if (s.login.login) out.info(`comments: ${s.login.why}`);
+    else out.warning(`not posting the PR comment: ${s.login.why}; set the comment-author input to the token's login`);
+  }
+  return s.login.login;
+}
