@@ -5,12 +5,21 @@ import { EXIT_CODES } from './contract.ts';
 export const EXIT = { pass: EXIT_CODES.ok as 0, fail: EXIT_CODES.fail as 1, input: EXIT_CODES.input as 2, infra: EXIT_CODES.infra as 3 } as const;
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
 
+/** Control characters (newlines, escape sequences from a file's bytes) written as \\n, \\x1b, ... */
+export function escapeControls(s: string): string {
+  return s.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, (c) => {
+    const named: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' };
+    return named[c] ?? `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`;
+  });
+}
+
 /** An error the user can act on. `message` is one line; `file` names what was wrong. */
 export class GateError extends Error {
   readonly exitCode: ExitCode;
   readonly file?: string;
   constructor(message: string, exitCode: ExitCode, file?: string) {
-    super(file ? `${file}: ${message}` : message);
+    // One line, whatever a file name or a file's bytes put into it: control characters are escaped.
+    super(escapeControls(file ? `${file}: ${message}` : message));
     this.exitCode = exitCode;
     this.file = file;
   }
