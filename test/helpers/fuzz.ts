@@ -185,8 +185,8 @@ export interface Case {
 export function makeCase(seed: number, index: number): Case {
   const r = rng((seed * 0x1000193) ^ (index * 0x85ebca6b));
   const format = FORMATS[index % 3];
-  const s = format === 'npy' ? seedNpy(r) : format === 'npz' ? seedNpz(r) : seedSafetensors(r);
-  let b = Buffer.from(s.bytes);
+  const s: { bytes: Buffer; u2: boolean; key?: string } = format === 'npy' ? seedNpy(r) : format === 'npz' ? seedNpz(r) : seedSafetensors(r);
+  let b: Buffer = Buffer.from(s.bytes);
   const other = format === 'npy' ? seedNpy(r).bytes : format === 'npz' ? seedNpz(r).bytes : seedSafetensors(r).bytes;
   const mutations: string[] = [];
   const count = r() < 0.08 ? 0 : 1 + int(r, 3); // a few unmutated files: the valid path is fuzzed too
