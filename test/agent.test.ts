@@ -201,6 +201,9 @@ test('a blind journal is never ok: unreadable is UNKNOWN with the systemd-journa
   }
   assert.match(blindJournal(BLIND_JOURNAL.stdout, BLIND_JOURNAL.stderr)!, /^You are currently not seeing messages from other users and the system\./);
   assert.is(blindJournal(journal([LINES.load]), ''), null);
+  // A journal that shows the kernel lines is not blind, whatever else journalctl warns about.
+  assert.is(blindJournal(journal([LINES.load]), 'Warning: some journal files were not opened due to insufficient permissions.\n'), null);
+  assert.match(blindJournal('-- No entries --\n', 'Warning: some journal files were not opened due to insufficient permissions.\n')!, /insufficient permissions/);
   // journalctl blind but dmesg readable: the log comes from dmesg, monotonic stamps and all.
   const f = fakeRunner();
   restub(f, 'journalctl', () => ({ status: 0, ...BLIND_JOURNAL }));

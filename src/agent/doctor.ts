@@ -306,7 +306,8 @@ export function checkKernelLog(log: KernelLog, o: { bdf: string | null; node: bo
       scan,
     };
   }
-  return { check: dev.ok('kernel-log', `${log.source}: no wedge signatures in ${scan.lines} NPU line(s) since the ${scan.reset?.kind === 'recovery' ? 'in-kernel reset' : scan.reset?.kind === 'functional' ? 'functional pass' : 'driver load'}${resetNote}`), scan };
+  const since = !scan.reset ? 'this boot' : `since the ${scan.reset.kind === 'recovery' ? 'in-kernel reset' : scan.reset.kind === 'functional' ? 'functional pass' : 'driver load'}`;
+  return { check: dev.ok('kernel-log', `${log.source}: no wedge signatures in ${scan.lines} NPU line(s) ${since}${resetNote}`), scan };
 }
 
 // ---- the functional probe: xrt-smi validate under a raised memlock, with a timeout, rate-limited

@@ -4,7 +4,8 @@
 //
 // Facts from actions/runner this relies on: the runner reads .env into its own environment at
 // start; it runs a hook as a step with an empty step environment (JobHookProvider: job and step
-// `env:` never reach it), .sh hooks with `bash --noprofile --norc -e -o pipefail` (HostContext
+// `env:` never reach it; ScriptHandler still adds the GITHUB_* context variables such as
+// GITHUB_EVENT_NAME and GITHUB_EVENT_PATH), .sh hooks with `bash --noprofile --norc -e -o pipefail` (HostContext
 // GetDefaultShellForScript, ScriptHandlerHelpers); job-started runs before the job's steps and
 // fails the job when it exits non-zero; job-completed runs under always().
 import { createHash } from 'node:crypto';
@@ -285,7 +286,7 @@ export function installHooks(o: InstallOptions): string {
     report.push(`${changed ? 'updated  ' : 'unchanged'} ${envPath} (${Object.keys(lines).join(', ')})`);
     if (changed) report.push('restart the runner service (sudo ./svc.sh stop && sudo ./svc.sh start) so it reads .env');
   } else {
-    report.push(`add these lines to the runner's .env (in its install dir), then restart the runner:`);
+    report.push(`add these lines to the runner's .env (in its install dir), then restart the runner (if .env already names a hook, run this again with --runner-dir and --chain instead, so that hook keeps running):`);
     for (const [k, v] of Object.entries(lines)) report.push(`  ${k}=${v}`);
   }
   return report.join('\n') + '\n';

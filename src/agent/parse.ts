@@ -259,12 +259,15 @@ export function scanKernelLog(text: string, o: ScanOptions = {}): KernelLogScan 
  * kernel always logs at boot.
  */
 export function blindJournal(stdout: string, stderr: string): string | null {
-  const m = /No journal files were (found|opened)[^\n]*|You are currently not seeing messages[^\n]*|some journal files were not opened due to insufficient permissions[^\n]*|read kernel buffer failed[^\n]*|Operation not permitted[^\n]*/i.exec(stderr)
+  const m = /No journal files were (found|opened)[^\n]*|You are currently not seeing messages[^\n]*|read kernel buffer failed[^\n]*|Operation not permitted[^\n]*/i.exec(stderr)
     ?? /^(No journal files were (found|opened)[^\n]*|Hint: You are currently not seeing messages[^\n]*)$/im.exec(stdout);
   if (m) return m[0].trim();
   const real = stdout.split(/\r?\n/).filter((l) => l.trim() && !/^-- .* --$/.test(l.trim()) && !/^Hint:|^\s{6}(Users in groups|Pass -q)/.test(l));
-  if (!real.length) return stdout.includes('-- No entries --') ? 'no kernel messages (-- No entries --)' : 'no kernel messages at all';
-  return null;
+  if (real.length) return null;
+  // "some journal files were not opened due to insufficient permissions" alone is blind only when nothing came through.
+  const partial = /[^\n]*journal files were not opened due to insufficient permissions[^\n]*/i.exec(stderr);
+  if (partial) return partial[0].trim();
+  return stdout.includes('-- No entries --') ? 'no kernel messages (-- No entries --)' : 'no kernel messages at all';
 }
 
 /** Soft "Max locked memory" from /proc/<pid>/limits: a byte count, 'unlimited', or null when absent. */
