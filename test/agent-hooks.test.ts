@@ -118,7 +118,8 @@ test('job-started: XRT, driver or firmware changed since the last job is a warni
 
 // ---- hooks install
 
-const FAKE_CLI = `#!/usr/bin/env node\nconsole.log('ours:', process.argv.slice(2).join(' '));\nprocess.exit(Number(process.env.OURS_EXIT || 0));\n`;
+// Like dist/cli.js: an ES module that runs only when invoked as .../cli.js (src/cli.ts's guard).
+const FAKE_CLI = `#!/usr/bin/env node\nimport { basename } from 'node:path';\nif (basename(process.argv[1]) === 'cli.js') {\n  console.log('ours:', process.argv.slice(2).join(' '));\n  process.exit(Number(process.env.OURS_EXIT || 0));\n}\n`;
 
 function fakeBundle(f: Fake, where: string) {
   const p = join(f.base, where, 'dist', 'cli.js');
@@ -233,7 +234,7 @@ test('hooks install copies the CLI out of an npx cache, so pruning the cache bre
   const self = fakeBundle(f, '.npm/_npx/4f1c2a/node_modules/npu-block-gate');
   const r = await agent(['hooks', 'install', '--dir', dir], { ...f.deps, self });
   assert.is(r.code, 0, r.err);
-  assert.match(r.out, /^installed a copy of the CLI .*\/hooks\/cli\/[0-9a-f]{12}\/cli\.mjs \(from .*_npx.*\)/m);
+  assert.match(r.out, /^installed a copy of the CLI .*\/hooks\/cli\/[0-9a-f]{12}\/cli\.js \(from .*_npx.*\)/m);
   const shim = readFileSync(join(dir, 'job-started.sh'), 'utf8');
   assert.ok(!shim.includes('_npx'), shim);
   rmSync(join(f.base, '.npm'), { recursive: true });

@@ -76,9 +76,11 @@ export function unstableReason(path: string, env: NodeJS.ProcessEnv = process.en
 export interface InstalledCli { argv: string[]; line: string }
 
 /**
- * The command the hooks run. A bundle is copied to <dir>/cli/<content hash>/cli.mjs, so pruning
- * the place it was installed from (an npx cache, a runner _work dir) breaks nothing; a source
- * checkout is used where it is, and refused when that place will not last.
+ * The command the hooks run. A bundle is copied to <dir>/cli/<content hash>/cli.js (beside a
+ * package.json that makes it an ES module, as in the package), so pruning the place it was
+ * installed from (an npx cache, a runner _work dir) breaks nothing; a source checkout is used
+ * where it is, and refused when that place will not last. The name stays cli.js: src/cli.ts runs
+ * main() only when invoked as cli.js, cli.ts or npu-block-gate.
  */
 export function installCli(self: SelfCommand, dir: string, env: NodeJS.ProcessEnv): InstalledCli {
   const nodeWhy = unstableReason(self.node, env);
@@ -92,10 +94,13 @@ export function installCli(self: SelfCommand, dir: string, env: NodeJS.ProcessEn
   try { bytes = readFileSync(self.script); } catch (e) { throw new InputError(`cannot read the CLI to copy it (${oneLine(e)})`, self.script); }
   const hash = createHash('sha256').update(bytes).digest('hex').slice(0, 12);
   const root = join(dir, 'cli');
-  const dest = join(root, hash, 'cli.mjs');
+  const dest = join(root, hash, 'cli.js');
+  const pkg = join(root, hash, 'package.json');
+  const pkgText = JSON.stringify({ type: 'module', private: true, description: 'the copy of npu-block-gate the runner hooks run' }) + '\n';
   let line = `unchanged copy of the CLI ${dest}`;
-  if (!existsSync(dest) || !readFileSync(dest).equals(bytes)) {
+  if (!existsSync(dest) || !readFileSync(dest).equals(bytes) || !existsSync(pkg)) {
     mkdirSync(dirname(dest), { recursive: true });
+    writeFileSync(pkg, pkgText);
     const tmp = `${dest}.tmp-${process.pid}`;
     writeFileSync(tmp, bytes, { mode: 0o755 });
     renameSync(tmp, dest);
