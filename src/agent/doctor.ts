@@ -10,7 +10,7 @@ import { findPython } from '../probe/python.ts';
 import { oneLine } from '../errors.ts';
 import type { CmdResult, Machine } from './machine.ts';
 import {
-  blindJournal, compareVersions, formatBytes, memlockError, parseMemlockLimits, parsePowerMode, parseXrtSmi, parseXrtValidate,
+  blindJournal, compareVersions, formatBytes, memlockError, parseMemlockLimits, parseXrtSmi, parseXrtValidate,
   scanKernelLog, type KernelLogScan, type Limit, type WedgeFix, type XrtInfo,
 } from './parse.ts';
 import { describeHolder, lockState } from './lock.ts';
@@ -531,4 +531,3 @@ export function renderChecks(checks: Check[], root: string): string {
   return lines.join('\n') + '\n';
 }
 
-export { parsePowerMode };

@@ -12,7 +12,7 @@ import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync, appendFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { basename, dirname, extname, join, resolve } from 'node:path';
+import { dirname, extname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { defaultCacheRoot } from '../cache/kernel.ts';
 import { InputError, oneLine } from '../errors.ts';
