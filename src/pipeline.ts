@@ -55,7 +55,7 @@ function requireModelDir(dir: string): string {
 }
 
 /** Every file and dir a run leaves in its run dir (the contract's names, plus bisect/ and layers/). */
-const RUN_ENTRIES = [...Object.values(RUN_FILES), CONTRACT.bisect.dir, CONTRACT.layers_dir];
+const RUN_ENTRIES = [...Object.values(RUN_FILES), CONTRACT.bisect.dir, CONTRACT.layers_dir, (CONTRACT as { boundaries?: { dir?: string } }).boundaries?.dir ?? 'boundaries'];
 
 /**
  * The run dir, ready for a new probe: created if need be; an existing one is refused unless

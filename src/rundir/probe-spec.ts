@@ -94,6 +94,7 @@ export const PROBE_SPEC = obj({
     real_len: int(1),
     padded_len: withDefault(nullable(int(1)), () => null),
     tokenizer: withDefault(line(), () => ''),
+    positions: optional(any()),
   }),
   defaults: optional(nullable(obj({
     make_diagnosis: obj({ prompt: nullable(text()), model_choice: nullable(line()), cpu_attn: nullable(bool()) }, { declare: false, rest: any() }),
@@ -165,6 +166,16 @@ export const PROBE_SPEC = obj({
     source: line(),
     entries: list(obj({ layer: int(0), npu: TENSOR_SPEC, ref: TENSOR_SPEC }, { declare: false }), 4096),
   }, { declare: false }))),
+  // Newer sections (the lens, --emulate): their keys are declared; their values are typed by the
+  // code that reads them (every value is data until then: nothing here renders or opens them).
+  boundaries: optional(nullable(obj({
+    source: optional(any()), table: optional(any()), emulated: optional(any()), reference: optional(any()),
+    layout: optional(any()), entries: optional(any()), unpaired: optional(any()),
+  }))),
+  emulate: optional(nullable(obj({
+    runtime: optional(any()), inject: optional(any()), config_from: optional(any()), config_changes: optional(any()),
+    artifacts: optional(any()), registry: optional(any()), launches: optional(any()), compile: optional(any()),
+  }))),
 });
 
 export type CheckedProbeJson = Infer<typeof PROBE_SPEC>;

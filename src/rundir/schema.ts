@@ -76,6 +76,8 @@ export interface ProbeJson {
     real_len: number;
     padded_len: number | null;
     tokenizer: string;
+    /** `--positions`: how the prompt was extended to more real tokens (null otherwise). */
+    positions?: unknown;
   };
   integration: {
     path: 'kernel-first' | 'inheritance' | 'adapter';
@@ -156,6 +158,14 @@ export interface ProbeJson {
     reason: string;
     steps: { step: string; cosine: number }[];
   };
+  /** The lens: each boundary inside block 0 on both sides (null in config, on the adapter path, or turned off). */
+  boundaries?: null | {
+    source?: unknown; table?: unknown; emulated?: unknown; reference?: unknown; layout?: unknown; entries?: unknown; unpaired?: unknown;
+  };
+  /** --emulate: the tree's block on the probe's emulated runtime (null otherwise). */
+  emulate?: null | {
+    runtime?: unknown; inject?: unknown; config_from?: unknown; config_changes?: unknown; artifacts?: unknown; registry?: unknown; launches?: unknown; compile?: unknown;
+  };
 }
 
 /** Every key probe.json may hold: an object declares a nested object's keys, null a leaf. The same
@@ -167,7 +177,7 @@ export const PROBE_KEYS = {
   created_at: null,
   tool: { name: null, version: null },
   model: { name: null, dir: null, hf_id: null, config: null },
-  prompt: { style: null, text: null, source: null, token_ids: null, real_len: null, padded_len: null, tokenizer: null },
+  prompt: { style: null, text: null, source: null, token_ids: null, real_len: null, padded_len: null, tokenizer: null, positions: null },
   defaults: { differs: null, make_diagnosis: null },
   integration: {
     path: null, entry: null, runner: null, reason: null, kernels: null, tiles: null, workarounds: null, cpu_attn: null,
@@ -183,6 +193,8 @@ export const PROBE_KEYS = {
   tensors: { npu: null, ref: null, input: null },
   bisect: null,
   layers: null,
+  boundaries: { source: null, table: null, emulated: null, reference: null, layout: null, entries: null, unpaired: null },
+  emulate: { runtime: null, inject: null, config_from: null, config_changes: null, artifacts: null, registry: null, launches: null, compile: null },
 } as const;
 
 type KeyDecl = { readonly [k: string]: KeyDecl | null };
