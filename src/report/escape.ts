@@ -93,6 +93,17 @@ export function code(v: unknown, opts: { max?: number; inTable?: boolean } = {})
   return `${fence}${pad}${clean}${pad}${fence}`;
 }
 
+/**
+ * A name from the run dir that should look like one (a dotted Python name, a path, a commit) as
+ * code; anything else as escaped text, so no foreign `<`, `<!--` or backtick reaches the page at
+ * all, not even inside a code span.
+ */
+export function literal(v: unknown, opts: { max?: number; inTable?: boolean } = {}): string {
+  const s = str(v);
+  if (/^[A-Za-z0-9_.\/+=:,@-]+$/.test(s) && s.length <= (opts.max ?? MAX_TEXT)) return code(s, opts);
+  return text(s, opts.max);
+}
+
 export function isId(v: unknown): v is string {
   return typeof v === 'string' && ID_RE.test(v);
 }

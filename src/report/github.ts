@@ -4,7 +4,7 @@
 // goes through escape.ts; test/golden/*.md holds what they render to.
 import type { Report } from './types.ts';
 import { renderMarkdown } from './markdown.ts';
-import { code, id, plain, str } from './escape.ts';
+import { code, id, literal, plain, str } from './escape.ts';
 import { DOC_PATHS } from '../docs/markers.ts';
 
 /** Which commit a run judged. */
@@ -17,7 +17,7 @@ export interface JudgedCommit {
   checkout: string | null;
 }
 
-const short = (sha: unknown) => code(str(sha).slice(0, 12));
+const short = (sha: unknown) => literal(str(sha).slice(0, 12));
 
 /** One sentence on whether a pull request's merge commit or its head was judged; null when not a question. */
 export function judgedLine(j: JudgedCommit | null): string | null {
@@ -59,7 +59,7 @@ export function docsPreview(report: Report, modelKey: string): string {
   const at = (p: string) => code(`${modelKey}/${p}`);
   const failed = report.gates.filter((g) => g.status === 'fail').map((g) => g.id).join(', ');
   const lines = [
-    `- ${at(DOC_PATHS.phase2)}: this report as the latest result, and a history row for commit ${short(report.commit)} (${code(report.prompt?.style ?? 'default')} prompt).`,
+    `- ${at(DOC_PATHS.phase2)}: this report as the latest result, and a history row for commit ${short(report.commit)} (${literal(report.prompt?.style ?? 'default', { max: 40 })} prompt).`,
     pass
       ? `- ${at(DOC_PATHS.todo)}: \`- [x] 2: Single-Block Validation\`, and any Phase 2 blocker line removed.`
       : `- ${at(DOC_PATHS.todo)}: a Phase 2 blocker under \`## Active blockers\` naming ${failed}.`,
@@ -86,7 +86,7 @@ export function docsPrText(report: Report, o: { modelKey: string; branch: string
     '',
     m ? `Whole-tensor cosine ${m.wholeCosine.toFixed(6)}, per-position min ${m.perPosition.min.toFixed(6)} (threshold ${report.thresholds.perPosition}).` : '',
     '',
-    `Records \`${DOC_PATHS.phase2}\` and \`${DOC_PATHS.todo}\` for commit ${code(sha12)}. Written by npu-block-gate; the branch ${code(o.branch)} is rebuilt on ${code(o.base)} by every trusted run.`,
+    `Records \`${DOC_PATHS.phase2}\` and \`${DOC_PATHS.todo}\` for commit ${literal(sha12)}. Written by npu-block-gate; the branch ${code(o.branch)} is rebuilt on ${code(o.base)} by every trusted run.`,
   ];
   const judged = judgedLine(o.judged ?? null);
   if (judged) body.push('', judged);

@@ -1,7 +1,7 @@
 // One markdown rendering of a Report for the job summary, the PR comment and phase2_block.md.
 import { markdownTable } from 'markdown-table';
 import type { Report, GateResult } from './types.ts';
-import { cell, code, id, plain, str, text } from './escape.ts';
+import { cell, id, literal, plain, str, text } from './escape.ts';
 import { fmtCos, fmtSci, fmtDb, fmtSqnr, fmtRatio, fmtRun, fmtSeconds } from './format.ts';
 import { formatThreshold, SQNR_GOOD_DB } from '../gates/thresholds.ts';
 import type { Hint } from '../bisect/hints.ts';
@@ -116,14 +116,14 @@ function integrationSection(r: Report, flavor: Flavor): string[] {
   const i = r.integration;
   if (i) {
     out.push('### Integration', '');
-    out.push(`- path: **${text(i.path, 32)}**, entry ${code(i.entry)}`);
+    out.push(`- path: **${text(i.path, 32)}**, entry ${literal(i.entry)}`);
     if (i.reason) out.push(`- why: ${text(i.reason)}`);
     const s1 = i.step1;
     if (s1 && s1.matches !== undefined) {
       out.push(s1.matches
         ? '- Step 1: the per-layer kernel sequence matches llama\'s, so inheritance is allowed'
         : `- Step 1: the kernel sequence differs from llama's; kernel-first is forced by ${list(s1.breaks).slice(0, 20).map((b) => `(${text(b?.rule, 8)}) ${text(b?.detail)}`).join('; ')}`);
-      if (s1.block) out.push(`- block 0 runs in ${code(s1.block.function)} (${text(s1.block.where)}${s1.block.file ? `, ${code(s1.block.file)}` : ''})`);
+      if (s1.block) out.push(`- block 0 runs in ${literal(s1.block.function)} (${text(s1.block.where)}${s1.block.file ? `, ${literal(s1.block.file)}` : ''})`);
     }
     const unwired = list(i.coverage?.unwired) as ({ shape?: unknown; section?: unknown; used_by?: unknown } | null)[];
     if (unwired.length) {
@@ -217,7 +217,7 @@ export function renderMarkdown(r: Report, opts: MarkdownOptions): string {
   }
   const p = r.prompt;
   out.push(`Layer-0 \`ffn_out\` of block 0 on the NPU vs the ${r.reference?.kind === 'hf-bf16' ? 'HuggingFace bf16' : 'emulated bf16'} reference` +
-    `${p ? `, ${text(p.style, 32)} prompt (${p.real_len} tokens)` : ''}, commit ${code(str(r.commit).slice(0, 12))}.`, '');
+    `${p ? `, ${text(p.style, 32)} prompt (${p.real_len} tokens)` : ''}, commit ${literal(str(r.commit).slice(0, 12))}.`, '');
   out.push(gatesTable(r), '');
   if (r.warnings.length) {
     out.push('**Warnings**', '');

@@ -335,3 +335,93 @@ errs('bad inputs are all named in one precise error', async (ctx) => {
 });
 
 errs.run();
+
+// ---------------------------------------------------------------------------------------------
+const more = suite<{ remote: GitRemote; index: string; runId: number }>('action: comment author, refused docs PR, prompt values');
+
+more.before(async (ctx) => {
+  ctx.index = await ensureDist();
+  ctx.remote = makeGitRemote();
+  ctx.runId = 4000;
+});
+
+function run(ctx: { remote: GitRemote; index: string; runId: number }, gh: FakeGitHub, o: { event: 'push' | 'pull_request'; token: string; env?: Record<string, string>; inputs?: Record<string, string>; sha?: string }) {
+  ctx.runId += 1;
+  return runAction({
+    index: ctx.index, workspace: ctx.remote.work, eventName: o.event, apiUrl: gh.url, runId: ctx.runId,
+    payload: o.event === 'push' ? pushEvent(ctx.remote.baseSha) : pullRequestEvent({ number: 7, headSha: o.sha ?? SHA_A }),
+    sha: o.event === 'push' ? ctx.remote.baseSha : undefined,
+    artifactDir: join(ctx.remote.root, 'artifacts'), inputs: { 'model-dir': MODEL, 'github-token': o.token, ...o.inputs }, env: o.env,
+  });
+}
+
+more("a GitHub App token finds and updates its own comment (the login is the token's, from GraphQL viewer)", async (ctx) => {
+  const gh = await new FakeGitHub({ tokens: { ghs_app: { login: 'npu-gate[bot]', type: 'Bot', installation: true } }, pulls: [{ number: 7, headSha: SHA_A }], checkResponses: true }).start();
+  try {
+    const r1 = await run(ctx, gh, { event: 'pull_request', token: 'ghs_app' });
+    assert.is(r1.code, 0, show(r1));
+    gh.pulls[0].headSha = SHA_B;
+    const r2 = await run(ctx, gh, { event: 'pull_request', token: 'ghs_app', sha: SHA_B });
+    assert.is(r2.code, 0, show(r2));
+    const c = gh.commentsOn(7);
+    assert.is(c.length, 1, 'one comment, updated in place, not a new one per run');
+    assert.is(c[0].login, 'npu-gate[bot]');
+    assert.match(c[0].body, SHA_B.slice(0, 12));
+    assert.match(r2.stdout, 'comment updated');
+    assert.equal(gh.problems, []);
+  } finally {
+    await gh.stop();
+  }
+});
+
+more('when GraphQL cannot name the token, comment-author does; without either, no comment is posted (and none duplicated)', async (ctx) => {
+  const gh = await new FakeGitHub({ tokens: { ghs_app: { login: 'npu-gate[bot]', type: 'Bot', installation: true, noGraphql: true } }, pulls: [{ number: 7, headSha: SHA_A }] }).start();
+  try {
+    const r0 = await run(ctx, gh, { event: 'pull_request', token: 'ghs_app' });
+    assert.is(r0.code, 0, show(r0));
+    assert.is(gh.commentsOn(7).length, 0);
+    assert.ok(r0.warnings.some((w) => /comment-author/.test(w)), r0.warnings.join('\n'));
+    for (let i = 0; i < 2; i++) {
+      const r = await run(ctx, gh, { event: 'pull_request', token: 'ghs_app', inputs: { 'comment-author': 'npu-gate[bot]' }, env: i ? { AIR_MINI_INJECT: 'stale_tail' } : {} });
+      assert.is(r.code, i ? 1 : 0, show(r));
+    }
+    assert.is(gh.commentsOn(7).length, 1);
+  } finally {
+    await gh.stop();
+  }
+});
+
+more('a repository that refuses Actions-created PRs: G4 is a warning with the reason, never a silent pass', async (ctx) => {
+  const gh = await new FakeGitHub({ gitRemote: ctx.remote.bare, refusePullCreation: true, checkResponses: true }).start();
+  try {
+    const r = await run(ctx, gh, { event: 'push', token: 'ghs_writer' });
+    assert.is(r.code, 0, show(r));
+    assert.is(r.outputs.outcome, 'pass', 'the numbers still pass');
+    assert.is(r.outputs.g4, 'skip');
+    assert.ok(r.warnings.some((w) => /does not allow GitHub Actions to create pull requests/.test(w)), r.warnings.join('\n'));
+    assert.match(r.summary, 'G4: the documents were not recorded');
+    assert.ok(ctx.remote.branches().includes(`npu-block-gate/phase2/${MODEL}`), 'the documents wait on the docs branch');
+    const report = JSON.parse(readFileSync(r.outputs['report-path'], 'utf8'));
+    assert.is(report.gates.find((g: { id: string }) => g.id === 'G4').status, 'skip');
+    assert.is(gh.pulls.length, 0);
+  } finally {
+    await gh.stop();
+  }
+});
+
+more('a prompt that starts with -- is the prompt, not an option of the probe', async (ctx) => {
+  const gh = await new FakeGitHub({ pulls: [{ number: 7, headSha: SHA_A }] }).start();
+  try {
+    const prompt = '--out=/tmp/elsewhere --no-bisect The capital of France is';
+    const r = await run(ctx, gh, { event: 'pull_request', token: 'ghs_writer', inputs: { prompt } });
+    assert.is(r.code, 0, show(r));
+    const report = JSON.parse(readFileSync(r.outputs['report-path'], 'utf8'));
+    assert.is(report.prompt.text, prompt);
+    assert.not.ok(existsSync('/tmp/elsewhere/probe.json'));
+    assert.ok(r.outputs['run-dir'].startsWith(r.runnerTemp), 'the run dir is where the Action put it');
+  } finally {
+    await gh.stop();
+  }
+});
+
+more.run();

@@ -123,3 +123,80 @@ s('a tampered run dir (a tensor path leaving the run dir) is refused as input, n
 });
 
 s.run();
+
+// ---------------------------------------------------------------------------------------------
+const more = suite<Ctx>('action: split mode errors and run-id');
+
+more.before(async (ctx) => {
+  ctx.index = await ensureDist();
+  ctx.remote = makeGitRemote();
+  ctx.trusted = join(ctx.remote.root, 'trusted');
+  git(ctx.remote.root, ['clone', '--quiet', ctx.remote.bare, ctx.trusted]);
+  ctx.artifacts = join(ctx.remote.root, 'artifacts');
+  ctx.gh = await new FakeGitHub({
+    gitRemote: ctx.remote.bare,
+    pulls: [{ number: 12, headSha: SHA, headRepo: 'mallory/mlir-air' }],
+    workflowRuns: [
+      { id: 5101, head_sha: SHA, event: 'pull_request', head_repository: 'mallory/mlir-air', pull_requests: [] },
+      { id: 5102, head_sha: SHA, event: 'pull_request', head_repository: 'mallory/mlir-air', pull_requests: [] },
+    ],
+    checkResponses: true,
+  }).start();
+  ctx.runId = 6100;
+});
+more.after(async (ctx) => {
+  await ctx.gh?.stop();
+  assert.equal(ctx.gh.problems, []);
+});
+
+more('a probe job that cannot run uploads its run dir and error; the report job comments ERROR on the PR', async (ctx) => {
+  const p = await runAction({
+    index: ctx.index, workspace: ctx.remote.work, eventName: 'pull_request', runId: 5101, job: 'probe',
+    payload: pullRequestEvent({ number: 12, headSha: SHA, fork: true }), apiUrl: ctx.gh.url, artifactDir: ctx.artifacts,
+    inputs: { 'model-dir': MODEL, mode: 'probe', 'github-token': '', python: '/nonexistent/python3' },
+  });
+  assert.is(p.code, 1, show(p));
+  assert.is(p.outputs.outcome, 'error');
+  assert.ok(p.outputs['artifact-name'], 'uploaded even though the probe failed');
+  const meta = JSON.parse(readFileSync(join(await openArtifact(ctx.artifacts, 5101, p.outputs['artifact-name']), 'github.json'), 'utf8'));
+  assert.match(meta.probe_error.message, '/nonexistent/python3');
+  assert.is(meta.probe_error.exit_code, 2);
+  ctx.runId += 1;
+  const r = await runAction({
+    index: ctx.index, workspace: ctx.trusted, eventName: 'workflow_run', runId: ctx.runId, job: 'report',
+    payload: workflowRunEvent({ runId: 5101, headSha: SHA, event: 'pull_request', fork: true }),
+    apiUrl: ctx.gh.url, artifactDir: ctx.artifacts, inputs: { 'model-dir': MODEL, mode: 'report', 'github-token': 'ghs_writer' },
+  });
+  assert.is(r.code, 1, show(r));
+  assert.is(r.outputs.outcome, 'error');
+  const c = ctx.gh.commentsOn(12);
+  assert.is(c.length, 1);
+  assert.match(c[0].body, 'Phase 2 ERROR');
+  assert.match(c[0].body, 'the probe job could not run the check');
+  assert.not.match(c[0].body, 'FAIL**');
+});
+
+more("workflow_dispatch with run-id of a fork's run: judged as that run (its head, untrusted), never recorded as main's", async (ctx) => {
+  const p = await runAction({
+    index: ctx.index, workspace: ctx.remote.work, eventName: 'pull_request', runId: 5102, job: 'probe',
+    payload: pullRequestEvent({ number: 12, headSha: SHA, fork: true }), apiUrl: ctx.gh.url, artifactDir: ctx.artifacts,
+    inputs: { 'model-dir': MODEL, mode: 'probe', 'github-token': '' },
+  });
+  assert.is(p.code, 0, show(p));
+  ctx.runId += 1;
+  const r = await runAction({
+    index: ctx.index, workspace: ctx.trusted, eventName: 'workflow_dispatch', runId: ctx.runId, job: 'report', sha: ctx.remote.baseSha,
+    payload: { inputs: {}, ref: 'refs/heads/main', repository: { full_name: 'acme/mlir-air', default_branch: 'main' } },
+    apiUrl: ctx.gh.url, artifactDir: ctx.artifacts, inputs: { 'model-dir': MODEL, mode: 'report', 'github-token': 'ghs_writer', 'run-id': '5102' },
+  });
+  assert.is(r.code, 0, show(r));
+  assert.match(r.stdout, 'run 5102 (run-id lookup): pull_request from mallory/mlir-air');
+  assert.match(r.stdout, 'untrusted');
+  assert.is(r.outputs.g4, 'skip', 'no documents from a fork');
+  assert.equal(ctx.remote.branches(), ['main'], 'nothing pushed');
+  const report = JSON.parse(readFileSync(r.outputs['report-path'], 'utf8'));
+  assert.is(report.commit, SHA, "the fork's head, not main's GITHUB_SHA");
+  assert.ok(ctx.gh.calls.some((c) => c.route === '/repos/{owner}/{repo}/actions/runs/{run_id}'), 'the run was looked up');
+});
+
+more.run();

@@ -1,0 +1,111 @@
+// Golden files for every text the Action and the CLI render from a report: the job summary, the PR
+// comment, phase2_block.md's report block, the docs PR, the probe job's summary, the terminal.
+// A change to any of them shows up here as a diff. Regenerate deliberately:
+//   UPDATE_GOLDEN=1 node node_modules/uvu/bin.js -r tsx test 'github/golden'
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { existsSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { REPO } from '../helpers/airmini.ts';
+import { fakeReport, fakeMetrics } from '../helpers/report.ts';
+import { renderMarkdown } from '../../src/report/markdown.ts';
+import { renderTerminal } from '../../src/report/terminal.ts';
+import { commentContent, docsPreview, docsPrText, judgedLine, probedSummary, summaryText } from '../../src/report/github.ts';
+import type { Report } from '../../src/report/types.ts';
+
+const DIR = join(REPO, 'test/golden');
+const UPDATE = process.env.UPDATE_GOLDEN === '1';
+const KEY = 'programming_examples/llms/tiny_llama';
+const RUN = 'https://github.example/acme/mlir-air/actions/runs/1001';
+const ART = 'https://github.example/acme/mlir-air/actions/runs/1001/artifacts/9';
+const HEAD = 'a1'.repeat(20);
+const MERGE = 'e2'.repeat(20);
+
+function golden(name: string, actual: string): void {
+  const path = join(DIR, name);
+  if (UPDATE || !existsSync(path)) {
+    mkdirSync(DIR, { recursive: true });
+    writeFileSync(path, actual);
+    if (!UPDATE) throw new Error(`${name} did not exist and was written; check it in after reading it`);
+    return;
+  }
+  assert.fixture(actual, readFileSync(path, 'utf8'), name);
+}
+
+function passing(): Report {
+  return fakeReport(fakeMetrics(), { isolation: { mode: 'namespace', detail: 'bubblewrap: user+pid+mount+net namespaces, private /proc, read-only root' } });
+}
+
+function failing(): Report {
+  const m = fakeMetrics({ cosines: [0.999, 0.998, 0.91, 0.85], whole: 0.97 });
+  m.perPosition.badRuns = [{ start: 2, end: 3, length: 2 }];
+  const r = fakeReport(m);
+  r.warnings = [{ id: 'sqnr', message: 'SQNR 21.3 dB is under the 40 dB "very good" bar (informational)' }];
+  r.integration!.workarounds = [{ id: 'non_1024_aligned', detail: 'emb_dim 896 is not a multiple of 1024', prerequisite: 'Phase 4/5 prerequisite: pad the GEMM N dimension' }];
+  r.bisect = {
+    available: true, reason: 'swapping o_proj to the CPU brings the block above threshold', hook: 'bisect_steps',
+    steps: [
+      { step: 'q_proj', kernel: 'rms_gemms_rope', cpuEquivalent: 'numpy GEMM', wholeCosine: 0.97, perPositionMin: 0.85, nonFinite: 0, fixes: false },
+      { step: 'o_proj', kernel: 'o_ffn', cpuEquivalent: 'numpy GEMM', wholeCosine: 0.9999, perPositionMin: 0.9995, nonFinite: 0, fixes: true },
+    ],
+    offender: { step: 'o_proj', kernel: 'o_ffn', hint: { boundary: 'o_proj', cause: 'a stale tail tile', where: 'the O GEMM launch' } as any },
+    situation: null,
+  };
+  return r;
+}
+
+function hostile(): Report {
+  const H = '<img src=x> **b** [l](https://evil.example) @mallory #1 <!-- | ` \r::error::x';
+  const r = failing();
+  r.model.name = H;
+  r.prompt = { ...r.prompt!, style: H, source: H };
+  r.integration = { ...r.integration!, entry: H, reason: H, kernels: [H, 'ok_kernel'], workarounds: [{ id: H, detail: H, prerequisite: H }] };
+  r.bisect!.steps[0].step = H;
+  r.bisect!.offender = { step: H, kernel: H, hint: null };
+  r.warnings.push({ id: H, message: H });
+  r.error = null;
+  return r;
+}
+
+test('a passing report: summary, comment (with the preview), phase2_block.md block, terminal', () => {
+  const r = passing();
+  golden('pass.summary.md', summaryText(r, { artifactUrl: ART }));
+  golden('pass.comment.md', commentContent(r, { modelKey: KEY, runUrl: RUN, artifactUrl: ART, preview: true }));
+  golden('pass.doc.md', renderMarkdown(r, { flavor: 'doc' }));
+  golden('pass.terminal.txt', renderTerminal(r));
+});
+
+test('a failing report with a bisect, a workaround and a warning', () => {
+  const r = failing();
+  golden('fail.summary.md', summaryText(r, { artifactUrl: ART, judged: { head: HEAD, merge: MERGE, checkout: MERGE } }));
+  golden('fail.comment.md', commentContent(r, { modelKey: KEY, runUrl: RUN, artifactUrl: ART, preview: true, judged: { head: HEAD, merge: MERGE, checkout: MERGE } }));
+  golden('fail.terminal.txt', renderTerminal(r));
+});
+
+test('an error report is never a FAIL', () => {
+  const r: Report = { ...fakeReport(), outcome: 'error', exit_code: 3, error: 'no Python with numpy found: tried python3 (not found)', gates: [], metrics: null, integration: null, reference: null, environment: null };
+  golden('error.comment.md', commentContent(r, { modelKey: KEY, runUrl: RUN, preview: true }));
+  golden('error.terminal.txt', renderTerminal(r));
+});
+
+test('a report full of hostile strings renders inert', () => {
+  const r = hostile();
+  golden('hostile.comment.md', commentContent(r, { modelKey: KEY, runUrl: RUN, preview: true }));
+  golden('hostile.terminal.txt', renderTerminal(r));
+});
+
+test('the docs PR, the docs preview, the probe job summary and which commit was judged', () => {
+  const t = docsPrText(passing(), { modelKey: KEY, branch: `npu-block-gate/phase2/${KEY}`, base: 'main', runId: 1001 });
+  golden('docs-pr.md', `title: ${t.title}\n\ncommit message:\n${t.commitMessage}\n\nbody:\n${t.body}\n`);
+  golden('docs-preview.md', docsPreview(failing(), KEY));
+  golden('probed.summary.md', probedSummary(KEY, 'npu-block-gate-programming_examples__llms__tiny_llama-attempt1'));
+  golden('judged.md', [
+    judgedLine({ head: HEAD, merge: MERGE, checkout: MERGE }),
+    judgedLine({ head: HEAD, merge: MERGE, checkout: HEAD }),
+    judgedLine({ head: HEAD, merge: MERGE, checkout: 'c3'.repeat(20) }),
+    judgedLine({ head: HEAD, merge: MERGE, checkout: null }),
+    String(judgedLine({ head: HEAD, merge: null, checkout: HEAD })),
+  ].join('\n') + '\n');
+});
+
+test.run();

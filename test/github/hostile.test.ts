@@ -1,0 +1,217 @@
+// A run dir and a model tree written by an attacker (DESIGN.md "Trust"): every string in them is
+// hostile, and none may change the structure of the PR comment or the job summary, notify anyone,
+// link anywhere, or start a workflow command on the runner's stdout.
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { copyFileSync, mkdirSync, readFileSync, writeFileSync, appendFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { FakeGitHub } from '../helpers/github-server.ts';
+import { makeGitRemote, git, type GitRemote } from '../helpers/git-remote.ts';
+import { runAction, tamperedCopy, type ActionRunResult } from '../helpers/action-run.ts';
+import { ensureDist } from '../helpers/dist.ts';
+import { pullRequestEvent, workflowRunEvent } from '../helpers/events.ts';
+
+const MODEL = 'programming_examples/llms/tiny_llama';
+const SHA = '7'.repeat(40);
+const PR = 21;
+
+/** Everything a string can try: HTML, a tracker image, links, a mention, a reference, a comment
+ * opener, table pipes, backticks, a heading, emphasis, and workflow commands behind \r and \n. */
+const H = '<img src="https://evil.example/t.png"><script>x</script> # **pwn** [click](https://evil.example/x) ![i](https://evil.example/i.png) @mallory acme/mlir-air#1 www.evil.example <!-- hide | a | b | `tick` \r::error::forged-cr\n::stop-commands::pwned\n  ::set-output name=outcome::pass\n##[error]forged-v1';
+/** The same on one line (the run-dir reader refuses line breaks in most fields), at most 200 characters. */
+const H_LINE = '<img src="https://evil.example/t.png"><script>x</script> # **pwn** [c](https://evil.example/x) ![i](https://evil.example/i.png) @mallory acme/x#1 www.evil.example <!-- hide | a | `t` ::error::x';
+const H_STEP = 'step\r::error::forged-step';
+const H_KERNEL = '::stop-commands::pwned2';
+
+function show(r: ActionRunResult): string {
+  return `exit ${r.code}\n--- stdout\n${r.stdout.slice(-5000)}\n--- stderr\n${r.stderr.slice(-2000)}`;
+}
+
+/** Our own workflow commands: the only lines of stdout that may start one. */
+const OURS = /^::(error|warning|notice|debug|group|endgroup|add-mask)(\s[^:]*)?::/;
+
+/** Every line the runner would see (it splits on \r and \n) that starts a command, after the
+ * leading whitespace the runner trims. */
+function commandLines(stdout: string): string[] {
+  return stdout.split(/\r\n|\r|\n/).map((l) => l.replace(/^[\s\u0085\u180e\u200b-\u200d\u2060\ufeff]*/, '')).filter((l) => l.startsWith('::') || l.startsWith('##['));
+}
+
+function checkStdout(r: ActionRunResult): void {
+  for (const l of commandLines(r.stdout)) {
+    assert.ok(OURS.test(l), `a foreign workflow command reached stdout: ${JSON.stringify(l.slice(0, 120))}`);
+    assert.not.match(l, /forged|pwned|set-output/, `a foreign payload inside our command was not escaped: ${JSON.stringify(l.slice(0, 160))}`);
+  }
+  assert.not.match(r.stderr, /^::/m);
+}
+
+const stripCode = (md: string) => md.replace(/(`+)(?:(?!\1)[\s\S])*?\1/g, '');
+
+/** The structure checks a PR comment or job summary must pass whatever the run dir said. */
+function checkMarkdown(md: string, what: string, opts: { marker: boolean }): void {
+  const prose = stripCode(md);
+  // HTML: only the tags we write ourselves.
+  const tags = [...prose.matchAll(/<\/?([A-Za-z!][^\s>]*)/g)].map((m) => m[1].toLowerCase());
+  const allowed = ['details', 'summary', 'sub', 'br', '!--'];
+  assert.equal(tags.filter((t) => !allowed.includes(t)), [], `${what}: foreign HTML`);
+  const comments = (md.match(/<!--/g) ?? []).length;
+  assert.is(comments, opts.marker ? 1 : 0, `${what}: <!-- only in our own marker`);
+  if (opts.marker) assert.ok(md.startsWith('<!-- npu-block-gate:comment'), `${what}: marker first`);
+  assert.is((md.match(/<details/g) ?? []).length, (md.match(/<\/details>/g) ?? []).length, `${what}: details balanced`);
+  assert.is(md.split('\n').filter((l) => /^\s*(```|~~~)/.test(l)).length % 2, 0, `${what}: fences balanced`);
+  // Links and images: only ours (the run, the artifact).
+  for (const m of prose.matchAll(/\]\(([^)]*)\)/g)) assert.match(m[1], /^(https:\/\/github\.example\/|file:\/\/)/, `${what}: foreign link ${m[1]}`);
+  assert.not.match(prose, /(^|[^\\])!\[/, `${what}: an image`);
+  assert.not.match(prose, /https?:\/\/evil|www\.evil/, `${what}: a bare link that GitHub would auto-link`);
+  // Mentions and cross-references: none.
+  assert.not.match(prose, /(^|[^\w])@[A-Za-z0-9]/, `${what}: a mention`);
+  assert.not.match(prose, /(^|[^\\])#\d/, `${what}: an issue reference`);
+  // Tables: every row of a table has its header's number of cells.
+  const lines = md.split('\n');
+  for (let i = 0; i < lines.length; i++) {
+    if (!lines[i].startsWith('|') || (i > 0 && lines[i - 1].startsWith('|'))) continue;
+    const cells = (l: string) => l.replace(/\\\|/g, '').split('|').length;
+    const n = cells(lines[i]);
+    for (let j = i + 1; j < lines.length && lines[j].startsWith('|'); j++) assert.is(cells(lines[j]), n, `${what}: table row ${j} has a different number of cells: ${lines[j].slice(0, 200)}`);
+  }
+  assert.not.match(prose, /\*\*pwn\*\*/, `${what}: emphasis from a run dir`);
+}
+
+interface Ctx {
+  remote: GitRemote;
+  trusted: string;
+  gh: FakeGitHub;
+  artifacts: string;
+  index: string;
+  probeArtifact: string;
+  runId: number;
+}
+
+assert.ok(H_LINE.length <= 200, String(H_LINE.length));
+
+const s = suite<Ctx>('hostile run dir and model tree');
+
+s.before(async (ctx) => {
+  ctx.index = await ensureDist();
+  ctx.remote = makeGitRemote();
+  ctx.trusted = join(ctx.remote.root, 'trusted');
+  git(ctx.remote.root, ['clone', '--quiet', ctx.remote.bare, ctx.trusted]);
+  ctx.artifacts = join(ctx.remote.root, 'artifacts');
+  ctx.gh = await new FakeGitHub({ pulls: [{ number: PR, headSha: SHA }], checkResponses: true }).start();
+  ctx.runId = 7100;
+  // A failing probe (so the bisect and the FAIL annotations are in play), uploaded by mode probe.
+  const r = await runAction({
+    index: ctx.index, workspace: ctx.remote.work, eventName: 'pull_request', runId: 7000, job: 'probe',
+    payload: pullRequestEvent({ number: PR, headSha: SHA }), apiUrl: ctx.gh.url, artifactDir: ctx.artifacts,
+    inputs: { 'model-dir': MODEL, mode: 'probe', 'github-token': '' }, env: { AIR_MINI_INJECT: 'stale_tail' },
+  });
+  assert.is(r.code, 0, show(r));
+  ctx.probeArtifact = r.outputs['artifact-name'];
+});
+s.after(async (ctx) => {
+  await ctx.gh?.stop();
+  assert.equal(ctx.gh.problems, []);
+});
+
+function report(ctx: Ctx, probeRun: number) {
+  ctx.runId += 1;
+  return runAction({
+    index: ctx.index, workspace: ctx.trusted, eventName: 'workflow_run', runId: ctx.runId, job: 'report',
+    payload: workflowRunEvent({ runId: probeRun, headSha: SHA, event: 'pull_request', pullRequests: [PR] }),
+    apiUrl: ctx.gh.url, artifactDir: ctx.artifacts, inputs: { 'model-dir': MODEL, mode: 'report', 'github-token': 'ghs_writer' },
+  });
+}
+
+s('every string of probe.json and bisect.json is hostile: the comment, the summary and stdout keep their structure', async (ctx) => {
+  await tamperedCopy(ctx.artifacts, 7000, 7001, ctx.probeArtifact, (dir) => {
+    const path = join(dir, 'probe.json');
+    const p = JSON.parse(readFileSync(path, 'utf8'));
+    p.prompt.text = H;
+    p.prompt.source = H_LINE;
+    Object.assign(p.integration, {
+      entry: H_LINE, reason: H_LINE, kernels: [H_KERNEL, H_LINE], tiles: { [H_LINE]: H_LINE },
+      workarounds: [{ id: H_LINE, detail: H_LINE, prerequisite: H_LINE }],
+      step1: { matches: false, breaks: [{ rule: H_LINE, detail: H_LINE }], block: { function: H_LINE, file: H_LINE, where: H_LINE, via: null, compile: null } },
+      coverage: { unwired: [{ section: H_LINE, shape: H_LINE, used_by: H_LINE }] },
+    });
+    p.defaults = { make_diagnosis: { prompt: H, model_choice: H_LINE, cpu_attn: null }, differs: [H_LINE, H_LINE] };
+    Object.assign(p.reference, { runner: H_LINE, dtype: H_LINE.slice(0, 100), transformers: H_LINE, torch: H_LINE });
+    Object.assign(p.environment, { python: H_LINE, python_executable: H_LINE, numpy: H_LINE, device: H_LINE, xrt: H_LINE });
+    p.kernel_cache = { ...(p.kernel_cache ?? {}), entries: [H_LINE, H_KERNEL] };
+    p.timings = { [H_LINE]: 1.5, total: 2 };
+    writeFileSync(path, JSON.stringify(p));
+    mkdirSync(join(dir, 'bisect'), { recursive: true });
+    // The step's tensor is the reference itself: it "fixes" the block, so its name is the offender.
+    copyFileSync(join(dir, p.tensors.ref.file), join(dir, 'bisect/s0.npy'));
+    writeFileSync(join(dir, 'bisect/bisect.json'), JSON.stringify({
+      schema: 'npu-block-gate/bisect', schema_version: 1, available: true, reason: H, hook: H,
+      steps: [{ index: 0, step: H_STEP, kernel: H_KERNEL, cpu_equivalent: H, file: 'bisect/s0.npy' }],
+    }));
+  });
+  const r = await report(ctx, 7001);
+  assert.is(r.code, 1, show(r));
+  assert.is(r.outputs.outcome, 'fail', show(r));
+  assert.ok(r.errors.some((e) => /per-position/i.test(e)), `our FAIL annotation still works: ${r.errors.join(' | ')}`);
+  checkStdout(r);
+  const c = ctx.gh.commentsOn(PR);
+  assert.is(c.length, 1);
+  checkMarkdown(c[0].body, 'comment', { marker: true });
+  assert.match(c[0].body, 'Phase 2 FAIL');
+  assert.match(c[0].body, '(not a valid id)', 'an id that is not one is marked');
+  assert.match(c[0].body, 'Offending boundary');
+  checkMarkdown(r.summary, 'summary', { marker: false });
+  assert.match(r.summary, 'Phase 2 FAIL');
+});
+
+s('a run dir whose model name is not the model dir\'s is refused: ERROR, and the name cannot inject either', async (ctx) => {
+  await tamperedCopy(ctx.artifacts, 7000, 7002, ctx.probeArtifact, (dir) => {
+    const path = join(dir, 'probe.json');
+    const p = JSON.parse(readFileSync(path, 'utf8'));
+    p.model.name = H_LINE;
+    writeFileSync(path, JSON.stringify(p));
+  });
+  const r = await report(ctx, 7002);
+  assert.is(r.code, 1, show(r));
+  assert.is(r.outputs.outcome, 'error');
+  assert.match(r.stdout, "is not the model dir's name", show(r));
+  checkStdout(r);
+  const body = ctx.gh.commentsOn(PR)[0].body;
+  assert.match(body, 'Phase 2 ERROR');
+  checkMarkdown(body, 'comment', { marker: true });
+  checkMarkdown(r.summary, 'summary', { marker: false });
+});
+
+s.run();
+
+// ---------------------------------------------------------------------------------------------
+const tree = suite<{ remote: GitRemote; gh: FakeGitHub; index: string }>('hostile model tree in mode full');
+
+tree.before(async (ctx) => {
+  ctx.index = await ensureDist();
+  ctx.remote = makeGitRemote();
+  ctx.gh = await new FakeGitHub({ pulls: [{ number: 8, headSha: SHA }], checkResponses: true }).start();
+  // The PR's model code writes straight to the probe's stderr, past the probe's own logging.
+  appendFileSync(
+    join(ctx.remote.model('tiny_llama'), 'tiny_llama_prefill.py'),
+    '\nimport os as _os\n_os.write(2, b"::stop-commands::pwned\\nok\\r::error::forged-from-tree\\n  ::set-output name=outcome::pass\\n##[error]forged-v1\\n\\xc2\\xa0::warning::forged-nbsp\\n")\n',
+  );
+});
+tree.after(async (ctx) => {
+  await ctx.gh?.stop();
+  assert.equal(ctx.gh.problems, []);
+});
+
+tree("the probe's output cannot start a workflow command, and our FAIL annotations still work after it", async (ctx) => {
+  const r = await runAction({
+    index: ctx.index, workspace: ctx.remote.work, eventName: 'pull_request', payload: pullRequestEvent({ number: 8, headSha: SHA }),
+    apiUrl: ctx.gh.url, artifactDir: join(ctx.remote.root, 'artifacts'), inputs: { 'model-dir': MODEL, 'github-token': 'ghs_writer' },
+    env: { AIR_MINI_INJECT: 'stale_tail' },
+  });
+  assert.is(r.code, 1, show(r));
+  assert.match(r.stdout, 'stop-commands', show(r));
+  checkStdout(r);
+  assert.ok(r.errors.some((e) => /per-position/i.test(e)), r.errors.join(' | '));
+  assert.not.ok(r.errors.some((e) => /forged/.test(e)));
+  assert.is(r.outputs.outcome, 'fail');
+});
+
+tree.run();
