@@ -28,6 +28,7 @@ import { judgeBisect, situationOf } from './bisect/judge.ts';
 import { judgeLayers } from './layers/judge.ts';
 import { BISECT_FILE, type BisectReport } from './bisect/types.ts';
 import { KernelStore, kernelCacheKey, defaultCacheRoot, type StoredMeta } from './cache/kernel.ts';
+import { referenceRoot, storeReference } from './cache/reference.ts';
 
 export const TOOL = { name: 'npu-block-gate', version: pkg.version };
 
@@ -177,8 +178,30 @@ export async function planModel(plan: Plan, json: boolean): Promise<string> {
 
 /** The reference cache follows the kernel cache's switch and root (the probe keys and stores it). */
 function refCacheArgs(plan: Plan): string[] {
-  if (!plan.cache) return ['--ref-cache', 'none'];
-  return plan.cacheDir ? ['--ref-cache', join(plan.cacheDir, 'reference')] : [];
+  const root = refCacheRoot(plan);
+  return ['--ref-cache', root ?? 'none'];
+}
+
+/** The reference cache root this run reads (probe) and, when trusted, writes (here); null when off. */
+function refCacheRoot(plan: Plan): string | null {
+  if (!plan.cache || process.env.NPU_BLOCK_GATE_REF_CACHE?.trim().toLowerCase() === 'none') return null;
+  return referenceRoot(plan.cacheDir ?? defaultCacheRoot());
+}
+
+/**
+ * After the verdict of a trusted run on the NPU host: store a reference-cache miss from the run
+ * dir (the probe only looks entries up). A failure to store is a warning, never the run's outcome.
+ */
+function storeReferenceCache(plan: Plan, runDir: string, p: ProbeJson, log: Log): void {
+  const root = refCacheRoot(plan);
+  if (!root || plan.cacheWrite === false || !p.reference.cache || p.reference.cache.hit) return;
+  try {
+    const r = storeReference(root, runDir, p);
+    if (r.stored) log.step(`reference cache: stored ${p.reference.cache.key.slice(0, 12)} (layers ${r.layers.join(', ')}) in ${root}`);
+    else log.step(`reference cache: not stored (${r.why})`);
+  } catch (e) {
+    log.warn(`reference cache: not stored (${fsError(e, root, 'cannot write').message})`);
+  }
 }
 
 interface CacheState { store: KernelStore; key: string; target: string; restored: StoredMeta | null }
@@ -386,6 +409,8 @@ export async function judge(plan: Plan, log: Log, python: PythonInfo | null = nu
     log.step(`docs: ${docs.changed ? 'updated' : 'unchanged'} ${docs.phase2} and ${docs.todo}`);
     for (const n of docs.notes ?? []) log.warn(`docs: ${n}`);
   }
+  // The reference cache is written by this (trusted) process on the host that ran the probe.
+  if (python) storeReferenceCache(plan, runDir, p, log);
   return { report, runDir, markdown, exitCode: report.exit_code as ExitCode, docs };
 }
 
