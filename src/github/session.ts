@@ -2,20 +2,19 @@
 // GitHub helper, the artifact store, the write gate, and the log (through @actions/core, with
 // every line made unable to start a workflow command).
 import * as core from '@actions/core';
-import { existsSync } from 'node:fs';
-import { basename, isAbsolute, join, relative } from 'node:path';
-import { tmpdir } from 'node:os';
 import { InfraError, oneLine } from '../errors.ts';
 import type { Log } from '../log.ts';
-import type { Plan } from '../plan.ts';
 import { logLine } from '../report/escape.ts';
 import type { ActionInputs } from './inputs.ts';
 import { WriteGate, type GhContext } from './context.ts';
 import { makeOctokit } from './octokit.ts';
 import { GitHubApi } from './api.ts';
-import { selectStore, modelSlug, type ArtifactStore } from './artifact.ts';
+import { selectStore } from './artifact.ts';
 import { decideTrust, triggeringRun, type RunFacts, type TrustDecision } from './trust.ts';
 import { commentLogin } from './comment.ts';
+import type { Session } from './action-plan.ts';
+
+export { planFor, keyOf, commitsDocs, docsBase, type Session } from './action-plan.ts';
 
 /** @actions/core, with every line we print neutralised for the runner's command parser. */
 export interface Out {
@@ -36,18 +35,6 @@ export const out: Out = {
 
 /** The pipeline's progress lines (they carry the probe's output) into the runner's log. */
 export const actionLog: Log = { step: (m) => out.info(m), warn: (m) => out.warning(m) };
-
-export interface Session {
-  inputs: ActionInputs;
-  ctx: GhContext;
-  trust: TrustDecision;
-  writes: WriteGate;
-  api: GitHubApi | null;
-  store: ArtifactStore | null;
-  workspace: string;
-  /** Who the token writes comments as (resolved on first use). */
-  login?: { login: string | null; why: string };
-}
 
 export async function openSession(inputs: ActionInputs, ctx: GhContext, env: NodeJS.ProcessEnv): Promise<Session> {
   const octokit = inputs.token ? makeOctokit({ token: inputs.token, baseUrl: ctx.apiUrl, env, log: { debug: out.debug, info: out.info, warning: (m) => out.warning(m) } }) : null;
@@ -75,55 +62,6 @@ export async function openSession(inputs: ActionInputs, ctx: GhContext, env: Nod
     api,
     store: selectStore(env, ctx.serverUrl, ctx.owner, ctx.repo, ctx.runId),
     workspace: env.GITHUB_WORKSPACE || process.cwd(),
-  };
-}
-
-/** The model dir relative to the workspace: the key of its comment marker, artifact and docs branch. */
-export function keyOf(s: Session, modelDir: string): string {
-  const rel = relative(s.workspace, modelDir).split('\\').join('/');
-  return rel && !rel.startsWith('..') && !isAbsolute(rel) ? rel : basename(modelDir);
-}
-
-function runDirFor(s: Session, key: string): string {
-  const slug = modelSlug(key);
-  if (s.inputs.runDir) return s.inputs.modelDirs.length > 1 ? join(s.inputs.runDir, slug) : s.inputs.runDir;
-  return join(process.env.RUNNER_TEMP || tmpdir(), 'npu-block-gate', `${slug}-${s.ctx.runId}-${s.ctx.runAttempt}`);
-}
-
-/** Documents are committed where the trust rule allows them and the token can write. */
-export function commitsDocs(s: Session): boolean {
-  const { inputs, trust } = s;
-  if (inputs.docs === 'none' || inputs.mode === 'probe') return false;
-  if (!(inputs.docs === 'auto' ? trust.trusted : trust.recordDocs)) return false;
-  return s.writes.allowed && s.api !== null;
-}
-
-export function docsBase(s: Session): string {
-  return s.inputs.docsBaseBranch ?? s.ctx.defaultBranch ?? (s.ctx.ref.replace(/^refs\/heads\//, '') || 'main');
-}
-
-/** The Action's plan for one model: what to run, where, what to record and how to isolate. */
-export function planFor(s: Session, modelDir: string, key: string): Plan {
-  const { inputs, trust } = s;
-  return {
-    mode: inputs.mode,
-    modelDir: existsSync(modelDir) ? modelDir : null,
-    promptStyle: inputs.promptStyle,
-    prompt: inputs.prompt,
-    python: inputs.python,
-    runDir: runDirFor(s, key),
-    threshold: inputs.threshold,
-    // Documents go into the checkout's own model dir, never a path a run dir names.
-    writeDocs: commitsDocs(s) && existsSync(modelDir),
-    timeoutSec: inputs.timeoutSec,
-    // The judged run's head commit, never this job's GITHUB_SHA (a workflow_run's is main's).
-    commit: trust.judged.headSha || null,
-    layers: inputs.layers,
-    cache: inputs.cache,
-    cacheDir: inputs.cacheDir,
-    // A pull request's code may read the caches but never write them: trusted runs only.
-    cacheWrite: trust.trusted && inputs.mode !== 'report',
-    isolation: { mode: inputs.isolation, untrusted: trust.untrustedCode, allowUnisolated: inputs.allowUnisolated, user: inputs.probeUser },
   };
 }
 
