@@ -21,6 +21,7 @@ Usage:
   npu-block-gate agent doctor|status|lock|hooks|cache ...  runner side: health, NPU lock, job hooks, kernel cache (agent --help)
   npu-block-gate help [command] | <command> --help | --version
 
+Each command's options: npu-block-gate <command> --help.
 ${EXITS}
 Gates: G1 whole cosine >= 0.99; G2 per-position min >= T(head_dim) on real tokens (0.99 at 64, 0.98 at 128,
 0.97 at 256); G3 no NaN/Inf in the NPU output; G4 result documented in phase2_block.md.
@@ -33,7 +34,7 @@ const MODEL_OPTIONS = `  --prompt TEXT          use TEXT as the prompt (default:
   --online               allow HuggingFace hub calls (default: offline, the local HF cache only)
   --python P             Python that imports numpy (default: $NPU_BLOCK_GATE_PYTHON, python3, /usr/bin/python3)`;
 
-const NUMBERS = 'Numbers are decimal (0.98, not 0x1 or 1e-2); write a negative one as --opt=-1 or --opt -1.';
+const NUMBERS = 'Numbers are decimal (0.98; not 0x1 or 1e-2), as --opt X or --opt=X.';
 
 const PLAN_HELP = `${HEAD}
 

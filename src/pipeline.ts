@@ -243,7 +243,7 @@ function recordKernels(plan: Plan, runDir: string, c: CacheState, log: Log): voi
     }
   }
   p.kernel_cache = { ...kc, key: c.key, hit, seconds_saved: hit ? c.restored?.compile_seconds ?? null : null };
-  writeAtomic(join(runDir, RUN_FILES.probe), JSON.stringify(p, null, 2) + '\n');
+  writeAtomic(join(runDir, RUN_FILES.probe), JSON.stringify(p, null, 2) + '\n', false); // never through a link the probe left
 }
 
 /** Runs `probe bisect` on a failed run dir. A crash here is reported in the bisect section, never turned into an error outcome. */
@@ -402,8 +402,8 @@ export async function judge(plan: Plan, log: Log, python: PythonInfo | null = nu
   // ... then all of them written, or none.
   commitWrites([
     ...(planned?.writes ?? []),
-    { path: join(runDir, RUN_FILES.markdown), data: Buffer.from(markdown, 'utf8') },
-    { path: join(runDir, RUN_FILES.report), data: Buffer.from(toJson(report), 'utf8') },
+    { path: join(runDir, RUN_FILES.markdown), data: Buffer.from(markdown, 'utf8'), follow: false },
+    { path: join(runDir, RUN_FILES.report), data: Buffer.from(toJson(report), 'utf8'), follow: false },
   ]);
   if (docs) {
     log.step(`docs: ${docs.changed ? 'updated' : 'unchanged'} ${docs.phase2} and ${docs.todo}`);

@@ -214,6 +214,17 @@ test('point 9: the text codec round-trips any bytes', () => {
   }
 });
 
+test('point 2: report.json in a run dir is never written through a symlink (the run dir may be untrusted)', async () => {
+  const f = fixture();
+  const victim = join(f.root, 'victim.txt');
+  writeFileSync(victim, 'keep me');
+  symlinkSync(victim, join(f.runDir, 'report.json'));
+  symlinkSync(victim, join(f.runDir, 'report.md'));
+  assert.is((await report(f)).code, 0);
+  assert.is(readFileSync(victim, 'utf8'), 'keep me');
+  assert.ok(lstatSync(join(f.runDir, 'report.json')).isFile());
+});
+
 // ---- Point 3: markers ----
 
 const P2 = (body: string) => `# Phase 2\n\n${body}\n## Notes\nmine\n`;

@@ -33,8 +33,12 @@ function kind(st: Stats): string {
   return 'not a regular file';
 }
 
-/** Resolves `path` for reading or writing: a regular file, a symlink to one, or nothing yet. */
-export function resolveTarget(path: string): Target {
+/**
+ * Resolves `path` for reading or writing: a regular file, a symlink to one, or nothing yet.
+ * `follow: false` treats a symlink as the thing to replace (files in a run dir, which may come
+ * from an untrusted job, are never written through a link).
+ */
+export function resolveTarget(path: string, follow = true): Target {
   let l: Stats;
   try {
     l = lstatSync(path);
@@ -43,6 +47,7 @@ export function resolveTarget(path: string): Target {
     throw fsError(e, path, 'cannot read');
   }
   let real = path;
+  if (l.isSymbolicLink() && !follow) return { path, real: path, stat: null };
   if (l.isSymbolicLink()) {
     try {
       real = realpathSync(path);
@@ -94,6 +99,8 @@ function checkWritable(t: Target): void {
 export interface PlannedWrite {
   path: string;
   data: Uint8Array;
+  /** false: a symlink at `path` is replaced, not written through. Default true. */
+  follow?: boolean;
 }
 
 interface Prepared extends Target {
@@ -118,7 +125,7 @@ export function commitWrites(writes: readonly PlannedWrite[]): void {
   };
   // 1. Every target resolved and checked before anything is written.
   const targets = writes.map((w) => {
-    const t = resolveTarget(w.path);
+    const t = resolveTarget(w.path, w.follow ?? true);
     checkWritable(t);
     return { ...t, data: w.data };
   });
@@ -189,8 +196,8 @@ export function commitWrites(writes: readonly PlannedWrite[]): void {
 }
 
 /** One file, atomically (write beside it, then rename), with the same checks and messages. */
-export function writeAtomic(path: string, data: string | Uint8Array): void {
-  commitWrites([{ path, data: typeof data === 'string' ? Buffer.from(data, 'utf8') : data }]);
+export function writeAtomic(path: string, data: string | Uint8Array, follow = true): void {
+  commitWrites([{ path, data: typeof data === 'string' ? Buffer.from(data, 'utf8') : data, follow }]);
 }
 
 export function readIfExists(path: string): string | null {
