@@ -55,6 +55,20 @@ def build_parser():
                         "one, else 2048 (mlir-air's prefill kernels and registry shapes)")
         sp.add_argument("--out", required=True, metavar="RUN_DIR", help="run dir to write (created if missing)")
         sp.add_argument("--verbose", action="store_true", help="echo the tree's own output to stderr too")
+        sp.add_argument("--positions", type=int, metavar="N",
+                        help="run block 0 on N real tokens (up to the compiled seq_len): the prompt, continued with "
+                        "the prompt set's other prompts and repeated as needed, or truncated; probe.json "
+                        "prompt.positions says which")
+        sp.add_argument("--emulate", action="store_true",
+                        help="no NPU: the tree's own block runs on the probe's emulated air runtime, whose ELFs are "
+                        "CPU twins (models in scripts/probe/elf_boundaries.json); the config's dimensions come from "
+                        "the HF checkpoint; probe.json 'emulate' records it and every report marks the run emulated")
+        sp.add_argument("--inject", metavar="BUG",
+                        help="with --emulate: one named bug in the emulated NPU (transposed_q_weight, "
+                        "missing_causal_mask, interleaved_rope, rope_k_only, ignored_rmsnorm_weight, dropped_bias, "
+                        "stale_tail)")
+        sp.add_argument("--no-boundaries", dest="boundaries", action="store_false",
+                        help="skip the lens: no boundaries/ (NPU buffers read back per ELF, HF layer-0 hooks)")
 
     pl = sub.add_parser("plan", help="Steps 1 and 2 with no NPU: preflight, integration path, workarounds",
                         description="Read the model dir without importing it (stdlib only, no network): what the "

@@ -22,6 +22,7 @@ computes no cosines: the TypeScript side judges every step file against
 block0.ref.npy with the same metrics engine as the gate.
 """
 
+import contextlib
 import json
 import os
 import re
@@ -52,9 +53,10 @@ from probe_schema import (
     PROBE_SCHEMA_VERSION,
     REF_NPY,
 )
+from probe_table import model_spec
 from probe_tree import resolve_tree
 
-STEP_FILE_RE = re.compile(r"^\d{2,}-.+\.npy$")
+STEP_FILE_RE = re.compile(r"^(\d{2,}-.+|launch-\d{2,}-.+)\.npy$")
 
 
 def check_run_dir(run_dir):
@@ -256,14 +258,19 @@ def step_file(index, step):
     return f"{BISECT_DIR}/{index:02d}-{safe}.npy"
 
 
-def bisect_record(available, reason, hook, steps):
+def bisect_record(available, reason, hook, steps, method=None, launches=None, emulated=False):
+    """bisect.json. `method`: "hook" (the model's bisect_steps), "twins" (CPU twins of the
+    ELFs: `launches` is the launch-level table, `steps` the swap-forward) or None."""
     return {
         "schema": BISECT_SCHEMA,
         "schema_version": BISECT_SCHEMA_VERSION,
         "available": bool(available),
         "reason": reason,
         "hook": dotted_name(hook) if hook is not None else None,
+        "method": method,
+        "emulated": bool(emulated),
         "steps": steps,
+        "launches": launches,
     }
 
 
@@ -297,6 +304,14 @@ def run_bisect(args, log):
         return finish(bisect_record(False, unavailable_adapter(), None, []))
 
     adapter, adapter_name, config, cfg = open_model(tree)
+    emu_rec = probe.get("emulate") if isinstance(probe.get("emulate"), dict) else None
+    if emu_rec is not None:  # the run was --emulate: the same checkpoint config, the same emulated NPU
+        from probe_emulate import config_from_checkpoint  # noqa: PLC0415
+        from probe_tree import config_summary  # noqa: PLC0415
+
+        changes, _src = config_from_checkpoint(config, probe["model"]["hf_id"])
+        if changes:
+            cfg = config_summary(config, os.path.join(tree.model_dir, "verify_adapter.py"))
     recorded = probe["model"]["config"]
     changed = sorted(k for k in cfg if k in recorded and cfg[k] != recorded[k])
     if changed:
@@ -309,8 +324,35 @@ def run_bisect(args, log):
     if entry.entry != integ["entry"]:
         raise ProbeError(tree.model_dir, f"block entry is now {entry.entry}, {PROBE_JSON} ran {integ['entry']}: re-run `probe block`")
     hook, reason = find_hook(tree, prefill_mod, entry)
+    emulated = emu_rec is not None
     if reason is not None:
-        return finish(bisect_record(False, reason, hook, []))
+        spec = model_spec(tree.model)
+        if spec is None or entry.kind == "adapter":
+            why = reason if spec is not None else (
+                f"{reason}; and {tree.model} is not in scripts/probe/elf_boundaries.json, so there are no CPU twins "
+                "of its ELFs")
+            return finish(bisect_record(False, why, hook, [], emulated=emulated))
+        ctx = bisect_context(args, log, probe, tree, adapter, adapter_name, config, cfg, prefill_mod, inference_mod,
+                             entry, weights_name(probe, adapter, adapter_name, tree))
+        if emulated:
+            from probe_emulate import start as start_emulation  # noqa: PLC0415
+
+            ctx.emulation = start_emulation(tree, config, spec, emu_rec.get("inject"), ctx.real_len,
+                                            _defaults_of(config))
+        from probe_launch_bisect import run_twins_bisect  # noqa: PLC0415
+
+        log.detail(f"working directory for compile and run: {ctx.build_dir}")
+        try:
+            with npu_lock(lock_path(args.npu_lock), args.lock_timeout, log), working_dir(ctx.build_dir), \
+                    (ctx.emulation.npu.installed() if ctx.emulation is not None else contextlib.nullcontext()):
+                launches, steps = run_twins_bisect(ctx, run_dir, shape, log)
+        finally:
+            if ctx.emulation is not None:
+                ctx.emulation.close()
+        why = (f"{reason}, so the CPU twins of its ELFs bisect instead (scripts/probe/elf_boundaries.json): "
+               f"{len(launches)} launches compared NPU vs twin from their own inputs, then {len(steps)} ELFs "
+               "swapped to their twins one after another")
+        return finish(bisect_record(True, why, None, steps, method="twins", launches=launches, emulated=emulated))
 
     cpu_attn = integ["cpu_attn"]
     prefill_path = os.path.join(tree.model_dir, f"{tree.model}_prefill.py")
@@ -344,7 +386,14 @@ def run_bisect(args, log):
         f"{dotted_name(hook)} lists {len(steps)} steps and {entry.entry} takes {BISECT_CPU_STEPS_KW}; "
         "each step ran once on the CPU with the others on the NPU"
     )
-    return finish(bisect_record(True, reason, hook, records))
+    return finish(bisect_record(True, reason, hook, records, method="hook", emulated=emulated))
+
+
+def _defaults_of(config):
+    try:
+        return type(config)()
+    except Exception:
+        return None
 
 
 def bisect_context(args, log, probe, tree, adapter, adapter_name, config, cfg, prefill_mod, inference_mod, entry,

@@ -13,6 +13,7 @@ import time
 import numpy as np
 
 from probe_call import bf16_type, block_output, call_tree, copy_f32, filter_kwargs
+from probe_capture import LaunchRecorder
 from probe_errors import ProbeError
 from probe_kernels import (
     compile_command,
@@ -24,6 +25,7 @@ from probe_kernels import (
     write_stamp,
 )
 from probe_schema import BISECT_CPU_STEPS_KW, MAX_SEQ_DEFAULT, SEQ_ALIGN
+from probe_table import model_spec
 from probe_tree import import_tree_module
 
 # ---------------------------------------------------------------------------
@@ -81,6 +83,10 @@ class BlockRun:
     cache_hit: object  # bool or None
     timings: dict
     kernels_run: list = dataclasses.field(default_factory=list)  # ELF names in call order
+    recorder: object = None  # probe_capture.LaunchRecorder (single/block paths)
+    spec: object = None  # the model's ELF boundary table entry, or None
+    returned: dict = None  # the block's returned dict, float32 copies (v, q_roped, k_roped, attn_out, ffn_out)
+    emulated: list = None  # --emulate: ELF names registered on the emulated runtime
     manifest_loaded: object = None  # what load_manifest() returned (None: not asked)
     toolchain: object = None  # cache._toolchain_id() or None
     compiled: object = None  # names compiled this run (None: unknown, adapter path)
@@ -112,6 +118,10 @@ class BlockSetup:
     toolchain: object = None
     compiled: object = None  # list, or None when compile_and_cache could not be tracked
     reused: object = None
+    recorder: object = None  # probe_capture.LaunchRecorder on this cache
+    spec: object = None  # the model's ELF boundary table entry, or None
+    returned: dict = dataclasses.field(default_factory=dict)  # the last run's returned boundaries (copies)
+    emulated: list = None  # --emulate: the ELF names registered on the emulated runtime
 
 
 def run_block0(ctx, reuse_kernels=False, keep_layers=False):
@@ -138,6 +148,10 @@ def run_block0(ctx, reuse_kernels=False, keep_layers=False):
         compiled=setup.compiled,
         reused=setup.reused,
         compile_seconds=setup.timings.get("compile"),
+        recorder=setup.recorder,
+        spec=setup.spec,
+        returned=setup.returned,
+        emulated=setup.emulated,
     )
 
 
@@ -146,7 +160,8 @@ def _open_cache(ctx):
     KernelCache = getattr(cache_mod, "KernelCache", None)
     if KernelCache is None:
         raise ProbeError(os.path.join(ctx.tree.llms_dir, "shared", "infra", "cache.py"), "no KernelCache")
-    cache_dir = ctx.cache_dir
+    emulation = getattr(ctx, "emulation", None)
+    cache_dir = emulation.cache_dir if emulation is not None else ctx.cache_dir
     ctx.created_dirs.extend(_missing_dirs(cache_dir))  # KernelCache makes it; removed again if left empty
     return call_tree("KernelCache", KernelCache, cache_dir=cache_dir)
 
@@ -175,6 +190,13 @@ def prepare_block0(ctx, reuse_kernels=False):
             raise ProbeError(os.path.join(tree.model_dir, weights_name + ".py"), f"no {needed}()")
     cache = _open_cache(ctx)
     kernels_run = record_kernel_calls(cache)
+    spec = model_spec(tree.model)
+    emulation = getattr(ctx, "emulation", None)
+    recorder = LaunchRecorder(spec, ctx.config, capture=getattr(ctx, "want_boundaries", True),
+                              emulator=emulation.npu if emulation is not None else None)
+    recorder.install(cache)
+    if emulation is not None:
+        return _prepare_emulated(ctx, cache, kernels_run, recorder, spec, wmod, weights_name, timings)
     loaded = None
     if callable(getattr(cache, "load_manifest", None)):
         loaded = bool(call_tree("KernelCache.load_manifest", cache.load_manifest))
@@ -213,6 +235,28 @@ def prepare_block0(ctx, reuse_kernels=False):
                  f"({timings['compile']:.1f}s)")
     hit = bool(record.tracked and reuse and not record.compiled)
 
+    return _finish_setup(ctx, cache, kernels_run, recorder, spec, wmod, weights_name, timings, hit=hit, loaded=loaded,
+                         toolchain=toolchain, compiled=record.compiled if record.tracked else None,
+                         reused=record.reused if record.tracked else None)
+
+
+def _prepare_emulated(ctx, cache, kernels_run, recorder, spec, wmod, weights_name, timings):
+    """--emulate: no compile_all_kernels (it builds MLIR with the air compiler); one
+    artifact per ELF of the table on the emulated runtime."""
+    emu = ctx.emulation
+    names = emu.npu.elf_names(ctx.cpu_attn)
+    emu.artifacts = emu.npu.register_artifacts(cache, names)
+    timings["compile"] = 0.0
+    ctx.log.step(f"emulate: registered {', '.join(names)} on the emulated air runtime (nothing compiled)")
+    setup = _finish_setup(ctx, cache, kernels_run, recorder, spec, wmod, weights_name, timings, hit=None,
+                          loaded=None, toolchain=None, compiled=[], reused=[])
+    setup.emulated = list(names)
+    return setup
+
+
+def _finish_setup(ctx, cache, kernels_run, recorder, spec, wmod, weights_name, timings, *, hit, loaded, toolchain,
+                  compiled, reused):
+    tree, entry, log = ctx.tree, ctx.entry, ctx.log
     log.step(f"loading weights for {ctx.model_name}")
     t = time.monotonic()
     weights = call_tree(f"{weights_name}.load_weights", wmod.load_weights, ctx.model_name,
@@ -235,9 +279,7 @@ def prepare_block0(ctx, reuse_kernels=False):
         input=copy_f32(hidden),  # what actually entered the block (bf16-rounded)
         rope_lut=rope_lut, rope_lut_bf16=lut.astype(bf16) if bf16 is not None else rope_lut,
         seq_len=ctx.seq_len, cpu_attn=ctx.cpu_attn, cache_hit=hit, timings=timings, kernels_run=kernels_run,
-        manifest_loaded=loaded, toolchain=toolchain,
-        compiled=record.compiled if record.tracked else None,
-        reused=record.reused if record.tracked else None,
+        manifest_loaded=loaded, toolchain=toolchain, compiled=compiled, reused=reused, recorder=recorder, spec=spec,
     )
 
 
@@ -262,5 +304,20 @@ def run_block_once(setup, cpu_steps=None):
     out = block_output(ret)
     if out is None:
         raise ProbeError(entry.entry, "returned no block output (no array and no 'ffn_out')")
+    setup.returned = returned_boundaries(ret)  # copies, now: the arrays are views of shared buffers
     return copy_f32(out)  # now, before anything reuses the shared buffer
+
+
+def returned_boundaries(ret):
+    """The block's returned intermediates dict (v, q_roped, k_roped, attn_out, ffn_out), float32 copies."""
+    d = ret if isinstance(ret, dict) else (ret[1] if isinstance(ret, (tuple, list)) and len(ret) >= 2
+                                           and isinstance(ret[1], dict) else None)
+    out = {}
+    for k, v in (d or {}).items():
+        if isinstance(k, str) and v is not None and hasattr(v, "shape"):
+            try:
+                out[k] = copy_f32(v)
+            except (TypeError, ValueError):
+                continue
+    return out
 

@@ -14,6 +14,7 @@ from probe_args import build_parser
 from probe_errors import EnvironmentProblem, ProbeError, TreeCrash
 from probe_log import ProbeLog
 from probe_schema import (
+    BOUNDARIES_DIR,
     EVENT_PREFIX,
     EXIT_INFRA,
     EXIT_OK,
@@ -56,6 +57,11 @@ def prepare_run_dir(out):
         for name in os.listdir(layers_dir):
             if name.startswith("layer_") and name.endswith(".npy"):
                 _unlink(os.path.join(layers_dir, name))
+    bdir = os.path.join(out, BOUNDARIES_DIR)
+    if os.path.isdir(bdir):
+        for name in os.listdir(bdir):
+            if name.endswith(".npy"):
+                _unlink(os.path.join(bdir, name))
 
 
 def _unlink(path):
@@ -74,7 +80,8 @@ def make_plan(args):
 
     return _make(args.model_dir, args.air_root, environ=os.environ, online=args.online,
                  model_choice=args.hf_model, prompt=args.prompt, prompt_style=args.prompt_style,
-                 cpu_attn=args.cpu_attn, seq_len=getattr(args, "seq_len", None))
+                 cpu_attn=args.cpu_attn, seq_len=getattr(args, "seq_len", None),
+                 emulate_npu=bool(getattr(args, "emulate", False)))
 
 
 def run_plan(args):
@@ -153,14 +160,18 @@ def run(args, log):
     from probe_run import run_block, write_config  # noqa: PLC0415
 
     ctx = open_run(args, log, args.plan)
-    if args.command == "config":
-        return write_config(ctx, args.out)
-    if args.command == "check":
-        write_config(ctx, args.out)
-        reuse = handshake(args, args.out, log)
-        _unlink(os.path.join(args.out, PROBE_JSON))  # stage config no longer describes the run dir
-        return run_block(ctx, args.out, reuse_kernels=reuse, want_layers=args.layers)
-    return run_block(ctx, args.out, reuse_kernels=args.reuse_kernels, want_layers=args.layers)
+    try:
+        if args.command == "config":
+            return write_config(ctx, args.out)
+        if args.command == "check":
+            write_config(ctx, args.out)
+            reuse = handshake(args, args.out, log)
+            _unlink(os.path.join(args.out, PROBE_JSON))  # stage config no longer describes the run dir
+            return run_block(ctx, args.out, reuse_kernels=reuse, want_layers=args.layers)
+        return run_block(ctx, args.out, reuse_kernels=args.reuse_kernels, want_layers=args.layers)
+    finally:
+        if ctx.emulation is not None:
+            ctx.emulation.close()
 
 
 class Terminated(BaseException):

@@ -15,11 +15,13 @@ import time
 from probe_call import default_of
 from probe_block import choose_seq_len, declared_seq_len
 from probe_entry import choose_entry, load_block_modules
+from probe_errors import ProbeError
 from probe_kernels import build_dir, kernel_cache_dir
 from probe_model import model_names, open_model
+from probe_positions import extend_tokens
 from probe_reference import reference_kind, tokenize
 from probe_schema import MAX_SEQ_DEFAULT
-from probe_tree import canonical_prompt, detect_workarounds, resolve_tree
+from probe_tree import canonical_prompt, config_summary, detect_workarounds, resolve_tree
 
 
 @dataclasses.dataclass
@@ -50,6 +52,9 @@ class RunContext:
     workarounds: list
     ref_kind: str
     defaults: dict  # probe.json `defaults`: what make diagnosis runs, and where this run differs
+    emulation: object = None  # probe_emulate.Emulation with --emulate, else None
+    positions: object = None  # probe.json prompt.positions with --positions, else None
+    want_boundaries: bool = True  # the lens: NPU buffers read back, HF layer-0 hooks
     t_start: float = dataclasses.field(default_factory=time.monotonic)
     timings: dict = dataclasses.field(default_factory=dict)
     created_dirs: list = dataclasses.field(default_factory=list)  # dirs this run made in the tree
@@ -90,9 +95,31 @@ def open_run(args, log, plan=None):
     else:
         style = args.prompt_style or "instruct"
         prompt, source = canonical_prompt(tree, style, args.prompt)
+    emulate, inject = bool(getattr(args, "emulate", False)), getattr(args, "inject", None)
+    config_changes, config_source = {}, None
+    if inject is not None and not emulate:
+        raise ProbeError("--inject", "needs --emulate (bugs are injected into the emulated NPU's twins)")
+    if emulate:
+        from probe_emulate import config_from_checkpoint  # noqa: PLC0415
+        from probe_twins import check_injection  # noqa: PLC0415
+
+        check_injection(inject)
+        if getattr(args, "layers", False):
+            raise ProbeError("--layers", "cannot run with --emulate (the adapter's runner compiles its own kernels)")
+        config_changes, config_source = config_from_checkpoint(config, hf_id)
+        if config_changes:
+            cfg = config_summary(config, os.path.join(tree.model_dir, "verify_adapter.py"))
+            log.step("emulate: config from " + str(config_source) + ": "
+                     + ", ".join(f"{k} {v[0]} -> {v[1]}" for k, v in config_changes.items()))
     tokens, tokenizer_label, tokenizer = tokenize(tree, adapter, model_name, prompt)
     prefill_mod, inference_mod = load_block_modules(tree)
     max_seq = int(getattr(adapter, "MAX_SEQ", None) or getattr(prefill_mod, "MAX_SEQ", None) or MAX_SEQ_DEFAULT)
+    positions = None
+    if getattr(args, "positions", None) is not None:
+        tokens, positions = extend_tokens(tree, _encoder(tree, adapter, model_name, tokenizer), prompt, style, tokens,
+                                          args.positions,
+                                          max_seq if args.seq_len is None else min(max_seq, args.seq_len))
+        log.step(f"positions: {positions['real_len']} real tokens ({positions['method']})")
     if len(tokens) > max_seq:
         log.step(f"prompt has {len(tokens)} tokens; truncating to max_seq {max_seq} as verify_runner does")
         tokens = tokens[:max_seq]
@@ -117,13 +144,37 @@ def open_run(args, log, plan=None):
         tokens=tokens, tokenizer=tokenizer, tokenizer_label=tokenizer_label, prefill_mod=prefill_mod,
         inference_mod=inference_mod, max_seq=max_seq, seq_len=seq_len, seq_why=seq_why, cpu_attn=cpu_attn,
         entry=entry, workarounds=workarounds, ref_kind=reference_kind(tree), defaults=defaults, t_start=t,
+        positions=positions, want_boundaries=bool(getattr(args, "boundaries", True)),
     )
+    if emulate:
+        from probe_emulate import start as start_emulation  # noqa: PLC0415
+        from probe_table import model_spec  # noqa: PLC0415
+
+        ctx.emulation = start_emulation(tree, config, model_spec(tree.model), inject, len(tokens), _defaults_of(config))
+        ctx.emulation.config_changes, ctx.emulation.config_source = config_changes, config_source
+        log.step(f"emulate: {tree.model} on the emulated air runtime (CPU twins)"
+                 + (f", injected bug {inject}" if inject else ""))
     ctx.timings["config"] = time.monotonic() - t
     if getattr(args, "plan_seconds", None) is not None:
         ctx.timings["plan"] = args.plan_seconds
     if getattr(args, "t0", None) is not None:
         ctx.t_start = args.t0  # total: from the probe's start, plan included
     return ctx
+
+
+def _encoder(tree, adapter, model_name, tokenizer):
+    """encode(text) -> ids, through the tokenizer the prompt went through (loaded once)."""
+    if tokenizer is not None:
+        return lambda text: [int(t) for t in tokenizer.encode(text)]
+    return lambda text: tokenize(tree, adapter, model_name, text)[0]
+
+
+def _defaults_of(config):
+    """The config class's own defaults (the production model), or None."""
+    try:
+        return type(config)()
+    except Exception:  # not a dataclass with defaults: the registry shim maps nothing
+        return None
 
 
 def _cpu_attn(args, diag, tree, entry):

@@ -1267,14 +1267,19 @@ def preflight_python(ctx, closure, pyver):
     return out, unparsed
 
 
-def preflight_packages(closure_packages, reference_real):
-    """Checked with importlib.util.find_spec on the running interpreter (never imported)."""
+def preflight_packages(closure_packages, reference_real, emulate_npu=False):
+    """Checked with importlib.util.find_spec on the running interpreter (never imported).
+    With `emulate_npu` (--emulate) the NPU packages are the probe's emulated runtime."""
     out = []
     wanted = list(CORE_PACKAGES)
     if reference_real:
         wanted += list(REFERENCE_PACKAGES)
     wanted += [p for p in NPU_PACKAGES if p in closure_packages]
     for name in wanted:
+        if emulate_npu and name in NPU_PACKAGES:
+            out.append(finding(f"package-{name}", "ok", "environment",
+                               f"{name}: emulated by the probe (--emulate: CPU twins of the ELFs)"))
+            continue
         try:
             found = importlib.util.find_spec(name) is not None
         except (ImportError, ValueError):
@@ -1291,7 +1296,9 @@ def preflight_packages(closure_packages, reference_real):
     return out
 
 
-def preflight_device(device_glob, emulated):
+def preflight_device(device_glob, emulated, emulate_npu=False):
+    if emulate_npu:
+        return finding("npu-device", "ok", "environment", "--emulate: no NPU needed (CPU twins of the ELFs)")
     if glob.glob(device_glob):
         return finding("npu-device", "ok", "environment", f"NPU device present ({device_glob})")
     if emulated:
@@ -1347,7 +1354,7 @@ def preflight_hf_cache(model_id, environ):
 
 def make_plan(model_dir, air_root=None, *, environ=None, online=False, model_choice=None, prompt=None,
               prompt_style=None, cpu_attn=None, seq_len=None, device_glob="/dev/accel/accel*",
-              python_version=None):
+              python_version=None, emulate_npu=False):
     """The static Phase 2 plan for one model (see module docstring). Raises
     ProbeError on a bad layout (no llms dir, no verify/, no verify_adapter.py)."""
     environ = dict(os.environ if environ is None else environ)
@@ -1382,8 +1389,8 @@ def make_plan(model_dir, air_root=None, *, environ=None, online=False, model_cho
     pre, unparsed = preflight_python(ctx, closure, pyver)
     hf_text = st.read_text(hf_runner) or ""
     reference_real = not emulated and bool(re.search(r"^\s*(from|import)\s+transformers\b", hf_text, re.MULTILINE))
-    pre += preflight_packages(packages, reference_real)
-    pre.append(preflight_device(device_glob, emulated))
+    pre += preflight_packages(packages, reference_real, emulate_npu)
+    pre.append(preflight_device(device_glob, emulated, emulate_npu))
     if not emulated:
         pre.append(preflight_hf_cache(eff["model_id"], environ))
     if not os.path.isfile(hf_runner):
@@ -1405,6 +1412,7 @@ def make_plan(model_dir, air_root=None, *, environ=None, online=False, model_cho
         "schema_version": PLAN_SCHEMA_VERSION,
         "model": {"name": ctx.model, "dir": ctx.rel(ctx.model_dir), "air_root": ctx.air_root},
         "emulated": emulated,
+        "emulate_npu": bool(emulate_npu),
         "config": cfg,
         "config_source": cfg_source,
         "defaults": defaults,

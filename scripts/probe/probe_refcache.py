@@ -83,8 +83,10 @@ def files_hash(base, files):
     return h.hexdigest()
 
 
-def key_inputs(tree, ref_record, tokens, layers, adapter_file=None):
-    """(inputs dict, None) or (None, reason it cannot be cached)."""
+def key_inputs(tree, ref_record, tokens, layers, adapter_file=None, boundaries=None):
+    """(inputs dict, None) or (None, reason it cannot be cached). `boundaries`: the
+    HF layer-0 capture version when the lens takes the reference's boundaries too
+    (an entry then also holds boundary_<name>.npy, listed in meta stored_boundaries)."""
     inputs = {
         "model_id": ref_record["model_id"],
         "revision": None,
@@ -97,6 +99,8 @@ def key_inputs(tree, ref_record, tokens, layers, adapter_file=None):
         "layers": [int(li) for li in layers],
         "schema_version": PROBE_SCHEMA_VERSION,
     }
+    if boundaries:
+        inputs["boundaries"] = boundaries
     if ref_record["kind"] == "emulated":
         inputs["revision"] = "sources:" + sources_hash(tree.llms_dir, tree.model_dir, tree.model)
         # The emulated reference is built from this checkout's files; another copy never vouches for it.
@@ -137,3 +141,29 @@ def load(entry_dir, layers, real_len, emb_dim):
     except (OSError, ValueError, TypeError, AttributeError):
         return None
     return out if 0 in out else None
+
+
+def boundary_name(name):
+    return f"boundary_{name}.npy"
+
+
+def load_boundaries(entry_dir, real_len):
+    """{name: array} of the entry's stored boundaries (meta.json stored_boundaries), each
+    float32 with real_len rows; None when the meta lists none or a file is missing or bad."""
+    out = {}
+    try:
+        with open(os.path.join(entry_dir, META_FILE), encoding="utf-8") as f:
+            meta = json.load(f)
+        names = meta.get("stored_boundaries")
+        if not isinstance(names, list) or not names:
+            return None
+        for name in names:
+            if not isinstance(name, str) or "/" in name or name.startswith("."):
+                return None
+            arr = np.load(os.path.join(entry_dir, boundary_name(name)), allow_pickle=False)
+            if arr.dtype != np.float32 or arr.ndim != 2 or arr.shape[0] != real_len:
+                return None
+            out[name] = np.array(arr, dtype=np.float32, copy=True)
+    except (OSError, ValueError, TypeError, AttributeError):
+        return None
+    return out

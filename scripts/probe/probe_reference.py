@@ -90,10 +90,15 @@ def reference_record(kind, hf_id):
     }
 
 
-def run_reference(tree, adapter, config, model_name, hf_id, tokens, max_seq, log):
+def run_reference(tree, adapter, config, model_name, hf_id, tokens, max_seq, log, capture=False):
     """Layer-0 ffn_out from HfRunner in diagnosis mode, as float32 (real_len rows).
-    Returns (array, seconds, kind-as-observed, the whole PrefillRecord): `--layers`
-    takes every layer from the same record rather than running the reference twice."""
+    Returns (array, seconds, kind-as-observed, the whole PrefillRecord, captured):
+    `--layers` takes every layer from the same record rather than running the
+    reference twice. With `capture` (a real HF reference), the probe builds the HF
+    model itself (or takes the adapter's build_hf_model), hooks layer 0
+    (probe_hf_capture) and passes it as HfRunner(..., model=m); `captured` is
+    {"boundaries": {name: float32 [real_len, cols]}, "missing": {name: why}} (None
+    without capture)."""
     mod = import_tree_module(HF_RUNNER_MODULE, "verify/runners/hf_runner.py (import)")
     HfRunner = getattr(mod, "HfRunner", None)
     if HfRunner is None:
@@ -117,6 +122,14 @@ def run_reference(tree, adapter, config, model_name, hf_id, tokens, max_seq, log
             build,
             **filter_kwargs(build, offered),
         )
+    hooks = None
+    if capture:
+        from probe_hf_capture import Layer0Hooks, build_model  # noqa: PLC0415 - torch only here
+
+        if hf_model is None:
+            log.step(f"building the HF model ({hf_id}) in the probe, to hook layer 0 for the lens")
+            hf_model = call_tree(f"AutoModelForCausalLM.from_pretrained({hf_id})", build_model, hf_id)
+        hooks = Layer0Hooks(hf_model)
     log.step(f"running the bf16 reference ({hf_id}) on {len(tokens)} tokens")
     runner = call_tree(
         "HfRunner",
@@ -127,7 +140,11 @@ def run_reference(tree, adapter, config, model_name, hf_id, tokens, max_seq, log
         lite_mode=False,
         model=hf_model,
     )
-    rec = call_tree("HfRunner.prefill", runner.prefill, np.asarray(tokens, dtype=np.int64))
+    if hooks is not None:
+        with hooks:
+            rec = call_tree("HfRunner.prefill", runner.prefill, np.asarray(tokens, dtype=np.int64))
+    else:
+        rec = call_tree("HfRunner.prefill", runner.prefill, np.asarray(tokens, dtype=np.int64))
     try:
         out = rec.layer_intermediates[0]["ffn_out"]
     except (AttributeError, IndexError, KeyError, TypeError) as exc:
@@ -135,7 +152,12 @@ def run_reference(tree, adapter, config, model_name, hf_id, tokens, max_seq, log
     ref = copy_f32(out)
     seconds = time.monotonic() - t
     observed = "hf-bf16" if "transformers" in sys.modules else "emulated"
-    return ref, seconds, observed, rec
+    captured = None
+    if hooks is not None:
+        bounds = dict(hooks.captured)
+        bounds["ffn_out"] = ref
+        captured = {"boundaries": bounds, "missing": dict(hooks.missing)}
+    return ref, seconds, observed, rec, captured
 
 
 def check_layer_shapes(npu_layers, ref_layers):

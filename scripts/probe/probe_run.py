@@ -6,6 +6,7 @@ lock, gets the reference (or its cache), writes the tensors and probe.json
 stage "block". probe.json is always written last: its presence means complete.
 """
 
+import contextlib
 import datetime
 import json
 import os
@@ -14,6 +15,8 @@ import time
 import probe_refcache
 from probe_adapter import layer_outputs, run_layers_npu
 from probe_block import run_block0
+from probe_capture import npu_boundaries
+from probe_lens import write_boundaries
 from probe_call import remove_if_empty, working_dir
 from probe_env import environment
 from probe_kernels import compile_command, read_manifest, tree_toolchain
@@ -22,6 +25,7 @@ from probe_model import tool_version
 from probe_npy import tensor_entry, write_json, write_npy
 from probe_reference import check_layer_shapes, check_shapes, reference_record, run_reference
 from probe_schema import (
+    HF_CAPTURE,
     INPUT_NPY,
     LAYERS_DIR,
     NPU_NPY,
@@ -59,9 +63,11 @@ def run_block(ctx, out, reuse_kernels=False, want_layers=False):
     log, args = ctx.log, ctx.args
     bdir = ctx.build_dir
     log.detail(f"working directory for compile and run: {bdir}")
+    emulation = ctx.emulation
     try:
         with npu_lock(lock_path(args.npu_lock), args.lock_timeout, log) as waited, \
-                working_dir(bdir, ctx.created_dirs):
+                working_dir(bdir, ctx.created_dirs), \
+                (emulation.npu.installed() if emulation is not None else contextlib.nullcontext()):
             ctx.timings["lock_wait"] = waited
             blk = run_block0(ctx, reuse_kernels=reuse_kernels, keep_layers=want_layers)
             npu_layers, layers_source = None, None
@@ -77,14 +83,20 @@ def run_block(ctx, out, reuse_kernels=False, want_layers=False):
     ctx.timings.update(blk.timings)
 
     kind = ctx.ref_kind
-    ref_cache = RefCache(ctx, want_layers)
+    lens = ctx.want_boundaries and blk.recorder is not None
+    capture = lens and kind == "hf-bf16"
+    ref_cache = RefCache(ctx, want_layers, HF_CAPTURE if capture else None)
     ref_layers = ref_cache.lookup()
+    captured = None
     if ref_layers is not None:
         ref, ctx.timings["ref"] = ref_layers[0], ref_cache.load_seconds
         kind = ref_cache.kind or kind
+        if ref_cache.boundaries is not None:
+            captured = {"boundaries": dict(ref_cache.boundaries, ffn_out=ref), "missing": {}}
     else:
-        ref, ctx.timings["ref"], observed, ref_rec = run_reference(
-            ctx.tree, ctx.adapter, ctx.config, ctx.model_name, ctx.hf_id, ctx.tokens, ctx.seq_len, log)
+        ref, ctx.timings["ref"], observed, ref_rec, captured = run_reference(
+            ctx.tree, ctx.adapter, ctx.config, ctx.model_name, ctx.hf_id, ctx.tokens, ctx.seq_len, log,
+            capture=capture)
         if observed == "emulated":
             kind = "emulated"
         if want_layers:
@@ -100,16 +112,46 @@ def run_block(ctx, out, reuse_kernels=False, want_layers=False):
         "input": tensor_entry(INPUT_NPY, write_npy(os.path.join(out, INPUT_NPY), blk.input)) if blk.input is not None else None,
     }
     layers = write_layers(out, layers_source, npu_layers, ref_layers, ctx.cfg["n_layers"], log) if want_layers else None
+    boundaries = None
+    if lens:
+        t = time.monotonic()
+        boundaries = lens_record(ctx, out, blk, captured, kind)
+        ctx.timings["boundaries"] = time.monotonic() - t
     cache = {
         "hit": blk.cache_hit, "manifest_loaded": blk.manifest_loaded, "toolchain": blk.toolchain,
         "compiled": blk.compiled, "reused": blk.reused,
         "compile_seconds": None if blk.compile_seconds is None else round(float(blk.compile_seconds), 4),
     }
+    if emulation is not None:
+        cache["entries"] = list(emulation.artifacts)
     return _write(ctx, out, "block", cache=cache, tensors=tensors, layers=layers, kernels=blk.kernels_run,
-                  ref_cache=ref_cache.record())
+                  ref_cache=ref_cache.record(), boundaries=boundaries)
 
 
-def _write(ctx, out, stage, *, cache, tensors, layers, kernels, ref_cache=None):
+def lens_record(ctx, out, blk, captured, kind):
+    """boundaries/ and probe.json `boundaries`: the NPU side from the captured launches
+    (the table) and the block's returned dict, the HF side from the layer-0 hooks."""
+    spec = blk.spec
+    attn_by = "flash_attn" if "flash_attn" in (blk.recorder.names or []) else (
+        "host (attention_reference, cpu_attn)" if ctx.cpu_attn else None)
+    npu = npu_boundaries(blk.recorder, spec, ctx.config, ctx.real_len, blk.returned, attn_by)
+    table = None
+    if spec is not None:
+        table = f"scripts/probe/elf_boundaries.json#{ctx.tree.model}"
+        if spec.get("same_as_resolved"):
+            table += f" (same as {spec['same_as_resolved']})"
+    if captured is None:
+        note = ("the reference is emulated: no HF model to hook" if kind != "hf-bf16"
+                else "the reference cache entry holds no boundaries")
+        ref, missing = None, None
+    else:
+        note, ref, missing = None, captured["boundaries"], captured["missing"]
+    return write_boundaries(out, npu, ref, source_table=table, emulated=ctx.emulation is not None,
+                            ref_capture=HF_CAPTURE if captured is not None else None, ref_missing=missing,
+                            ref_note=note, log=ctx.log)
+
+
+def _write(ctx, out, stage, *, cache, tensors, layers, kernels, ref_cache=None, boundaries=None):
     tree, entry = ctx.tree, ctx.entry
     entries, toolchain = read_manifest(ctx.cache_dir)
     ctx.timings["total"] = time.monotonic() - ctx.t_start
@@ -122,6 +164,7 @@ def _write(ctx, out, stage, *, cache, tensors, layers, kernels, ref_cache=None):
         prompt={
             "style": ctx.prompt_style, "text": ctx.prompt, "source": ctx.prompt_source, "token_ids": ctx.tokens,
             "real_len": ctx.real_len, "padded_len": ctx.seq_len, "tokenizer": ctx.tokenizer_label,
+            "positions": ctx.positions,
         },
         defaults=ctx.defaults,
         integration={
@@ -148,7 +191,7 @@ def _write(ctx, out, stage, *, cache, tensors, layers, kernels, ref_cache=None):
             "key": None,
             "hit": cache["hit"],
             "seconds_saved": None,
-            "entries": entries,
+            "entries": cache.get("entries", entries),
             "seq_len": ctx.seq_len,
             "cpu_attn": bool(ctx.cpu_attn),
             "toolchain": cache["toolchain"],
@@ -162,6 +205,8 @@ def _write(ctx, out, stage, *, cache, tensors, layers, kernels, ref_cache=None):
         tensors=tensors,
         bisect=None,
         layers=layers,
+        boundaries=boundaries,
+        emulate=ctx.emulation.record() if ctx.emulation is not None else None,
     )
     path = os.path.join(out, PROBE_JSON)
     write_json(path, doc)  # last: its presence means complete
@@ -176,9 +221,11 @@ class RefCache:
     trusted process stores a miss after the verdict (src/cache/reference.ts), from
     the run dir's reference tensors and the key and inputs recorded here."""
 
-    def __init__(self, ctx, want_layers):
+    def __init__(self, ctx, want_layers, boundaries=None):
         self.log, self.cfg, self.real_len = ctx.log, ctx.cfg, ctx.real_len
         self.key = self.dir = self.inputs = self.kind = None
+        self.want_boundaries = boundaries
+        self.boundaries = None
         self.hit, self.load_seconds = False, 0.0
         self.root = probe_refcache.cache_root(getattr(ctx.args, "ref_cache", None))
         if self.root is None:
@@ -188,7 +235,7 @@ class RefCache:
         adapter_file = os.path.join(ctx.tree.model_dir, "verify_adapter.py") if callable(build) else None
         try:
             self.inputs, why = probe_refcache.key_inputs(ctx.tree, reference_record(ctx.ref_kind, ctx.hf_id),
-                                                         ctx.tokens, layers, adapter_file)
+                                                         ctx.tokens, layers, adapter_file, boundaries)
         except OSError as exc:
             self.inputs, why = None, f"cannot hash the reference sources ({exc}); not cached"
         if self.inputs is None:
@@ -205,6 +252,11 @@ class RefCache:
         if arrays is None:
             self.log.step(f"reference cache: entry {self.key[:12]} unreadable or wrong shape; recomputing")
             return None
+        if self.want_boundaries:
+            self.boundaries = probe_refcache.load_boundaries(self.dir, self.real_len)
+            if self.boundaries is None:
+                self.log.step(f"reference cache: entry {self.key[:12]} holds no readable boundaries; recomputing")
+                return None
         try:
             with open(os.path.join(self.dir, probe_refcache.META_FILE), encoding="utf-8") as f:
                 self.kind = json.load(f).get("kind")

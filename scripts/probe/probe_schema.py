@@ -52,6 +52,39 @@ BISECT_HOOK = _B["hook"]
 BISECT_CPU_STEPS_KW = _B["cpu_steps_kw"]
 BISECT_STEP_KEYS = tuple(_B["step_keys"])
 
+BISECT_METHODS = tuple(_B["methods"])  # "hook" (bisect_steps, air-mini) | "twins" (CPU twins of the ELFs)
+
+
+def launch_file(index, elf, buffer, side):
+    """`bisect/launch-02-o_ffn-res1.npu.npy` (side: npu | twin); index is the launch's 1-based call order."""
+    return f"{BISECT_DIR}/launch-{int(index):02d}-{_safe(elf)}-{_safe(buffer)}.{side}.npy"
+
+
+def swap_file(index, elf):
+    """`bisect/03-swap-o_ffn.npy`: ffn_out after swapping ELFs 1..index to their twins."""
+    return f"{BISECT_DIR}/{int(index):02d}-swap-{_safe(elf)}.npy"
+
+
+def _safe(name):
+    import re  # noqa: PLC0415
+
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", str(name)).strip("._") or "x"
+
+
+# The lens: RUN_DIR/boundaries/NN-<name>.{npu,ref}.npy, declared in probe.json "boundaries".
+_L = CONTRACT["boundaries"]
+BOUNDARIES_DIR = _L["dir"]
+BOUNDARY_LAYOUT = _L["layout"]
+HF_CAPTURE = _L["hf_capture"]
+
+
+def boundary_file(order, name, side):
+    """`boundaries/10-q_roped.npu.npy` (side: npu | ref), relative to the run dir."""
+    return f"{BOUNDARIES_DIR}/{int(order):02d}-{_safe(name)}.{side}.npy"
+
+
+EMULATE_INJECTIONS = tuple(CONTRACT["emulate"]["inject"])
+
 INTEGRATION_PATHS = tuple(CONTRACT["integration_paths"])
 REFERENCE_KINDS = tuple(CONTRACT["reference_kinds"])
 
@@ -100,7 +133,7 @@ PROBE_KEYS = {
     "model": {"name": None, "dir": None, "hf_id": None, "config": None},
     "prompt": {
         "style": None, "text": None, "source": None, "token_ids": None, "real_len": None,
-        "padded_len": None, "tokenizer": None,
+        "padded_len": None, "tokenizer": None, "positions": None,
     },
     "defaults": {"differs": None, "make_diagnosis": None},
     "integration": {
@@ -124,6 +157,16 @@ PROBE_KEYS = {
     "tensors": {"npu": _TENSOR, "ref": _TENSOR, "input": _TENSOR},
     "bisect": None,
     "layers": None,
+    # The lens (null in config, on the adapter path and with --no-boundaries): README "Boundaries".
+    "boundaries": {
+        "source": None, "table": None, "emulated": None, "reference": None, "layout": None, "entries": None,
+        "unpaired": None,
+    },
+    # --emulate (null otherwise): README "Emulated NPU".
+    "emulate": {
+        "runtime": None, "inject": None, "config_from": None, "config_changes": None, "artifacts": None,
+        "registry": None, "launches": None, "compile": None,
+    },
 }
 
 

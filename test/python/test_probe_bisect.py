@@ -85,7 +85,10 @@ class BisectCase(unittest.TestCase):
             "available": False,
             "reason": b["reason"],
             "hook": hook,
+            "method": None,
+            "emulated": False,
             "steps": [],
+            "launches": None,
         })
         self.assertRegex(b["reason"], reason_pattern)
         self.assertEqual(len(b["reason"].splitlines()), 1)
@@ -136,7 +139,9 @@ class AirMiniBisectTests(BisectCase):
         self.assertLess(cosine(npu, ref), PASS, "the injection should fail the gate")
 
         b = load_json(self.bisect_json_path())
-        self.assertEqual(sorted(b), ["available", "hook", "reason", "schema", "schema_version", "steps"])
+        self.assertEqual(sorted(b), ["available", "emulated", "hook", "launches", "method", "reason", "schema",
+                                     "schema_version", "steps"])
+        self.assertEqual((b["method"], b["launches"], b["emulated"]), ("hook", None, False))
         self.assertEqual((b["schema"], b["schema_version"], b["available"]), ("npu-block-gate/bisect", 1, True))
         self.assertEqual(b["hook"], f"{model}.{model}_prefill.bisect_steps")
         self.assertIn("cpu_steps", b["reason"])
