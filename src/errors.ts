@@ -5,12 +5,13 @@ import { EXIT_CODES } from './contract.ts';
 export const EXIT = { pass: EXIT_CODES.ok as 0, fail: EXIT_CODES.fail as 1, input: EXIT_CODES.input as 2, infra: EXIT_CODES.infra as 3 } as const;
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
 
-/** Control characters (newlines, escape sequences from a file's bytes) written as \\n, \\x1b, ... */
+/** One line: line breaks (and the blanks around them) become one space, tabs a space, and any
+ * other control character (an escape sequence from a file's bytes) is written as \xNN. */
 export function escapeControls(s: string): string {
-  return s.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, (c) => {
-    const named: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' };
-    return named[c] ?? `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`;
-  });
+  return s
+    .replace(/[ \t]*(\r\n|[\r\n\u2028\u2029])[ \t]*/g, ' ')
+    .replace(/\t/g, ' ')
+    .replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
 }
 
 /** An error the user can act on. `message` is one line; `file` names what was wrong. */
