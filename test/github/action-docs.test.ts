@@ -43,11 +43,30 @@ test('example workflows use only declared inputs', () => {
   assert.ok(files.length >= 3);
   for (const f of files) {
     const text = readFileSync(join(dir, f), 'utf8');
-    const withBlock = [...text.matchAll(/uses: acme\/npu-block-gate@v1\n\s+with:\n((?:\s{10}.*\n?)+)/g)];
+    const withBlock = [...text.matchAll(/uses: <your-org>\/npu-block-gate@<commit-sha>[^\n]*\n\s+with:\n((?:\s{10}.*\n?)+)/g)];
     assert.ok(withBlock.length >= 1, f);
     for (const m of withBlock)
       for (const k of [...m[1].matchAll(/^\s{10}([a-z-]+):/gm)].map((x) => x[1])) assert.ok(inputs.includes(k), `${f}: unknown input ${k}`);
   }
+});
+
+test('examples: actions pinned by commit, no token left for PR code, the probe job holds no permission', () => {
+  const dir = join(REPO, 'examples/workflows');
+  for (const f of readdirSync(dir).filter((x) => x.endsWith('.yml'))) {
+    const text = readFileSync(join(dir, f), 'utf8');
+    for (const m of text.matchAll(/^\s*-?\s*uses: ([^\s#]+)/gm)) {
+      assert.ok(/@[0-9a-f]{40}$/.test(m[1]) || m[1] === '<your-org>/npu-block-gate@<commit-sha>', `${f}: ${m[1]} is not pinned to a commit`);
+    }
+    const checkouts = (text.match(/uses: actions\/checkout@/g) ?? []).length;
+    assert.is((text.match(/persist-credentials: false/g) ?? []).length, checkouts, `${f}: persist-credentials: false on every checkout`);
+    assert.match(text, /^concurrency:/m, `${f}: a concurrency group`);
+    assert.match(text, /^permissions: \{\}/m, `${f}: no permissions by default`);
+  }
+  const probe = readFileSync(join(dir, 'phase2-probe.yml'), 'utf8');
+  assert.match(probe, /\n  probe:\n(?:.*\n)*?    permissions: \{\}\n/, 'the probe job: permissions: {}');
+  const report = readFileSync(join(dir, 'phase2-report.yml'), 'utf8');
+  assert.match(report, "if: github.event.workflow_run.conclusion == 'success' || github.event.workflow_run.conclusion == 'failure'");
+  for (const text of [doc, readFileSync(join(REPO, 'README.md'), 'utf8')]) assert.not.match(text, 'acme/npu-block-gate');
 });
 
 test.run();
