@@ -124,7 +124,9 @@ function diskFull(e: unknown, runDir: string): GateError | null {
   } catch {
     // statfs unavailable: judge by the message alone
   }
-  if (/No space left|ENOSPC|requested and \d+ written|disk full/i.test(msg) || (free < 64 * 1024 && !/timed out|timeout|interrupt|signal/i.test(msg))) {
+  const said = /No space left|ENOSPC|requested and \d+ written|disk full/i.test(msg);
+  const likely = free < 64 * 1024 && !(e instanceof GateError && e.exitCode === EXIT.input) && !/timed out|timeout|interrupt|signal/i.test(msg);
+  if (said || likely) {
     return new InfraError(`disk full: the probe could not write the run dir (${msg})`, runDir);
   }
   return null;
