@@ -39,7 +39,9 @@ function commandLines(stdout: string): string[] {
 function checkStdout(r: ActionRunResult): void {
   for (const l of commandLines(r.stdout)) {
     assert.ok(OURS.test(l), `a foreign workflow command reached stdout: ${JSON.stringify(l.slice(0, 120))}`);
-    assert.not.match(l, /forged|pwned|set-output/, `a foreign payload inside our command was not escaped: ${JSON.stringify(l.slice(0, 160))}`);
+    // Foreign text may ride inside our own annotation (escaped: it cannot end the line), but a
+    // command whose payload starts with it was written by the attacker.
+    assert.not.match(l, /^::[a-z-]+(\s[^:]*)?::(forged|pwned|step)/, `a foreign command reached stdout: ${JSON.stringify(l.slice(0, 160))}`);
   }
   assert.not.match(r.stderr, /^::/m);
 }
@@ -176,6 +178,24 @@ s('a run dir whose model name is not the model dir\'s is refused: ERROR, and the
   checkStdout(r);
   const body = ctx.gh.commentsOn(PR)[0].body;
   assert.match(body, 'Phase 2 ERROR');
+  checkMarkdown(body, 'comment', { marker: true });
+  checkMarkdown(r.summary, 'summary', { marker: false });
+});
+
+s("a probe job's error message is foreign text too: ERROR, rendered inert", async (ctx) => {
+  await tamperedCopy(ctx.artifacts, 7000, 7003, ctx.probeArtifact, (dir) => {
+    const path = join(dir, 'github.json');
+    const meta = JSON.parse(readFileSync(path, 'utf8'));
+    meta.probe_error = { message: H, exit_code: 3 };
+    writeFileSync(path, JSON.stringify(meta));
+  });
+  const r = await report(ctx, 7003);
+  assert.is(r.code, 1, show(r));
+  assert.is(r.outputs.outcome, 'error');
+  checkStdout(r);
+  const body = ctx.gh.commentsOn(PR)[0].body;
+  assert.match(body, 'Phase 2 ERROR');
+  assert.match(body, 'the probe job could not run the check');
   checkMarkdown(body, 'comment', { marker: true });
   checkMarkdown(r.summary, 'summary', { marker: false });
 });
