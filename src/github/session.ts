@@ -10,7 +10,7 @@ import { WriteGate, type GhContext } from './context.ts';
 import { makeOctokit } from './octokit.ts';
 import { GitHubApi } from './api.ts';
 import { selectStore } from './artifact.ts';
-import { decideTrust, triggeringRun, type RunFacts, type TrustDecision } from './trust.ts';
+import { decideTrust, triggeringRun, type RunFacts } from './trust.ts';
 import { commentLogin } from './comment.ts';
 import type { Session } from './action-plan.ts';
 
