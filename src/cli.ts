@@ -2,6 +2,7 @@
 import { parseArgs } from 'node:util';
 import { resolve, basename } from 'node:path';
 import { EXIT, GateError, oneLine, InputError, type ExitCode } from './errors.ts';
+import { ProbeInterrupted } from './probe/run.ts';
 import { parsePromptStyle, parseThreshold, parseTimeout, parseCommit, defaultRunDirName, MAX_TIMEOUT_SECONDS, type Plan } from './plan.ts';
 import { runCheck, judge, errorReport, planModel, TOOL, type CheckResult } from './pipeline.ts';
 import { stderrLog } from './log.ts';
@@ -242,6 +243,8 @@ export async function main(argv: string[], out: NodeJS.WritableStream = process.
     // A script reading --json still gets a report: outcome error, never a FAIL verdict.
     if (json && plan) out.write(toJson(errorReport(plan, oneLine(e), code)));
     if (!(e instanceof GateError) && process.env.NPU_BLOCK_GATE_DEBUG) err.write(`${(e as Error).stack}\n`);
+    // Ctrl-C or a CI cancel: outcome error as above, and the status a shell expects (128 + signal).
+    if (e instanceof ProbeInterrupted) return e.status as ExitCode;
     return code;
   }
 }

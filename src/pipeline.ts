@@ -1,7 +1,7 @@
 // The one pipeline behind the CLI and the Action:
 //   probe (Python, NPU host) -> run dir -> judge (metrics, gates) -> documents -> reports.
 import { existsSync, statSync, mkdirSync, rmSync, lstatSync, readdirSync, statfsSync } from 'node:fs';
-import { join, resolve, isAbsolute, basename } from 'node:path';
+import { join, resolve, isAbsolute, basename, dirname } from 'node:path';
 import pkg from '../package.json' with { type: 'json' };
 import { InputError, InfraError, GateError, EXIT, oneLine, fsError, type ExitCode } from './errors.ts';
 import type { Log } from './log.ts';
@@ -29,6 +29,7 @@ import { judgeLayers } from './layers/judge.ts';
 import { BISECT_FILE, type BisectReport } from './bisect/types.ts';
 import { KernelStore, kernelCacheKey, defaultCacheRoot, type StoredMeta } from './cache/kernel.ts';
 import { referenceRoot, storeReference } from './cache/reference.ts';
+import { chooseIsolation, type Isolation } from './probe/isolate.ts';
 
 export const TOOL = { name: 'npu-block-gate', version: pkg.version };
 
@@ -137,21 +138,45 @@ function modelOptions(plan: Plan, modelDir: string): ModelArgs {
   return { modelDir, promptStyle: plan.promptStyle, prompt: plan.prompt, model: plan.model ?? null, cpuAttn: plan.cpuAttn ?? null, online: plan.online };
 }
 
+/** The mlir-air tree root above a model dir (programming_examples/llms/<model>), or null. */
+function airRootOf(modelDir: string): string | null {
+  let d = modelDir;
+  while (d !== dirname(d)) {
+    if (basename(d) === 'llms' && basename(dirname(d)) === 'programming_examples') return dirname(dirname(d));
+    d = dirname(d);
+  }
+  return null;
+}
+
+export interface Probed {
+  runDir: string;
+  python: PythonInfo;
+  isolation: { mode: Isolation['mode']; detail: string };
+  /** The kernel cache's state for this run: stored after the verdict by a trusted run. */
+  kernels: CacheState | null;
+}
+
 /** mode probe: run the Python side and leave a complete run dir. One Python process: plan,
- * config, a pause in which the kernel cache is restored, then block 0. */
-export async function probe(plan: Plan, log: Log): Promise<{ runDir: string; python: PythonInfo }> {
+ * config, a pause in which the kernel cache is restored, then block 0. The probe runs the model
+ * tree's own code, isolated from this process (src/probe/isolate.ts): it can read the caches, never
+ * write them; they are stored by this process after the verdict of a trusted run (storeCaches). */
+export async function probe(plan: Plan, log: Log): Promise<Probed> {
   if (!plan.modelDir) throw new InputError('a model dir is required to run the probe (--model-dir)');
   const modelDir = requireModelDir(plan.modelDir);
   const runDir = resolve(plan.runDir);
   checkCacheRoot(plan);
+  const iso = chooseIsolation(plan.isolation ?? { mode: 'auto', untrusted: false, allowUnisolated: false });
   prepareRunDir(plan, runDir);
   let cache: CacheState | null = null;
   log.step(`probe: block 0 of ${basename(modelDir)} -> ${runDir}`);
+  log.step(`isolation: ${iso.detail}`);
+  const airRoot = airRootOf(modelDir);
   const { python } = await runProbe(pythonCandidates(plan.python), {
     subcommand: 'check',
     args: [...blockArgs(modelOptions(plan, modelDir), runDir), '--events',
       ...(plan.layers ? ['--layers'] : []), ...refCacheArgs(plan)],
     runDir, timeoutSec: plan.timeoutSec, extraEnv: plan.probeEnv,
+    isolation: iso, writable: [modelDir, runDir], readable: airRoot ? [airRoot] : [], network: !!plan.online,
   }, {
     onLine: (line) => log.step(`probe: ${line}`),
     onPython: (p) => log.step(`python: ${describePython(p)}`),
@@ -163,8 +188,8 @@ export async function probe(plan: Plan, log: Log): Promise<{ runDir: string; pyt
   }).catch((e: unknown) => {
     throw diskFull(e, runDir) ?? e;
   });
-  if (cache) recordKernels(plan, runDir, cache, log);
-  return { runDir, python };
+  if (cache) recordKernels(runDir, cache);
+  return { runDir, python, isolation: { mode: iso.mode, detail: iso.detail }, kernels: cache };
 }
 
 /** `npu-block-gate plan`: the probe's static plan (Steps 1-2, preflight), as text or JSON. */
@@ -231,21 +256,36 @@ function restoreKernels(plan: Plan, runDir: string, log: Log): CacheState | null
   return { store, key, target, restored };
 }
 
-/** Stores a fresh compile (trusted runs only) and records key, hit and seconds saved in probe.json. */
-function recordKernels(plan: Plan, runDir: string, c: CacheState, log: Log): void {
+/** Records key, hit and seconds saved in probe.json (this process's own account of the restore). */
+function recordKernels(runDir: string, c: CacheState): void {
   const p = readProbeJson(runDir);
   const kc = p.kernel_cache;
-  const compiled = kc.compiled ?? [];
-  const hit = !!c.restored && compiled.length === 0;
-  if (!c.restored || compiled.length > 0) {
-    if (plan.cacheWrite === false) log.step('kernel cache: not stored (untrusted run)');
-    else if (existsSync(c.target)) {
-      c.store.store(c.key, c.target, { model: p.model.name, created_at: new Date().toISOString(), compile_seconds: kc.compile_seconds ?? null });
-      log.step(`kernel cache: stored ${c.key.slice(0, 12)} in ${c.store.root}`);
-    }
-  }
+  const hit = !!c.restored && (kc.compiled ?? []).length === 0;
   p.kernel_cache = { ...kc, key: c.key, hit, seconds_saved: hit ? c.restored?.compile_seconds ?? null : null };
   writeAtomic(join(runDir, RUN_FILES.probe), JSON.stringify(p, null, 2) + '\n', false); // never through a link the probe left
+}
+
+/**
+ * After the verdict, by this process, for a trusted run only: a fresh compile into the kernel
+ * store, a reference-cache miss into the reference cache. An untrusted run only read them.
+ */
+function storeCaches(plan: Plan, probed: Probed, log: Log): void {
+  const p = readProbeJson(probed.runDir);
+  const c = probed.kernels;
+  if (plan.cacheWrite === false) {
+    if (c || p.reference.cache) log.step(`caches: read only (untrusted run${c?.restored || p.reference.cache?.hit ? '; cache hit (untrusted run)' : ''}); nothing stored`);
+    return;
+  }
+  const compiled = p.kernel_cache.compiled ?? [];
+  if (c && (!c.restored || compiled.length > 0) && existsSync(c.target)) {
+    try {
+      c.store.store(c.key, c.target, { model: p.model.name, created_at: new Date().toISOString(), compile_seconds: p.kernel_cache.compile_seconds ?? null });
+      log.step(`kernel cache: stored ${c.key.slice(0, 12)} in ${c.store.root}`);
+    } catch (e) {
+      log.warn(`kernel cache: not stored (${fsError(e, c.store.root, 'cannot write').message})`);
+    }
+  }
+  storeReferenceCache(plan, probed.runDir, p, log);
 }
 
 /** Runs `probe bisect` on a failed run dir. A crash here is reported in the bisect section, never turned into an error outcome. */
@@ -315,7 +355,7 @@ function readDoc(path: string): string | null {
  * as one transaction, only once the verdict is known. `python` (mode full) lets a failed block be
  * bisected on this host. On any error nothing is written (the documents are left byte for byte)
  * and no report.json is left in the run dir. */
-export async function judge(plan: Plan, log: Log, python: PythonInfo | null = null): Promise<CheckResult> {
+export async function judge(plan: Plan, log: Log, python: PythonInfo | null = null, isolation: Report['isolation'] = null): Promise<CheckResult> {
   const runDir = resolve(plan.runDir);
   runDirReal(runDir);
   removeStaleReports(runDir);
@@ -375,6 +415,7 @@ export async function judge(plan: Plan, log: Log, python: PythonInfo | null = nu
     metrics,
     warnings: [],
     integration: p.integration,
+    isolation,
     defaults: p.defaults ?? null,
     reference: p.reference,
     environment: p.environment,
@@ -411,8 +452,6 @@ export async function judge(plan: Plan, log: Log, python: PythonInfo | null = nu
     log.step(`docs: ${docs.changed ? 'updated' : 'unchanged'} ${docs.phase2} and ${docs.todo}`);
     for (const n of docs.notes ?? []) log.warn(`docs: ${n}`);
   }
-  // The reference cache is written by this (trusted) process on the host that ran the probe.
-  if (python) storeReferenceCache(plan, runDir, p, log);
   return { report, runDir, markdown, exitCode: report.exit_code as ExitCode, docs };
 }
 
@@ -441,10 +480,12 @@ function planDocuments(report: Report, phase2Path: string, oldPhase2: string | n
   return { writes, result: { phase2: phase2Path, todo: todoPath, changed: writes.length > 0, ...(todo.notes.length ? { notes: todo.notes } : {}) } };
 }
 
-/** mode full: probe, then judge the run dir it wrote. */
+/** mode full: probe, judge the run dir it wrote, then (trusted runs) store what the caches missed. */
 export async function runCheck(plan: Plan, log: Log): Promise<CheckResult> {
-  const { python } = await probe(plan, log);
-  return judge(plan, log, python);
+  const probed = await probe(plan, log);
+  const result = await judge(plan, log, probed.python, probed.isolation);
+  storeCaches(plan, probed, log);
+  return result;
 }
 
 /** The report for a run that could not be judged: outcome error, never a FAIL verdict. */

@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { InputError, InfraError } from '../errors.ts';
 import { EVENT_PREFIX, EXIT_CODES } from '../contract.ts';
 import { pythonCandidates, type PythonCandidate, type PythonInfo } from './python.ts';
-import type { Isolation } from './isolate.ts';
+import { realHost, type Isolation } from './isolate.ts';
 
 /** After the probe exits, how long its output pipes may stay open (a grandchild that escaped
  * its process group holding them) before they are closed on it. */
@@ -134,7 +134,15 @@ export async function runProbe(python: PythonInfo | PythonCandidate[] | string |
 
 type Once = { kind: 'ok'; python: PythonInfo; stdout: string } | { kind: 'skip'; why: string };
 
+/** A candidate that cannot start: checked here, because behind a wrapper (bwrap, setpriv) a
+ * missing interpreter is the wrapper's exit status, not a spawn error. */
+function missing(command: string): boolean {
+  if (command.includes('/')) return !existsSync(command);
+  return realHost.which(command) === null;
+}
+
 function runOnce(c: PythonCandidate, a: ProbeArgs, h: ProbeHandlers): Promise<Once> {
+  if (a.isolation && missing(c.command)) return Promise.resolve({ kind: 'skip', why: 'not found' });
   const env = { ...probeEnv(process.env), PYTHONUNBUFFERED: '1', PYTHONDONTWRITEBYTECODE: '1', ...a.extraEnv };
   const plain = [c.command, probeDir(), a.subcommand, ...a.args];
   const argv = a.isolation ? a.isolation.wrap(plain, { writable: a.writable ?? [], readable: a.readable, env: process.env, network: !!a.network }) : plain;
