@@ -136,6 +136,23 @@ def gate(plan, log):
     return plan
 
 
+def check_options(args):
+    """Option combinations, before anything runs (exit 2, one line)."""
+    from probe_schema import EMULATE_INJECTIONS  # noqa: PLC0415
+
+    inject = getattr(args, "inject", None)
+    emulate = bool(getattr(args, "emulate", False))
+    if inject is not None and not emulate:
+        raise ProbeError("--inject", "needs --emulate (bugs are injected into the emulated NPU's twins)")
+    if inject is not None and inject not in EMULATE_INJECTIONS:
+        raise ProbeError("--inject", f"unknown bug {inject!r}; choose one of: {', '.join(EMULATE_INJECTIONS)}")
+    if emulate and getattr(args, "layers", False):
+        raise ProbeError("--layers", "cannot run with --emulate (the adapter's runner compiles its own kernels)")
+    positions = getattr(args, "positions", None)
+    if positions is not None and positions <= 0:
+        raise ProbeError("--positions", f"{positions} is not a positive number of tokens")
+
+
 def handshake(args, out, log):
     """`check --events`: tell the caller the config stage is done and wait for its
     answer (it may restore the kernel cache meanwhile). EOF means go on."""
@@ -215,6 +232,7 @@ def main(argv=None, args=None):
             probe_bisect.clear_stale(args.run_dir)
             body = probe_bisect.run_bisect
         else:
+            check_options(args)
             hub_offline(args.online)
             t = time.monotonic()
             args.plan = gate(make_plan(args), log)

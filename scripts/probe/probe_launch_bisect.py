@@ -31,7 +31,7 @@ from probe_capture import launch_dims, twin_launch
 from probe_errors import ProbeError
 from probe_npy import tensor_entry, write_npy
 from probe_schema import launch_file, swap_file
-from probe_table import args_by_role, boundary_info, to_seq_first
+from probe_table import boundary_info, to_seq_first
 from probe_twins import KIND_OUT_NAMES, STAGE_NAMES, STAGES
 
 TWIN_EQUIVALENT = "probe twin {kind} (numpy: fp32 accumulate, bf16 at the ELF's buffers)"
@@ -108,7 +108,8 @@ def swap_forward(setup, run_dir, shape, log):
 
 def run_twins_bisect(ctx, run_dir, shape, log):
     """(launches, steps) for a table model: one captured run, then the swaps."""
-    setup = prepare_block0(ctx)
+    # The kernels `block` just compiled into this cache dir are reused (its stamp must match).
+    setup = prepare_block0(ctx, reuse_kernels=True)
     if setup.recorder is None or not setup.recorder.capture:
         raise ProbeError(ctx.tree.model_dir, "the KernelCache's load_and_run could not be wrapped: no launches to bisect")
     log.step("bisect: block 0 once with every launch captured")

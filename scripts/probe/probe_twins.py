@@ -187,10 +187,6 @@ def attention(q, k, v, n_heads, n_kv_heads, head_dim, causal=True):
 # The twins
 
 
-def _cols(role_shape):
-    return role_shape[-1]
-
-
 def run_twin(kind, vals, dims, *, layout="seq-first", inject=None, real_len=None, prev=None):
     """Outputs of one launch of ELF kind `kind`, in stage order: {role: float32 array
     in the role's stored shape}. `vals` maps input roles (and, for stale_tail,
@@ -267,7 +263,6 @@ def run_twin(kind, vals, dims, *, layout="seq-first", inject=None, real_len=None
     if kind == "down_add":
         wd = v["w_down"]
         sw = v["swiglu"].reshape(-1, wd.shape[0])
-        emb = v["res1"].shape[-1] if v["res1"].ndim == 2 else None
         out["down"] = d = gemm(sw, wd)
         res1 = v["res1"].reshape(d.shape[0], -1)
         emb = res1.shape[1]

@@ -16,6 +16,8 @@ Architectures (the real models' config.json fields, in their hub (transformers 4
 at small sizes):
   llama  LlamaForCausalLM like meta-llama/Llama-3.2-1B-Instruct: GQA, rope_theta 500000 with
          llama3 rope_scaling, tie_word_embeddings, head_dim 64; the tokenizer adds a bos.
+  smollm2  LlamaForCausalLM like HuggingFaceTB/SmolLM2-1.7B-Instruct: MHA (kv heads = heads),
+         rope_theta 130000, no rope scaling, tied embeddings; no bos added.
   qwen2  Qwen2ForCausalLM like Qwen/Qwen2.5-0.5B-Instruct: q/k/v bias, rope_theta 1e6,
          vocab padded beyond the tokenizer (as 151936 > 151665); no bos added.
   qwen3  Qwen3ForCausalLM like Qwen/Qwen3-0.6B: q_norm/k_norm, head_dim 128 independent of
@@ -118,6 +120,46 @@ ARCHS = {
             "use_cache": True,
         },
         "generation": {"do_sample": True, "temperature": 0.6, "top_p": 0.9},
+    },
+    "smollm2": {
+        "name": "tiny-smollm2-instruct",
+        "like": "HuggingFaceTB/SmolLM2-1.7B-Instruct",
+        "specials": ["<|endoftext|>", "<|im_start|>", "<|im_end|>"],
+        "bos": "<|im_start|>",
+        "eos": "<|im_end|>",
+        "pad": "<|im_end|>",
+        "add_bos": False,
+        "normalizer": None,
+        "split_regex": LLAMA3_SPLIT,
+        "tokenizer_class": "GPT2Tokenizer",
+        "model_max_length": 8192,
+        "chat_template": QWEN_CHAT_TEMPLATE,
+        "vocab_multiple": 1,
+        "config": {
+            "architectures": ["LlamaForCausalLM"],
+            "attention_bias": False,
+            "attention_dropout": 0.0,
+            "head_dim": 64,
+            "hidden_act": "silu",
+            "hidden_size": 256,
+            "initializer_range": 0.02,
+            "intermediate_size": 512,
+            "max_position_embeddings": 8192,
+            "mlp_bias": False,
+            "model_type": "llama",
+            "num_attention_heads": 4,
+            "num_hidden_layers": 3,
+            "num_key_value_heads": 4,  # MHA, as SmolLM2-1.7B (32/32)
+            "pretraining_tp": 1,
+            "rms_norm_eps": 1e-05,
+            "rope_scaling": None,
+            "rope_theta": 130000.0,
+            "tie_word_embeddings": True,
+            "torch_dtype": "bfloat16",
+            "transformers_version": "4.42.3",
+            "use_cache": True,
+        },
+        "generation": {"do_sample": True, "temperature": 0.2, "top_p": 0.9},
     },
     "qwen2": {
         "name": "tiny-qwen2.5-instruct",
@@ -410,14 +452,19 @@ def _write_repo(repo_dir, files):
 
 
 def build(arch, hub_dir, seed=0):
-    """Write a tiny random checkpoint of `arch` ("llama", "qwen2", "qwen3") under `hub_dir`."""
+    """Write a tiny random checkpoint of `arch` ("llama", "smollm2", "qwen2", "qwen3") under `hub_dir`."""
     spec = ARCHS[arch]
     hf_id = hf_id_for(arch)
     tok_files, n_tokens, special_ids = _tokenizer_files(spec)
     multiple = spec["vocab_multiple"]
     hf_config = dict(spec["config"])
     hf_config["vocab_size"] = -(-n_tokens // multiple) * multiple
-    if arch == "llama":
+    if arch == "smollm2":
+        hf_config["bos_token_id"] = special_ids["<|im_start|>"]
+        hf_config["eos_token_id"] = special_ids["<|im_end|>"]
+        gen_ids = {"bos_token_id": hf_config["bos_token_id"], "eos_token_id": hf_config["eos_token_id"],
+                   "pad_token_id": special_ids["<|im_end|>"]}
+    elif arch == "llama":
         hf_config["bos_token_id"] = special_ids["<|begin_of_text|>"]
         hf_config["eos_token_id"] = [special_ids[t] for t in ("<|end_of_text|>", "<|eom_id|>", "<|eot_id|>")]
         gen_ids = {"bos_token_id": hf_config["bos_token_id"], "eos_token_id": hf_config["eos_token_id"]}

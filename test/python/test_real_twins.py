@@ -1,0 +1,349 @@
+"""The real tree's own block functions on the emulated NPU (`probe block --emulate`), against
+the real HfRunner on tiny random checkpoints: the lens, the CPU twins, the injected bugs,
+the launch-level and swap-forward bisect, and --positions.
+
+A temp copy of ../shared/mlir-air (cache.py's two print-only PEP 701 f-strings rewritten
+when this Python is older than 3.12, as test_real_aliasing does) and a temp HF hub with
+tiny random checkpoints (fakes/tiny_hf.py: llama like Llama-3.2-1B-Instruct, smollm2 like
+SmolLM2-1.7B-Instruct, qwen2 like Qwen2.5-0.5B-Instruct, qwen3 like Qwen3-0.6B; plain
+random init, std 0.02, so attention is near uniform). Each run is the probe itself, in a
+subprocess, offline: the tree's llama32_1b / smollm2_1_7b (llama32_1b's block through its
+adapter) / qwen25_0_5b (bias on device, N padded to 1024) / qwen3_0_6b (Q/K norm,
+head-first FlashAttention) block functions, compile skipped, ELFs answered by the twins.
+
+The numbers (cosines) are computed HERE, with numpy, from the run dir's tensors: the probe
+writes tensors and declares them; it computes no metric.
+
+- clean: the seed's gates pass and every boundary's whole and per-position cosine is
+  >= 0.999; the lens changes nothing (--no-boundaries gives the same block0 files);
+- each injected bug: the first boundary under 0.999 in block order is the one the bug
+  touches, the launch-level bisect's first diverging buffer is the ELF and stage it lives
+  in, and when the gates fail the first swap-forward step that passes them is that ELF;
+  interleaved RoPE on plain random init passes the gates and the lens still names q_roped;
+- --positions 2048: every architecture, 2048 real positions (the prompt set repeated).
+  qwen2, qwen3 and smollm2 stay clean. llama32_1b does not, and that is the tree: its
+  generate_rope_lut uses plain rope_theta frequencies while Llama-3.2 (and this checkpoint)
+  declares llama3 rope_scaling, so q/k after RoPE drift with position (invisible at the
+  canonical prompt's length) while ffn_out still passes the gates.
+
+Needs torch, transformers, ml_dtypes (.venv); skipped otherwise or without the tree.
+
+run: .venv/bin/python -m unittest test.python.test_real_twins -v
+"""
+
+import importlib.util
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+PROBE = os.path.join(REPO, "scripts", "probe")
+if REPO not in sys.path:
+    sys.path.insert(0, REPO)
+from test.python.support import find_mlir_air  # noqa: E402
+
+MLIR_AIR = find_mlir_air()
+LLMS_REL = os.path.join("programming_examples", "llms")
+
+MODELS = {  # model dir -> (tiny_hf arch, head_dim)
+    "llama32_1b": ("llama", 64),
+    "smollm2_1_7b": ("smollm2", 64),
+    "qwen25_0_5b": ("qwen2", 64),
+    "qwen3_0_6b": ("qwen3", 128),
+}
+BAR = 0.999  # the acceptance bar for a clean boundary
+# (model, bug) -> (boundary the lens names first, (launch, buffer) the bisect names)
+BUGS = {
+    ("llama32_1b", "transposed_q_weight"): ("q", ("rms_gemms_rope", "q")),
+    ("llama32_1b", "missing_causal_mask"): ("attn_out", ("flash_attn", "out")),
+    ("llama32_1b", "interleaved_rope"): ("q_roped", ("rms_gemms_rope", "q_roped")),
+    ("llama32_1b", "rope_k_only"): ("q_roped", ("rms_gemms_rope", "q_roped")),
+    ("llama32_1b", "ignored_rmsnorm_weight"): ("attn_norm", ("rms_gemms_rope", "normed")),
+    ("llama32_1b", "stale_tail"): ("ffn_out", ("o_ffn", "out")),
+    ("qwen25_0_5b", "dropped_bias"): ("q", ("rms_qkv_bias_rope", "q_b")),
+    ("qwen25_0_5b", "transposed_q_weight"): ("q_gemm", ("rms_qkv_bias_rope", "q")),
+    ("qwen25_0_5b", "stale_tail"): ("ffn_out", ("down_add", "out")),
+    ("qwen3_0_6b", "interleaved_rope"): ("q_roped", ("rms_qkv_qknorm_rope", "q_roped")),
+    ("qwen3_0_6b", "missing_causal_mask"): ("attn_out", ("flash_attn", "out")),
+    ("qwen3_0_6b", "ignored_rmsnorm_weight"): ("attn_norm", ("rms_qkv_qknorm_rope", "normed")),
+}
+
+
+def why_skip():
+    missing = [n for n in ("numpy", "ml_dtypes", "torch", "transformers", "tokenizers", "safetensors")
+               if importlib.util.find_spec(n) is None]
+    if missing:
+        return (f"the emulated real-tree tests run the real HfRunner; {sys.executable} has no {', '.join(missing)}. "
+                "Run them with .venv/bin/python.")
+    if not os.path.isfile(os.path.join(MLIR_AIR, LLMS_REL, "llama32_1b", "llama32_1b_prefill.py")):
+        return f"the real mlir-air tree is not at {MLIR_AIR} (set NPU_BLOCK_GATE_MLIR_AIR)"
+    return None
+
+
+SKIP = why_skip()
+
+
+# ---------------------------------------------------------------------------
+# numbers, here and only here
+
+
+def cos(a, b):
+    import numpy as np  # noqa: PLC0415
+
+    a, b = np.asarray(a, np.float64).ravel(), np.asarray(b, np.float64).ravel()
+    na, nb = np.linalg.norm(a), np.linalg.norm(b)
+    return float(a @ b / (na * nb)) if na and nb else 0.0
+
+
+def per_position(a, b):
+    import numpy as np  # noqa: PLC0415
+
+    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
+    na, nb = np.linalg.norm(a, axis=1), np.linalg.norm(b, axis=1)
+    ok = (na > 0) & (nb > 0)
+    out = np.zeros(a.shape[0])
+    out[ok] = (a * b).sum(1)[ok] / (na * nb)[ok]
+    return out
+
+
+def threshold(head_dim):
+    import math  # noqa: PLC0415
+
+    return min(max(0.99 - 0.01 * math.log2(head_dim / 64), 0.97), 0.99)
+
+
+class Run:
+    """A run dir, read: probe.json, the gate numbers and the lens table."""
+
+    def __init__(self, path):
+        import numpy as np  # noqa: PLC0415
+
+        self.path = path
+        with open(os.path.join(path, "probe.json"), encoding="utf-8") as f:
+            self.probe = json.load(f)
+        self.real_len = self.probe["prompt"]["real_len"]
+        self.npu = np.load(os.path.join(path, "block0.npu.npy"))
+        self.ref = np.load(os.path.join(path, "block0.ref.npy"))
+        self.lens = []
+        for e in (self.probe.get("boundaries") or {}).get("entries", []):
+            n, r = self.load(e["npu"]["file"]), self.load(e["ref"]["file"])
+            self.lens.append((e["name"], cos(n, r), float(per_position(n, r).min()), e))
+
+    def load(self, rel):
+        import numpy as np  # noqa: PLC0415
+
+        return np.load(os.path.join(self.path, *rel.split("/")))
+
+    def gates(self, head_dim):
+        import numpy as np  # noqa: PLC0415
+
+        npu = self.npu[: self.real_len]
+        whole, pmin = cos(npu, self.ref), float(per_position(npu, self.ref).min())
+        ok = whole >= 0.99 and pmin >= threshold(head_dim) and bool(np.isfinite(self.npu).all())
+        return ok, whole, pmin
+
+    def first_below(self, bar=BAR):
+        return next(((n, c, p) for n, c, p, _ in self.lens if c < bar or p < bar), None)
+
+    def bisect(self):
+        with open(os.path.join(self.path, "bisect", "bisect.json"), encoding="utf-8") as f:
+            return json.load(f)
+
+    def first_launch_divergence(self, b, bar=BAR):
+        for la in b["launches"]:
+            for buf in la["buffers"]:
+                c = cos(self.load(buf["npu"]["file"]), self.load(buf["twin"]["file"]))
+                if c < bar:
+                    return la["launch"], buf["buffer"], c
+        return None
+
+    def first_fixing_swap(self, b, head_dim):
+        for s in b["steps"]:
+            out = self.load(s["file"])[: self.real_len]
+            if cos(out, self.ref) >= 0.99 and per_position(out, self.ref).min() >= threshold(head_dim):
+                return s["step"]
+        return None
+
+
+@unittest.skipIf(SKIP, SKIP)
+class RealTreeTwinTests(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        sys.path.insert(0, HERE)
+        try:
+            from fakes import tiny_hf  # noqa: PLC0415
+            from test_real_aliasing import make_parseable_here  # noqa: PLC0415
+        finally:
+            sys.path.remove(HERE)
+        cls.tmp = tempfile.mkdtemp(prefix="npu-block-gate-twins-")
+        cls.root = os.path.join(cls.tmp, "mlir-air")
+        shutil.copytree(MLIR_AIR, cls.root, ignore=shutil.ignore_patterns("__pycache__", "build_peano", "build_chess"))
+        make_parseable_here(os.path.join(cls.root, LLMS_REL, "shared", "infra", "cache.py"))
+        hub = os.path.join(cls.tmp, "hub")
+        cls.ckpt = {arch: tiny_hf.build(arch, hub) for arch in sorted({a for a, _ in MODELS.values()})}
+        cls.env = dict(os.environ)
+        for k in list(cls.env):
+            if k.startswith(("HF_", "HUGGINGFACE_", "TRANSFORMERS_")) or k == "AIR_MINI_INJECT":
+                del cls.env[k]
+        cls.env.update(tiny_hf.offline_env(hub))
+        cls.runs = {}
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def probe(self, *args):
+        return subprocess.run([sys.executable, PROBE, *args], capture_output=True, text=True, env=self.env,
+                              timeout=900)
+
+    def block(self, model, tag, *extra, seq_len="64"):
+        out = os.path.join(self.tmp, "runs", f"{model}-{tag}")
+        arch = MODELS[model][0]
+        args = ["block", "--model-dir", os.path.join(self.root, LLMS_REL, model), "--out", out, "--ref-cache", "none",
+                "--npu-lock", "none", "--emulate", "--hf-model", self.ckpt[arch].hf_id, "--prompt-style", "instruct"]
+        if seq_len:
+            args += ["--seq-len", seq_len]
+        r = self.probe(*args, *extra)
+        self.assertEqual(r.returncode, 0, r.stderr[-3000:])
+        return Run(out)
+
+    # -- clean -------------------------------------------------------------------------
+
+    def test_clean_blocks_pass_the_gates_and_every_boundary(self):
+        expect = {
+            "llama32_1b": {"q", "k", "v", "q_roped", "k_roped"},
+            "smollm2_1_7b": {"q", "k", "v", "q_roped", "k_roped"},
+            "qwen25_0_5b": {"q_gemm", "k_gemm", "v_gemm", "q", "k", "v", "q_roped", "k_roped"},
+            "qwen3_0_6b": {"q", "k", "v", "q_norm", "k_norm", "q_roped", "k_roped"},
+        }
+        common = {"block_input", "attn_norm", "attn_out", "o_proj", "res1", "ffn_norm", "gate", "up", "swiglu",
+                  "down", "ffn_out"}
+        for model, (arch, hd) in MODELS.items():
+            with self.subTest(model=model):
+                run = self.block(model, "clean")
+                p = run.probe
+                ok, whole, pmin = run.gates(hd)
+                self.assertTrue(ok, f"{model}: gates fail (cos {whole:.5f}, per-position min {pmin:.5f})")
+                names = [n for n, _, _, _ in run.lens]
+                self.assertEqual(set(names), common | expect[model])
+                orders = [e["order"] for _, _, _, e in run.lens]
+                self.assertEqual(orders, sorted(orders), "entries in block order")
+                for name, c, pm, e in run.lens:
+                    self.assertGreaterEqual(c, BAR, f"{model} {name}")
+                    self.assertGreaterEqual(pm, BAR, f"{model} {name}")
+                    self.assertEqual(e["source"], "launch")
+                    self.assertEqual(e["npu"]["shape"], e["ref"]["shape"])
+                    self.assertEqual(e["npu"]["shape"][0], run.real_len)
+                b = p["boundaries"]
+                self.assertTrue(b["emulated"])
+                self.assertEqual(b["reference"], "hf-layer0-hooks/1")
+                self.assertEqual(b["unpaired"], [])
+                emu = p["emulate"]
+                self.assertIsNone(emu["inject"])
+                self.assertEqual(p["model"]["config"]["emb_dim"], self.ckpt[arch].config.emb_dim)
+                self.assertEqual(p["kernel_cache"]["entries"], emu["artifacts"])
+                self.assertEqual(p["integration"]["kernels"], emu["artifacts"])
+                self.assertFalse(p["integration"]["cpu_attn"])
+                self.assertEqual(p["reference"]["kind"], "hf-bf16")
+                self.cls_runs()[model] = run
+        q = self.cls_runs()["qwen25_0_5b"]
+        qg = next(e for n, _, _, e in q.lens if n == "q_gemm")
+        self.assertEqual((qg["launch"], qg["arg"], qg["npu"]["shape"][1]), ("rms_qkv_bias_rope", 4, 256),
+                         "the N padding to 1024 is sliced off")
+        smol = self.cls_runs()["smollm2_1_7b"].probe["emulate"]["registry"]
+        self.assertIn({"shape": [64, 256, 256], "as": [2048, 2048, 2048], "dtype": "bf16", "precision": "high",
+                       "method": "fused-cast"}, smol, "MHA: Q/K/V all fused-cast with f32 scratch, as production")
+
+    def cls_runs(self):
+        return type(self).runs
+
+    def test_the_lens_changes_nothing_in_the_block(self):
+        import numpy as np  # noqa: PLC0415
+
+        with_lens = self.cls_runs().get("llama32_1b") or self.block("llama32_1b", "clean")
+        without = self.block("llama32_1b", "nolens", "--no-boundaries")
+        self.assertIsNone(without.probe["boundaries"])
+        self.assertFalse(os.path.isdir(os.path.join(without.path, "boundaries")))
+        self.assertTrue(np.array_equal(with_lens.npu, without.npu))
+        self.assertTrue(np.array_equal(with_lens.ref, without.ref), "hooks leave HfRunner's ffn_out bit for bit")
+
+    # -- injected bugs ---------------------------------------------------------------
+
+    def test_each_injected_bug_is_named_by_the_lens_and_the_bisect(self):
+        for (model, bug), (boundary, launch) in BUGS.items():
+            hd = MODELS[model][1]
+            with self.subTest(model=model, bug=bug):
+                run = self.block(model, bug, "--inject", bug)
+                self.assertEqual(run.probe["emulate"]["inject"], bug)
+                first = run.first_below()
+                self.assertIsNotNone(first, f"{model} {bug}: every boundary >= {BAR}")
+                self.assertEqual(first[0], boundary, f"{model} {bug}: lens names {first}")
+                r = self.probe("bisect", "--run-dir", run.path, "--npu-lock", "none")
+                self.assertEqual(r.returncode, 0, r.stderr[-3000:])
+                b = run.bisect()
+                self.assertEqual((b["available"], b["method"], b["hook"], b["emulated"]), (True, "twins", None, True))
+                hit = run.first_launch_divergence(b)
+                self.assertIsNotNone(hit)
+                self.assertEqual(hit[:2], launch, f"{model} {bug}: the launch bisect names {hit}")
+                ok, whole, pmin = run.gates(hd)
+                if not ok:
+                    self.assertEqual(run.first_fixing_swap(b, hd), launch[0],
+                                     f"{model} {bug}: gates fail (cos {whole:.4f}, min {pmin:.4f})")
+                if (model, bug) == ("llama32_1b", "interleaved_rope"):
+                    self.assertTrue(ok, f"plain random init: near-uniform attention hides RoPE from ffn_out "
+                                        f"(cos {whole:.5f}, min {pmin:.5f})")
+                    self.assertLess(first[2], 0.9, "and the lens sees it at q_roped")
+
+    def test_option_errors_are_one_line_exit_2(self):
+        model_dir = os.path.join(self.root, LLMS_REL, "llama32_1b")
+        for args, pat in ((["--inject", "stale_tail"], "--inject: needs --emulate"),
+                          (["--emulate", "--inject", "nope"], "--inject: unknown bug 'nope'"),
+                          (["--emulate", "--positions", "0"], "--positions: 0 is not a positive"),
+                          (["--emulate", "--positions", "4096"], "--positions: 4096 exceeds the compiled seq_len")):
+            with self.subTest(args=args):
+                r = self.probe("block", "--model-dir", model_dir, "--out", os.path.join(self.tmp, "bad"),
+                               "--ref-cache", "none", "--npu-lock", "none",
+                               "--hf-model", self.ckpt["llama"].hf_id, *args)
+                self.assertEqual(r.returncode, 2, r.stderr)
+                errors = [ln for ln in r.stderr.splitlines() if ln.startswith("probe: error:")]
+                self.assertEqual(len(errors), 1, r.stderr)
+                self.assertIn(pat, errors[0])
+
+    # -- long inputs -------------------------------------------------------------------
+
+    def test_2048_positions_on_every_architecture(self):
+        import numpy as np  # noqa: PLC0415
+
+        for model, (arch, hd) in MODELS.items():
+            with self.subTest(model=model):
+                run = self.block(model, "2048", "--positions", "2048", seq_len=None)
+                pos = run.probe["prompt"]["positions"]
+                self.assertEqual((pos["requested"], pos["real_len"], pos["method"]), (2048, 2048, "repeated"))
+                self.assertEqual((run.real_len, run.probe["prompt"]["padded_len"]), (2048, 2048))
+                self.assertEqual(len(run.probe["prompt"]["token_ids"]), 2048)
+                ok, whole, pmin = run.gates(hd)
+                self.assertTrue(ok, f"{model} at 2048: cos {whole:.5f}, min {pmin:.5f}")
+                if model != "llama32_1b":
+                    self.assertIsNone(run.first_below(), f"{model} at 2048")
+                    continue
+                # llama32_1b: the tree's RoPE LUT has no llama3 frequency scaling; the checkpoint has it.
+                self.assertEqual(self.ckpt["llama"].hf_config["rope_scaling"]["rope_type"], "llama3")
+                first = run.first_below()
+                self.assertEqual(first[0], "q_roped")
+                names_below = {n for n, c, p, _ in run.lens if p < BAR}
+                self.assertTrue({"q_roped", "k_roped"} <= names_below)
+                self.assertGreaterEqual(min(p for n, _, p, _ in run.lens if n in ("q", "k", "v")), BAR)
+                e = next(e for n, _, _, e in run.lens if n == "q_roped")
+                pp = per_position(run.load(e["npu"]["file"]), run.load(e["ref"]["file"]))
+                self.assertGreaterEqual(pp[:64].min(), BAR, "the canonical prompt's positions look clean")
+                self.assertLess(pp[-256:].mean(), 0.95, "the drift grows with position")
+                self.assertLess(np.mean(pp[-256:]), np.mean(pp[256:512]))
+
+
+if __name__ == "__main__":
+    unittest.main()

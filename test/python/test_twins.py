@@ -1,0 +1,264 @@
+"""The CPU twins (scripts/probe/probe_twins.py) and the ELF boundary table
+(scripts/probe/elf_boundaries.json), without running a block.
+
+- bf16 rounding on float32 bits is ml_dtypes' (round to nearest even, NaN kept);
+- the attention twin is the tree's own `attention_reference` (llama32_1b_cpu_helpers,
+  loaded by path: numpy only) up to the bf16 rounding of its output; head-first attention
+  (fa_headfirst's packing) gives the same numbers as seq-first;
+- the RoPE twin with a [cos | sin] LUT is HF's `q * cos + rotate_half(q) * sin`; the
+  injected interleaved / K-only RoPE are not;
+- the table covers every bf16 model of the real tree, and agrees with each model's code:
+  every ELF name a block passes to `cache.load_and_run` is in the model's entry, its
+  `static_input_indices` are weights/LUTs (never a boundary), its `output_indices` are
+  buffers the ELF writes; padding slices and layouts come out seq-first.
+
+Needs numpy; the tree-reading tests need the real tree (NPU_BLOCK_GATE_MLIR_AIR, else
+shared/mlir-air beside the checkout); ml_dtypes only for the rounding comparison.
+
+run: .venv/bin/python -m unittest test.python.test_twins -v
+"""
+
+import ast
+import importlib.util
+import os
+import re
+import sys
+import unittest
+
+import numpy as np
+
+from test.python.support import PROBE, find_mlir_air
+
+sys.path.insert(0, PROBE)
+
+import probe_table  # noqa: E402
+import probe_twins as tw  # noqa: E402
+
+MLIR_AIR = find_mlir_air()
+LLMS = os.path.join(MLIR_AIR, "programming_examples", "llms")
+HAVE_TREE = os.path.isfile(os.path.join(LLMS, "llama32_1b", "llama32_1b_prefill.py"))
+NO_TREE = f"the real mlir-air tree is not at {MLIR_AIR} (set NPU_BLOCK_GATE_MLIR_AIR)"
+HAVE_ML_DTYPES = importlib.util.find_spec("ml_dtypes") is not None
+
+BF16_MODELS = ("llama32_1b", "llama32_3b", "qwen25_0_5b", "qwen25_1_5b", "qwen25_3b", "qwen3_0_6b", "qwen3_1_7b",
+               "qwen3_4b", "smollm2_1_7b")
+# Where each model's block code lives (smollm2 runs llama32_1b's block).
+BLOCK_FILES = {m: [f"{m}/{m}_prefill.py"] for m in BF16_MODELS}
+BLOCK_FILES["smollm2_1_7b"] = ["llama32_1b/llama32_1b_prefill.py"]
+FA_FILES = ["shared/infra/fa_headfirst.py", "shared/infra/fa_temporal.py"]
+
+
+def cos(a, b):
+    a, b = np.asarray(a, np.float64).ravel(), np.asarray(b, np.float64).ravel()
+    return float(a @ b / (np.linalg.norm(a) * np.linalg.norm(b)))
+
+
+def rng_arr(rng, *shape, scale=1.0):
+    return tw.bf((rng.standard_normal(shape) * scale).astype(np.float32))
+
+
+def load_by_path(name, path):
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+class Bf16Tests(unittest.TestCase):
+    @unittest.skipUnless(HAVE_ML_DTYPES, "ml_dtypes is not installed here: nothing to compare the rounding with")
+    def test_rounding_is_ml_dtypes(self):
+        from ml_dtypes import bfloat16
+
+        rng = np.random.default_rng(0)
+        x = np.concatenate([rng.standard_normal(10000).astype(np.float32) * 10.0 ** rng.integers(-8, 8, 10000),
+                            np.array([0.0, -0.0, np.inf, -np.inf, 1.0 + 2 ** -8, 1.0 + 3 * 2 ** -8, 65504.0],
+                                     dtype=np.float32)]).astype(np.float32)
+        self.assertTrue(np.array_equal(tw.bf(x), x.astype(bfloat16).astype(np.float32)))
+        self.assertTrue(np.isnan(tw.bf(np.array([np.nan], np.float32)))[0])
+
+
+class TwinMathTests(unittest.TestCase):
+    def setUp(self):
+        self.rng = np.random.default_rng(1)
+
+    @unittest.skipUnless(HAVE_TREE, NO_TREE)
+    def test_attention_is_the_trees_attention_reference(self):
+        helpers = load_by_path("llama32_1b_cpu_helpers_twintest", os.path.join(LLMS, "llama32_1b",
+                                                                             "llama32_1b_cpu_helpers.py"))
+        seq, H, KV, hd = 40, 4, 2, 64
+        q, k, v = rng_arr(self.rng, seq, H * hd), rng_arr(self.rng, seq, KV * hd), rng_arr(self.rng, seq, KV * hd)
+        ours = tw.attention(q, k, v, H, KV, hd)
+        theirs = helpers.attention_reference(q, k, v, H, KV)
+        self.assertGreater(cos(ours, theirs), 0.99999)
+        self.assertLess(np.max(np.abs(ours - tw.bf(theirs))), 0.02)
+        no_mask = tw.attention(q, k, v, H, KV, hd, causal=False)
+        self.assertLess(cos(no_mask[: seq // 2], theirs[: seq // 2]), 0.999)
+
+    def test_head_first_attention_matches_seq_first(self):
+        seq, H, KV, hd = 32, 4, 2, 128
+        d = probe_table.dims_of({"emb_dim": 256, "hidden_dim": 512, "n_heads": H, "n_kv_heads": KV, "head_dim": hd})
+        q, k, v = rng_arr(self.rng, seq, H * hd), rng_arr(self.rng, seq, KV * hd), rng_arr(self.rng, seq, KV * hd)
+        seq_first = tw.run_twin("flash_attn", {"q": q, "k": k, "v": v}, d)["out"]
+        # the packing of shared/infra/fa_headfirst.npu_fa_headfirst
+        dvt = d["dv_tile"]
+        dvc = hd // dvt
+        q_hf = q.reshape(seq, H, hd).transpose(1, 0, 2)
+        k_hf = k.reshape(seq, KV, hd).transpose(1, 0, 2)
+        v_hf = v.reshape(seq, KV, hd).transpose(1, 0, 2).reshape(KV, seq, dvc, dvt).transpose(0, 2, 1, 3) \
+            .reshape(KV * dvc, seq, dvt)
+        out = tw.run_twin("flash_attn", {"q": q_hf, "k": k_hf, "v": v_hf}, d, layout="head-first")["out"]
+        back = out.reshape(H, dvc, seq, dvt).transpose(2, 0, 1, 3).reshape(seq, H * hd)
+        self.assertTrue(np.array_equal(back, seq_first))
+
+    def test_rope_is_hf_rotate_half_with_the_lut(self):
+        seq, H, hd = 16, 3, 64
+        half = hd // 2
+        inv = 1.0 / (10000.0 ** (np.arange(0, hd, 2) / hd))
+        ang = np.outer(np.arange(seq), inv)
+        lut = tw.bf(np.concatenate([np.cos(ang), np.sin(ang)], axis=1).astype(np.float32))  # generate_rope_lut
+        lut_q = np.repeat(lut, H, axis=0).reshape(-1)  # np.repeat(rope_lut[:seq], n_heads, axis=0).flatten()
+        q = rng_arr(self.rng, seq, H * hd)
+        ours = tw.rope(q, lut_q, H, hd)
+        qh = q.reshape(seq, H, hd)
+        cos_, sin_ = np.concatenate([lut[:, :half]] * 2, 1)[:, None], np.concatenate([lut[:, half:]] * 2, 1)[:, None]
+        rot = np.concatenate([-qh[..., half:], qh[..., :half]], axis=-1)
+        hf = (qh * cos_ + rot * sin_).reshape(seq, H * hd)
+        self.assertGreater(cos(ours, hf), 0.99999)
+        self.assertLess(cos(tw.rope(q, lut_q, H, hd, interleaved=True)[1:], hf[1:]), 0.999)
+
+    def test_each_injection_changes_its_stage(self):
+        d = probe_table.dims_of({"emb_dim": 128, "hidden_dim": 256, "n_heads": 2, "n_kv_heads": 1, "head_dim": 64})
+        seq = 16
+        emb, qd, kvd = 128, 128, 64
+        inv = 1.0 / (10000.0 ** (np.arange(0, 64, 2) / 64))
+        ang = np.outer(np.arange(seq), inv)
+        lut = tw.bf(np.concatenate([np.cos(ang), np.sin(ang)], axis=1).astype(np.float32))
+        vals = {"x": rng_arr(self.rng, seq, emb), "attn_norm_w": 1 + rng_arr(self.rng, emb, scale=0.3),
+                "wq": rng_arr(self.rng, emb, qd, scale=0.1), "wk": rng_arr(self.rng, emb, kvd, scale=0.1),
+                "wv": rng_arr(self.rng, emb, kvd, scale=0.1), "bq": rng_arr(self.rng, qd), "bk": rng_arr(self.rng, kvd),
+                "bv": rng_arr(self.rng, kvd), "lut_q": np.repeat(lut, 2, axis=0).reshape(-1),
+                "lut_k": lut.reshape(-1)}
+        clean = tw.run_twin("rms_qkv_bias_rope", vals, d)
+        for bug, (kinds, _what, _boundary, stage) in tw.INJECTIONS.items():
+            if "rms_qkv_bias_rope" not in kinds:
+                continue
+            with self.subTest(bug=bug):
+                bad = tw.run_twin("rms_qkv_bias_rope", vals, d, inject=bug)
+                order = tw.STAGES["rms_qkv_bias_rope"]
+                first = next(r for r in order if not np.array_equal(bad[r], clean[r]))
+                self.assertEqual(first, stage)
+
+    def test_stale_tail_keeps_the_old_rows(self):
+        d = probe_table.dims_of({"emb_dim": 8, "hidden_dim": 16, "n_heads": 1, "n_kv_heads": 1, "head_dim": 8})
+        seq = 10
+        vals = {"swiglu": rng_arr(self.rng, seq, 16), "w_down": rng_arr(self.rng, 16, 8), "res1": rng_arr(self.rng, seq, 8)}
+        old = np.full(seq * 8, 7.0, np.float32)
+        out = tw.run_twin("down_add", vals, d, inject="stale_tail", real_len=6, prev={"out": old})["out"].reshape(seq, 8)
+        clean = tw.run_twin("down_add", vals, d)["out"].reshape(seq, 8)
+        self.assertTrue(np.array_equal(out[:3], clean[:3]))
+        self.assertTrue(np.all(out[3:6] == 7.0))
+        self.assertTrue(np.array_equal(out[6:], clean[6:]))
+
+
+class TableTests(unittest.TestCase):
+    def test_layout_normalisation(self):
+        d = probe_table.dims_of({"emb_dim": 896, "hidden_dim": 512, "n_heads": 14, "n_kv_heads": 2, "head_dim": 64},
+                                seq=4)
+        self.assertEqual(probe_table.eval_dim("pad1024(emb)", d), 1024)
+        self.assertEqual(probe_table.eval_dim("seq*n_heads*head_dim", d), 4 * 896)
+        spec = probe_table.model_spec("qwen25_0_5b")
+        q = probe_table.args_by_role(spec["elfs"]["rms_qkv_bias_rope"])["q"]
+        buf = np.arange(4 * 1024, dtype=np.float32).reshape(4, 1024)
+        out = probe_table.to_seq_first(buf, q, d)
+        self.assertEqual(out.shape, (4, 896))
+        self.assertTrue(np.array_equal(out, buf[:, :896]))
+        flat = probe_table.args_by_role(spec["elfs"]["down_add"])["out"]
+        self.assertEqual(probe_table.to_seq_first(np.arange(4 * 896.0), flat, d).shape, (4, 896))
+        d3 = probe_table.dims_of({"emb_dim": 256, "hidden_dim": 512, "n_heads": 4, "n_kv_heads": 2, "head_dim": 128},
+                                 seq=5)
+        fa = probe_table.model_spec("qwen3_0_6b")["elfs"]["flash_attn"]
+        out_spec = probe_table.args_by_role(fa, "head-first")["out"]
+        seq_first = np.arange(5 * 512, dtype=np.float32).reshape(5, 512)
+        packed = seq_first.reshape(5, 4, 2, 64).transpose(1, 2, 0, 3).reshape(8, 5, 64)
+        self.assertTrue(np.array_equal(probe_table.to_seq_first(packed, out_spec, d3, "head-first"), seq_first))
+
+    def test_same_as_and_unknown(self):
+        self.assertEqual(probe_table.model_spec("smollm2_1_7b")["elfs"].keys(),
+                         probe_table.model_spec("llama32_1b")["elfs"].keys())
+        self.assertIsNone(probe_table.model_spec("tiny_llama"))
+
+    @unittest.skipUnless(HAVE_TREE, NO_TREE)
+    def test_every_bf16_model_is_covered(self):
+        quantized = re.compile(r"(_q4nx|_q4|_int4)$")
+        dirs = sorted(d for d in os.listdir(LLMS) if os.path.isfile(os.path.join(LLMS, d, "verify_adapter.py"))
+                      and not quantized.search(d) and d != "smolvla")
+        self.assertEqual(tuple(dirs), tuple(sorted(BF16_MODELS)))
+        for m in dirs:
+            self.assertIsNotNone(probe_table.model_spec(m), m)
+
+    @unittest.skipUnless(HAVE_TREE, NO_TREE)
+    def test_the_table_agrees_with_each_models_code(self):
+        calls = {}
+        for rel in FA_FILES:
+            calls[rel] = load_and_run_calls(os.path.join(LLMS, rel))
+        for model in BF16_MODELS:
+            spec = probe_table.model_spec(model)
+            elfs = spec["elfs"]
+            seen = set()
+            for rel in BLOCK_FILES[model] + FA_FILES:
+                found = calls.get(rel) or load_and_run_calls(os.path.join(LLMS, rel))
+                for name, static, outputs, inter in found:
+                    if name is None or (rel in FA_FILES and "flash_attn" not in elfs):
+                        continue
+                    if rel not in FA_FILES and model == "llama32_3b" and name not in elfs:
+                        continue
+                    with self.subTest(model=model, elf=name, file=rel):
+                        self.assertIn(name, elfs, f"{rel} launches {name!r}, the table's {model} entry lacks it")
+                        seen.add(name)
+                        e = elfs[name]
+                        args = {a["arg"]: a for lay in ([e["args"]] + list((e.get("layouts") or {}).values()))
+                                for a in lay}
+                        for i in static or ():
+                            self.assertIn(i, args, f"static arg {i} not in the table")
+                            self.assertNotIn("boundary", args[i], f"static arg {i} is a weight, not a boundary")
+                        for i in outputs or ():
+                            self.assertIn(i, args)
+                            self.assertIn(args[i]["role"], set(tw.STAGES[e["kind"]]) | {"out"},
+                                          f"output arg {i} is not written by the ELF")
+                        for i in inter or ():
+                            if i in args:
+                                self.assertNotIn(args[i]["role"], tw.input_roles(e["kind"]),
+                                                 f"intermediate arg {i} is an input role")
+            if model != "llama32_3b":
+                self.assertEqual(seen | ({"flash_attn"} - seen), set(elfs), model)
+
+
+def load_and_run_calls(path):
+    """[(elf name or None, static indices, output indices, intermediate literal indices)] of every
+    `*.load_and_run(...)` call in a file, read with ast (literal sets/lists only)."""
+    with open(path, encoding="utf-8") as f:
+        src = f.read()
+    try:
+        tree = ast.parse(src)
+    except SyntaxError:
+        return []
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "load_and_run":
+            name = node.args[0].value if node.args and isinstance(node.args[0], ast.Constant) else None
+            kw = {k.arg: k.value for k in node.keywords}
+
+            def lit(v):
+                if isinstance(v, (ast.Set, ast.List, ast.Tuple)):
+                    return [e.value for e in v.elts if isinstance(e, ast.Constant)]
+                if isinstance(v, ast.BinOp) and isinstance(v.left, (ast.Set, ast.List)):
+                    return lit(v.left)
+                return None
+
+            out.append((name, lit(kw.get("static_input_indices")), lit(kw.get("output_indices")),
+                        lit(kw.get("intermediate_indices"))))
+    return out
+
+
+if __name__ == "__main__":
+    unittest.main()
