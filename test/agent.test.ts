@@ -662,7 +662,7 @@ test('--help: agent, agent --help, help agent, and the top-level help names the 
   }
   const top = sink();
   assert.is(await main(['--help'], top.w, sink().w), 0);
-  assert.match(top.text, /npu-block-gate agent doctor\|status\|lock\|hooks\|cache/);
+  assert.match(top.text, /npu-block-gate agent setup\|doctor\|status\|lock\|hooks\|drain\|undrain\|cache/);
 });
 
 test.run();
