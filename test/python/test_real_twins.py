@@ -201,9 +201,9 @@ class RealTreeTwinTests(unittest.TestCase):
         return subprocess.run([sys.executable, PROBE, *args], capture_output=True, text=True, env=self.env,
                               timeout=900)
 
-    def block(self, model, tag, *extra, seq_len="64"):
+    def block(self, model, tag, *extra, seq_len="64", arch=None):
         out = os.path.join(self.tmp, "runs", f"{model}-{tag}")
-        arch = MODELS[model][0]
+        arch = arch or MODELS[model][0]
         args = ["block", "--model-dir", os.path.join(self.root, LLMS_REL, model), "--out", out, "--ref-cache", "none",
                 "--npu-lock", "none", "--emulate", "--hf-model", self.ckpt[arch].hf_id, "--prompt-style", "instruct"]
         if seq_len:
@@ -258,6 +258,26 @@ class RealTreeTwinTests(unittest.TestCase):
         smol = self.cls_runs()["smollm2_1_7b"].probe["emulate"]["registry"]
         self.assertIn({"shape": [64, 256, 256], "as": [2048, 2048, 2048], "dtype": "bf16", "precision": "high",
                        "method": "fused-cast"}, smol, "MHA: Q/K/V all fused-cast with f32 scratch, as production")
+
+    def test_the_other_bf16_models_run_too(self):
+        """The rest of the table, end to end at the same tiny configs: llama32_3b, qwen25_1_5b and
+        qwen25_3b on host attention (their head-first FlashAttention wrappers want head_dim 128, the
+        tiny llama/qwen2 checkpoints have 64), qwen3_1_7b and qwen3_4b on NPU attention."""
+        others = {"llama32_3b": ("llama", ["--cpu-attn"], "o_ffn"),
+                  "qwen25_1_5b": ("qwen2", ["--cpu-attn"], "down_add"),
+                  "qwen25_3b": ("qwen2", ["--cpu-attn"], "down_add"),
+                  "qwen3_1_7b": ("qwen3", [], "o_ffn_qwen"),
+                  "qwen3_4b": ("qwen3", [], "down_add")}
+        for model, (arch, extra, tail) in others.items():
+            with self.subTest(model=model):
+                run = self.block(model, "clean", *extra, arch=arch)
+                ok, whole, pmin = run.gates(128 if arch == "qwen3" else 64)
+                self.assertTrue(ok, f"{model}: cos {whole:.5f}, min {pmin:.5f}")
+                self.assertGreaterEqual(len(run.lens), 16)
+                for name, c, pm, e in run.lens:
+                    self.assertGreaterEqual(min(c, pm), BAR, f"{model} {name}")
+                ffn = next(e for n, _, _, e in run.lens if n == "ffn_out")
+                self.assertEqual(ffn["launch"], tail)
 
     def cls_runs(self):
         return type(self).runs
