@@ -113,11 +113,14 @@ def build_parser():
     ck.add_argument("--events", action="store_true",
                     help="print machine-readable event lines and wait on stdin after the config stage")
 
-    bs = sub.add_parser("bisect", help="after a block run: rerun block 0 with one step at a time on the CPU",
-                        description="Read RUN_DIR/probe.json (stage block), rebuild the same block-0 setup, and for "
-                        "each step the model's bisect_steps() lists, rerun block 0 with that one step on its CPU "
-                        "equivalent. Writes RUN_DIR/bisect/NN-<step>.npy and RUN_DIR/bisect/bisect.json; when the "
-                        "model has no bisect hook, bisect.json says why (exit 0 either way).")
+    bs = sub.add_parser("bisect", help="after a block run: find the kernel boundary that breaks block 0",
+                        description="Read RUN_DIR/probe.json (stage block) and rebuild the same block-0 setup. With "
+                        "the model's bisect_steps() hook: rerun block 0 with one step at a time on its CPU equivalent "
+                        "(RUN_DIR/bisect/NN-<step>.npy). Else, for a model of scripts/probe/elf_boundaries.json: run "
+                        "block 0 once with every launch captured and compare each launch with its CPU twin "
+                        "(bisect/launch-NN-<elf>-<buffer>.{npu,twin}.npy), then swap the ELFs to their twins one "
+                        "after another (bisect/NN-swap-<elf>.npy). RUN_DIR/bisect/bisect.json lists them; when neither "
+                        "applies it says why (exit 0 either way).")
     bs.add_argument("--run-dir", required=True, metavar="RUN_DIR", help="a run dir written by `probe block`")
     bs.add_argument("--verbose", action="store_true", help="echo the tree's own output to stderr too")
     lock_args(bs)

@@ -349,7 +349,7 @@ def run_bisect(args, log):
         finally:
             if ctx.emulation is not None:
                 ctx.emulation.close()
-        why = (f"{reason}, so the CPU twins of its ELFs bisect instead (scripts/probe/elf_boundaries.json): "
+        why = (f"no bisect hook ({reason}); the CPU twins of its ELFs bisect instead (scripts/probe/elf_boundaries.json): "
                f"{len(launches)} launches compared NPU vs twin from their own inputs, then {len(steps)} ELFs "
                "swapped to their twins one after another")
         return finish(bisect_record(True, why, None, steps, method="twins", launches=launches, emulated=emulated))

@@ -243,11 +243,29 @@ class RefCacheUnitTests(unittest.TestCase):
             self.assertNotEqual(probe_refcache.cache_key(other), k)
             layers, _ = probe_refcache.key_inputs(tree, self.record(), [1, 2, 3], [0, 1])
             self.assertNotEqual(probe_refcache.cache_key(layers), k)
+            lens, _ = probe_refcache.key_inputs(tree, self.record(), [1, 2, 3], [0], boundaries="hf-layer0-hooks/1")
+            self.assertEqual(lens["boundaries"], "hf-layer0-hooks/1")
+            self.assertNotEqual(probe_refcache.cache_key(lens), k, "the lens's reference boundaries are their own key")
         finally:
             if old is None:
                 os.environ.pop("HF_HUB_CACHE", None)
             else:
                 os.environ["HF_HUB_CACHE"] = old
+
+    def test_boundaries_of_an_entry(self):
+        import numpy as np  # noqa: PLC0415
+
+        entry = os.path.join(self.tmp, "entry")
+        os.makedirs(entry)
+        self.assertIsNone(probe_refcache.load_boundaries(entry, 3), "no meta")
+        with open(os.path.join(entry, "meta.json"), "w", encoding="utf-8") as f:
+            json.dump({"stored_layers": [0], "stored_boundaries": ["q_roped", "attn_norm"]}, f)
+        np.save(os.path.join(entry, "boundary_q_roped.npy"), np.ones((3, 8), np.float32))
+        self.assertIsNone(probe_refcache.load_boundaries(entry, 3), "a listed file is missing")
+        np.save(os.path.join(entry, "boundary_attn_norm.npy"), np.ones((3, 4), np.float32))
+        got = probe_refcache.load_boundaries(entry, 3)
+        self.assertEqual({k: v.shape for k, v in got.items()}, {"q_roped": (3, 8), "attn_norm": (3, 4)})
+        self.assertIsNone(probe_refcache.load_boundaries(entry, 4), "another real_len")
 
 
 if __name__ == "__main__":
