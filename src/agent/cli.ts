@@ -15,10 +15,16 @@ import {
 } from './hooks.ts';
 import { drain, serviceName, undrain } from './drain.ts';
 import { defaultStateDir } from './state.ts';
+import { DEFAULT_PROBE_USER, PROBE_GROUP, renderStep, renderSummary, setup, setupHeader, SUDOERS_FILE, type SetupFs, type Step } from './setup.ts';
+import { SETUP_FILE } from '../probe/isolate.ts';
 
 export const AGENT_HELP = `npu-block-gate agent: the self-hosted NPU runner side
 
 Usage:
+  npu-block-gate agent setup [--user NAME] [--runner-user NAME] [--runner-dir D | --work-dir W] [--cache-dir DIR]
+        [--hf-home DIR] [--python P] [--fix] [--dry-run] [--json] [--root DIR]
+      as root, once: the probe user that runs pull requests' model code (uid isolation), its sudoers
+      rule, the NPU group, the caches read-only for it, the work dir's shared group (agent setup --help)
   npu-block-gate agent doctor [--json] [--root DIR] [--python P] [--cache-dir DIR] [--functional] [--functional-test T]
       health checks. Device: the NPU on the PCI bus (AMD 1022:1502/17f0/...), amdxdna loaded and
       bound to it, its /dev/accel node, the firmware (sysfs), this boot's kernel log (wedge
@@ -65,6 +71,8 @@ Options:
   --functional-test T  the xrt-smi validate test (default latency; verify before XRT 2.18)
   --functional-max-age S  reuse a functional result younger than S seconds (default ${FUNCTIONAL_MAX_AGE_S})
   --functional-timeout S  give xrt-smi validate S seconds (default ${FUNCTIONAL_TIMEOUT_S})
+  --fix                setup: also repair what it otherwise reports (HF cache, tokens, search permission)
+  --dry-run            setup: say what would change, change nothing
   --fork-policy P      pull requests from forks: probe-only (default: pull_request only, where
                        GitHub withholds secrets and write tokens), allow, deny
   --token-file F       a file (mode 600) with a token that may administer the runner's labels
@@ -73,6 +81,51 @@ Options:
 Exit codes: 0 ok, 1 a job-started hook refused the job, 2 usage or bad input, 3 infrastructure
 (a doctor check failed, lock wait timed out, the GitHub API or the service stop failed, the
 functional probe did not pass at undrain).
+`;
+
+export const SETUP_HELP = `npu-block-gate agent setup: prepare this runner for uid isolation of the probe
+
+Usage:
+  sudo npu-block-gate agent setup --runner-user R --runner-dir D [--python P] [options]
+
+The probe runs a pull request's model code. With uid isolation it runs as a separate user that
+cannot read the runner's processes, tokens or files and cannot write the caches. Run as root
+(only --dry-run works without); each step prints one line: done, already (so), would (--dry-run),
+skipped, WARN (yours to do; --fix does some) or FAIL. A second run changes nothing.
+
+  probe-user       create the system user (default ${DEFAULT_PROBE_USER}; no login shell, no home), or use --user's
+  group            create the group ${PROBE_GROUP}; add the runner user and the probe user to it
+  setup-file       write ${SETUP_FILE} (0644) naming the probe user: the Action reads it
+  sudoers          a runner that is not root: ${SUDOERS_FILE} (0440, checked with visudo -cf):
+                     <runner> ALL=(<probe user>) NOPASSWD:SETENV: ALL
+                   (SETENV: the Action runs sudo -E with an environment it has already scrubbed)
+  npu-access       add the probe user to the group of /dev/accel/accel0
+  memlock          the runner service's LimitMEMLOCK (the probe inherits it) and sudo's pam_limits
+  kernel-cache, reference-cache
+                   owned by the runner user, directories 0755, files 0644: the probe reads, never writes
+  hf-cache, hf-token
+                   the HF hub cache readable and not group/world-writable; a stored HF token 0600
+  work-dir         the runner's work dir: group ${PROBE_GROUP}, setgid, not group-writable
+  runner-secrets   the runner's .credentials, .credentials_rsaparams and .env unreadable by the probe user
+  reach            the probe user can search every directory on the way to the caches, work dir, Python
+  switch, python   the runner user can start processes as the probe user; P -c "import numpy" works as it
+
+Options:
+  --user NAME          the probe user (default ${DEFAULT_PROBE_USER})
+  --runner-user NAME   the user the runner service runs as (default $SUDO_USER, else this user)
+  --runner-dir D       the runner's install dir (with .runner, .service); default ~R/actions-runner
+  --work-dir W         the runner's work dir (default D/_work, or .runner's workFolder)
+  --cache-dir DIR      the kernel cache root (default $NPU_BLOCK_GATE_CACHE_DIR, else ~R/.cache/npu-block-gate);
+                       the reference cache is DIR/reference ($NPU_BLOCK_GATE_REF_CACHE)
+  --hf-home DIR        HF_HOME of the runner (default $HF_HOME, else ~R/.cache/huggingface); its hub/ is checked
+  --python P           the Python the Action runs the probe with: checked as the probe user
+  --fix                repair the HF cache, token files, the runner's credentials and search permission too
+  --dry-run            change nothing; say what would change
+  --json               the steps as JSON
+  --root DIR           system files (/etc, /dev) under DIR (tests, containers; useradd etc. get --prefix DIR)
+
+Exit codes: 0 set up (warnings are printed), 2 bad input or not root (one line), 3 a command or
+file operation failed (one line naming it) or a check (switch, python) failed.
 `;
 
 const OPTIONS = {
@@ -103,12 +156,18 @@ const OPTIONS = {
   textfile: { type: 'string' },
   reason: { type: 'string' },
   force: { type: 'boolean' },
+  user: { type: 'string' },
+  'runner-user': { type: 'string' },
+  'work-dir': { type: 'string' },
+  fix: { type: 'boolean' },
+  'dry-run': { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
 const FUNCTIONAL_OPTS = ['functional-test', 'functional-max-age', 'functional-timeout'];
 
 const ALLOWED: Record<string, string[]> = {
+  setup: ['json', 'root', 'user', 'runner-user', 'runner-dir', 'work-dir', 'cache-dir', 'hf-home', 'python', 'fix', 'dry-run', 'help'],
   doctor: ['json', 'root', 'python', 'cache-dir', 'state-dir', 'functional', ...FUNCTIONAL_OPTS, 'runner-dir', 'help'],
   status: ['json', 'root', 'cache-dir', 'state-dir', 'help'],
   drain: ['root', 'runner-dir', 'token-file', 'label', 'api-url', 'reason', 'state-dir', 'json', 'help'],
@@ -141,6 +200,7 @@ type Values = {
   'hf-home'?: string; offline?: boolean; chain?: boolean; functional?: boolean; 'functional-when'?: string; 'functional-test'?: string;
   'functional-max-age'?: string; 'functional-timeout'?: string; 'drain-on-failure'?: boolean; 'token-file'?: string; label?: string[];
   'api-url'?: string; textfile?: string; reason?: string; force?: boolean;
+  user?: string; 'runner-user'?: string; 'work-dir'?: string; fix?: boolean; 'dry-run'?: boolean;
 };
 
 export function parseAgent(argv: string[]): { sub: string; values: Values } {
@@ -166,7 +226,7 @@ export function parseAgent(argv: string[]): { sub: string; values: Values } {
     sub = `${sub} ${rest[0]}`;
     rest = rest.slice(1);
   }
-  if (!(sub in ALLOWED)) throw new InputError(`unknown agent command ${JSON.stringify(sub)} (agent commands: doctor, status, drain, undrain, cache stats|gc, lock status|wait, hooks install)`);
+  if (!(sub in ALLOWED)) throw new InputError(`unknown agent command ${JSON.stringify(sub)} (agent commands: setup, doctor, status, drain, undrain, cache stats|gc, lock status|wait, hooks install)`);
   if (rest.length) throw new InputError(`unexpected argument ${JSON.stringify(rest[0])} (see npu-block-gate agent --help)`);
   for (const k of Object.keys(values)) {
     if (!ALLOWED[sub].includes(k)) throw new InputError(`option --${k} does not apply to agent ${sub} (see npu-block-gate agent --help)`);
@@ -174,8 +234,8 @@ export function parseAgent(argv: string[]): { sub: string; values: Values } {
   return { sub, values };
 }
 
-/** Test seams: the machine (root, env, command table, Python tester, statfs, cwd, sleep, clock), and how hooks call this CLI. */
-export type AgentDeps = MachineOptions & { self?: SelfCommand };
+/** Test seams: the machine (root, env, command table, Python tester, statfs, cwd, sleep, clock), how hooks call this CLI, and for setup this process's uid and file owners. */
+export type AgentDeps = MachineOptions & { self?: SelfCommand; uid?: number; setupFs?: Partial<SetupFs> };
 
 function sizeOption(name: string, v: string | undefined): number {
   if (v === undefined) return DEFAULT_MAX_BYTES;
@@ -219,6 +279,7 @@ const json = (x: unknown) => JSON.stringify(x, null, 2) + '\n';
 export async function agentMain(argv: string[], out: NodeJS.WritableStream = process.stdout, err: NodeJS.WritableStream = process.stderr, deps: AgentDeps = {}): Promise<ExitCode> {
   try {
     const { sub, values } = parseAgent(argv);
+    if (sub === 'setup' && values.help) { out.write(SETUP_HELP); return EXIT.pass; }
     if (sub === 'help' || values.help) { out.write(AGENT_HELP); return EXIT.pass; }
     const m = new Machine({ ...deps, root: values.root ?? deps.root });
     const env = m.env;
@@ -231,6 +292,20 @@ export async function agentMain(argv: string[], out: NodeJS.WritableStream = pro
     };
     const service = serviceName(values['runner-dir'] ?? null);
     switch (sub) {
+      case 'setup': {
+        const dryRun = !!values['dry-run'];
+        // The header with the first step: a refusal before any step is one line on stderr only.
+        let started = false;
+        const head = () => { if (!started && !values.json) out.write(setupHeader(m.root, dryRun)); started = true; };
+        const r = setup(m, {
+          user: values.user ?? null, runnerUser: values['runner-user'] ?? null, runnerDir: values['runner-dir'] ?? null, workDir: values['work-dir'] ?? null,
+          cacheDir, hfHome: values['hf-home'] ?? null, python: values.python ?? null, fix: !!values.fix, dryRun,
+          uid: deps.uid, fs: deps.setupFs, onStep: values.json ? undefined : (st: Step) => { head(); out.write(renderStep(st)); },
+        });
+        head();
+        out.write(values.json ? json(r) : renderSummary(r));
+        return r.exit_code;
+      }
       case 'doctor': {
         const { checks } = doctorReport(m, { cacheDir, python: values.python ?? null, stateDir, functional: values.functional ? 'always' : 'never', service, ...functional });
         const s = summarize(checks);

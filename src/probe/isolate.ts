@@ -14,7 +14,7 @@
 //  - none: same process tree, same uid. Refused for untrusted events unless the admin opted in
 //    (allow-unisolated: true, documented as unsafe).
 import { spawnSync } from 'node:child_process';
-import { existsSync, realpathSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { InfraError, InputError } from '../errors.ts';
 
@@ -60,6 +60,8 @@ export interface IsolationHost {
   /** The primary group id of a user, or null when there is no such user. */
   gidOf: (user: string) => number | null;
   env: NodeJS.ProcessEnv;
+  /** A file's text, or null when it cannot be read (the agent's setup file). */
+  readFile: (path: string) => string | null;
 }
 
 export const realHost: IsolationHost = {
@@ -81,13 +83,26 @@ export const realHost: IsolationHost = {
     return r.status === 0 && Number.isInteger(gid) ? gid : null;
   },
   env: process.env,
+  readFile: (path) => {
+    try { return readFileSync(path, 'utf8'); } catch { return null; }
+  },
 };
 
 /** The file `npu-block-gate agent setup` writes: the probe user's name. */
 export const SETUP_FILE = '/etc/npu-block-gate/probe-user';
 
+/** The user the setup file names: its first line that is not blank or a # comment; null when none. */
+export function parseSetupFile(text: string | null): string | null {
+  for (const line of (text ?? '').split(/\r?\n/)) {
+    const t = line.trim();
+    if (t && !t.startsWith('#')) return t;
+  }
+  return null;
+}
+
+/** The probe user: the request's, else $NPU_BLOCK_GATE_PROBE_USER, else the one `agent setup` recorded. */
 function probeUser(req: IsolationRequest, host: IsolationHost): string | null {
-  return req.user ?? host.env.NPU_BLOCK_GATE_PROBE_USER ?? null;
+  return req.user || host.env.NPU_BLOCK_GATE_PROBE_USER || parseSetupFile(host.readFile(SETUP_FILE));
 }
 
 /** The directories hidden from the probe: the runner's own dir (credentials), its temp dir (file commands). */
