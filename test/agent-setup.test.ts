@@ -170,7 +170,7 @@ test('first run sets everything up, one line per step; the second run changes no
   // The checks ran as the users they are about.
   const setprivs = f.calls.filter(([n]) => n === 'setpriv').map(([, a]) => a);
   assert.equal(setprivs, [
-    ['--reuid', 'runner', '--regid', '1001', '--init-groups', '--', 'sudo', '-n', '-E', '-u', 'npu-probe', '--', 'true'],
+    ['--reuid', 'runner', '--regid', '1001', '--init-groups', '--', 'sudo', '-n', '-u', 'npu-probe', '--', 'true'],
     ['--reuid', 'npu-probe', '--regid', '999', '--init-groups', '--', PYTHON, '-c', 'import numpy'],
   ]);
 

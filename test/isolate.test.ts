@@ -54,14 +54,17 @@ test('auto picks uid when a user is configured and the runner can switch to it (
 });
 
 test('the probe user comes from the request, else $NPU_BLOCK_GATE_PROBE_USER, else the setup file agent setup wrote', () => {
-  const sudoOk = (a: string[]) => a[0] === SUDO && a[a.length - 1] === 'true' && a.length === 7;
+  const sudoOk = (a: string[]) => a[0] === SUDO && a[a.length - 1] === 'true' && a.length === 6;
   const files = setupFile('other-probe');
   // The setup file alone: read through the host, at SETUP_FILE.
   let h = host({ works: sudoOk, files });
   let iso = chooseIsolation(req(), h);
   assert.is(iso.detail, 'uid other-probe (sudo -n)');
   assert.equal(h.read, [SETUP_FILE]);
-  assert.equal(iso.wrap(['p'], ctx()), [SUDO, '-n', '-E', '-u', 'other-probe', '--', 'p']);
+  assert.equal(iso.wrap(['p'], ctx()), [SUDO, '-n', '-u', 'other-probe', '--', 'p']);
+  // sudo would drop PATH, PYTHONPATH, LD_LIBRARY_PATH: the probe's environment is handed over with env -i.
+  assert.equal(iso.wrap(['p'], { ...ctx(), probeEnv: { PATH: '/opt/xrt/bin', LD_LIBRARY_PATH: '/opt/xrt/lib' } }),
+    [SUDO, '-n', '-u', 'other-probe', '--', '/usr/bin/env', '-i', 'PATH=/opt/xrt/bin', 'LD_LIBRARY_PATH=/opt/xrt/lib', 'p']);
   // The environment beats the file (which is then not read); the request beats both.
   h = host({ works: sudoOk, files, env: { NPU_BLOCK_GATE_PROBE_USER: 'npu-probe' } });
   assert.is(chooseIsolation(req(), h).detail, 'uid npu-probe (sudo -n)');
@@ -121,19 +124,19 @@ test('no isolation at all: none for a trusted run (saying what it tried), refuse
 });
 
 test('the uid wrap nests bubblewrap only when the probe user can start it', () => {
-  const prefix = [SUDO, '-n', '-E', '-u', 'npu-probe', '--'];
+  const prefix = [SUDO, '-n', '-u', 'npu-probe', '--'];
   const starts = (a: string[]) => prefix.every((x, i) => a[i] === x);
   // The probe user can make a user namespace: sudo ... bwrap --unshare-user ... -- argv.
   let h = host({ files: setupFile('npu-probe'), works: (a) => starts(a) });
   let iso = chooseIsolation(req(), h);
   assert.is(iso.detail, 'uid npu-probe (sudo -n) + bubblewrap');
   let argv = iso.wrap(['python3', 'probe.py'], ctx());
-  assert.equal(argv.slice(0, 7), [...prefix, BWRAP]);
+  assert.equal(argv.slice(0, 6), [...prefix, BWRAP]);
   assert.ok(argv.includes('--unshare-user'));
   assert.equal(argv.slice(-3), ['--', 'python3', 'probe.py']);
-  assert.ok(h.ran.some((a) => starts(a) && a[6] === BWRAP), 'the nested probe ran as the probe user');
+  assert.ok(h.ran.some((a) => starts(a) && a[5] === BWRAP), 'the nested probe ran as the probe user');
   // It cannot: the uid alone, no bubblewrap in the argv.
-  h = host({ files: setupFile('npu-probe'), works: (a) => starts(a) && a[6] === 'true' });
+  h = host({ files: setupFile('npu-probe'), works: (a) => starts(a) && a[5] === 'true' });
   iso = chooseIsolation(req(), h);
   assert.is(iso.detail, 'uid npu-probe (sudo -n)');
   argv = iso.wrap(['python3', 'probe.py'], ctx());

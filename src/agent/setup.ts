@@ -376,7 +376,7 @@ export function setup(m: Machine, o: SetupOptions = {}): SetupResult {
   } else {
     const want = [
       '# Written by `npu-block-gate agent setup`: the runner user may start processes as the probe user, and',
-      '# nothing else. SETENV: the Action passes the probe an environment it has already scrubbed (sudo -E).',
+      '# nothing else. SETENV: the Action passes the probe an environment it has already scrubbed (env -i under sudo).',
       sudoLine,
       '',
     ].join('\n');
@@ -441,11 +441,11 @@ export function setup(m: Machine, o: SetupOptions = {}): SetupResult {
   // A dry run checks too, unless an earlier step still has something to change.
   const pending = run.steps.some((s) => s.status === 'would');
   if (!runnerRoot) {
-    const args = ['--reuid', runner.name, '--regid', String(runner.gid), '--init-groups', '--', 'sudo', '-n', '-E', '-u', r.probeName, '--', 'true'];
-    if (!probe || pending || uid !== 0) run.add('switch', dry ? 'would' : 'skipped', `check that ${runner.name} can start processes as ${r.probeName} (sudo -n -E -u ${r.probeName})${uid !== 0 ? ' (needs root)' : ''}`);
+    const args = ['--reuid', runner.name, '--regid', String(runner.gid), '--init-groups', '--', 'sudo', '-n', '-u', r.probeName, '--', 'true'];
+    if (!probe || pending || uid !== 0) run.add('switch', dry ? 'would' : 'skipped', `check that ${runner.name} can start processes as ${r.probeName} (sudo -n -u ${r.probeName})${uid !== 0 ? ' (needs root)' : ''}`);
     else {
       const c = runSbin(m, 'setpriv', args, 30_000);
-      if (c.status === 0) run.add('switch', 'already', `${runner.name} can start processes as ${r.probeName} (sudo -n -E -u ${r.probeName} -- true)`);
+      if (c.status === 0) run.add('switch', 'already', `${runner.name} can start processes as ${r.probeName} (sudo -n -u ${r.probeName} -- true)`);
       else run.add('switch', 'fail', `${runner.name} cannot start processes as ${r.probeName}: setpriv ${args.join(' ')}: ${why(c)}`, `check ${SUDOERS_FILE} with sudo -l -U ${runner.name}`);
     }
   }

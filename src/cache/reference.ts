@@ -5,7 +5,7 @@
 //   <root>/<key>/layer_NN.npy (the run dir's block0.ref.npy and layers/layer_NN.ref.npy, f32)
 //   <root>/<key>/meta.json    {key, inputs, kind, stored_layers, created_at}
 // written into a temp dir beside it and renamed; an entry that appeared meanwhile is kept.
-import { copyFileSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 import type { ProbeJson } from '../rundir/schema.ts';
 import { tensorPath } from '../rundir/read.ts';
@@ -50,6 +50,8 @@ export function storeReference(root: string, runDir: string, p: ProbeJson): Stor
   if (existsSync(dest) && sound(dest, rec.key, wanted)) return { stored: false, why: 'an entry for this key is already there' };
   mkdirSync(root, { recursive: true });
   const tmp = mkdtempSync(join(root, `.${rec.key}.`));
+  // mkdtemp makes it 0700: the probe, another user under uid isolation, must read the entry.
+  chmodSync(tmp, 0o755);
   try {
     for (const li of wanted) copyFileSync(sources.get(li)!, join(tmp, layerFile(li)));
     writeFileSync(join(tmp, 'meta.json'), JSON.stringify({

@@ -45,6 +45,8 @@ export interface WrapContext {
   writable: string[];
   /** Directories it must read even if they sit under a hidden one: the mlir-air tree's root. */
   readable?: string[];
+  /** The environment the probe must see (scrubbed); handed over explicitly where a wrapper would drop it. */
+  probeEnv?: NodeJS.ProcessEnv;
   /** Directories it may read but never write (the caches, when they are outside / read-only binds). */
   env: NodeJS.ProcessEnv;
   /** Allow network (HF --online). */
@@ -179,15 +181,19 @@ export function chooseIsolation(req: IsolationRequest, host: IsolationHost = rea
       const gid = root && setpriv ? host.gidOf(user) : null;
       const switchers: [string, string[]][] = [];
       if (root && setpriv && gid !== null) switchers.push(['setpriv', [setpriv, '--reuid', user, '--regid', String(gid), '--init-groups', '--']]);
-      // -E keeps the (already scrubbed) environment; the agent's sudoers rule grants SETENV for this user only.
-      if (sudo) switchers.push(['sudo -n', [sudo, '-n', '-E', '-u', user, '--']]);
+      // sudo drops LD_LIBRARY_PATH, PYTHONPATH and PATH (secure_path) whatever -E says, and XRT and
+      // the mlir-air environment need them: the probe's (already scrubbed) environment is handed
+      // over explicitly through env -i.
+      if (sudo) switchers.push(['sudo -n', [sudo, '-n', '-u', user, '--']]);
       for (const [how, prefix] of switchers) {
         if (!host.works([...prefix, 'true'])) continue;
         const inner = bwrap && nsProbe && host.works([...prefix, ...nsProbe]) ? bwrapWrap(bwrap, true) : null;
+        const envArgs = (ctx: WrapContext) => how === 'setpriv' || !ctx.probeEnv ? [] :
+          ['/usr/bin/env', '-i', ...Object.entries(ctx.probeEnv).filter(([, v]) => v !== undefined).map(([k, v]) => `${k}=${v}`)];
         return {
           mode: 'uid',
           detail: `uid ${user} (${how})${inner ? ' + bubblewrap' : ''}`,
-          wrap: (argv, ctx) => [...prefix, ...(inner ? inner(argv, ctx) : argv)],
+          wrap: (argv, ctx) => [...prefix, ...envArgs(ctx), ...(inner ? inner(argv, ctx) : argv)],
         };
       }
       tried.push(`uid ${user}: cannot switch to it (setpriv as root, or a sudoers rule from \`npu-block-gate agent setup\`)`);
