@@ -1,6 +1,6 @@
 // The one pipeline behind the CLI and the Action:
 //   probe (Python, NPU host) -> run dir -> judge (metrics, gates) -> documents -> reports.
-import { existsSync, statSync, mkdirSync, rmSync, lstatSync, readdirSync, statfsSync } from 'node:fs';
+import { chmodSync, existsSync, statSync, mkdirSync, rmSync, lstatSync, readdirSync, statfsSync } from 'node:fs';
 import { join, resolve, isAbsolute, basename, dirname } from 'node:path';
 import pkg from '../package.json' with { type: 'json' };
 import { InputError, InfraError, GateError, EXIT, oneLine, fsError, type ExitCode } from './errors.ts';
@@ -138,6 +138,21 @@ function modelOptions(plan: Plan, modelDir: string): ModelArgs {
   return { modelDir, promptStyle: plan.promptStyle, prompt: plan.prompt, model: plan.model ?? null, cpuAttn: plan.cpuAttn ?? null, online: plan.online };
 }
 
+/** g+rwX on a dir and everything in it (no symlinks followed): the probe user's write access. */
+function groupWritable(dir: string): void {
+  const walk = (p: string) => {
+    const st = lstatSync(p);
+    if (st.isSymbolicLink()) return;
+    chmodSync(p, (st.mode & 0o7777) | (st.isDirectory() ? 0o070 : 0o060));
+    if (st.isDirectory()) for (const n of readdirSync(p)) walk(join(p, n));
+  };
+  try {
+    walk(dir);
+  } catch (e) {
+    throw fsError(e, dir, 'cannot give the probe user write access');
+  }
+}
+
 /** The mlir-air tree root above a model dir (programming_examples/llms/<model>), or null. */
 function airRootOf(modelDir: string): string | null {
   let d = modelDir;
@@ -167,6 +182,9 @@ export async function probe(plan: Plan, log: Log): Promise<Probed> {
   checkCacheRoot(plan);
   const iso = chooseIsolation(plan.isolation ?? { mode: 'auto', untrusted: false, allowUnisolated: false });
   prepareRunDir(plan, runDir);
+  // uid isolation: the probe is another user in the runner's group (agent setup). It may write
+  // exactly the model dir (build outputs) and the run dir, and leaves what it makes group-writable.
+  if (iso.mode === 'uid') for (const d of [modelDir, runDir]) groupWritable(d);
   let cache: CacheState | null = null;
   log.step(`probe: block 0 of ${basename(modelDir)} -> ${runDir}`);
   log.step(`isolation: ${iso.detail}`);
@@ -175,7 +193,7 @@ export async function probe(plan: Plan, log: Log): Promise<Probed> {
     subcommand: 'check',
     args: [...blockArgs(modelOptions(plan, modelDir), runDir), '--events',
       ...(plan.layers ? ['--layers'] : []), ...refCacheArgs(plan)],
-    runDir, timeoutSec: plan.timeoutSec, extraEnv: plan.probeEnv,
+    runDir, timeoutSec: plan.timeoutSec, extraEnv: { ...(iso.mode === 'uid' ? { NPU_BLOCK_GATE_UMASK: '002' } : {}), ...plan.probeEnv },
     isolation: iso, writable: [modelDir, runDir], readable: airRoot ? [airRoot] : [], network: !!plan.online,
   }, {
     onLine: (line) => log.step(`probe: ${line}`),

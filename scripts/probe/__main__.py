@@ -13,6 +13,10 @@ from probe_args import build_parser  # noqa: E402  (stdlib only: --help and plan
 from probe_schema import EVENT_PREFIX, EXIT_NO_NUMPY  # noqa: E402
 
 if __name__ == "__main__":
+    # Under uid isolation the probe runs as another user in the runner's group: what it creates
+    # (build dirs, the run dir's files) stays writable for the runner, which cleans it up.
+    if os.environ.get("NPU_BLOCK_GATE_UMASK", "").strip() in ("002", "0002"):
+        os.umask(0o002)
     args = build_parser().parse_args()
     if args.command != "plan":
         try:
