@@ -3,7 +3,7 @@ import { parseArgs } from 'node:util';
 import { resolve, basename } from 'node:path';
 import { EXIT, GateError, oneLine, InputError, type ExitCode } from './errors.ts';
 import { ProbeInterrupted } from './probe/run.ts';
-import { parsePromptStyle, parseThreshold, parseTimeout, parseCommit, defaultRunDirName, MAX_TIMEOUT_SECONDS, type Plan } from './plan.ts';
+import { parsePromptStyle, parseThreshold, parseTimeout, parseCommit, parsePositions, parseInject, defaultRunDirName, INJECTIONS, MAX_TIMEOUT_SECONDS, type Plan } from './plan.ts';
 import { runCheck, judge, errorReport, planModel, TOOL, type CheckResult } from './pipeline.ts';
 import { stderrLog } from './log.ts';
 import { renderTerminal } from './report/terminal.ts';
@@ -60,7 +60,10 @@ Usage: npu-block-gate check --model-dir DIR [options]
 
 Runs block 0 on the NPU and the HF bf16 reference (one Python process), judges layer-0 ffn_out
 against G1-G3, and records the result in <model>/docs/development_progress/phase2_block.md and
-<model>/TODO.md (G4). Documents are written only after the verdict, all or none.
+<model>/TODO.md (G4). Documents are written only after the verdict, all or none. The lens judges
+every boundary inside block 0 (informational: a boundary well under the threshold while ffn_out
+passes is a warning); on a failed gate, or when the lens names a boundary, the bisect runs (the
+model's hook, or the CPU twins of the real tree's ELFs: the first launch off its twin).
 
 Options:
   --model-dir DIR        the model dir, programming_examples/llms/<model> in an mlir-air tree (required)
@@ -72,6 +75,13 @@ ${MODEL_OPTIONS}
   --no-docs              do not write phase2_block.md / TODO.md (gate G4 is then skipped)
   --no-bisect            on a failed gate, do not bisect kernel by kernel
   --layers               also compare every layer (informational table, as make diagnosis; runs the full prefill)
+  --positions N          run block 0 on N real tokens (the prompt continued with the prompt set, repeated as
+                         needed; at most the compiled seq_len, 2048 in production): position-dependent bugs show
+  --no-boundaries        skip the lens (every boundary inside block 0, NPU against HF; informational)
+  --emulate              no NPU: the tree's own block on the probe's emulated runtime (CPU twins of the ELFs,
+                         models of scripts/probe/elf_boundaries.json; dimensions from the HF checkpoint); for
+                         tests: every report marks the run EMULATED, and TODO.md is left as it is
+  --inject BUG           with --emulate: one named bug in the emulated NPU: ${INJECTIONS.join(', ')}
   --no-cache             compile every kernel; do not restore or store the kernel cache
   --cache-dir DIR        kernel cache root (default $NPU_BLOCK_GATE_CACHE_DIR or ~/.cache/npu-block-gate)
   --commit SHA           key the history row by SHA: hex, 7-64 digits, or "uncommitted" (default: the tree's git HEAD)
@@ -117,6 +127,10 @@ const OPTIONS = {
   'no-docs': { type: 'boolean' },
   'no-bisect': { type: 'boolean' },
   layers: { type: 'boolean' },
+  positions: { type: 'string' },
+  'no-boundaries': { type: 'boolean' },
+  emulate: { type: 'boolean' },
+  inject: { type: 'string' },
   'no-cache': { type: 'boolean' },
   'cache-dir': { type: 'string' },
   model: { type: 'string' },
@@ -129,7 +143,7 @@ const OPTIONS = {
 } as const;
 
 const ALLOWED: Record<string, string[]> = {
-  check: ['model-dir', 'prompt-style', 'prompt', 'python', 'out', 'force', 'threshold', 'timeout', 'commit', 'no-docs', 'no-bisect', 'no-cache', 'cache-dir', 'layers', 'model', 'cpu-attn', 'npu-attn', 'online', 'json', 'help'],
+  check: ['model-dir', 'prompt-style', 'prompt', 'python', 'out', 'force', 'threshold', 'timeout', 'commit', 'no-docs', 'no-bisect', 'no-cache', 'cache-dir', 'layers', 'positions', 'no-boundaries', 'emulate', 'inject', 'model', 'cpu-attn', 'npu-attn', 'online', 'json', 'help'],
   plan: ['model-dir', 'prompt-style', 'prompt', 'python', 'model', 'cpu-attn', 'npu-attn', 'online', 'timeout', 'json', 'help'],
   report: ['run-dir', 'model-dir', 'threshold', 'commit', 'no-docs', 'json', 'help'],
 };
@@ -176,6 +190,7 @@ export function planFrom(command: string, v: Values, now = new Date()): Plan {
   if ((command === 'check' || command === 'plan') && !v['model-dir']) throw new InputError(`${command} needs --model-dir DIR (see npu-block-gate ${command} --help)`);
   if (v['cpu-attn'] && v['npu-attn']) throw new InputError('--cpu-attn and --npu-attn exclude each other');
   if (command === 'report' && !v['run-dir']) throw new InputError('report needs --run-dir DIR (see npu-block-gate report --help)');
+  if (v.inject !== undefined && !v.emulate) throw new InputError('--inject needs --emulate (bugs are injected into the emulated NPU only)');
   const modelDir = v['model-dir'] ?? null;
   const runDir = command === 'report' ? v['run-dir']! : v.out ?? defaultRunDirName(basename(resolve(modelDir!)), now);
   return {
@@ -192,6 +207,10 @@ export function planFrom(command: string, v: Values, now = new Date()): Plan {
     writeDocs: !v['no-docs'],
     bisect: !v['no-bisect'],
     layers: !!v.layers,
+    boundaries: !v['no-boundaries'],
+    positions: v.positions !== undefined ? parsePositions(v.positions, '--positions') : null,
+    emulate: !!v.emulate,
+    inject: v.inject !== undefined ? parseInject(v.inject, '--inject') : null,
     cache: command === 'check' && !v['no-cache'],
     cacheDir: v['cache-dir'] ?? null,
     cacheWrite: true,

@@ -26,7 +26,8 @@ import { updateTodo } from './docs/todo.ts';
 import type { Metrics } from './metrics/types.ts';
 import { judgeBisect, situationOf } from './bisect/judge.ts';
 import { judgeLayers } from './layers/judge.ts';
-import { BISECT_FILE, type BisectReport } from './bisect/types.ts';
+import { judgeLens, lensWarning, type LensReport } from './lens/judge.ts';
+import type { BisectReport } from './bisect/types.ts';
 import { KernelStore, kernelCacheKey, defaultCacheRoot, type StoredMeta } from './cache/kernel.ts';
 import { referenceRoot, storeReference } from './cache/reference.ts';
 import { chooseIsolation, type Isolation } from './probe/isolate.ts';
@@ -57,7 +58,7 @@ function requireModelDir(dir: string): string {
 }
 
 /** Every file and dir a run leaves in its run dir (the contract's names, plus bisect/ and layers/). */
-const RUN_ENTRIES = [...Object.values(RUN_FILES), CONTRACT.bisect.dir, CONTRACT.layers_dir, (CONTRACT as { boundaries?: { dir?: string } }).boundaries?.dir ?? 'boundaries'];
+const RUN_ENTRIES = [...Object.values(RUN_FILES), CONTRACT.bisect.dir, CONTRACT.layers_dir, CONTRACT.boundaries.dir];
 
 /**
  * The run dir, ready for a new probe: created if need be; an existing one is refused unless
@@ -138,6 +139,17 @@ function modelOptions(plan: Plan, modelDir: string): ModelArgs {
   return { modelDir, promptStyle: plan.promptStyle, prompt: plan.prompt, model: plan.model ?? null, cpuAttn: plan.cpuAttn ?? null, online: plan.online };
 }
 
+/** What block 0 runs on and what it records beyond the block (`check` only; the plan takes none of these). */
+export function runOptions(plan: Plan): string[] {
+  const args: string[] = [];
+  if (plan.positions !== undefined && plan.positions !== null) args.push('--positions', String(plan.positions));
+  if (plan.emulate) args.push('--emulate');
+  if (plan.emulate && plan.inject) args.push(`--inject=${plan.inject}`);
+  if (plan.boundaries === false) args.push('--no-boundaries');
+  if (plan.layers) args.push('--layers');
+  return args;
+}
+
 /** g+rwX on a dir and everything in it (no symlinks followed): the probe user's write access. */
 function groupWritable(dir: string): void {
   const walk = (p: string) => {
@@ -191,10 +203,11 @@ export async function probe(plan: Plan, log: Log): Promise<Probed> {
   const airRoot = airRootOf(modelDir);
   const { python } = await runProbe(pythonCandidates(plan.python), {
     subcommand: 'check',
-    args: [...blockArgs(modelOptions(plan, modelDir), runDir), '--events',
-      ...(plan.layers ? ['--layers'] : []), ...refCacheArgs(plan)],
+    args: [...blockArgs(modelOptions(plan, modelDir), runDir), '--events', ...runOptions(plan), ...refCacheArgs(plan)],
     runDir, timeoutSec: plan.timeoutSec, extraEnv: { ...(iso.mode === 'uid' ? { NPU_BLOCK_GATE_UMASK: '002' } : {}), ...plan.probeEnv },
-    isolation: iso, writable: [modelDir, runDir], readable: airRoot ? [airRoot] : [], network: !!plan.online,
+    // Readable inside the sandbox: the tree, and the reference cache (read only, wherever it lives).
+    isolation: iso, writable: [modelDir, runDir], network: !!plan.online,
+    readable: [...(airRoot ? [airRoot] : []), ...readableRefRoot(plan)],
   }, {
     onLine: (line) => log.step(`probe: ${line}`),
     onPython: (p) => log.step(`python: ${describePython(p)}`),
@@ -227,6 +240,12 @@ function refCacheArgs(plan: Plan): string[] {
   return ['--ref-cache', root ?? 'none'];
 }
 
+/** The reference cache root, for the sandbox's read-only binds, when it exists. */
+function readableRefRoot(plan: Plan): string[] {
+  const root = refCacheRoot(plan);
+  return root && existsSync(root) ? [root] : [];
+}
+
 /** The reference cache root this run reads (probe) and, when trusted, writes (here); null when off. */
 function refCacheRoot(plan: Plan): string | null {
   if (!plan.cache || process.env.NPU_BLOCK_GATE_REF_CACHE?.trim().toLowerCase() === 'none') return null;
@@ -254,6 +273,10 @@ interface CacheState { store: KernelStore; key: string; target: string; restored
 /** After the probe's config stage: the content key, and a restore into the model's kernel cache dir on a hit. */
 function restoreKernels(plan: Plan, runDir: string, log: Log): CacheState | null {
   const p = readProbeJson(runDir, false);
+  if (p.emulate) {
+    log.step('kernel cache: not used (emulated run: nothing compiles; the twins stand in for the ELFs)');
+    return null;
+  }
   const kc = p.kernel_cache;
   const airRoot = p.environment.air_root;
   if (!kc?.dir || !airRoot || isAbsolute(kc.dir) || kc.dir.split(/[\\/]/).includes('..')) {
@@ -308,7 +331,7 @@ function storeCaches(plan: Plan, probed: Probed, log: Log): void {
 
 /** Runs `probe bisect` on a failed run dir. A crash here is reported in the bisect section, never turned into an error outcome. */
 async function runBisect(plan: Plan, python: PythonInfo, runDir: string, log: Log): Promise<string | null> {
-  log.step('bisect: swapping one kernel at a time to its CPU equivalent');
+  log.step('bisect: swapping kernels to their CPU equivalents (the model\'s hook, or the CPU twins of its ELFs)');
   try {
     await runProbe(python, { subcommand: 'bisect', args: ['--run-dir', runDir], runDir, timeoutSec: plan.timeoutSec, extraEnv: plan.probeEnv },
       { onLine: (line) => log.step(`probe: ${line}`) });
@@ -408,9 +431,16 @@ export async function judge(plan: Plan, log: Log, python: PythonInfo | null = nu
   log.step(`judge: engine ${metrics.engine}, whole cosine ${metrics.wholeCosine.toFixed(6)}, per-position min ${metrics.perPosition.min.toFixed(6)}`);
 
   const gates = metricGates(metrics, thresholds);
+  const blockFails = gates.some((g) => g.status === 'fail');
   const layers = p.layers ? await judgeLayers(runDir, p.layers, thresholds.perPosition) : null;
   if (layers) log.step(`judge: ${layers.length} layers (informational), lowest per-position min ${Math.min(...layers.map((l) => l.perPositionMin)).toFixed(6)}`);
-  const bisect = gates.some((g) => g.status === 'fail') ? await bisectFailure(plan, p, runDir, thresholds, metrics, python, log) : null;
+  const lens = p.boundaries ? await judgeLens(runDir, p.boundaries, thresholds.perPosition) : null;
+  const lensWarn = lens ? lensWarning(lens, !blockFails) : null;
+  if (lens) logLens(lens, log);
+  // The bisect runs on a failed gate, and also when the lens names a boundary under the threshold
+  // while ffn_out passes (a bug the gate may be hiding): the launch-level table then names the launch.
+  const bisect = blockFails ? await bisectFailure(plan, p, runDir, thresholds, metrics, python, log)
+    : lens?.firstBelow ? await bisectLens(plan, p, runDir, thresholds, metrics, python, log) : null;
   const modelDir = plan.writeDocs ? docsModelDir(plan, p) : null;
   const phase2Path = modelDir ? join(modelDir, DOC_PATHS.phase2) : null;
   const todoPath = modelDir ? join(modelDir, DOC_PATHS.todo) : null;
@@ -427,7 +457,11 @@ export async function judge(plan: Plan, log: Log, python: PythonInfo | null = nu
     error: null,
     model: { name: p.model.name, dir: p.model.dir, hf_id: p.model.hf_id, config: cfg },
     commit: commitOf(plan, p),
-    prompt: { style: p.prompt.style, text: p.prompt.text, source: p.prompt.source, real_len: p.prompt.real_len, padded_len: p.prompt.padded_len },
+    prompt: {
+      style: p.prompt.style, text: p.prompt.text, source: p.prompt.source, real_len: p.prompt.real_len, padded_len: p.prompt.padded_len,
+      ...(p.prompt.positions ? { positions: p.prompt.positions } : {}),
+    },
+    emulate: p.emulate ? { runtime: p.emulate.runtime, inject: p.emulate.inject } : null,
     thresholds,
     gates,
     metrics,
@@ -440,23 +474,25 @@ export async function judge(plan: Plan, log: Log, python: PythonInfo | null = nu
     kernel_cache: p.kernel_cache ?? null,
     bisect,
     layers,
+    lens,
     timings: p.timings ?? {},
     docs: null,
     run_dir: runDir,
   };
   const baseline = phase2Path ? baselineFor(readHistory(oldPhase2, phase2Path), report) : null;
   report.warnings = warningsFor(metrics, baseline);
+  if (lensWarn) report.warnings.push(lensWarn);
 
   // G4 is judged on what is about to be written; the documents record the verdict including it.
   const documented: Documented = modelDir
-    ? { attempted: true, ok: true, path: DOC_PATHS.phase2, detail: 'latest result and history row written' }
+    ? { attempted: true, ok: true, path: DOC_PATHS.phase2, detail: `latest result and history row written${p.emulate ? ' (emulated run, marked so; TODO.md left as it is: no NPU ran)' : ''}` }
     : { attempted: false, ok: false, path: '', detail: plan.writeDocs ? 'model dir not available here; pass --model-dir to document' : 'not written in this run (documents turned off, or a pull request)' };
   report.gates = [...gates, documentationGate(documented)];
   report.outcome = outcomeOf(report.gates);
   report.exit_code = report.outcome === 'pass' ? EXIT.pass : EXIT.fail;
 
   // Every file's new content first (a refused marker stops here, before anything is written) ...
-  const planned = phase2Path && todoPath ? planDocuments(report, phase2Path, oldPhase2, todoPath, oldTodo) : null;
+  const planned = phase2Path && todoPath ? planDocuments(report, phase2Path, oldPhase2, todoPath, oldTodo, !p.emulate) : null;
   const docs = planned?.result ?? null;
   report.docs = docs;
   const markdown = renderMarkdown(report, { flavor: 'summary' });
@@ -473,6 +509,30 @@ export async function judge(plan: Plan, log: Log, python: PythonInfo | null = nu
   return { report, runDir, markdown, exitCode: report.exit_code as ExitCode, docs };
 }
 
+/** The lens on the progress log: how many boundaries, and the one it names. */
+function logLens(lens: LensReport, log: Log): void {
+  if (!lens.rows.length) {
+    log.step(`judge: lens: no boundary pairs${lens.unpaired.length ? ` (${lens.unpaired.length} unpaired)` : ''}`);
+    return;
+  }
+  const lowest = Math.min(...lens.rows.map((r) => Math.min(r.wholeCosine, r.perPositionMin)));
+  log.step(`judge: lens: ${lens.rows.length} boundaries, lowest ${lowest.toFixed(6)}${lens.firstBelow ? `; first under the threshold: ${lens.firstBelow.name}` : ''}`);
+}
+
+/**
+ * The block passes but the lens names a boundary under the threshold: bisect on this host when it
+ * can, else judge a bisect the run dir holds; null when there is none (nothing failed to explain).
+ */
+async function bisectLens(plan: Plan, p: ProbeJson, runDir: string, th: Thresholds, metrics: Metrics, python: PythonInfo | null, log: Log): Promise<BisectReport | null> {
+  if (python && plan.bisect !== false) {
+    const crashed = await runBisect(plan, python, runDir, log);
+    if (crashed) return { available: false, reason: `probe bisect failed: ${crashed}`, hook: null, steps: [], offender: null, situation: null };
+  }
+  const b = await judgeBisect(runDir, tensorPath(runDir, p.tensors.ref!), p.prompt.real_len, th, metrics, true);
+  if (b?.launchOffender) log.step(`bisect: first launch off its twin: ${b.launchOffender.launch} (${b.launchOffender.buffer})`);
+  return b;
+}
+
 /** On a failed gate: bisect on this host when it can (mode full), else judge a bisect the run dir holds, else say why not. */
 async function bisectFailure(plan: Plan, p: ProbeJson, runDir: string, th: Thresholds, metrics: Metrics, python: PythonInfo | null, log: Log): Promise<BisectReport> {
   const unavailable = (reason: string): BisectReport => ({ available: false, reason, hook: null, steps: [], offender: null, situation: situationOf(metrics) });
@@ -485,17 +545,22 @@ async function bisectFailure(plan: Plan, p: ProbeJson, runDir: string, th: Thres
     return unavailable(plan.bisect === false ? 'bisect turned off (--no-bisect)' : 'bisect runs on the NPU host (mode full); this run dir holds no bisect/bisect.json');
   }
   if (b.offender) log.step(`bisect: offending boundary ${b.offender.step} (${b.offender.kernel})`);
+  if (b.launchOffender) log.step(`bisect: first launch off its twin: ${b.launchOffender.launch} (${b.launchOffender.buffer})`);
   return b;
 }
 
-/** The new phase2_block.md and TODO.md, as writes for the transaction (only the files whose bytes change). */
-function planDocuments(report: Report, phase2Path: string, oldPhase2: string | null, todoPath: string, oldTodo: string | null): { writes: PlannedWrite[]; result: DocsResult } {
+/**
+ * The new phase2_block.md and TODO.md, as writes for the transaction (only the files whose bytes
+ * change). `todo` false (an emulated run): TODO.md is left as it is; no NPU ran, so Phase 2 is
+ * neither done nor blocked by it.
+ */
+function planDocuments(report: Report, phase2Path: string, oldPhase2: string | null, todoPath: string, oldTodo: string | null, withTodo = true): { writes: PlannedWrite[]; result: DocsResult } {
   const newPhase2 = updatePhase2(oldPhase2, report, renderMarkdown(report, { flavor: 'doc' }), phase2Path);
-  const todo = updateTodo(oldTodo, report, todoPath);
+  const todo = withTodo ? updateTodo(oldTodo, report, todoPath) : null;
   const writes: PlannedWrite[] = [];
   if (newPhase2 !== oldPhase2) writes.push({ path: phase2Path, data: encodeDoc(newPhase2) });
-  if (todo.text !== oldTodo) writes.push({ path: todoPath, data: encodeDoc(todo.text) });
-  return { writes, result: { phase2: phase2Path, todo: todoPath, changed: writes.length > 0, ...(todo.notes.length ? { notes: todo.notes } : {}) } };
+  if (todo && todo.text !== oldTodo) writes.push({ path: todoPath, data: encodeDoc(todo.text) });
+  return { writes, result: { phase2: phase2Path, todo: todoPath, changed: writes.length > 0, ...(todo?.notes.length ? { notes: todo.notes } : {}) } };
 }
 
 /** mode full: probe, judge the run dir it wrote, then (trusted runs) store what the caches missed. */

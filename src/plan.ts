@@ -1,5 +1,9 @@
 // One validated description of a run, built by the CLI (flags) or the Action (inputs).
 import { InputError } from './errors.ts';
+import { CONTRACT } from './contract.ts';
+
+/** The bugs `--inject` can put into the emulated NPU. */
+export const INJECTIONS: readonly string[] = CONTRACT.emulate.inject;
 
 export type Mode = 'full' | 'probe' | 'report';
 export const PROMPT_STYLES = ['base', 'instruct'] as const;
@@ -27,6 +31,14 @@ export interface Plan {
   bisect?: boolean;
   /** Also run every layer through the adapter for the informational per-layer table. Default false. */
   layers?: boolean;
+  /** The lens: every boundary inside block 0 on both sides (probe `--no-boundaries` when false). Default true. */
+  boundaries?: boolean;
+  /** Block 0 on N real tokens instead of the prompt's (probe `--positions N`); null: the prompt. */
+  positions?: number | null;
+  /** No NPU: the tree's own block on the probe's emulated runtime (CPU twins); every report marks it. CLI only (tests). */
+  emulate?: boolean;
+  /** With `emulate`: one named bug in the emulated NPU (contract.json emulate.inject). */
+  inject?: string | null;
   /** Use the content-addressed kernel cache (restore on a hit). Default false. */
   cache?: boolean;
   /** Kernel cache root; default $NPU_BLOCK_GATE_CACHE_DIR, else ~/.cache/npu-block-gate. */
@@ -76,6 +88,24 @@ export function parseTimeout(v: string, from: string): number {
   const n = parseDecimal(v, from, range);
   if (!(n > 0 && n <= MAX_TIMEOUT_SECONDS)) throw new InputError(`${from} must be a decimal number ${range}, got ${JSON.stringify(v)}`);
   return n;
+}
+
+/** Longest `--positions` accepted here (the probe refuses more than the compiled seq_len, 2048 in production). */
+export const MAX_POSITIONS = 1 << 20;
+
+/** `--positions N`: a whole decimal number of real tokens in [1, MAX_POSITIONS]. */
+export function parsePositions(v: string, from: string): number {
+  const range = `of tokens in [1, ${MAX_POSITIONS}] (at most the compiled seq_len, 2048 in production)`;
+  if (!/^\+?\d+$/.test(v)) throw new InputError(`${from} must be a whole decimal number ${range}, got ${JSON.stringify(v.length > 40 ? `${v.slice(0, 37)}...` : v)}`);
+  const n = Number(v);
+  if (!(n >= 1 && n <= MAX_POSITIONS)) throw new InputError(`${from} must be a whole decimal number ${range}, got ${JSON.stringify(v)}`);
+  return n;
+}
+
+/** `--inject BUG`: one of the bugs the probe's emulated NPU knows (contract.json emulate.inject). */
+export function parseInject(v: string, from: string): string {
+  if ((INJECTIONS as readonly string[]).includes(v)) return v;
+  throw new InputError(`${from} must be one of ${INJECTIONS.join(', ')}, got ${JSON.stringify(v.length > 60 ? `${v.slice(0, 57)}...` : v)}`);
 }
 
 /** A history row is keyed by the commit: a hex commit id (7 to 64 digits), or "uncommitted". */

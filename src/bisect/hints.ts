@@ -17,6 +17,29 @@ const HINTS: { match: RegExp; hint: Hint }[] = [
 export const NAN_HINT: Hint = { boundary: 'output buffer', cause: 'an uninitialised BO or a reused stale buffer', where: 'see the debug-bo-corruption skill' };
 export const TAIL_HINT: Hint = { boundary: 'last positions', cause: 'one bad run of positions (a causal-mask edge case or a stale tail)', where: 'print the per-position cosine and look for contiguous bad runs' };
 
+/** The seed's kernel-sequence steps (scripts/probe/elf_boundaries.json `step`), each as a name hintFor knows. */
+const STEP_NAMES: Record<string, string> = {
+  'rmsnorm': 'attn_norm',
+  'q/k/v gemm': 'qkv',
+  'q/k norm': 'qk_norm',
+  'rope': 'rope',
+  'flashattention': 'attention',
+  'o gemm': 'o_proj',
+  'residual add': 'residual',
+  'gate/up gemm': 'gate',
+  'swiglu': 'swiglu',
+  'down gemm': 'down',
+};
+
+/**
+ * The hint for a boundary the lens or the launch-level bisect names: by the seed's step it belongs
+ * to (RMSNorm, Q/K/V GEMM, RoPE, ...), else by its name, else by the ELF that wrote it.
+ */
+export function hintForStep(step: string | null | undefined, name = '', kernel = ''): Hint | null {
+  const known = STEP_NAMES[String(step ?? '').toLowerCase()];
+  return (known ? hintFor(known) : null) ?? hintFor(name, kernel);
+}
+
 export function hintFor(step: string, kernel = ''): Hint | null {
   const s = step.toLowerCase();
   for (const { match, hint } of HINTS) if (match.test(s)) return hint;

@@ -64,6 +64,7 @@ export function planFor(s: Session, modelDir: string, key: string): Plan {
     // The judged run's head commit, never this job's GITHUB_SHA (a workflow_run's is main's).
     commit: trust.judged.headSha || null,
     layers: inputs.layers,
+    positions: inputs.positions,
     cache: inputs.cache,
     cacheDir: inputs.cacheDir,
     // A pull request's code may read the caches but never write them: trusted runs only.

@@ -4,6 +4,7 @@ import { existsSync, statSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import { createHash } from 'node:crypto';
 import { InputError } from '../errors.ts';
+import { MAX_POSITIONS, parsePositions } from '../plan.ts';
 
 export const MODES = ['full', 'probe', 'report'] as const;
 export const DOCS_MODES = ['auto', 'pr', 'none'] as const;
@@ -32,6 +33,8 @@ export interface ActionInputs {
   token: string;
   comment: boolean;
   layers: boolean;
+  /** Block 0 on N real tokens (`check --positions N`); null: the prompt's own tokens. */
+  positions: number | null;
   docs: DocsMode;
   /** null: the repository's default branch. */
   docsBaseBranch: string | null;
@@ -117,6 +120,16 @@ export function parseInputs(get: InputGetter, env: NodeJS.ProcessEnv = process.e
     else threshold = t;
   }
 
+  let positions: number | null = null;
+  const rawP = get('positions');
+  if (rawP) {
+    try {
+      positions = parsePositions(rawP, 'positions');
+    } catch {
+      bad('positions', `expected a whole number of tokens from 1 to ${MAX_POSITIONS} (at most the compiled seq_len, 2048 in production)`, rawP);
+    }
+  }
+
   let retentionDays: number | null = null;
   const rawR = get('retention-days');
   if (rawR) {
@@ -172,6 +185,7 @@ export function parseInputs(get: InputGetter, env: NodeJS.ProcessEnv = process.e
     token: get('github-token'),
     comment: bool('comment', true),
     layers: bool('layers', false),
+    positions,
     docs: oneOf('docs', DOCS_MODES, 'auto'),
     docsBaseBranch,
     cache: bool('cache', true),

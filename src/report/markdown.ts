@@ -1,10 +1,12 @@
 // One markdown rendering of a Report for the job summary, the PR comment and phase2_block.md.
 import { markdownTable } from 'markdown-table';
 import type { Report, GateResult } from './types.ts';
-import { cell, id, literal, plain, str, text } from './escape.ts';
+import { cell, id, isId, literal, plain, str, text } from './escape.ts';
 import { fmtCos, fmtSci, fmtDb, fmtSqnr, fmtRatio, fmtRun, fmtSeconds } from './format.ts';
 import { formatThreshold, SQNR_GOOD_DB } from '../gates/thresholds.ts';
 import type { Hint } from '../bisect/hints.ts';
+import type { LensNamed, LensReport, Profile } from '../lens/judge.ts';
+import type { BisectReport } from '../bisect/types.ts';
 
 export type Flavor = 'summary' | 'comment' | 'doc';
 
@@ -31,9 +33,21 @@ export function verdictLine(r: Report): string {
   const name = text(r.model.name, 64);
   if (r.outcome === 'error') return `${ICON.error} **Phase 2 ERROR** (${name}): could not judge; this is not a FAIL verdict`;
   const failed = r.gates.filter((g) => g.status === 'fail').map((g) => g.id);
+  const emulated = r.emulate ? ' · **EMULATED** (no NPU ran)' : '';
   return r.outcome === 'pass'
-    ? `${ICON.pass} **Phase 2 PASS** (${name})`
-    : `${ICON.fail} **Phase 2 FAIL** (${name}): ${failed.join(', ')} failed`;
+    ? `${ICON.pass} **Phase 2 PASS** (${name})${emulated}`
+    : `${ICON.fail} **Phase 2 FAIL** (${name}): ${failed.join(', ')} failed${emulated}`;
+}
+
+/** The mark every rendering of an emulated run carries, under the verdict. */
+export function emulatedNote(r: Report): string[] {
+  const e = r.emulate;
+  if (!e) return [];
+  return [
+    '> [!WARNING]',
+    `> **EMULATED**: no NPU ran. The tree's own block ran on npu-block-gate's emulated runtime (${text(e.runtime, 120)}): its ELFs are CPU twins, so this checks the integration code (argument order, layouts, padding, buffer reuse), not the NPU.${e.inject ? ` Injected bug: ${id(e.inject)}.` : ''}`,
+    '',
+  ];
 }
 
 function gateValue(g: GateResult): string {
@@ -66,11 +80,13 @@ export function cosineChart(r: Report, maxPoints = 120): string {
   const yMin = Math.max(-1, Math.floor(floorRaw * 1000) / 1000);
   const shown = pts.map((p) => (Number.isFinite(p) ? p : yMin).toFixed(4));
   const xLabel = bucket > 1 ? `position (min per ${bucket} rows)` : 'position';
+  // Bucketed: the axis still spans every position (0 to N-1), so a drift reads against position.
+  const xMax = bucket > 1 ? cos.length - 1 : pts.length - 1;
   return [
     '```mermaid',
     'xychart-beta',
     '  title "Per-position cosine, layer 0 ffn_out"',
-    `  x-axis "${xLabel}" 0 --> ${pts.length - 1}`,
+    `  x-axis "${xLabel}" 0 --> ${xMax}`,
     `  y-axis "cosine" ${yMin} --> 1`,
     `  line [${shown.join(', ')}]`,
     `  line [${pts.map(() => t.toFixed(4)).join(', ')}]`,
@@ -147,7 +163,7 @@ function integrationSection(r: Report, flavor: Flavor): string[] {
   const env = r.environment;
   const rows: string[][] = [['', '']];
   if (ref) rows.push(['reference', cell(`${ref.kind} via ${ref.runner} (lite_mode=False, ${ref.dtype})${ref.transformers ? `, transformers ${ref.transformers}` : ''}${ref.torch ? `, torch ${ref.torch}` : ''}`)]);
-  if (r.prompt) rows.push(['prompt', cell(`${plainOf(r.prompt.style)} (${plainOf(r.prompt.source)}): ${r.prompt.real_len} tokens${r.prompt.padded_len ? `, padded to ${r.prompt.padded_len}` : ''}`)]);
+  if (r.prompt) rows.push(['prompt', cell(`${plainOf(r.prompt.style)} (${plainOf(r.prompt.source)}): ${r.prompt.real_len} tokens${r.prompt.padded_len ? `, padded to ${r.prompt.padded_len}` : ''}${positionsNote(r)}`)]);
   if (env) {
     rows.push(['python', cell(`${env.python} (${env.python_executable}), numpy ${env.numpy}`)]);
     rows.push(['device', cell(env.device ?? 'not detected')]);
@@ -162,7 +178,7 @@ function integrationSection(r: Report, flavor: Flavor): string[] {
     if (rc) rows.push(['reference cache', cell(`${rc.hit ? 'hit' : 'miss, stored'} ${rc.key.slice(0, 12)}`)]);
     if (r.kernel_cache) {
       const entries = list(r.kernel_cache.entries).slice(0, 16).map((e) => plainOf(e, 64));
-      rows.push(['kernel cache', cell(`${r.kernel_cache.hit ? 'hit' : 'compiled'}${entries.length ? `: ${entries.join(', ')}` : ''}`)]);
+      rows.push(['kernel cache', cell(`${r.emulate ? 'emulated, nothing compiled' : r.kernel_cache.hit ? 'hit' : 'compiled'}${entries.length ? `: ${entries.join(', ')}` : ''}`)]);
     }
     const t = Object.entries(r.timings && typeof r.timings === 'object' ? r.timings : {}).filter(([, v]) => typeof v === 'number');
     if (t.length) rows.push(['timings', cell(t.slice(0, 16).map(([k, v]) => `${plainOf(k, 32)} ${fmtSeconds(v)}`).join(', '))]);
@@ -171,6 +187,14 @@ function integrationSection(r: Report, flavor: Flavor): string[] {
   }
   if (rows.length > 1) out.push('### Environment', '', markdownTable(rows), '');
   return out;
+}
+
+/** `--positions N`: how the prompt became N tokens, as plain text (escaped by the caller). */
+function positionsNote(r: Report): string {
+  const pos = r.prompt?.positions;
+  if (!pos) return '';
+  const how = { prompt: 'the prompt itself', truncated: 'the prompt truncated', continued: 'the prompt continued with the prompt set', repeated: `the prompt continued with the prompt set, repeated (${pos.cycles} cycles)` }[pos.method] ?? plainOf(pos.method, 40);
+  return `; --positions ${pos.requested}: ${how}${pos.set ? ` (${plainOf(pos.set, 120)}, ${pos.prompts_used} prompts)` : ''}, from ${pos.prompt_tokens} prompt tokens`;
 }
 
 function layersSection(r: Report): string[] {
@@ -190,9 +214,137 @@ function hintLine(h: Hint): string {
   return `${text(h.boundary)}: likely ${text(h.cause)}; ${text(h.where)}`;
 }
 
+/** The lowest y the chart needs: under the threshold and every point, on a 0.001 grid, >= -1. */
+function yFloor(values: number[], t: number): number {
+  const finite = values.filter(Number.isFinite);
+  const floorRaw = Math.min(t, ...(finite.length ? finite : [t])) - 0.005;
+  return Math.max(-1, Math.floor(floorRaw * 1000) / 1000);
+}
+
+/** A chart label for a boundary: its name when it is an identifier (nothing else reaches the chart). */
+const label = (name: string, order: number) => `"${isId(name) ? name : `#${order}`}"`;
+
+/** Mermaid xychart of each boundary's cosine in block order, with the threshold. */
+export function lensChart(lens: LensReport): string {
+  if (lens.rows.length < 2) return '';
+  const t = lens.threshold;
+  const y = yFloor(lens.rows.flatMap((r) => [r.wholeCosine, r.perPositionMin]), t);
+  const pts = (f: (x: LensReport['rows'][number]) => number) => lens.rows.map((r) => (Number.isFinite(f(r)) ? f(r) : y).toFixed(4)).join(', ');
+  return [
+    '```mermaid',
+    'xychart-beta',
+    '  title "Cosine along block 0: whole, per-position min, threshold"',
+    `  x-axis [${lens.rows.map((r) => label(r.name, r.order)).join(', ')}]`,
+    `  y-axis "cosine" ${y} --> 1`,
+    `  line [${pts((r) => r.wholeCosine)}]`,
+    `  line [${pts((r) => r.perPositionMin)}]`,
+    `  line [${lens.rows.map(() => t.toFixed(4)).join(', ')}]`,
+    '```',
+  ].join('\n');
+}
+
+/** Mermaid xychart of one boundary's per-position cosine against position, every position covered. */
+export function profileChart(name: string, order: number, profile: Profile, rows: number, t: number): string {
+  if (profile.points.length === 0) return '';
+  const y = yFloor(profile.points, t);
+  const shown = profile.points.map((p) => (Number.isFinite(p) ? p : y).toFixed(4));
+  return [
+    '```mermaid',
+    'xychart-beta',
+    `  title "Per-position cosine against position, boundary ${label(name, order).slice(1, -1)}"`,
+    `  x-axis "position${profile.bucket > 1 ? ` (min per ${profile.bucket} rows)` : ''}" 0 --> ${Math.max(1, rows - 1)}`,
+    `  y-axis "cosine" ${y} --> 1`,
+    `  line [${shown.join(', ')}]`,
+    `  line [${shown.map(() => t.toFixed(4)).join(', ')}]`,
+    '```',
+  ].join('\n');
+}
+
+/** The boundary whose per-position profile a --positions run charts: the one named, else the lowest. */
+export function profiled(lens: LensReport): LensReport['rows'][number] | null {
+  if (!lens.rows.length) return null;
+  const named = lens.firstBelow ? lens.rows.find((r) => r.order === lens.firstBelow!.order) : undefined;
+  return named ?? [...lens.rows].sort((a, b) => (Number.isNaN(a.perPositionMin) ? -1 : Number.isNaN(b.perPositionMin) ? 1 : a.perPositionMin - b.perPositionMin))[0];
+}
+
+/** "(RoPE, written by rms_gemms_rope)", or '' when neither is known. */
+function whereOf(n: LensNamed): string {
+  const parts = [n.step ? text(n.step, 40) : '', n.producedBy ? `written by ${literal(n.producedBy, { max: 80 })}` : ''].filter(Boolean);
+  return parts.length ? ` (${parts.join(', ')})` : '';
+}
+
+function namedLine(n: LensNamed, t: number): string {
+  return `**First boundary under the threshold ${formatThreshold(t)}: ${id(n.name)}**${whereOf(n)}: cosine ${fmtCos(n.wholeCosine)}, per-position min ${fmtCos(n.perPositionMin)}.${n.hint ? ` ${hintLine(n.hint)}.` : ''}`;
+}
+
+function lensSection(r: Report): string[] {
+  const lens = r.lens;
+  if (!lens) return [];
+  const out = ['### The lens: every boundary inside block 0 (informational)', ''];
+  const unpaired = list(lens.unpaired);
+  if (!lens.rows.length) {
+    const reasons = [...new Set(unpaired.map((u) => plainOf(u.reason, 200)))];
+    out.push(`No boundary pairs to judge${unpaired.length ? `: ${unpaired.length} boundar${unpaired.length === 1 ? 'y has' : 'ies have'} one side only (${reasons.slice(0, 4).map((x) => text(x)).join('; ')})` : ''}.`, '');
+    return out;
+  }
+  const rowsN = lens.rows[0].rows;
+  const n = lens.firstBelow;
+  const onset = n && lens.onset && lens.onset.order < n.order ? lens.onset.order : null;
+  out.push(`Each boundary on the ${lens.emulated ? 'emulated NPU' : 'NPU'} against the ${lens.reference ? 'HF layer-0 hooks' : 'reference'}, in block order, over the ${rowsN} real rows, with the gate's engine. The seed's gates stay the gates; a boundary under the threshold ${formatThreshold(lens.threshold)} is named.`, '');
+  out.push(markdownTable([
+    ['#', 'boundary', 'step', 'read from', 'cosine', 'per-pos min', 'norm ratio', 'max_abs', ''],
+    ...lens.rows.map((x) => [
+      String(x.order).padStart(2, '0'), id(x.name, { inTable: true }), cell(x.step ?? '', 40), x.launch ? id(x.launch, { inTable: true }) : 'returned',
+      fmtCos(x.wholeCosine), fmtCos(x.perPositionMin), fmtRatio(x.normRatio), fmtSci(x.maxAbs),
+      x.below ? `${ICON.fail} under` : x.order === onset ? 'onset' : '',
+    ]),
+  ]), '');
+  if (lens.firstBelow) {
+    out.push(namedLine(lens.firstBelow, lens.threshold), '');
+    const o = lens.onset;
+    if (o && o.order < lens.firstBelow.order) {
+      out.push(`The divergence begins earlier, at ${id(o.name)}${whereOf(o)}: cosine ${fmtCos(o.wholeCosine)}, per-position min ${fmtCos(o.perPositionMin)}, under the clean bar ${formatThreshold(lens.cleanBar)}.${o.hint ? ` ${hintLine(o.hint)}.` : ''}`, '');
+    }
+  } else out.push(`Every boundary is at or above the threshold ${formatThreshold(lens.threshold)}.`, '');
+  if (unpaired.length) {
+    out.push('Not judged (one side only):', '');
+    for (const u of unpaired.slice(0, 32)) out.push(`- ${id(u.name)} (${u.side === 'both' ? 'both sides, different shapes' : `${u.side} side only`}): ${text(u.reason, 200)}`);
+    out.push('');
+  }
+  const chart = lensChart(lens);
+  if (chart) out.push(chart, '');
+  const pr = r.prompt?.positions ? profiled(lens) : null;
+  if (pr) out.push(`Per-position cosine of ${id(pr.name)} against position, all ${pr.rows} positions${pr.profile.bucket > 1 ? ` (the lowest of each ${pr.profile.bucket})` : ''}:`, '', profileChart(pr.name, pr.order, pr.profile, pr.rows, lens.threshold), '');
+  return out;
+}
+
+function launchSection(b: BisectReport): string[] {
+  const launches = list(b.launches);
+  if (!launches.length) return [];
+  const out = [
+    'Launch level: each launch\'s buffers on the NPU against its CPU twin, computed from that launch\'s own captured inputs (numpy, FP32 accumulate, bf16 at the ELF\'s buffers).',
+    '',
+    markdownTable([
+      ['launch', 'ELF', 'buffer', 'boundary', 'stage', 'cosine', 'per-pos min', 'max_abs', ''],
+      ...launches.slice(0, 64).flatMap((la) => list(la.buffers).slice(0, 64).map((bu) => [
+        String(la.index), id(la.launch, { inTable: true }), id(bu.buffer, { inTable: true }), bu.boundary ? id(bu.boundary, { inTable: true }) : '',
+        cell(bu.stage, 60), fmtCos(bu.wholeCosine), fmtCos(bu.perPositionMin), fmtSci(bu.maxAbs),
+        bu.diverges ? `${ICON.fail} off its twin` : b.launchOffender?.strength === 'drifts' && b.launchOffender.index === la.index && b.launchOffender.buffer === bu.buffer ? 'drifts' : '',
+      ])),
+    ]),
+    '',
+  ];
+  const o = b.launchOffender;
+  if (o) {
+    out.push(`**${o.strength === 'diverges' ? 'First launch off its twin' : 'No launch is under the threshold; the first that drifts'}: ${id(o.launch)}** (launch ${o.index}), buffer ${id(o.buffer)}${o.boundary && o.boundary !== o.buffer ? ` (boundary ${id(o.boundary)})` : ''}${o.stage ? `, stage ${text(o.stage, 60)}` : ''}: cosine ${fmtCos(o.wholeCosine)}, per-position min ${fmtCos(o.perPositionMin)}.${o.hint ? ` ${hintLine(o.hint)}.` : ''}`, '');
+  } else out.push('Every launch matches its twin: the launches are right given their inputs (look at what feeds the block, or between the launches on the host).', '');
+  return out;
+}
+
 function bisectSection(r: Report): string[] {
   const b = r.bisect;
   if (!b) return [];
+  if (b.available && b.method === 'twins') return twinsSection(b);
   const out = ['### Bisect (seed Step 4: one kernel at a time on the CPU)', ''];
   if (!b.available) out.push(`Bisect unavailable: ${text(b.reason)}`, '');
   else {
@@ -208,6 +360,21 @@ function bisectSection(r: Report): string[] {
   return out;
 }
 
+/** The real tree's bisect: the launch-level table, then the swap-forward table (seed Step 4 at ELF granularity). */
+function twinsSection(b: BisectReport): string[] {
+  const out = [`### Bisect (seed Step 4 on the real tree: the CPU twins of its ELFs${b.emulated ? ', on the emulated NPU' : ''})`, ''];
+  out.push(...launchSection(b));
+  out.push('Swap forward: `ffn_out` when ELFs 1 to i, in launch order, are answered by their twins instead of the NPU.', '');
+  out.push(markdownTable([
+    ['step', 'ELF swapped', 'swapped so far', 'whole cosine', 'per-pos min', 'NaN/Inf', 'block passes'],
+    ...b.steps.slice(0, 64).map((s, i) => [String(i + 1), id(s.step, { inTable: true }), list(s.swapped).slice(0, 16).map((x) => id(x, { inTable: true })).join(', '), fmtCos(s.wholeCosine), fmtCos(s.perPositionMin), String(s.nonFinite), s.fixes ? '✅ yes' : 'no']),
+  ]), '');
+  if (b.offender) out.push(`**Offending ELF (swap forward): ${id(b.offender.step)}**: swapping it to its twin brings the block above threshold.`, '');
+  else out.push(text(b.reason), '');
+  if (b.situation) out.push(`Failure shape: ${hintLine(b.situation)}.`, '');
+  return out;
+}
+
 export function renderMarkdown(r: Report, opts: MarkdownOptions): string {
   const out: string[] = [`${opts.flavor === 'doc' ? '###' : '##'} ${verdictLine(r)}`, ''];
   if (r.outcome === 'error') {
@@ -216,8 +383,10 @@ export function renderMarkdown(r: Report, opts: MarkdownOptions): string {
     return out.join('\n');
   }
   const p = r.prompt;
-  out.push(`Layer-0 \`ffn_out\` of block 0 on the NPU vs the ${r.reference?.kind === 'hf-bf16' ? 'HuggingFace bf16' : 'emulated bf16'} reference` +
-    `${p ? `, ${text(p.style, 32)} prompt (${p.real_len} tokens)` : ''}, commit ${literal(str(r.commit).slice(0, 12))}.`, '');
+  const tokens = p?.positions ? `, ${text(p.style, 32)} prompt extended to ${p.real_len} positions (--positions)` : p ? `, ${text(p.style, 32)} prompt (${p.real_len} tokens)` : '';
+  out.push(`Layer-0 \`ffn_out\` of block 0 on the ${r.emulate ? 'emulated NPU' : 'NPU'} vs the ${r.reference?.kind === 'hf-bf16' ? 'HuggingFace bf16' : 'emulated bf16'} reference` +
+    `${tokens}, commit ${literal(str(r.commit).slice(0, 12))}.`, '');
+  out.push(...emulatedNote(r));
   out.push(gatesTable(r), '');
   if (r.warnings.length) {
     out.push('**Warnings**', '');
@@ -228,6 +397,7 @@ export function renderMarkdown(r: Report, opts: MarkdownOptions): string {
   body.push(...metricsSection(r));
   const chart = cosineChart(r, opts.chartPoints);
   if (chart) body.push(chart, '');
+  body.push(...lensSection(r));
   body.push(...bisectSection(r));
   body.push(...layersSection(r));
   body.push(...integrationSection(r, opts.flavor));

@@ -3,6 +3,9 @@ import type { Report } from './types.ts';
 import { fmtCos, fmtSci, fmtSqnr, fmtRatio, fmtRun } from './format.ts';
 import { formatThreshold, SQNR_GOOD_DB } from '../gates/thresholds.ts';
 import { logLine, plain } from './escape.ts';
+import type { LensNamed, LensReport } from '../lens/judge.ts';
+import type { BisectReport } from '../bisect/types.ts';
+import type { Hint } from '../bisect/hints.ts';
 
 /** A foreign value on one bounded line (controls replaced). */
 function f(v: unknown, max = 120): string {
@@ -26,13 +29,91 @@ export function renderTerminal(r: Report): string {
   return logLine(terminalLines(r).join('\n'));
 }
 
+const hint = (h: Hint | null) => (h ? `: likely ${f(h.cause)}; ${f(h.where)}` : '');
+const low = (x: { wholeCosine: number; perPositionMin: number }) => Math.min(x.wholeCosine, x.perPositionMin);
+
+function namedText(n: LensNamed): string {
+  const where = [n.step ? f(n.step, 40) : '', n.producedBy ? `written by ${f(n.producedBy, 64)}` : ''].filter(Boolean).join(', ');
+  return `${f(n.name, 64)}${where ? ` (${where})` : ''}, cosine ${fmtCos(n.wholeCosine)}, per-position min ${fmtCos(n.perPositionMin)}`;
+}
+
+/** Per-position cosine of one boundary over the positions, in 8 ranges (the lowest of each). */
+function byPosition(row: LensReport['rows'][number]): string {
+  const { bucket, points } = row.profile;
+  const ranges = Math.min(8, points.length);
+  const per = Math.ceil(points.length / ranges);
+  const parts: string[] = [];
+  for (let i = 0; i < points.length; i += per) {
+    const chunk = points.slice(i, i + per);
+    const lo = chunk.some(Number.isNaN) ? NaN : Math.min(...chunk);
+    const start = i * bucket;
+    const end = Math.min(row.rows, (i + chunk.length) * bucket) - 1;
+    parts.push(`${fmtRun(start, end)} ${fmtCos(lo)}`);
+  }
+  return parts.join(', ');
+}
+
+function lensLines(r: Report): string[] {
+  const lens = r.lens;
+  if (!lens) return [];
+  const out: string[] = [''];
+  if (!lens.rows.length) {
+    out.push(`  lens: no boundary pairs to judge${lens.unpaired.length ? ` (${lens.unpaired.length} with one side only: ${f(lens.unpaired[0].reason)})` : ''}`);
+    return out;
+  }
+  out.push(`  lens (every boundary inside block 0, ${lens.emulated ? 'emulated NPU' : 'NPU'} vs reference, ${lens.rows[0].rows} real rows; informational, threshold ${formatThreshold(lens.threshold)}):`);
+  const n = lens.firstBelow;
+  const onset = n && lens.onset && lens.onset.order < n.order ? lens.onset.order : null;
+  const rows = [['#', 'boundary', 'step', 'cosine', 'per-pos min', 'norm ratio', 'max_abs', '']];
+  for (const x of lens.rows.slice(0, 64)) {
+    rows.push([String(x.order).padStart(2, '0'), f(x.name, 64), f(x.step ?? '', 20), fmtCos(x.wholeCosine), fmtCos(x.perPositionMin), fmtRatio(x.normRatio), fmtSci(x.maxAbs), x.below ? 'UNDER' : x.order === onset ? 'onset' : '']);
+  }
+  out.push(...pad(rows).map((l) => `    ${l}`));
+  if (n) {
+    out.push(`  first boundary under ${formatThreshold(lens.threshold)}: ${namedText(n)}${hint(n.hint)}`);
+    const o = lens.onset;
+    if (o && o.order < n.order) out.push(`  the divergence begins earlier, at ${namedText(o)} (under the clean bar ${formatThreshold(lens.cleanBar)})${hint(o.hint)}`);
+  } else out.push(`  every boundary is at or above ${formatThreshold(lens.threshold)}`);
+  for (const u of lens.unpaired.slice(0, 16)) out.push(`  not judged: ${f(u.name, 64)} (${u.side === 'both' ? 'different shapes' : `${u.side} side only`}): ${f(u.reason)}`);
+  if (r.prompt?.positions) {
+    const pr = lens.rows.find((x) => x.order === n?.order) ?? [...lens.rows].sort((a, b) => low(a) - low(b))[0];
+    out.push(`  ${f(pr.name, 64)} by position (lowest per-position cosine in each range): ${byPosition(pr)}`);
+  }
+  return out;
+}
+
+function twinsLines(b: BisectReport): string[] {
+  const out: string[] = ['', `  bisect, launch level (each launch's buffers, ${b.emulated ? 'emulated ' : ''}NPU vs its CPU twin from the launch's own inputs):`];
+  const o = b.launchOffender;
+  const rows = [['launch', 'ELF', 'buffer', 'stage', 'cosine', 'per-pos min', '']];
+  for (const la of (b.launches ?? []).slice(0, 64)) {
+    for (const bu of la.buffers.slice(0, 64)) {
+      const drifts = o?.strength === 'drifts' && o.index === la.index && o.buffer === bu.buffer;
+      rows.push([String(la.index), f(la.launch, 64), f(bu.buffer, 64), f(bu.stage, 40), fmtCos(bu.wholeCosine), fmtCos(bu.perPositionMin), bu.diverges ? 'OFF' : drifts ? 'drifts' : '']);
+    }
+  }
+  if (rows.length > 1) out.push(...pad(rows).map((l) => `    ${l}`));
+  if (o) out.push(`  ${o.strength === 'diverges' ? 'first launch off its twin' : 'no launch under the threshold; the first that drifts'}: ${f(o.launch, 64)} (launch ${o.index}), buffer ${f(o.buffer, 64)}${o.stage ? ` (${f(o.stage, 40)})` : ''}, cosine ${fmtCos(o.wholeCosine)}${hint(o.hint)}`);
+  else if (b.launches?.length) out.push('  every launch matches its twin');
+  out.push('', '  bisect, swap forward (ffn_out after ELFs 1..i are answered by their twins):');
+  const steps = [['step', 'ELF', 'whole', 'per-pos min', 'passes']];
+  for (const [i, s] of b.steps.slice(0, 64).entries()) steps.push([String(i + 1), f(s.step, 64), fmtCos(s.wholeCosine), fmtCos(s.perPositionMin), s.fixes ? 'yes' : 'no']);
+  out.push(...pad(steps).map((l) => `    ${l}`));
+  out.push(b.offender ? `  offending ELF (swap forward): ${f(b.offender.step, 64)}` : `  ${f(b.reason, 400)}`);
+  if (b.situation) out.push(`  failure shape: ${f(b.situation.cause)}; ${f(b.situation.where)}`);
+  return out;
+}
+
 function terminalLines(r: Report): string[] {
   const out: string[] = [];
   if (r.outcome === 'error') {
     out.push(`ERROR  ${f(r.model.name)}: could not judge (not a FAIL verdict)`, `  ${f(r.error ?? '', 1000)}`);
     return out;
   }
-  out.push(`${r.outcome === 'pass' ? 'PASS' : 'FAIL'}  ${f(r.model.name)}  (head_dim ${r.thresholds.headDim}, per-position threshold ${formatThreshold(r.thresholds.perPosition)}${r.thresholds.overridden ? ', overridden' : ''})`);
+  out.push(`${r.outcome === 'pass' ? 'PASS' : 'FAIL'}  ${f(r.model.name)}  (head_dim ${r.thresholds.headDim}, per-position threshold ${formatThreshold(r.thresholds.perPosition)}${r.thresholds.overridden ? ', overridden' : ''})${r.emulate ? '  EMULATED' : ''}`);
+  if (r.emulate) out.push(`  EMULATED: no NPU ran; the tree's block ran on the probe's emulated runtime (CPU twins of its ELFs)${r.emulate.inject ? `, injected bug: ${f(r.emulate.inject, 64)}` : ''}`);
+  const pos = r.prompt?.positions;
+  if (pos) out.push(`  positions: ${pos.real_len} real tokens (--positions ${pos.requested}: ${f(pos.method, 20)}${pos.set ? ` with ${f(pos.set)}` : ''}, from ${pos.prompt_tokens} prompt tokens)`);
   out.push('');
   const rows = [['gate', 'check', 'measured', 'bar', 'result']];
   for (const g of r.gates) {
@@ -52,8 +133,10 @@ function terminalLines(r: Report): string[] {
     if (pp.worst.length) out.push(`  worst rows: ${pp.worst.map((w) => `${w.row}=${fmtCos(w.cosine)}`).join(' ')}`);
   }
   for (const w of r.warnings) out.push(`  warning: ${f(w.message, 600)}`);
+  out.push(...lensLines(r));
   const b = r.bisect;
-  if (b) {
+  if (b && b.available && b.method === 'twins') out.push(...twinsLines(b));
+  else if (b) {
     if (!b.available) out.push(`  bisect: unavailable (${f(b.reason)})`);
     else {
       out.push('', '  bisect (one kernel at a time on the CPU):');

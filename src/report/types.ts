@@ -4,6 +4,7 @@ import type { Metrics } from '../metrics/types.ts';
 import type { ProbeJson } from '../rundir/schema.ts';
 import type { BisectReport } from '../bisect/types.ts';
 import type { LayerRow } from '../layers/judge.ts';
+import type { LensReport } from '../lens/judge.ts';
 
 export const REPORT_SCHEMA = 'npu-block-gate/report';
 export const REPORT_SCHEMA_VERSION = 1;
@@ -51,7 +52,14 @@ export interface Report {
   error: string | null;
   model: { name: string; dir: string; hf_id: string | null; config: ProbeJson['model']['config'] | null };
   commit: string;
-  prompt: { style: string; text: string; source: string; real_len: number; padded_len: number | null } | null;
+  prompt: {
+    style: string; text: string; source: string; real_len: number; padded_len: number | null;
+    /** `check --positions N`: how the prompt became N real tokens (absent or null otherwise). */
+    positions?: ProbeJson['prompt']['positions'];
+  } | null;
+  /** No NPU ran: the tree's block ran on the probe's emulated runtime (`check --emulate`). Every
+   * rendering marks such a report EMULATED. Absent or null for a run on the NPU. */
+  emulate?: { runtime: string; inject: string | null } | null;
   thresholds: Thresholds;
   gates: GateResult[];
   /** Non-finite numbers are written as the strings "NaN", "Infinity", "-Infinity". */
@@ -68,6 +76,8 @@ export interface Report {
   bisect: BisectReport | null;
   /** Every layer's ffn_out (informational, never gated); null when the run dir has no layers/. */
   layers: LayerRow[] | null;
+  /** Every boundary inside block 0 (informational); absent or null when the run dir has no boundaries. */
+  lens?: LensReport | null;
   timings: Record<string, number>;
   /** notes: what the TODO.md update could not do where the template says (no Phase status section, ...). */
   docs: { phase2: string; todo: string; changed: boolean; notes?: string[] } | null;

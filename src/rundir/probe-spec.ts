@@ -4,6 +4,7 @@
 // interface by the compiler (the assignment at the end of this file).
 import { CONTRACT } from '../contract.ts';
 import { PROBE_SCHEMA, PROBE_SCHEMA_VERSION, type ProbeJson } from './schema.ts';
+import { ID_RE } from '../report/escape.ts';
 import {
   any, bool, int, list, literal, nullable, num, obj, oneOf, optional, record, scalar, str, withDefault,
   type Infer, type Spec,
@@ -73,6 +74,9 @@ const compileInputs = obj({
 
 const nullableNum = () => optional(nullable(num(0)));
 
+/** A boundary's name: an identifier (it names files and shows in tables, charts and annotations). */
+const boundaryName = str({ pattern: ID_RE, what: 'a boundary name (1-64 of A-Z a-z 0-9 _ . -)' });
+
 export const PROBE_SPEC = obj({
   schema: literal(PROBE_SCHEMA),
   schema_version: literal(PROBE_SCHEMA_VERSION),
@@ -94,7 +98,11 @@ export const PROBE_SPEC = obj({
     real_len: int(1),
     padded_len: withDefault(nullable(int(1)), () => null),
     tokenizer: withDefault(line(), () => ''),
-    positions: optional(any()),
+    positions: optional(nullable(obj({
+      requested: int(1), real_len: int(1), prompt_tokens: int(0),
+      method: oneOf('prompt', 'truncated', 'continued', 'repeated'),
+      set: nullable(line()), prompts_used: int(0), cycles: int(0), text_chars: int(0),
+    }, { declare: false }))),
   }),
   defaults: optional(nullable(obj({
     make_diagnosis: obj({ prompt: nullable(text()), model_choice: nullable(line()), cpu_attn: nullable(bool()) }, { declare: false, rest: any() }),
@@ -166,15 +174,40 @@ export const PROBE_SPEC = obj({
     source: line(),
     entries: list(obj({ layer: int(0), npu: TENSOR_SPEC, ref: TENSOR_SPEC }, { declare: false }), 4096),
   }, { declare: false }))),
-  // Newer sections (the lens, --emulate): their keys are declared; their values are typed by the
-  // code that reads them (every value is data until then: nothing here renders or opens them).
+  // The lens (scripts/probe/README.md "Boundaries"): every pair's files are opened through
+  // openRunTensor (regular files inside the run dir, of the declared dtype and shape).
   boundaries: optional(nullable(obj({
-    source: optional(any()), table: optional(any()), emulated: optional(any()), reference: optional(any()),
-    layout: optional(any()), entries: optional(any()), unpaired: optional(any()),
+    source: nullable(oneOf('launches', 'returned', 'launches+returned')),
+    table: nullable(line()),
+    emulated: bool(),
+    reference: nullable(line(200)),
+    layout: line(),
+    entries: list(obj({
+      name: boundaryName,
+      order: int(0, 99),
+      step: nullable(line(100)),
+      launch: nullable(line(200)),
+      arg: nullable(int(0)),
+      source: oneOf('launch', 'returned'),
+      produced_by: nullable(line(200)),
+      npu: TENSOR_SPEC,
+      ref: TENSOR_SPEC,
+    }, { declare: false }), 256),
+    unpaired: list(obj({ name: boundaryName, side: oneOf('npu', 'ref', 'both'), reason: line() }, { declare: false }), 256),
   }))),
+  // --emulate (scripts/probe/README.md "Emulated NPU"): no NPU ran; every report marks the run.
   emulate: optional(nullable(obj({
-    runtime: optional(any()), inject: optional(any()), config_from: optional(any()), config_changes: optional(any()),
-    artifacts: optional(any()), registry: optional(any()), launches: optional(any()), compile: optional(any()),
+    runtime: line(200),
+    inject: nullable(oneOf(...(CONTRACT.emulate.inject as [string, ...string[]]))),
+    config_from: nullable(line()),
+    config_changes: record(list(scalar(), 2)),
+    artifacts: strList(),
+    registry: list(obj({
+      shape: list(int(0), 8), as: nullable(list(int(0), 8)), dtype: line(40),
+      precision: nullable(line(40)), method: nullable(line(40)),
+    }, { declare: false, rest: any() }), 4096),
+    launches: int(0),
+    compile: line(),
   }))),
 });
 

@@ -164,6 +164,18 @@ function crossCheck(p: ProbeJson, requireBlock: boolean): void {
   p.layers?.entries.forEach((e, i) => {
     if (cols(e.npu) !== cols(e.ref)) f(`layers.entries[${i}].npu.shape`, `has ${cols(e.npu)} columns but its ref has ${cols(e.ref)}`);
   });
+  const pos = p.prompt.positions;
+  if (pos && pos.real_len !== realLen) f('prompt.positions.real_len', `is ${pos.real_len} but prompt.real_len is ${realLen}`);
+  p.boundaries?.entries.forEach((e, i) => {
+    // Every boundary file holds the real rows only, [real_len, features], the same shape on both sides.
+    for (const side of ['npu', 'ref'] as const) {
+      const t = e[side];
+      if (t.shape.length !== 2 || t.shape[0] !== realLen) {
+        f(`boundaries.entries[${i}].${side}.shape`, `is [${t.shape.join(', ')}]; a boundary is [real_len, features] with real_len ${realLen}`);
+      }
+    }
+    if (e.npu.shape.join('x') !== e.ref.shape.join('x')) f(`boundaries.entries[${i}].ref.shape`, `is [${e.ref.shape.join(', ')}] but its npu side is [${e.npu.shape.join(', ')}]`);
+  });
 }
 
 export function tensorPath(runDir: string, entry: TensorEntry): string {

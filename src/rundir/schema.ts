@@ -77,7 +77,7 @@ export interface ProbeJson {
     padded_len: number | null;
     tokenizer: string;
     /** `--positions`: how the prompt was extended to more real tokens (null otherwise). */
-    positions?: unknown;
+    positions?: Positions | null;
   };
   integration: {
     path: 'kernel-first' | 'inheritance' | 'adapter';
@@ -159,13 +159,77 @@ export interface ProbeJson {
     steps: { step: string; cosine: number }[];
   };
   /** The lens: each boundary inside block 0 on both sides (null in config, on the adapter path, or turned off). */
-  boundaries?: null | {
-    source?: unknown; table?: unknown; emulated?: unknown; reference?: unknown; layout?: unknown; entries?: unknown; unpaired?: unknown;
-  };
+  boundaries?: Boundaries | null;
   /** --emulate: the tree's block on the probe's emulated runtime (null otherwise). */
-  emulate?: null | {
-    runtime?: unknown; inject?: unknown; config_from?: unknown; config_changes?: unknown; artifacts?: unknown; registry?: unknown; launches?: unknown; compile?: unknown;
-  };
+  emulate?: Emulate | null;
+}
+
+/** `--positions N` (probe.json prompt.positions): how the prompt became N real tokens. */
+export interface Positions {
+  requested: number;
+  real_len: number;
+  /** Tokens of the prompt itself. */
+  prompt_tokens: number;
+  /** prompt: exactly N; truncated: the prompt cut to N; continued: the set's other prompts sufficed; repeated: the set was cycled. */
+  method: 'prompt' | 'truncated' | 'continued' | 'repeated';
+  /** The prompt set the text was continued with (null for prompt / truncated). */
+  set: string | null;
+  prompts_used: number;
+  cycles: number;
+  text_chars: number;
+}
+
+/** One boundary both sides have with one shape (boundaries/NN-<name>.{npu,ref}.npy, [real_len, features]). */
+export interface BoundaryEntry {
+  /** An identifier ([A-Za-z0-9_.-], 1-64 characters): scripts/probe/elf_boundaries.json's name. */
+  name: string;
+  /** Block order (NN in the file names). */
+  order: number;
+  /** The seed's kernel-sequence step (RMSNorm, Q/K/V GEMM, RoPE, ...), for the failure-mode hint. */
+  step: string | null;
+  /** The ELF and argument index the NPU side was read from (null: the block's returned dict). */
+  launch: string | null;
+  arg: number | null;
+  source: 'launch' | 'returned';
+  /** The ELF (or host function) that wrote it. */
+  produced_by: string | null;
+  npu: TensorEntry;
+  ref: TensorEntry;
+}
+
+export interface BoundaryUnpaired {
+  name: string;
+  /** The side that has it ('both': both have it with different shapes). */
+  side: 'npu' | 'ref' | 'both';
+  reason: string;
+}
+
+/** probe.json `boundaries` (scripts/probe/README.md "Boundaries"). */
+export interface Boundaries {
+  source: 'launches' | 'returned' | 'launches+returned' | null;
+  /** The ELF boundary table entry used (null: the model is not in the table). */
+  table: string | null;
+  emulated: boolean;
+  /** The HF capture version (null: no HF model to hook, e.g. an emulated reference). */
+  reference: string | null;
+  layout: string;
+  entries: BoundaryEntry[];
+  unpaired: BoundaryUnpaired[];
+}
+
+/** probe.json `emulate` (scripts/probe/README.md "Emulated NPU"): no NPU ran. */
+export interface Emulate {
+  runtime: string;
+  /** The bug injected into the emulated NPU (contract.json emulate.inject), or null. */
+  inject: string | null;
+  config_from: string | null;
+  /** Config fields the checkpoint changed: {field: [old, new]}. */
+  config_changes: Record<string, (string | number | boolean | null)[]>;
+  artifacts: string[];
+  registry: { shape: number[]; as: number[] | null; dtype: string; precision: string | null; method: string | null; [k: string]: unknown }[];
+  /** Launches the emulated NPU ran. */
+  launches: number;
+  compile: string;
 }
 
 /** Every key probe.json may hold: an object declares a nested object's keys, null a leaf. The same
