@@ -6,7 +6,7 @@
 // and a cancel stop the probe's whole tree, including a grandchild that left its process group.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { spawnSync } from 'node:child_process';
@@ -125,6 +125,48 @@ const uidWorks = uidRuns();
   assert.not.ok(existsSync(join(w.temp, 'poisoned')));
 });
 if (!uidWorks) console.warn('probe-isolation: uid mode SKIPPED (not root, or nobody cannot run this Python)');
+
+/** check as the pipeline runs it, on one runner's cache root (the Action's trusted or untrusted plan). */
+async function checkOn(w: ReturnType<typeof workspace>, cacheRoot: string, who: 'trusted' | 'hostile' | 'hostile-unisolated', extraEnv: Record<string, string> = {}) {
+  const { runCheck } = await import('../src/pipeline.ts');
+  const run = mkdtempSync(join(tmpdir(), `nbg-${who}-`));
+  const plan = {
+    mode: 'full' as const, modelDir: w.model, promptStyle: null, prompt: null, python, runDir: run, threshold: null,
+    writeDocs: false, timeoutSec: 120, commit: null, bisect: false, cache: true, cacheDir: cacheRoot,
+    cacheWrite: who === 'trusted', force: true, probeEnv: extraEnv,
+    isolation: { mode: who === 'hostile-unisolated' ? 'none' as const : 'auto' as const, untrusted: who !== 'trusted', allowUnisolated: who === 'hostile-unisolated' },
+  };
+  const quiet = { step: () => undefined, warn: () => undefined };
+  return runCheck(plan, quiet);
+}
+
+(bwrapWorks ? test : test.skip)('a trusted run after a hostile pull request on the same runner: the same verdict and numbers as on a clean runner', async () => {
+  const w = workspace();
+  // A clean runner: the trusted run's verdict and numbers, and the reference cache key it uses.
+  const clean = await checkOn(w, mkdtempSync(join(tmpdir(), 'nbg-clean-cache-')), 'trusted');
+  assert.is(clean.report.outcome, 'pass');
+  const key = clean.report.reference!.cache!.key;
+  // The forger's template and its loot live in the model dir, which the probe can read and write
+  // in every mode: an isolated forge fails because the cache is read-only, not for want of a template.
+  copyFileSync(join(clean.runDir, 'block0.ref.npy'), join(w.model, 'template.npy'));
+  const forge = (root: string) => ({ FAKE_HOSTILE: join(w.model, 'loot.json'), FAKE_HOSTILE_FORGE: join(root, 'reference', key),
+    FAKE_HOSTILE_FORGE_FROM: join(w.model, 'template.npy'), FAKE_HOSTILE_WRITE: join(root, 'reference') });
+  // Unisolated (the admin's unsafe opt-in), the pull request forges the entry and flips the next trusted verdict:
+  const unsafeRoot = mkdtempSync(join(tmpdir(), 'nbg-unsafe-cache-'));
+  await checkOn(w, unsafeRoot, 'hostile-unisolated', forge(unsafeRoot));
+  const flipped = await checkOn(w, unsafeRoot, 'trusted');
+  assert.is(flipped.report.reference!.cache!.hit, true);
+  assert.is(flipped.report.outcome, 'fail');
+  // Isolated, it cannot: the trusted run after it is the clean runner's, number for number.
+  const root = mkdtempSync(join(tmpdir(), 'nbg-runner-cache-'));
+  const hostile = await checkOn(w, root, 'hostile', forge(root));
+  assert.is(hostile.report.isolation!.mode, 'namespace');
+  assert.not.ok(existsSync(join(root, 'reference', key)), 'no forged entry');
+  const after = await checkOn(w, root, 'trusted');
+  assert.is(after.report.outcome, clean.report.outcome);
+  assert.is(after.report.reference!.cache!.hit, false);
+  assert.equal(after.report.metrics, { ...clean.report.metrics!, engine: after.report.metrics!.engine });
+});
 
 function alive(pid: number): boolean {
   try { process.kill(pid, 0); return true; } catch { return false; }

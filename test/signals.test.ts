@@ -28,7 +28,7 @@ for (const [sig, status] of [['SIGTERM', 143], ['SIGINT', 130]] as const) {
   test(`${sig} during the probe: the probe tree stops, exit ${status}, one line naming what was interrupted`, async () => {
     const model = fakeTree();
     const out = join(mkdtempSync(join(tmpdir(), 'nbg-sig-run-')), 'run');
-    const hang = join(tmpdir(), `nbg-hang-${process.pid}-${sig}`);
+    const hang = join(model, `hang-${sig}`); // the model dir: writable for the probe in every isolation mode
     const child = spawn(process.execPath, ['--import', 'tsx', join(REPO, 'src/cli.ts'), 'check', '--model-dir', model, '--out', out, '--no-docs', '--no-cache'], {
       cwd: REPO, env: { ...process.env, FAKE_COMPILE_HANG: hang, NPU_BLOCK_GATE_NPU_LOCK: join(tmpdir(), `nbg-lock-${process.pid}`) }, stdio: ['ignore', 'pipe', 'pipe'],
     });

@@ -14,9 +14,10 @@
 //  - none: same process tree, same uid. Refused for untrusted events unless the admin opted in
 //    (allow-unisolated: true, documented as unsafe).
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, openSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { InfraError, InputError } from '../errors.ts';
+import { NPU_LOCK } from '../contract.ts';
 
 export type IsolationMode = 'uid' | 'namespace' | 'none';
 
@@ -123,6 +124,27 @@ export function hiddenDirs(env: NodeJS.ProcessEnv): string[] {
   return [...out].filter((d) => d !== '/' && existsSync(d));
 }
 
+/** The NPU lock files the probe must share with the host: the skills' flock (ours) and the one
+ * KernelCache.load_and_run takes itself. Created (0666) when missing, so they can be bound. */
+export function lockFiles(env: NodeJS.ProcessEnv): string[] {
+  const configured = env[NPU_LOCK.env]?.trim();
+  const paths = [configured && configured.toLowerCase() !== 'none' ? configured : configured ? null : NPU_LOCK.path, '/tmp/npu.lock'];
+  const out: string[] = [];
+  for (const p of paths) {
+    if (!p) continue;
+    try {
+      if (!existsSync(p)) {
+        closeSync(openSync(p, 'a', 0o666));
+        chmodSync(p, 0o666);
+      }
+      if (statSync(p).isFile()) out.push(realDir(p));
+    } catch {
+      // not creatable here: the probe's lock wait will say so
+    }
+  }
+  return out;
+}
+
 function realDir(p: string): string {
   try { return realpathSync(p); } catch { return resolve(p); }
 }
@@ -132,9 +154,12 @@ function bwrapWrap(bwrap: string, unshareUser: boolean): Isolation['wrap'] {
     const args = [bwrap, '--die-with-parent', '--new-session', '--unshare-pid', '--unshare-ipc', '--unshare-uts'];
     if (unshareUser) args.push('--unshare-user');
     if (!ctx.network) args.push('--unshare-net');
-    args.push('--ro-bind', '/', '/', '--dev-bind', '/dev', '/dev', '--proc', '/proc', '--bind', '/tmp', '/tmp');
+    // A private /tmp: the host's is where other jobs (and a careless cache root) live. Only the NPU
+    // lock files are shared, so the probe still waits for the skills and they for it.
+    args.push('--ro-bind', '/', '/', '--dev-bind', '/dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp');
     // Hide the runner's files, then give back what the probe must write (later binds win).
     for (const d of hiddenDirs(ctx.env)) args.push('--tmpfs', d);
+    for (const f of lockFiles(ctx.env)) args.push('--bind', f, f);
     const gits = new Set<string>();
     const gitAbove = (d: string) => {
       let up = d;

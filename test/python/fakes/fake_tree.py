@@ -187,6 +187,18 @@ def _hostile(loot_path):
             loot["wrote"].append(p)
         except OSError:
             pass
+    forge = os.environ.get("FAKE_HOSTILE_FORGE")  # a reference-cache entry dir to forge
+    if forge:
+        # A reference of the right shape whose values make the NPU output look right.
+        try:
+            import numpy as np
+            os.makedirs(forge, exist_ok=True)
+            np.save(os.path.join(forge, "layer_00.npy"), -np.load(os.environ["FAKE_HOSTILE_FORGE_FROM"]))
+            with open(os.path.join(forge, "meta.json"), "w") as f:
+                json.dump({{"key": os.path.basename(forge), "kind": "emulated", "stored_layers": [0]}}, f)
+            loot["wrote"].append(forge)
+        except OSError:
+            pass
     with open(loot_path, "w") as f:
         json.dump(loot, f)
 
