@@ -261,7 +261,7 @@ function storeReferenceCache(plan: Plan, runDir: string, p: ProbeJson, log: Log)
   if (!root || plan.cacheWrite === false || !p.reference.cache || p.reference.cache.hit) return;
   try {
     const r = storeReference(root, runDir, p);
-    if (r.stored) log.step(`reference cache: stored ${p.reference.cache.key.slice(0, 12)} (layers ${r.layers.join(', ')}) in ${root}`);
+    if (r.stored) log.step(`reference cache: stored ${p.reference.cache.key.slice(0, 12)} (layers ${r.layers.join(', ')}${r.boundaries ? `; ${r.boundaries.length} boundaries` : ''}) in ${root}`);
     else log.step(`reference cache: not stored (${r.why})`);
   } catch (e) {
     log.warn(`reference cache: not stored (${fsError(e, root, 'cannot write').message})`);

@@ -3,12 +3,14 @@
 // entry, because it runs the model tree's own code. This trusted process stores a missed entry
 // after the verdict of a trusted run, from the run dir's reference tensors:
 //   <root>/<key>/layer_NN.npy (the run dir's block0.ref.npy and layers/layer_NN.ref.npy, f32)
-//   <root>/<key>/meta.json    {key, inputs, kind, stored_layers, created_at}
+//   <root>/<key>/boundary_<name>.npy (with the lens: boundaries/NN-<name>.ref.npy, the HF side)
+//   <root>/<key>/meta.json    {key, inputs, kind, stored_layers, [stored_boundaries,] created_at}
 // written into a temp dir beside it and renamed; an entry that appeared meanwhile is kept.
 import { chmodSync, copyFileSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 import type { ProbeJson } from '../rundir/schema.ts';
-import { tensorPath } from '../rundir/read.ts';
+import { runFile, tensorPath } from '../rundir/read.ts';
+import { isId } from '../report/escape.ts';
 
 export interface RefCacheRecord {
   key: string;
@@ -16,15 +18,36 @@ export interface RefCacheRecord {
   dir: string;
   root?: string;
   kind?: string | null;
-  inputs?: { layers?: number[]; [k: string]: unknown } | null;
+  inputs?: { layers?: number[]; boundaries?: unknown; [k: string]: unknown } | null;
 }
 
 export type StoreOutcome =
-  | { stored: true; dir: string; layers: number[] }
+  | { stored: true; dir: string; layers: number[]; boundaries?: string[] }
   | { stored: false; why: string };
 
 const KEY = /^[0-9a-f]{32}$/;
 const layerFile = (li: number) => `layer_${String(li).padStart(2, '0')}.npy`;
+/** As scripts/probe/probe_refcache.py boundary_name() reads it. */
+const boundaryFile = (name: string) => `boundary_${name}.npy`;
+
+/**
+ * The HF side of every boundary pair, when the key was made with the lens on
+ * (`inputs.boundaries`): name -> the real path of boundaries/NN-<name>.ref.npy (a regular file
+ * inside the run dir, real_len rows). A name the probe's reader would refuse is an error here.
+ */
+function boundarySources(runDir: string, p: ProbeJson): Map<string, string> | string {
+  const out = new Map<string, string>();
+  for (const [i, e] of (p.boundaries?.entries ?? []).entries()) {
+    if (!isId(e.name) || e.name.startsWith('.')) return `boundary ${JSON.stringify(e.name)} is not a name the cache can hold`;
+    if (e.ref.dtype !== 'f32' || e.ref.shape.length !== 2 || e.ref.shape[0] !== p.prompt.real_len) return `boundary ${e.name}'s reference is not f32 [real_len, features]`;
+    try {
+      out.set(e.name, runFile(runDir, e.ref.file, `boundaries.entries[${i}].ref.file`));
+    } catch (err) {
+      return `boundary ${e.name}'s reference tensor is not usable (${(err as Error).message})`;
+    }
+  }
+  return out.size ? out : 'the run dir holds no boundary pairs';
+}
 
 /**
  * Stores the run dir's reference tensors under the probe's key. Call only for a trusted run, after
@@ -44,18 +67,28 @@ export function storeReference(root: string, runDir: string, p: ProbeJson): Stor
     const src = sources.get(li);
     if (!src || !existsSync(src) || !lstatSync(src).isFile()) return { stored: false, why: `layer ${li}'s reference tensor is not in the run dir` };
   }
+  // The key was made with the lens on: a hit needs the boundaries too (probe_refcache.load_boundaries).
+  let bounds: Map<string, string> | null = null;
+  if (rec.inputs?.boundaries) {
+    const b = boundarySources(runDir, p);
+    if (typeof b === 'string') return { stored: false, why: `${b} (the key covers the lens's reference side)` };
+    bounds = b;
+  }
+  const names = bounds ? [...bounds.keys()] : [];
   const dest = join(root, rec.key);
   // The probe missed although the entry is there: it found it unreadable or of the wrong shape.
   // Replace it (a sound entry that appeared meanwhile, from a concurrent run, is kept).
-  if (existsSync(dest) && sound(dest, rec.key, wanted)) return { stored: false, why: 'an entry for this key is already there' };
+  if (existsSync(dest) && sound(dest, rec.key, wanted, names)) return { stored: false, why: 'an entry for this key is already there' };
   mkdirSync(root, { recursive: true });
   const tmp = mkdtempSync(join(root, `.${rec.key}.`));
   // mkdtemp makes it 0700: the probe, another user under uid isolation, must read the entry.
   chmodSync(tmp, 0o755);
   try {
     for (const li of wanted) copyFileSync(sources.get(li)!, join(tmp, layerFile(li)));
+    for (const [name, src] of bounds ?? []) copyFileSync(src, join(tmp, boundaryFile(name)));
     writeFileSync(join(tmp, 'meta.json'), JSON.stringify({
       key: rec.key, inputs: rec.inputs ?? null, kind: rec.kind ?? p.reference.kind, stored_layers: wanted,
+      ...(bounds ? { stored_boundaries: names } : {}),
       created_at: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
     }, null, 2) + '\n');
     if (existsSync(dest)) {
@@ -72,7 +105,7 @@ export function storeReference(root: string, runDir: string, p: ProbeJson): Stor
   } finally {
     rmSync(tmp, { recursive: true, force: true });
   }
-  return { stored: true, dir: dest, layers: wanted };
+  return { stored: true, dir: dest, layers: wanted, ...(bounds ? { boundaries: names } : {}) };
 }
 
 /** The reference cache root: $NPU_BLOCK_GATE_REF_CACHE, else <kernel cache root>/reference. The CLI
@@ -83,13 +116,16 @@ export function referenceRoot(cacheRoot: string, env: NodeJS.ProcessEnv = proces
   return isAbsolute(cacheRoot) ? join(cacheRoot, 'reference') : resolve(cacheRoot, 'reference');
 }
 
-/** An entry whose meta names this key and whose layer files are there (the probe checks shapes). */
-function sound(dir: string, key: string, layers: number[]): boolean {
+/** An entry whose meta names this key and whose layer (and boundary) files are there (the probe checks shapes). */
+function sound(dir: string, key: string, layers: number[], boundaries: string[]): boolean {
   try {
     const meta = JSON.parse(readFileSync(join(dir, 'meta.json'), 'utf8'));
     if (meta?.key !== key) return false;
+    const stored: unknown = meta.stored_boundaries;
+    if (boundaries.length && !(Array.isArray(stored) && boundaries.every((n) => stored.includes(n)))) return false;
     // A file the probe could not read as .npy: at least its magic must be there.
-    return layers.every((li) => readFileSync(join(dir, layerFile(li))).subarray(0, 6).toString('latin1') === '\x93NUMPY');
+    const npy = (f: string) => readFileSync(join(dir, f)).subarray(0, 6).toString('latin1') === '\x93NUMPY';
+    return layers.every((li) => npy(layerFile(li))) && boundaries.every((n) => npy(boundaryFile(n)));
   } catch {
     return false;
   }
