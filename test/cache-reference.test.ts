@@ -11,6 +11,7 @@ import { storeReference } from '../src/cache/reference.ts';
 import type { ProbeJson } from '../src/rundir/schema.ts';
 import { copyAirMini, REPO } from './helpers/airmini.ts';
 import { findNumpyPython } from './helpers/python.ts';
+import { twinsSkipReason, twinsTree } from './helpers/twins.ts';
 
 const tree = copyAirMini();
 const root = mkdtempSync(join(tmpdir(), 'nbg-refcache-'));
@@ -60,6 +61,50 @@ test('a broken entry the probe refused is replaced; a record naming no real key 
   const forged = structuredClone(again.p);
   forged.reference.cache = { ...forged.reference.cache!, key: '../../etc' };
   assert.equal(storeReference(root, again.dir, forged), { stored: false, why: 'the recorded key is not a cache key' });
+});
+
+// The lens on a real HF reference: the key covers the HF side of every boundary, so a hit must
+// bring them back (probe_refcache.load_boundaries), and the trusted side stores them.
+const noTwins = twinsSkipReason();
+if (noTwins) console.warn(`cache-reference.test: the boundaries case is SKIPPED: ${noTwins}`);
+(noTwins ? test.skip : test)('with the lens on an HF reference: the boundaries are stored by the trusted side and a second probe run hits them', () => {
+  const t = twinsTree(['llama']);
+  const bRoot = mkdtempSync(join(tmpdir(), 'nbg-refcache-b-'));
+  const run = () => {
+    const dir = join(tmpdir(), `nbg-refrun-b-${process.pid}-${n++}`);
+    const r = spawnSync(t.python, [join(REPO, 'scripts/probe'), 'block', '--model-dir', t.model('llama32_1b'), '--out', dir, '--ref-cache', bRoot,
+      '--npu-lock', 'none', '--emulate', '--hf-model', t.hfId('llama32_1b'), '--prompt-style', 'instruct', '--seq-len', '64'],
+    { encoding: 'utf8', env: { ...process.env, ...t.env } });
+    assert.is(r.status, 0, r.stderr.slice(-3000));
+    return { dir, p: JSON.parse(readFileSync(join(dir, 'probe.json'), 'utf8')) as ProbeJson };
+  };
+  const cold = run();
+  const rec = cold.p.reference.cache! as ProbeJson['reference']['cache'] & { inputs: { boundaries?: string } };
+  assert.is(rec.hit, false);
+  assert.is(rec.inputs.boundaries, 'hf-layer0-hooks/1', 'the key covers the boundaries');
+  const names = cold.p.boundaries!.entries.map((e) => e.name);
+  assert.ok(names.length >= 16 && names.includes('q_roped'), names.join(','));
+  const out = storeReference(bRoot, cold.dir, cold.p);
+  assert.ok(out.stored, JSON.stringify(out));
+  assert.equal(out.stored && out.boundaries, names);
+  const entry = join(bRoot, rec.key);
+  assert.equal(JSON.parse(readFileSync(join(entry, 'meta.json'), 'utf8')).stored_boundaries, names);
+  assert.equal(readdirSync(entry).sort(), ['layer_00.npy', 'meta.json', ...names.map((x) => `boundary_${x}.npy`)].sort());
+  const warm = run();
+  assert.is(warm.p.reference.cache!.hit, true, 'the second probe run hits');
+  assert.equal(warm.p.boundaries!.unpaired, [], 'every boundary has its HF side from the cache');
+  for (const e of warm.p.boundaries!.entries) {
+    const c = cold.p.boundaries!.entries.find((x) => x.name === e.name)!;
+    assert.ok(readFileSync(join(warm.dir, e.ref.file)).equals(readFileSync(join(cold.dir, c.ref.file))), e.name);
+  }
+  assert.equal(storeReference(bRoot, warm.dir, warm.p), { stored: false, why: 'hit: already stored' });
+  // An entry stored without its boundaries (an older npu-block-gate) is a miss for the lens, and is replaced.
+  const meta = JSON.parse(readFileSync(join(entry, 'meta.json'), 'utf8'));
+  delete meta.stored_boundaries;
+  writeFileSync(join(entry, 'meta.json'), JSON.stringify(meta));
+  const again = run();
+  assert.is(again.p.reference.cache!.hit, false);
+  assert.ok(storeReference(bRoot, again.dir, again.p).stored);
 });
 
 test.run();
