@@ -1,11 +1,14 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, writeFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { hintFor, NAN_HINT, TAIL_HINT } from '../src/bisect/hints.ts';
-import { readBisectJson, situationOf } from '../src/bisect/judge.ts';
+import { judgeBisect, readBisectJson, situationOf } from '../src/bisect/judge.ts';
 import { fakeMetrics } from './helpers/report.ts';
+import { fixture, npyOf, refValues } from './helpers/rundir.ts';
+import { copyFileSync, symlinkSync } from 'node:fs';
+import { hintForStep } from '../src/bisect/hints.ts';
 
 test('each kind of boundary gets the seed failure-mode hint for it', () => {
   const b = (s: string, k = '') => hintFor(s, k)?.boundary;
@@ -43,6 +46,104 @@ test('bisect.json is validated as untrusted input', () => {
   assert.throws(() => readBisectJson(dir), /inside the run dir/);
   write({ schema: 'npu-block-gate/bisect', schema_version: 1, available: false, reason: 'no hook', hook: null, steps: [] });
   assert.is(readBisectJson(dir)!.reason, 'no hook');
+});
+
+test('the seed step of a lens boundary or a launch buffer gets its hint', () => {
+  assert.is(hintForStep('RMSNorm', 'normed')?.boundary, 'RMSNorm');
+  assert.is(hintForStep('Q/K/V GEMM', 'q_b')?.boundary, 'Q/K/V GEMM');
+  assert.is(hintForStep('Q/K norm', 'q_norm')?.boundary, 'Q/K norm');
+  assert.is(hintForStep('RoPE', 'q_roped')?.boundary, 'RoPE');
+  assert.is(hintForStep('FlashAttention', 'out')?.boundary, 'FlashAttention');
+  assert.is(hintForStep('residual add', 'out')?.boundary, 'residual add / bias');
+  assert.is(hintForStep('Down GEMM', 'down')?.boundary, 'Down GEMM');
+  assert.is(hintForStep('SwiGLU', 'swiglu')?.boundary, 'O / FFN GEMM');
+  assert.is(hintForStep(null, 'mystery', 'flash_attn')?.boundary, 'FlashAttention');
+});
+
+const TH = { whole: 0.99, perPosition: 0.99, headDim: 64, overridden: false };
+const T = (file: string) => ({ file, dtype: 'f32', shape: [5, 16] });
+
+/** A run dir with a twins bisect.json: launch 1's buffer `q` off its twin (or `drift` only a little). */
+function twinsRunDir(edit: (b: Record<string, any>, dir: string) => void = () => {}, drift = false) {
+  const f = fixture();
+  const dir = f.runDir;
+  mkdirSync(join(dir, 'bisect'));
+  const ref = refValues();
+  const off = ref.map((row, i) => row.map((v, j) => (drift ? v + 0.04 * Math.sin(i + 3 * j) : (j % 2 ? -v : v))));
+  for (const [name, rows] of [['same', ref], ['off', off]] as const) writeFileSync(join(dir, `bisect/${name}.npy`), npyOf(rows));
+  copyFileSync(join(dir, 'block0.npu.npy'), join(dir, 'bisect/01-swap-front.npy'));
+  const b: Record<string, any> = {
+    schema: 'npu-block-gate/bisect', schema_version: 1, available: true, reason: 'twins', hook: null, method: 'twins', emulated: true,
+    steps: [{ index: 1, step: 'front', kernel: 'front', cpu_equivalent: 'probe twin front', swapped: ['front'], file: 'bisect/01-swap-front.npy', seconds: 0.1 }],
+    launches: [
+      { index: 1, launch: 'front', occurrence: 0, kind: 'rms_gemms_rope', layout: 'seq-first', twin: 'probe twin', buffers: [
+        { buffer: 'normed', arg: 2, boundary: 'attn_norm', stage: 'RMSNorm', step: 'RMSNorm', rows: [0, 5], npu: T('bisect/same.npy'), twin: T('bisect/same.npy') },
+        { buffer: 'q', arg: 4, boundary: 'q', stage: 'Q GEMM', step: 'Q/K/V GEMM', rows: [0, 5], npu: T('bisect/off.npy'), twin: T('bisect/same.npy') },
+      ] },
+      { index: 2, launch: 'tail', occurrence: 0, kind: 'o_ffn', buffers: [
+        { buffer: 'out', boundary: 'ffn_out', stage: 'residual add', step: 'residual add', npu: T('bisect/off.npy'), twin: T('bisect/same.npy') },
+      ] },
+    ],
+  };
+  edit(b, dir);
+  writeFileSync(join(dir, 'bisect/bisect.json'), JSON.stringify(b));
+  return dir;
+}
+
+test('a twins bisect: the first launch off its twin and its first buffer, the swap table as steps', async () => {
+  const dir = twinsRunDir();
+  const r = (await judgeBisect(dir, join(dir, 'block0.ref.npy'), 5, TH, fakeMetrics()))!;
+  assert.is(r.method, 'twins');
+  assert.is(r.emulated, true);
+  assert.equal(r.launches!.map((l) => l.buffers.map((b) => b.diverges)), [[false, true], [true]]);
+  assert.equal([r.launchOffender!.launch, r.launchOffender!.buffer, r.launchOffender!.strength, r.launchOffender!.hint?.boundary], ['front', 'q', 'diverges', 'Q/K/V GEMM']);
+  assert.equal(r.steps.map((s) => [s.step, s.swapped, s.fixes]), [['front', ['front'], true]]);
+  assert.is(r.offender!.step, 'front');
+  // The block already passes (the lens asked for the bisect): no swap is "the fix".
+  const passing = (await judgeBisect(dir, join(dir, 'block0.ref.npy'), 5, TH, fakeMetrics(), true))!;
+  assert.is(passing.offender, null);
+  assert.match(passing.reason, /passes the gates as it is/);
+  // Nothing under the threshold: the first buffer under the clean bar is where it drifts.
+  const d = twinsRunDir(() => {}, true);
+  const drift = (await judgeBisect(d, join(d, 'block0.ref.npy'), 5, TH, fakeMetrics()))!;
+  assert.equal([drift.launchOffender!.buffer, drift.launchOffender!.strength], ['q', 'drifts']);
+});
+
+test('a bisect.json from before the twins (no method) still reads as a hook bisect', async () => {
+  const dir = twinsRunDir((b) => { delete b.method; delete b.emulated; delete b.launches; b.hook = 'm.bisect_steps'; });
+  const r = (await judgeBisect(dir, join(dir, 'block0.ref.npy'), 5, TH, fakeMetrics()))!;
+  assert.equal([r.method, r.launches, r.emulated], ['hook', null, false]);
+  assert.is(r.steps.length, 1);
+});
+
+test('every file bisect.json names stays inside the run dir, and its fields are typed', async () => {
+  const bad: [string, (b: Record<string, any>, dir: string) => void, RegExp][] = [
+    ['a launch file out of the run dir', (b) => { b.launches[0].buffers[0].twin.file = '../../../etc/passwd'; }, /launches\[0\]\.buffers\[0\]\.twin\.file must be a relative path inside the run dir/],
+    ['an absolute launch file', (b) => { b.launches[0].buffers[1].npu.file = '/etc/passwd'; }, /launches\[0\]\.buffers\[1\]\.npu\.file must be a relative path/],
+    ['a symlink out of the run dir', (b, dir) => { symlinkSync('/etc/hostname', join(dir, 'bisect/link.npy')); b.launches[1].buffers[0].npu.file = 'bisect/link.npy'; }, /outside the run dir/],
+    ['a declared shape the file lacks', (b) => { b.launches[0].buffers[0].npu.shape = [5, 8]; }, /disagrees with probe\.json bisect\/bisect\.json launches\[0\]\.buffers\[0\]\.npu\.shape/],
+    ['a method nobody writes', (b) => { b.method = 'magic'; }, /method must be "hook", "twins" or null|method must be one of/],
+    ['buffers that are not a list', (b) => { b.launches[0].buffers = {}; }, /launches\[0\]\.buffers must be a list/],
+    ['a missing launch file', (b) => { b.launches[1].buffers[0].twin.file = 'bisect/gone.npy'; }, /gone\.npy: missing/],
+  ];
+  for (const [what, edit, want] of bad) {
+    const dir = twinsRunDir(edit);
+    let err: unknown = null;
+    try {
+      await judgeBisect(dir, join(dir, 'block0.ref.npy'), 5, TH, fakeMetrics());
+    } catch (e) {
+      err = e;
+    }
+    assert.ok(err, `${what}: refused`);
+    assert.match((err as Error).message, want, what);
+  }
+  // bisect.json itself: a link out of the run dir is not read.
+  const dir = twinsRunDir();
+  const outside = join(mkdtempSync(join(tmpdir(), 'nbg-bisect-out-')), 'bisect.json');
+  copyFileSync(join(dir, 'bisect/bisect.json'), outside);
+  rmSync(join(dir, 'bisect/bisect.json'));
+  symlinkSync(outside, join(dir, 'bisect/bisect.json'));
+  assert.throws(() => readBisectJson(dir), /outside the run dir/);
 });
 
 test.run();

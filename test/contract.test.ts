@@ -9,9 +9,11 @@ import { tmpdir } from 'node:os';
 import { spawnSync } from 'node:child_process';
 import { EXIT } from '../src/errors.ts';
 import { PROBE_SCHEMA, PROBE_SCHEMA_VERSION, RUN_FILES, PROBE_KEYS, undeclaredKeys } from '../src/rundir/schema.ts';
-import { BISECT_FILE, BISECT_SCHEMA, BISECT_SCHEMA_VERSION } from '../src/bisect/types.ts';
+import { BISECT_FILE, BISECT_METHODS, BISECT_SCHEMA, BISECT_SCHEMA_VERSION } from '../src/bisect/types.ts';
 import { DEFAULT_NPU_LOCK, DEFAULT_WAIT_SECONDS } from '../src/agent/lock.ts';
 import { findNumpyPython, runPython } from './helpers/python.ts';
+import { readProbeJson } from '../src/rundir/read.ts';
+import { INJECTIONS } from '../src/plan.ts';
 import { copyAirMini } from './helpers/airmini.ts';
 
 const contract = JSON.parse(readFileSync(new URL('../scripts/probe/contract.json', import.meta.url), 'utf8'));
@@ -27,6 +29,8 @@ test('TypeScript constants are the contract file\'s', () => {
   assert.is(BISECT_FILE, `${contract.bisect.dir}/${contract.bisect.json}`);
   assert.is(DEFAULT_NPU_LOCK, contract.npu_lock.path);
   assert.is(DEFAULT_WAIT_SECONDS, contract.npu_lock.timeout_seconds);
+  assert.equal([...INJECTIONS], contract.emulate.inject);
+  assert.equal([...BISECT_METHODS], contract.bisect.methods);
 });
 
 test('both sides declare the same probe.json keys', () => {
@@ -51,6 +55,20 @@ test('a real probe run writes only declared keys (air-mini, config and block sta
     assert.equal(undeclaredKeys(doc), [], `${stage}: undeclared keys`);
     assert.is(doc.stage, stage);
   }
+});
+
+test('what the probe writes for the lens and --positions passes the typed schema (boundaries, prompt.positions)', () => {
+  const tree = copyAirMini();
+  const out = mkdtempSync(join(tmpdir(), 'nbg-contract-'));
+  const r = spawnSync(findNumpyPython()!, [probeDir, 'block', '--model-dir', tree.model('tiny_llama'), '--out', out, '--ref-cache', 'none', '--npu-lock', 'none', '--positions', '40'], { encoding: 'utf8' });
+  assert.is(r.status, 0, r.stderr);
+  const p = readProbeJson(out);
+  assert.is(p.prompt.positions!.real_len, 40);
+  assert.is(p.prompt.real_len, 40);
+  assert.ok(p.boundaries, 'the lens record');
+  assert.equal(p.boundaries!.entries, [], 'air-mini: an emulated reference has no HF side to pair');
+  assert.ok(p.boundaries!.unpaired.length > 0);
+  assert.is(p.emulate, null);
 });
 
 test.run();

@@ -9,7 +9,7 @@ const HINTS: { match: RegExp; hint: Hint }[] = [
   { match: /resid|add|bias/, hint: { boundary: 'residual add / bias', cause: 'bias forgotten on the padded path, or a GQA reindex bug', where: 'if padding + bias: re-run the CPU sanity test on the padded forward (seed Step 2)' } },
   { match: /(^|_)(q|k|v|qkv)(_proj|_gemm)?$|gemms?_rope|qkv/, hint: { boundary: 'Q/K/V GEMM', cause: 'weight loading or tensor layout (seq-first vs heads-first), a missing transpose', where: "compare the NPU output's shape with the reference's; check np.ascontiguousarray() after the weight load" } },
   { match: /attn|attention|flash|fa$/, hint: { boundary: 'FlashAttention', cause: 'causal masking missing or a wrong dk_chunks compile flag', where: 'see the debug-fa-runtime-failure skill' } },
-  { match: /rope/, hint: { boundary: 'RoPE', cause: 'RoPE pairing (half-split vs interleaved) or the [cos|sin] LUT layout', where: "compare the LUT from generate_rope_lut with HF's rotate_half convention" } },
+  { match: /rope/, hint: { boundary: 'RoPE', cause: 'RoPE pairing (half-split vs interleaved), the [cos|sin] LUT layout, or its frequencies (rope_theta, rope_scaling: a drift that grows with position)', where: "compare the LUT from generate_rope_lut with HF's rotate_half convention" } },
   { match: /down/, hint: { boundary: 'Down GEMM', cause: 'BF16 truncation: the low-precision (direct-codegen) tier instead of high-precision', where: 'confirm fused-cast / drain (FP32 accumulate + one cast); see details/GEMM_bf16_in_bf16_out.md' } },
   { match: /gate|up|swiglu|silu|ffn|o_proj|^o$/, hint: { boundary: 'O / FFN GEMM', cause: 'weight layout or a dropped cast between fused launches', where: "compare the step's output shape and dtype with the reference's" } },
 ];

@@ -34,6 +34,15 @@ test('a pull request: isolated as untrusted, no cache writes, no documents, the 
   assert.is(plan.commit, HEAD);
 });
 
+test('positions reaches the plan; the Action has no emulate or inject (tests only)', () => {
+  const s = session('push', {}, { positions: '2048' });
+  const plan = planFor(s, join(ws, 'llms/m'), 'llms/m');
+  assert.is(plan.positions, 2048);
+  assert.is(plan.emulate, undefined);
+  assert.is(plan.inject, undefined);
+  assert.is(planFor(session('push', {}), join(ws, 'llms/m'), 'llms/m').positions, null);
+});
+
 test('a push: trusted, caches written, documents recorded; allow-unisolated passed through as asked', () => {
   const s = session('push', {}, { 'allow-unisolated': 'true' });
   const plan = planFor(s, join(ws, 'llms/m'), 'llms/m');

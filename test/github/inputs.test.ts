@@ -26,6 +26,14 @@ test('defaults: one model dir, full mode, comment on, docs auto', () => {
   assert.is(i.retentionDays, null);
   assert.is(i.artifactName, 'npu-block-gate');
   assert.is(i.timeoutSec, null);
+  assert.is(i.positions, null);
+});
+
+test('positions: a whole number of tokens, range-checked like the CLI\'s --positions', () => {
+  assert.is(parseInputs(from({ 'model-dir': 'llms/a', positions: '2048' }), env).positions, 2048);
+  for (const bad of ['0', '-1', '1e3', '0x800', '12.5', 'many', '1048577']) {
+    assert.throws(() => parseInputs(from({ 'model-dir': 'llms/a', positions: bad }), env), (e: Error) => e instanceof InputError && e.message.includes(`input 'positions': expected a whole number of tokens from 1 to 1048576`) && e.message.includes(JSON.stringify(bad)), bad);
+  }
 });
 
 test('several model dirs by line or comma, duplicates dropped, values typed', () => {

@@ -2,6 +2,10 @@
 import type { Metrics } from '../../src/metrics/types.ts';
 import type { Report } from '../../src/report/types.ts';
 import { metricGates, documentationGate, outcomeOf } from '../../src/gates/evaluate.ts';
+import type { LensReport, LensRow } from '../../src/lens/judge.ts';
+import { profileOf, cleanBar, wellBelow } from '../../src/lens/judge.ts';
+import type { BisectReport } from '../../src/bisect/types.ts';
+import { hintForStep } from '../../src/bisect/hints.ts';
 
 export function fakeMetrics(over: Partial<{ whole: number; cosines: number[]; normRatio: number; nan: number; nanRow: number; realLen: number; npuRows: number; maxAbs: number }> = {}): Metrics {
   const cosines = over.cosines ?? [0.999, 0.998, 0.9995, 0.997];
@@ -62,5 +66,69 @@ export function fakeReport(m: Metrics = fakeMetrics(), over: Partial<Report> = {
     docs: null,
     run_dir: '/tmp/run',
     ...over,
+  };
+}
+
+// The lens and the twins bisect, as the judge builds them for an emulated real-tree run.
+
+const BOUNDARIES: [string, number, string, string][] = [
+  ['block_input', 0, 'input', 'rms_gemms_rope'], ['attn_norm', 1, 'RMSNorm', 'rms_gemms_rope'], ['q', 5, 'Q/K/V GEMM', 'rms_gemms_rope'],
+  ['k', 6, 'Q/K/V GEMM', 'rms_gemms_rope'], ['v', 7, 'Q/K/V GEMM', 'rms_gemms_rope'], ['q_roped', 10, 'RoPE', 'rms_gemms_rope'],
+  ['k_roped', 11, 'RoPE', 'rms_gemms_rope'], ['attn_out', 12, 'FlashAttention', 'o_ffn'], ['o_proj', 13, 'O GEMM', 'o_ffn'],
+  ['res1', 14, 'residual add', 'o_ffn'], ['ffn_norm', 15, 'RMSNorm', 'o_ffn'], ['gate', 16, 'Gate/Up GEMM', 'o_ffn'],
+  ['up', 17, 'Gate/Up GEMM', 'o_ffn'], ['swiglu', 18, 'SwiGLU', 'o_ffn'], ['down', 19, 'Down GEMM', 'o_ffn'], ['ffn_out', 20, 'residual add', 'o_ffn'],
+];
+
+/** A lens over the 16 boundaries of llama32_1b; `cos` overrides a boundary's [whole, per-position min]. */
+export function fakeLens(opts: { rows?: number; cos?: Record<string, [number, number]>; threshold?: number; emulated?: boolean; perRow?: (name: string, i: number) => number } = {}): LensReport {
+  const threshold = opts.threshold ?? 0.99;
+  const n = opts.rows ?? 6;
+  const rows: LensRow[] = BOUNDARIES.map(([name, order, step, launch]) => {
+    const [whole, min] = opts.cos?.[name] ?? [0.99999, 0.99998];
+    const cosines = Array.from({ length: n }, (_, i) => opts.perRow?.(name, i) ?? (i === n - 1 ? min : whole));
+    return {
+      name, order, step, launch, producedBy: name === 'attn_out' ? 'flash_attn' : launch, rows: n, cols: 256,
+      wholeCosine: whole, perPositionMin: Math.min(...cosines), p5: min, median: whole, maxAbs: whole > 0.999 ? 0.0039 : 1.25, normRatio: 1, sqnrDb: 45, nonFinite: 0,
+      below: Math.min(whole, ...cosines) < threshold, drifts: Math.min(whole, ...cosines) < cleanBar(threshold), badRuns: [], profile: profileOf(cosines),
+    };
+  });
+  const named = (r: LensRow) => ({ name: r.name, order: r.order, step: r.step, launch: r.launch, producedBy: r.producedBy, wholeCosine: r.wholeCosine, perPositionMin: r.perPositionMin, hint: hintForStep(r.step, r.name, r.producedBy ?? '') });
+  const first = rows.find((r) => r.below);
+  const onset = rows.find((r) => r.drifts);
+  return {
+    threshold, wellBelow: wellBelow(threshold), cleanBar: cleanBar(threshold), emulated: opts.emulated ?? true,
+    source: 'launches', table: 'scripts/probe/elf_boundaries.json#llama32_1b', reference: 'hf-layer0-hooks/1',
+    rows, unpaired: [], firstBelow: first ? named(first) : null, onset: onset ? named(onset) : null, hiding: null,
+  };
+}
+
+/** A twins bisect of llama32_1b whose front ELF's `bad` buffer is off its twin. */
+export function fakeTwinsBisect(opts: { bad?: string; fixes?: boolean; blockPasses?: boolean } = {}): BisectReport {
+  const bad = opts.bad ?? 'q_roped';
+  const buf = (buffer: string, boundary: string | null, stage: string, step: string) => {
+    const off = buffer === bad;
+    return { buffer, boundary, stage, step, rows: [0, 6] as [number, number], wholeCosine: off ? 0.893942 : 1, perPositionMin: off ? 0.78017 : 1, maxAbs: off ? 1.313 : 0, normRatio: 1, nonFinite: 0, diverges: off, drifts: off };
+  };
+  const launches = [
+    { index: 1, launch: 'rms_gemms_rope', kind: 'rms_gemms_rope', occurrence: 0, buffers: [buf('normed', 'attn_norm', 'RMSNorm', 'RMSNorm'), buf('q', 'q', 'Q GEMM', 'Q/K/V GEMM'), buf('q_roped', 'q_roped', 'RoPE Q', 'RoPE')] },
+    { index: 2, launch: 'flash_attn', kind: 'flash_attn', occurrence: 0, buffers: [buf('out', null, 'FlashAttention', 'FlashAttention')] },
+    { index: 3, launch: 'o_ffn', kind: 'o_ffn', occurrence: 0, buffers: [buf('proj', 'o_proj', 'O GEMM', 'O GEMM'), buf('out', 'ffn_out', 'residual add (FFN)', 'residual add')] },
+  ];
+  const l1 = launches[0].buffers.find((b) => b.buffer === bad) ?? launches[0].buffers[2];
+  const step = (i: number, step: string, whole: number, min: number, fixes: boolean) => ({
+    step, kernel: step, cpuEquivalent: `probe twin ${step} (numpy: fp32 accumulate, bf16 at the ELF's buffers)`,
+    swapped: ['rms_gemms_rope', 'flash_attn', 'o_ffn'].slice(0, i), wholeCosine: whole, perPositionMin: min, nonFinite: 0, fixes,
+  });
+  const fixes = opts.fixes ?? true;
+  return {
+    available: true,
+    reason: opts.blockPasses ? 'the block passes the gates as it is (the bisect ran because the lens named a boundary); the launch-level table is what locates it'
+      : fixes ? 'swapping rms_gemms_rope to its twin brings the block above threshold' : 'no single ELF to its twin swap brings the block above threshold',
+    hook: null, method: 'twins', emulated: true,
+    steps: [step(1, 'rms_gemms_rope', 0.999994, 0.999987, fixes || !!opts.blockPasses), step(2, 'flash_attn', 0.999994, 0.999987, fixes || !!opts.blockPasses), step(3, 'o_ffn', 0.999994, 0.999987, fixes || !!opts.blockPasses)],
+    offender: fixes && !opts.blockPasses ? { step: 'rms_gemms_rope', kernel: 'rms_gemms_rope', hint: hintForStep(null, 'rms_gemms_rope') } : null,
+    launches,
+    launchOffender: { index: 1, launch: 'rms_gemms_rope', kind: 'rms_gemms_rope', buffer: l1.buffer, boundary: l1.boundary, stage: l1.stage, step: l1.step, wholeCosine: l1.wholeCosine, perPositionMin: l1.perPositionMin, strength: 'diverges', hint: hintForStep(l1.step, l1.buffer) },
+    situation: null,
   };
 }
