@@ -10,6 +10,7 @@ import { makeGitRemote, git, type GitRemote } from '../helpers/git-remote.ts';
 import { runAction, tamperedCopy, type ActionRunResult } from '../helpers/action-run.ts';
 import { ensureDist } from '../helpers/dist.ts';
 import { pullRequestEvent, workflowRunEvent } from '../helpers/events.ts';
+import { lcg, npyOf } from '../helpers/rundir.ts';
 
 const MODEL = 'programming_examples/llms/tiny_llama';
 const SHA = '7'.repeat(40);
@@ -162,6 +163,42 @@ s('every string of probe.json and bisect.json is hostile: the comment, the summa
   assert.match(c[0].body, 'Offending boundary');
   checkMarkdown(r.summary, 'summary', { marker: false });
   assert.match(r.summary, 'Phase 2 FAIL');
+});
+
+s('a lens record with hostile text: the ffn_out gate passes, the lens warns in an annotation, EMULATED is marked, nothing foreign takes effect', async (ctx) => {
+  await tamperedCopy(ctx.artifacts, 7000, 7004, ctx.probeArtifact, (dir) => {
+    const path = join(dir, 'probe.json');
+    const p = JSON.parse(readFileSync(path, 'utf8'));
+    const [rows, cols] = [p.prompt.real_len, p.tensors.ref.shape[1]];
+    // ffn_out as the reference itself (the gates pass); q_roped far from it (the lens warns).
+    copyFileSync(join(dir, p.tensors.ref.file), join(dir, p.tensors.npu.file));
+    p.tensors.npu.shape = [rows, cols];
+    mkdirSync(join(dir, 'boundaries'), { recursive: true });
+    const r = lcg(5);
+    writeFileSync(join(dir, 'boundaries/10-q_roped.npu.npy'), npyOf(Array.from({ length: rows }, () => Array.from({ length: cols }, () => r() * 2 - 1))));
+    copyFileSync(join(dir, p.tensors.ref.file), join(dir, 'boundaries/10-q_roped.ref.npy'));
+    const t = (side: string) => ({ file: `boundaries/10-q_roped.${side}.npy`, dtype: 'f32', shape: [rows, cols] });
+    p.boundaries = {
+      source: 'launches', table: H_LINE, emulated: true, reference: H_LINE.slice(0, 200), layout: H_LINE,
+      entries: [{ name: 'q_roped', order: 10, step: H_LINE.slice(0, 100), launch: H_LINE, arg: 11, source: 'launch', produced_by: H_LINE, npu: t('npu'), ref: t('ref') }],
+      unpaired: [{ name: 'v', side: 'both', reason: H_LINE }],
+    };
+    p.emulate = { runtime: H_LINE, inject: 'interleaved_rope', config_from: H_LINE, config_changes: { emb_dim: [2048, 256] }, artifacts: [H_LINE], registry: [], launches: 3, compile: H_LINE };
+    writeFileSync(path, JSON.stringify(p));
+  });
+  const r = await report(ctx, 7004);
+  assert.is(r.code, 0, show(r));
+  assert.is(r.outputs.outcome, 'pass', show(r));
+  assert.ok(r.warnings.some((w) => /the lens: boundary q_roped .*the ffn_out gate may be hiding a bug/.test(w)), `the lens warning is an annotation: ${r.warnings.join(' | ')}`);
+  checkStdout(r);
+  const c = ctx.gh.commentsOn(PR);
+  const body = c[c.length - 1].body;
+  checkMarkdown(body, 'comment', { marker: true });
+  assert.match(body, '**EMULATED** (no NPU ran)');
+  assert.match(body, '**First boundary under the threshold');
+  assert.match(body, 'the ffn\\_out gate may be hiding a bug');
+  checkMarkdown(r.summary, 'summary', { marker: false });
+  assert.match(r.summary, '**EMULATED**');
 });
 
 s('a run dir whose model name is not the model dir\'s is refused: ERROR, and the name cannot inject either', async (ctx) => {
