@@ -628,8 +628,8 @@ var require_light = __commonJS({
           return this.Promise.resolve();
         }
         yieldLoop(t = 0) {
-          return new this.Promise(function(resolve11, reject) {
-            return setTimeout(resolve11, t);
+          return new this.Promise(function(resolve12, reject) {
+            return setTimeout(resolve12, t);
           });
         }
         computePenalty() {
@@ -840,15 +840,15 @@ var require_light = __commonJS({
           return this._queue.length === 0;
         }
         async _tryToRun() {
-          var args, cb, error, reject, resolve11, returned, task;
+          var args, cb, error, reject, resolve12, returned, task;
           if (this._running < 1 && this._queue.length > 0) {
             this._running++;
-            ({ task, args, resolve: resolve11, reject } = this._queue.shift());
+            ({ task, args, resolve: resolve12, reject } = this._queue.shift());
             cb = await (async function() {
               try {
                 returned = await task(...args);
                 return function() {
-                  return resolve11(returned);
+                  return resolve12(returned);
                 };
               } catch (error1) {
                 error = error1;
@@ -863,13 +863,13 @@ var require_light = __commonJS({
           }
         }
         schedule(task, ...args) {
-          var promise, reject, resolve11;
-          resolve11 = reject = null;
+          var promise, reject, resolve12;
+          resolve12 = reject = null;
           promise = new this.Promise(function(_resolve, _reject) {
-            resolve11 = _resolve;
+            resolve12 = _resolve;
             return reject = _reject;
           });
-          this._queue.push({ task, args, resolve: resolve11, reject });
+          this._queue.push({ task, args, resolve: resolve12, reject });
           this._tryToRun();
           return promise;
         }
@@ -1270,14 +1270,14 @@ var require_light = __commonJS({
                 counts = this._states.counts;
                 return counts[0] + counts[1] + counts[2] + counts[3] === at;
               };
-              return new this.Promise((resolve11, reject) => {
+              return new this.Promise((resolve12, reject) => {
                 if (finished()) {
-                  return resolve11();
+                  return resolve12();
                 } else {
                   return this.on("done", () => {
                     if (finished()) {
                       this.removeAllListeners("done");
-                      return resolve11();
+                      return resolve12();
                     }
                   });
                 }
@@ -1370,9 +1370,9 @@ var require_light = __commonJS({
               options = parser$5.load(options, this.jobDefaults);
             }
             task = (...args2) => {
-              return new this.Promise(function(resolve11, reject) {
+              return new this.Promise(function(resolve12, reject) {
                 return fn(...args2, function(...args3) {
-                  return (args3[0] != null ? reject : resolve11)(args3);
+                  return (args3[0] != null ? reject : resolve12)(args3);
                 });
               });
             };
@@ -3382,9 +3382,9 @@ var require_dispatcher_base = __commonJS({
       }
       close(callback) {
         if (callback === void 0) {
-          return new Promise((resolve11, reject) => {
+          return new Promise((resolve12, reject) => {
             this.close((err, data) => {
-              return err ? reject(err) : resolve11(data);
+              return err ? reject(err) : resolve12(data);
             });
           });
         }
@@ -3422,12 +3422,12 @@ var require_dispatcher_base = __commonJS({
           err = null;
         }
         if (callback === void 0) {
-          return new Promise((resolve11, reject) => {
+          return new Promise((resolve12, reject) => {
             this.destroy(err, (err2, data) => {
               return err2 ? (
                 /* istanbul ignore next: should never error */
                 reject(err2)
-              ) : resolve11(data);
+              ) : resolve12(data);
             });
           });
         }
@@ -4890,8 +4890,8 @@ var require_webidl = __commonJS({
       return new TypeError(`${message.header}: ${message.message}`);
     };
     webidl.errors.conversionFailed = function(context) {
-      const plural = context.types.length === 1 ? "" : " one of";
-      const message = `${context.argument} could not be converted to${plural}: ${context.types.join(", ")}.`;
+      const plural2 = context.types.length === 1 ? "" : " one of";
+      const message = `${context.argument} could not be converted to${plural2}: ${context.types.join(", ")}.`;
       return webidl.errors.exception({
         header: context.prefix,
         message
@@ -5694,8 +5694,8 @@ var require_util2 = __commonJS({
     function createDeferredPromise() {
       let res;
       let rej;
-      const promise = new Promise((resolve11, reject) => {
-        res = resolve11;
+      const promise = new Promise((resolve12, reject) => {
+        res = resolve12;
         rej = reject;
       });
       return { promise, resolve: res, reject: rej };
@@ -7007,7 +7007,7 @@ var require_client_h1 = __commonJS({
       kResume,
       kHTTPContext
     } = require_symbols();
-    var constants4 = require_constants2();
+    var constants5 = require_constants2();
     var EMPTY_BUF = Buffer.alloc(0);
     var FastBuffer = Buffer[Symbol.species];
     var addListener = util.addListener;
@@ -7082,7 +7082,7 @@ var require_client_h1 = __commonJS({
       constructor(client, socket, { exports: exports2 }) {
         assert(Number.isFinite(client[kMaxHeadersSize]) && client[kMaxHeadersSize] > 0);
         this.llhttp = exports2;
-        this.ptr = this.llhttp.llhttp_alloc(constants4.TYPE.RESPONSE);
+        this.ptr = this.llhttp.llhttp_alloc(constants5.TYPE.RESPONSE);
         this.client = client;
         this.socket = socket;
         this.timeout = null;
@@ -7177,11 +7177,11 @@ var require_client_h1 = __commonJS({
             currentBufferRef = null;
           }
           const offset = llhttp.llhttp_get_error_pos(this.ptr) - currentBufferPtr;
-          if (ret !== constants4.ERROR.OK) {
+          if (ret !== constants5.ERROR.OK) {
             const body = data.subarray(offset);
-            if (ret === constants4.ERROR.PAUSED_UPGRADE) {
+            if (ret === constants5.ERROR.PAUSED_UPGRADE) {
               this.onUpgrade(body);
-            } else if (ret === constants4.ERROR.PAUSED) {
+            } else if (ret === constants5.ERROR.PAUSED) {
               this.paused = true;
               socket.unshift(body);
             } else {
@@ -7204,10 +7204,10 @@ var require_client_h1 = __commonJS({
         } finally {
           currentParser = null;
         }
-        if (ret === constants4.ERROR.OK) {
+        if (ret === constants5.ERROR.OK) {
           return null;
         }
-        if (ret === constants4.ERROR.PAUSED || ret === constants4.ERROR.PAUSED_UPGRADE) {
+        if (ret === constants5.ERROR.PAUSED || ret === constants5.ERROR.PAUSED_UPGRADE) {
           this.paused = true;
           return null;
         }
@@ -7224,7 +7224,7 @@ var require_client_h1 = __commonJS({
           const len = new Uint8Array(llhttp.memory.buffer, ptr).indexOf(0);
           message = "Response does not match the HTTP/1.1 protocol (" + Buffer.from(llhttp.memory.buffer, ptr, len).toString() + ")";
         }
-        return new HTTPParserError(message, constants4.ERROR[ret], data);
+        return new HTTPParserError(message, constants5.ERROR[ret], data);
       }
       destroy() {
         assert(this.ptr != null);
@@ -7404,7 +7404,7 @@ var require_client_h1 = __commonJS({
           socket[kBlocking] = false;
           client[kResume]();
         }
-        return pause ? constants4.ERROR.PAUSED : 0;
+        return pause ? constants5.ERROR.PAUSED : 0;
       }
       onBody(buf) {
         const { client, socket, statusCode, maxResponseSize } = this;
@@ -7426,7 +7426,7 @@ var require_client_h1 = __commonJS({
         }
         this.bytesRead += buf.length;
         if (request2.onData(buf) === false) {
-          return constants4.ERROR.PAUSED;
+          return constants5.ERROR.PAUSED;
         }
       }
       onMessageComplete() {
@@ -7462,13 +7462,13 @@ var require_client_h1 = __commonJS({
         if (socket[kWriting]) {
           assert(client[kRunning] === 0);
           util.destroy(socket, new InformationalError("reset"));
-          return constants4.ERROR.PAUSED;
+          return constants5.ERROR.PAUSED;
         } else if (!shouldKeepAlive) {
           util.destroy(socket, new InformationalError("reset"));
-          return constants4.ERROR.PAUSED;
+          return constants5.ERROR.PAUSED;
         } else if (socket[kReset] && client[kRunning] === 0) {
           util.destroy(socket, new InformationalError("reset"));
-          return constants4.ERROR.PAUSED;
+          return constants5.ERROR.PAUSED;
         } else if (client[kPipelining] == null || client[kPipelining] === 1) {
           setImmediate(() => client[kResume]());
         } else {
@@ -7946,12 +7946,12 @@ upgrade: ${upgrade}\r
           cb();
         }
       }
-      const waitForDrain = () => new Promise((resolve11, reject) => {
+      const waitForDrain = () => new Promise((resolve12, reject) => {
         assert(callback === null);
         if (socket[kError]) {
           reject(socket[kError]);
         } else {
-          callback = resolve11;
+          callback = resolve12;
         }
       });
       socket.on("close", onDrain).on("drain", onDrain);
@@ -8621,12 +8621,12 @@ var require_client_h2 = __commonJS({
           cb();
         }
       }
-      const waitForDrain = () => new Promise((resolve11, reject) => {
+      const waitForDrain = () => new Promise((resolve12, reject) => {
         assert(callback === null);
         if (socket[kError]) {
           reject(socket[kError]);
         } else {
-          callback = resolve11;
+          callback = resolve12;
         }
       });
       h2stream.on("close", onDrain).on("drain", onDrain);
@@ -9105,16 +9105,16 @@ var require_client = __commonJS({
         return this[kNeedDrain] < 2;
       }
       async [kClose]() {
-        return new Promise((resolve11) => {
+        return new Promise((resolve12) => {
           if (this[kSize]) {
-            this[kClosedResolve] = resolve11;
+            this[kClosedResolve] = resolve12;
           } else {
-            resolve11(null);
+            resolve12(null);
           }
         });
       }
       async [kDestroy](err) {
-        return new Promise((resolve11) => {
+        return new Promise((resolve12) => {
           const requests = this[kQueue].splice(this[kPendingIdx]);
           for (let i = 0; i < requests.length; i++) {
             const request2 = requests[i];
@@ -9125,7 +9125,7 @@ var require_client = __commonJS({
               this[kClosedResolve]();
               this[kClosedResolve] = null;
             }
-            resolve11(null);
+            resolve12(null);
           };
           if (this[kHTTPContext]) {
             this[kHTTPContext].destroy(err, callback);
@@ -9176,7 +9176,7 @@ var require_client = __commonJS({
         });
       }
       try {
-        const socket = await new Promise((resolve11, reject) => {
+        const socket = await new Promise((resolve12, reject) => {
           client[kConnector]({
             host: host2,
             hostname,
@@ -9188,7 +9188,7 @@ var require_client = __commonJS({
             if (err) {
               reject(err);
             } else {
-              resolve11(socket2);
+              resolve12(socket2);
             }
           });
         });
@@ -9524,8 +9524,8 @@ var require_pool_base = __commonJS({
         if (this[kQueue].isEmpty()) {
           await Promise.all(this[kClients].map((c) => c.close()));
         } else {
-          await new Promise((resolve11) => {
-            this[kClosedResolve] = resolve11;
+          await new Promise((resolve12) => {
+            this[kClosedResolve] = resolve12;
           });
         }
       }
@@ -10794,7 +10794,7 @@ var require_readable = __commonJS({
         if (this._readableState.closeEmitted) {
           return null;
         }
-        return await new Promise((resolve11, reject) => {
+        return await new Promise((resolve12, reject) => {
           if (this[kContentLength] > limit) {
             this.destroy(new AbortError());
           }
@@ -10807,7 +10807,7 @@ var require_readable = __commonJS({
             if (signal?.aborted) {
               reject(signal.reason ?? new AbortError());
             } else {
-              resolve11(null);
+              resolve12(null);
             }
           }).on("error", noop4).on("data", function(chunk) {
             limit -= chunk.length;
@@ -10826,7 +10826,7 @@ var require_readable = __commonJS({
     }
     async function consume(stream, type) {
       assert(!stream[kConsume]);
-      return new Promise((resolve11, reject) => {
+      return new Promise((resolve12, reject) => {
         if (isUnusable(stream)) {
           const rState = stream._readableState;
           if (rState.destroyed && rState.closeEmitted === false) {
@@ -10843,7 +10843,7 @@ var require_readable = __commonJS({
             stream[kConsume] = {
               type,
               stream,
-              resolve: resolve11,
+              resolve: resolve12,
               reject,
               length: 0,
               body: []
@@ -10913,18 +10913,18 @@ var require_readable = __commonJS({
       return buffer;
     }
     function consumeEnd(consume2) {
-      const { type, body, resolve: resolve11, stream, length } = consume2;
+      const { type, body, resolve: resolve12, stream, length } = consume2;
       try {
         if (type === "text") {
-          resolve11(chunksDecode(body, length));
+          resolve12(chunksDecode(body, length));
         } else if (type === "json") {
-          resolve11(JSON.parse(chunksDecode(body, length)));
+          resolve12(JSON.parse(chunksDecode(body, length)));
         } else if (type === "arrayBuffer") {
-          resolve11(chunksConcat(body, length).buffer);
+          resolve12(chunksConcat(body, length).buffer);
         } else if (type === "blob") {
-          resolve11(new Blob(body, { type: stream[kContentType] }));
+          resolve12(new Blob(body, { type: stream[kContentType] }));
         } else if (type === "bytes") {
-          resolve11(chunksConcat(body, length));
+          resolve12(chunksConcat(body, length));
         }
         consumeFinish(consume2);
       } catch (err) {
@@ -11181,9 +11181,9 @@ var require_api_request = __commonJS({
     };
     function request2(opts, callback) {
       if (callback === void 0) {
-        return new Promise((resolve11, reject) => {
+        return new Promise((resolve12, reject) => {
           request2.call(this, opts, (err, data) => {
-            return err ? reject(err) : resolve11(data);
+            return err ? reject(err) : resolve12(data);
           });
         });
       }
@@ -11406,9 +11406,9 @@ var require_api_stream = __commonJS({
     };
     function stream(opts, factory, callback) {
       if (callback === void 0) {
-        return new Promise((resolve11, reject) => {
+        return new Promise((resolve12, reject) => {
           stream.call(this, opts, factory, (err, data) => {
-            return err ? reject(err) : resolve11(data);
+            return err ? reject(err) : resolve12(data);
           });
         });
       }
@@ -11693,9 +11693,9 @@ var require_api_upgrade = __commonJS({
     };
     function upgrade(opts, callback) {
       if (callback === void 0) {
-        return new Promise((resolve11, reject) => {
+        return new Promise((resolve12, reject) => {
           upgrade.call(this, opts, (err, data) => {
-            return err ? reject(err) : resolve11(data);
+            return err ? reject(err) : resolve12(data);
           });
         });
       }
@@ -11787,9 +11787,9 @@ var require_api_connect = __commonJS({
     };
     function connect(opts, callback) {
       if (callback === void 0) {
-        return new Promise((resolve11, reject) => {
+        return new Promise((resolve12, reject) => {
           connect.call(this, opts, (err, data) => {
-            return err ? reject(err) : resolve11(data);
+            return err ? reject(err) : resolve12(data);
           });
         });
       }
@@ -12454,9 +12454,9 @@ var require_pluralizer = __commonJS({
       this: "these"
     };
     module.exports = class Pluralizer {
-      constructor(singular, plural) {
+      constructor(singular, plural2) {
         this.singular = singular;
-        this.plural = plural;
+        this.plural = plural2;
       }
       pluralize(count) {
         const one = count === 1;
@@ -15652,7 +15652,7 @@ var require_fetch = __commonJS({
       function dispatch({ body }) {
         const url = requestCurrentURL(request2);
         const agent = fetchParams.controller.dispatcher;
-        return new Promise((resolve11, reject) => agent.dispatch(
+        return new Promise((resolve12, reject) => agent.dispatch(
           {
             path: url.pathname + url.search,
             origin: url.origin,
@@ -15728,7 +15728,7 @@ var require_fetch = __commonJS({
               }
               this.body = new Readable({ read: resume });
               const onError = this.onError.bind(this);
-              resolve11({
+              resolve12({
                 status: status2,
                 statusText,
                 headersList,
@@ -15771,7 +15771,7 @@ var require_fetch = __commonJS({
               for (let i = 0; i < rawHeaders.length; i += 2) {
                 headersList.append(bufferToLowerCasedHeaderName(rawHeaders[i]), rawHeaders[i + 1].toString("latin1"), true);
               }
-              resolve11({
+              resolve12({
                 status: status2,
                 statusText: STATUS_CODES[status2],
                 headersList,
@@ -15879,11 +15879,11 @@ var require_progressevent = __commonJS({
 var require_encoding = __commonJS({
   "node_modules/undici/lib/web/fileapi/encoding.js"(exports, module) {
     "use strict";
-    function getEncoding(label) {
-      if (!label) {
+    function getEncoding(label2) {
+      if (!label2) {
         return "failure";
       }
-      switch (label.trim().toLowerCase()) {
+      switch (label2.trim().toLowerCase()) {
         case "unicode-1-1-utf-8":
         case "unicode11utf8":
         case "unicode20utf8":
@@ -19047,9 +19047,9 @@ var require_sender = __commonJS({
       constructor(socket) {
         this.#socket = socket;
       }
-      add(item, cb, hint) {
-        if (hint !== sendHints.blob) {
-          const frame = createFrame(item, hint);
+      add(item, cb, hint2) {
+        if (hint2 !== sendHints.blob) {
+          const frame = createFrame(item, hint2);
           if (!this.#running) {
             this.#socket.write(frame, cb);
           } else {
@@ -19065,7 +19065,7 @@ var require_sender = __commonJS({
         const node = {
           promise: item.arrayBuffer().then((ab) => {
             node.promise = null;
-            node.frame = createFrame(ab, hint);
+            node.frame = createFrame(ab, hint2);
           }),
           callback: cb,
           frame: null
@@ -19089,11 +19089,11 @@ var require_sender = __commonJS({
         this.#running = false;
       }
     };
-    function createFrame(data, hint) {
-      return new WebsocketFrameSend(toBuffer(data, hint)).createFrame(hint === sendHints.string ? opcodes.TEXT : opcodes.BINARY);
+    function createFrame(data, hint2) {
+      return new WebsocketFrameSend(toBuffer(data, hint2)).createFrame(hint2 === sendHints.string ? opcodes.TEXT : opcodes.BINARY);
     }
-    function toBuffer(data, hint) {
-      switch (hint) {
+    function toBuffer(data, hint2) {
+      switch (hint2) {
         case sendHints.string:
           return Buffer.from(data);
         case sendHints.arrayBuffer:
@@ -19512,8 +19512,8 @@ var require_util8 = __commonJS({
       return true;
     }
     function delay(ms) {
-      return new Promise((resolve11) => {
-        setTimeout(resolve11, ms).unref();
+      return new Promise((resolve12) => {
+        setTimeout(resolve12, ms).unref();
       });
     }
     module.exports = {
@@ -20373,7 +20373,7 @@ var require_undici = __commonJS({
 
 // src/cli.ts
 import { parseArgs as parseArgs2 } from "node:util";
-import { resolve as resolve10, basename as basename5 } from "node:path";
+import { resolve as resolve11, basename as basename5 } from "node:path";
 
 // scripts/probe/contract.json
 var contract_default = {
@@ -20520,7 +20520,7 @@ function fsError(err, path, doing, tail = "") {
 
 // src/probe/run.ts
 import { spawn } from "node:child_process";
-import { existsSync as existsSync2, readdirSync, readFileSync } from "node:fs";
+import { existsSync as existsSync2, readdirSync, readFileSync as readFileSync2 } from "node:fs";
 import { dirname as dirname2, join as join2 } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -20554,13 +20554,13 @@ function findPython(explicit, env = process.env, test = testPython) {
   throw new InfraError(`no Python with numpy found: tried ${tried.join(", ")}; pass --python or set NPU_BLOCK_GATE_PYTHON`);
 }
 function describePython(p) {
-  const why = p.source === "option" ? "--python" : p.source === "env" ? "$NPU_BLOCK_GATE_PYTHON" : p.command;
-  return `${p.executable} (Python ${p.version}, numpy ${p.numpy}; from ${why})`;
+  const why2 = p.source === "option" ? "--python" : p.source === "env" ? "$NPU_BLOCK_GATE_PYTHON" : p.command;
+  return `${p.executable} (Python ${p.version}, numpy ${p.numpy}; from ${why2})`;
 }
 
 // src/probe/isolate.ts
 import { spawnSync as spawnSync2 } from "node:child_process";
-import { existsSync, realpathSync, statSync } from "node:fs";
+import { chmodSync, closeSync, existsSync, openSync, readFileSync, realpathSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 var realHost = {
   which: (cmd) => {
@@ -20583,10 +20583,25 @@ var realHost = {
     const gid = Number(r.stdout?.trim());
     return r.status === 0 && Number.isInteger(gid) ? gid : null;
   },
-  env: process.env
+  env: process.env,
+  readFile: (path) => {
+    try {
+      return readFileSync(path, "utf8");
+    } catch {
+      return null;
+    }
+  }
 };
+var SETUP_FILE = "/etc/npu-block-gate/probe-user";
+function parseSetupFile(text4) {
+  for (const line2 of (text4 ?? "").split(/\r?\n/)) {
+    const t = line2.trim();
+    if (t && !t.startsWith("#")) return t;
+  }
+  return null;
+}
 function probeUser(req, host2) {
-  return req.user ?? host2.env.NPU_BLOCK_GATE_PROBE_USER ?? null;
+  return req.user || host2.env.NPU_BLOCK_GATE_PROBE_USER || parseSetupFile(host2.readFile(SETUP_FILE));
 }
 function hiddenDirs(env) {
   const out = /* @__PURE__ */ new Set();
@@ -20601,6 +20616,23 @@ function hiddenDirs(env) {
   }
   return [...out].filter((d) => d !== "/" && existsSync(d));
 }
+function lockFiles(env) {
+  const configured = env[NPU_LOCK.env]?.trim();
+  const paths = [configured && configured.toLowerCase() !== "none" ? configured : configured ? null : NPU_LOCK.path, "/tmp/npu.lock"];
+  const out = [];
+  for (const p of paths) {
+    if (!p) continue;
+    try {
+      if (!existsSync(p)) {
+        closeSync(openSync(p, "a", 438));
+        chmodSync(p, 438);
+      }
+      if (statSync(p).isFile()) out.push(realDir(p));
+    } catch {
+    }
+  }
+  return out;
+}
 function realDir(p) {
   try {
     return realpathSync(p);
@@ -20613,8 +20645,9 @@ function bwrapWrap(bwrap, unshareUser) {
     const args = [bwrap, "--die-with-parent", "--new-session", "--unshare-pid", "--unshare-ipc", "--unshare-uts"];
     if (unshareUser) args.push("--unshare-user");
     if (!ctx.network) args.push("--unshare-net");
-    args.push("--ro-bind", "/", "/", "--dev-bind", "/dev", "/dev", "--proc", "/proc", "--bind", "/tmp", "/tmp");
+    args.push("--ro-bind", "/", "/", "--dev-bind", "/dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp");
     for (const d of hiddenDirs(ctx.env)) args.push("--tmpfs", d);
+    for (const f2 of lockFiles(ctx.env)) args.push("--bind", f2, f2);
     const gits = /* @__PURE__ */ new Set();
     const gitAbove = (d) => {
       let up = d;
@@ -20659,14 +20692,15 @@ function chooseIsolation(req, host2 = realHost) {
       const gid = root && setpriv ? host2.gidOf(user) : null;
       const switchers = [];
       if (root && setpriv && gid !== null) switchers.push(["setpriv", [setpriv, "--reuid", user, "--regid", String(gid), "--init-groups", "--"]]);
-      if (sudo) switchers.push(["sudo -n", [sudo, "-n", "-E", "-u", user, "--"]]);
+      if (sudo) switchers.push(["sudo -n", [sudo, "-n", "-u", user, "--"]]);
       for (const [how, prefix] of switchers) {
         if (!host2.works([...prefix, "true"])) continue;
         const inner = bwrap && nsProbe && host2.works([...prefix, ...nsProbe]) ? bwrapWrap(bwrap, true) : null;
+        const envArgs = (ctx) => how === "setpriv" || !ctx.probeEnv ? [] : ["/usr/bin/env", "-i", ...Object.entries(ctx.probeEnv).filter(([, v]) => v !== void 0).map(([k, v]) => `${k}=${v}`)];
         return {
           mode: "uid",
           detail: `uid ${user} (${how})${inner ? " + bubblewrap" : ""}`,
-          wrap: (argv, ctx) => [...prefix, ...inner ? inner(argv, ctx) : argv]
+          wrap: (argv, ctx) => [...prefix, ...envArgs(ctx), ...inner ? inner(argv, ctx) : argv]
         };
       }
       tried.push(`uid ${user}: cannot switch to it (setpriv as root, or a sudoers rule from \`npu-block-gate agent setup\`)`);
@@ -20742,9 +20776,9 @@ function runOnce(c, a, h) {
   if (a.isolation && missing(c.command)) return Promise.resolve({ kind: "skip", why: "not found" });
   const env = { ...probeEnv(process.env), PYTHONUNBUFFERED: "1", PYTHONDONTWRITEBYTECODE: "1", ...a.extraEnv };
   const plain2 = [c.command, probeDir(), a.subcommand, ...a.args];
-  const argv = a.isolation ? a.isolation.wrap(plain2, { writable: a.writable ?? [], readable: a.readable, env: process.env, network: !!a.network }) : plain2;
+  const argv = a.isolation ? a.isolation.wrap(plain2, { writable: a.writable ?? [], readable: a.readable, env: process.env, probeEnv: env, network: !!a.network }) : plain2;
   const wantsEvents = a.args.includes("--events");
-  return new Promise((resolve11, reject) => {
+  return new Promise((resolve12, reject) => {
     const child = spawn(argv[0], argv.slice(1), {
       stdio: [wantsEvents ? "pipe" : "ignore", "pipe", "pipe"],
       env,
@@ -20832,7 +20866,7 @@ function runOnce(c, a, h) {
     };
     child.on("error", (e) => {
       cleanup();
-      if (e.code === "ENOENT") resolve11({ kind: "skip", why: "not found" });
+      if (e.code === "ENOENT") resolve12({ kind: "skip", why: "not found" });
       else reject(new InfraError(`cannot start ${argv[0]}: ${e.message}`));
     });
     child.on("exit", () => {
@@ -20849,12 +20883,12 @@ function runOnce(c, a, h) {
         if (failure) return reject(failure);
         if (interrupted) return reject(new ProbeInterrupted(interrupted, a.subcommand));
         if (timedOut) return reject(new InfraError(`probe ${a.subcommand} timed out after ${a.timeoutSec}s; its process group was stopped`));
-        if (code2 === 0) return resolve11({ kind: "ok", python, stdout });
-        if (code2 === EXIT_CODES.no_numpy) return resolve11({ kind: "skip", why: "cannot import numpy" });
-        const why = lastError || (signal ? `killed by ${signal}` : `exited with status ${code2}`);
-        if (code2 === EXIT_CODES.input) return reject(Object.assign(new InputError(why), { stdout }));
+        if (code2 === 0) return resolve12({ kind: "ok", python, stdout });
+        if (code2 === EXIT_CODES.no_numpy) return resolve12({ kind: "skip", why: "cannot import numpy" });
+        const why2 = lastError || (signal ? `killed by ${signal}` : `exited with status ${code2}`);
+        if (code2 === EXIT_CODES.input) return reject(Object.assign(new InputError(why2), { stdout }));
         const log = a.runDir ? ` (log: ${join2(a.runDir, "probe.log")})` : "";
-        reject(new InfraError(`probe ${a.subcommand} failed: ${why}${log}`));
+        reject(new InfraError(`probe ${a.subcommand} failed: ${why2}${log}`));
       });
     });
   });
@@ -20870,7 +20904,7 @@ function descendants(pid, proc = "/proc") {
   for (const e of entries) {
     if (!/^\d+$/.test(e)) continue;
     try {
-      const stat = readFileSync(join2(proc, e, "stat"), "utf8");
+      const stat = readFileSync2(join2(proc, e, "stat"), "utf8");
       const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
       parentOf.set(Number(e), ppid);
     } catch {
@@ -20889,6 +20923,7 @@ function descendants(pid, proc = "/proc") {
 }
 
 // src/plan.ts
+var INJECTIONS = CONTRACT.emulate.inject;
 var PROMPT_STYLES = ["base", "instruct"];
 function parsePromptStyle(v, from) {
   if (PROMPT_STYLES.includes(v)) return v;
@@ -20910,6 +20945,18 @@ function parseTimeout(v, from) {
   if (!(n > 0 && n <= MAX_TIMEOUT_SECONDS)) throw new InputError(`${from} must be a decimal number ${range}, got ${JSON.stringify(v)}`);
   return n;
 }
+var MAX_POSITIONS = 1 << 20;
+function parsePositions(v, from) {
+  const range = `of tokens in [1, ${MAX_POSITIONS}] (at most the compiled seq_len, 2048 in production)`;
+  if (!/^\+?\d+$/.test(v)) throw new InputError(`${from} must be a whole decimal number ${range}, got ${JSON.stringify(v.length > 40 ? `${v.slice(0, 37)}...` : v)}`);
+  const n = Number(v);
+  if (!(n >= 1 && n <= MAX_POSITIONS)) throw new InputError(`${from} must be a whole decimal number ${range}, got ${JSON.stringify(v)}`);
+  return n;
+}
+function parseInject(v, from) {
+  if (INJECTIONS.includes(v)) return v;
+  throw new InputError(`${from} must be one of ${INJECTIONS.join(", ")}, got ${JSON.stringify(v.length > 60 ? `${v.slice(0, 57)}...` : v)}`);
+}
 function parseCommit(v, from) {
   if (v === "uncommitted") return v;
   if (!/^[0-9a-fA-F]{7,64}$/.test(v)) throw new InputError(`${from} must be a hex commit id (7 to 64 hex digits) or "uncommitted", got ${JSON.stringify(v.length > 80 ? `${v.slice(0, 77)}...` : v)}`);
@@ -20921,8 +20968,8 @@ function defaultRunDirName(model, now = /* @__PURE__ */ new Date()) {
 }
 
 // src/pipeline.ts
-import { existsSync as existsSync7, statSync as statSync5, mkdirSync as mkdirSync4, rmSync as rmSync4, lstatSync as lstatSync4, readdirSync as readdirSync3, statfsSync } from "node:fs";
-import { join as join9, resolve as resolve3, isAbsolute as isAbsolute5, basename as basename3, dirname as dirname6 } from "node:path";
+import { chmodSync as chmodSync3, existsSync as existsSync6, statSync as statSync5, mkdirSync as mkdirSync4, rmSync as rmSync4, lstatSync as lstatSync5, readdirSync as readdirSync3, statfsSync } from "node:fs";
+import { join as join9, resolve as resolve3, isAbsolute as isAbsolute4, basename as basename3, dirname as dirname6 } from "node:path";
 
 // package.json
 var package_default = {
@@ -20974,13 +21021,83 @@ var package_default = {
 };
 
 // src/rundir/read.ts
-import { closeSync as closeSync2, constants as constants2, fstatSync as fstatSync2, openSync as openSync2, readSync as readSync2, realpathSync as realpathSync2, statSync as statSync2, lstatSync } from "node:fs";
+import { closeSync as closeSync3, constants as constants2, fstatSync as fstatSync2, openSync as openSync3, readSync as readSync2, realpathSync as realpathSync2, statSync as statSync2, lstatSync } from "node:fs";
 import { join as join3, relative, isAbsolute, sep } from "node:path";
 
 // src/rundir/schema.ts
 var PROBE_SCHEMA = PROBE.schema;
 var PROBE_SCHEMA_VERSION = PROBE.version;
 var RUN_FILES = RUN_FILES_CONTRACT;
+
+// src/report/escape.ts
+var ID_RE = /^[A-Za-z0-9_.-]{1,64}$/;
+var MAX_TEXT = 300;
+var CONTROLS = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+function str(v) {
+  if (v === null || v === void 0) return "";
+  if (typeof v === "string") return v;
+  if (typeof v === "number" || typeof v === "boolean" || typeof v === "bigint") return String(v);
+  try {
+    return JSON.stringify(v) ?? "";
+  } catch {
+    return String(v);
+  }
+}
+function cut(s, max) {
+  const chars = [...s];
+  return chars.length > max ? `${chars.slice(0, Math.max(1, max - 1)).join("")}\u2026` : s;
+}
+function plain(v, max = MAX_TEXT) {
+  return cut(str(v).replace(/\r\n?/g, "\n").replace(CONTROLS, "\uFFFD"), max);
+}
+var HTML = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" };
+var ZWSP = "\u200B";
+function text(v, max = MAX_TEXT) {
+  return inline(plain(v, max).replace(/\s*\n\s*/g, " "));
+}
+function inline(s) {
+  return s.replace(/[&<>"\\`*_{}[\]()#+\-!|~@]/g, (c, at) => {
+    if (c in HTML) return HTML[c];
+    const next = s[at + 1] ?? "";
+    if (c === "@") return /[A-Za-z0-9_-]/.test(next) ? `@${ZWSP}` : "@";
+    if (c === "#" && /\d/.test(next)) return `\\#${ZWSP}`;
+    return `\\${c}`;
+  }).replace(/\b(GH)\\-(?=\d)/gi, `$1${ZWSP}\\-`).replace(/:\/\//g, `:${ZWSP}//`).replace(/\bwww\./gi, (m) => `${m.slice(0, 3)}${ZWSP}.`);
+}
+function cell(v, max = MAX_TEXT) {
+  return plain(v, max).split("\n").map((l) => inline(l.trim())).join("<br>");
+}
+function code(v, opts = {}) {
+  let clean = plain(v, opts.max ?? MAX_TEXT).replace(/\s*\n\s*/g, " ");
+  if (clean === "") return '`""`';
+  if (opts.inTable) clean = clean.replace(/\|/g, "\\|");
+  const longest = Math.max(0, ...(clean.match(/`+/g) ?? []).map((m) => m.length));
+  const fence = "`".repeat(longest + 1);
+  const pad2 = clean.startsWith("`") || clean.endsWith("`") ? " " : "";
+  return `${fence}${pad2}${clean}${pad2}${fence}`;
+}
+function literal(v, opts = {}) {
+  const s = str(v);
+  if (/^[A-Za-z0-9_.\/+=:,@-]+$/.test(s) && s.length <= (opts.max ?? MAX_TEXT)) return code(s, opts);
+  return text(s, opts.max);
+}
+function isId(v) {
+  return typeof v === "string" && ID_RE.test(v);
+}
+function id(v, opts = {}) {
+  if (isId(v)) return code(v, opts);
+  return `${text(v, 64)} (not a valid id)`;
+}
+var LEADING = /^[\s\u0085\u180e\u200b-\u200d\u2060\ufeff]*/;
+function logLine(v) {
+  return str(v).split(/\r\n|\r|\n/).map((line2) => {
+    const l = line2.replace(CONTROLS, "\uFFFD");
+    const lead = LEADING.exec(l)[0];
+    const rest = l.slice(lead.length);
+    if (rest.startsWith("::") || rest.startsWith("##[")) return `${lead}${rest[0]}${ZWSP}${rest.slice(1)}`;
+    return l;
+  }).join("\n");
+}
 
 // src/rundir/spec.ts
 var SpecError = class extends Error {
@@ -21008,7 +21125,7 @@ var fail = (at, want, v) => {
 function make(describe, check) {
   return { describe, check };
 }
-var str = (opts = {}) => {
+var str2 = (opts = {}) => {
   const what = opts.what ?? (opts.line ? "a one-line string" : "a string");
   return make(what, (v, at) => {
     if (typeof v !== "string") return fail(at, what, v);
@@ -21031,7 +21148,7 @@ var num = (min = -Infinity) => {
   return make(what, (v, at) => typeof v === "number" && Number.isFinite(v) && v >= min ? v : fail(at, what, v));
 };
 var bool = () => make("true or false", (v, at) => typeof v === "boolean" ? v : fail(at, "true or false", v));
-var literal = (value) => make(JSON.stringify(value), (v, at) => v === value ? value : fail(at, JSON.stringify(value), v));
+var literal2 = (value) => make(JSON.stringify(value), (v, at) => v === value ? value : fail(at, JSON.stringify(value), v));
 var any = () => make("any value", (v) => v);
 var scalar = () => make("a string, number, true/false or null", (v, at) => v === null || typeof v === "string" || typeof v === "boolean" || typeof v === "number" && Number.isFinite(v) ? v : fail(at, "a string, number, true/false or null", v));
 function nullable(s) {
@@ -21094,11 +21211,11 @@ function obj(props, opts = {}) {
 
 // src/rundir/probe-spec.ts
 var COMMIT_RE = /^[0-9a-fA-F]{7,64}$/;
-var line = (max = 4096) => str({ line: true, max });
-var text = (max = 1 << 20) => str({ max });
+var line = (max = 4096) => str2({ line: true, max });
+var text2 = (max = 1 << 20) => str2({ max });
 var strList = (max = 1 << 16) => list(line(), max);
 var nullStr = () => withDefault(nullable(line()), () => null);
-var runFile = str({
+var runFile = str2({
   line: true,
   max: 1024,
   what: "a relative path inside the run dir",
@@ -21160,13 +21277,14 @@ var refCache = obj({
 }, { declare: false, rest: any() });
 var compileInputs = obj({
   files: list(line()),
-  env: record(nullable(str())),
+  env: record(nullable(str2())),
   models: optional(strList())
 }, { declare: false, rest: any() });
 var nullableNum = () => optional(nullable(num(0)));
+var boundaryName = str2({ pattern: ID_RE, what: "a boundary name (1-64 of A-Z a-z 0-9 _ . -)" });
 var PROBE_SPEC = obj({
-  schema: literal(PROBE_SCHEMA),
-  schema_version: literal(PROBE_SCHEMA_VERSION),
+  schema: literal2(PROBE_SCHEMA),
+  schema_version: literal2(PROBE_SCHEMA_VERSION),
   stage: oneOf(...CONTRACT.probe.stages),
   created_at: withDefault(line(100), () => ""),
   tool: withDefault(obj({ name: line(100), version: line(100) }), () => ({ name: "npu-block-gate", version: "unknown" })),
@@ -21178,17 +21296,26 @@ var PROBE_SPEC = obj({
   }),
   prompt: obj({
     // The style keys the history row: a word, never a table cell breaker.
-    style: str({ line: true, max: 40, pattern: /^[A-Za-z0-9_.:+-]+$/, what: "a word (letters, digits, _ . : + -)" }),
-    text: text(),
+    style: str2({ line: true, max: 40, pattern: /^[A-Za-z0-9_.:+-]+$/, what: "a word (letters, digits, _ . : + -)" }),
+    text: text2(),
     source: withDefault(line(), () => ""),
     token_ids: withDefault(list(int(0), 1 << 20), () => []),
     real_len: int(1),
     padded_len: withDefault(nullable(int(1)), () => null),
     tokenizer: withDefault(line(), () => ""),
-    positions: optional(any())
+    positions: optional(nullable(obj({
+      requested: int(1),
+      real_len: int(1),
+      prompt_tokens: int(0),
+      method: oneOf("prompt", "truncated", "continued", "repeated"),
+      set: nullable(line()),
+      prompts_used: int(0),
+      cycles: int(0),
+      text_chars: int(0)
+    }, { declare: false })))
   }),
   defaults: optional(nullable(obj({
-    make_diagnosis: obj({ prompt: nullable(text()), model_choice: nullable(line()), cpu_attn: nullable(bool()) }, { declare: false, rest: any() }),
+    make_diagnosis: obj({ prompt: nullable(text2()), model_choice: nullable(line()), cpu_attn: nullable(bool()) }, { declare: false, rest: any() }),
     differs: list(line())
   }))),
   integration: obj({
@@ -21208,7 +21335,7 @@ var PROBE_SPEC = obj({
     kind: oneOf(...CONTRACT.reference_kinds),
     runner: withDefault(line(), () => ""),
     // The seed's reference is HfRunner with lite_mode=False; anything else is not the reference.
-    lite_mode: withDefault(literal(false), () => false),
+    lite_mode: withDefault(literal2(false), () => false),
     dtype: withDefault(line(100), () => ""),
     model_id: nullStr(),
     transformers: nullStr(),
@@ -21224,7 +21351,7 @@ var PROBE_SPEC = obj({
     device: nullStr(),
     xrt: nullStr(),
     toolchain: withDefault(nullable(record(scalar())), () => null),
-    git_commit: withDefault(nullable(str({ pattern: COMMIT_RE, what: "a hex commit id" })), () => null),
+    git_commit: withDefault(nullable(str2({ pattern: COMMIT_RE, what: "a hex commit id" })), () => null),
     air_root: withDefault(line(), () => "")
   }),
   timings: withDefault(record(num(0)), () => ({})),
@@ -21258,26 +21385,43 @@ var PROBE_SPEC = obj({
     source: line(),
     entries: list(obj({ layer: int(0), npu: TENSOR_SPEC, ref: TENSOR_SPEC }, { declare: false }), 4096)
   }, { declare: false }))),
-  // Newer sections (the lens, --emulate): their keys are declared; their values are typed by the
-  // code that reads them (every value is data until then: nothing here renders or opens them).
+  // The lens (scripts/probe/README.md "Boundaries"): every pair's files are opened through
+  // openRunTensor (regular files inside the run dir, of the declared dtype and shape).
   boundaries: optional(nullable(obj({
-    source: optional(any()),
-    table: optional(any()),
-    emulated: optional(any()),
-    reference: optional(any()),
-    layout: optional(any()),
-    entries: optional(any()),
-    unpaired: optional(any())
+    source: nullable(oneOf("launches", "returned", "launches+returned")),
+    table: nullable(line()),
+    emulated: bool(),
+    reference: nullable(line(200)),
+    layout: line(),
+    entries: list(obj({
+      name: boundaryName,
+      order: int(0, 99),
+      step: nullable(line(100)),
+      launch: nullable(line(200)),
+      arg: nullable(int(0)),
+      source: oneOf("launch", "returned"),
+      produced_by: nullable(line(200)),
+      npu: TENSOR_SPEC,
+      ref: TENSOR_SPEC
+    }, { declare: false }), 256),
+    unpaired: list(obj({ name: boundaryName, side: oneOf("npu", "ref", "both"), reason: line() }, { declare: false }), 256)
   }))),
+  // --emulate (scripts/probe/README.md "Emulated NPU"): no NPU ran; every report marks the run.
   emulate: optional(nullable(obj({
-    runtime: optional(any()),
-    inject: optional(any()),
-    config_from: optional(any()),
-    config_changes: optional(any()),
-    artifacts: optional(any()),
-    registry: optional(any()),
-    launches: optional(any()),
-    compile: optional(any())
+    runtime: line(200),
+    inject: nullable(oneOf(...CONTRACT.emulate.inject)),
+    config_from: nullable(line()),
+    config_changes: record(list(scalar(), 2)),
+    artifacts: strList(),
+    registry: list(obj({
+      shape: list(int(0), 8),
+      as: nullable(list(int(0), 8)),
+      dtype: line(40),
+      precision: nullable(line(40)),
+      method: nullable(line(40))
+    }, { declare: false, rest: any() }), 4096),
+    launches: int(0),
+    compile: line()
   })))
 });
 
@@ -21285,7 +21429,7 @@ var PROBE_SPEC = obj({
 import { extname } from "node:path";
 
 // src/tensor/bytes.ts
-import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
+import { closeSync as closeSync2, constants, fstatSync, openSync as openSync2, readSync } from "node:fs";
 var OPEN_ERRORS = {
   ENOENT: "no such file",
   EACCES: "cannot open: permission denied",
@@ -21305,7 +21449,7 @@ var FileBytes = class {
   constructor(path) {
     this.path = path;
     try {
-      this.#fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY);
+      this.#fd = openSync2(path, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY);
     } catch (err) {
       const code2 = err.code;
       throw new InputError(OPEN_ERRORS[code2 ?? ""] ?? `cannot open (${code2 ?? String(err)})`, path);
@@ -21347,7 +21491,7 @@ var FileBytes = class {
   }
   close() {
     if (this.#fd !== null) {
-      closeSync(this.#fd);
+      closeSync2(this.#fd);
       this.#fd = null;
     }
   }
@@ -21511,35 +21655,35 @@ var RawTensor = class {
 
 // src/tensor/npy.ts
 var MAGIC = Buffer.from([147, 78, 85, 77, 80, 89]);
-function parsePyLiteral(text3) {
+function parsePyLiteral(text4) {
   let i = 0;
   const ws = () => {
-    while (i < text3.length && /\s/.test(text3[i])) i++;
+    while (i < text4.length && /\s/.test(text4[i])) i++;
   };
   const fail2 = (what) => {
     throw new Error(`${what} at character ${i}`);
   };
   const value = () => {
     ws();
-    const ch = text3[i];
+    const ch = text4[i];
     if (ch === "{") {
       i++;
       const obj2 = {};
       for (; ; ) {
         ws();
-        if (text3[i] === "}") {
+        if (text4[i] === "}") {
           i++;
           return obj2;
         }
         const k = value();
         if (typeof k !== "string") fail2("dict key is not a string");
         ws();
-        if (text3[i] !== ":") fail2("expected ':'");
+        if (text4[i] !== ":") fail2("expected ':'");
         i++;
         obj2[k] = value();
         ws();
-        if (text3[i] === ",") i++;
-        else if (text3[i] !== "}") fail2("expected ',' or '}'");
+        if (text4[i] === ",") i++;
+        else if (text4[i] !== "}") fail2("expected ',' or '}'");
       }
     }
     if (ch === "(" || ch === "[") {
@@ -21548,24 +21692,24 @@ function parsePyLiteral(text3) {
       const arr2 = [];
       for (; ; ) {
         ws();
-        if (text3[i] === close) {
+        if (text4[i] === close) {
           i++;
           return arr2;
         }
         arr2.push(value());
         ws();
-        if (text3[i] === ",") i++;
-        else if (text3[i] !== close) fail2(`expected ',' or '${close}'`);
+        if (text4[i] === ",") i++;
+        else if (text4[i] !== close) fail2(`expected ',' or '${close}'`);
       }
     }
     if (ch === "'" || ch === '"') {
-      const end = text3.indexOf(ch, i + 1);
+      const end = text4.indexOf(ch, i + 1);
       if (end < 0) fail2("unterminated string");
-      const s = text3.slice(i + 1, end);
+      const s = text4.slice(i + 1, end);
       i = end + 1;
       return s;
     }
-    const m = /^(True|False|None|-?\d+L?)/.exec(text3.slice(i, i + 32));
+    const m = /^(True|False|None|-?\d+L?)/.exec(text4.slice(i, i + 32));
     if (!m) fail2("unexpected token");
     i += m[0].length;
     if (m[0] === "True") return true;
@@ -21575,7 +21719,7 @@ function parsePyLiteral(text3) {
   };
   const v = value();
   ws();
-  if (i !== text3.length) fail2("trailing text");
+  if (i !== text4.length) fail2("trailing text");
   return v;
 }
 function parseDescr(descr, opts, path) {
@@ -21614,10 +21758,10 @@ function openNpyAt(src, path, opts, base = 0, length = src.size - base) {
   if (headerStart + headerLen > length) {
     throw new InputError(`truncated: header claims ${headerLen} bytes, file has ${length - headerStart} after the preamble`, path);
   }
-  const text3 = src.read(base + headerStart, headerLen).toString(major === 3 ? "utf8" : "latin1");
+  const text4 = src.read(base + headerStart, headerLen).toString(major === 3 ? "utf8" : "latin1");
   let header;
   try {
-    header = parsePyLiteral(text3.trim());
+    header = parsePyLiteral(text4.trim());
   } catch (err) {
     throw new InputError(`unparseable .npy header (${err.message})`, path);
   }
@@ -21761,8 +21905,8 @@ function inflateMember(src, entry, dataStart, path, where, opts) {
     try {
       openNpyAt(new BufferBytes(where, peek), where, opts, 0, entry.size);
     } catch (err) {
-      const why = err.message.replace(`${where}: `, "");
-      throw new InputError(`member '${name}' is refused before inflating: ${why} (a corrupt archive, or not a tensor)`, path);
+      const why2 = err.message.replace(`${where}: `, "");
+      throw new InputError(`member '${name}' is refused before inflating: ${why2} (a corrupt archive, or not a tensor)`, path);
     }
   }
   try {
@@ -21885,7 +22029,7 @@ function kindOf(st) {
 function openRegularFile(path) {
   let fd;
   try {
-    fd = openSync2(path, constants2.O_RDONLY | constants2.O_NONBLOCK | constants2.O_NOCTTY);
+    fd = openSync3(path, constants2.O_RDONLY | constants2.O_NONBLOCK | constants2.O_NOCTTY);
   } catch (e) {
     const code2 = e.code;
     if (code2 === "ENOENT") throw new InputError("no such file", path);
@@ -21896,7 +22040,7 @@ function openRegularFile(path) {
     if (!st.isFile()) throw new InputError(`is ${kindOf(st)}, not a regular file`, path);
     return { fd, size: st.size };
   } catch (e) {
-    closeSync2(fd);
+    closeSync3(fd);
     throw fsError(e, path, "cannot stat");
   }
 }
@@ -21915,7 +22059,7 @@ function readRegularFile(path, max) {
   } catch (e) {
     throw fsError(e, path, "cannot read");
   } finally {
-    closeSync2(fd);
+    closeSync3(fd);
   }
 }
 function runDirReal(runDir) {
@@ -22003,6 +22147,17 @@ function crossCheck(p, requireBlock) {
   if (npu && ref && cols(npu) !== cols(ref)) f2("tensors.npu.shape", `has ${cols(npu)} columns but tensors.ref.shape has ${cols(ref)}`);
   p.layers?.entries.forEach((e, i) => {
     if (cols(e.npu) !== cols(e.ref)) f2(`layers.entries[${i}].npu.shape`, `has ${cols(e.npu)} columns but its ref has ${cols(e.ref)}`);
+  });
+  const pos = p.prompt.positions;
+  if (pos && pos.real_len !== realLen) f2("prompt.positions.real_len", `is ${pos.real_len} but prompt.real_len is ${realLen}`);
+  p.boundaries?.entries.forEach((e, i) => {
+    for (const side of ["npu", "ref"]) {
+      const t = e[side];
+      if (t.shape.length !== 2 || t.shape[0] !== realLen) {
+        f2(`boundaries.entries[${i}].${side}.shape`, `is [${t.shape.join(", ")}]; a boundary is [real_len, features] with real_len ${realLen}`);
+      }
+    }
+    if (e.npu.shape.join("x") !== e.ref.shape.join("x")) f2(`boundaries.entries[${i}].ref.shape`, `is [${e.ref.shape.join(", ")}] but its npu side is [${e.npu.shape.join(", ")}]`);
   });
 }
 function tensorPath(runDir, entry) {
@@ -22684,10 +22839,10 @@ function metricGates(m, th) {
   const nf = m.nonFinite;
   const bad = nf.nan.count + nf.posInf.count + nf.negInf.count;
   const parts = [];
-  for (const [label, c] of [["NaN", nf.nan], ["+Inf", nf.posInf], ["-Inf", nf.negInf]]) {
+  for (const [label2, c] of [["NaN", nf.nan], ["+Inf", nf.posInf], ["-Inf", nf.negInf]]) {
     if (c.count > 0) {
       const where = c.first ? ` (first at row ${c.first.row}, col ${c.first.col}${c.first.row >= m.realLen ? ", a padded row" : ""})` : "";
-      parts.push(`${c.count} ${label}${where}`);
+      parts.push(`${c.count} ${label2}${where}`);
     }
   }
   const g3 = gate(
@@ -22873,76 +23028,6 @@ function toAlignment(value) {
   return code2 === 67 || code2 === 99 ? 99 : code2 === 76 || code2 === 108 ? 108 : code2 === 82 || code2 === 114 ? 114 : 0;
 }
 
-// src/report/escape.ts
-var ID_RE = /^[A-Za-z0-9_.-]{1,64}$/;
-var MAX_TEXT = 300;
-var CONTROLS = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
-function str2(v) {
-  if (v === null || v === void 0) return "";
-  if (typeof v === "string") return v;
-  if (typeof v === "number" || typeof v === "boolean" || typeof v === "bigint") return String(v);
-  try {
-    return JSON.stringify(v) ?? "";
-  } catch {
-    return String(v);
-  }
-}
-function cut(s, max) {
-  const chars = [...s];
-  return chars.length > max ? `${chars.slice(0, Math.max(1, max - 1)).join("")}\u2026` : s;
-}
-function plain(v, max = MAX_TEXT) {
-  return cut(str2(v).replace(/\r\n?/g, "\n").replace(CONTROLS, "\uFFFD"), max);
-}
-var HTML = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" };
-var ZWSP = "\u200B";
-function text2(v, max = MAX_TEXT) {
-  return inline(plain(v, max).replace(/\s*\n\s*/g, " "));
-}
-function inline(s) {
-  return s.replace(/[&<>"\\`*_{}[\]()#+\-!|~@]/g, (c, at) => {
-    if (c in HTML) return HTML[c];
-    const next = s[at + 1] ?? "";
-    if (c === "@") return /[A-Za-z0-9_-]/.test(next) ? `@${ZWSP}` : "@";
-    if (c === "#" && /\d/.test(next)) return `\\#${ZWSP}`;
-    return `\\${c}`;
-  }).replace(/\b(GH)\\-(?=\d)/gi, `$1${ZWSP}\\-`).replace(/:\/\//g, `:${ZWSP}//`).replace(/\bwww\./gi, (m) => `${m.slice(0, 3)}${ZWSP}.`);
-}
-function cell(v, max = MAX_TEXT) {
-  return plain(v, max).split("\n").map((l) => inline(l.trim())).join("<br>");
-}
-function code(v, opts = {}) {
-  let clean = plain(v, opts.max ?? MAX_TEXT).replace(/\s*\n\s*/g, " ");
-  if (clean === "") return '`""`';
-  if (opts.inTable) clean = clean.replace(/\|/g, "\\|");
-  const longest = Math.max(0, ...(clean.match(/`+/g) ?? []).map((m) => m.length));
-  const fence = "`".repeat(longest + 1);
-  const pad2 = clean.startsWith("`") || clean.endsWith("`") ? " " : "";
-  return `${fence}${pad2}${clean}${pad2}${fence}`;
-}
-function literal2(v, opts = {}) {
-  const s = str2(v);
-  if (/^[A-Za-z0-9_.\/+=:,@-]+$/.test(s) && s.length <= (opts.max ?? MAX_TEXT)) return code(s, opts);
-  return text2(s, opts.max);
-}
-function isId(v) {
-  return typeof v === "string" && ID_RE.test(v);
-}
-function id(v, opts = {}) {
-  if (isId(v)) return code(v, opts);
-  return `${text2(v, 64)} (not a valid id)`;
-}
-var LEADING = /^[\s\u0085\u180e\u200b-\u200d\u2060\ufeff]*/;
-function logLine(v) {
-  return str2(v).split(/\r\n|\r|\n/).map((line2) => {
-    const l = line2.replace(CONTROLS, "\uFFFD");
-    const lead = LEADING.exec(l)[0];
-    const rest = l.slice(lead.length);
-    if (rest.startsWith("::") || rest.startsWith("##[")) return `${lead}${rest[0]}${ZWSP}${rest.slice(1)}`;
-    return l;
-  }).join("\n");
-}
-
 // src/report/markdown.ts
 var ICON = { pass: "\u2705", fail: "\u274C", skip: "\u2796", error: "\u26A0\uFE0F" };
 function list2(v) {
@@ -22952,10 +23037,20 @@ function plainOf(v, max = 120) {
   return plain(v, max).replace(/\s*\n\s*/g, " ");
 }
 function verdictLine(r) {
-  const name = text2(r.model.name, 64);
+  const name = text(r.model.name, 64);
   if (r.outcome === "error") return `${ICON.error} **Phase 2 ERROR** (${name}): could not judge; this is not a FAIL verdict`;
   const failed = r.gates.filter((g) => g.status === "fail").map((g) => g.id);
-  return r.outcome === "pass" ? `${ICON.pass} **Phase 2 PASS** (${name})` : `${ICON.fail} **Phase 2 FAIL** (${name}): ${failed.join(", ")} failed`;
+  const emulated = r.emulate ? " \xB7 **EMULATED** (no NPU ran)" : "";
+  return r.outcome === "pass" ? `${ICON.pass} **Phase 2 PASS** (${name})${emulated}` : `${ICON.fail} **Phase 2 FAIL** (${name}): ${failed.join(", ")} failed${emulated}`;
+}
+function emulatedNote(r) {
+  const e = r.emulate;
+  if (!e) return [];
+  return [
+    "> [!WARNING]",
+    `> **EMULATED**: no NPU ran. The tree's own block ran on npu-block-gate's emulated runtime (${text(e.runtime, 120)}): its ELFs are CPU twins, so this checks the integration code (argument order, layouts, padding, buffer reuse), not the NPU.${e.inject ? ` Injected bug: ${id(e.inject)}.` : ""}`,
+    ""
+  ];
 }
 function gateValue(g) {
   if (typeof g.value === "number") return g.id === "G3" ? String(g.value) : fmtCos(g.value);
@@ -22984,11 +23079,12 @@ function cosineChart(r, maxPoints = 120) {
   const yMin = Math.max(-1, Math.floor(floorRaw * 1e3) / 1e3);
   const shown3 = pts.map((p) => (Number.isFinite(p) ? p : yMin).toFixed(4));
   const xLabel = bucket > 1 ? `position (min per ${bucket} rows)` : "position";
+  const xMax = bucket > 1 ? cos.length - 1 : pts.length - 1;
   return [
     "```mermaid",
     "xychart-beta",
     '  title "Per-position cosine, layer 0 ffn_out"',
-    `  x-axis "${xLabel}" 0 --> ${pts.length - 1}`,
+    `  x-axis "${xLabel}" 0 --> ${xMax}`,
     `  y-axis "cosine" ${yMin} --> 1`,
     `  line [${shown3.join(", ")}]`,
     `  line [${pts.map(() => t.toFixed(4)).join(", ")}]`,
@@ -23032,36 +23128,36 @@ function integrationSection(r, flavor) {
   const i = r.integration;
   if (i) {
     out.push("### Integration", "");
-    out.push(`- path: **${text2(i.path, 32)}**, entry ${literal2(i.entry)}`);
-    if (i.reason) out.push(`- why: ${text2(i.reason)}`);
+    out.push(`- path: **${text(i.path, 32)}**, entry ${literal(i.entry)}`);
+    if (i.reason) out.push(`- why: ${text(i.reason)}`);
     const s1 = i.step1;
     if (s1 && s1.matches !== void 0) {
-      out.push(s1.matches ? "- Step 1: the per-layer kernel sequence matches llama's, so inheritance is allowed" : `- Step 1: the kernel sequence differs from llama's; kernel-first is forced by ${list2(s1.breaks).slice(0, 20).map((b) => `(${text2(b?.rule, 8)}) ${text2(b?.detail)}`).join("; ")}`);
-      if (s1.block) out.push(`- block 0 runs in ${literal2(s1.block.function)} (${text2(s1.block.where)}${s1.block.file ? `, ${literal2(s1.block.file)}` : ""})`);
+      out.push(s1.matches ? "- Step 1: the per-layer kernel sequence matches llama's, so inheritance is allowed" : `- Step 1: the kernel sequence differs from llama's; kernel-first is forced by ${list2(s1.breaks).slice(0, 20).map((b) => `(${text(b?.rule, 8)}) ${text(b?.detail)}`).join("; ")}`);
+      if (s1.block) out.push(`- block 0 runs in ${literal(s1.block.function)} (${text(s1.block.where)}${s1.block.file ? `, ${literal(s1.block.file)}` : ""})`);
     }
     const unwired = list2(i.coverage?.unwired);
     if (unwired.length) {
       out.push("- Phase 1 kernels that name this model but are not wired:");
-      for (const u of unwired.slice(0, 50)) out.push(`  - ${text2([str2(u?.section), str2(u?.shape)].filter(Boolean).join(" "))}${u?.used_by ? ` (${text2(u.used_by)})` : ""}`);
+      for (const u of unwired.slice(0, 50)) out.push(`  - ${text([str(u?.section), str(u?.shape)].filter(Boolean).join(" "))}${u?.used_by ? ` (${text(u.used_by)})` : ""}`);
     }
     const kernels = list2(i.kernels);
     if (kernels.length) out.push(`- kernels: ${kernels.slice(0, 64).map((k) => id(k)).join(" \u2192 ")}`);
     if (i.cpu_attn !== null && i.cpu_attn !== void 0) out.push(`- attention: ${i.cpu_attn ? "CPU `attention_reference`" : "NPU flash attention"}`);
     const tiles = Object.entries(i.tiles && typeof i.tiles === "object" ? i.tiles : {});
-    if (tiles.length) out.push(`- tiles: ${tiles.slice(0, 32).map(([k, v]) => `${id(k)} ${text2(v, 64)}`).join(", ")}`);
+    if (tiles.length) out.push(`- tiles: ${tiles.slice(0, 32).map(([k, v]) => `${id(k)} ${text(v, 64)}`).join(", ")}`);
     const workarounds = list2(i.workarounds);
     if (workarounds.length) {
       out.push("- workarounds (Phase 4/5 prerequisites):");
-      for (const w of workarounds.slice(0, 20)) out.push(`  - ${id(w?.id)}: ${text2(w?.detail)}. ${text2(w?.prerequisite)}`);
+      for (const w of workarounds.slice(0, 20)) out.push(`  - ${id(w?.id)}: ${text(w?.detail)}. ${text(w?.prerequisite)}`);
     } else out.push("- workarounds: none needed");
-    for (const d of list2(r.defaults?.differs).slice(0, 20)) out.push(`- differs from \`make diagnosis\`: ${text2(d)}`);
+    for (const d of list2(r.defaults?.differs).slice(0, 20)) out.push(`- differs from \`make diagnosis\`: ${text(d)}`);
     out.push("");
   }
   const ref = r.reference;
   const env = r.environment;
   const rows = [["", ""]];
   if (ref) rows.push(["reference", cell(`${ref.kind} via ${ref.runner} (lite_mode=False, ${ref.dtype})${ref.transformers ? `, transformers ${ref.transformers}` : ""}${ref.torch ? `, torch ${ref.torch}` : ""}`)]);
-  if (r.prompt) rows.push(["prompt", cell(`${plainOf(r.prompt.style)} (${plainOf(r.prompt.source)}): ${r.prompt.real_len} tokens${r.prompt.padded_len ? `, padded to ${r.prompt.padded_len}` : ""}`)]);
+  if (r.prompt) rows.push(["prompt", cell(`${plainOf(r.prompt.style)} (${plainOf(r.prompt.source)}): ${r.prompt.real_len} tokens${r.prompt.padded_len ? `, padded to ${r.prompt.padded_len}` : ""}${positionsNote(r)}`)]);
   if (env) {
     rows.push(["python", cell(`${env.python} (${env.python_executable}), numpy ${env.numpy}`)]);
     rows.push(["device", cell(env.device ?? "not detected")]);
@@ -23074,7 +23170,7 @@ function integrationSection(r, flavor) {
     if (rc) rows.push(["reference cache", cell(`${rc.hit ? "hit" : "miss, stored"} ${rc.key.slice(0, 12)}`)]);
     if (r.kernel_cache) {
       const entries = list2(r.kernel_cache.entries).slice(0, 16).map((e) => plainOf(e, 64));
-      rows.push(["kernel cache", cell(`${r.kernel_cache.hit ? "hit" : "compiled"}${entries.length ? `: ${entries.join(", ")}` : ""}`)]);
+      rows.push(["kernel cache", cell(`${r.emulate ? "emulated, nothing compiled" : r.kernel_cache.hit ? "hit" : "compiled"}${entries.length ? `: ${entries.join(", ")}` : ""}`)]);
     }
     const t = Object.entries(r.timings && typeof r.timings === "object" ? r.timings : {}).filter(([, v]) => typeof v === "number");
     if (t.length) rows.push(["timings", cell(t.slice(0, 16).map(([k, v]) => `${plainOf(k, 32)} ${fmtSeconds(v)}`).join(", "))]);
@@ -23082,6 +23178,12 @@ function integrationSection(r, flavor) {
   }
   if (rows.length > 1) out.push("### Environment", "", markdownTable(rows), "");
   return out;
+}
+function positionsNote(r) {
+  const pos = r.prompt?.positions;
+  if (!pos) return "";
+  const how = { prompt: "the prompt itself", truncated: "the prompt truncated", continued: "the prompt continued with the prompt set", repeated: `the prompt continued with the prompt set, repeated (${pos.cycles} cycles)` }[pos.method] ?? plainOf(pos.method, 40);
+  return `; --positions ${pos.requested}: ${how}${pos.set ? ` (${plainOf(pos.set, 120)}, ${pos.prompts_used} prompts)` : ""}, from ${pos.prompt_tokens} prompt tokens`;
 }
 function layersSection(r) {
   if (!r.layers || r.layers.length === 0) return [];
@@ -23096,13 +23198,138 @@ function layersSection(r) {
   ];
 }
 function hintLine(h) {
-  return `${text2(h.boundary)}: likely ${text2(h.cause)}; ${text2(h.where)}`;
+  return `${text(h.boundary)}: likely ${text(h.cause)}; ${text(h.where)}`;
+}
+function yFloor(values, t) {
+  const finite = values.filter(Number.isFinite);
+  const floorRaw = Math.min(t, ...finite.length ? finite : [t]) - 5e-3;
+  return Math.max(-1, Math.floor(floorRaw * 1e3) / 1e3);
+}
+var label = (name, order) => `"${isId(name) ? name : `#${order}`}"`;
+function lensChart(lens) {
+  if (lens.rows.length < 2) return "";
+  const t = lens.threshold;
+  const y = yFloor(lens.rows.flatMap((r) => [r.wholeCosine, r.perPositionMin]), t);
+  const pts = (f2) => lens.rows.map((r) => (Number.isFinite(f2(r)) ? f2(r) : y).toFixed(4)).join(", ");
+  return [
+    "```mermaid",
+    "xychart-beta",
+    '  title "Cosine along block 0: whole, per-position min, threshold"',
+    `  x-axis [${lens.rows.map((r) => label(r.name, r.order)).join(", ")}]`,
+    `  y-axis "cosine" ${y} --> 1`,
+    `  line [${pts((r) => r.wholeCosine)}]`,
+    `  line [${pts((r) => r.perPositionMin)}]`,
+    `  line [${lens.rows.map(() => t.toFixed(4)).join(", ")}]`,
+    "```"
+  ].join("\n");
+}
+function profileChart(name, order, profile, rows, t) {
+  if (profile.points.length === 0) return "";
+  const y = yFloor(profile.points, t);
+  const shown3 = profile.points.map((p) => (Number.isFinite(p) ? p : y).toFixed(4));
+  return [
+    "```mermaid",
+    "xychart-beta",
+    `  title "Per-position cosine against position, boundary ${label(name, order).slice(1, -1)}"`,
+    `  x-axis "position${profile.bucket > 1 ? ` (min per ${profile.bucket} rows)` : ""}" 0 --> ${Math.max(1, rows - 1)}`,
+    `  y-axis "cosine" ${y} --> 1`,
+    `  line [${shown3.join(", ")}]`,
+    `  line [${shown3.map(() => t.toFixed(4)).join(", ")}]`,
+    "```"
+  ].join("\n");
+}
+function profiled(lens) {
+  if (!lens.rows.length) return null;
+  const named2 = lens.firstBelow ? lens.rows.find((r) => r.order === lens.firstBelow.order) : void 0;
+  return named2 ?? [...lens.rows].sort((a, b) => Number.isNaN(a.perPositionMin) ? -1 : Number.isNaN(b.perPositionMin) ? 1 : a.perPositionMin - b.perPositionMin)[0];
+}
+function whereOf(n) {
+  const parts = [n.step ? text(n.step, 40) : "", n.producedBy ? `written by ${literal(n.producedBy, { max: 80 })}` : ""].filter(Boolean);
+  return parts.length ? ` (${parts.join(", ")})` : "";
+}
+function namedLine(n, t) {
+  return `**First boundary under the threshold ${formatThreshold(t)}: ${id(n.name)}**${whereOf(n)}: cosine ${fmtCos(n.wholeCosine)}, per-position min ${fmtCos(n.perPositionMin)}.${n.hint ? ` ${hintLine(n.hint)}.` : ""}`;
+}
+function lensSection(r) {
+  const lens = r.lens;
+  if (!lens) return [];
+  const out = ["### The lens: every boundary inside block 0 (informational)", ""];
+  const unpaired = list2(lens.unpaired);
+  if (!lens.rows.length) {
+    const reasons = [...new Set(unpaired.map((u) => plainOf(u.reason, 200)))];
+    out.push(`No boundary pairs to judge${unpaired.length ? `: ${unpaired.length} boundar${unpaired.length === 1 ? "y has" : "ies have"} one side only (${reasons.slice(0, 4).map((x) => text(x)).join("; ")})` : ""}.`, "");
+    return out;
+  }
+  const rowsN = lens.rows[0].rows;
+  const n = lens.firstBelow;
+  const onset = n && lens.onset && lens.onset.order < n.order ? lens.onset.order : null;
+  out.push(`Each boundary on the ${lens.emulated ? "emulated NPU" : "NPU"} against the ${lens.reference ? "HF layer-0 hooks" : "reference"}, in block order, over the ${rowsN} real rows, with the gate's engine. The seed's gates stay the gates; a boundary under the threshold ${formatThreshold(lens.threshold)} is named.`, "");
+  out.push(markdownTable([
+    ["#", "boundary", "step", "read from", "cosine", "per-pos min", "norm ratio", "max_abs", ""],
+    ...lens.rows.map((x) => [
+      String(x.order).padStart(2, "0"),
+      id(x.name, { inTable: true }),
+      cell(x.step ?? "", 40),
+      x.launch ? id(x.launch, { inTable: true }) : "returned",
+      fmtCos(x.wholeCosine),
+      fmtCos(x.perPositionMin),
+      fmtRatio(x.normRatio),
+      fmtSci(x.maxAbs),
+      x.below ? `${ICON.fail} under` : x.order === onset ? "onset" : ""
+    ])
+  ]), "");
+  if (lens.firstBelow) {
+    out.push(namedLine(lens.firstBelow, lens.threshold), "");
+    const o = lens.onset;
+    if (o && o.order < lens.firstBelow.order) {
+      out.push(`The divergence begins earlier, at ${id(o.name)}${whereOf(o)}: cosine ${fmtCos(o.wholeCosine)}, per-position min ${fmtCos(o.perPositionMin)}, under the clean bar ${formatThreshold(lens.cleanBar)}.${o.hint ? ` ${hintLine(o.hint)}.` : ""}`, "");
+    }
+  } else out.push(`Every boundary is at or above the threshold ${formatThreshold(lens.threshold)}.`, "");
+  if (unpaired.length) {
+    out.push("Not judged (one side only):", "");
+    for (const u of unpaired.slice(0, 32)) out.push(`- ${id(u.name)} (${u.side === "both" ? "both sides, different shapes" : `${u.side} side only`}): ${text(u.reason, 200)}`);
+    out.push("");
+  }
+  const chart = lensChart(lens);
+  if (chart) out.push(chart, "");
+  const pr = r.prompt?.positions ? profiled(lens) : null;
+  if (pr) out.push(`Per-position cosine of ${id(pr.name)} against position, all ${pr.rows} positions${pr.profile.bucket > 1 ? ` (the lowest of each ${pr.profile.bucket})` : ""}:`, "", profileChart(pr.name, pr.order, pr.profile, pr.rows, lens.threshold), "");
+  return out;
+}
+function launchSection(b) {
+  const launches = list2(b.launches);
+  if (!launches.length) return [];
+  const out = [
+    "Launch level: each launch's buffers on the NPU against its CPU twin, computed from that launch's own captured inputs (numpy, FP32 accumulate, bf16 at the ELF's buffers).",
+    "",
+    markdownTable([
+      ["launch", "ELF", "buffer", "boundary", "stage", "cosine", "per-pos min", "max_abs", ""],
+      ...launches.slice(0, 64).flatMap((la) => list2(la.buffers).slice(0, 64).map((bu) => [
+        String(la.index),
+        id(la.launch, { inTable: true }),
+        id(bu.buffer, { inTable: true }),
+        bu.boundary ? id(bu.boundary, { inTable: true }) : "",
+        cell(bu.stage, 60),
+        fmtCos(bu.wholeCosine),
+        fmtCos(bu.perPositionMin),
+        fmtSci(bu.maxAbs),
+        bu.diverges ? `${ICON.fail} off its twin` : b.launchOffender?.strength === "drifts" && b.launchOffender.index === la.index && b.launchOffender.buffer === bu.buffer ? "drifts" : ""
+      ]))
+    ]),
+    ""
+  ];
+  const o = b.launchOffender;
+  if (o) {
+    out.push(`**${o.strength === "diverges" ? "First launch off its twin" : "No launch is under the threshold; the first that drifts"}: ${id(o.launch)}** (launch ${o.index}), buffer ${id(o.buffer)}${o.boundary && o.boundary !== o.buffer ? ` (boundary ${id(o.boundary)})` : ""}${o.stage ? `, stage ${text(o.stage, 60)}` : ""}: cosine ${fmtCos(o.wholeCosine)}, per-position min ${fmtCos(o.perPositionMin)}.${o.hint ? ` ${hintLine(o.hint)}.` : ""}`, "");
+  } else out.push("Every launch matches its twin: the launches are right given their inputs (look at what feeds the block, or between the launches on the host).", "");
+  return out;
 }
 function bisectSection(r) {
   const b = r.bisect;
   if (!b) return [];
+  if (b.available && b.method === "twins") return twinsSection(b);
   const out = ["### Bisect (seed Step 4: one kernel at a time on the CPU)", ""];
-  if (!b.available) out.push(`Bisect unavailable: ${text2(b.reason)}`, "");
+  if (!b.available) out.push(`Bisect unavailable: ${text(b.reason)}`, "");
   else {
     out.push(markdownTable([
       ["step", "kernel", "CPU equivalent", "whole cosine", "per-pos min", "NaN/Inf", "block passes"],
@@ -23110,30 +23337,46 @@ function bisectSection(r) {
     ]), "");
     if (b.offender) {
       out.push(`**Offending boundary: ${id(b.offender.step)}** (kernel ${id(b.offender.kernel)}).${b.offender.hint ? ` ${hintLine(b.offender.hint)}.` : ""}`, "");
-    } else out.push(text2(b.reason), "");
+    } else out.push(text(b.reason), "");
   }
+  if (b.situation) out.push(`Failure shape: ${hintLine(b.situation)}.`, "");
+  return out;
+}
+function twinsSection(b) {
+  const out = [`### Bisect (seed Step 4 on the real tree: the CPU twins of its ELFs${b.emulated ? ", on the emulated NPU" : ""})`, ""];
+  out.push(...launchSection(b));
+  out.push("Swap forward: `ffn_out` when ELFs 1 to i, in launch order, are answered by their twins instead of the NPU.", "");
+  out.push(markdownTable([
+    ["step", "ELF swapped", "swapped so far", "whole cosine", "per-pos min", "NaN/Inf", "block passes"],
+    ...b.steps.slice(0, 64).map((s, i) => [String(i + 1), id(s.step, { inTable: true }), list2(s.swapped).slice(0, 16).map((x) => id(x, { inTable: true })).join(", "), fmtCos(s.wholeCosine), fmtCos(s.perPositionMin), String(s.nonFinite), s.fixes ? "\u2705 yes" : "no"])
+  ]), "");
+  if (b.offender) out.push(`**Offending ELF (swap forward): ${id(b.offender.step)}**: swapping it to its twin brings the block above threshold.`, "");
+  else out.push(text(b.reason), "");
   if (b.situation) out.push(`Failure shape: ${hintLine(b.situation)}.`, "");
   return out;
 }
 function renderMarkdown(r, opts) {
   const out = [`${opts.flavor === "doc" ? "###" : "##"} ${verdictLine(r)}`, ""];
   if (r.outcome === "error") {
-    out.push(`> ${text2(r.error ?? "unknown error", 1e3)}`, "", "The check could not run to a verdict (infrastructure or input problem). Fix the cause and re-run; no gate was judged.", "");
+    out.push(`> ${text(r.error ?? "unknown error", 1e3)}`, "", "The check could not run to a verdict (infrastructure or input problem). Fix the cause and re-run; no gate was judged.", "");
     if (opts.artifactUrl) out.push(`Run dir and logs: [artifact](${opts.artifactUrl})`, "");
     return out.join("\n");
   }
   const p = r.prompt;
-  out.push(`Layer-0 \`ffn_out\` of block 0 on the NPU vs the ${r.reference?.kind === "hf-bf16" ? "HuggingFace bf16" : "emulated bf16"} reference${p ? `, ${text2(p.style, 32)} prompt (${p.real_len} tokens)` : ""}, commit ${literal2(str2(r.commit).slice(0, 12))}.`, "");
+  const tokens = p?.positions ? `, ${text(p.style, 32)} prompt extended to ${p.real_len} positions (--positions)` : p ? `, ${text(p.style, 32)} prompt (${p.real_len} tokens)` : "";
+  out.push(`Layer-0 \`ffn_out\` of block 0 on the ${r.emulate ? "emulated NPU" : "NPU"} vs the ${r.reference?.kind === "hf-bf16" ? "HuggingFace bf16" : "emulated bf16"} reference${tokens}, commit ${literal(str(r.commit).slice(0, 12))}.`, "");
+  out.push(...emulatedNote(r));
   out.push(gatesTable(r), "");
   if (r.warnings.length) {
     out.push("**Warnings**", "");
-    for (const w of r.warnings) out.push(`- \u26A0\uFE0F ${text2(w.message, 600)}`);
+    for (const w of r.warnings) out.push(`- \u26A0\uFE0F ${text(w.message, 600)}`);
     out.push("");
   }
   const body = [];
   body.push(...metricsSection(r));
   const chart = cosineChart(r, opts.chartPoints);
   if (chart) body.push(chart, "");
+  body.push(...lensSection(r));
   body.push(...bisectSection(r));
   body.push(...layersSection(r));
   body.push(...integrationSection(r, opts.flavor));
@@ -23149,7 +23392,7 @@ function toJson(value) {
 
 // src/docs/fs.ts
 import {
-  closeSync as closeSync3,
+  closeSync as closeSync4,
   copyFileSync,
   fstatSync as fstatSync3,
   fsyncSync,
@@ -23158,7 +23401,7 @@ import {
   linkSync,
   lstatSync as lstatSync2,
   mkdirSync,
-  openSync as openSync3,
+  openSync as openSync4,
   readSync as readSync3,
   realpathSync as realpathSync3,
   renameSync,
@@ -23205,7 +23448,7 @@ function readDocument(path) {
   if (!t.stat) return null;
   let fd;
   try {
-    fd = openSync3(t.real, "r");
+    fd = openSync4(t.real, "r");
   } catch (e) {
     throw fsError(e, path, "cannot read");
   }
@@ -23222,7 +23465,7 @@ function readDocument(path) {
   } catch (e) {
     throw fsError(e, path, "cannot read");
   } finally {
-    closeSync3(fd);
+    closeSync4(fd);
   }
 }
 function checkWritable(t) {
@@ -23258,7 +23501,7 @@ function commitWrites(writes) {
       const tmp = join5(dir, `.${basename(t.real)}.nbg-${process.pid}-${randomBytes(4).toString("hex")}.tmp`);
       let fd;
       try {
-        fd = openSync3(tmp, "wx", t.stat ? t.stat.mode & 511 : 438);
+        fd = openSync4(tmp, "wx", t.stat ? t.stat.mode & 511 : 438);
       } catch (e) {
         throw fsError(e, t.path, `cannot write (in ${dir})`, NOTHING_CHANGED);
       }
@@ -23273,7 +23516,7 @@ function commitWrites(writes) {
       } catch (e) {
         throw fsError(e, t.path, "cannot write", NOTHING_CHANGED);
       } finally {
-        closeSync3(fd);
+        closeSync4(fd);
       }
     }
   } catch (e) {
@@ -23376,17 +23619,17 @@ function decodeDoc(buf) {
   flush();
   return out;
 }
-function encodeDoc(text3) {
-  const out = Buffer.allocUnsafe(text3.length * 3);
+function encodeDoc(text4) {
+  const out = Buffer.allocUnsafe(text4.length * 3);
   let o = 0;
-  for (let i = 0; i < text3.length; i++) {
-    const u = text3.charCodeAt(i);
+  for (let i = 0; i < text4.length; i++) {
+    const u = text4.charCodeAt(i);
     if (u < 128) {
       out[o++] = u;
       continue;
     }
-    if (u >= 55296 && u <= 56319 && i + 1 < text3.length) {
-      const lo = text3.charCodeAt(i + 1);
+    if (u >= 55296 && u <= 56319 && i + 1 < text4.length) {
+      const lo = text4.charCodeAt(i + 1);
       if (lo >= 56320 && lo <= 57343) {
         const cp = 65536 + (u - 55296 << 10) + (lo - 56320);
         out[o++] = 240 | cp >> 18;
@@ -23418,17 +23661,17 @@ function encodeDoc(text3) {
   }
   return Buffer.from(out.subarray(0, o));
 }
-function splitLines(text3) {
+function splitLines(text4) {
   const lines = [];
   let at = 0;
-  while (at < text3.length) {
-    const nl = text3.indexOf("\n", at);
+  while (at < text4.length) {
+    const nl = text4.indexOf("\n", at);
     if (nl === -1) {
-      lines.push({ text: text3.slice(at), eol: "" });
+      lines.push({ text: text4.slice(at), eol: "" });
       break;
     }
-    const cr = nl > at && text3[nl - 1] === "\r";
-    lines.push({ text: text3.slice(at, cr ? nl - 1 : nl), eol: cr ? "\r\n" : "\n" });
+    const cr = nl > at && text4[nl - 1] === "\r";
+    lines.push({ text: text4.slice(at, cr ? nl - 1 : nl), eol: cr ? "\r\n" : "\n" });
     at = nl + 1;
   }
   return lines;
@@ -23458,7 +23701,7 @@ function insertLines(lines, after, texts) {
     eol = dom;
     lastEol = "";
   }
-  lines.splice(after + 1, 0, ...texts.map((text3, i) => ({ text: text3, eol: i === texts.length - 1 ? lastEol : eol })));
+  lines.splice(after + 1, 0, ...texts.map((text4, i) => ({ text: text4, eol: i === texts.length - 1 ? lastEol : eol })));
 }
 function removeLines(lines, from, count) {
   const endsFile = from + count === lines.length;
@@ -23545,8 +23788,8 @@ var HISTORY_HEADER = [
   "|---|---|---|---|---|---|---|---|---|---|---|---|"
 ];
 function historyKey(r) {
-  const text3 = r.prompt?.text ?? "";
-  const hash = createHash("sha256").update(text3).digest("hex").slice(0, 8);
+  const text4 = r.prompt?.text ?? "";
+  const hash = createHash("sha256").update(text4).digest("hex").slice(0, 8);
   return { commit: r.commit.slice(0, 12), prompt: `${r.prompt?.style ?? "prompt"}:${hash}` };
 }
 function shapeOf(r) {
@@ -23644,9 +23887,9 @@ function updateHistoryLines(lines, blk, r) {
   if (last === -1) insertLines(lines, blk.begin, [...HISTORY_HEADER, row]);
   else insertLines(lines, last, [row]);
 }
-function readHistory(text3, file) {
-  if (!text3) return [];
-  const lines = splitLines(text3);
+function readHistory(text4, file) {
+  if (!text4) return [];
+  const lines = splitLines(text4);
   const { history } = findBlocks(lines, file);
   if (!history) return [];
   const out = [];
@@ -23695,14 +23938,14 @@ function updatePhase2(existing, r, latestMarkdown, file) {
     if (!history) add.push(...latest ? [] : [""], "## History (npu-block-gate)", "", MARK.historyBegin, MARK.historyEnd);
     const dom = dominantEol(lines);
     if (lines.length && lines[lines.length - 1].eol === "") lines[lines.length - 1].eol = dom;
-    lines.push(...add.map((text3) => ({ text: text3, eol: dom })));
+    lines.push(...add.map((text4) => ({ text: text4, eol: dom })));
     ({ latest, history } = findBlocks(lines, file));
   }
   const body = latestMarkdown.trim().split(/\r?\n/);
   const edits = [
     { at: latest.begin, apply: () => {
       const eol = lines[latest.begin].eol;
-      lines.splice(latest.begin + 1, latest.end - latest.begin - 1, ...body.map((text3) => ({ text: text3, eol })));
+      lines.splice(latest.begin + 1, latest.end - latest.begin - 1, ...body.map((text4) => ({ text: text4, eol })));
     } },
     { at: history.begin, apply: () => updateHistoryLines(lines, history, r) }
   ].sort((a, b) => b.at - a.at);
@@ -23857,14 +24100,8 @@ function removeEmptyBlockersHeading(lines) {
 }
 
 // src/bisect/judge.ts
-import { existsSync as existsSync4, readFileSync as readFileSync2 } from "node:fs";
-import { join as join6, isAbsolute as isAbsolute2 } from "node:path";
-
-// src/bisect/types.ts
-var BISECT_SCHEMA = BISECT_CONTRACT.schema;
-var BISECT_SCHEMA_VERSION = BISECT_CONTRACT.version;
-var BISECT_DIR = BISECT_CONTRACT.dir;
-var BISECT_FILE = `${BISECT_CONTRACT.dir}/${BISECT_CONTRACT.json}`;
+import { lstatSync as lstatSync3 } from "node:fs";
+import { join as join6 } from "node:path";
 
 // src/bisect/hints.ts
 var HINTS = [
@@ -23873,38 +24110,217 @@ var HINTS = [
   { match: /resid|add|bias/, hint: { boundary: "residual add / bias", cause: "bias forgotten on the padded path, or a GQA reindex bug", where: "if padding + bias: re-run the CPU sanity test on the padded forward (seed Step 2)" } },
   { match: /(^|_)(q|k|v|qkv)(_proj|_gemm)?$|gemms?_rope|qkv/, hint: { boundary: "Q/K/V GEMM", cause: "weight loading or tensor layout (seq-first vs heads-first), a missing transpose", where: "compare the NPU output's shape with the reference's; check np.ascontiguousarray() after the weight load" } },
   { match: /attn|attention|flash|fa$/, hint: { boundary: "FlashAttention", cause: "causal masking missing or a wrong dk_chunks compile flag", where: "see the debug-fa-runtime-failure skill" } },
-  { match: /rope/, hint: { boundary: "RoPE", cause: "RoPE pairing (half-split vs interleaved) or the [cos|sin] LUT layout", where: "compare the LUT from generate_rope_lut with HF's rotate_half convention" } },
+  { match: /rope/, hint: { boundary: "RoPE", cause: "RoPE pairing (half-split vs interleaved), the [cos|sin] LUT layout, or its frequencies (rope_theta, rope_scaling: a drift that grows with position)", where: "compare the LUT from generate_rope_lut with HF's rotate_half convention" } },
   { match: /down/, hint: { boundary: "Down GEMM", cause: "BF16 truncation: the low-precision (direct-codegen) tier instead of high-precision", where: "confirm fused-cast / drain (FP32 accumulate + one cast); see details/GEMM_bf16_in_bf16_out.md" } },
   { match: /gate|up|swiglu|silu|ffn|o_proj|^o$/, hint: { boundary: "O / FFN GEMM", cause: "weight layout or a dropped cast between fused launches", where: "compare the step's output shape and dtype with the reference's" } }
 ];
 var NAN_HINT = { boundary: "output buffer", cause: "an uninitialised BO or a reused stale buffer", where: "see the debug-bo-corruption skill" };
 var TAIL_HINT = { boundary: "last positions", cause: "one bad run of positions (a causal-mask edge case or a stale tail)", where: "print the per-position cosine and look for contiguous bad runs" };
+var STEP_NAMES = {
+  "rmsnorm": "attn_norm",
+  "q/k/v gemm": "qkv",
+  "q/k norm": "qk_norm",
+  "rope": "rope",
+  "flashattention": "attention",
+  "o gemm": "o_proj",
+  "residual add": "residual",
+  "gate/up gemm": "gate",
+  "swiglu": "swiglu",
+  "down gemm": "down"
+};
+function hintForStep(step, name = "", kernel = "") {
+  const known = STEP_NAMES[String(step ?? "").toLowerCase()];
+  return (known ? hintFor(known) : null) ?? hintFor(name, kernel);
+}
 function hintFor(step, kernel = "") {
   const s = step.toLowerCase();
-  for (const { match, hint } of HINTS) if (match.test(s)) return hint;
+  for (const { match, hint: hint2 } of HINTS) if (match.test(s)) return hint2;
   const k = kernel.toLowerCase();
-  for (const { match, hint } of HINTS) if (match.test(k)) return hint;
+  for (const { match, hint: hint2 } of HINTS) if (match.test(k)) return hint2;
   return null;
 }
 
+// src/lens/judge.ts
+var PROFILE_POINTS = 128;
+function wellBelow(threshold) {
+  return 1 - 2 * (1 - threshold);
+}
+function cleanBar(threshold) {
+  return 1 - (1 - threshold) / 10;
+}
+var lowest = (m) => Math.min(m.wholeCosine, m.perPositionMin);
+function profileOf(cosines, points = PROFILE_POINTS) {
+  const bucket = Math.max(1, Math.ceil(cosines.length / points));
+  const out = [];
+  for (let i = 0; i < cosines.length; i += bucket) {
+    let lo = Infinity;
+    for (let j = i; j < Math.min(cosines.length, i + bucket); j++) lo = Number.isNaN(cosines[j]) || Number.isNaN(lo) ? NaN : Math.min(lo, cosines[j]);
+    out.push(lo);
+  }
+  return { bucket, points: out };
+}
+function rowOf(e, m, threshold, clean) {
+  const nf = m.nonFinite;
+  const low2 = lowest({ wholeCosine: m.wholeCosine, perPositionMin: m.perPosition.min });
+  return {
+    name: e.name,
+    order: e.order,
+    step: e.step,
+    launch: e.launch,
+    producedBy: e.produced_by,
+    rows: m.realLen,
+    cols: m.cols,
+    wholeCosine: m.wholeCosine,
+    perPositionMin: m.perPosition.min,
+    p5: m.perPosition.p5,
+    median: m.perPosition.median,
+    maxAbs: m.errors.maxAbs,
+    normRatio: m.errors.normRatio,
+    sqnrDb: m.errors.sqnrDb,
+    nonFinite: nf.nan.count + nf.posInf.count + nf.negInf.count,
+    below: !(low2 >= threshold),
+    drifts: !(low2 >= clean),
+    badRuns: m.perPosition.badRuns.slice(0, 16),
+    profile: profileOf(m.perPosition.cosines)
+  };
+}
+function named(r) {
+  return {
+    name: r.name,
+    order: r.order,
+    step: r.step,
+    launch: r.launch,
+    producedBy: r.producedBy,
+    wholeCosine: r.wholeCosine,
+    perPositionMin: r.perPositionMin,
+    hint: hintForStep(r.step, r.name, r.producedBy ?? r.launch ?? "")
+  };
+}
+async function judgeLens(runDir, b, threshold) {
+  const rows = [];
+  const entries = [...b.entries.entries()].sort(([, x], [, y]) => x.order - y.order);
+  for (const [i, e] of entries) {
+    const npu = openRunTensor(runDir, e.npu, `boundaries.entries[${i}].npu`);
+    try {
+      const ref = openRunTensor(runDir, e.ref, `boundaries.entries[${i}].ref`);
+      try {
+        rows.push(rowOf(e, await compare(npu, ref, { threshold, worstK: 0 }), threshold, cleanBar(threshold)));
+      } finally {
+        ref.close();
+      }
+    } finally {
+      npu.close();
+    }
+  }
+  const first = rows.find((r) => r.below);
+  const onset = rows.find((r) => r.drifts);
+  return {
+    threshold,
+    wellBelow: wellBelow(threshold),
+    cleanBar: cleanBar(threshold),
+    emulated: b.emulated,
+    source: b.source,
+    table: b.table,
+    reference: b.reference,
+    rows,
+    unpaired: b.unpaired,
+    firstBelow: first ? named(first) : null,
+    onset: onset ? named(onset) : null,
+    hiding: null
+  };
+}
+function lensWarning(lens, ffnOutPasses) {
+  if (!ffnOutPasses) return null;
+  const r = lens.rows.find((x) => !(lowest(x) >= lens.wellBelow));
+  if (!r) return null;
+  lens.hiding = named(r);
+  const name = isId(r.name) ? r.name : "(unnamed boundary)";
+  const h = lens.hiding.hint;
+  return {
+    id: "lens",
+    message: `the lens: boundary ${name}${r.step ? ` (${r.step})` : ""} is well below the threshold (cosine ${fmtCos(r.wholeCosine)}, per-position min ${fmtCos(r.perPositionMin)}; threshold ${formatThreshold(lens.threshold)}) while ffn_out passes the gates: the ffn_out gate may be hiding a bug${h ? `; likely ${h.cause}` : ""}`
+  };
+}
+
+// src/bisect/types.ts
+var BISECT_SCHEMA = BISECT_CONTRACT.schema;
+var BISECT_SCHEMA_VERSION = BISECT_CONTRACT.version;
+var BISECT_DIR = BISECT_CONTRACT.dir;
+var BISECT_FILE = `${BISECT_CONTRACT.dir}/${BISECT_CONTRACT.json}`;
+var BISECT_METHODS = BISECT_CONTRACT.methods;
+var text3 = (max = 4096) => str2({ max });
+var relFile = str2({
+  max: 1024,
+  what: "a relative path inside the run dir",
+  pattern: /^(?![\\/])(?![A-Za-z]:)(?!.*(^|[\\/])\.\.([\\/]|$))[^\u0000]+$/
+});
+var STEP = obj({
+  index: optional(int(0)),
+  step: text3(200),
+  kernel: withDefault(text3(200), () => ""),
+  cpu_equivalent: withDefault(text3(), () => ""),
+  file: relFile,
+  seconds: optional(num(0)),
+  /** twins: the ELFs answered by their twins at this step. */
+  swapped: optional(list(text3(200), 256))
+}, { declare: false, rest: any() });
+var BUFFER = obj({
+  buffer: text3(200),
+  arg: optional(nullable(int(0))),
+  boundary: withDefault(nullable(text3(200)), () => null),
+  stage: withDefault(text3(200), () => ""),
+  step: withDefault(nullable(text3(200)), () => null),
+  rows: optional(list(int(0), 2)),
+  npu: TENSOR_SPEC,
+  twin: TENSOR_SPEC
+}, { declare: false, rest: any() });
+var LAUNCH = obj({
+  index: int(0),
+  launch: text3(200),
+  occurrence: withDefault(int(0), () => 0),
+  kind: withDefault(text3(200), () => ""),
+  layout: optional(text3(200)),
+  twin: withDefault(text3(), () => ""),
+  buffers: list(BUFFER, 256)
+}, { declare: false, rest: any() });
+var BISECT_SPEC = obj({
+  schema: text3(100),
+  schema_version: int(0),
+  available: bool(),
+  reason: withDefault(text3(), () => ""),
+  hook: withDefault(nullable(text3()), () => null),
+  /** Absent in bisect.json files written before the twins: a hook bisect then. */
+  method: withDefault(nullable(oneOf(...BISECT_METHODS)), () => null),
+  emulated: withDefault(bool(), () => false),
+  steps: list(STEP, 1024),
+  launches: withDefault(nullable(list(LAUNCH, 1024)), () => null)
+}, { declare: false, rest: any() });
+
 // src/bisect/judge.ts
+var BISECT_JSON_MAX_BYTES = 16 << 20;
 function readBisectJson(runDir) {
   const file = join6(runDir, BISECT_FILE);
-  if (!existsSync4(file)) return null;
+  try {
+    lstatSync3(file);
+  } catch (e) {
+    if (e.code === "ENOENT" || e.code === "ENOTDIR") return null;
+    throw fsError(e, file, "cannot read");
+  }
+  const bytes = readRegularFile(runFile2(runDir, BISECT_FILE, "bisect.json"), BISECT_JSON_MAX_BYTES);
   let o;
   try {
-    o = JSON.parse(readFileSync2(file, "utf8"));
+    o = JSON.parse(bytes.toString("utf8"));
   } catch (e) {
     throw new InputError(`not valid JSON (${e.message.split("\n")[0]})`, file);
   }
   if (o?.schema !== BISECT_SCHEMA) throw new InputError(`schema is ${JSON.stringify(o?.schema)}, expected ${JSON.stringify(BISECT_SCHEMA)}`, file);
   if (o.schema_version !== BISECT_SCHEMA_VERSION) throw new InputError(`schema_version ${JSON.stringify(o.schema_version)} is not supported (this npu-block-gate reads version ${BISECT_SCHEMA_VERSION})`, file);
-  if (typeof o.available !== "boolean" || !Array.isArray(o.steps)) throw new InputError('needs "available" (true/false) and "steps" (a list)', file);
-  for (const [i, s] of o.steps.entries()) {
-    if (typeof s?.step !== "string" || typeof s.file !== "string") throw new InputError(`steps[${i}] needs "step" and "file"`, file);
-    if (isAbsolute2(s.file) || s.file.split(/[\\/]/).includes("..")) throw new InputError(`steps[${i}].file must stay inside the run dir`, file);
+  try {
+    return BISECT_SPEC.check(o, "");
+  } catch (e) {
+    if (e instanceof SpecError) throw new InputError(e.message, file);
+    throw e;
   }
-  return o;
 }
 function situationOf(m) {
   const nf = m.nonFinite;
@@ -23913,40 +24329,118 @@ function situationOf(m) {
   if (runs.length === 1 && runs[0].end === m.realLen - 1 && m.wholeCosine >= 0.99) return TAIL_HINT;
   return null;
 }
-async function judgeBisect(runDir, refPath, realLen, th, block) {
+var nonFiniteOf = (m) => m.nonFinite.nan.count + m.nonFinite.posInf.count + m.nonFinite.negInf.count;
+var lowest2 = (m) => Math.min(m.wholeCosine, m.perPosition.min);
+async function judgeSteps(runDir, b, refPath, realLen, th) {
+  const steps = [];
+  for (const [i, s] of b.steps.entries()) {
+    runFile2(runDir, s.file, `steps[${i}].file`, `missing (${BISECT_FILE} lists it)`);
+    const npu = openTensor(join6(runDir, s.file));
+    try {
+      const ref = openTensor(refPath);
+      try {
+        const m = await compare(npu, ref, { realLen, threshold: th.perPosition });
+        const nonFinite = nonFiniteOf(m);
+        steps.push({
+          step: s.step,
+          kernel: s.kernel,
+          cpuEquivalent: s.cpu_equivalent,
+          ...s.swapped ? { swapped: s.swapped } : {},
+          wholeCosine: m.wholeCosine,
+          perPositionMin: m.perPosition.min,
+          nonFinite,
+          fixes: m.wholeCosine >= th.whole && m.perPosition.min >= th.perPosition && nonFinite === 0
+        });
+      } finally {
+        ref.close();
+      }
+    } finally {
+      npu.close();
+    }
+  }
+  return steps;
+}
+async function judgeLaunches(runDir, launches, threshold) {
+  const clean = cleanBar(threshold);
+  const rows = [];
+  for (const [li, la] of launches.entries()) {
+    const buffers = [];
+    for (const [bi, bu] of la.buffers.entries()) {
+      const at = `launches[${li}].buffers[${bi}]`;
+      const npu = openRunTensor(runDir, bu.npu, `${BISECT_FILE} ${at}.npu`);
+      try {
+        const twin = openRunTensor(runDir, bu.twin, `${BISECT_FILE} ${at}.twin`);
+        try {
+          const m = await compare(npu, twin, { threshold, worstK: 0 });
+          buffers.push({
+            buffer: bu.buffer,
+            boundary: bu.boundary,
+            stage: bu.stage,
+            step: bu.step,
+            rows: bu.rows && bu.rows.length === 2 ? [bu.rows[0], bu.rows[1]] : null,
+            wholeCosine: m.wholeCosine,
+            perPositionMin: m.perPosition.min,
+            maxAbs: m.errors.maxAbs,
+            normRatio: m.errors.normRatio,
+            nonFinite: nonFiniteOf(m),
+            diverges: !(lowest2(m) >= threshold),
+            drifts: !(lowest2(m) >= clean)
+          });
+        } finally {
+          twin.close();
+        }
+      } finally {
+        npu.close();
+      }
+    }
+    rows.push({ index: la.index, launch: la.launch, kind: la.kind, occurrence: la.occurrence, buffers });
+  }
+  return rows.sort((a, b) => a.index - b.index);
+}
+function launchOffenderOf(launches) {
+  for (const strength of ["diverges", "drifts"]) {
+    for (const la of launches) {
+      const bu = la.buffers.find((x) => x[strength]);
+      if (bu) {
+        return {
+          index: la.index,
+          launch: la.launch,
+          kind: la.kind,
+          buffer: bu.buffer,
+          boundary: bu.boundary,
+          stage: bu.stage,
+          step: bu.step,
+          wholeCosine: bu.wholeCosine,
+          perPositionMin: bu.perPositionMin,
+          strength,
+          hint: hintForStep(bu.step, bu.boundary ?? bu.buffer, la.kind || la.launch)
+        };
+      }
+    }
+  }
+  return null;
+}
+async function judgeBisect(runDir, refPath, realLen, th, block, blockPasses = false) {
   const b = readBisectJson(runDir);
   if (!b) return null;
   const situation = situationOf(block);
-  if (!b.available) return { available: false, reason: b.reason, hook: b.hook ?? null, steps: [], offender: null, situation };
-  const steps = [];
-  for (const s of b.steps) {
-    runFile2(runDir, s.file, `steps[${steps.length}].file`, `missing (${BISECT_FILE} lists it)`);
-    const npu = openTensor(join6(runDir, s.file));
-    const ref = openTensor(refPath);
-    try {
-      const m = await compare(npu, ref, { realLen, threshold: th.perPosition });
-      const nonFinite = m.nonFinite.nan.count + m.nonFinite.posInf.count + m.nonFinite.negInf.count;
-      steps.push({
-        step: s.step,
-        kernel: s.kernel ?? "",
-        cpuEquivalent: s.cpu_equivalent ?? "",
-        wholeCosine: m.wholeCosine,
-        perPositionMin: m.perPosition.min,
-        nonFinite,
-        fixes: m.wholeCosine >= th.whole && m.perPosition.min >= th.perPosition && nonFinite === 0
-      });
-    } finally {
-      npu.close();
-      ref.close();
-    }
-  }
-  const first = steps.find((s) => s.fixes);
+  const method = b.method ?? (b.available ? "hook" : null);
+  const base = { hook: b.hook, method, emulated: b.emulated };
+  if (!b.available) return { available: false, reason: b.reason, ...base, steps: [], offender: null, launches: null, launchOffender: null, situation };
+  const steps = await judgeSteps(runDir, b, refPath, realLen, th);
+  const launches = method === "twins" && b.launches ? await judgeLaunches(runDir, b.launches, th.perPosition) : null;
+  const launchOffender = launches ? launchOffenderOf(launches) : null;
+  const first = blockPasses ? void 0 : steps.find((s) => s.fixes);
+  const what = method === "twins" ? "ELF to its twin" : "step to the CPU";
+  const reason = blockPasses ? `the block passes the gates as it is (the bisect ran because the lens named a boundary); the ${method === "twins" ? "launch-level table" : "step table"} is what locates it` : first ? `swapping ${first.step}${method === "twins" && first.swapped && first.swapped.length > 1 ? ` (with ${first.swapped.slice(0, -1).join(", ")} before it)` : ""} to ${method === "twins" ? "its twin" : "the CPU"} brings the block above threshold` : `no single ${what} swap brings the block above threshold (more than one boundary is wrong, or the bug is outside the exposed steps)`;
   return {
     available: true,
-    reason: first ? `swapping ${first.step} to the CPU brings the block above threshold` : "no single CPU swap brings the block above threshold (more than one boundary is wrong, or the bug is outside the exposed steps)",
-    hook: b.hook ?? null,
+    reason,
+    ...base,
     steps,
     offender: first ? { step: first.step, kernel: first.kernel, hint: hintFor(first.step, first.kernel) } : null,
+    launches,
+    launchOffender,
     situation
   };
 }
@@ -23986,9 +24480,9 @@ async function judgeLayers(runDir, layers, threshold) {
 
 // src/cache/kernel.ts
 import { createHash as createHash2 } from "node:crypto";
-import { cpSync, existsSync as existsSync5, mkdirSync as mkdirSync2, readdirSync as readdirSync2, readFileSync as readFileSync3, realpathSync as realpathSync4, renameSync as renameSync2, rmSync as rmSync2, statSync as statSync4, utimesSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync as existsSync4, mkdirSync as mkdirSync2, readdirSync as readdirSync2, readFileSync as readFileSync3, realpathSync as realpathSync4, renameSync as renameSync2, rmSync as rmSync2, statSync as statSync4, utimesSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
-import { basename as basename2, dirname as dirname5, isAbsolute as isAbsolute3, join as join7, relative as relative2, sep as sep2 } from "node:path";
+import { basename as basename2, dirname as dirname5, isAbsolute as isAbsolute2, join as join7, relative as relative2, sep as sep2 } from "node:path";
 var KERNEL_CACHE_VERSION = 1;
 var DEFAULT_MAX_BYTES = 20 * 1024 ** 3;
 function defaultCacheRoot(env = process.env) {
@@ -23999,7 +24493,7 @@ function defaultCacheRoot(env = process.env) {
 var SKIP_DIR = /^(build_[^/]*|docs|__pycache__|\.git|air_project|node_modules)$/;
 var SKIP_FILE = /(\.pyc|\.md|~|\.swp)$|^\.gitignore$/;
 function listFiles(dir, out = []) {
-  if (!existsSync5(dir)) return out;
+  if (!existsSync4(dir)) return out;
   for (const e of readdirSync2(dir, { withFileTypes: true })) {
     const p = join7(dir, e.name);
     if (e.isDirectory()) {
@@ -24013,7 +24507,7 @@ function fallbackFiles(k) {
   return roots.flatMap((root) => listFiles(root).sort()).map((f2) => relative2(k.airRoot, f2).split(sep2).join("/"));
 }
 function insideRoot(airRoot, rel) {
-  if (!rel || isAbsolute3(rel) || rel.split(/[\\/]/).includes("..")) return null;
+  if (!rel || isAbsolute2(rel) || rel.split(/[\\/]/).includes("..")) return null;
   return join7(airRoot, rel);
 }
 function kernelCacheKey(k) {
@@ -24024,18 +24518,18 @@ function kernelCacheKey(k) {
   for (const rel of rels) {
     const abs = insideRoot(k.airRoot, rel);
     let digest = "missing";
-    if (abs && existsSync5(abs) && statSync4(abs).isFile()) digest = createHash2("sha256").update(readFileSync3(abs)).digest("hex");
+    if (abs && existsSync4(abs) && statSync4(abs).isFile()) digest = createHash2("sha256").update(readFileSync3(abs)).digest("hex");
     h.update(`${rel}\0${digest}
 `);
   }
   const env = k.inputs ? Object.fromEntries(Object.entries(k.inputs.env ?? {}).sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0)) : null;
-  const emulated = existsSync5(join7(k.airRoot, "AIR_MINI")) ? realpathSync4(k.airRoot) : null;
+  const emulated = existsSync4(join7(k.airRoot, "AIR_MINI")) ? realpathSync4(k.airRoot) : null;
   h.update(JSON.stringify({ config: k.config, seqLen: k.seqLen, cpuAttn: k.cpuAttn, toolchain: k.toolchain ?? null, compile: k.compileCommand, env, emulated }));
   return { key: h.digest("hex").slice(0, 32), files: rels.length };
 }
 function rebaseManifest(dir, target) {
   const file = join7(dir, "manifest.json");
-  if (!existsSync5(file)) return { ok: true, rewritten: 0 };
+  if (!existsSync4(file)) return { ok: true, rewritten: 0 };
   let m;
   try {
     m = JSON.parse(readFileSync3(file, "utf8"));
@@ -24050,7 +24544,7 @@ function rebaseManifest(dir, target) {
       if (v === null || v === void 0) continue;
       if (typeof v !== "string" || !v) return { ok: false, why: `entry ${name}: ${field} is not a path` };
       const base = basename2(v.replace(/\\/g, "/"));
-      if (!existsSync5(join7(dir, base))) return { ok: false, why: `entry ${name}: ${base} is not in the stored cache` };
+      if (!existsSync4(join7(dir, base))) return { ok: false, why: `entry ${name}: ${base} is not in the stored cache` };
       const now = join7(target, base);
       if (v !== now) {
         e[field] = now;
@@ -24082,7 +24576,7 @@ var KernelStore = class {
   }
   meta(key) {
     const f2 = join7(this.entry(key), "meta.json");
-    if (!existsSync5(f2)) return null;
+    if (!existsSync4(f2)) return null;
     try {
       return JSON.parse(readFileSync3(f2, "utf8"));
     } catch {
@@ -24097,9 +24591,9 @@ var KernelStore = class {
   restore(key, target, refused) {
     const meta = this.meta(key);
     const src = join7(this.entry(key), "cache");
-    if (!meta || !existsSync5(src)) return null;
+    if (!meta || !existsSync4(src)) return null;
     const parent = dirname5(target);
-    const made = existsSync5(parent) ? null : mkdirSync2(parent, { recursive: true }) ?? parent;
+    const made = existsSync4(parent) ? null : mkdirSync2(parent, { recursive: true }) ?? parent;
     const tmp = `${target}.nbg-restore-${process.pid}`;
     rmSync2(tmp, { recursive: true, force: true });
     cpSync(src, tmp, { recursive: true });
@@ -24138,7 +24632,7 @@ var KernelStore = class {
   }
   list() {
     const dir = join7(this.root, "kernels");
-    if (!existsSync5(dir)) return [];
+    if (!existsSync4(dir)) return [];
     const out = [];
     for (const name of readdirSync2(dir)) {
       if (name.startsWith(".")) continue;
@@ -24163,10 +24657,24 @@ var KernelStore = class {
 };
 
 // src/cache/reference.ts
-import { copyFileSync as copyFileSync2, existsSync as existsSync6, lstatSync as lstatSync3, mkdirSync as mkdirSync3, mkdtempSync, readFileSync as readFileSync4, renameSync as renameSync3, rmSync as rmSync3, writeFileSync as writeFileSync2 } from "node:fs";
-import { isAbsolute as isAbsolute4, join as join8, resolve as resolve2 } from "node:path";
+import { chmodSync as chmodSync2, copyFileSync as copyFileSync2, existsSync as existsSync5, lstatSync as lstatSync4, mkdirSync as mkdirSync3, mkdtempSync, readFileSync as readFileSync4, renameSync as renameSync3, rmSync as rmSync3, writeFileSync as writeFileSync2 } from "node:fs";
+import { isAbsolute as isAbsolute3, join as join8, resolve as resolve2 } from "node:path";
 var KEY = /^[0-9a-f]{32}$/;
 var layerFile = (li) => `layer_${String(li).padStart(2, "0")}.npy`;
+var boundaryFile = (name) => `boundary_${name}.npy`;
+function boundarySources(runDir, p) {
+  const out = /* @__PURE__ */ new Map();
+  for (const [i, e] of (p.boundaries?.entries ?? []).entries()) {
+    if (!isId(e.name) || e.name.startsWith(".")) return `boundary ${JSON.stringify(e.name)} is not a name the cache can hold`;
+    if (e.ref.dtype !== "f32" || e.ref.shape.length !== 2 || e.ref.shape[0] !== p.prompt.real_len) return `boundary ${e.name}'s reference is not f32 [real_len, features]`;
+    try {
+      out.set(e.name, runFile2(runDir, e.ref.file, `boundaries.entries[${i}].ref.file`));
+    } catch (err) {
+      return `boundary ${e.name}'s reference tensor is not usable (${err.message})`;
+    }
+  }
+  return out.size ? out : "the run dir holds no boundary pairs";
+}
 function storeReference(root, runDir, p) {
   const rec = p.reference?.cache;
   if (!rec) return { stored: false, why: "the run kept no reference cache record (cache off, or not cacheable)" };
@@ -24178,22 +24686,32 @@ function storeReference(root, runDir, p) {
   for (const e of p.layers?.entries ?? []) if (e.layer !== 0 && wanted.includes(e.layer)) sources.set(e.layer, tensorPath(runDir, e.ref));
   for (const li of wanted) {
     const src = sources.get(li);
-    if (!src || !existsSync6(src) || !lstatSync3(src).isFile()) return { stored: false, why: `layer ${li}'s reference tensor is not in the run dir` };
+    if (!src || !existsSync5(src) || !lstatSync4(src).isFile()) return { stored: false, why: `layer ${li}'s reference tensor is not in the run dir` };
   }
+  let bounds = null;
+  if (rec.inputs?.boundaries) {
+    const b = boundarySources(runDir, p);
+    if (typeof b === "string") return { stored: false, why: `${b} (the key covers the lens's reference side)` };
+    bounds = b;
+  }
+  const names = bounds ? [...bounds.keys()] : [];
   const dest = join8(root, rec.key);
-  if (existsSync6(dest) && sound(dest, rec.key, wanted)) return { stored: false, why: "an entry for this key is already there" };
+  if (existsSync5(dest) && sound(dest, rec.key, wanted, names)) return { stored: false, why: "an entry for this key is already there" };
   mkdirSync3(root, { recursive: true });
   const tmp = mkdtempSync(join8(root, `.${rec.key}.`));
+  chmodSync2(tmp, 493);
   try {
     for (const li of wanted) copyFileSync2(sources.get(li), join8(tmp, layerFile(li)));
+    for (const [name, src] of bounds ?? []) copyFileSync2(src, join8(tmp, boundaryFile(name)));
     writeFileSync2(join8(tmp, "meta.json"), JSON.stringify({
       key: rec.key,
       inputs: rec.inputs ?? null,
       kind: rec.kind ?? p.reference.kind,
       stored_layers: wanted,
+      ...bounds ? { stored_boundaries: names } : {},
       created_at: (/* @__PURE__ */ new Date()).toISOString().replace(/\.\d+Z$/, "Z")
     }, null, 2) + "\n");
-    if (existsSync6(dest)) {
+    if (existsSync5(dest)) {
       const old = `${dest}.old-${process.pid}`;
       renameSync3(dest, old);
       try {
@@ -24205,24 +24723,27 @@ function storeReference(root, runDir, p) {
       try {
         renameSync3(tmp, dest);
       } catch (e) {
-        if (!existsSync6(dest)) throw e;
+        if (!existsSync5(dest)) throw e;
       }
     }
   } finally {
     rmSync3(tmp, { recursive: true, force: true });
   }
-  return { stored: true, dir: dest, layers: wanted };
+  return { stored: true, dir: dest, layers: wanted, ...bounds ? { boundaries: names } : {} };
 }
 function referenceRoot(cacheRoot, env = process.env) {
   const r = env.NPU_BLOCK_GATE_REF_CACHE;
   if (r && r.trim().toLowerCase() !== "none") return resolve2(r);
-  return isAbsolute4(cacheRoot) ? join8(cacheRoot, "reference") : resolve2(cacheRoot, "reference");
+  return isAbsolute3(cacheRoot) ? join8(cacheRoot, "reference") : resolve2(cacheRoot, "reference");
 }
-function sound(dir, key, layers) {
+function sound(dir, key, layers, boundaries) {
   try {
     const meta = JSON.parse(readFileSync4(join8(dir, "meta.json"), "utf8"));
     if (meta?.key !== key) return false;
-    return layers.every((li) => readFileSync4(join8(dir, layerFile(li))).subarray(0, 6).toString("latin1") === "\x93NUMPY");
+    const stored = meta.stored_boundaries;
+    if (boundaries.length && !(Array.isArray(stored) && boundaries.every((n) => stored.includes(n)))) return false;
+    const npy = (f2) => readFileSync4(join8(dir, f2)).subarray(0, 6).toString("latin1") === "\x93NUMPY";
+    return layers.every((li) => npy(layerFile(li))) && boundaries.every((n) => npy(boundaryFile(n)));
   } catch {
     return false;
   }
@@ -24242,15 +24763,15 @@ function requireModelDir(dir) {
   if (!st.isDirectory()) throw new InputError("model dir is not a directory", dir);
   return abs;
 }
-var RUN_ENTRIES = [...Object.values(RUN_FILES), CONTRACT.bisect.dir, CONTRACT.layers_dir, CONTRACT.boundaries?.dir ?? "boundaries"];
+var RUN_ENTRIES = [...Object.values(RUN_FILES), CONTRACT.bisect.dir, CONTRACT.layers_dir, CONTRACT.boundaries.dir];
 function prepareRunDir(plan, runDir) {
   let st;
   try {
-    st = lstatSync4(runDir);
+    st = lstatSync5(runDir);
   } catch (e) {
     if (e.code !== "ENOENT") throw fsError(e, runDir, "cannot use as the run dir");
   }
-  if (st && !st.isDirectory() && !(st.isSymbolicLink() && existsSync7(runDir) && statSync5(runDir).isDirectory())) {
+  if (st && !st.isDirectory() && !(st.isSymbolicLink() && existsSync6(runDir) && statSync5(runDir).isDirectory())) {
     throw new InputError("is an existing file, not a directory; the run dir (--out) must be a new or empty directory", runDir);
   }
   if (st) {
@@ -24308,6 +24829,28 @@ function diskFull(e, runDir) {
 function modelOptions(plan, modelDir) {
   return { modelDir, promptStyle: plan.promptStyle, prompt: plan.prompt, model: plan.model ?? null, cpuAttn: plan.cpuAttn ?? null, online: plan.online };
 }
+function runOptions(plan) {
+  const args = [];
+  if (plan.positions !== void 0 && plan.positions !== null) args.push("--positions", String(plan.positions));
+  if (plan.emulate) args.push("--emulate");
+  if (plan.emulate && plan.inject) args.push(`--inject=${plan.inject}`);
+  if (plan.boundaries === false) args.push("--no-boundaries");
+  if (plan.layers) args.push("--layers");
+  return args;
+}
+function groupWritable(dir) {
+  const walk2 = (p) => {
+    const st = lstatSync5(p);
+    if (st.isSymbolicLink()) return;
+    chmodSync3(p, st.mode & 4095 | (st.isDirectory() ? 56 : 48));
+    if (st.isDirectory()) for (const n of readdirSync3(p)) walk2(join9(p, n));
+  };
+  try {
+    walk2(dir);
+  } catch (e) {
+    throw fsError(e, dir, "cannot give the probe user write access");
+  }
+}
 function airRootOf(modelDir) {
   let d = modelDir;
   while (d !== dirname6(d)) {
@@ -24323,25 +24866,22 @@ async function probe(plan, log) {
   checkCacheRoot(plan);
   const iso = chooseIsolation(plan.isolation ?? { mode: "auto", untrusted: false, allowUnisolated: false });
   prepareRunDir(plan, runDir);
+  if (iso.mode === "uid") for (const d of [modelDir, runDir]) groupWritable(d);
   let cache = null;
   log.step(`probe: block 0 of ${basename3(modelDir)} -> ${runDir}`);
   log.step(`isolation: ${iso.detail}`);
   const airRoot = airRootOf(modelDir);
   const { python } = await runProbe(pythonCandidates(plan.python), {
     subcommand: "check",
-    args: [
-      ...blockArgs(modelOptions(plan, modelDir), runDir),
-      "--events",
-      ...plan.layers ? ["--layers"] : [],
-      ...refCacheArgs(plan)
-    ],
+    args: [...blockArgs(modelOptions(plan, modelDir), runDir), "--events", ...runOptions(plan), ...refCacheArgs(plan)],
     runDir,
     timeoutSec: plan.timeoutSec,
-    extraEnv: plan.probeEnv,
+    extraEnv: { ...iso.mode === "uid" ? { NPU_BLOCK_GATE_UMASK: "002" } : {}, ...plan.probeEnv },
+    // Readable inside the sandbox: the tree, and the reference cache (read only, wherever it lives).
     isolation: iso,
     writable: [modelDir, runDir],
-    readable: airRoot ? [airRoot] : [],
-    network: !!plan.online
+    network: !!plan.online,
+    readable: [...airRoot ? [airRoot] : [], ...readableRefRoot(plan)]
   }, {
     onLine: (line2) => log.step(`probe: ${line2}`),
     onPython: (p) => log.step(`python: ${describePython(p)}`),
@@ -24372,6 +24912,10 @@ function refCacheArgs(plan) {
   const root = refCacheRoot(plan);
   return ["--ref-cache", root ?? "none"];
 }
+function readableRefRoot(plan) {
+  const root = refCacheRoot(plan);
+  return root && existsSync6(root) ? [root] : [];
+}
 function refCacheRoot(plan) {
   if (!plan.cache || process.env.NPU_BLOCK_GATE_REF_CACHE?.trim().toLowerCase() === "none") return null;
   return referenceRoot(plan.cacheDir ?? defaultCacheRoot());
@@ -24381,7 +24925,7 @@ function storeReferenceCache(plan, runDir, p, log) {
   if (!root || plan.cacheWrite === false || !p.reference.cache || p.reference.cache.hit) return;
   try {
     const r = storeReference(root, runDir, p);
-    if (r.stored) log.step(`reference cache: stored ${p.reference.cache.key.slice(0, 12)} (layers ${r.layers.join(", ")}) in ${root}`);
+    if (r.stored) log.step(`reference cache: stored ${p.reference.cache.key.slice(0, 12)} (layers ${r.layers.join(", ")}${r.boundaries ? `; ${r.boundaries.length} boundaries` : ""}) in ${root}`);
     else log.step(`reference cache: not stored (${r.why})`);
   } catch (e) {
     log.warn(`reference cache: not stored (${fsError(e, root, "cannot write").message})`);
@@ -24389,9 +24933,13 @@ function storeReferenceCache(plan, runDir, p, log) {
 }
 function restoreKernels(plan, runDir, log) {
   const p = readProbeJson(runDir, false);
+  if (p.emulate) {
+    log.step("kernel cache: not used (emulated run: nothing compiles; the twins stand in for the ELFs)");
+    return null;
+  }
   const kc = p.kernel_cache;
   const airRoot = p.environment.air_root;
-  if (!kc?.dir || !airRoot || isAbsolute5(kc.dir) || kc.dir.split(/[\\/]/).includes("..")) {
+  if (!kc?.dir || !airRoot || isAbsolute4(kc.dir) || kc.dir.split(/[\\/]/).includes("..")) {
     log.step("kernel cache: not used (this model path keeps no prefill kernel cache dir)");
     return null;
   }
@@ -24407,7 +24955,7 @@ function restoreKernels(plan, runDir, log) {
   });
   const store = new KernelStore(plan.cacheDir ?? defaultCacheRoot());
   const target = join9(airRoot, kc.dir);
-  const restored = store.restore(key, target, (why) => log.step(`kernel cache: entry ${key.slice(0, 12)} refused (${why}); kernels will compile`));
+  const restored = store.restore(key, target, (why2) => log.step(`kernel cache: entry ${key.slice(0, 12)} refused (${why2}); kernels will compile`));
   log.step(restored ? `kernel cache: hit ${key.slice(0, 12)} (stored ${restored.created_at}${restored.compile_seconds ? `, saves about ${restored.compile_seconds.toFixed(1)}s of compile` : ""}) -> ${kc.dir}` : `kernel cache: miss ${key.slice(0, 12)} (${files} source files hashed); kernels will compile`);
   return { store, key, target, restored };
 }
@@ -24426,7 +24974,7 @@ function storeCaches(plan, probed, log) {
     return;
   }
   const compiled = p.kernel_cache.compiled ?? [];
-  if (c && (!c.restored || compiled.length > 0) && existsSync7(c.target)) {
+  if (c && (!c.restored || compiled.length > 0) && existsSync6(c.target)) {
     try {
       c.store.store(c.key, c.target, { model: p.model.name, created_at: (/* @__PURE__ */ new Date()).toISOString(), compile_seconds: p.kernel_cache.compile_seconds ?? null });
       log.step(`kernel cache: stored ${c.key.slice(0, 12)} in ${c.store.root}`);
@@ -24437,7 +24985,7 @@ function storeCaches(plan, probed, log) {
   storeReferenceCache(plan, probed.runDir, p, log);
 }
 async function runBisect(plan, python, runDir, log) {
-  log.step("bisect: swapping one kernel at a time to its CPU equivalent");
+  log.step("bisect: swapping kernels to their CPU equivalents (the model's hook, or the CPU twins of its ELFs)");
   try {
     await runProbe(
       python,
@@ -24453,16 +25001,16 @@ async function runBisect(plan, python, runDir, log) {
 function docsModelDir(plan, p) {
   if (plan.modelDir) return requireModelDir(plan.modelDir);
   const rel = p.model.dir;
-  if (isAbsolute5(rel) || rel.split(/[\\/]/).includes("..")) return null;
+  if (isAbsolute4(rel) || rel.split(/[\\/]/).includes("..")) return null;
   const candidate = join9(p.environment.air_root ?? "", rel);
-  return p.environment.air_root && existsSync7(candidate) ? candidate : null;
+  return p.environment.air_root && existsSync6(candidate) ? candidate : null;
 }
 function commitOf(plan, p) {
   const sha = process.env.GITHUB_SHA;
   return plan.commit ?? p.environment.git_commit?.toLowerCase() ?? (sha && /^[0-9a-fA-F]{7,64}$/.test(sha) ? sha.toLowerCase() : null) ?? "uncommitted";
 }
 function removeStaleReports(runDir) {
-  const ours = existsSync7(join9(runDir, RUN_FILES.probe)) || (() => {
+  const ours = existsSync6(join9(runDir, RUN_FILES.probe)) || (() => {
     try {
       return JSON.parse(readDocument(join9(runDir, RUN_FILES.report))?.toString("utf8") ?? "{}").schema === REPORT_SCHEMA;
     } catch {
@@ -24474,7 +25022,7 @@ function removeStaleReports(runDir) {
     const path = join9(runDir, name);
     let st;
     try {
-      st = lstatSync4(path);
+      st = lstatSync5(path);
     } catch {
       continue;
     }
@@ -24523,9 +25071,13 @@ async function judge(plan, log, python = null, isolation = null) {
   }
   log.step(`judge: engine ${metrics.engine}, whole cosine ${metrics.wholeCosine.toFixed(6)}, per-position min ${metrics.perPosition.min.toFixed(6)}`);
   const gates = metricGates(metrics, thresholds);
+  const blockFails = gates.some((g) => g.status === "fail");
   const layers = p.layers ? await judgeLayers(runDir, p.layers, thresholds.perPosition) : null;
   if (layers) log.step(`judge: ${layers.length} layers (informational), lowest per-position min ${Math.min(...layers.map((l) => l.perPositionMin)).toFixed(6)}`);
-  const bisect = gates.some((g) => g.status === "fail") ? await bisectFailure(plan, p, runDir, thresholds, metrics, python, log) : null;
+  const lens = p.boundaries ? await judgeLens(runDir, p.boundaries, thresholds.perPosition) : null;
+  const lensWarn = lens ? lensWarning(lens, !blockFails) : null;
+  if (lens) logLens(lens, log);
+  const bisect = blockFails ? await bisectFailure(plan, p, runDir, thresholds, metrics, python, log) : lens?.firstBelow ? await bisectLens(plan, p, runDir, thresholds, metrics, python, log) : null;
   const modelDir = plan.writeDocs ? docsModelDir(plan, p) : null;
   const phase2Path = modelDir ? join9(modelDir, DOC_PATHS.phase2) : null;
   const todoPath = modelDir ? join9(modelDir, DOC_PATHS.todo) : null;
@@ -24541,7 +25093,15 @@ async function judge(plan, log, python = null, isolation = null) {
     error: null,
     model: { name: p.model.name, dir: p.model.dir, hf_id: p.model.hf_id, config: cfg },
     commit: commitOf(plan, p),
-    prompt: { style: p.prompt.style, text: p.prompt.text, source: p.prompt.source, real_len: p.prompt.real_len, padded_len: p.prompt.padded_len },
+    prompt: {
+      style: p.prompt.style,
+      text: p.prompt.text,
+      source: p.prompt.source,
+      real_len: p.prompt.real_len,
+      padded_len: p.prompt.padded_len,
+      ...p.prompt.positions ? { positions: p.prompt.positions } : {}
+    },
+    emulate: p.emulate ? { runtime: p.emulate.runtime, inject: p.emulate.inject } : null,
     thresholds,
     gates,
     metrics,
@@ -24554,17 +25114,19 @@ async function judge(plan, log, python = null, isolation = null) {
     kernel_cache: p.kernel_cache ?? null,
     bisect,
     layers,
+    lens,
     timings: p.timings ?? {},
     docs: null,
     run_dir: runDir
   };
   const baseline = phase2Path ? baselineFor(readHistory(oldPhase2, phase2Path), report) : null;
   report.warnings = warningsFor(metrics, baseline);
-  const documented = modelDir ? { attempted: true, ok: true, path: DOC_PATHS.phase2, detail: "latest result and history row written" } : { attempted: false, ok: false, path: "", detail: plan.writeDocs ? "model dir not available here; pass --model-dir to document" : "not written in this run (documents turned off, or a pull request)" };
+  if (lensWarn) report.warnings.push(lensWarn);
+  const documented = modelDir ? { attempted: true, ok: true, path: DOC_PATHS.phase2, detail: `latest result and history row written${p.emulate ? " (emulated run, marked so; TODO.md left as it is: no NPU ran)" : ""}` } : { attempted: false, ok: false, path: "", detail: plan.writeDocs ? "model dir not available here; pass --model-dir to document" : "not written in this run (documents turned off, or a pull request)" };
   report.gates = [...gates, documentationGate(documented)];
   report.outcome = outcomeOf(report.gates);
   report.exit_code = report.outcome === "pass" ? EXIT.pass : EXIT.fail;
-  const planned = phase2Path && todoPath ? planDocuments(report, phase2Path, oldPhase2, todoPath, oldTodo) : null;
+  const planned = phase2Path && todoPath ? planDocuments(report, phase2Path, oldPhase2, todoPath, oldTodo, !p.emulate) : null;
   const docs = planned?.result ?? null;
   report.docs = docs;
   const markdown = renderMarkdown(report, { flavor: "summary" });
@@ -24579,6 +25141,23 @@ async function judge(plan, log, python = null, isolation = null) {
   }
   return { report, runDir, markdown, exitCode: report.exit_code, docs };
 }
+function logLens(lens, log) {
+  if (!lens.rows.length) {
+    log.step(`judge: lens: no boundary pairs${lens.unpaired.length ? ` (${lens.unpaired.length} unpaired)` : ""}`);
+    return;
+  }
+  const lowest3 = Math.min(...lens.rows.map((r) => Math.min(r.wholeCosine, r.perPositionMin)));
+  log.step(`judge: lens: ${lens.rows.length} boundaries, lowest ${lowest3.toFixed(6)}${lens.firstBelow ? `; first under the threshold: ${lens.firstBelow.name}` : ""}`);
+}
+async function bisectLens(plan, p, runDir, th, metrics, python, log) {
+  if (python && plan.bisect !== false) {
+    const crashed = await runBisect(plan, python, runDir, log);
+    if (crashed) return { available: false, reason: `probe bisect failed: ${crashed}`, hook: null, steps: [], offender: null, situation: null };
+  }
+  const b = await judgeBisect(runDir, tensorPath(runDir, p.tensors.ref), p.prompt.real_len, th, metrics, true);
+  if (b?.launchOffender) log.step(`bisect: first launch off its twin: ${b.launchOffender.launch} (${b.launchOffender.buffer})`);
+  return b;
+}
 async function bisectFailure(plan, p, runDir, th, metrics, python, log) {
   const unavailable = (reason) => ({ available: false, reason, hook: null, steps: [], offender: null, situation: situationOf(metrics) });
   if (python && plan.bisect !== false) {
@@ -24590,15 +25169,16 @@ async function bisectFailure(plan, p, runDir, th, metrics, python, log) {
     return unavailable(plan.bisect === false ? "bisect turned off (--no-bisect)" : "bisect runs on the NPU host (mode full); this run dir holds no bisect/bisect.json");
   }
   if (b.offender) log.step(`bisect: offending boundary ${b.offender.step} (${b.offender.kernel})`);
+  if (b.launchOffender) log.step(`bisect: first launch off its twin: ${b.launchOffender.launch} (${b.launchOffender.buffer})`);
   return b;
 }
-function planDocuments(report, phase2Path, oldPhase2, todoPath, oldTodo) {
+function planDocuments(report, phase2Path, oldPhase2, todoPath, oldTodo, withTodo = true) {
   const newPhase2 = updatePhase2(oldPhase2, report, renderMarkdown(report, { flavor: "doc" }), phase2Path);
-  const todo = updateTodo(oldTodo, report, todoPath);
+  const todo = withTodo ? updateTodo(oldTodo, report, todoPath) : null;
   const writes = [];
   if (newPhase2 !== oldPhase2) writes.push({ path: phase2Path, data: encodeDoc(newPhase2) });
-  if (todo.text !== oldTodo) writes.push({ path: todoPath, data: encodeDoc(todo.text) });
-  return { writes, result: { phase2: phase2Path, todo: todoPath, changed: writes.length > 0, ...todo.notes.length ? { notes: todo.notes } : {} } };
+  if (todo && todo.text !== oldTodo) writes.push({ path: todoPath, data: encodeDoc(todo.text) });
+  return { writes, result: { phase2: phase2Path, todo: todoPath, changed: writes.length > 0, ...todo?.notes.length ? { notes: todo.notes } : {} } };
 }
 async function runCheck(plan, log) {
   const probed = await probe(plan, log);
@@ -24660,13 +25240,85 @@ function pad(rows) {
 function renderTerminal(r) {
   return logLine(terminalLines(r).join("\n"));
 }
+var hint = (h) => h ? `: likely ${f(h.cause)}; ${f(h.where)}` : "";
+var low = (x) => Math.min(x.wholeCosine, x.perPositionMin);
+function namedText(n) {
+  const where = [n.step ? f(n.step, 40) : "", n.producedBy ? `written by ${f(n.producedBy, 64)}` : ""].filter(Boolean).join(", ");
+  return `${f(n.name, 64)}${where ? ` (${where})` : ""}, cosine ${fmtCos(n.wholeCosine)}, per-position min ${fmtCos(n.perPositionMin)}`;
+}
+function byPosition(row) {
+  const { bucket, points } = row.profile;
+  const ranges = Math.min(8, points.length);
+  const per = Math.ceil(points.length / ranges);
+  const parts = [];
+  for (let i = 0; i < points.length; i += per) {
+    const chunk = points.slice(i, i + per);
+    const lo = chunk.some(Number.isNaN) ? NaN : Math.min(...chunk);
+    const start = i * bucket;
+    const end = Math.min(row.rows, (i + chunk.length) * bucket) - 1;
+    parts.push(`${fmtRun(start, end)} ${fmtCos(lo)}`);
+  }
+  return parts.join(", ");
+}
+function lensLines(r) {
+  const lens = r.lens;
+  if (!lens) return [];
+  const out = [""];
+  if (!lens.rows.length) {
+    out.push(`  lens: no boundary pairs to judge${lens.unpaired.length ? ` (${lens.unpaired.length} with one side only: ${f(lens.unpaired[0].reason)})` : ""}`);
+    return out;
+  }
+  out.push(`  lens (every boundary inside block 0, ${lens.emulated ? "emulated NPU" : "NPU"} vs reference, ${lens.rows[0].rows} real rows; informational, threshold ${formatThreshold(lens.threshold)}):`);
+  const n = lens.firstBelow;
+  const onset = n && lens.onset && lens.onset.order < n.order ? lens.onset.order : null;
+  const rows = [["#", "boundary", "step", "cosine", "per-pos min", "norm ratio", "max_abs", ""]];
+  for (const x of lens.rows.slice(0, 64)) {
+    rows.push([String(x.order).padStart(2, "0"), f(x.name, 64), f(x.step ?? "", 20), fmtCos(x.wholeCosine), fmtCos(x.perPositionMin), fmtRatio(x.normRatio), fmtSci(x.maxAbs), x.below ? "UNDER" : x.order === onset ? "onset" : ""]);
+  }
+  out.push(...pad(rows).map((l) => `    ${l}`));
+  if (n) {
+    out.push(`  first boundary under ${formatThreshold(lens.threshold)}: ${namedText(n)}${hint(n.hint)}`);
+    const o = lens.onset;
+    if (o && o.order < n.order) out.push(`  the divergence begins earlier, at ${namedText(o)} (under the clean bar ${formatThreshold(lens.cleanBar)})${hint(o.hint)}`);
+  } else out.push(`  every boundary is at or above ${formatThreshold(lens.threshold)}`);
+  for (const u of lens.unpaired.slice(0, 16)) out.push(`  not judged: ${f(u.name, 64)} (${u.side === "both" ? "different shapes" : `${u.side} side only`}): ${f(u.reason)}`);
+  if (r.prompt?.positions) {
+    const pr = lens.rows.find((x) => x.order === n?.order) ?? [...lens.rows].sort((a, b) => low(a) - low(b))[0];
+    out.push(`  ${f(pr.name, 64)} by position (lowest per-position cosine in each range): ${byPosition(pr)}`);
+  }
+  return out;
+}
+function twinsLines(b) {
+  const out = ["", `  bisect, launch level (each launch's buffers, ${b.emulated ? "emulated " : ""}NPU vs its CPU twin from the launch's own inputs):`];
+  const o = b.launchOffender;
+  const rows = [["launch", "ELF", "buffer", "stage", "cosine", "per-pos min", ""]];
+  for (const la of (b.launches ?? []).slice(0, 64)) {
+    for (const bu of la.buffers.slice(0, 64)) {
+      const drifts = o?.strength === "drifts" && o.index === la.index && o.buffer === bu.buffer;
+      rows.push([String(la.index), f(la.launch, 64), f(bu.buffer, 64), f(bu.stage, 40), fmtCos(bu.wholeCosine), fmtCos(bu.perPositionMin), bu.diverges ? "OFF" : drifts ? "drifts" : ""]);
+    }
+  }
+  if (rows.length > 1) out.push(...pad(rows).map((l) => `    ${l}`));
+  if (o) out.push(`  ${o.strength === "diverges" ? "first launch off its twin" : "no launch under the threshold; the first that drifts"}: ${f(o.launch, 64)} (launch ${o.index}), buffer ${f(o.buffer, 64)}${o.stage ? ` (${f(o.stage, 40)})` : ""}, cosine ${fmtCos(o.wholeCosine)}${hint(o.hint)}`);
+  else if (b.launches?.length) out.push("  every launch matches its twin");
+  out.push("", "  bisect, swap forward (ffn_out after ELFs 1..i are answered by their twins):");
+  const steps = [["step", "ELF", "whole", "per-pos min", "passes"]];
+  for (const [i, s] of b.steps.slice(0, 64).entries()) steps.push([String(i + 1), f(s.step, 64), fmtCos(s.wholeCosine), fmtCos(s.perPositionMin), s.fixes ? "yes" : "no"]);
+  out.push(...pad(steps).map((l) => `    ${l}`));
+  out.push(b.offender ? `  offending ELF (swap forward): ${f(b.offender.step, 64)}` : `  ${f(b.reason, 400)}`);
+  if (b.situation) out.push(`  failure shape: ${f(b.situation.cause)}; ${f(b.situation.where)}`);
+  return out;
+}
 function terminalLines(r) {
   const out = [];
   if (r.outcome === "error") {
     out.push(`ERROR  ${f(r.model.name)}: could not judge (not a FAIL verdict)`, `  ${f(r.error ?? "", 1e3)}`);
     return out;
   }
-  out.push(`${r.outcome === "pass" ? "PASS" : "FAIL"}  ${f(r.model.name)}  (head_dim ${r.thresholds.headDim}, per-position threshold ${formatThreshold(r.thresholds.perPosition)}${r.thresholds.overridden ? ", overridden" : ""})`);
+  out.push(`${r.outcome === "pass" ? "PASS" : "FAIL"}  ${f(r.model.name)}  (head_dim ${r.thresholds.headDim}, per-position threshold ${formatThreshold(r.thresholds.perPosition)}${r.thresholds.overridden ? ", overridden" : ""})${r.emulate ? "  EMULATED" : ""}`);
+  if (r.emulate) out.push(`  EMULATED: no NPU ran; the tree's block ran on the probe's emulated runtime (CPU twins of its ELFs)${r.emulate.inject ? `, injected bug: ${f(r.emulate.inject, 64)}` : ""}`);
+  const pos = r.prompt?.positions;
+  if (pos) out.push(`  positions: ${pos.real_len} real tokens (--positions ${pos.requested}: ${f(pos.method, 20)}${pos.set ? ` with ${f(pos.set)}` : ""}, from ${pos.prompt_tokens} prompt tokens)`);
   out.push("");
   const rows = [["gate", "check", "measured", "bar", "result"]];
   for (const g of r.gates) {
@@ -24686,8 +25338,10 @@ function terminalLines(r) {
     if (pp.worst.length) out.push(`  worst rows: ${pp.worst.map((w) => `${w.row}=${fmtCos(w.cosine)}`).join(" ")}`);
   }
   for (const w of r.warnings) out.push(`  warning: ${f(w.message, 600)}`);
+  out.push(...lensLines(r));
   const b = r.bisect;
-  if (b) {
+  if (b && b.available && b.method === "twins") out.push(...twinsLines(b));
+  else if (b) {
     if (!b.available) out.push(`  bisect: unavailable (${f(b.reason)})`);
     else {
       out.push("", "  bisect (one kernel at a time on the CPU):");
@@ -24721,11 +25375,11 @@ function terminalLines(r) {
 
 // src/agent/cli.ts
 import { parseArgs } from "node:util";
-import { resolve as resolve9 } from "node:path";
+import { resolve as resolve10 } from "node:path";
 
 // src/agent/machine.ts
 import { spawn as spawnAsync, spawnSync as spawnSync3 } from "node:child_process";
-import { existsSync as existsSync8, readdirSync as readdirSync4, readFileSync as readFileSync5, readlinkSync, statfsSync as statfsSync2, statSync as statSync6 } from "node:fs";
+import { existsSync as existsSync7, readdirSync as readdirSync4, readFileSync as readFileSync5, readlinkSync, statfsSync as statfsSync2, statSync as statSync6 } from "node:fs";
 import { join as join10, resolve as resolve4 } from "node:path";
 import { homedir as homedir2, userInfo } from "node:os";
 var DEFAULT_TIMEOUT_MS = 15e3;
@@ -24783,7 +25437,7 @@ var Machine = class {
     return this.root === "/" ? p : join10(this.root, p);
   }
   exists(p) {
-    return existsSync8(this.path(p));
+    return existsSync7(this.path(p));
   }
   read(p) {
     try {
@@ -24833,7 +25487,7 @@ var Machine = class {
   /** A command on PATH, or the first existing fallback path under the root prefix; null when neither. */
   which(cmd, fallbacks = []) {
     for (const dir of (this.env.PATH ?? "").split(":").filter(Boolean)) {
-      if (existsSync8(join10(dir, cmd))) return join10(dir, cmd);
+      if (existsSync7(join10(dir, cmd))) return join10(dir, cmd);
     }
     for (const f2 of fallbacks) if (this.exists(f2)) return this.path(f2);
     return null;
@@ -24857,24 +25511,24 @@ var Machine = class {
 };
 
 // src/agent/doctor.ts
-import { accessSync, constants as constants3, existsSync as existsSync9, readdirSync as readdirSync5 } from "node:fs";
+import { accessSync, constants as constants3, existsSync as existsSync8, readdirSync as readdirSync5 } from "node:fs";
 import { basename as basename4, dirname as dirname8, join as join12, resolve as resolve6 } from "node:path";
 
 // src/agent/parse.ts
 var na = (v) => !v || /^(n\/a|unknown)$/i.test(v.trim()) ? null : v.trim();
-function memlockError(text3) {
-  for (const line2 of text3.split(/\r?\n/)) {
+function memlockError(text4) {
+  for (const line2 of text4.split(/\r?\n/)) {
     if (/mmap\(.*\)\s*failed\s*\(err=-?11\)|Resource temporarily unavailable|RLIMIT_MEMLOCK/i.test(line2)) return line2.trim();
   }
   return null;
 }
-function parseXrtSmi(text3) {
-  const info = { xrt: null, amdxdna: null, amdxdnaHash: null, inTree: false, firmware: null, devices: [], layout: null, memlockError: memlockError(text3) };
+function parseXrtSmi(text4) {
+  const info = { xrt: null, amdxdna: null, amdxdnaHash: null, inTree: false, firmware: null, devices: [], layout: null, memlockError: memlockError(text4) };
   let section = "";
   let release = null;
   let driverKey = null;
   let tableColumns = 0;
-  for (const raw of text3.split(/\r?\n/)) {
+  for (const raw of text4.split(/\r?\n/)) {
     const line2 = raw.replace(/\s+$/, "");
     if (/^\S/.test(line2) && !/^[-|[]/.test(line2) && !line2.includes(":")) {
       section = line2.trim();
@@ -24909,11 +25563,11 @@ function parseXrtSmi(text3) {
   }
   return info;
 }
-function parseXrtValidate(text3) {
+function parseXrtValidate(text4) {
   const v = { bdf: null, platform: null, powerMode: null, tests: [], result: null };
   let cur = null;
   let tag = "";
-  for (const raw of text3.split(/\r?\n/)) {
+  for (const raw of text4.split(/\r?\n/)) {
     const line2 = raw.replace(/\s+$/, "");
     let m;
     if (m = /^Validate Device\s*:\s*\[([^\]]+)\]/.exec(line2)) {
@@ -24951,8 +25605,8 @@ function parseXrtValidate(text3) {
   }
   return v;
 }
-function parsePowerMode(text3) {
-  const m = /^\s*Power Mode\s*:\s*(\S[^\n]*?)\s*$/m.exec(text3);
+function parsePowerMode(text4) {
+  const m = /^\s*Power Mode\s*:\s*(\S[^\n]*?)\s*$/m.exec(text4);
   return m ? m[1] : null;
 }
 var SIGNATURES = [
@@ -24995,8 +25649,8 @@ function lineTime(line2) {
   const d = /* @__PURE__ */ new Date(`${m[1]}${frac}${tz}`);
   return Number.isNaN(d.getTime()) ? null : d;
 }
-function scanKernelLog(text3, o = {}) {
-  const lines = text3.split(/\r?\n/).filter((l) => isNpuLine(l, o.bdf));
+function scanKernelLog(text4, o = {}) {
+  const lines = text4.split(/\r?\n/).filter((l) => isNpuLine(l, o.bdf));
   let start = 0;
   let reset = null;
   lines.forEach((l, i) => {
@@ -25045,9 +25699,9 @@ function parseMemlockLimits(limits) {
   const v = (s) => s === "unlimited" ? "unlimited" : Number(s);
   return { soft: v(m[1]), hard: v(m[2]) };
 }
-function parseProcLocks(text3) {
+function parseProcLocks(text4) {
   const out = [];
-  for (const line2 of text3.split(/\r?\n/)) {
+  for (const line2 of text4.split(/\r?\n/)) {
     const parts = line2.trim().split(/\s+/);
     const blocked = parts[1] === "->";
     const p = blocked ? [parts[0], ...parts.slice(2)] : parts;
@@ -25173,10 +25827,10 @@ function readJson(path) {
     return null;
   }
 }
-function writeAtomic2(path, text3, mode = 420) {
+function writeAtomic2(path, text4, mode = 420) {
   mkdirSync5(dirname7(path), { recursive: true });
   const tmp = `${path}.tmp-${process.pid}`;
-  writeFileSync3(tmp, text3, { mode });
+  writeFileSync3(tmp, text4, { mode });
   renameSync4(tmp, path);
 }
 var writeJson = (path, value) => writeAtomic2(path, JSON.stringify(value, null, 2) + "\n");
@@ -25263,8 +25917,8 @@ function checkDriver(m, npus) {
     const bound = npus.filter((n) => n.driver === "amdxdna");
     if (!bound.length) {
       const other = npus.find((n) => n.driver);
-      const why = other ? `bound to ${other.driver}, not amdxdna` : "not bound to it: its probe failed (see kernel-log)";
-      return dev.fail("driver", `${ver} loaded; the NPU at ${npus[0].bdf} is ${why}`, other ? `unbind ${other.driver} from ${other.bdf}, then ${RELOAD}` : powerCycleFix(npus[0].bdf));
+      const why2 = other ? `bound to ${other.driver}, not amdxdna` : "not bound to it: its probe failed (see kernel-log)";
+      return dev.fail("driver", `${ver} loaded; the NPU at ${npus[0].bdf} is ${why2}`, other ? `unbind ${other.driver} from ${other.bdf}, then ${RELOAD}` : powerCycleFix(npus[0].bdf));
     }
     return dev.ok("driver", `${ver}, bound to ${bound.map((n) => n.bdf).join(", ")}`);
   }
@@ -25320,9 +25974,9 @@ function checkXrt(m, r, limits, service) {
   const x = parseXrtSmi(r.stdout + "\n" + r.stderr);
   if (x.memlockError) return host.warn("xrt-smi", `xrt-smi examine: ${oneLine(x.memlockError)}`, MEMLOCK_FIRST(limits, service));
   if (r.status !== 0) {
-    const why = r.error ?? (`${r.stderr}
+    const why2 = r.error ?? (`${r.stderr}
 ${r.stdout}`.trim().split("\n").pop() || `exit ${r.status}`);
-    return host.warn("xrt-smi", `xrt-smi examine failed: ${oneLine(why)}`, lowMemlock(limits) ? MEMLOCK_FIRST(limits, service) : "check the XRT install and the amdxdna driver (xrt-smi examine by hand)");
+    return host.warn("xrt-smi", `xrt-smi examine failed: ${oneLine(why2)}`, lowMemlock(limits) ? MEMLOCK_FIRST(limits, service) : "check the XRT install and the amdxdna driver (xrt-smi examine by hand)");
   }
   const versions = [x.xrt && `XRT ${x.xrt}`, x.amdxdna && `amdxdna ${x.amdxdna}${x.inTree ? " (in-tree)" : ""}`, x.firmware && `firmware ${x.firmware}`].filter(Boolean).join(", ");
   if (!x.devices.length) {
@@ -25332,8 +25986,8 @@ ${r.stdout}`.trim().split("\n").pop() || `exit ${r.status}`);
   return host.ok("xrt-smi", `${devs}${versions ? `; ${versions}` : ""}`);
 }
 function memlockLimits(m) {
-  const text3 = m.read("/proc/self/limits");
-  return text3 === null ? null : parseMemlockLimits(text3);
+  const text4 = m.read("/proc/self/limits");
+  return text4 === null ? null : parseMemlockLimits(text4);
 }
 var big = (v, n = MEMLOCK_NEEDED) => v === "unlimited" || v >= n;
 var lowMemlock = (l) => !!l && !big(l.soft);
@@ -25360,7 +26014,7 @@ function kernelLog(m, o = {}) {
   if (d.status !== 0 && /unrecognized option|invalid option|unknown time format/i.test(d.stderr)) d = m.run("dmesg", []);
   const dWhy = d.missing ? "not found" : d.status !== 0 ? d.error ?? (d.stderr.trim().split("\n").pop() || `exit ${d.status}`) : blindJournal(d.stdout, d.stderr);
   if (!dWhy) return { text: d.stdout, source: "dmesg" };
-  const bare = (why) => oneLine(why).replace(/^(dmesg|journalctl):\s*/, "");
+  const bare = (why2) => oneLine(why2).replace(/^(dmesg|journalctl):\s*/, "");
   return { error: `kernel log unreadable: journalctl -k: ${bare(jWhy)}; dmesg: ${bare(dWhy)}` };
 }
 function checkKernelLog(log, o) {
@@ -25436,13 +26090,13 @@ ${r.stderr}`;
     const details = v.tests.flatMap((t) => t.details).join("; ");
     return record2("ok", `${cmd} passed${note}${details ? `: ${details}` : ""}${power ? ` (power mode ${power})` : ""}`, null, power);
   }
-  const why = memlockError(out) ?? v.tests.flatMap((t) => t.errors)[0] ?? (r.error || out.trim().split("\n").filter(Boolean).pop() || `exit ${r.status}`);
+  const why2 = memlockError(out) ?? v.tests.flatMap((t) => t.errors)[0] ?? (r.error || out.trim().split("\n").filter(Boolean).pop() || `exit ${r.status}`);
   const fix = memlockLikely(out) ? `${MEMLOCK_FIRST(c.limits, c.service)}; if it still fails: ${RELOAD_FIX}` : RELOAD_FIX;
-  return record2("fail", `${cmd} failed${note}: ${oneLine(why)}`, fix, power);
+  return record2("fail", `${cmd} failed${note}: ${oneLine(why2)}`, fix, power);
 }
 function freeBytes(m, path) {
   let p = resolve6(path);
-  while (!existsSync9(p) && dirname8(p) !== p) p = dirname8(p);
+  while (!existsSync8(p) && dirname8(p) !== p) p = dirname8(p);
   try {
     const s = m.statfs(p);
     return { path: p, free: s.bavail * s.bsize };
@@ -25450,10 +26104,10 @@ function freeBytes(m, path) {
     return null;
   }
 }
-function checkDisk(m, id2, label, path, min) {
+function checkDisk(m, id2, label2, path, min) {
   const f2 = freeBytes(m, path);
-  if (!f2) return host.warn(id2, `${label} ${path}: cannot stat the file system`, "check the path exists and is readable");
-  const detail = `${label} ${path}: ${formatBytes(f2.free)} free`;
+  if (!f2) return host.warn(id2, `${label2} ${path}: cannot stat the file system`, "check the path exists and is readable");
+  const detail = `${label2} ${path}: ${formatBytes(f2.free)} free`;
   if (f2.free < min) return host.warn(id2, `${detail} (under ${formatBytes(min)})`, `free space: npu-block-gate agent cache gc --max-bytes 5G, and clear old runs/ and build_peano/ dirs`);
   return host.ok(id2, detail);
 }
@@ -25569,11 +26223,11 @@ function renderChecks(checks, root) {
 }
 
 // src/agent/status.ts
-import { existsSync as existsSync10, readdirSync as readdirSync6, readFileSync as readFileSync7, statSync as statSync7 } from "node:fs";
+import { existsSync as existsSync9, readdirSync as readdirSync6, readFileSync as readFileSync7, statSync as statSync7 } from "node:fs";
 import { join as join13 } from "node:path";
 var INNER_NPU_LOCK = "/tmp/npu.lock";
 function lastRuns(dir, n = 3) {
-  if (!existsSync10(dir)) return [];
+  if (!existsSync9(dir)) return [];
   const dirs = readdirSync6(dir, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => ({ p: join13(dir, e.name), t: statSync7(join13(dir, e.name)).mtimeMs })).sort((a, b) => b.t - a.t).slice(0, n);
   return dirs.map(({ p }) => {
     try {
@@ -25704,7 +26358,7 @@ function renderGc(g) {
 // src/agent/hooks.ts
 import { createHash as createHash3 } from "node:crypto";
 import { createRequire as createRequire2 } from "node:module";
-import { chmodSync, existsSync as existsSync12, mkdirSync as mkdirSync6, readdirSync as readdirSync8, readFileSync as readFileSync10, renameSync as renameSync5, rmSync as rmSync6, statSync as statSync10, writeFileSync as writeFileSync4, appendFileSync as appendFileSync2 } from "node:fs";
+import { chmodSync as chmodSync4, existsSync as existsSync11, mkdirSync as mkdirSync6, readdirSync as readdirSync8, readFileSync as readFileSync10, renameSync as renameSync5, rmSync as rmSync6, statSync as statSync10, writeFileSync as writeFileSync4, appendFileSync as appendFileSync2 } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname as dirname9, extname as extname2, join as join16, resolve as resolve8 } from "node:path";
 import { fileURLToPath as fileURLToPath3, pathToFileURL } from "node:url";
@@ -26388,8 +27042,8 @@ var convertMarkedBigIntsReviver = (key, value, context, userReviver) => {
   if (!hasUserReviver) return value;
   return userReviver(key, value, context);
 };
-var JSONParseV2 = (text3, reviver) => {
-  return JSON.parse(text3, (key, value, context) => {
+var JSONParseV2 = (text4, reviver) => {
+  return JSON.parse(text4, (key, value, context) => {
     const isNumber = typeof value === "number";
     const isOutOfBounds = value > Number.MAX_SAFE_INTEGER || value < Number.MIN_SAFE_INTEGER;
     const isBigNumber = isNumber && isOutOfBounds;
@@ -26447,8 +27101,8 @@ var applyReviverIteratively = (parsed, userReviver) => {
   }
   return rootHolder[""];
 };
-var serializeBigInts = (text3) => {
-  return text3.replace(
+var serializeBigInts = (text4) => {
+  return text4.replace(
     stringsOrLargeNumbers,
     (match, digits, fractional, exponential) => {
       const isString = match[0] === '"';
@@ -26462,18 +27116,18 @@ var serializeBigInts = (text3) => {
     }
   );
 };
-var JSONParse = (text3, reviver) => {
-  if (!text3) return originalParse(text3, reviver);
+var JSONParse = (text4, reviver) => {
+  if (!text4) return originalParse(text4, reviver);
   try {
-    if (isContextSourceSupported()) return JSONParseV2(text3, reviver);
-    const serializedData = serializeBigInts(text3);
+    if (isContextSourceSupported()) return JSONParseV2(text4, reviver);
+    const serializedData = serializeBigInts(text4);
     return originalParse(
       serializedData,
       (key, value, context) => convertMarkedBigIntsReviver(key, value, context, reviver)
     );
   } catch (error) {
     if (error instanceof RangeError) {
-      const serializedData = serializeBigInts(text3);
+      const serializedData = serializeBigInts(text4);
       const parsed = originalParse(serializedData);
       return applyReviverIteratively(parsed, reviver);
     }
@@ -26641,12 +27295,12 @@ async function getResponseData(response) {
   }
   const mimetype = (0, import_content_type.parse)(contentType);
   if (isJSONResponse(mimetype)) {
-    let text3 = "";
+    let text4 = "";
     try {
-      text3 = await response.text();
-      return JSONParse(text3);
+      text4 = await response.text();
+      return JSONParse(text4);
     } catch (err) {
-      return text3;
+      return text4;
     }
   } else if (mimetype.type.startsWith("text/") || // `application/octet-stream` is the canonical "arbitrary binary" type
   // (RFC 2046) and must never be decoded as text, even when the response
@@ -29922,15 +30576,15 @@ function httpStatus(err) {
 // src/agent/drain.ts
 function readRunnerSettings(runnerDir) {
   const file = join14(resolve7(runnerDir), ".runner");
-  let text3;
+  let text4;
   try {
-    text3 = readFileSync8(file, "utf8");
+    text4 = readFileSync8(file, "utf8");
   } catch {
     throw new InputError(`no .runner file: is --runner-dir the runner's install dir (where config.sh wrote it)?`, file);
   }
   let j;
   try {
-    j = JSON.parse(text3.replace(/^\uFEFF/, ""));
+    j = JSON.parse(text4.replace(/^\uFEFF/, ""));
   } catch (e) {
     throw new InputError(`not JSON (${oneLine(e)})`, file);
   }
@@ -30001,8 +30655,8 @@ var Labels = class {
       return r.data.labels ?? [];
     } catch (e) {
       const st = httpStatus(e);
-      const hint = st === 401 ? ": the token is not valid" : st === 403 ? ": the token may not administer this runner (repository Administration: write, or organization Self-hosted runners: write)" : st === 404 ? ": no such runner here (or the token cannot see it)" : "";
-      throw new InfraError(`GitHub ${what}: ${st ?? "no answer"} ${oneLine(e)}${hint}`);
+      const hint2 = st === 401 ? ": the token is not valid" : st === 403 ? ": the token may not administer this runner (repository Administration: write, or organization Self-hosted runners: write)" : st === 404 ? ": no such runner here (or the token cannot see it)" : "";
+      throw new InfraError(`GitHub ${what}: ${st ?? "no answer"} ${oneLine(e)}${hint2}`);
     }
   }
   list() {
@@ -30143,13 +30797,13 @@ async function undrain(m, o) {
 }
 
 // src/agent/metrics.ts
-import { existsSync as existsSync11, readdirSync as readdirSync7, readFileSync as readFileSync9, statSync as statSync9 } from "node:fs";
+import { existsSync as existsSync10, readdirSync as readdirSync7, readFileSync as readFileSync9, statSync as statSync9 } from "node:fs";
 import { join as join15 } from "node:path";
 function jobRun(workspace, since) {
   const none = { run_dir: null, outcome: null, lock_wait_s: null };
   if (!workspace) return none;
   const runs = join15(workspace, "runs");
-  if (!existsSync11(runs)) return none;
+  if (!existsSync10(runs)) return none;
   let best = null;
   for (const e of readdirSync7(runs, { withFileTypes: true })) {
     if (!e.isDirectory()) continue;
@@ -30229,7 +30883,7 @@ function selfCommand() {
     return { node: process.execPath, execArgv: loader, script: resolve8(dirname9(here), "..", "cli.ts"), kind: "source" };
   }
   const sibling = join16(dirname9(here), "cli.js");
-  return { node: process.execPath, execArgv: [], script: existsSync12(sibling) ? sibling : here, kind: "bundle" };
+  return { node: process.execPath, execArgv: [], script: existsSync11(sibling) ? sibling : here, kind: "bundle" };
 }
 function unstableReason(path, env = process.env) {
   const p = resolve8(path).replace(/\\/g, "/");
@@ -30246,8 +30900,8 @@ function installCli(self2, dir, env) {
   const nodeWhy = unstableReason(self2.node, env);
   if (nodeWhy) throw new InputError(`is under ${nodeWhy}: the hooks need a node that stays (install Node.js system-wide, then run hooks install with it)`, `node ${self2.node}`);
   if (self2.kind === "source") {
-    const why = unstableReason(self2.script, env);
-    if (why) throw new InputError(`is under ${why}, so every job would break once it goes: install npu-block-gate where it stays (npm install -g npu-block-gate, or a git checkout) and run hooks install from there`, self2.script);
+    const why2 = unstableReason(self2.script, env);
+    if (why2) throw new InputError(`is under ${why2}, so every job would break once it goes: install npu-block-gate where it stays (npm install -g npu-block-gate, or a git checkout) and run hooks install from there`, self2.script);
     return { argv: [self2.node, ...self2.execArgv, self2.script], line: `hooks run the CLI in place: ${self2.script} (a source checkout: keep it there)` };
   }
   let bytes;
@@ -30262,7 +30916,7 @@ function installCli(self2, dir, env) {
   const pkg = join16(root, hash, "package.json");
   const pkgText = JSON.stringify({ type: "module", private: true, description: "the copy of npu-block-gate the runner hooks run" }) + "\n";
   let line2 = `unchanged copy of the CLI ${dest}`;
-  if (!existsSync12(dest) || !readFileSync10(dest).equals(bytes) || !existsSync12(pkg)) {
+  if (!existsSync11(dest) || !readFileSync10(dest).equals(bytes) || !existsSync11(pkg)) {
     mkdirSync6(dirname9(dest), { recursive: true });
     writeFileSync4(pkg, pkgText);
     const tmp = `${dest}.tmp-${process.pid}`;
@@ -30305,33 +30959,33 @@ function hookScript(o) {
   return lines.join("\n") + "\n";
 }
 function shimChain(path) {
-  let text3;
+  let text4;
   try {
-    text3 = readFileSync10(path, "utf8");
+    text4 = readFileSync10(path, "utf8");
   } catch {
     return void 0;
   }
-  if (!text3.includes(MARKER)) return void 0;
-  return /^# npu-block-gate-chain: (.+)$/m.exec(text3)?.[1] ?? null;
+  if (!text4.includes(MARKER)) return void 0;
+  return /^# npu-block-gate-chain: (.+)$/m.exec(text4)?.[1] ?? null;
 }
-function writeAtomic3(path, text3, mode) {
+function writeAtomic3(path, text4, mode) {
   try {
-    if (readFileSync10(path, "utf8") === text3 && (statSync10(path).mode & 511) === mode) return false;
+    if (readFileSync10(path, "utf8") === text4 && (statSync10(path).mode & 511) === mode) return false;
   } catch {
   }
   const tmp = `${path}.tmp-${process.pid}`;
-  writeFileSync4(tmp, text3, { mode });
-  chmodSync(tmp, mode);
+  writeFileSync4(tmp, text4, { mode });
+  chmodSync4(tmp, mode);
   renameSync5(tmp, path);
   return true;
 }
-function envValue(text3, key) {
+function envValue(text4, key) {
   let v = null;
-  for (const line2 of text3.split(/\r?\n/)) if (line2.startsWith(`${key}=`)) v = line2.slice(key.length + 1).trim();
+  for (const line2 of text4.split(/\r?\n/)) if (line2.startsWith(`${key}=`)) v = line2.slice(key.length + 1).trim();
   return v || null;
 }
-function updateEnv(text3, lines) {
-  const parts = text3.length ? text3.split(/(?<=\n)/) : [];
+function updateEnv(text4, lines) {
+  const parts = text4.length ? text4.split(/(?<=\n)/) : [];
   const seen = /* @__PURE__ */ new Set();
   const out = [];
   for (const p of parts) {
@@ -30353,9 +31007,9 @@ function updateEnv(text3, lines) {
 function installHooks(o) {
   const dir = resolve8(o.dir);
   const runner = o.runnerDir ? resolve8(o.runnerDir) : null;
-  if (runner && !existsSync12(runner)) throw new InputError("no such directory", `--runner-dir ${runner}`);
-  if (o.python && o.python.includes("/") && !existsSync12(o.python)) throw new InputError("no such file", `--python ${o.python}`);
-  if (o.hfHome && !existsSync12(o.hfHome)) throw new InputError("no such directory (the HF cache the jobs use, e.g. ~/.cache/huggingface)", `--hf-home ${o.hfHome}`);
+  if (runner && !existsSync11(runner)) throw new InputError("no such directory", `--runner-dir ${runner}`);
+  if (o.python && o.python.includes("/") && !existsSync11(o.python)) throw new InputError("no such file", `--python ${o.python}`);
+  if (o.hfHome && !existsSync11(o.hfHome)) throw new InputError("no such directory (the HF cache the jobs use, e.g. ~/.cache/huggingface)", `--hf-home ${o.hfHome}`);
   if (o.tokenFile) readTokenFile(o.tokenFile);
   if (o.labels.length && !o.tokenFile) throw new InputError("labels are removed through the GitHub API: pass --token-file too", "--label");
   if (o.drainOnFailure && !runner) throw new InputError("needs --runner-dir (its .runner names the runner; its .service the service to stop)", "--drain-on-failure");
@@ -30384,7 +31038,7 @@ function installHooks(o) {
       } else if (!o.chain) {
         throw new InputError(`${HOOK_VARS[name]}=${existing} is another hook the runner runs ${name === "job-started" ? "before" : "after"} every job: pass --chain to keep it running (first, with its exit status kept), or take that line out of .env yourself`, envPath);
       } else {
-        if (!existsSync12(existing)) throw new InputError(`${HOOK_VARS[name]}=${existing} does not exist, so it cannot be chained (the runner would fail every job on it now)`, envPath);
+        if (!existsSync11(existing)) throw new InputError(`${HOOK_VARS[name]}=${existing} does not exist, so it cannot be chained (the runner would fail every job on it now)`, envPath);
         chain = existing;
       }
     }
@@ -30502,11 +31156,11 @@ function jobStarted(m, o) {
     return { code: 1, out: out + `npu-block-gate: job-started hook: the NPU is not usable (${fails.map((c) => c.id).join(", ")}); failing the job before it runs
 ` };
   }
-  const why = forkVerdict(m.env, o.forkPolicy);
-  if (why) {
+  const why2 = forkVerdict(m.env, o.forkPolicy);
+  if (why2) {
     job.refused = `fork policy ${o.forkPolicy}`;
     save();
-    return { code: 1, out: out + annotation("error", "npu-block-gate: fork policy", why) + why + "\n" };
+    return { code: 1, out: out + annotation("error", "npu-block-gate: fork policy", why2) + why2 + "\n" };
   }
   save();
   out += `npu-block-gate: job-started hook: NPU usable${warnings ? `, ${warnings} warning(s) on the job` : ""}; fork policy ${o.forkPolicy}: ok
@@ -30618,10 +31272,750 @@ async function jobCompleted(m, o) {
   return { code: 0, out };
 }
 
+// src/agent/setup.ts
+import { chmodSync as chmodSync5, closeSync as closeSync5, constants as constants4, fchmodSync as fchmodSync2, fchownSync as fchownSync2, fstatSync as fstatSync4, lstatSync as lstatSync6, mkdirSync as mkdirSync7, openSync as openSync5, readdirSync as readdirSync9, readFileSync as readFileSync11, realpathSync as realpathSync5, renameSync as renameSync6, rmSync as rmSync7, writeFileSync as writeFileSync5 } from "node:fs";
+import { dirname as dirname10, isAbsolute as isAbsolute5, join as join17, resolve as resolve9 } from "node:path";
+var DEFAULT_PROBE_USER = "npu-probe";
+var PROBE_GROUP = "npu-block-gate";
+var SUDOERS_FILE = "/etc/sudoers.d/npu-block-gate";
+var ACCEL_NODE = "/dev/accel/accel0";
+var PRIVILEGED_GROUPS = ["root", "sudo", "wheel", "admin", "docker", "lxd", "libvirt", "disk", "shadow"];
+var NAME = /^[a-z_][a-z0-9_-]{0,31}$/;
+function onInode(path, owner, fn) {
+  const fd = openSync5(path, constants4.O_RDONLY | constants4.O_NOFOLLOW | constants4.O_NONBLOCK);
+  try {
+    const s = fstatSync4(fd);
+    if (!s.isFile() && !s.isDirectory() || s.uid !== owner) throw new InfraError("changed while setup ran (its owner or type); nothing done to it, run setup again", path);
+    fn(fd);
+  } finally {
+    closeSync5(fd);
+  }
+}
+var realSetupFs = {
+  lstat: (p) => {
+    try {
+      const s = lstatSync6(p);
+      return { uid: s.uid, gid: s.gid, mode: s.mode & 4095, kind: s.isSymbolicLink() ? "link" : s.isDirectory() ? "dir" : s.isFile() ? "file" : "other" };
+    } catch {
+      return null;
+    }
+  },
+  readdir: (p) => {
+    try {
+      return readdirSync9(p).sort();
+    } catch {
+      return null;
+    }
+  },
+  chmod: (p, mode, owner) => onInode(p, owner, (fd) => fchmodSync2(fd, mode)),
+  chown: (p, uid, gid, owner) => onInode(p, owner, (fd) => fchownSync2(fd, uid, gid))
+};
+function parsePasswdLine(l) {
+  const f2 = l.split(":");
+  if (f2.length < 7 || !f2[0] || f2[0].startsWith("#")) return null;
+  const uid = Number(f2[2]);
+  const gid = Number(f2[3]);
+  if (!Number.isInteger(uid) || !Number.isInteger(gid)) return null;
+  return { name: f2[0], uid, gid, home: f2[5], shell: f2[6].trim() };
+}
+function parseGroupLine(l) {
+  const f2 = l.split(":");
+  if (f2.length < 4 || !f2[0] || f2[0].startsWith("#")) return null;
+  const gid = Number(f2[2]);
+  if (!Number.isInteger(gid)) return null;
+  return { name: f2[0], gid, members: f2[3].trim().split(",").map((s) => s.trim()).filter(Boolean) };
+}
+var Db = class {
+  constructor(m) {
+    this.m = m;
+  }
+  m;
+  lines(file) {
+    return (this.m.read(file) ?? "").split(/\r?\n/);
+  }
+  getent(db, key) {
+    if (this.m.root !== "/") return null;
+    const r = this.m.run("getent", [db, key], 5e3);
+    return r.status === 0 ? r.stdout.split("\n")[0] : null;
+  }
+  user(name) {
+    for (const l of this.lines("/etc/passwd")) {
+      const a = parsePasswdLine(l);
+      if (a?.name === name) return a;
+    }
+    const e = this.getent("passwd", name);
+    return e ? parsePasswdLine(e) : null;
+  }
+  group(name) {
+    for (const l of this.lines("/etc/group")) {
+      const g = parseGroupLine(l);
+      if (g?.name === name) return g;
+    }
+    const e = this.getent("group", name);
+    return e ? parseGroupLine(e) : null;
+  }
+  groupByGid(gid) {
+    for (const l of this.lines("/etc/group")) {
+      const g = parseGroupLine(l);
+      if (g?.gid === gid) return g;
+    }
+    const e = this.getent("group", String(gid));
+    return e ? parseGroupLine(e) : null;
+  }
+  /** The gids a user's processes get (primary + supplementary, as initgroups sees /etc/group). */
+  gidsOf(a) {
+    const out = /* @__PURE__ */ new Set([a.gid]);
+    for (const l of this.lines("/etc/group")) {
+      const g = parseGroupLine(l);
+      if (g?.members.includes(a.name)) out.add(g.gid);
+    }
+    return [...out];
+  }
+  inGroup(a, g) {
+    return a.gid === g.gid || g.members.includes(a.name);
+  }
+};
+var octal = (n) => n.toString(8).padStart(4, "0");
+var plural = (n, one, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
+function why(r) {
+  return oneLine(r.error ?? (`${r.stderr}
+${r.stdout}`.trim().split("\n").pop() || `exit ${r.status}`));
+}
+function runSbin(m, cmd, args, timeoutMs) {
+  const r = m.run(cmd, args, timeoutMs);
+  if (!r.missing) return r;
+  for (const d of ["/usr/sbin", "/sbin", "/usr/bin", "/bin"]) if (m.exists(`${d}/${cmd}`)) return m.run(m.path(`${d}/${cmd}`), args, timeoutMs);
+  return r;
+}
+function mustRun(m, cmd, args, pkg) {
+  const r = runSbin(m, cmd, args, 6e4);
+  const line2 = `${cmd} ${args.join(" ")}`;
+  if (r.missing) throw new InfraError(`${cmd} not found (install ${pkg}): could not run ${line2}`);
+  if (r.status !== 0) throw new InfraError(`${line2} failed: ${why(r)}`);
+  return r;
+}
+function realOr(p) {
+  try {
+    return realpathSync5(p);
+  } catch {
+    return resolve9(p);
+  }
+}
+function readPlain(p) {
+  try {
+    return readFileSync11(p, "utf8");
+  } catch {
+    return null;
+  }
+}
+function workFolder(runnerDir) {
+  try {
+    const j = JSON.parse((readPlain(join17(runnerDir, ".runner")) ?? "").replace(/^\uFEFF/, ""));
+    if (typeof j.workFolder === "string" && j.workFolder.trim()) return j.workFolder.trim();
+  } catch {
+  }
+  return "_work";
+}
+function writeAtomic4(path, text4, mode, validate) {
+  const dir = dirname10(path);
+  try {
+    mkdirSync7(dir, { recursive: true, mode: 493 });
+  } catch (e) {
+    throw fsError(e, dir, "cannot create the directory");
+  }
+  const tmp = join17(dir, `.${path.split("/").pop()}.tmp-${process.pid}`);
+  try {
+    writeFileSync5(tmp, text4, { mode });
+    chmodSync5(tmp, mode);
+  } catch (e) {
+    rmSync7(tmp, { force: true });
+    throw fsError(e, path, "cannot write");
+  }
+  try {
+    validate?.(tmp);
+  } catch (e) {
+    rmSync7(tmp, { force: true });
+    throw e;
+  }
+  try {
+    renameSync6(tmp, path);
+  } catch (e) {
+    rmSync7(tmp, { force: true });
+    throw fsError(e, path, "cannot write");
+  }
+}
+var Run = class {
+  constructor(onStep) {
+    this.onStep = onStep;
+  }
+  onStep;
+  steps = [];
+  add(id2, status2, detail, fix = null) {
+    const s = { id: id2, status: status2, detail, fix };
+    this.steps.push(s);
+    this.onStep?.(s);
+    return s;
+  }
+};
+function resolveInputs(m, fs, db, o, uid) {
+  const probeName = o.user ?? DEFAULT_PROBE_USER;
+  if (!NAME.test(probeName)) throw new InputError(`--user ${JSON.stringify(probeName)}: not a user name (lower case letters, digits, _ and -, at most 32)`);
+  const sudoUser = uid === 0 && m.env.SUDO_USER && m.env.SUDO_USER !== "root" ? m.env.SUDO_USER : null;
+  const runnerName = o.runnerUser ?? sudoUser ?? m.user();
+  if (!NAME.test(runnerName)) throw new InputError(`--runner-user ${JSON.stringify(runnerName)}: not a user name`);
+  if (runnerName === probeName) throw new InputError(`the probe user must not be the runner user (${runnerName}): pass another --user`);
+  const runner = db.user(runnerName);
+  if (!runner) throw new InputError(`no user ${runnerName} (the user the runner service runs as): pass --runner-user`, m.path("/etc/passwd"));
+  let runnerDir = o.runnerDir ? resolve9(o.runnerDir) : null;
+  if (!runnerDir && !o.workDir) {
+    const guess = join17(runner.home, "actions-runner");
+    if (readPlain(join17(guess, ".runner")) !== null) runnerDir = guess;
+    else throw new InputError(`pass --runner-dir (the runner's install dir, with its .runner file) or --work-dir: no runner at ${guess}`, "--runner-dir");
+  }
+  if (runnerDir && readPlain(join17(runnerDir, ".runner")) === null && !o.workDir) {
+    throw new InputError("no .runner file: is --runner-dir the runner's install dir (where config.sh wrote it)?", join17(runnerDir, ".runner"));
+  }
+  const wf = runnerDir ? workFolder(runnerDir) : "_work";
+  const workDir = o.workDir ? resolve9(o.workDir) : isAbsolute5(wf) ? wf : join17(runnerDir, wf);
+  const wst = fs.lstat(workDir);
+  if (wst && wst.kind !== "dir") throw new InputError("not a directory: is it the runner's work dir (--work-dir)?", workDir);
+  if (wst && wst.uid !== runner.uid) throw new InputError(`owned by uid ${wst.uid}, not by the runner user ${runner.name}: is it the runner's work dir (--work-dir, --runner-user)?`, workDir);
+  if (!wst && fs.lstat(dirname10(workDir))?.kind !== "dir") throw new InputError("no such directory, nor its parent: is it the runner's work dir (--work-dir, --runner-dir)?", workDir);
+  const cacheDir = resolve9(o.cacheDir ?? m.env.NPU_BLOCK_GATE_CACHE_DIR ?? join17(runner.home, ".cache", "npu-block-gate"));
+  const refOff = m.env.NPU_BLOCK_GATE_REF_CACHE?.trim().toLowerCase() === "none";
+  const refDir = refOff ? null : referenceRoot(cacheDir, m.env);
+  const hfHome = resolve9(o.hfHome ?? m.env.HF_HOME ?? join17(runner.home, ".cache", "huggingface"));
+  const hubDir = resolve9(o.hfHome ? join17(hfHome, "hub") : m.env.HF_HUB_CACHE ?? join17(hfHome, "hub"));
+  return { probeName, runner, runnerDir, workDir, cacheDir, refDir, hfHome, hubDir };
+}
+function setup(m, o = {}) {
+  const fs = { ...realSetupFs, ...o.fs };
+  const uid = o.uid ?? (typeof process.getuid === "function" ? process.getuid() : -1);
+  const dry = !!o.dryRun;
+  const fix = !!o.fix;
+  if (!dry && uid !== 0) {
+    throw new InputError("agent setup creates a user and a group and changes file owners: run it as root (sudo npu-block-gate agent setup --runner-user <runner user> ...), or with --dry-run to see what it would do");
+  }
+  const db = new Db(m);
+  const r = resolveInputs(m, fs, db, o, uid);
+  const run = new Run(o.onStep);
+  const runner = r.runner;
+  const runnerRoot = runner.uid === 0;
+  const prefix = m.root === "/" ? [] : ["--prefix", m.root];
+  let probe2 = db.user(r.probeName);
+  if (probe2) {
+    if (probe2.uid === 0) throw new InputError(`${probe2.name} has uid 0 (root): the probe would run as root; pass another --user`, m.path("/etc/passwd"));
+    if (probe2.uid === runner.uid) throw new InputError(`${probe2.name} has the runner user's uid ${runner.uid}: isolation would be void; pass another --user`, m.path("/etc/passwd"));
+    const login = !/(nologin|false)$/.test(probe2.shell);
+    run.add("probe-user", "already", `${probe2.name} exists (uid ${probe2.uid}${login ? `, login shell ${probe2.shell}` : ", no login shell"})`);
+  } else {
+    const shell = ["/usr/sbin/nologin", "/sbin/nologin", "/usr/bin/false", "/bin/false"].find((s) => m.exists(s)) ?? "/usr/sbin/nologin";
+    const args = [...prefix, "--system", "--user-group", "--no-create-home", "--home-dir", "/nonexistent", "--shell", shell, "--comment", "npu-block-gate probe", r.probeName];
+    if (dry) run.add("probe-user", "would", `create system user ${r.probeName} (useradd ${args.join(" ")})`);
+    else {
+      mustRun(m, "useradd", args, "passwd (shadow-utils)");
+      probe2 = db.user(r.probeName);
+      if (!probe2) throw new InfraError(`useradd exited 0 but ${r.probeName} is not in the user database`, m.path("/etc/passwd"));
+      run.add("probe-user", "done", `created system user ${probe2.name} (uid ${probe2.uid}, shell ${shell}, no home)`);
+    }
+  }
+  if (probe2) {
+    const bad = PRIVILEGED_GROUPS.map((g) => db.group(g)).filter((g) => !!g && db.inGroup(probe2, g));
+    if (bad.length) {
+      run.add(
+        "probe-groups",
+        "warn",
+        `${probe2.name} is in ${bad.map((g) => g.name).join(", ")}: as good as root, the separate uid isolates nothing`,
+        bad.map((g) => `gpasswd -d ${probe2.name} ${g.name}`).join("; ")
+      );
+    }
+  }
+  let group = db.group(PROBE_GROUP);
+  if (group) run.add("group", "already", `group ${PROBE_GROUP} exists (gid ${group.gid})`);
+  else if (dry) run.add("group", "would", `create group ${PROBE_GROUP} (groupadd ${[...prefix, "--system", PROBE_GROUP].join(" ")})`);
+  else {
+    mustRun(m, "groupadd", [...prefix, "--system", PROBE_GROUP], "passwd (shadow-utils)");
+    group = db.group(PROBE_GROUP);
+    if (!group) throw new InfraError(`groupadd exited 0 but ${PROBE_GROUP} is not in the group database`, m.path("/etc/group"));
+    run.add("group", "done", `created group ${PROBE_GROUP} (gid ${group.gid})`);
+  }
+  {
+    const names = [runner.name, r.probeName];
+    const missing2 = names.filter((n) => {
+      const a = n === runner.name ? runner : probe2;
+      return !group || !a || !db.inGroup(a, group);
+    });
+    if (!missing2.length) run.add("group-members", "already", `${names.join(" and ")} are in ${PROBE_GROUP}`);
+    else if (dry) run.add("group-members", "would", `add ${missing2.join(" and ")} to ${PROBE_GROUP} (usermod -aG)`);
+    else {
+      for (const n of missing2) mustRun(m, "usermod", [...prefix, "-aG", PROBE_GROUP, n], "passwd (shadow-utils)");
+      group = db.group(PROBE_GROUP);
+      const restart = missing2.includes(runner.name) ? ` (restart the runner service: a running ${runner.name} process gets the group at its next start)` : "";
+      run.add("group-members", "done", `added ${missing2.join(" and ")} to ${PROBE_GROUP}${restart}`);
+    }
+  }
+  {
+    const path = m.path(SETUP_FILE);
+    const want = `# Written by \`npu-block-gate agent setup\`: the user the probe (a pull request's model code) runs as.
+${r.probeName}
+`;
+    const cur = m.read(SETUP_FILE);
+    const st = fs.lstat(path);
+    if (cur === want && st?.mode === 420) run.add("setup-file", "already", `${SETUP_FILE} names ${r.probeName} (0644)`);
+    else if (dry) run.add("setup-file", "would", `write ${SETUP_FILE} naming ${r.probeName} (0644)${cur !== null && parseSetupFile(cur) !== r.probeName ? `, replacing ${parseSetupFile(cur) ?? "nothing"}` : ""}`);
+    else {
+      const was = cur === null ? null : parseSetupFile(cur);
+      writeAtomic4(path, want, 420);
+      run.add("setup-file", "done", `wrote ${SETUP_FILE} naming ${r.probeName} (0644)${cur !== null && was !== r.probeName ? `, was ${was ?? "empty"}` : ""}`);
+    }
+  }
+  const sudoLine = `${runner.name} ALL=(${r.probeName}) NOPASSWD:SETENV: ALL`;
+  if (runnerRoot) {
+    run.add("sudoers", "skipped", `the runner runs as root: it starts the probe with setpriv, no sudoers rule needed`);
+    if (!m.has("setpriv", ["/usr/bin/setpriv", "/bin/setpriv"])) run.add("setpriv", "warn", "setpriv is not installed: a root runner cannot start the probe as another user", "apt install util-linux (setpriv)");
+  } else {
+    const want = [
+      "# Written by `npu-block-gate agent setup`: the runner user may start processes as the probe user, and",
+      "# nothing else. SETENV: the Action passes the probe an environment it has already scrubbed (env -i under sudo).",
+      sudoLine,
+      ""
+    ].join("\n");
+    const cur = m.read(SUDOERS_FILE);
+    const st = fs.lstat(m.path(SUDOERS_FILE));
+    if (cur === want && st?.mode === 288) run.add("sudoers", "already", `${SUDOERS_FILE} (0440): ${sudoLine}`);
+    else if (dry) run.add("sudoers", "would", `write ${SUDOERS_FILE} (0440, checked with visudo -cf): ${sudoLine}`);
+    else {
+      writeAtomic4(m.path(SUDOERS_FILE), want, 288, (tmp) => {
+        const v = runSbin(m, "visudo", ["-cf", tmp], 3e4);
+        if (v.missing) throw new InfraError(`visudo not found (install sudo): could not check the rule before installing it`, m.path(SUDOERS_FILE));
+        if (v.status !== 0) throw new InfraError(`visudo -cf rejected the rule (${why(v)}); nothing installed`, m.path(SUDOERS_FILE));
+      });
+      run.add("sudoers", "done", `wrote ${SUDOERS_FILE} (0440, visudo -cf ok): ${sudoLine}`);
+    }
+    const main2 = m.read("/etc/sudoers");
+    if (main2 !== null && !/^\s*[#@]includedir\s+\/etc\/sudoers\.d\s*$/m.test(main2)) {
+      run.add("sudoers-include", "warn", "/etc/sudoers has no @includedir /etc/sudoers.d: sudo never reads the rule", "add the line @includedir /etc/sudoers.d to /etc/sudoers (with visudo)");
+    }
+    if (!m.has("sudo", ["/usr/bin/sudo", "/bin/sudo"])) run.add("sudo", "warn", "sudo is not installed: the runner user cannot start the probe as another user", "apt install sudo");
+  }
+  {
+    const st = fs.lstat(m.path(ACCEL_NODE));
+    const g = st ? db.groupByGid(st.gid) : null;
+    if (!st) run.add("npu-access", "warn", `no ${ACCEL_NODE}: cannot tell which group opens the NPU (see agent doctor)`, "load amdxdna (agent doctor says why the node is missing), then run setup again");
+    else if (st.gid === 0 || !g) {
+      run.add(
+        "npu-access",
+        "warn",
+        `${ACCEL_NODE} belongs to ${g?.name ?? `gid ${st.gid}`} (mode ${octal(st.mode)}): no group to give the probe user`,
+        'give the node a group with a udev rule (e.g. SUBSYSTEM=="accel", GROUP="render", MODE="0660"), then run setup again'
+      );
+    } else if ((st.mode & 48) !== 48) {
+      run.add("npu-access", "warn", `${ACCEL_NODE} is ${g.name} but mode ${octal(st.mode)}: the group cannot read and write it`, 'a udev rule with MODE="0660" for the accel node');
+    } else if (probe2 && db.inGroup(probe2, g)) run.add("npu-access", "already", `${r.probeName} is in ${g.name} (${ACCEL_NODE} mode ${octal(st.mode)})`);
+    else if (dry) run.add("npu-access", "would", `add ${r.probeName} to ${g.name}, the group of ${ACCEL_NODE} (usermod -aG)`);
+    else {
+      mustRun(m, "usermod", [...prefix, "-aG", g.name, r.probeName], "passwd (shadow-utils)");
+      run.add("npu-access", "done", `added ${r.probeName} to ${g.name}, the group of ${ACCEL_NODE}`);
+    }
+  }
+  memlockSteps(m, run, runner, probe2, r, db);
+  cacheStep(fs, run, "kernel-cache", r.cacheDir, r.refDir ? [r.refDir] : [], runner, probe2, dry);
+  if (r.refDir) cacheStep(fs, run, "reference-cache", r.refDir, [], runner, probe2, dry);
+  else run.add("reference-cache", "skipped", "NPU_BLOCK_GATE_REF_CACHE=none: no reference cache");
+  hfSteps(fs, run, r, runner, probe2, dry, fix);
+  workDirStep(fs, run, r, runner, group, dry);
+  if (r.runnerDir) secretsStep(fs, run, r.runnerDir, probe2, db, dry, fix);
+  reachStep(fs, run, r, probe2, db, dry, fix, o.python ?? null);
+  const pending = run.steps.some((s) => s.status === "would");
+  if (!runnerRoot) {
+    const args = ["--reuid", runner.name, "--regid", String(runner.gid), "--init-groups", "--", "sudo", "-n", "-u", r.probeName, "--", "true"];
+    if (!probe2 || pending || uid !== 0) run.add("switch", dry ? "would" : "skipped", `check that ${runner.name} can start processes as ${r.probeName} (sudo -n -u ${r.probeName})${uid !== 0 ? " (needs root)" : ""}`);
+    else {
+      const c = runSbin(m, "setpriv", args, 3e4);
+      if (c.status === 0) run.add("switch", "already", `${runner.name} can start processes as ${r.probeName} (sudo -n -u ${r.probeName} -- true)`);
+      else run.add("switch", "fail", `${runner.name} cannot start processes as ${r.probeName}: setpriv ${args.join(" ")}: ${why(c)}`, `check ${SUDOERS_FILE} with sudo -l -U ${runner.name}`);
+    }
+  }
+  pythonStep(m, fs, run, r, probe2, db, dry, uid, pending, o.python ?? null);
+  const changed = run.steps.filter((s) => s.status === "done").length;
+  return {
+    root: m.root,
+    runner_user: runner.name,
+    probe_user: r.probeName,
+    dry_run: dry,
+    fix,
+    paths: { setup_file: SETUP_FILE, sudoers: runnerRoot ? null : SUDOERS_FILE, work_dir: r.workDir, cache_dir: r.cacheDir, reference_cache: r.refDir, hf_hub_cache: r.hubDir },
+    steps: run.steps,
+    changed,
+    exit_code: run.steps.some((s) => s.status === "fail") ? 3 : 0
+  };
+}
+function parseSystemdLimit(v) {
+  const t = v.trim();
+  if (t === "infinity") return "unlimited";
+  return /^\d+$/.test(t) ? Number(t) : null;
+}
+function memlockEntries(m, user, db) {
+  const files = ["/etc/security/limits.conf", ...(m.list("/etc/security/limits.d") ?? []).filter((f2) => f2.endsWith(".conf")).map((f2) => `/etc/security/limits.d/${f2}`)];
+  const out = [];
+  const gids = db.gidsOf(user);
+  for (const file of files) {
+    for (const line2 of (m.read(file) ?? "").split("\n")) {
+      const f2 = line2.replace(/#.*/, "").trim().split(/\s+/);
+      if (f2.length < 4 || f2[2] !== "memlock" || f2[1] === "soft") continue;
+      const dom = f2[0];
+      const applies = dom === "*" || dom === user.name || dom.startsWith("@") && (() => {
+        const g = db.group(dom.slice(1));
+        return !!g && gids.includes(g.gid);
+      })();
+      if (!applies) continue;
+      const v = f2[3] === "unlimited" || f2[3] === "infinity" || f2[3] === "-1" ? "unlimited" : Number(f2[3]) * 1024;
+      if (v === "unlimited" || Number.isFinite(v)) out.push([file, line2.trim(), v]);
+    }
+  }
+  return out;
+}
+function memlockSteps(m, run, runner, probe2, r, db) {
+  const svc = r.runnerDir ? readPlain(join17(r.runnerDir, ".service"))?.trim() || null : null;
+  const need = `XRT needs ~${formatBytes(MEMLOCK_NEEDED)} of locked memory`;
+  if (!svc) {
+    run.add(
+      "memlock",
+      "warn",
+      `the runner is not installed as a service (no .service in the runner dir): the probe inherits the memlock limit of whatever starts ./run.sh; ${need}`,
+      "start the runner with LimitMEMLOCK=infinity (a systemd unit), or ulimit -l unlimited before ./run.sh"
+    );
+  } else {
+    const c = m.run("systemctl", ["show", "-p", "LimitMEMLOCK", "--value", svc], 15e3);
+    const v = c.status === 0 ? parseSystemdLimit(c.stdout) : null;
+    const fixLine = `sudo systemctl edit ${svc} with [Service] LimitMEMLOCK=infinity, then restart it`;
+    if (v === null) run.add("memlock", "warn", `cannot read ${svc}'s LimitMEMLOCK (systemctl show: ${c.status === 0 ? JSON.stringify(c.stdout.trim()) : why(c)}); the probe inherits it`, fixLine);
+    else if (v === "unlimited" || v >= MEMLOCK_NEEDED) run.add("memlock", "already", `${svc}: LimitMEMLOCK=${v === "unlimited" ? "infinity" : formatBytes(v)}; the probe inherits it`);
+    else run.add("memlock", "warn", `${svc}: LimitMEMLOCK=${formatBytes(v)}, inherited by the probe; ${need}`, fixLine);
+  }
+  if (runner.uid === 0 || !probe2) return;
+  const pam = m.read("/etc/pam.d/sudo") ?? "";
+  if (!/^\s*session\s+\S+\s+pam_limits\.so/m.test(pam)) return;
+  const low2 = memlockEntries(m, probe2, db).filter(([, , v]) => v !== "unlimited" && v < MEMLOCK_NEEDED);
+  if (low2.length) {
+    const [file, line2, v] = low2[0];
+    run.add(
+      "memlock-sudo",
+      "warn",
+      `sudo applies ${file} "${line2}" (${formatBytes(v)}) to ${probe2.name}; ${need}`,
+      `add "${probe2.name} - memlock unlimited" to /etc/security/limits.d/npu-block-gate.conf`
+    );
+  }
+}
+function ensureDir(fs, dir, owner, dry) {
+  const made = [];
+  const missing2 = [];
+  for (let d = dir; !fs.lstat(d); d = dirname10(d)) {
+    missing2.unshift(d);
+    if (d === dirname10(d)) break;
+  }
+  if (dry) return missing2;
+  for (const d of missing2) {
+    try {
+      mkdirSync7(d, { mode: 493 });
+      const st = fs.lstat(d);
+      fs.chmod(d, 493, st.uid);
+      fs.chown(d, owner.uid, owner.gid, st.uid);
+    } catch (e) {
+      throw fsError(e, d, "cannot create the directory");
+    }
+    made.push(d);
+  }
+  return made;
+}
+function walk(fs, root, skip, visit) {
+  const stack = [root];
+  while (stack.length) {
+    const p = stack.pop();
+    if (skip.includes(p)) continue;
+    const st = fs.lstat(p);
+    if (!st) continue;
+    visit(p, st);
+    if (st.kind === "dir") for (const n of fs.readdir(p) ?? []) stack.push(join17(p, n));
+  }
+}
+function cacheStep(fs, run, id2, dir, skip, owner, probe2, dry) {
+  const made = ensureDir(fs, dir, owner, dry);
+  const root = realOr(dir);
+  const skipReal = skip.map(realOr);
+  let entries = 0;
+  let chown = 0;
+  let chmod = 0;
+  const foreign = [];
+  walk(fs, root, skipReal, (p, st) => {
+    if (st.kind !== "dir" && st.kind !== "file") return;
+    entries++;
+    const want = st.kind === "dir" || st.mode & 64 ? 493 : 420;
+    const fromProbe = !!probe2 && st.uid === probe2.uid;
+    if (!fromProbe && st.uid !== owner.uid) {
+      foreign.push(p);
+      return;
+    }
+    if (fromProbe) chown++;
+    if (st.mode !== want) chmod++;
+    if (dry) return;
+    try {
+      if (fromProbe) fs.chown(p, owner.uid, owner.gid, st.uid);
+      if (st.mode !== want || fromProbe) fs.chmod(p, want, owner.uid);
+    } catch (e) {
+      throw fsError(e, p, fromProbe ? "cannot change the owner" : "cannot change the mode");
+    }
+  });
+  const what = `owned by ${owner.name}, directories 0755, files 0644 (0755 when executable)`;
+  const n = plural(entries, "entry", "entries");
+  const left = foreign.length ? `; ${foreign.length} owned by another user left alone (e.g. ${foreign[0]})` : "";
+  const leftFix = foreign.length ? `chown -R ${owner.name}: ${dir} if nothing else should own them, then run setup again` : null;
+  if (dry && made.length) run.add(id2, "would", `create ${dir}, ${what}`);
+  else if (!made.length && !chown && !chmod) run.add(id2, foreign.length ? "warn" : "already", `${dir}: ${n}, ${what}${left}`, leftFix);
+  else {
+    const parts = [made.length ? `created ${made.join(", ")}` : "", chown ? `${dry ? "hand" : "handed"} ${chown} of ${probe2?.name ?? "the probe user"}'s to ${owner.name}` : "", chmod ? `${dry ? "change" : "changed"} the mode of ${chmod}` : ""].filter(Boolean);
+    run.add(id2, foreign.length ? "warn" : dry ? "would" : "done", `${dir}: ${parts.join(", ")} (${n}): ${what}${left}`, leftFix);
+  }
+}
+function hfSteps(fs, run, r, runner, probe2, dry, fix) {
+  const hub = r.hubDir;
+  if (!fs.lstat(hub)) run.add("hf-cache", "skipped", `no HF hub cache at ${hub} (pass --hf-home)`);
+  else {
+    let entries = 0;
+    const writable = [];
+    const unreadable = [];
+    const probeOwned = [];
+    const foreign = [];
+    const acts = [];
+    walk(fs, realOr(hub), [], (p, st) => {
+      if (st.kind !== "dir" && st.kind !== "file") return;
+      entries++;
+      const read = st.kind === "dir" ? 5 : 4;
+      let want = st.mode;
+      if (st.mode & 18) {
+        writable.push(p);
+        want &= ~18;
+      }
+      if ((st.mode & read) !== read) {
+        unreadable.push(p);
+        want |= read;
+      }
+      const fromProbe = !!probe2 && st.uid === probe2.uid;
+      if (fromProbe) probeOwned.push(p);
+      if (!fromProbe && st.uid !== runner.uid) {
+        if (want !== st.mode) foreign.push(p);
+        return;
+      }
+      if (want === st.mode && !fromProbe) return;
+      acts.push(() => {
+        try {
+          if (fromProbe) fs.chown(p, runner.uid, runner.gid, st.uid);
+          fs.chmod(p, want, runner.uid);
+        } catch (e) {
+          throw fsError(e, p, "cannot repair");
+        }
+      });
+    });
+    const n = plural(entries, "entry", "entries");
+    const found = [
+      writable.length ? `${writable.length} group/world-writable (e.g. ${writable[0]})` : "",
+      unreadable.length ? `${unreadable.length} not readable by others (e.g. ${unreadable[0]})` : "",
+      probeOwned.length ? `${probeOwned.length} owned by ${probe2.name} (e.g. ${probeOwned[0]})` : ""
+    ].filter(Boolean).join("; ");
+    const left = foreign.length ? `; ${foreign.length} of them owned by another user, left alone (e.g. ${foreign[0]})` : "";
+    const leftFix = foreign.length ? `chown -R ${runner.name}: ${hub} if nothing else should own them, then run setup again` : null;
+    if (!found) run.add("hf-cache", "already", `${hub}: ${n}, readable by the probe user, writable only by their owners`);
+    else if (!fix) run.add("hf-cache", "warn", `${hub} (${n}): ${found}${left}`, `run setup again with --fix (chmod go-w, o+rX; chown ${probe2?.name ?? "the probe user"}'s to ${runner.name})${leftFix ? `; ${leftFix}` : ""}`);
+    else if (dry) run.add("hf-cache", foreign.length ? "warn" : "would", `repair ${hub} (${n}): ${found}${left}`, leftFix);
+    else if (!acts.length) run.add("hf-cache", "warn", `${hub} (${n}): ${found}${left}`, leftFix);
+    else {
+      for (const a of acts) a();
+      run.add("hf-cache", foreign.length ? "warn" : "done", `repaired ${hub} (${n}): ${found}${left}`, leftFix);
+    }
+  }
+  const tokens = ["token", "stored_tokens"].map((f2) => join17(r.hfHome, f2)).map((p) => [p, fs.lstat(p)]).filter((x) => x[1]?.kind === "file");
+  const open = tokens.filter(([, st]) => st.mode & 63);
+  if (!tokens.length) run.add("hf-token", "already", `no HF token stored in ${r.hfHome}`);
+  else if (!open.length) run.add("hf-token", "already", `${tokens.map(([p, st]) => `${p} (${octal(st.mode)})`).join(", ")}: only its owner reads it`);
+  else {
+    const list3 = open.map(([p, st]) => `${p} (mode ${octal(st.mode)})`).join(", ");
+    const cmd = `chmod 600 ${open.map(([p]) => p).join(" ")}`;
+    if (!fix) run.add("hf-token", "warn", `${list3}: the probe user can read the HF token`, `${cmd} (or run setup again with --fix)`);
+    else if (dry) run.add("hf-token", "would", `chmod 600 ${list3}`);
+    else {
+      for (const [p, st] of open) {
+        try {
+          fs.chmod(p, st.mode & 448, st.uid);
+        } catch (e) {
+          throw fsError(e, p, "cannot change the mode");
+        }
+      }
+      run.add("hf-token", "done", `chmod 600 ${list3}`);
+    }
+  }
+}
+function workDirStep(fs, run, r, runner, group, dry) {
+  const dir = r.workDir;
+  const why2 = "what the runner creates below carries the group; not group-writable (the probe writes only its run's model dir and run dir)";
+  let st = fs.lstat(dir);
+  if (!group || !st && dry) {
+    run.add("work-dir", "would", `${st ? "" : "create "}${dir}: owner ${runner.name}, group ${PROBE_GROUP}, setgid (${octal(1517)}): ${why2}`);
+    return;
+  }
+  let created = false;
+  if (!st) {
+    ensureDir(fs, dir, runner, false);
+    created = true;
+    st = fs.lstat(dir);
+  }
+  const want = (st.mode & 493 | 1064) & ~18;
+  const own = st.gid !== group.gid;
+  if (!created && !own && st.mode === want) {
+    run.add("work-dir", "already", `${dir}: owner ${runner.name}, group ${PROBE_GROUP}, setgid (${octal(st.mode)}): ${why2}`);
+    return;
+  }
+  const changes = [created ? "created" : "", own ? `group ${PROBE_GROUP}` : "", st.mode !== want ? `mode ${octal(st.mode)} -> ${octal(want)}` : ""].filter(Boolean).join(", ");
+  if (dry) {
+    run.add("work-dir", "would", `${dir}: ${changes}: ${why2}`);
+    return;
+  }
+  try {
+    if (own) fs.chown(dir, runner.uid, group.gid, runner.uid);
+    fs.chmod(dir, want, runner.uid);
+  } catch (e) {
+    throw fsError(e, dir, "cannot set the group and mode");
+  }
+  run.add("work-dir", "done", `${dir}: ${changes}: ${why2}`);
+}
+function secretsStep(fs, run, runnerDir, probe2, db, dry, fix) {
+  const gids = probe2 ? db.gidsOf(probe2) : [];
+  const files = [".credentials", ".credentials_rsaparams", ".env"].map((f2) => join17(runnerDir, f2));
+  const open = [];
+  for (const p of files) {
+    const st = fs.lstat(p);
+    if (st?.kind !== "file") continue;
+    if (st.mode & 4 || st.mode & 32 && gids.includes(st.gid)) open.push([p, st]);
+  }
+  if (!open.length) {
+    run.add("runner-secrets", "already", `${runnerDir}: .credentials, .credentials_rsaparams and .env are not readable by the probe user`);
+    return;
+  }
+  const list3 = open.map(([p, st]) => `${p} (mode ${octal(st.mode)})`).join(", ");
+  if (!fix) run.add("runner-secrets", "warn", `the probe user can read ${list3}`, `chmod 600 ${open.map(([p]) => p).join(" ")} (or run setup again with --fix)`);
+  else if (dry) run.add("runner-secrets", "would", `chmod 600 ${list3}`);
+  else {
+    for (const [p, st] of open) {
+      try {
+        fs.chmod(p, st.mode & 448, st.uid);
+      } catch (e) {
+        throw fsError(e, p, "cannot change the mode");
+      }
+    }
+    run.add("runner-secrets", "done", `chmod 600 ${list3}`);
+  }
+}
+function canSearch(st, probe2, gids) {
+  if (probe2 && st.uid === probe2.uid) return !!(st.mode & 64);
+  if (gids.includes(st.gid)) return !!(st.mode & 8);
+  return !!(st.mode & 1);
+}
+function reachStep(fs, run, r, probe2, db, dry, fix, python) {
+  const gids = probe2 ? db.gidsOf(probe2) : [];
+  const targets = [r.cacheDir, r.refDir, r.hubDir, r.workDir, python && isAbsolute5(python) ? dirname10(python) : null].filter((t) => !!t && !!fs.lstat(t));
+  const blockers = /* @__PURE__ */ new Map();
+  for (const t of targets) {
+    const real = realOr(t);
+    const parts = real.split("/").filter(Boolean);
+    for (let i = 0; i <= parts.length; i++) {
+      const d = "/" + parts.slice(0, i).join("/");
+      const st = fs.lstat(d);
+      if (!st || st.kind !== "dir") continue;
+      if (!canSearch(st, probe2, gids) && !blockers.has(d)) blockers.set(d, { st, for: t });
+    }
+  }
+  if (!blockers.size) {
+    run.add("reach", "already", `${probe2?.name ?? r.probeName} can search every directory on the way to ${targets.join(", ")}`);
+    return;
+  }
+  const list3 = [...blockers].map(([d, b]) => `${d} (mode ${octal(b.st.mode)}, on the way to ${b.for})`).join("; ");
+  const dirs = [...blockers.keys()];
+  if (!fix) run.add("reach", "warn", `${r.probeName} cannot search ${list3}`, `chmod o+x ${dirs.join(" ")} (search only, no listing; or run setup again with --fix)`);
+  else if (dry) run.add("reach", "would", `chmod o+x ${list3}`);
+  else {
+    for (const [d, b] of blockers) {
+      try {
+        fs.chmod(d, b.st.mode | 1, b.st.uid);
+      } catch (e) {
+        throw fsError(e, d, "cannot change the mode");
+      }
+    }
+    run.add("reach", "done", `chmod o+x ${list3}`);
+  }
+}
+function pythonStep(m, fs, run, r, probe2, db, dry, uid, pending, python) {
+  if (!python) {
+    run.add("python", "skipped", `no --python: pass the Python the Action uses (its python input, or NPU_BLOCK_GATE_PYTHON) to check that ${r.probeName} can import numpy with it`);
+    return;
+  }
+  const check = `${python} -c "import numpy"`;
+  if (!probe2 || uid !== 0 || pending) {
+    run.add("python", dry ? "would" : "skipped", `check that ${r.probeName} can run ${check}${uid !== 0 ? " (needs root)" : ""}`);
+    return;
+  }
+  const args = ["--reuid", probe2.name, "--regid", String(probe2.gid), "--init-groups", "--", python, "-c", "import numpy"];
+  let c = runSbin(m, "setpriv", args, 12e4);
+  if (c.missing) c = m.run("sudo", ["-n", "-u", probe2.name, "--", python, "-c", "import numpy"], 12e4);
+  if (c.status === 0) {
+    run.add("python", "already", `${probe2.name} can run ${check}`);
+    return;
+  }
+  const gids = db.gidsOf(probe2);
+  const fixes = [];
+  if (isAbsolute5(python)) {
+    const parts = realOr(dirname10(python)).split("/").filter(Boolean);
+    const blocked = [];
+    for (let i = 0; i <= parts.length; i++) {
+      const d = "/" + parts.slice(0, i).join("/");
+      const st = fs.lstat(d);
+      if (st?.kind === "dir" && !canSearch(st, probe2, gids)) blocked.push(d);
+    }
+    if (blocked.length) fixes.push(`chmod o+x ${blocked.join(" ")}`);
+    const env = dirname10(dirname10(python));
+    fixes.push(`chmod -R o+rX ${env}`);
+  }
+  fixes.push(`or point --python (and the Action's python input) at a Python ${probe2.name} can read, with numpy`);
+  run.add("python", "fail", `${probe2.name} cannot run ${check}: ${why(c)}`, fixes.join("; "));
+}
+var LABEL2 = { done: "done", already: "already", would: "would", skipped: "skipped", warn: "WARN", fail: "FAIL" };
+function setupHeader(root, dry) {
+  return `npu-block-gate agent setup${root === "/" ? "" : ` (root ${root})`}${dry ? " (dry run: nothing changes)" : ""}
+`;
+}
+function renderStep(s) {
+  return `  ${LABEL2[s.status].padEnd(8)} ${s.id.padEnd(15)} ${s.detail}${s.fix ? `; fix: ${s.fix}` : ""}
+`;
+}
+function renderSummary(r) {
+  const warn = r.steps.filter((s) => s.status === "warn").length;
+  const fail2 = r.steps.filter((s) => s.status === "fail").map((s) => s.id);
+  const would = r.steps.filter((s) => s.status === "would").length;
+  const tail = `${warn ? `; ${plural(warn, "warning")}` : ""}${fail2.length ? `; failed: ${fail2.join(", ")} (exit 3)` : ""}`;
+  if (r.dry_run) return `dry run: ${would ? `${plural(would, "step")} would change something` : "nothing would change"}${tail}
+`;
+  if (!r.changed) return `nothing to change: already set up for ${r.probe_user}${tail}
+`;
+  return `${plural(r.changed, "change")} made; the runner starts the probe as ${r.probe_user}${tail}
+`;
+}
+
 // src/agent/cli.ts
 var AGENT_HELP = `npu-block-gate agent: the self-hosted NPU runner side
 
 Usage:
+  npu-block-gate agent setup [--user NAME] [--runner-user NAME] [--runner-dir D | --work-dir W] [--cache-dir DIR]
+        [--hf-home DIR] [--python P] [--fix] [--dry-run] [--json] [--root DIR]
+      as root, once: the probe user that runs pull requests' model code (uid isolation), its sudoers
+      rule, the NPU group, the caches read-only for it, the work dir's shared group (agent setup --help)
   npu-block-gate agent doctor [--json] [--root DIR] [--python P] [--cache-dir DIR] [--functional] [--functional-test T]
       health checks. Device: the NPU on the PCI bus (AMD 1022:1502/17f0/...), amdxdna loaded and
       bound to it, its /dev/accel node, the firmware (sysfs), this boot's kernel log (wedge
@@ -30668,6 +32062,8 @@ Options:
   --functional-test T  the xrt-smi validate test (default latency; verify before XRT 2.18)
   --functional-max-age S  reuse a functional result younger than S seconds (default ${FUNCTIONAL_MAX_AGE_S})
   --functional-timeout S  give xrt-smi validate S seconds (default ${FUNCTIONAL_TIMEOUT_S})
+  --fix                setup: also repair what it otherwise reports (HF cache, tokens, search permission)
+  --dry-run            setup: say what would change, change nothing
   --fork-policy P      pull requests from forks: probe-only (default: pull_request only, where
                        GitHub withholds secrets and write tokens), allow, deny
   --token-file F       a file (mode 600) with a token that may administer the runner's labels
@@ -30676,6 +32072,50 @@ Options:
 Exit codes: 0 ok, 1 a job-started hook refused the job, 2 usage or bad input, 3 infrastructure
 (a doctor check failed, lock wait timed out, the GitHub API or the service stop failed, the
 functional probe did not pass at undrain).
+`;
+var SETUP_HELP = `npu-block-gate agent setup: prepare this runner for uid isolation of the probe
+
+Usage:
+  sudo npu-block-gate agent setup --runner-user R --runner-dir D [--python P] [options]
+
+The probe runs a pull request's model code. With uid isolation it runs as a separate user that
+cannot read the runner's processes, tokens or files and cannot write the caches. Run as root
+(only --dry-run works without); each step prints one line: done, already (so), would (--dry-run),
+skipped, WARN (yours to do; --fix does some) or FAIL. A second run changes nothing.
+
+  probe-user       create the system user (default ${DEFAULT_PROBE_USER}; no login shell, no home), or use --user's
+  group            create the group ${PROBE_GROUP}; add the runner user and the probe user to it
+  setup-file       write ${SETUP_FILE} (0644) naming the probe user: the Action reads it
+  sudoers          a runner that is not root: ${SUDOERS_FILE} (0440, checked with visudo -cf):
+                     <runner> ALL=(<probe user>) NOPASSWD:SETENV: ALL
+                   (SETENV: the Action runs sudo -E with an environment it has already scrubbed)
+  npu-access       add the probe user to the group of /dev/accel/accel0
+  memlock          the runner service's LimitMEMLOCK (the probe inherits it) and sudo's pam_limits
+  kernel-cache, reference-cache
+                   owned by the runner user, directories 0755, files 0644: the probe reads, never writes
+  hf-cache, hf-token
+                   the HF hub cache readable and not group/world-writable; a stored HF token 0600
+  work-dir         the runner's work dir: group ${PROBE_GROUP}, setgid, not group-writable
+  runner-secrets   the runner's .credentials, .credentials_rsaparams and .env unreadable by the probe user
+  reach            the probe user can search every directory on the way to the caches, work dir, Python
+  switch, python   the runner user can start processes as the probe user; P -c "import numpy" works as it
+
+Options:
+  --user NAME          the probe user (default ${DEFAULT_PROBE_USER})
+  --runner-user NAME   the user the runner service runs as (default $SUDO_USER, else this user)
+  --runner-dir D       the runner's install dir (with .runner, .service); default ~R/actions-runner
+  --work-dir W         the runner's work dir (default D/_work, or .runner's workFolder)
+  --cache-dir DIR      the kernel cache root (default $NPU_BLOCK_GATE_CACHE_DIR, else ~R/.cache/npu-block-gate);
+                       the reference cache is DIR/reference ($NPU_BLOCK_GATE_REF_CACHE)
+  --hf-home DIR        HF_HOME of the runner (default $HF_HOME, else ~R/.cache/huggingface); its hub/ is checked
+  --python P           the Python the Action runs the probe with: checked as the probe user
+  --fix                repair the HF cache, token files, the runner's credentials and search permission too
+  --dry-run            change nothing; say what would change
+  --json               the steps as JSON
+  --root DIR           system files (/etc, /dev) under DIR (tests, containers; useradd etc. get --prefix DIR)
+
+Exit codes: 0 set up (warnings are printed), 2 bad input or not root (one line), 3 a command or
+file operation failed (one line naming it) or a check (switch, python) failed.
 `;
 var OPTIONS = {
   json: { type: "boolean" },
@@ -30705,10 +32145,16 @@ var OPTIONS = {
   textfile: { type: "string" },
   reason: { type: "string" },
   force: { type: "boolean" },
+  user: { type: "string" },
+  "runner-user": { type: "string" },
+  "work-dir": { type: "string" },
+  fix: { type: "boolean" },
+  "dry-run": { type: "boolean" },
   help: { type: "boolean", short: "h" }
 };
 var FUNCTIONAL_OPTS = ["functional-test", "functional-max-age", "functional-timeout"];
 var ALLOWED = {
+  setup: ["json", "root", "user", "runner-user", "runner-dir", "work-dir", "cache-dir", "hf-home", "python", "fix", "dry-run", "help"],
   doctor: ["json", "root", "python", "cache-dir", "state-dir", "functional", ...FUNCTIONAL_OPTS, "runner-dir", "help"],
   status: ["json", "root", "cache-dir", "state-dir", "help"],
   drain: ["root", "runner-dir", "token-file", "label", "api-url", "reason", "state-dir", "json", "help"],
@@ -30782,7 +32228,7 @@ function parseAgent(argv) {
     sub = `${sub} ${rest[0]}`;
     rest = rest.slice(1);
   }
-  if (!(sub in ALLOWED)) throw new InputError(`unknown agent command ${JSON.stringify(sub)} (agent commands: doctor, status, drain, undrain, cache stats|gc, lock status|wait, hooks install)`);
+  if (!(sub in ALLOWED)) throw new InputError(`unknown agent command ${JSON.stringify(sub)} (agent commands: setup, doctor, status, drain, undrain, cache stats|gc, lock status|wait, hooks install)`);
   if (rest.length) throw new InputError(`unexpected argument ${JSON.stringify(rest[0])} (see npu-block-gate agent --help)`);
   for (const k of Object.keys(values)) {
     if (!ALLOWED[sub].includes(k)) throw new InputError(`option --${k} does not apply to agent ${sub} (see npu-block-gate agent --help)`);
@@ -30818,12 +32264,16 @@ function testName(v) {
 }
 function needRunnerDir(v, sub) {
   if (!v["runner-dir"]) throw new InputError(`agent ${sub} needs --runner-dir (the runner's install dir, with its .runner file)`, "--runner-dir");
-  return resolve9(v["runner-dir"]);
+  return resolve10(v["runner-dir"]);
 }
 var json = (x) => JSON.stringify(x, null, 2) + "\n";
 async function agentMain(argv, out = process.stdout, err = process.stderr, deps = {}) {
   try {
     const { sub, values } = parseAgent(argv);
+    if (sub === "setup" && values.help) {
+      out.write(SETUP_HELP);
+      return EXIT.pass;
+    }
     if (sub === "help" || values.help) {
       out.write(AGENT_HELP);
       return EXIT.pass;
@@ -30831,7 +32281,7 @@ async function agentMain(argv, out = process.stdout, err = process.stderr, deps 
     const m = new Machine({ ...deps, root: values.root ?? deps.root });
     const env = m.env;
     const cacheDir = values["cache-dir"] ?? null;
-    const stateDir = values["state-dir"] ? resolve9(values["state-dir"]) : defaultStateDir(m);
+    const stateDir = values["state-dir"] ? resolve10(values["state-dir"]) : defaultStateDir(m);
     const functional = {
       functionalTest: testName(values["functional-test"]),
       functionalMaxAgeS: secondsOption("functional-max-age", values["functional-max-age"], FUNCTIONAL_MAX_AGE_S),
@@ -30839,6 +32289,34 @@ async function agentMain(argv, out = process.stdout, err = process.stderr, deps 
     };
     const service = serviceName(values["runner-dir"] ?? null);
     switch (sub) {
+      case "setup": {
+        const dryRun = !!values["dry-run"];
+        let started = false;
+        const head = () => {
+          if (!started && !values.json) out.write(setupHeader(m.root, dryRun));
+          started = true;
+        };
+        const r = setup(m, {
+          user: values.user ?? null,
+          runnerUser: values["runner-user"] ?? null,
+          runnerDir: values["runner-dir"] ?? null,
+          workDir: values["work-dir"] ?? null,
+          cacheDir,
+          hfHome: values["hf-home"] ?? null,
+          python: values.python ?? null,
+          fix: !!values.fix,
+          dryRun,
+          uid: deps.uid,
+          fs: deps.setupFs,
+          onStep: values.json ? void 0 : (st) => {
+            head();
+            out.write(renderStep(st));
+          }
+        });
+        head();
+        out.write(values.json ? json(r) : renderSummary(r));
+        return r.exit_code;
+      }
       case "doctor": {
         const { checks } = doctorReport(m, { cacheDir, python: values.python ?? null, stateDir, functional: values.functional ? "always" : "never", service, ...functional });
         const s = summarize2(checks);
@@ -31020,7 +32498,10 @@ Usage: npu-block-gate check --model-dir DIR [options]
 
 Runs block 0 on the NPU and the HF bf16 reference (one Python process), judges layer-0 ffn_out
 against G1-G3, and records the result in <model>/docs/development_progress/phase2_block.md and
-<model>/TODO.md (G4). Documents are written only after the verdict, all or none.
+<model>/TODO.md (G4). Documents are written only after the verdict, all or none. The lens judges
+every boundary inside block 0 (informational: a boundary well under the threshold while ffn_out
+passes is a warning); on a failed gate, or when the lens names a boundary, the bisect runs (the
+model's hook, or the CPU twins of the real tree's ELFs: the first launch off its twin).
 
 Options:
   --model-dir DIR        the model dir, programming_examples/llms/<model> in an mlir-air tree (required)
@@ -31032,6 +32513,13 @@ ${MODEL_OPTIONS}
   --no-docs              do not write phase2_block.md / TODO.md (gate G4 is then skipped)
   --no-bisect            on a failed gate, do not bisect kernel by kernel
   --layers               also compare every layer (informational table, as make diagnosis; runs the full prefill)
+  --positions N          run block 0 on N real tokens (the prompt continued with the prompt set, repeated as
+                         needed; at most the compiled seq_len, 2048 in production): position-dependent bugs show
+  --no-boundaries        skip the lens (every boundary inside block 0, NPU against HF; informational)
+  --emulate              no NPU: the tree's own block on the probe's emulated runtime (CPU twins of the ELFs,
+                         models of scripts/probe/elf_boundaries.json; dimensions from the HF checkpoint); for
+                         tests: every report marks the run EMULATED, and TODO.md is left as it is
+  --inject BUG           with --emulate: one named bug in the emulated NPU: ${INJECTIONS.join(", ")}
   --no-cache             compile every kernel; do not restore or store the kernel cache
   --cache-dir DIR        kernel cache root (default $NPU_BLOCK_GATE_CACHE_DIR or ~/.cache/npu-block-gate)
   --commit SHA           key the history row by SHA: hex, 7-64 digits, or "uncommitted" (default: the tree's git HEAD)
@@ -31074,6 +32562,10 @@ var OPTIONS2 = {
   "no-docs": { type: "boolean" },
   "no-bisect": { type: "boolean" },
   layers: { type: "boolean" },
+  positions: { type: "string" },
+  "no-boundaries": { type: "boolean" },
+  emulate: { type: "boolean" },
+  inject: { type: "string" },
   "no-cache": { type: "boolean" },
   "cache-dir": { type: "string" },
   model: { type: "string" },
@@ -31085,7 +32577,7 @@ var OPTIONS2 = {
   version: { type: "boolean" }
 };
 var ALLOWED2 = {
-  check: ["model-dir", "prompt-style", "prompt", "python", "out", "force", "threshold", "timeout", "commit", "no-docs", "no-bisect", "no-cache", "cache-dir", "layers", "model", "cpu-attn", "npu-attn", "online", "json", "help"],
+  check: ["model-dir", "prompt-style", "prompt", "python", "out", "force", "threshold", "timeout", "commit", "no-docs", "no-bisect", "no-cache", "cache-dir", "layers", "positions", "no-boundaries", "emulate", "inject", "model", "cpu-attn", "npu-attn", "online", "json", "help"],
   plan: ["model-dir", "prompt-style", "prompt", "python", "model", "cpu-attn", "npu-attn", "online", "timeout", "json", "help"],
   report: ["run-dir", "model-dir", "threshold", "commit", "no-docs", "json", "help"]
 };
@@ -31123,8 +32615,9 @@ function planFrom(command, v, now = /* @__PURE__ */ new Date()) {
   if ((command === "check" || command === "plan") && !v["model-dir"]) throw new InputError(`${command} needs --model-dir DIR (see npu-block-gate ${command} --help)`);
   if (v["cpu-attn"] && v["npu-attn"]) throw new InputError("--cpu-attn and --npu-attn exclude each other");
   if (command === "report" && !v["run-dir"]) throw new InputError("report needs --run-dir DIR (see npu-block-gate report --help)");
+  if (v.inject !== void 0 && !v.emulate) throw new InputError("--inject needs --emulate (bugs are injected into the emulated NPU only)");
   const modelDir = v["model-dir"] ?? null;
-  const runDir = command === "report" ? v["run-dir"] : v.out ?? defaultRunDirName(basename5(resolve10(modelDir)), now);
+  const runDir = command === "report" ? v["run-dir"] : v.out ?? defaultRunDirName(basename5(resolve11(modelDir)), now);
   return {
     mode: command === "report" ? "report" : "full",
     modelDir,
@@ -31139,6 +32632,10 @@ function planFrom(command, v, now = /* @__PURE__ */ new Date()) {
     writeDocs: !v["no-docs"],
     bisect: !v["no-bisect"],
     layers: !!v.layers,
+    boundaries: !v["no-boundaries"],
+    positions: v.positions !== void 0 ? parsePositions(v.positions, "--positions") : null,
+    emulate: !!v.emulate,
+    inject: v.inject !== void 0 ? parseInject(v.inject, "--inject") : null,
     cache: command === "check" && !v["no-cache"],
     cacheDir: v["cache-dir"] ?? null,
     cacheWrite: true,
@@ -31200,7 +32697,7 @@ ${renderTerminal(result.report)}
     return code2;
   }
 }
-var invoked = process.argv[1] ? resolve10(process.argv[1]) : "";
+var invoked = process.argv[1] ? resolve11(process.argv[1]) : "";
 if (invoked.endsWith("cli.js") || invoked.endsWith("cli.ts") || basename5(invoked) === "npu-block-gate") {
   main(process.argv.slice(2)).then((code2) => {
     process.exitCode = code2;
