@@ -121,6 +121,9 @@ maybe('ignored_rmsnorm_weight on llama32_1b: under the threshold only downstream
   assert.is(lens.onset!.name, 'attn_norm');
   assert.ok(lens.onset!.order < lens.firstBelow!.order);
   assert.match(r.comment, 'The divergence begins earlier, at `attn_norm`');
+  // Well below the threshold far downstream: the warning points back to where it begins.
+  const w = rep.warnings.find((x) => x.id === 'lens');
+  if (w) assert.match(w.message, 'the divergence begins at attn_norm (RMSNorm); likely norm weight');
   const o = rep.bisect!.launchOffender!;
   assert.equal([o.launch, o.buffer, o.boundary], ['rms_gemms_rope', 'normed', 'attn_norm']);
   assert.is(o.hint!.boundary, 'RMSNorm');

@@ -181,10 +181,12 @@ export function lensWarning(lens: LensReport, ffnOutPasses: boolean): Warning | 
   const r = lens.rows.find((x) => !(lowest(x) >= lens.wellBelow));
   if (!r) return null;
   lens.hiding = named(r);
-  const name = isId(r.name) ? r.name : '(unnamed boundary)';
-  const h = lens.hiding.hint;
+  const label = (n: LensNamed) => `${isId(n.name) ? n.name : '(unnamed boundary)'}${n.step ? ` (${n.step})` : ''}`;
+  // Where the divergence begins, when that is earlier: the hint belongs there.
+  const onset = lens.onset && lens.onset.order < r.order ? lens.onset : null;
+  const h = (onset ?? lens.hiding).hint;
   return {
     id: 'lens',
-    message: `the lens: boundary ${name}${r.step ? ` (${r.step})` : ''} is well below the threshold (cosine ${fmtCos(r.wholeCosine)}, per-position min ${fmtCos(r.perPositionMin)}; threshold ${formatThreshold(lens.threshold)}) while ffn_out passes the gates: the ffn_out gate may be hiding a bug${h ? `; likely ${h.cause}` : ''}`,
+    message: `the lens: boundary ${label(lens.hiding)} is well below the threshold (cosine ${fmtCos(r.wholeCosine)}, per-position min ${fmtCos(r.perPositionMin)}; threshold ${formatThreshold(lens.threshold)}) while ffn_out passes the gates: the ffn_out gate may be hiding a bug${onset ? `; the divergence begins at ${label(onset)}` : ''}${h ? `; likely ${h.cause}` : ''}`,
   };
 }
