@@ -24234,11 +24234,12 @@ function lensWarning(lens, ffnOutPasses) {
   const r = lens.rows.find((x) => !(lowest(x) >= lens.wellBelow));
   if (!r) return null;
   lens.hiding = named(r);
-  const name = isId(r.name) ? r.name : "(unnamed boundary)";
-  const h = lens.hiding.hint;
+  const label2 = (n) => `${isId(n.name) ? n.name : "(unnamed boundary)"}${n.step ? ` (${n.step})` : ""}`;
+  const onset = lens.onset && lens.onset.order < r.order ? lens.onset : null;
+  const h = (onset ?? lens.hiding).hint;
   return {
     id: "lens",
-    message: `the lens: boundary ${name}${r.step ? ` (${r.step})` : ""} is well below the threshold (cosine ${fmtCos(r.wholeCosine)}, per-position min ${fmtCos(r.perPositionMin)}; threshold ${formatThreshold(lens.threshold)}) while ffn_out passes the gates: the ffn_out gate may be hiding a bug${h ? `; likely ${h.cause}` : ""}`
+    message: `the lens: boundary ${label2(lens.hiding)} is well below the threshold (cosine ${fmtCos(r.wholeCosine)}, per-position min ${fmtCos(r.perPositionMin)}; threshold ${formatThreshold(lens.threshold)}) while ffn_out passes the gates: the ffn_out gate may be hiding a bug${onset ? `; the divergence begins at ${label2(onset)}` : ""}${h ? `; likely ${h.cause}` : ""}`
   };
 }
 
