@@ -23790,7 +23790,10 @@ var HISTORY_HEADER = [
 function historyKey(r) {
   const text4 = r.prompt?.text ?? "";
   const hash = createHash("sha256").update(text4).digest("hex").slice(0, 8);
-  return { commit: r.commit.slice(0, 12), prompt: `${r.prompt?.style ?? "prompt"}:${hash}` };
+  const positions = r.prompt?.positions ? `@${r.prompt.real_len}` : "";
+  const inject = r.emulate?.inject && /^[A-Za-z0-9_.-]{1,64}$/.test(r.emulate.inject) ? `:${r.emulate.inject}` : "";
+  const emulated = r.emulate ? `~emulated${inject}` : "";
+  return { commit: r.commit.slice(0, 12), prompt: `${r.prompt?.style ?? "prompt"}:${hash}${positions}${emulated}` };
 }
 function shapeOf(r) {
   return r.metrics ? `${r.metrics.realLen}x${r.metrics.cols}` : "n/a";

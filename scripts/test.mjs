@@ -43,13 +43,12 @@ if (only !== 'py') {
   const r = await run(process.execPath, [join(root, 'node_modules/uvu/bin.js'), '-r', 'tsx', 'test', '\\.test\\.ts$']);
   const total = Number(/Total:\s+(\d+)/.exec(r.out)?.[1] ?? NaN);
   const ok = Number(/Passed:\s+(\d+)/.exec(r.out)?.[1] ?? NaN);
-  const skipped = Number(/Skipped:\s+(\d+)/.exec(r.out)?.[1] ?? 0);
   if (Number.isNaN(total) || Number.isNaN(ok)) {
     broken = true;
     console.error('test: the uvu run printed no totals (a suite crashed while loading?)');
   } else {
     passed += ok;
-    failed += total - ok - skipped;
+    failed += total - ok; // uvu's Total already leaves the skipped tests out
   }
   if (r.code !== 0) broken = true;
 }

@@ -133,4 +133,19 @@ test('TODO: created from the deploy-new-llm template with the resolved config', 
   assert.ok(todoTemplate('m', null, null).includes('## Active blockers'));
 });
 
+
+test('history: an emulated run or a run on N positions keeps a row of its own beside the NPU run of the same commit', () => {
+  const npu = fakeReport();
+  const emulated: Report = { ...fakeReport(), emulate: { runtime: 'twins', inject: null } };
+  const injected: Report = { ...fakeReport(), emulate: { runtime: 'twins', inject: 'rope_k_only' } };
+  const positions: Report = { ...fakeReport(), prompt: { ...fakeReport().prompt!, positions: { requested: 2048, real_len: 2048, method: 'repeated' } as never, real_len: 2048 } };
+  const keys = [npu, emulated, injected, positions].map((r) => historyKey(r).prompt);
+  assert.is(new Set(keys).size, 4, keys.join(' '));
+  let doc = updatePhase2(null, npu, renderMarkdown(npu, { flavor: 'doc' }), 'phase2_block.md');
+  doc = updatePhase2(doc, emulated, renderMarkdown(emulated, { flavor: 'doc' }), 'phase2_block.md');
+  const rows = readHistory(doc, 'phase2_block.md');
+  assert.is(rows.length, 2);
+  assert.ok(rows.some((h) => h.prompt.endsWith('~emulated')) && rows.some((h) => !h.prompt.includes('~')));
+});
+
 test.run();

@@ -15,11 +15,15 @@ export const HISTORY_HEADER = [
 
 export interface HistoryKey { commit: string; prompt: string }
 
-/** A re-run of the same commit on the same prompt replaces its own row. */
+/** A re-run of the same commit on the same prompt replaces its own row. A run on N positions, or
+ * on the emulated runtime (no NPU), is a row of its own: it never replaces the real NPU's row. */
 export function historyKey(r: Report): HistoryKey {
   const text = r.prompt?.text ?? '';
   const hash = createHash('sha256').update(text).digest('hex').slice(0, 8);
-  return { commit: r.commit.slice(0, 12), prompt: `${r.prompt?.style ?? 'prompt'}:${hash}` };
+  const positions = r.prompt?.positions ? `@${r.prompt.real_len}` : '';
+  const inject = r.emulate?.inject && /^[A-Za-z0-9_.-]{1,64}$/.test(r.emulate.inject) ? `:${r.emulate.inject}` : '';
+  const emulated = r.emulate ? `~emulated${inject}` : '';
+  return { commit: r.commit.slice(0, 12), prompt: `${r.prompt?.style ?? 'prompt'}:${hash}${positions}${emulated}` };
 }
 
 function shapeOf(r: Report): string {
