@@ -20776,7 +20776,8 @@ function runOnce(c, a, h) {
   if (a.isolation && missing(c.command)) return Promise.resolve({ kind: "skip", why: "not found" });
   const env = { ...probeEnv(process.env), PYTHONUNBUFFERED: "1", PYTHONDONTWRITEBYTECODE: "1", ...a.extraEnv };
   const plain2 = [c.command, probeDir(), a.subcommand, ...a.args];
-  const argv = a.isolation ? a.isolation.wrap(plain2, { writable: a.writable ?? [], readable: a.readable, env: process.env, probeEnv: env, network: !!a.network }) : plain2;
+  const own = [dirname2(dirname2(probeDir())), ...c.command.includes("/") ? [dirname2(dirname2(c.command))] : []];
+  const argv = a.isolation ? a.isolation.wrap(plain2, { writable: a.writable ?? [], readable: [...own, ...a.readable ?? []], env: process.env, probeEnv: env, network: !!a.network }) : plain2;
   const wantsEvents = a.args.includes("--events");
   return new Promise((resolve12, reject) => {
     const child = spawn(argv[0], argv.slice(1), {

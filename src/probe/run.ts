@@ -145,7 +145,10 @@ function runOnce(c: PythonCandidate, a: ProbeArgs, h: ProbeHandlers): Promise<On
   if (a.isolation && missing(c.command)) return Promise.resolve({ kind: 'skip', why: 'not found' });
   const env = { ...probeEnv(process.env), PYTHONUNBUFFERED: '1', PYTHONDONTWRITEBYTECODE: '1', ...a.extraEnv };
   const plain = [c.command, probeDir(), a.subcommand, ...a.args];
-  const argv = a.isolation ? a.isolation.wrap(plain, { writable: a.writable ?? [], readable: a.readable, env: process.env, probeEnv: env, network: !!a.network }) : plain;
+  // The sandbox has a private /tmp: the probe's own code and the interpreter's prefix (a venv may sit
+  // in a checkout under /tmp) are bound back read-only.
+  const own = [dirname(dirname(probeDir())), ...(c.command.includes('/') ? [dirname(dirname(c.command))] : [])];
+  const argv = a.isolation ? a.isolation.wrap(plain, { writable: a.writable ?? [], readable: [...own, ...(a.readable ?? [])], env: process.env, probeEnv: env, network: !!a.network }) : plain;
   const wantsEvents = a.args.includes('--events');
   return new Promise((resolve, reject) => {
     const child = spawn(argv[0], argv.slice(1), {
