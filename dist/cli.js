@@ -21796,7 +21796,10 @@ var TABLE = (() => {
   return t;
 })();
 function crc32(buf) {
-  let c = 4294967295;
+  return crc32Update(0, buf);
+}
+function crc32Update(crc, buf) {
+  let c = crc ^ 4294967295;
   for (let i = 0; i < buf.length; i++) c = TABLE[(c ^ buf[i]) & 255] ^ c >>> 8;
   return (c ^ 4294967295) >>> 0;
 }

@@ -17,6 +17,7 @@ import { Readable, Transform, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createInflateRaw } from 'node:zlib';
 import { InputError } from '../errors.ts';
+import { crc32Update } from '../tensor/crc32.ts';
 
 export interface ZipLimits {
   /** Total inflated bytes, whatever the zip's size. */
@@ -38,22 +39,6 @@ export const DEFAULT_ZIP_LIMITS: ZipLimits = {
 /** The inflated bytes a zip of this size may declare. */
 export function inflateBudget(zipBytes: number, l: ZipLimits = DEFAULT_ZIP_LIMITS): number {
   return Math.min(l.maxBytes, Math.max(l.floorBytes, l.maxRatio * zipBytes));
-}
-
-const CRC_TABLE = (() => {
-  const t = new Uint32Array(256);
-  for (let n = 0; n < 256; n++) {
-    let c = n;
-    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
-    t[n] = c >>> 0;
-  }
-  return t;
-})();
-
-function crcUpdate(crc: number, buf: Uint8Array): number {
-  let c = crc ^ 0xffffffff;
-  for (let i = 0; i < buf.length; i++) c = CRC_TABLE[(c ^ buf[i]) & 0xff] ^ (c >>> 8);
-  return (c ^ 0xffffffff) >>> 0;
 }
 
 interface Entry {
@@ -199,7 +184,7 @@ class Meter extends Transform {
   override _transform(chunk: Buffer, _enc: BufferEncoding, cb: TransformCallback): void {
     this.bytes += chunk.length;
     if (this.bytes > this.limit) return cb(new InputError(`entry ${JSON.stringify(this.name.slice(0, 80))} inflates past its declared ${this.limit} bytes; refusing (zip bomb?)`));
-    this.crc = crcUpdate(this.crc, chunk);
+    this.crc = crc32Update(this.crc, chunk);
     cb(null, chunk);
   }
 }

@@ -10,7 +10,12 @@ const TABLE = (() => {
 })();
 
 export function crc32(buf: Uint8Array): number {
-  let c = 0xffffffff;
+  return crc32Update(0, buf);
+}
+
+/** The CRC-32 of what came before (`crc`, 0 to start) followed by `buf`: for streamed data. */
+export function crc32Update(crc: number, buf: Uint8Array): number {
+  let c = crc ^ 0xffffffff;
   for (let i = 0; i < buf.length; i++) c = TABLE[(c ^ buf[i]) & 0xff] ^ (c >>> 8);
   return (c ^ 0xffffffff) >>> 0;
 }
