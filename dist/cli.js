@@ -21022,8 +21022,21 @@ var package_default = {
 };
 
 // src/rundir/read.ts
-import { closeSync as closeSync3, constants as constants2, fstatSync as fstatSync2, openSync as openSync3, readSync as readSync2, realpathSync as realpathSync2, statSync as statSync2, lstatSync } from "node:fs";
+import { closeSync as closeSync3, constants as constants2, fstatSync as fstatSync2, openSync as openSync3, realpathSync as realpathSync2, statSync as statSync2, lstatSync } from "node:fs";
 import { join as join3, relative, isAbsolute, sep } from "node:path";
+
+// src/fsread.ts
+import { readSync } from "node:fs";
+function readWhole(fd, size) {
+  const buf = Buffer.alloc(size);
+  let done = 0;
+  while (done < size) {
+    const n = readSync(fd, buf, done, size - done, done);
+    if (n === 0) break;
+    done += n;
+  }
+  return buf.subarray(0, done);
+}
 
 // src/rundir/schema.ts
 var PROBE_SCHEMA = PROBE.schema;
@@ -21430,7 +21443,7 @@ var PROBE_SPEC = obj({
 import { extname } from "node:path";
 
 // src/tensor/bytes.ts
-import { closeSync as closeSync2, constants, fstatSync, openSync as openSync2, readSync } from "node:fs";
+import { closeSync as closeSync2, constants, fstatSync, openSync as openSync2, readSync as readSync2 } from "node:fs";
 var OPEN_ERRORS = {
   ENOENT: "no such file",
   EACCES: "cannot open: permission denied",
@@ -21484,7 +21497,7 @@ var FileBytes = class {
     }
     let done = 0;
     while (done < length) {
-      const n = readSync(this.#fd, buf, done, Math.min(length - done, 1073741824), offset + done);
+      const n = readSync2(this.#fd, buf, done, Math.min(length - done, 1073741824), offset + done);
       if (n === 0) throw new InputError(`truncated: file ended at byte ${offset + done}`, this.path);
       done += n;
     }
@@ -22052,14 +22065,7 @@ function readRegularFile(path, max) {
   const { fd, size } = openRegularFile(path);
   try {
     if (size > max) throw new InputError(`is ${size} bytes; at most ${max} are accepted`, path);
-    const buf = Buffer.alloc(size);
-    let done = 0;
-    while (done < size) {
-      const n = readSync2(fd, buf, done, size - done, done);
-      if (n === 0) break;
-      done += n;
-    }
-    return buf.subarray(0, done);
+    return readWhole(fd, size);
   } catch (e) {
     throw fsError(e, path, "cannot read");
   } finally {
@@ -23406,7 +23412,6 @@ import {
   lstatSync as lstatSync2,
   mkdirSync,
   openSync as openSync4,
-  readSync as readSync3,
   realpathSync as realpathSync3,
   renameSync,
   rmSync,
@@ -23457,15 +23462,7 @@ function readDocument(path) {
     throw fsError(e, path, "cannot read");
   }
   try {
-    const size = fstatSync3(fd).size;
-    const buf = Buffer.alloc(size);
-    let done = 0;
-    while (done < size) {
-      const n = readSync3(fd, buf, done, size - done, done);
-      if (n === 0) break;
-      done += n;
-    }
-    return buf.subarray(0, done);
+    return readWhole(fd, fstatSync3(fd).size);
   } catch (e) {
     throw fsError(e, path, "cannot read");
   } finally {

@@ -7,11 +7,12 @@
 // is refused, never overwritten.
 import {
   closeSync, copyFileSync, fstatSync, fsyncSync, fchmodSync, fchownSync, linkSync, lstatSync, mkdirSync, openSync,
-  readSync, realpathSync, renameSync, rmSync, statSync, unlinkSync, writeSync, type Stats,
+  realpathSync, renameSync, rmSync, statSync, unlinkSync, writeSync, type Stats,
 } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { GateError, InputError, fsError } from '../errors.ts';
+import { readWhole } from '../fsread.ts';
 
 const NOTHING_CHANGED = '; nothing was changed';
 
@@ -73,15 +74,7 @@ export function readDocument(path: string): Buffer | null {
     throw fsError(e, path, 'cannot read');
   }
   try {
-    const size = fstatSync(fd).size;
-    const buf = Buffer.alloc(size);
-    let done = 0;
-    while (done < size) {
-      const n = readSync(fd, buf, done, size - done, done);
-      if (n === 0) break;
-      done += n;
-    }
-    return buf.subarray(0, done);
+    return readWhole(fd, fstatSync(fd).size);
   } catch (e) {
     throw fsError(e, path, 'cannot read');
   } finally {

@@ -2,9 +2,10 @@
 // probe.json is checked whole against its schema (probe-spec.ts: every field's type) before any
 // of it is used, and every file the run dir names must be a regular file inside the run dir once
 // symlinks are resolved; a FIFO, device or directory is refused before it is opened for reading.
-import { closeSync, constants, fstatSync, openSync, readSync, realpathSync, statSync, lstatSync, type Stats } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, realpathSync, statSync, lstatSync, type Stats } from 'node:fs';
 import { join, relative, isAbsolute, sep } from 'node:path';
 import { InputError, fsError } from '../errors.ts';
+import { readWhole } from '../fsread.ts';
 import { PROBE_SCHEMA, PROBE_SCHEMA_VERSION, RUN_FILES, type ProbeJson, type TensorEntry } from './schema.ts';
 import { PROBE_SPEC } from './probe-spec.ts';
 import { SpecError } from './spec.ts';
@@ -52,14 +53,7 @@ export function readRegularFile(path: string, max: number): Buffer {
   const { fd, size } = openRegularFile(path);
   try {
     if (size > max) throw new InputError(`is ${size} bytes; at most ${max} are accepted`, path);
-    const buf = Buffer.alloc(size);
-    let done = 0;
-    while (done < size) {
-      const n = readSync(fd, buf, done, size - done, done);
-      if (n === 0) break;
-      done += n;
-    }
-    return buf.subarray(0, done);
+    return readWhole(fd, size);
   } catch (e) {
     throw fsError(e, path, 'cannot read');
   } finally {
