@@ -4,13 +4,12 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { FakeGitHub } from './helpers/github-server.ts';
-import { KernelStore } from '../src/cache/kernel.ts';
-import { fakeRunner, agent, ok, restub, type Fake } from './fixtures/agent/fake.ts';
+import { fakeRunner, storeThreeKernels as store, agent, ok, restub, type Fake } from './fixtures/agent/fake.ts';
 import { LINES, journal, BLIND_JOURNAL, DMESG_RESTRICTED } from './fixtures/agent/kernel-log.ts';
 import { dotRunner } from './fixtures/agent/runner.ts';
 import * as X from './fixtures/agent/xrt-smi.ts';
@@ -431,19 +430,6 @@ test('drain without a token stops the runner service through the command table; 
 
 // ---- job-completed: diagnostics, auto-drain, metrics
 
-function store(f: Fake) {
-  const s = new KernelStore(f.cache);
-  const src = join(f.cwd, 'src-cache');
-  mkdirSync(src, { recursive: true });
-  const keys = ['aa', 'bb', 'cc'].map((c) => c.repeat(16));
-  keys.forEach((key, i) => {
-    writeFileSync(join(src, 'k.elf'), Buffer.alloc(1000 * (i + 1)));
-    s.store(key, src, { model: `m${i}`, created_at: `2025-06-0${i + 1}T00:00:00.000Z`, compile_seconds: 10 });
-    const t = new Date(Date.UTC(2025, 5, 10 + i));
-    utimesSync(join(f.cache, 'kernels', key, 'meta.json'), t, t);
-  });
-  return keys;
-}
 
 test('job-completed: diagnostics to the day log (14 days kept), one JSON line per job, a node_exporter textfile, cache gc', async () => {
   const f = fakeRunner();

@@ -3,15 +3,14 @@
 // output of each XRT version (test/fixtures/agent/, each line with its source).
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { mkdirSync, writeFileSync, readFileSync, rmSync, statSync, utimesSync, chmodSync, existsSync, symlinkSync } from 'node:fs';
+import { mkdirSync, writeFileSync, readFileSync, rmSync, statSync, chmodSync, existsSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { main } from '../src/cli.ts';
 import {
   classifyKernelLine, scanKernelLog, parseXrtSmi, parseXrtValidate, parseProcLocks, parseMemlock, parseMemlockLimits, parseSize, blindJournal, parsePowerMode,
 } from '../src/agent/parse.ts';
-import { KernelStore } from '../src/cache/kernel.ts';
 import type { Check } from '../src/agent/doctor.ts';
-import { fakeRunner, agent, sink, ok, restub, limits, type Fake } from './fixtures/agent/fake.ts';
+import { fakeRunner, storeThreeKernels as store, agent, sink, ok, restub, limits, type Fake } from './fixtures/agent/fake.ts';
 import { BDF, LINES, journal, dmesg, BLIND_JOURNAL, NO_JOURNAL_FILES, DMESG_RESTRICTED } from './fixtures/agent/kernel-log.ts';
 import * as X from './fixtures/agent/xrt-smi.ts';
 
@@ -455,19 +454,6 @@ test('doctor: low disk, offline HF cache missing, and no Python with numpy', asy
 });
 
 
-function store(f: Fake) {
-  const s = new KernelStore(f.cache);
-  const src = join(f.cwd, 'src-cache');
-  mkdirSync(src, { recursive: true });
-  const keys = ['aa', 'bb', 'cc'].map((c) => c.repeat(16));
-  keys.forEach((key, i) => {
-    writeFileSync(join(src, 'k.elf'), Buffer.alloc(1000 * (i + 1)));
-    s.store(key, src, { model: `m${i}`, created_at: `2025-06-0${i + 1}T00:00:00.000Z`, compile_seconds: 10 });
-    const t = new Date(Date.UTC(2025, 5, 10 + i));
-    utimesSync(join(f.cache, 'kernels', key, 'meta.json'), t, t);
-  });
-  return keys;
-}
 
 test('agent cache stats lists entries most recent first with the total', async () => {
   const f = fakeRunner();
