@@ -14,11 +14,11 @@ import {
   scanKernelLog, type KernelLogScan, type Limit, type WedgeFix, type XrtInfo,
 } from './parse.ts';
 import { describeHolder, lockState } from './lock.ts';
-import { bootId, defaultStateDir, readJson, STATE_FILES, writeJson, type FunctionalRecord, type Versions } from './state.ts';
+import { bootId, defaultStateDir, readJson, STATE_FILES, writeJson, type CheckStatus, type FunctionalRecord, type Versions } from './state.ts';
 
 export { DEFAULT_NPU_LOCK, npuLockPath, lockState, describeHolder, type LockState } from './lock.ts';
 
-export type CheckStatus = 'ok' | 'warn' | 'fail' | 'unknown';
+export type { CheckStatus };
 /** device: the NPU itself (fails a job in the hook); host: the machine around it (a warning in the hook). */
 export type CheckScope = 'device' | 'host';
 

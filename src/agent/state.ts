@@ -5,7 +5,9 @@
 import { mkdirSync, readFileSync, renameSync, writeFileSync, appendFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import type { Machine } from './machine.ts';
-import type { CheckStatus } from './doctor.ts';
+
+/** A check's verdict (doctor.ts), recorded here with the functional probe. */
+export type CheckStatus = 'ok' | 'warn' | 'fail' | 'unknown';
 
 export const defaultStateDir = (m: Machine) => resolve(m.env.NPU_BLOCK_GATE_STATE_DIR || join(m.home(), '.npu-block-gate', 'state'));
 
