@@ -1,0 +1,117 @@
+// The inputs of every model dir of a tree, from the probe's static plan (`probe plan --json`: no
+// model code is imported, so this is safe on a pull request's tree), digested for affected.ts.
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { join, posix } from 'node:path';
+import { GateError, InputError, oneLine } from '../errors.ts';
+import type { Log } from '../log.ts';
+import type { Plan } from '../plan.ts';
+import { planModel } from '../check/probe.ts';
+import { LLMS, type InputKind, type ModelFacts } from './affected.ts';
+
+/** Model dirs of a tree: the dirs of programming_examples/llms with a verify adapter (what Phase 2 runs through). */
+export function modelNames(airRoot: string): string[] {
+  const llms = join(airRoot, LLMS);
+  let names: string[];
+  try {
+    names = readdirSync(llms);
+  } catch {
+    throw new InputError(`no ${LLMS} here; point --tree at an mlir-air checkout`, airRoot);
+  }
+  return names.filter((n) => !n.startsWith('.') && existsSync(join(llms, n, 'verify_adapter.py')) && statSync(join(llms, n)).isDirectory()).sort();
+}
+
+/** The verify prompt sets (any run may take its prompt from them: --prompt-style, --positions). */
+export function promptSets(airRoot: string): string[] {
+  const dir = join(airRoot, LLMS, 'verify/prompts');
+  try {
+    return readdirSync(dir).filter((f) => f.endsWith('.txt')).sort().map((f) => posix.join(LLMS, 'verify/prompts', f));
+  } catch {
+    return [];
+  }
+}
+
+type Json = Record<string, any>;
+const strings = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []);
+
+/** "programming_examples/llms/llama32_1b/Makefile:28 PROMPT" or "verify/prompts/instruct.txt:3" -> an air-root-relative file. */
+function sourceFile(src: unknown, airRoot: string): string | null {
+  if (typeof src !== 'string') return null;
+  const path = /^([^\s:]+):\d+/.exec(src)?.[1];
+  if (!path || path.startsWith('/') || path.split('/').includes('..')) return null;
+  for (const rel of [path, posix.join(LLMS, path)]) if (existsSync(join(airRoot, rel))) return rel;
+  return null;
+}
+
+/** One model's facts from its plan JSON (a refused plan still lists what it read). */
+export function factsOf(name: string, plan: Json, airRoot: string, prompts: string[]): ModelFacts {
+  const inputs = new Map<string, InputKind>();
+  const add = (f: string | null, kind: InputKind) => { if (f && !inputs.has(f)) inputs.set(f, kind); };
+  for (const f of strings(plan.imports?.files)) add(f, 'import');
+  for (const f of strings(plan.kernel_cache?.inputs?.files)) add(f, 'compile');
+  for (const obj of [plan.defaults, plan.kernel_cache]) {
+    if (!obj || typeof obj !== 'object') continue;
+    for (const [k, v] of Object.entries(obj)) if (k.endsWith('_source')) add(sourceFile(v, airRoot), 'default');
+  }
+  for (const p of prompts) add(p, 'prompt');
+  const inherits = new Set<string>(strings(plan.kernel_cache?.inputs?.models));
+  const blockFile = plan.step1?.block?.file;
+  for (const f of [...inputs.keys(), ...(typeof blockFile === 'string' ? [blockFile] : [])]) {
+    const owner = /^programming_examples\/llms\/([^/]+)\//.exec(f)?.[1];
+    if (owner && owner !== name && owner !== 'shared' && owner !== 'verify') inherits.add(owner);
+  }
+  const refusal = plan.refusal && typeof plan.refusal === 'object' ? oneLine(plan.refusal.reason ?? 'refused') : null;
+  const fn = plan.step1?.block?.function;
+  return { name, refusal, error: null, inputs, inherits: [...inherits].sort(), block: typeof fn === 'string' ? fn : null };
+}
+
+/** A model whose plan could not be made: its inputs are unknown. */
+export function failedFacts(name: string, error: string): ModelFacts {
+  return { name, refusal: null, error, inputs: new Map(), inherits: [], block: null };
+}
+
+export interface PlanOptions {
+  python: string | null;
+  timeoutSec: number | null;
+  /** Plans run at once (each is one short Python process). */
+  concurrency: number;
+  log: Log;
+}
+
+/** The plan of one model dir as JSON, or why there is none. */
+export async function planJson(modelDir: string, o: Pick<PlanOptions, 'python' | 'timeoutSec'>): Promise<{ json: Json } | { error: string }> {
+  const plan: Plan = { mode: 'full', modelDir, promptStyle: null, prompt: null, python: o.python, runDir: '', threshold: null, writeDocs: false, timeoutSec: o.timeoutSec, commit: null };
+  let stdout: string;
+  try {
+    stdout = await planModel(plan, true);
+  } catch (e) {
+    // A refused model (exit 2) still prints its plan.
+    const out = (e as { stdout?: string }).stdout;
+    if (!(e instanceof GateError) || !out) return { error: oneLine(e) };
+    stdout = out;
+  }
+  try {
+    return { json: JSON.parse(stdout) };
+  } catch {
+    return { error: 'the plan did not print JSON' };
+  }
+}
+
+/** Every model's facts, `concurrency` plans at a time. */
+export async function planFacts(airRoot: string, names: string[], o: PlanOptions): Promise<ModelFacts[]> {
+  const prompts = promptSets(airRoot);
+  const out: ModelFacts[] = new Array(names.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < names.length) {
+      const i = next++;
+      const name = names[i];
+      const r = await planJson(join(airRoot, LLMS, name), o);
+      if ('error' in r) {
+        o.log.warn(`plan of ${name} failed (${r.error}); it is kept in the matrix on any change`);
+        out[i] = failedFacts(name, r.error);
+      } else out[i] = factsOf(name, r.json, airRoot, prompts);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(o.concurrency, names.length)) }, worker));
+  return out;
+}
