@@ -147,7 +147,7 @@ const SIGNATURES: Signature[] = [
   { id: 'fw-timeout-capture', severity: 'warn', re: /Firmware timeout state capture/, what: () => 'a command timed out in the firmware', fix: () => PROBE_DECIDES },
   // in-tree aie2_ctx.c:561-563 (aie2_sched_job_timedout): XDNA_WARN "NPU context restart rejected (ret %d) without fatal report - not power-cycling".
   { id: 'ctx-restart-rejected', severity: 'warn', re: /context restart rejected/, what: () => 'the firmware rejected a context restart after a timeout', fix: () => PROBE_DECIDES },
-  // in-tree amdxdna_pci_drv.c:131 (amdxdna_drm_open): "SVA bind device failed, ret %ld"; OOT amdxdna_drm.c:42.
+  // in-tree amdxdna_pci_drv.c:131 (amdxdna_sva_init, from amdxdna_drm_open): "SVA bind device failed, ret %ld"; OOT amdxdna_drm.c:42.
   {
     id: 'sva-bind-failed', severity: 'host', re: /SVA bind device failed/, what: () => 'the IOMMU gave a process no shared virtual addressing for the NPU',
     fix: () => 'turn the IOMMU on (BIOS: IOMMU / AMD-Vi enabled) and boot without amd_iommu=off: amdxdna binds every process that opens the NPU through IOMMU SVA',
