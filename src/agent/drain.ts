@@ -265,7 +265,7 @@ export async function undrain(m: Machine, o: UndrainOptions): Promise<UndrainRes
       const npu = findNpus(m)?.find((n) => n.driver === 'amdxdna') ?? null;
       const res = await runFunctional(m, {
         stateDir: o.stateDir, test: o.functionalTest, xrt, timeoutS: o.functionalTimeoutS ?? FUNCTIONAL_TIMEOUT_S, limits: memlockLimits(m),
-        limitsFrom: "this process's", applyLimits: false, runAs: runnerAccount(m, o.runnerDir), bdf: npu?.bdf ?? null, npuLines: null,
+        limitsFrom: "this process's", applyLimits: false, runAs: m.uid === 0 ? runnerAccount(m, o.runnerDir) : null, bdf: npu?.bdf ?? null, npuLines: null,
         service: serviceName(o.runnerDir), kernelFix: null, linesSince: async () => [], lastPass: last?.last_ok ?? null,
       });
       functional = res.checks[0];

@@ -113,7 +113,8 @@ const HOST_WHAT: Record<string, string> = { memlock: 'the memlock limit', permis
 export async function runFunctional(m: Machine, c: ProbeContext): Promise<ProbeResult> {
   const test = c.test ?? defaultFunctionalTest(c.xrt);
   const cmd = `xrt-smi validate --run ${test}`;
-  const user = c.runAs?.name ?? m.user();
+  const switchTo = c.runAs && m.uid === 0 && c.runAs.uid !== 0 ? c.runAs : null;
+  let user = m.user();
   const now = m.now();
   const save = (r: Omit<FunctionalRecord, 'at' | 'test' | 'boot_id' | 'npu_lines' | 'user' | 'memlock'>): ProbeResult => {
     const rec: FunctionalRecord = { at: now.toISOString(), test, boot_id: bootId(m), npu_lines: c.npuLines, user, memlock: c.limits, ...r };
@@ -127,9 +128,11 @@ export async function runFunctional(m: Machine, c: ProbeContext): Promise<ProbeR
   const exe = m.which('xrt-smi', [XRT_SMI_FALLBACK]) ?? 'xrt-smi';
   const notes: string[] = [];
   let asUser: string[] = [];
-  if (c.runAs && m.uid === 0 && c.runAs.uid !== 0) {
-    if (m.has('setpriv', ['/usr/bin/setpriv', '/bin/setpriv'])) asUser = ['setpriv', '--reuid', String(c.runAs.uid), '--regid', String(c.runAs.gid), '--init-groups', '--'];
-    else notes.push(`as root: setpriv not found, so not as ${c.runAs.name}`);
+  if (switchTo) {
+    if (m.has('setpriv', ['/usr/bin/setpriv', '/bin/setpriv'])) {
+      asUser = ['setpriv', '--reuid', String(switchTo.uid), '--regid', String(switchTo.gid), '--init-groups', '--'];
+      user = switchTo.name;
+    } else notes.push(`setpriv not found, so not as ${switchTo.name}`);
   }
   const run = async (limits: Limits | null) => {
     const wrap = limits ? ['prlimit', `--memlock=${limitArg(limits.soft)}:${limitArg(limits.hard)}`, '--'] : [];
