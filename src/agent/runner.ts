@@ -72,6 +72,9 @@ export function runnerAccount(m: Machine, runnerDir: string | null): Account | n
 /** Where sudo finds systemctl (sudoers rules name the full path). */
 export const systemctlPath = (m: Machine) => (m.exists('/usr/bin/systemctl') || !m.exists('/bin/systemctl') ? '/usr/bin/systemctl' : '/bin/systemctl');
 
+/** A command argument in a sudoers rule: sudoers(5) wants , : = and \\ escaped (a unit name may hold systemd's \\x2d escapes). */
+const sudoersArg = (a: string) => a.replace(/[\\,:=]/g, (c) => `\\${c}`);
+
 /** The one sudoers rule drain and undrain need: stop and start this runner's service, nothing else (no SETENV). */
 export const drainSudoersRule = (user: string, service: string, systemctl = '/usr/bin/systemctl') =>
-  `${user} ALL=(root) NOPASSWD: ${systemctl} stop ${service}, ${systemctl} start ${service}`;
+  `${user} ALL=(root) NOPASSWD: ${systemctl} stop ${sudoersArg(service)}, ${systemctl} start ${sudoersArg(service)}`;
