@@ -266,7 +266,7 @@ test('a runner that runs as root needs no sudoers rule (setpriv); the runner use
   const r = await f.run(['--runner-user', 'root']);
   assert.is(r.code, 0, r.out + r.err);
   assert.match(step(r.out, 'sudoers'), /skipped +sudoers +the runner runs as root: it starts the probe with setpriv, no sudoers rule needed$/);
-  assert.match(step(r.out, 'drain-sudoers'), /skipped +drain-sudoers +the runner runs as root: agent drain stops its service without sudo, no rule installed$/);
+  assert.match(step(r.out, 'drain-sudoers'), /skipped +drain-sudoers +the runner runs as root, which sudo lets stop and start its service without a rule: none installed$/);
   assert.equal(readdirSync(join(f.root, 'etc/sudoers.d')), []);
   assert.not.ok(f.calls.some(([n]) => n === 'visudo'));
   assert.is(step(r.out, 'switch'), '');

@@ -25,6 +25,8 @@ export interface KernelLogText {
   /** Where reading back stopped: a driver load, an in-kernel reset, the given time (the last passing probe), or null (the start of the boot). */
   stop: 'load' | 'recovery' | 'since' | null;
   newestFirst: boolean;
+  /** When it was read: a probe that passed after this vouches for all of it, read or beyond the bound. */
+  readAt: string;
 }
 
 export type KernelLog = KernelLogText | { error: string };
@@ -78,14 +80,15 @@ async function readOne(m: Machine, cmd: string, args: string[], o: ReadOptions, 
  * the command exits 0.
  */
 export async function readKernelLog(m: Machine, o: ReadOptions): Promise<KernelLog> {
+  const readAt = m.now().toISOString();
   const since = o.sinceHours ? ['--since', `-${o.sinceHours}h`] : [];
   const j = await readOne(m, 'journalctl', ['-k', '-b', '0', '-r', ...since, '--no-pager', '-o', 'short-iso-precise'], o, true);
   if (!j.why) {
-    return { source: `journalctl -k -b 0${o.sinceHours ? ` (last ${o.sinceHours}h)` : ''}`, lines: j.kept.reverse(), bytes: j.r.bytes, bound: j.bound, truncated: j.r.truncated, stop: j.stop, newestFirst: true };
+    return { source: `journalctl -k -b 0${o.sinceHours ? ` (last ${o.sinceHours}h)` : ''}`, lines: j.kept.reverse(), bytes: j.r.bytes, bound: j.bound, truncated: j.r.truncated, stop: j.stop, newestFirst: true, readAt };
   }
   let d = await readOne(m, 'dmesg', ['--time-format', 'iso'], o, false);
   if (d.r.status !== 0 && /unrecognized option|invalid option|unknown time format/i.test(d.r.stderr)) d = await readOne(m, 'dmesg', [], o, false);
-  if (!d.why) return { source: 'dmesg', lines: d.kept, bytes: d.r.bytes, bound: d.bound, truncated: d.r.truncated, stop: null, newestFirst: false };
+  if (!d.why) return { source: 'dmesg', lines: d.kept, bytes: d.r.bytes, bound: d.bound, truncated: d.r.truncated, stop: null, newestFirst: false, readAt };
   return { error: `kernel log unreadable: journalctl -k: ${bare(j.why)}; dmesg: ${bare(d.why)}` };
 }
 
@@ -124,7 +127,9 @@ export function checkKernelLog(log: KernelLog, o: { bdf: string | null; node: bo
     const detail = `${log.source}: ${device.map((w) => `${w.what} x${w.count}`).join('; ')}; last: ${worst.last}${resetNote} (${note})`;
     return { check: worst.severity === 'fail' ? dev.fail('kernel-log', detail, worst.fix) : dev.warn('kernel-log', detail, worst.fix), host: hostCheck, scan };
   }
-  if (log.truncated && !scan.reset) {
+  // A probe that passed after the log was read vouches for every line before it, beyond the bound too.
+  const covered = !!f && new Date(f.at).getTime() >= new Date(log.readAt).getTime();
+  if (log.truncated && !scan.reset && !covered) {
     return {
       check: dev.unknown('kernel-log', `${log.source}: no wedge signatures in the newest ${formatBytes(log.bytes)} of this boot's log (the bound), but no driver load, in-kernel reset or passing functional probe in it either: the older part was not read, so it cannot vouch for the NPU`,
         'npu-block-gate agent doctor --functional tests the NPU itself (the hooks run it on their own); a passing probe becomes the point the log is read back to'),

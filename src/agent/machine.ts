@@ -132,7 +132,8 @@ function execReal(cmd: string, args: string[], env: NodeJS.ProcessEnv, o: ExecOp
         partial = '';
       } else {
         const lines = text.split('\n');
-        partial = out.truncated ? '' : lines.pop()!;
+        const last = lines.pop()!; // an unfinished line: completed by the next chunk, dropped at the bound
+        partial = out.truncated ? '' : last;
         for (const l of lines) {
           if (o.onLine(l) === false) { out.stopped = true; break; }
         }

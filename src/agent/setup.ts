@@ -474,7 +474,7 @@ function writeSudoers(m: Machine, file: string, text: string): void {
 
 /** The rule agent drain and undrain need; returns it when installed (or already there), else null, saying why not. */
 function drainStep(m: Machine, fs: SetupFs, run: Run, r: Resolved, runner: Account, dry: boolean): string | null {
-  if (runner.uid === 0) { run.add('drain-sudoers', 'skipped', 'the runner runs as root: agent drain stops its service without sudo, no rule installed'); return null; }
+  if (runner.uid === 0) { run.add('drain-sudoers', 'skipped', 'the runner runs as root, which sudo lets stop and start its service without a rule: none installed'); return null; }
   const svc = r.runnerDir ? readPlain(join(r.runnerDir, '.service'))?.trim() || null : null;
   if (!svc) {
     run.add('drain-sudoers', 'skipped', `no .service in ${r.runnerDir ?? 'the runner dir (no --runner-dir)'}: the runner is not installed as a service, so no rule was installed; agent drain works by label (--token-file)`);
