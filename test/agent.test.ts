@@ -11,7 +11,7 @@ import {
 } from '../src/agent/parse.ts';
 import type { Check } from '../src/agent/doctor.ts';
 import { fakeRunner, storeThreeKernels as store, agent, sink, ok, restub, limits, procLock, type Fake } from './fixtures/agent/fake.ts';
-import { BDF, LINES, journal, dmesg, BLIND_JOURNAL, NO_JOURNAL_FILES, DMESG_RESTRICTED } from './fixtures/agent/kernel-log.ts';
+import { LINES, journal, dmesg, BLIND_JOURNAL, NO_JOURNAL_FILES, DMESG_RESTRICTED } from './fixtures/agent/kernel-log.ts';
 import * as X from './fixtures/agent/xrt-smi.ts';
 
 const XRT_SMI = X.EXAMINE_CURRENT;

@@ -16,7 +16,7 @@ import { bootId, defaultStateDir, type Versions } from './state.ts';
 import { dev, host, summarize, type Check, type CheckStatus } from './checks.ts';
 import { checkMemlock, lowMemlock, memlockLimits, MEMLOCK_FIRST, serviceLimits, type Limits } from './memlock.ts';
 import { powerCycleFix, RELOAD } from './signatures.ts';
-import { checkKernelLog, readKernelLog, resetAfter, type KernelLogText } from './klog.ts';
+import { checkKernelLog, readKernelLog, resetAfter } from './klog.ts';
 import {
   checksFromRecord, FUNCTIONAL_MAX_AGE_S, FUNCTIONAL_TIMEOUT_S, lastFunctional, lastPass, probeReason, reusable, runFunctional, withFix,
 } from './functional.ts';

@@ -9,7 +9,7 @@ import type { Machine } from './machine.ts';
 import { dev, host, type Check } from './checks.ts';
 import { bootId, readJson, STATE_FILES, writeJson, type FunctionalRecord, type ProbeFindingKind } from './state.ts';
 import { classifyValidate, compareVersions, parseXrtValidate, type ProbeFinding } from './parse.ts';
-import { big, fmtLimit, fmtLimits, memlockFix, type Limits } from './memlock.ts';
+import { fmtLimit, fmtLimits, memlockFix, type Limits } from './memlock.ts';
 import { UNEXPLAINED_FIX } from './signatures.ts';
 import type { Account } from './runner.ts';
 import type { ClearPoint } from './klog.ts';
@@ -221,6 +221,3 @@ export function withFix(res: ProbeResult, stateDir: string, fix: string): ProbeR
   try { writeJson(functionalPath(stateDir), rec); } catch { /* no cache */ }
   return { record: rec, checks: checksFromRecord(rec) };
 }
-
-/** Whether the limits a job gets are enough for the NPU (no retry needed). */
-export const enoughMemlock = (l: Limits | null) => !!l && big(l.soft);
