@@ -628,8 +628,8 @@ var require_light = __commonJS({
           return this.Promise.resolve();
         }
         yieldLoop(t = 0) {
-          return new this.Promise(function(resolve12, reject) {
-            return setTimeout(resolve12, t);
+          return new this.Promise(function(resolve15, reject) {
+            return setTimeout(resolve15, t);
           });
         }
         computePenalty() {
@@ -840,15 +840,15 @@ var require_light = __commonJS({
           return this._queue.length === 0;
         }
         async _tryToRun() {
-          var args, cb, error, reject, resolve12, returned, task;
+          var args, cb, error, reject, resolve15, returned, task;
           if (this._running < 1 && this._queue.length > 0) {
             this._running++;
-            ({ task, args, resolve: resolve12, reject } = this._queue.shift());
+            ({ task, args, resolve: resolve15, reject } = this._queue.shift());
             cb = await (async function() {
               try {
                 returned = await task(...args);
                 return function() {
-                  return resolve12(returned);
+                  return resolve15(returned);
                 };
               } catch (error1) {
                 error = error1;
@@ -863,13 +863,13 @@ var require_light = __commonJS({
           }
         }
         schedule(task, ...args) {
-          var promise, reject, resolve12;
-          resolve12 = reject = null;
+          var promise, reject, resolve15;
+          resolve15 = reject = null;
           promise = new this.Promise(function(_resolve, _reject) {
-            resolve12 = _resolve;
+            resolve15 = _resolve;
             return reject = _reject;
           });
-          this._queue.push({ task, args, resolve: resolve12, reject });
+          this._queue.push({ task, args, resolve: resolve15, reject });
           this._tryToRun();
           return promise;
         }
@@ -1270,14 +1270,14 @@ var require_light = __commonJS({
                 counts = this._states.counts;
                 return counts[0] + counts[1] + counts[2] + counts[3] === at;
               };
-              return new this.Promise((resolve12, reject) => {
+              return new this.Promise((resolve15, reject) => {
                 if (finished()) {
-                  return resolve12();
+                  return resolve15();
                 } else {
                   return this.on("done", () => {
                     if (finished()) {
                       this.removeAllListeners("done");
-                      return resolve12();
+                      return resolve15();
                     }
                   });
                 }
@@ -1370,9 +1370,9 @@ var require_light = __commonJS({
               options = parser$5.load(options, this.jobDefaults);
             }
             task = (...args2) => {
-              return new this.Promise(function(resolve12, reject) {
+              return new this.Promise(function(resolve15, reject) {
                 return fn(...args2, function(...args3) {
-                  return (args3[0] != null ? reject : resolve12)(args3);
+                  return (args3[0] != null ? reject : resolve15)(args3);
                 });
               });
             };
@@ -3382,9 +3382,9 @@ var require_dispatcher_base = __commonJS({
       }
       close(callback) {
         if (callback === void 0) {
-          return new Promise((resolve12, reject) => {
+          return new Promise((resolve15, reject) => {
             this.close((err, data) => {
-              return err ? reject(err) : resolve12(data);
+              return err ? reject(err) : resolve15(data);
             });
           });
         }
@@ -3422,12 +3422,12 @@ var require_dispatcher_base = __commonJS({
           err = null;
         }
         if (callback === void 0) {
-          return new Promise((resolve12, reject) => {
+          return new Promise((resolve15, reject) => {
             this.destroy(err, (err2, data) => {
               return err2 ? (
                 /* istanbul ignore next: should never error */
                 reject(err2)
-              ) : resolve12(data);
+              ) : resolve15(data);
             });
           });
         }
@@ -5694,8 +5694,8 @@ var require_util2 = __commonJS({
     function createDeferredPromise() {
       let res;
       let rej;
-      const promise = new Promise((resolve12, reject) => {
-        res = resolve12;
+      const promise = new Promise((resolve15, reject) => {
+        res = resolve15;
         rej = reject;
       });
       return { promise, resolve: res, reject: rej };
@@ -5731,9 +5731,9 @@ var require_util2 = __commonJS({
          * @param {unknown} target
          * @param {'key' | 'value' | 'key+value'} kind
          */
-        constructor(target, kind2) {
+        constructor(target, kind) {
           this.#target = target;
-          this.#kind = kind2;
+          this.#kind = kind;
           this.#index = 0;
         }
         next() {
@@ -5782,8 +5782,8 @@ var require_util2 = __commonJS({
         },
         next: { writable: true, enumerable: true, configurable: true }
       });
-      return function(target, kind2) {
-        return new FastIterableIterator(target, kind2);
+      return function(target, kind) {
+        return new FastIterableIterator(target, kind);
       };
     }
     function iteratorMixin(name, object, kInternalIterator, keyIndex = 0, valueIndex = 1) {
@@ -6537,12 +6537,12 @@ var require_formdata_parser = __commonJS({
               return "failure";
             }
             if (bufferStartsWith(input, filenameBuffer, position)) {
-              let check = position.position + filenameBuffer.length;
-              if (input[check] === 42) {
+              let check2 = position.position + filenameBuffer.length;
+              if (input[check2] === 42) {
                 position.position += 1;
-                check += 1;
+                check2 += 1;
               }
-              if (input[check] !== 61 || input[check + 1] !== 34) {
+              if (input[check2] !== 61 || input[check2 + 1] !== 34) {
                 return "failure";
               }
               position.position += 12;
@@ -7946,12 +7946,12 @@ upgrade: ${upgrade}\r
           cb();
         }
       }
-      const waitForDrain = () => new Promise((resolve12, reject) => {
+      const waitForDrain = () => new Promise((resolve15, reject) => {
         assert(callback === null);
         if (socket[kError]) {
           reject(socket[kError]);
         } else {
-          callback = resolve12;
+          callback = resolve15;
         }
       });
       socket.on("close", onDrain).on("drain", onDrain);
@@ -8621,12 +8621,12 @@ var require_client_h2 = __commonJS({
           cb();
         }
       }
-      const waitForDrain = () => new Promise((resolve12, reject) => {
+      const waitForDrain = () => new Promise((resolve15, reject) => {
         assert(callback === null);
         if (socket[kError]) {
           reject(socket[kError]);
         } else {
-          callback = resolve12;
+          callback = resolve15;
         }
       });
       h2stream.on("close", onDrain).on("drain", onDrain);
@@ -9105,16 +9105,16 @@ var require_client = __commonJS({
         return this[kNeedDrain] < 2;
       }
       async [kClose]() {
-        return new Promise((resolve12) => {
+        return new Promise((resolve15) => {
           if (this[kSize]) {
-            this[kClosedResolve] = resolve12;
+            this[kClosedResolve] = resolve15;
           } else {
-            resolve12(null);
+            resolve15(null);
           }
         });
       }
       async [kDestroy](err) {
-        return new Promise((resolve12) => {
+        return new Promise((resolve15) => {
           const requests = this[kQueue].splice(this[kPendingIdx]);
           for (let i = 0; i < requests.length; i++) {
             const request2 = requests[i];
@@ -9125,7 +9125,7 @@ var require_client = __commonJS({
               this[kClosedResolve]();
               this[kClosedResolve] = null;
             }
-            resolve12(null);
+            resolve15(null);
           };
           if (this[kHTTPContext]) {
             this[kHTTPContext].destroy(err, callback);
@@ -9176,7 +9176,7 @@ var require_client = __commonJS({
         });
       }
       try {
-        const socket = await new Promise((resolve12, reject) => {
+        const socket = await new Promise((resolve15, reject) => {
           client[kConnector]({
             host: host2,
             hostname,
@@ -9188,7 +9188,7 @@ var require_client = __commonJS({
             if (err) {
               reject(err);
             } else {
-              resolve12(socket2);
+              resolve15(socket2);
             }
           });
         });
@@ -9524,8 +9524,8 @@ var require_pool_base = __commonJS({
         if (this[kQueue].isEmpty()) {
           await Promise.all(this[kClients].map((c) => c.close()));
         } else {
-          await new Promise((resolve12) => {
-            this[kClosedResolve] = resolve12;
+          await new Promise((resolve15) => {
+            this[kClosedResolve] = resolve15;
           });
         }
       }
@@ -10794,7 +10794,7 @@ var require_readable = __commonJS({
         if (this._readableState.closeEmitted) {
           return null;
         }
-        return await new Promise((resolve12, reject) => {
+        return await new Promise((resolve15, reject) => {
           if (this[kContentLength] > limit) {
             this.destroy(new AbortError());
           }
@@ -10807,7 +10807,7 @@ var require_readable = __commonJS({
             if (signal?.aborted) {
               reject(signal.reason ?? new AbortError());
             } else {
-              resolve12(null);
+              resolve15(null);
             }
           }).on("error", noop4).on("data", function(chunk) {
             limit -= chunk.length;
@@ -10826,7 +10826,7 @@ var require_readable = __commonJS({
     }
     async function consume(stream, type) {
       assert(!stream[kConsume]);
-      return new Promise((resolve12, reject) => {
+      return new Promise((resolve15, reject) => {
         if (isUnusable(stream)) {
           const rState = stream._readableState;
           if (rState.destroyed && rState.closeEmitted === false) {
@@ -10843,7 +10843,7 @@ var require_readable = __commonJS({
             stream[kConsume] = {
               type,
               stream,
-              resolve: resolve12,
+              resolve: resolve15,
               reject,
               length: 0,
               body: []
@@ -10913,18 +10913,18 @@ var require_readable = __commonJS({
       return buffer;
     }
     function consumeEnd(consume2) {
-      const { type, body, resolve: resolve12, stream, length } = consume2;
+      const { type, body, resolve: resolve15, stream, length } = consume2;
       try {
         if (type === "text") {
-          resolve12(chunksDecode(body, length));
+          resolve15(chunksDecode(body, length));
         } else if (type === "json") {
-          resolve12(JSON.parse(chunksDecode(body, length)));
+          resolve15(JSON.parse(chunksDecode(body, length)));
         } else if (type === "arrayBuffer") {
-          resolve12(chunksConcat(body, length).buffer);
+          resolve15(chunksConcat(body, length).buffer);
         } else if (type === "blob") {
-          resolve12(new Blob(body, { type: stream[kContentType] }));
+          resolve15(new Blob(body, { type: stream[kContentType] }));
         } else if (type === "bytes") {
-          resolve12(chunksConcat(body, length));
+          resolve15(chunksConcat(body, length));
         }
         consumeFinish(consume2);
       } catch (err) {
@@ -11181,9 +11181,9 @@ var require_api_request = __commonJS({
     };
     function request2(opts, callback) {
       if (callback === void 0) {
-        return new Promise((resolve12, reject) => {
+        return new Promise((resolve15, reject) => {
           request2.call(this, opts, (err, data) => {
-            return err ? reject(err) : resolve12(data);
+            return err ? reject(err) : resolve15(data);
           });
         });
       }
@@ -11406,9 +11406,9 @@ var require_api_stream = __commonJS({
     };
     function stream(opts, factory, callback) {
       if (callback === void 0) {
-        return new Promise((resolve12, reject) => {
+        return new Promise((resolve15, reject) => {
           stream.call(this, opts, factory, (err, data) => {
-            return err ? reject(err) : resolve12(data);
+            return err ? reject(err) : resolve15(data);
           });
         });
       }
@@ -11693,9 +11693,9 @@ var require_api_upgrade = __commonJS({
     };
     function upgrade(opts, callback) {
       if (callback === void 0) {
-        return new Promise((resolve12, reject) => {
+        return new Promise((resolve15, reject) => {
           upgrade.call(this, opts, (err, data) => {
-            return err ? reject(err) : resolve12(data);
+            return err ? reject(err) : resolve15(data);
           });
         });
       }
@@ -11787,9 +11787,9 @@ var require_api_connect = __commonJS({
     };
     function connect(opts, callback) {
       if (callback === void 0) {
-        return new Promise((resolve12, reject) => {
+        return new Promise((resolve15, reject) => {
           connect.call(this, opts, (err, data) => {
-            return err ? reject(err) : resolve12(data);
+            return err ? reject(err) : resolve15(data);
           });
         });
       }
@@ -15652,7 +15652,7 @@ var require_fetch = __commonJS({
       function dispatch({ body }) {
         const url = requestCurrentURL(request2);
         const agent = fetchParams.controller.dispatcher;
-        return new Promise((resolve12, reject) => agent.dispatch(
+        return new Promise((resolve15, reject) => agent.dispatch(
           {
             path: url.pathname + url.search,
             origin: url.origin,
@@ -15728,7 +15728,7 @@ var require_fetch = __commonJS({
               }
               this.body = new Readable({ read: resume });
               const onError = this.onError.bind(this);
-              resolve12({
+              resolve15({
                 status: status2,
                 statusText,
                 headersList,
@@ -15771,7 +15771,7 @@ var require_fetch = __commonJS({
               for (let i = 0; i < rawHeaders.length; i += 2) {
                 headersList.append(bufferToLowerCasedHeaderName(rawHeaders[i]), rawHeaders[i + 1].toString("latin1"), true);
               }
-              resolve12({
+              resolve15({
                 status: status2,
                 statusText: STATUS_CODES[status2],
                 headersList,
@@ -19512,8 +19512,8 @@ var require_util8 = __commonJS({
       return true;
     }
     function delay(ms) {
-      return new Promise((resolve12) => {
-        setTimeout(resolve12, ms).unref();
+      return new Promise((resolve15) => {
+        setTimeout(resolve15, ms).unref();
       });
     }
     module.exports = {
@@ -20373,7 +20373,7 @@ var require_undici = __commonJS({
 
 // src/cli.ts
 import { parseArgs as parseArgs2 } from "node:util";
-import { resolve as resolve11, basename as basename5 } from "node:path";
+import { resolve as resolve14, basename as basename7 } from "node:path";
 
 // scripts/probe/contract.json
 var contract_default = {
@@ -20779,7 +20779,7 @@ function runOnce(c, a, h) {
   const own = [dirname2(dirname2(probeDir())), ...c.command.includes("/") ? [dirname2(dirname2(c.command))] : []];
   const argv = a.isolation ? a.isolation.wrap(plain2, { writable: a.writable ?? [], readable: [...own, ...a.readable ?? []], env: process.env, probeEnv: env, network: !!a.network }) : plain2;
   const wantsEvents = a.args.includes("--events");
-  return new Promise((resolve12, reject) => {
+  return new Promise((resolve15, reject) => {
     const child = spawn(argv[0], argv.slice(1), {
       stdio: [wantsEvents ? "pipe" : "ignore", "pipe", "pipe"],
       env,
@@ -20867,7 +20867,7 @@ function runOnce(c, a, h) {
     };
     child.on("error", (e) => {
       cleanup();
-      if (e.code === "ENOENT") resolve12({ kind: "skip", why: "not found" });
+      if (e.code === "ENOENT") resolve15({ kind: "skip", why: "not found" });
       else reject(new InfraError(`cannot start ${argv[0]}: ${e.message}`));
     });
     child.on("exit", () => {
@@ -20884,8 +20884,8 @@ function runOnce(c, a, h) {
         if (failure) return reject(failure);
         if (interrupted) return reject(new ProbeInterrupted(interrupted, a.subcommand));
         if (timedOut) return reject(new InfraError(`probe ${a.subcommand} timed out after ${a.timeoutSec}s; its process group was stopped`));
-        if (code2 === 0) return resolve12({ kind: "ok", python, stdout });
-        if (code2 === EXIT_CODES.no_numpy) return resolve12({ kind: "skip", why: "cannot import numpy" });
+        if (code2 === 0) return resolve15({ kind: "ok", python, stdout });
+        if (code2 === EXIT_CODES.no_numpy) return resolve15({ kind: "skip", why: "cannot import numpy" });
         const why2 = lastError || (signal ? `killed by ${signal}` : `exited with status ${code2}`);
         if (code2 === EXIT_CODES.input) return reject(Object.assign(new InputError(why2), { stdout }));
         const log = a.runDir ? ` (log: ${join2(a.runDir, "probe.log")})` : "";
@@ -20968,64 +20968,33 @@ function defaultRunDirName(model, now = /* @__PURE__ */ new Date()) {
   return `runs/${model}-${ts}`;
 }
 
-// src/pipeline.ts
-import { chmodSync as chmodSync3, existsSync as existsSync6, statSync as statSync5, mkdirSync as mkdirSync4, rmSync as rmSync4, lstatSync as lstatSync5, readdirSync as readdirSync3, statfsSync } from "node:fs";
-import { join as join9, resolve as resolve3, isAbsolute as isAbsolute4, basename as basename3, dirname as dirname6 } from "node:path";
+// src/check/index.ts
+import { basename as basename5, isAbsolute as isAbsolute5, join as join14, resolve as resolve6 } from "node:path";
+import { existsSync as existsSync9 } from "node:fs";
 
-// package.json
-var package_default = {
-  name: "npu-block-gate",
-  version: "0.1.0",
-  description: "Phase 2 single-block validation gate for LLM deployments on AMD NPUs with Xilinx/mlir-air: CLI, GitHub Action and runner agent",
-  type: "module",
-  license: "MIT",
-  engines: {
-    node: "^20.17.0 || >=22.9.0"
-  },
-  bin: {
-    "npu-block-gate": "dist/cli.js"
-  },
-  main: "dist/index.js",
-  scripts: {
-    build: "node scripts/build.mjs",
-    typecheck: "tsc --noEmit",
-    test: "node scripts/test.mjs",
-    "test:ts": "uvu -r tsx test",
-    demo: 'd=$(mktemp -d) && cp -r examples/air-mini "$d" && node dist/cli.js check --model-dir "$d/air-mini/programming_examples/llms/tiny_llama"',
-    install: 'node-gyp rebuild --directory=native || echo "npu-block-gate: native addon not built; the TypeScript engine will be used"',
-    "build:native": "node-gyp rebuild --directory=native && node scripts/copy-native.mjs",
-    bench: "tsx bench/bench.ts",
-    fuzz: "tsx bench/fuzz.ts"
-  },
-  dependencies: {
-    "@actions/artifact": "^6.2.1",
-    "@actions/core": "^3.0.1",
-    "@octokit/plugin-retry": "^8.1.1",
-    "@octokit/plugin-throttling": "^11.0.5",
-    "@octokit/rest": "^22.0.1",
-    "markdown-table": "^3.1.0",
-    "node-addon-api": "^8.9.2",
-    undici: "^6.29.1"
-  },
-  devDependencies: {
-    "@octokit/openapi": "^23.0.2",
-    "@types/node": "^20.19.43",
-    esbuild: "^0.28.2",
-    "node-gyp": "^12.4.0",
-    tsx: "^4.23.15",
-    typescript: "^7.0.2",
-    uvu: "^0.5.6"
-  },
-  overrides: {
-    "content-type": "2.1.0"
-  }
-};
+// src/fs/atomic.ts
+import {
+  closeSync as closeSync2,
+  copyFileSync,
+  fstatSync,
+  fsyncSync,
+  fchmodSync,
+  fchownSync,
+  linkSync,
+  lstatSync,
+  mkdirSync,
+  openSync as openSync2,
+  realpathSync as realpathSync2,
+  renameSync,
+  rmSync,
+  statSync as statSync2,
+  unlinkSync,
+  writeSync
+} from "node:fs";
+import { basename, dirname as dirname3, join as join3 } from "node:path";
+import { randomBytes } from "node:crypto";
 
-// src/rundir/read.ts
-import { closeSync as closeSync3, constants as constants2, fstatSync as fstatSync2, openSync as openSync3, realpathSync as realpathSync2, statSync as statSync2, lstatSync } from "node:fs";
-import { join as join3, relative, isAbsolute, sep } from "node:path";
-
-// src/fsread.ts
+// src/fs/read.ts
 import { readSync } from "node:fs";
 function readWhole(fd, size) {
   const buf = Buffer.alloc(size);
@@ -21037,13 +21006,159 @@ function readWhole(fd, size) {
   }
   return buf.subarray(0, done);
 }
+function kindOf(st) {
+  if (st.isFile()) return "a regular file";
+  if (st.isDirectory()) return "a directory";
+  if (st.isFIFO()) return "a FIFO (named pipe)";
+  if (st.isCharacterDevice() || st.isBlockDevice()) return "a device";
+  if (st.isSocket()) return "a socket";
+  if (st.isSymbolicLink()) return "a symlink";
+  return "a special file";
+}
+
+// src/fs/atomic.ts
+var NOTHING_CHANGED = "; nothing was changed";
+function resolveTarget(path, follow = true) {
+  let l;
+  try {
+    l = lstatSync(path);
+  } catch (e) {
+    if (e.code === "ENOENT") return { path, real: path, stat: null };
+    throw fsError(e, path, "cannot read");
+  }
+  let real = path;
+  if (l.isSymbolicLink() && !follow) return { path, real: path, stat: null };
+  if (l.isSymbolicLink()) {
+    try {
+      real = realpathSync2(path);
+    } catch (e) {
+      const code2 = e.code;
+      if (code2 === "ENOENT") throw new InputError("is a symlink to a missing file (npu-block-gate writes through a symlink, never replaces it)", path);
+      throw fsError(e, path, "cannot resolve the symlink");
+    }
+  }
+  const st = real === path ? l : statSync2(real);
+  if (!st.isFile()) throw new InputError(`is ${kindOf(st)}, not a regular file`, path);
+  return { path, real, stat: st };
+}
+function readDocument(path) {
+  const t = resolveTarget(path);
+  if (!t.stat) return null;
+  let fd;
+  try {
+    fd = openSync2(t.real, "r");
+  } catch (e) {
+    throw fsError(e, path, "cannot read");
+  }
+  try {
+    return readWhole(fd, fstatSync(fd).size);
+  } catch (e) {
+    throw fsError(e, path, "cannot read");
+  } finally {
+    closeSync2(fd);
+  }
+}
+function checkWritable(t) {
+  if (t.stat && (t.stat.mode & 146) === 0) {
+    throw new InputError(`is read-only (mode ${(t.stat.mode & 4095).toString(8).padStart(4, "0")}); npu-block-gate never overwrites a read-only file: make it writable, or pass --no-docs${NOTHING_CHANGED}`, t.path);
+  }
+}
+function writeAll(fd, data) {
+  let done = 0;
+  while (done < data.length) done += writeSync(fd, data, done, data.length - done);
+}
+function commitWrites(writes) {
+  const prepared = [];
+  const createdDirs = [];
+  const undoPrepare = () => {
+    for (const p of prepared) rmSync(p.tmp, { force: true });
+    for (const d of createdDirs.reverse()) rmSync(d, { recursive: true, force: true });
+  };
+  const targets = writes.map((w) => {
+    const t = resolveTarget(w.path, w.follow ?? true);
+    checkWritable(t);
+    return { ...t, data: w.data };
+  });
+  try {
+    for (const t of targets) {
+      const dir = dirname3(t.real);
+      try {
+        const made = mkdirSync(dir, { recursive: true });
+        if (made) createdDirs.push(made);
+      } catch (e) {
+        throw fsError(e, dir, "cannot create the directory", NOTHING_CHANGED);
+      }
+      const tmp = join3(dir, `.${basename(t.real)}.nbg-${process.pid}-${randomBytes(4).toString("hex")}.tmp`);
+      let fd;
+      try {
+        fd = openSync2(tmp, "wx", t.stat ? t.stat.mode & 511 : 438);
+      } catch (e) {
+        throw fsError(e, t.path, `cannot write (in ${dir})`, NOTHING_CHANGED);
+      }
+      prepared.push({ ...t, tmp, backup: null, placed: false });
+      try {
+        writeAll(fd, t.data);
+        if (t.stat) {
+          fchmodSync(fd, t.stat.mode & 4095);
+          if (process.getuid?.() === 0 && (t.stat.uid !== 0 || t.stat.gid !== 0)) fchownSync(fd, t.stat.uid, t.stat.gid);
+        }
+        fsyncSync(fd);
+      } catch (e) {
+        throw fsError(e, t.path, "cannot write", NOTHING_CHANGED);
+      } finally {
+        closeSync2(fd);
+      }
+    }
+  } catch (e) {
+    undoPrepare();
+    throw e instanceof GateError ? e : fsError(e, writes[prepared.length]?.path ?? "", "cannot write", NOTHING_CHANGED);
+  }
+  try {
+    for (const p of prepared) {
+      if (p.stat) {
+        p.backup = `${p.tmp}.bak`;
+        try {
+          linkSync(p.real, p.backup);
+        } catch {
+          copyFileSync(p.real, p.backup);
+        }
+      }
+      renameSync(p.tmp, p.real);
+      p.placed = true;
+    }
+  } catch (e) {
+    const failed = prepared.find((p) => !p.placed);
+    for (const p of prepared.filter((x) => x.placed).reverse()) {
+      try {
+        if (p.backup) renameSync(p.backup, p.real);
+        else unlinkSync(p.real);
+      } catch {
+      }
+    }
+    undoPrepare();
+    for (const p of prepared) if (p.backup) rmSync(p.backup, { force: true });
+    throw fsError(e, failed.path, "cannot replace", NOTHING_CHANGED);
+  }
+  for (const p of prepared) if (p.backup) rmSync(p.backup, { force: true });
+}
+function writeAtomic(path, data, follow = true) {
+  commitWrites([{ path, data: typeof data === "string" ? Buffer.from(data, "utf8") : data, follow }]);
+}
+
+// src/cache/reference.ts
+import { chmodSync as chmodSync2, copyFileSync as copyFileSync2, existsSync as existsSync3, lstatSync as lstatSync3, mkdirSync as mkdirSync2, mkdtempSync, readFileSync as readFileSync3, renameSync as renameSync2, rmSync as rmSync2, writeFileSync } from "node:fs";
+import { isAbsolute as isAbsolute2, join as join5, resolve as resolve2 } from "node:path";
+
+// src/rundir/read.ts
+import { closeSync as closeSync4, constants as constants2, fstatSync as fstatSync3, openSync as openSync4, realpathSync as realpathSync3, statSync as statSync3, lstatSync as lstatSync2 } from "node:fs";
+import { join as join4, relative, isAbsolute, sep } from "node:path";
 
 // src/rundir/schema.ts
 var PROBE_SCHEMA = PROBE.schema;
 var PROBE_SCHEMA_VERSION = PROBE.version;
 var RUN_FILES = RUN_FILES_CONTRACT;
 
-// src/report/escape.ts
+// src/text/escape.ts
 var ID_RE = /^[A-Za-z0-9_.-]{1,64}$/;
 var MAX_TEXT = 300;
 var CONTROLS = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
@@ -21136,8 +21251,8 @@ function shown(v) {
 var fail = (at, want, v) => {
   throw new SpecError(at, `must be ${want}, got ${shown(v)}`);
 };
-function make(describe, check) {
-  return { describe, check };
+function make(describe, check2) {
+  return { describe, check: check2 };
 }
 var str2 = (opts = {}) => {
   const what = opts.what ?? (opts.line ? "a one-line string" : "a string");
@@ -21443,7 +21558,7 @@ var PROBE_SPEC = obj({
 import { extname } from "node:path";
 
 // src/tensor/bytes.ts
-import { closeSync as closeSync2, constants, fstatSync, openSync as openSync2, readSync as readSync2 } from "node:fs";
+import { closeSync as closeSync3, constants, fstatSync as fstatSync2, openSync as openSync3, readSync as readSync2 } from "node:fs";
 var OPEN_ERRORS = {
   ENOENT: "no such file",
   EACCES: "cannot open: permission denied",
@@ -21452,25 +21567,18 @@ var OPEN_ERRORS = {
   ELOOP: "cannot open: too many levels of symbolic links",
   ENOTDIR: "cannot open: a part of the path is a file, not a directory"
 };
-function nonRegular(st) {
-  if (st.isDirectory()) return "a directory";
-  if (st.isFIFO()) return "a FIFO (named pipe)";
-  if (st.isCharacterDevice() || st.isBlockDevice()) return "a device";
-  if (st.isSocket()) return "a socket";
-  return "a special file";
-}
 var FileBytes = class {
   constructor(path) {
     this.path = path;
     try {
-      this.#fd = openSync2(path, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY);
+      this.#fd = openSync3(path, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY);
     } catch (err) {
       const code2 = err.code;
       throw new InputError(OPEN_ERRORS[code2 ?? ""] ?? `cannot open (${code2 ?? String(err)})`, path);
     }
     try {
-      const st = fstatSync(this.#fd);
-      if (!st.isFile()) throw new InputError(`is ${nonRegular(st)}, not a regular file`, path);
+      const st = fstatSync2(this.#fd);
+      if (!st.isFile()) throw new InputError(`is ${kindOf(st)}, not a regular file`, path);
       this.size = st.size;
     } catch (err) {
       this.close();
@@ -21505,7 +21613,7 @@ var FileBytes = class {
   }
   close() {
     if (this.#fd !== null) {
-      closeSync2(this.#fd);
+      closeSync3(this.#fd);
       this.#fd = null;
     }
   }
@@ -21741,9 +21849,9 @@ function parseDescr(descr, opts, path) {
   if (descr === "bfloat16" || descr === "<V2" || descr === "|V2" || descr === "V2") return { dtype: "bf16", order: "le" };
   const m = /^([<>|=]?)([a-zA-Z])(\d+)$/.exec(descr);
   if (!m) throw new InputError(`unknown dtype '${descr}'`, path);
-  const [, bo, kind2, sizeText] = m;
+  const [, bo, kind, sizeText] = m;
   const order = bo === ">" ? "be" : "le";
-  const code2 = kind2 + sizeText;
+  const code2 = kind + sizeText;
   if (code2 === "f4") return { dtype: "f32", order };
   if (code2 === "f2") return { dtype: "f16", order };
   if (code2 === "u2") {
@@ -21817,20 +21925,18 @@ function crc32Update(crc, buf) {
   return (c ^ 4294967295) >>> 0;
 }
 
-// src/tensor/npz.ts
+// src/tensor/zip.ts
 var EOCD_SIG = 101010256;
 var ZIP64_LOCATOR_SIG = 117853008;
 var ZIP64_EOCD_SIG = 101075792;
 var CDH_SIG = 33639248;
-var LFH_SIG = 67324752;
-function u64(buf, at, path) {
-  const v = buf.readBigUInt64LE(at);
-  if (v > BigInt(Number.MAX_SAFE_INTEGER)) throw new InputError(`not a valid .npz (zip): a 64-bit size or offset (${v}) is beyond any real file`, path);
-  return Number(v);
-}
-function readZipDirectory(src, path) {
-  const bad = (what) => {
-    throw new InputError(`not a valid .npz (zip): ${what}`, path);
+var U16 = 65535;
+var U32 = 4294967295;
+function readZipDirectory(src, bad, rules = {}) {
+  const u64 = (buf, at) => {
+    const v = buf.readBigUInt64LE(at);
+    if (v > BigInt(Number.MAX_SAFE_INTEGER)) bad(`a 64-bit size or offset (${v}) is beyond any real file`);
+    return Number(v);
   };
   if (src.size < 22) bad("file too short for a zip end record");
   const tailLen = Math.min(src.size, 22 + 65535);
@@ -21844,38 +21950,45 @@ function readZipDirectory(src, path) {
     }
   }
   if (eocd < 0) bad("no end-of-central-directory record");
+  const eocdAt = tailStart + eocd;
+  if (rules.singleDisk && (tail.readUInt16LE(eocd + 4) !== 0 || tail.readUInt16LE(eocd + 6) !== 0)) bad("multi-disk zips are not supported");
   let count = tail.readUInt16LE(eocd + 10);
   let cdSize = tail.readUInt32LE(eocd + 12);
   let cdOffset = tail.readUInt32LE(eocd + 16);
-  if (count === 65535 || cdSize === 4294967295 || cdOffset === 4294967295) {
-    const locAt = tailStart + eocd - 20;
-    if (locAt < 0) bad("Zip64 locator missing");
-    const loc = src.read(locAt, 20);
+  let cdEnd = eocdAt;
+  if (count === U16 || cdSize === U32 || cdOffset === U32) {
+    if (eocdAt < 20) bad("Zip64 locator missing");
+    const loc = src.read(eocdAt - 20, 20);
     if (loc.readUInt32LE(0) !== ZIP64_LOCATOR_SIG) bad("Zip64 locator missing");
-    const z64At = u64(loc, 8, path);
-    if (z64At + 56 > src.size) bad("Zip64 end record out of range");
+    const z64At = u64(loc, 8);
+    if (z64At + 56 > eocdAt - 20) bad("Zip64 end record out of range");
     const z = src.read(z64At, 56);
     if (z.readUInt32LE(0) !== ZIP64_EOCD_SIG) bad("bad Zip64 end record");
-    count = u64(z, 32, path);
-    cdSize = u64(z, 40, path);
-    cdOffset = u64(z, 48, path);
+    count = u64(z, 32);
+    cdSize = u64(z, 40);
+    cdOffset = u64(z, 48);
+    cdEnd = z64At;
   }
-  if (cdOffset + cdSize > src.size) bad("central directory out of range (truncated file?)");
+  if (rules.maxEntries !== void 0 && count > rules.maxEntries) bad(`the zip has ${count} entries; at most ${rules.maxEntries}`);
+  if (cdOffset + cdSize > cdEnd || rules.maxDirectoryBytes !== void 0 && cdSize > rules.maxDirectoryBytes) bad("central directory out of range (truncated file?)");
   const cd = src.read(cdOffset, cdSize);
   const entries = [];
   let p = 0;
   for (let n = 0; n < count; n++) {
     if (p + 46 > cd.length || cd.readUInt32LE(p) !== CDH_SIG) bad("corrupt central directory");
+    const madeBy = cd.readUInt16LE(p + 4);
     const flags = cd.readUInt16LE(p + 8);
-    const crc = cd.readUInt32LE(p + 16);
     const method = cd.readUInt16LE(p + 10);
+    const crc = cd.readUInt32LE(p + 16);
     let compressedSize = cd.readUInt32LE(p + 20);
     let size = cd.readUInt32LE(p + 24);
     const nameLen = cd.readUInt16LE(p + 28);
     const extraLen = cd.readUInt16LE(p + 30);
     const commentLen = cd.readUInt16LE(p + 32);
+    const attrs = cd.readUInt32LE(p + 38);
     let localHeaderOffset = cd.readUInt32LE(p + 42);
-    if (p + 46 + nameLen + extraLen + commentLen > cd.length) bad("corrupt central directory");
+    const end = p + 46 + nameLen + extraLen + commentLen;
+    if (end > cd.length) bad("corrupt central directory");
     const name = cd.subarray(p + 46, p + 46 + nameLen).toString(flags & 2048 ? "utf8" : "latin1");
     let e = p + 46 + nameLen;
     const eEnd = e + extraLen;
@@ -21886,20 +21999,28 @@ function readZipDirectory(src, path) {
         let q = e + 4;
         const take = () => {
           if (q + 8 > e + 4 + len) bad("short Zip64 extra field");
-          const v = u64(cd, q, path);
+          const v = u64(cd, q);
           q += 8;
           return v;
         };
-        if (size === 4294967295) size = take();
-        if (compressedSize === 4294967295) compressedSize = take();
-        if (localHeaderOffset === 4294967295) localHeaderOffset = take();
+        if (size === U32) size = take();
+        if (compressedSize === U32) compressedSize = take();
+        if (localHeaderOffset === U32) localHeaderOffset = take();
       }
       e += 4 + len;
     }
-    entries.push({ name, method, compressedSize, size, localHeaderOffset, flags, crc });
-    p += 46 + nameLen + extraLen + commentLen;
+    entries.push({ name, method, compressedSize, size, localHeaderOffset, flags, crc, madeBy, attrs });
+    p = end;
   }
-  return entries;
+  return { entries, cdOffset };
+}
+
+// src/tensor/npz.ts
+var LFH_SIG = 67324752;
+function npzMembers(src, path) {
+  return readZipDirectory(src, (what) => {
+    throw new InputError(`not a valid .npz (zip): ${what}`, path);
+  }).entries;
 }
 var NPZ_MAX_INFLATED = 1 << 30;
 var PEEK_BYTES = 512;
@@ -21944,7 +22065,7 @@ function headerComplete(head) {
   return true;
 }
 function openNpz(src, path, opts) {
-  const entries = readZipDirectory(src, path).filter((e) => !e.name.endsWith("/"));
+  const entries = npzMembers(src, path).filter((e) => !e.name.endsWith("/"));
   const keyOf = (e) => e.name.replace(/\.npy$/, "");
   let entry;
   if (opts.key !== void 0) {
@@ -22035,29 +22156,21 @@ function openTensor(path, opts = {}) {
 
 // src/rundir/read.ts
 var PROBE_JSON_MAX_BYTES = 64 << 20;
-function kindOf(st) {
-  if (st.isDirectory()) return "a directory";
-  if (st.isFIFO()) return "a FIFO (named pipe)";
-  if (st.isCharacterDevice() || st.isBlockDevice()) return "a device";
-  if (st.isSocket()) return "a socket";
-  if (st.isSymbolicLink()) return "a symlink";
-  return "not a regular file";
-}
 function openRegularFile(path) {
   let fd;
   try {
-    fd = openSync3(path, constants2.O_RDONLY | constants2.O_NONBLOCK | constants2.O_NOCTTY);
+    fd = openSync4(path, constants2.O_RDONLY | constants2.O_NONBLOCK | constants2.O_NOCTTY);
   } catch (e) {
     const code2 = e.code;
     if (code2 === "ENOENT") throw new InputError("no such file", path);
     throw fsError(e, path, "cannot open");
   }
   try {
-    const st = fstatSync2(fd);
+    const st = fstatSync3(fd);
     if (!st.isFile()) throw new InputError(`is ${kindOf(st)}, not a regular file`, path);
     return { fd, size: st.size };
   } catch (e) {
-    closeSync3(fd);
+    closeSync4(fd);
     throw fsError(e, path, "cannot stat");
   }
 }
@@ -22069,33 +22182,33 @@ function readRegularFile(path, max) {
   } catch (e) {
     throw fsError(e, path, "cannot read");
   } finally {
-    closeSync3(fd);
+    closeSync4(fd);
   }
 }
 function runDirReal(runDir) {
   let st;
   try {
-    st = statSync2(runDir);
+    st = statSync3(runDir);
   } catch (e) {
     if (e.code === "ENOENT") throw new InputError("run dir does not exist", runDir);
     throw fsError(e, runDir, "cannot read the run dir");
   }
-  if (!st.isDirectory()) throw new InputError(`run dir is ${kindOf(st) === "not a regular file" ? "a file" : kindOf(st)}, not a directory`, runDir);
-  return realpathSync2(runDir);
+  if (!st.isDirectory()) throw new InputError(`run dir is ${st.isFile() ? "a file" : kindOf(st)}, not a directory`, runDir);
+  return realpathSync3(runDir);
 }
 function runFile2(runDir, rel, field, missing2 = `missing (probe.json ${field} lists it)`) {
-  const shown3 = join3(runDir, rel);
-  if (isAbsolute(rel) || rel.split(/[\\/]/).includes("..")) throw new InputError(`${field} must be a relative path inside the run dir, got ${JSON.stringify(rel)}`, join3(runDir, RUN_FILES.probe));
+  const shown3 = join4(runDir, rel);
+  if (isAbsolute(rel) || rel.split(/[\\/]/).includes("..")) throw new InputError(`${field} must be a relative path inside the run dir, got ${JSON.stringify(rel)}`, join4(runDir, RUN_FILES.probe));
   const root = runDirReal(runDir);
   try {
-    lstatSync(shown3);
+    lstatSync2(shown3);
   } catch (e) {
     if (e.code === "ENOENT") throw new InputError(missing2, shown3);
     throw fsError(e, shown3, "cannot read");
   }
   let real;
   try {
-    real = realpathSync2(shown3);
+    real = realpathSync3(shown3);
   } catch (e) {
     const code2 = e.code;
     throw new InputError(code2 === "ENOENT" ? "is a symlink to a missing file" : `cannot resolve (${fsError(e, shown3, "resolve").message})`, shown3);
@@ -22104,12 +22217,12 @@ function runFile2(runDir, rel, field, missing2 = `missing (probe.json ${field} l
   if (r === "" || r.startsWith(`..${sep}`) || r === ".." || isAbsolute(r)) {
     throw new InputError(`resolves to ${real}, outside the run dir (only files inside the run dir are read)`, shown3);
   }
-  const st = statSync2(real);
+  const st = statSync3(real);
   if (!st.isFile()) throw new InputError(`is ${kindOf(st)}, not a regular file`, shown3);
   return real;
 }
 function readProbeJson(runDir, requireBlock = true) {
-  const file = join3(runDir, RUN_FILES.probe);
+  const file = join4(runDir, RUN_FILES.probe);
   runDirReal(runDir);
   const real = runFile2(runDir, RUN_FILES.probe, "probe.json", "missing: the probe did not finish writing this run dir");
   let raw;
@@ -22171,7 +22284,7 @@ function crossCheck(p, requireBlock) {
   });
 }
 function tensorPath(runDir, entry) {
-  return join3(runDir, entry.file);
+  return join4(runDir, entry.file);
 }
 function openRunTensor(runDir, entry, field) {
   const shown3 = tensorPath(runDir, entry);
@@ -22186,6 +22299,97 @@ function openRunTensor(runDir, entry, field) {
     throw e;
   }
   return t;
+}
+
+// src/cache/reference.ts
+var KEY = /^[0-9a-f]{32}$/;
+var layerFile = (li) => `layer_${String(li).padStart(2, "0")}.npy`;
+var boundaryFile = (name) => `boundary_${name}.npy`;
+function boundarySources(runDir, p) {
+  const out = /* @__PURE__ */ new Map();
+  for (const [i, e] of (p.boundaries?.entries ?? []).entries()) {
+    if (!isId(e.name) || e.name.startsWith(".")) return `boundary ${JSON.stringify(e.name)} is not a name the cache can hold`;
+    if (e.ref.dtype !== "f32" || e.ref.shape.length !== 2 || e.ref.shape[0] !== p.prompt.real_len) return `boundary ${e.name}'s reference is not f32 [real_len, features]`;
+    try {
+      out.set(e.name, runFile2(runDir, e.ref.file, `boundaries.entries[${i}].ref.file`));
+    } catch (err) {
+      return `boundary ${e.name}'s reference tensor is not usable (${err.message})`;
+    }
+  }
+  return out.size ? out : "the run dir holds no boundary pairs";
+}
+function storeReference(root, runDir, p) {
+  const rec = p.reference?.cache;
+  if (!rec) return { stored: false, why: "the run kept no reference cache record (cache off, or not cacheable)" };
+  if (rec.hit) return { stored: false, why: "hit: already stored" };
+  if (typeof rec.key !== "string" || !KEY.test(rec.key)) return { stored: false, why: "the recorded key is not a cache key" };
+  const wanted = Array.isArray(rec.inputs?.layers) && rec.inputs.layers.every((l) => Number.isInteger(l) && l >= 0) ? rec.inputs.layers : [0];
+  const sources = /* @__PURE__ */ new Map();
+  if (p.tensors.ref) sources.set(0, tensorPath(runDir, p.tensors.ref));
+  for (const e of p.layers?.entries ?? []) if (e.layer !== 0 && wanted.includes(e.layer)) sources.set(e.layer, tensorPath(runDir, e.ref));
+  for (const li of wanted) {
+    const src = sources.get(li);
+    if (!src || !existsSync3(src) || !lstatSync3(src).isFile()) return { stored: false, why: `layer ${li}'s reference tensor is not in the run dir` };
+  }
+  let bounds = null;
+  if (rec.inputs?.boundaries) {
+    const b = boundarySources(runDir, p);
+    if (typeof b === "string") return { stored: false, why: `${b} (the key covers the lens's reference side)` };
+    bounds = b;
+  }
+  const names = bounds ? [...bounds.keys()] : [];
+  const dest = join5(root, rec.key);
+  if (existsSync3(dest) && sound(dest, rec.key, wanted, names)) return { stored: false, why: "an entry for this key is already there" };
+  mkdirSync2(root, { recursive: true });
+  const tmp = mkdtempSync(join5(root, `.${rec.key}.`));
+  chmodSync2(tmp, 493);
+  try {
+    for (const li of wanted) copyFileSync2(sources.get(li), join5(tmp, layerFile(li)));
+    for (const [name, src] of bounds ?? []) copyFileSync2(src, join5(tmp, boundaryFile(name)));
+    writeFileSync(join5(tmp, "meta.json"), JSON.stringify({
+      key: rec.key,
+      inputs: rec.inputs ?? null,
+      kind: rec.kind ?? p.reference.kind,
+      stored_layers: wanted,
+      ...bounds ? { stored_boundaries: names } : {},
+      created_at: (/* @__PURE__ */ new Date()).toISOString().replace(/\.\d+Z$/, "Z")
+    }, null, 2) + "\n");
+    if (existsSync3(dest)) {
+      const old = `${dest}.old-${process.pid}`;
+      renameSync2(dest, old);
+      try {
+        renameSync2(tmp, dest);
+      } finally {
+        rmSync2(old, { recursive: true, force: true });
+      }
+    } else {
+      try {
+        renameSync2(tmp, dest);
+      } catch (e) {
+        if (!existsSync3(dest)) throw e;
+      }
+    }
+  } finally {
+    rmSync2(tmp, { recursive: true, force: true });
+  }
+  return { stored: true, dir: dest, layers: wanted, ...bounds ? { boundaries: names } : {} };
+}
+function referenceRoot(cacheRoot, env = process.env) {
+  const r = env.NPU_BLOCK_GATE_REF_CACHE;
+  if (r && r.trim().toLowerCase() !== "none") return resolve2(r);
+  return isAbsolute2(cacheRoot) ? join5(cacheRoot, "reference") : resolve2(cacheRoot, "reference");
+}
+function sound(dir, key, layers, boundaries) {
+  try {
+    const meta = JSON.parse(readFileSync3(join5(dir, "meta.json"), "utf8"));
+    if (meta?.key !== key) return false;
+    const stored = meta.stored_boundaries;
+    if (boundaries.length && !(Array.isArray(stored) && boundaries.every((n) => stored.includes(n)))) return false;
+    const npy = (f2) => readFileSync3(join5(dir, f2)).subarray(0, 6).toString("latin1") === "\x93NUMPY";
+    return layers.every((li) => npy(layerFile(li))) && boundaries.every((n) => npy(boundaryFile(n)));
+  } catch {
+    return false;
+  }
 }
 
 // src/metrics/accumulator.ts
@@ -22535,9 +22739,9 @@ function finalize(acc, opts) {
 }
 
 // src/metrics/native.ts
-import { existsSync as existsSync3 } from "node:fs";
+import { existsSync as existsSync4 } from "node:fs";
 import { createRequire } from "node:module";
-import { dirname as dirname3, join as join4 } from "node:path";
+import { dirname as dirname4, join as join6 } from "node:path";
 import { fileURLToPath as fileURLToPath2 } from "node:url";
 var NATIVE_PATH_ENV = "NPU_BLOCK_GATE_NATIVE";
 var NATIVE_THREADS_ENV = "NPU_BLOCK_GATE_THREADS";
@@ -22545,19 +22749,19 @@ var NATIVE_ABI = 1;
 var ADDON = "npu_block_gate.node";
 var PREBUILT = `npu_block_gate-${process.platform}-${process.arch}.node`;
 var DTYPE_CODE = { f32: 0, f16: 1, bf16: 2 };
-function nativeCandidates(from = dirname3(fileURLToPath2(import.meta.url)), env = process.env) {
+function nativeCandidates(from = dirname4(fileURLToPath2(import.meta.url)), env = process.env) {
   const explicit = env[NATIVE_PATH_ENV]?.trim();
   if (explicit) return [explicit];
   const dirs = [];
   for (let dir = from; ; ) {
     dirs.push(dir);
-    if (existsSync3(join4(dir, "package.json"))) break;
-    const up = dirname3(dir);
+    if (existsSync4(join6(dir, "package.json"))) break;
+    const up = dirname4(dir);
     if (up === dir) break;
     dir = up;
   }
-  const built = dirs.map((d) => join4(d, "native", "build", "Release", ADDON));
-  const prebuilt = process.platform === "linux" && process.arch === "x64" ? dirs.flatMap((d) => [join4(d, "dist", "native", PREBUILT), join4(d, "native", PREBUILT)]) : [];
+  const built = dirs.map((d) => join6(d, "native", "build", "Release", ADDON));
+  const prebuilt = process.platform === "linux" && process.arch === "x64" ? dirs.flatMap((d) => [join6(d, "dist", "native", PREBUILT), join6(d, "native", PREBUILT)]) : [];
   return [...built, ...prebuilt];
 }
 function threadsFrom(env) {
@@ -22616,7 +22820,7 @@ function tryLoadNative(candidates, env = process.env) {
   const require2 = createRequire(import.meta.url);
   const problems = [];
   for (const path of candidates) {
-    if (!existsSync3(path)) continue;
+    if (!existsSync4(path)) continue;
     try {
       const addon = require2(path);
       if (addon?.abi !== NATIVE_ABI || typeof addon.scan !== "function") {
@@ -22646,6 +22850,31 @@ function loadNativeKernel(env = process.env, warn = (line2) => process.stderr.wr
   return loaded.kernel;
 }
 registerNativeKernel(() => loadNativeKernel());
+
+// src/metrics/summary.ts
+function nonFiniteTotal(nf) {
+  return nf.nan.count + nf.posInf.count + nf.negInf.count;
+}
+function lowestCosine(c) {
+  return Math.min(c.wholeCosine, c.perPositionMin);
+}
+function comparisonOf(m) {
+  const pp = m.perPosition;
+  const e = m.errors;
+  return {
+    rows: m.realLen,
+    cols: m.cols,
+    wholeCosine: m.wholeCosine,
+    perPositionMin: pp.min,
+    p5: pp.p5,
+    median: pp.median,
+    maxAbs: e.maxAbs,
+    maxRel: e.maxRel,
+    sqnrDb: e.sqnrDb,
+    normRatio: e.normRatio,
+    nonFinite: nonFiniteTotal(m.nonFinite)
+  };
+}
 
 // src/metrics/json.ts
 function encode(v) {
@@ -22772,7 +23001,7 @@ async function scanRaw(kernel, acc, npu, ref) {
   }
 }
 
-// src/gates/thresholds.ts
+// src/seed/thresholds.ts
 var WHOLE_COSINE_MIN = 0.99;
 var SQNR_GOOD_DB = 40;
 var NORM_RATIO_WARN = 0.01;
@@ -22785,8 +23014,14 @@ function perPositionThreshold(headDim) {
 function formatThreshold(t) {
   return Number(t.toFixed(4)).toString();
 }
+function wellBelow(threshold) {
+  return 1 - 2 * (1 - threshold);
+}
+function cleanBar(threshold) {
+  return 1 - (1 - threshold) / 10;
+}
 
-// src/report/format.ts
+// src/text/format.ts
 function fmtCos(x) {
   if (x === null || x === void 0) return "n/a";
   if (Number.isNaN(x)) return "NaN";
@@ -22847,7 +23082,7 @@ function metricGates(m, th) {
     g2detail
   );
   const nf = m.nonFinite;
-  const bad = nf.nan.count + nf.posInf.count + nf.negInf.count;
+  const bad = nonFiniteTotal(nf);
   const parts = [];
   for (const [label2, c] of [["NaN", nf.nan], ["+Inf", nf.posInf], ["-Inf", nf.negInf]]) {
     if (c.count > 0) {
@@ -22866,6 +23101,9 @@ function metricGates(m, th) {
   return [g1, g2, g3];
 }
 function documentationGate(d) {
+  if (d.refused !== void 0) {
+    return { id: "G4", name: "result documented", status: "skip", passed: true, value: null, bar: "phase2_block.md written", detail: `not recorded: ${d.refused}` };
+  }
   if (!d.attempted) {
     return { id: "G4", name: "result documented", status: "skip", passed: true, value: null, bar: "phase2_block.md written", detail: d.detail };
   }
@@ -22891,670 +23129,1072 @@ function warningsFor(m, baseline) {
   return w;
 }
 
-// src/report/types.ts
+// src/gates/reference.ts
+var BLOCK_BYTES = 4 << 20;
+function referenceFault(ref, realLen) {
+  const cols = ref.cols;
+  const rows = Math.min(realLen, ref.rows);
+  const per = Math.max(1, Math.floor(BLOCK_BYTES / (cols * 4)));
+  let zeroRows = 0;
+  let firstZero = -1;
+  for (let start = 0; start < rows; start += per) {
+    const count = Math.min(per, rows - start);
+    const block = ref.readRows(start, count);
+    for (let r = 0; r < count; r++) {
+      const o = r * cols;
+      const row = start + r;
+      const first = block[o];
+      let constant = true;
+      let zero = true;
+      for (let c = 0; c < cols; c++) {
+        const v = block[o + c];
+        if (!(v - v === 0)) {
+          const what = v !== v ? "NaN" : v > 0 ? "+Inf" : "-Inf";
+          return `row ${row}, column ${c} of the reference is ${what} (a real token)`;
+        }
+        if (v !== first) constant = false;
+        if (v !== 0) zero = false;
+      }
+      if (zero) {
+        zeroRows++;
+        if (firstZero < 0) firstZero = row;
+      } else if (constant && cols > 1) {
+        return `row ${row} of the reference is constant (every one of its ${cols} values is ${first}) on a real token`;
+      }
+    }
+  }
+  if (zeroRows === rows) return `every one of the reference's ${rows} real rows is all zero`;
+  if (zeroRows > 0) return `${zeroRows} of the reference's real rows ${zeroRows === 1 ? "is" : "are"} all zero (first: row ${firstZero})`;
+  return null;
+}
+
+// src/layers/judge.ts
+async function judgeLayers(runDir, layers, threshold) {
+  const rows = [];
+  for (const [i, e] of layers.entries.entries()) {
+    const npu = openRunTensor(runDir, e.npu, `layers.entries[${i}].npu`);
+    try {
+      const ref = openRunTensor(runDir, e.ref, `layers.entries[${i}].ref`);
+      try {
+        rows.push({ layer: e.layer, ...comparisonOf(await compare(npu, ref, { threshold })) });
+      } finally {
+        ref.close();
+      }
+    } finally {
+      npu.close();
+    }
+  }
+  return rows.sort((a, b) => a.layer - b.layer);
+}
+
+// src/seed/hints.ts
+var HINTS = [
+  { match: /qk_?norm/, hint: { boundary: "Q/K norm", cause: "per-head RMSNorm stitched wrong (weighted_rms_norm with heads as rows, shared (head_dim,) weight)", where: "check M=n_heads, N=head_dim and the weight broadcast" } },
+  { match: /norm/, hint: { boundary: "RMSNorm", cause: "norm weight, eps or the row layout", where: "compare with <model>_cpu_helpers.rms_norm on the same input" } },
+  { match: /resid|add|bias/, hint: { boundary: "residual add / bias", cause: "bias forgotten on the padded path, or a GQA reindex bug", where: "if padding + bias: re-run the CPU sanity test on the padded forward (seed Step 2)" } },
+  { match: /(^|_)(q|k|v|qkv)(_proj|_gemm)?$|gemms?_rope|qkv/, hint: { boundary: "Q/K/V GEMM", cause: "weight loading or tensor layout (seq-first vs heads-first), a missing transpose", where: "compare the NPU output's shape with the reference's; check np.ascontiguousarray() after the weight load" } },
+  { match: /attn|attention|flash|fa$/, hint: { boundary: "FlashAttention", cause: "causal masking missing or a wrong dk_chunks compile flag", where: "see the debug-fa-runtime-failure skill" } },
+  { match: /rope/, hint: { boundary: "RoPE", cause: "RoPE pairing (half-split vs interleaved), the [cos|sin] LUT layout, or its frequencies (rope_theta, rope_scaling: a drift that grows with position)", where: "compare the LUT from generate_rope_lut with HF's rotate_half convention" } },
+  { match: /down/, hint: { boundary: "Down GEMM", cause: "BF16 truncation: the low-precision (direct-codegen) tier instead of high-precision", where: "confirm fused-cast / drain (FP32 accumulate + one cast); see details/GEMM_bf16_in_bf16_out.md" } },
+  { match: /gate|up|swiglu|silu|ffn|o_proj|^o$/, hint: { boundary: "O / FFN GEMM", cause: "weight layout or a dropped cast between fused launches", where: "compare the step's output shape and dtype with the reference's" } }
+];
+var NAN_HINT = { boundary: "output buffer", cause: "an uninitialised BO or a reused stale buffer", where: "see the debug-bo-corruption skill" };
+var TAIL_HINT = { boundary: "last positions", cause: "one bad run of positions (a causal-mask edge case or a stale tail)", where: "print the per-position cosine and look for contiguous bad runs" };
+var STEP_NAMES = {
+  "rmsnorm": "attn_norm",
+  "q/k/v gemm": "qkv",
+  "q/k norm": "qk_norm",
+  "rope": "rope",
+  "flashattention": "attention",
+  "o gemm": "o_proj",
+  "residual add": "residual",
+  "gate/up gemm": "gate",
+  "swiglu": "swiglu",
+  "down gemm": "down"
+};
+function hintForStep(step, name = "", kernel = "") {
+  const known = STEP_NAMES[String(step ?? "").toLowerCase()];
+  return (known ? hintFor(known) : null) ?? hintFor(name, kernel);
+}
+function hintFor(step, kernel = "") {
+  const s = step.toLowerCase();
+  for (const { match, hint: hint2 } of HINTS) if (match.test(s)) return hint2;
+  const k = kernel.toLowerCase();
+  for (const { match, hint: hint2 } of HINTS) if (match.test(k)) return hint2;
+  return null;
+}
+
+// src/lens/judge.ts
+var PROFILE_POINTS = 128;
+function profileOf(cosines, points = PROFILE_POINTS) {
+  const bucket = Math.max(1, Math.ceil(cosines.length / points));
+  const out = [];
+  for (let i = 0; i < cosines.length; i += bucket) {
+    let lo = Infinity;
+    for (let j = i; j < Math.min(cosines.length, i + bucket); j++) lo = Number.isNaN(cosines[j]) || Number.isNaN(lo) ? NaN : Math.min(lo, cosines[j]);
+    out.push(lo);
+  }
+  return { bucket, points: out };
+}
+function rowOf(e, m, threshold) {
+  const c = comparisonOf(m);
+  const low2 = lowestCosine(c);
+  return {
+    name: e.name,
+    order: e.order,
+    step: e.step,
+    launch: e.launch,
+    producedBy: e.produced_by,
+    ...c,
+    below: !(low2 >= threshold),
+    drifts: !(low2 >= cleanBar(threshold)),
+    badRuns: m.perPosition.badRuns.slice(0, 16),
+    profile: profileOf(m.perPosition.cosines)
+  };
+}
+function named(r) {
+  return {
+    name: r.name,
+    order: r.order,
+    step: r.step,
+    launch: r.launch,
+    producedBy: r.producedBy,
+    wholeCosine: r.wholeCosine,
+    perPositionMin: r.perPositionMin,
+    hint: hintForStep(r.step, r.name, r.producedBy ?? r.launch ?? "")
+  };
+}
+async function compareBoundaries(runDir, b, threshold) {
+  const rows = [];
+  const entries = [...b.entries.entries()].sort(([, x], [, y]) => x.order - y.order);
+  for (const [i, e] of entries) {
+    const npu = openRunTensor(runDir, e.npu, `boundaries.entries[${i}].npu`);
+    try {
+      const ref = openRunTensor(runDir, e.ref, `boundaries.entries[${i}].ref`);
+      try {
+        rows.push(rowOf(e, await compare(npu, ref, { threshold, worstK: 0 }), threshold));
+      } finally {
+        ref.close();
+      }
+    } finally {
+      npu.close();
+    }
+  }
+  return rows;
+}
+function lensOf(b, rows, threshold, ffnOutPasses) {
+  const first = rows.find((r) => r.below);
+  const onset = rows.find((r) => r.drifts);
+  return {
+    threshold,
+    wellBelow: wellBelow(threshold),
+    cleanBar: cleanBar(threshold),
+    emulated: b.emulated,
+    source: b.source,
+    table: b.table,
+    reference: b.reference,
+    rows,
+    unpaired: b.unpaired,
+    firstBelow: first ? named(first) : null,
+    onset: onset ? named(onset) : null,
+    hiding: hidingOf(rows, threshold, ffnOutPasses)
+  };
+}
+function hidingOf(rows, threshold, ffnOutPasses) {
+  if (!ffnOutPasses) return null;
+  const well = wellBelow(threshold);
+  const r = rows.find((x) => !(lowestCosine(x) >= well));
+  return r ? named(r) : null;
+}
+function lensWarning(lens) {
+  const h0 = lens.hiding;
+  if (!h0) return null;
+  const label2 = (n) => `${isId(n.name) ? n.name : "(unnamed boundary)"}${n.step ? ` (${n.step})` : ""}`;
+  const onset = lens.onset && lens.onset.order < h0.order ? lens.onset : null;
+  const h = (onset ?? h0).hint;
+  return {
+    id: "lens",
+    message: `the lens: boundary ${label2(h0)} is well below the threshold (cosine ${fmtCos(h0.wholeCosine)}, per-position min ${fmtCos(h0.perPositionMin)}; threshold ${formatThreshold(lens.threshold)}) while ffn_out passes the gates: the ffn_out gate may be hiding a bug${onset ? `; the divergence begins at ${label2(onset)}` : ""}${h ? `; likely ${h.cause}` : ""}`
+  };
+}
+
+// src/bisect/judge.ts
+import { join as join8 } from "node:path";
+
+// src/rundir/bisect-spec.ts
+import { lstatSync as lstatSync4 } from "node:fs";
+import { join as join7 } from "node:path";
+var BISECT_SCHEMA = BISECT_CONTRACT.schema;
+var BISECT_SCHEMA_VERSION = BISECT_CONTRACT.version;
+var BISECT_DIR = BISECT_CONTRACT.dir;
+var BISECT_FILE = `${BISECT_CONTRACT.dir}/${BISECT_CONTRACT.json}`;
+var BISECT_METHODS = BISECT_CONTRACT.methods;
+var text3 = (max = 4096) => str2({ max });
+var relFile = str2({
+  max: 1024,
+  what: "a relative path inside the run dir",
+  pattern: /^(?![\\/])(?![A-Za-z]:)(?!.*(^|[\\/])\.\.([\\/]|$))[^\u0000]+$/
+});
+var STEP = obj({
+  index: optional(int(0)),
+  step: text3(200),
+  kernel: withDefault(text3(200), () => ""),
+  cpu_equivalent: withDefault(text3(), () => ""),
+  file: relFile,
+  seconds: optional(num(0)),
+  /** twins: the ELFs answered by their twins at this step. */
+  swapped: optional(list(text3(200), 256))
+}, { declare: false, rest: any() });
+var BUFFER = obj({
+  buffer: text3(200),
+  arg: optional(nullable(int(0))),
+  boundary: withDefault(nullable(text3(200)), () => null),
+  stage: withDefault(text3(200), () => ""),
+  step: withDefault(nullable(text3(200)), () => null),
+  rows: optional(list(int(0), 2)),
+  npu: TENSOR_SPEC,
+  twin: TENSOR_SPEC
+}, { declare: false, rest: any() });
+var LAUNCH = obj({
+  index: int(0),
+  launch: text3(200),
+  occurrence: withDefault(int(0), () => 0),
+  kind: withDefault(text3(200), () => ""),
+  layout: optional(text3(200)),
+  twin: withDefault(text3(), () => ""),
+  buffers: list(BUFFER, 256)
+}, { declare: false, rest: any() });
+var BISECT_SPEC = obj({
+  schema: text3(100),
+  schema_version: int(0),
+  available: bool(),
+  reason: withDefault(text3(), () => ""),
+  hook: withDefault(nullable(text3()), () => null),
+  /** Absent in bisect.json files written before the twins: a hook bisect then. */
+  method: withDefault(nullable(oneOf(...BISECT_METHODS)), () => null),
+  emulated: withDefault(bool(), () => false),
+  steps: list(STEP, 1024),
+  launches: withDefault(nullable(list(LAUNCH, 1024)), () => null)
+}, { declare: false, rest: any() });
+var BISECT_JSON_MAX_BYTES = 16 << 20;
+function readBisectJson(runDir) {
+  const file = join7(runDir, BISECT_FILE);
+  try {
+    lstatSync4(file);
+  } catch (e) {
+    if (e.code === "ENOENT" || e.code === "ENOTDIR") return null;
+    throw fsError(e, file, "cannot read");
+  }
+  const bytes = readRegularFile(runFile2(runDir, BISECT_FILE, "bisect.json"), BISECT_JSON_MAX_BYTES);
+  let o;
+  try {
+    o = JSON.parse(bytes.toString("utf8"));
+  } catch (e) {
+    throw new InputError(`not valid JSON (${e.message.split("\n")[0]})`, file);
+  }
+  if (o?.schema !== BISECT_SCHEMA) throw new InputError(`schema is ${JSON.stringify(o?.schema)}, expected ${JSON.stringify(BISECT_SCHEMA)}`, file);
+  if (o.schema_version !== BISECT_SCHEMA_VERSION) throw new InputError(`schema_version ${JSON.stringify(o.schema_version)} is not supported (this npu-block-gate reads version ${BISECT_SCHEMA_VERSION})`, file);
+  try {
+    return BISECT_SPEC.check(o, "");
+  } catch (e) {
+    if (e instanceof SpecError) throw new InputError(e.message, file);
+    throw e;
+  }
+}
+
+// src/bisect/judge.ts
+function situationOf(m) {
+  if (nonFiniteTotal(m.nonFinite) > 0) return NAN_HINT;
+  const runs = m.perPosition.badRuns;
+  if (runs.length === 1 && runs[0].end === m.realLen - 1 && m.wholeCosine >= 0.99) return TAIL_HINT;
+  return null;
+}
+async function judgeSteps(runDir, b, refPath, realLen, th) {
+  const steps = [];
+  for (const [i, s] of b.steps.entries()) {
+    runFile2(runDir, s.file, `steps[${i}].file`, `missing (${BISECT_FILE} lists it)`);
+    const npu = openTensor(join8(runDir, s.file));
+    try {
+      const ref = openTensor(refPath);
+      try {
+        const c = comparisonOf(await compare(npu, ref, { realLen, threshold: th.perPosition }));
+        steps.push({
+          step: s.step,
+          kernel: s.kernel,
+          cpuEquivalent: s.cpu_equivalent,
+          ...s.swapped ? { swapped: s.swapped } : {},
+          ...c,
+          fixes: c.wholeCosine >= th.whole && c.perPositionMin >= th.perPosition && c.nonFinite === 0
+        });
+      } finally {
+        ref.close();
+      }
+    } finally {
+      npu.close();
+    }
+  }
+  return steps;
+}
+async function judgeLaunches(runDir, launches, threshold) {
+  const clean = cleanBar(threshold);
+  const rows = [];
+  for (const [li, la] of launches.entries()) {
+    const buffers = [];
+    for (const [bi, bu] of la.buffers.entries()) {
+      const at = `launches[${li}].buffers[${bi}]`;
+      const npu = openRunTensor(runDir, bu.npu, `${BISECT_FILE} ${at}.npu`);
+      try {
+        const twin = openRunTensor(runDir, bu.twin, `${BISECT_FILE} ${at}.twin`);
+        try {
+          const c = comparisonOf(await compare(npu, twin, { threshold, worstK: 0 }));
+          buffers.push({
+            buffer: bu.buffer,
+            boundary: bu.boundary,
+            stage: bu.stage,
+            step: bu.step,
+            span: bu.rows && bu.rows.length === 2 ? [bu.rows[0], bu.rows[1]] : null,
+            ...c,
+            diverges: !(lowestCosine(c) >= threshold),
+            drifts: !(lowestCosine(c) >= clean)
+          });
+        } finally {
+          twin.close();
+        }
+      } finally {
+        npu.close();
+      }
+    }
+    rows.push({ index: la.index, launch: la.launch, kind: la.kind, occurrence: la.occurrence, buffers });
+  }
+  return rows.sort((a, b) => a.index - b.index);
+}
+function launchOffenderOf(launches) {
+  for (const strength of ["diverges", "drifts"]) {
+    for (const la of launches) {
+      const bu = la.buffers.find((x) => x[strength]);
+      if (bu) {
+        return {
+          index: la.index,
+          launch: la.launch,
+          kind: la.kind,
+          buffer: bu.buffer,
+          boundary: bu.boundary,
+          stage: bu.stage,
+          step: bu.step,
+          wholeCosine: bu.wholeCosine,
+          perPositionMin: bu.perPositionMin,
+          strength,
+          hint: hintForStep(bu.step, bu.boundary ?? bu.buffer, la.kind || la.launch)
+        };
+      }
+    }
+  }
+  return null;
+}
+async function judgeBisect(runDir, refPath, realLen, th, block, blockPasses = false) {
+  const b = readBisectJson(runDir);
+  if (!b) return null;
+  const situation = situationOf(block);
+  const method = b.method ?? (b.available ? "hook" : null);
+  const base = { hook: b.hook, method, emulated: b.emulated };
+  if (!b.available) return { available: false, reason: b.reason, ...base, steps: [], offender: null, launches: null, launchOffender: null, situation };
+  const steps = await judgeSteps(runDir, b, refPath, realLen, th);
+  const launches = method === "twins" && b.launches ? await judgeLaunches(runDir, b.launches, th.perPosition) : null;
+  const launchOffender = launches ? launchOffenderOf(launches) : null;
+  const first = blockPasses ? void 0 : steps.find((s) => s.fixes);
+  const what = method === "twins" ? "ELF to its twin" : "step to the CPU";
+  const reason = blockPasses ? `the block passes the gates as it is (the bisect ran because the lens named a boundary); the ${method === "twins" ? "launch-level table" : "step table"} is what locates it` : first ? `swapping ${first.step}${method === "twins" && first.swapped && first.swapped.length > 1 ? ` (with ${first.swapped.slice(0, -1).join(", ")} before it)` : ""} to ${method === "twins" ? "its twin" : "the CPU"} brings the block above threshold` : `no single ${what} swap brings the block above threshold (more than one boundary is wrong, or the bug is outside the exposed steps)`;
+  return {
+    available: true,
+    reason,
+    ...base,
+    steps,
+    offender: first ? { step: first.step, kernel: first.kernel, hint: hintFor(first.step, first.kernel) } : null,
+    launches,
+    launchOffender,
+    situation
+  };
+}
+
+// src/judge/measure.ts
+function thresholdsFor(p, override) {
+  const hd = p.model.config.head_dim;
+  return { whole: WHOLE_COSINE_MIN, perPosition: override ?? perPositionThreshold(hd), headDim: hd, overridden: override !== null };
+}
+function blockFails(m) {
+  return m.gates.some((g) => g.status === "fail");
+}
+function wantsBisect(m) {
+  if (blockFails(m)) return "gate";
+  return m.lens?.firstBelow ? "lens" : null;
+}
+async function measureBlock(runDir, p, th, log) {
+  const realLen = p.prompt.real_len;
+  const npu = openRunTensor(runDir, p.tensors.npu, "tensors.npu");
+  try {
+    const ref = openRunTensor(runDir, p.tensors.ref, "tensors.ref");
+    try {
+      if (ref.rows !== realLen) throw new InputError(`reference has ${ref.rows} rows but probe.json says real_len ${realLen}`, ref.path);
+      const fault = referenceFault(ref, realLen);
+      if (fault) throw new InfraError(`the reference is broken: ${fault}; not a verdict on the NPU`, ref.path);
+      log.step(`judge: comparing ${npu.rows}x${npu.cols} NPU rows against ${ref.rows} reference rows`);
+      return await compare(npu, ref, { realLen, threshold: th.perPosition });
+    } finally {
+      ref.close();
+    }
+  } finally {
+    npu.close();
+  }
+}
+async function bisectOf(m) {
+  const why2 = wantsBisect(m);
+  if (!why2) return null;
+  const p = m.probe;
+  return judgeBisect(m.runDir, tensorPath(m.runDir, p.tensors.ref), p.prompt.real_len, m.thresholds, m.metrics, why2 === "lens");
+}
+async function measure(runDir, threshold, log) {
+  runDirReal(runDir);
+  const p = readProbeJson(runDir);
+  const thresholds = thresholdsFor(p, threshold);
+  const metrics = await measureBlock(runDir, p, thresholds, log);
+  log.step(`judge: engine ${metrics.engine}, whole cosine ${metrics.wholeCosine.toFixed(6)}, per-position min ${metrics.perPosition.min.toFixed(6)}`);
+  const gates = metricGates(metrics, thresholds);
+  const layers = p.layers ? await judgeLayers(runDir, p.layers, thresholds.perPosition) : null;
+  if (layers) log.step(`judge: ${layers.length} layers (informational), lowest per-position min ${Math.min(...layers.map((l) => l.perPositionMin)).toFixed(6)}`);
+  const lensRows = p.boundaries ? await compareBoundaries(runDir, p.boundaries, thresholds.perPosition) : null;
+  const lens = p.boundaries && lensRows ? lensOf(p.boundaries, lensRows, thresholds.perPosition, !blockFails({ gates })) : null;
+  if (lens?.rows.length) {
+    const lowest = Math.min(...lens.rows.map((r) => Math.min(r.wholeCosine, r.perPositionMin)));
+    log.step(`judge: lens: ${lens.rows.length} boundaries, lowest ${lowest.toFixed(6)}${lens.firstBelow ? `; first under the threshold: ${lens.firstBelow.name}` : ""}`);
+  }
+  const base = { runDir, probe: p, thresholds, metrics, gates, layers, lens };
+  return { ...base, bisect: await bisectOf(base) };
+}
+async function withBisect(m, log) {
+  const bisect = await bisectOf(m);
+  if (bisect?.offender) log.step(`bisect: offending boundary ${bisect.offender.step} (${bisect.offender.kernel})`);
+  if (bisect?.launchOffender) log.step(`bisect: first launch off its twin: ${bisect.launchOffender.launch} (${bisect.launchOffender.buffer})`);
+  return { ...m, bisect };
+}
+
+// package.json
+var package_default = {
+  name: "npu-block-gate",
+  version: "0.1.0",
+  description: "Phase 2 single-block validation gate for LLM deployments on AMD NPUs with Xilinx/mlir-air: CLI, GitHub Action and runner agent",
+  type: "module",
+  license: "MIT",
+  engines: {
+    node: "^20.17.0 || >=22.9.0"
+  },
+  bin: {
+    "npu-block-gate": "dist/cli.js"
+  },
+  main: "dist/index.js",
+  scripts: {
+    build: "node scripts/build.mjs",
+    typecheck: "tsc --noEmit",
+    test: "node scripts/test.mjs",
+    "test:ts": "uvu -r tsx test",
+    demo: 'd=$(mktemp -d) && cp -r examples/air-mini "$d" && node dist/cli.js check --model-dir "$d/air-mini/programming_examples/llms/tiny_llama"',
+    install: 'node-gyp rebuild --directory=native || echo "npu-block-gate: native addon not built; the TypeScript engine will be used"',
+    "build:native": "node-gyp rebuild --directory=native && node scripts/copy-native.mjs",
+    bench: "tsx bench/bench.ts",
+    fuzz: "tsx bench/fuzz.ts"
+  },
+  dependencies: {
+    "@actions/artifact": "^6.2.1",
+    "@actions/core": "^3.0.1",
+    "@octokit/plugin-retry": "^8.1.1",
+    "@octokit/plugin-throttling": "^11.0.5",
+    "@octokit/rest": "^22.0.1",
+    "markdown-table": "^3.1.0",
+    "node-addon-api": "^8.9.2",
+    undici: "^6.29.1"
+  },
+  devDependencies: {
+    "@octokit/openapi": "^23.0.2",
+    "@types/node": "^20.19.43",
+    esbuild: "^0.28.2",
+    "node-gyp": "^12.4.0",
+    tsx: "^4.23.15",
+    typescript: "^7.0.2",
+    uvu: "^0.5.6"
+  },
+  overrides: {
+    "content-type": "2.1.0"
+  }
+};
+
+// src/tool.ts
+var TOOL = { name: "npu-block-gate", version: package_default.version };
+
+// src/record/report.ts
 var REPORT_SCHEMA = "npu-block-gate/report";
 var REPORT_SCHEMA_VERSION = 1;
 
-// node_modules/markdown-table/index.js
-function defaultStringLength(value) {
-  return value.length;
+// src/judge/verdict.ts
+function bisectOf2(m, ctx) {
+  const why2 = wantsBisect(m);
+  if (!why2) return null;
+  const situation = why2 === "gate" ? situationOf(m.metrics) : null;
+  const unavailable = (reason) => ({ available: false, reason, hook: null, steps: [], offender: null, situation });
+  if (ctx.bisectFailed) return unavailable(`probe bisect failed: ${ctx.bisectFailed}`);
+  if (m.bisect) return m.bisect;
+  return why2 === "gate" ? unavailable(ctx.bisectUnavailable) : null;
 }
-function markdownTable(table2, options) {
-  const settings = options || {};
-  const align = (settings.align || []).concat();
-  const stringLength = settings.stringLength || defaultStringLength;
-  const alignments = [];
-  const cellMatrix = [];
-  const sizeMatrix = [];
-  const longestCellByColumn = [];
-  let mostCellsPerRow = 0;
-  let rowIndex = -1;
-  while (++rowIndex < table2.length) {
-    const row2 = [];
-    const sizes2 = [];
-    let columnIndex2 = -1;
-    if (table2[rowIndex].length > mostCellsPerRow) {
-      mostCellsPerRow = table2[rowIndex].length;
-    }
-    while (++columnIndex2 < table2[rowIndex].length) {
-      const cell2 = serialize(table2[rowIndex][columnIndex2]);
-      if (settings.alignDelimiters !== false) {
-        const size = stringLength(cell2);
-        sizes2[columnIndex2] = size;
-        if (longestCellByColumn[columnIndex2] === void 0 || size > longestCellByColumn[columnIndex2]) {
-          longestCellByColumn[columnIndex2] = size;
-        }
-      }
-      row2.push(cell2);
-    }
-    cellMatrix[rowIndex] = row2;
-    sizeMatrix[rowIndex] = sizes2;
-  }
-  let columnIndex = -1;
-  if (typeof align === "object" && "length" in align) {
-    while (++columnIndex < mostCellsPerRow) {
-      alignments[columnIndex] = toAlignment(align[columnIndex]);
-    }
-  } else {
-    const code2 = toAlignment(align);
-    while (++columnIndex < mostCellsPerRow) {
-      alignments[columnIndex] = code2;
-    }
-  }
-  columnIndex = -1;
-  const row = [];
-  const sizes = [];
-  while (++columnIndex < mostCellsPerRow) {
-    const code2 = alignments[columnIndex];
-    let before = "";
-    let after = "";
-    if (code2 === 99) {
-      before = ":";
-      after = ":";
-    } else if (code2 === 108) {
-      before = ":";
-    } else if (code2 === 114) {
-      after = ":";
-    }
-    let size = settings.alignDelimiters === false ? 1 : Math.max(
-      1,
-      longestCellByColumn[columnIndex] - before.length - after.length
-    );
-    const cell2 = before + "-".repeat(size) + after;
-    if (settings.alignDelimiters !== false) {
-      size = before.length + size + after.length;
-      if (size > longestCellByColumn[columnIndex]) {
-        longestCellByColumn[columnIndex] = size;
-      }
-      sizes[columnIndex] = size;
-    }
-    row[columnIndex] = cell2;
-  }
-  cellMatrix.splice(1, 0, row);
-  sizeMatrix.splice(1, 0, sizes);
-  rowIndex = -1;
-  const lines = [];
-  while (++rowIndex < cellMatrix.length) {
-    const row2 = cellMatrix[rowIndex];
-    const sizes2 = sizeMatrix[rowIndex];
-    const cellsInRow = settings.fillRows === false ? Math.max(1, cellMatrix[rowIndex === 1 ? 0 : rowIndex].length) : mostCellsPerRow;
-    columnIndex = -1;
-    const line2 = [];
-    while (++columnIndex < cellsInRow) {
-      const cell2 = row2[columnIndex] || "";
-      let before = "";
-      let after = "";
-      if (settings.alignDelimiters !== false) {
-        const size = longestCellByColumn[columnIndex] - (sizes2[columnIndex] || 0);
-        const code2 = alignments[columnIndex];
-        if (code2 === 114) {
-          before = " ".repeat(size);
-        } else if (code2 === 99) {
-          const half = size / 2;
-          if (size % 2) {
-            before = " ".repeat(half + 0.5);
-            after = " ".repeat(half - 0.5);
-          } else {
-            before = " ".repeat(half);
-            after = before;
-          }
-        } else {
-          after = " ".repeat(size);
-        }
-      }
-      if (settings.delimiterStart !== false && !columnIndex) {
-        line2.push("|");
-      }
-      if (settings.padding !== false && // Don’t add the opening space if we’re not aligning and the cell is
-      // empty: there will be a closing space.
-      !(settings.alignDelimiters === false && cell2 === "") && (settings.delimiterStart !== false || columnIndex)) {
-        line2.push(" ");
-      }
-      if (settings.alignDelimiters !== false) {
-        line2.push(before);
-      }
-      line2.push(cell2);
-      if (settings.alignDelimiters !== false) {
-        line2.push(after);
-      }
-      if (settings.padding !== false) {
-        line2.push(" ");
-      }
-      if (settings.delimiterEnd !== false || columnIndex !== cellsInRow - 1) {
-        line2.push("|");
-      }
-    }
-    lines.push(
-      settings.delimiterEnd === false ? line2.join("").replace(/ +$/, "") : line2.join("")
-    );
-  }
-  return lines.join("\n");
+function verdict(m, ctx) {
+  const p = m.probe;
+  const gates = [...m.gates, documentationGate(ctx.documented)];
+  const outcome = outcomeOf(gates);
+  const warnings = warningsFor(m.metrics, ctx.baseline);
+  const lw = m.lens ? lensWarning(m.lens) : null;
+  if (lw) warnings.push(lw);
+  if (ctx.documented.refused !== void 0) warnings.push({ id: "docs", message: `G4: the documents were not recorded: ${ctx.documented.refused}` });
+  if (ctx.unisolatedFallback) warnings.push({ id: "isolation", message: `the probe ran without isolation: ${ctx.unisolatedFallback}` });
+  return {
+    schema: REPORT_SCHEMA,
+    schema_version: REPORT_SCHEMA_VERSION,
+    tool: { ...TOOL },
+    created_at: ctx.now.toISOString(),
+    outcome,
+    exit_code: outcome === "pass" ? EXIT.pass : EXIT.fail,
+    error: null,
+    model: { name: p.model.name, dir: p.model.dir, hf_id: p.model.hf_id, config: p.model.config },
+    commit: ctx.commit,
+    prompt: {
+      style: p.prompt.style,
+      text: p.prompt.text,
+      source: p.prompt.source,
+      real_len: p.prompt.real_len,
+      padded_len: p.prompt.padded_len,
+      ...p.prompt.positions ? { positions: p.prompt.positions } : {}
+    },
+    emulate: p.emulate ? { runtime: p.emulate.runtime, inject: p.emulate.inject } : null,
+    thresholds: m.thresholds,
+    gates,
+    metrics: m.metrics,
+    warnings,
+    integration: p.integration,
+    isolation: ctx.isolation,
+    defaults: p.defaults ?? null,
+    reference: p.reference,
+    environment: p.environment,
+    kernel_cache: p.kernel_cache ?? null,
+    bisect: bisectOf2(m, ctx),
+    layers: m.layers,
+    lens: m.lens,
+    timings: p.timings ?? {},
+    docs: ctx.docs,
+    run_dir: m.runDir
+  };
 }
-function serialize(value) {
-  return value === null || value === void 0 ? "" : String(value);
-}
-function toAlignment(value) {
-  const code2 = typeof value === "string" ? value.codePointAt(0) : 0;
-  return code2 === 67 || code2 === 99 ? 99 : code2 === 76 || code2 === 108 ? 108 : code2 === 82 || code2 === 114 ? 114 : 0;
+function errorVerdict(e) {
+  return {
+    schema: REPORT_SCHEMA,
+    schema_version: REPORT_SCHEMA_VERSION,
+    tool: { ...TOOL },
+    created_at: e.now.toISOString(),
+    outcome: "error",
+    exit_code: e.exitCode,
+    error: e.message,
+    model: { name: e.model.name, dir: e.model.dir, hf_id: null, config: null },
+    commit: e.commit,
+    prompt: null,
+    thresholds: { whole: WHOLE_COSINE_MIN, perPosition: e.threshold ?? NaN, headDim: NaN, overridden: e.threshold !== null },
+    gates: [],
+    metrics: null,
+    warnings: [],
+    integration: null,
+    isolation: e.isolation,
+    reference: null,
+    environment: null,
+    kernel_cache: null,
+    bisect: null,
+    layers: null,
+    timings: {},
+    docs: null,
+    run_dir: e.runDir
+  };
 }
 
-// src/report/markdown.ts
-var ICON = { pass: "\u2705", fail: "\u274C", skip: "\u2796", error: "\u26A0\uFE0F" };
-function list2(v) {
-  return Array.isArray(v) ? v : [];
-}
-function plainOf(v, max = 120) {
-  return plain(v, max).replace(/\s*\n\s*/g, " ");
-}
-function verdictLine(r) {
-  const name = text(r.model.name, 64);
-  if (r.outcome === "error") return `${ICON.error} **Phase 2 ERROR** (${name}): could not judge; this is not a FAIL verdict`;
-  const failed = r.gates.filter((g) => g.status === "fail").map((g) => g.id);
-  const emulated = r.emulate ? " \xB7 **EMULATED** (no NPU ran)" : "";
-  return r.outcome === "pass" ? `${ICON.pass} **Phase 2 PASS** (${name})${emulated}` : `${ICON.fail} **Phase 2 FAIL** (${name}): ${failed.join(", ")} failed${emulated}`;
-}
-function emulatedNote(r) {
-  const e = r.emulate;
-  if (!e) return [];
-  return [
-    "> [!WARNING]",
-    `> **EMULATED**: no NPU ran. The tree's own block ran on npu-block-gate's emulated runtime (${text(e.runtime, 120)}): its ELFs are CPU twins, so this checks the integration code (argument order, layouts, padding, buffer reuse), not the NPU.${e.inject ? ` Injected bug: ${id(e.inject)}.` : ""}`,
-    ""
-  ];
-}
-function gateValue(g) {
-  if (typeof g.value === "number") return g.id === "G3" ? String(g.value) : fmtCos(g.value);
-  return g.value ?? "";
-}
-function gatesTable(r) {
-  return markdownTable([
-    ["gate", "check", "measured", "bar", "result", "detail"],
-    ...r.gates.map((g) => [g.id, cell(g.name), cell(gateValue(g)), cell(g.bar), `${ICON[g.status]} ${g.status}`, cell(g.detail)])
-  ]);
-}
-function cosineChart(r, maxPoints = 120) {
-  const m = r.metrics;
-  if (!m || m.perPosition.cosines.length === 0) return "";
-  const cos = m.perPosition.cosines;
-  const bucket = Math.max(1, Math.ceil(cos.length / maxPoints));
-  const pts = [];
-  for (let i = 0; i < cos.length; i += bucket) {
-    let lo = Infinity;
-    for (let j = i; j < Math.min(cos.length, i + bucket); j++) lo = Math.min(lo, Number.isNaN(cos[j]) ? -Infinity : cos[j]);
-    pts.push(lo);
+// src/check/model-dir.ts
+import { statSync as statSync4 } from "node:fs";
+import { basename as basename2, dirname as dirname5, resolve as resolve3 } from "node:path";
+function airRootOf(path) {
+  let d = resolve3(path);
+  while (d !== dirname5(d)) {
+    if (basename2(d) === "llms" && basename2(dirname5(d)) === "programming_examples") return dirname5(dirname5(d));
+    d = dirname5(d);
   }
-  const t = r.thresholds.perPosition;
-  const finite = pts.filter(Number.isFinite);
-  const floorRaw = Math.min(t, ...finite.length ? finite : [t]) - 5e-3;
-  const yMin = Math.max(-1, Math.floor(floorRaw * 1e3) / 1e3);
-  const shown3 = pts.map((p) => (Number.isFinite(p) ? p : yMin).toFixed(4));
-  const xLabel = bucket > 1 ? `position (min per ${bucket} rows)` : "position";
-  const xMax = bucket > 1 ? cos.length - 1 : pts.length - 1;
-  return [
-    "```mermaid",
-    "xychart-beta",
-    '  title "Per-position cosine, layer 0 ffn_out"',
-    `  x-axis "${xLabel}" 0 --> ${xMax}`,
-    `  y-axis "cosine" ${yMin} --> 1`,
-    `  line [${shown3.join(", ")}]`,
-    `  line [${pts.map(() => t.toFixed(4)).join(", ")}]`,
-    "```"
-  ].join("\n");
+  return null;
 }
-function metricsSection(r) {
-  const m = r.metrics;
-  if (!m) return [];
-  const e = m.errors;
-  const pp = m.perPosition;
-  const out = [
-    "### Error metrics (informational)",
-    "",
-    markdownTable([
-      ["max_abs", "mean_abs", "max_rel", "mean_rel", "mean_rel_L1", "SQNR", "norm ratio"],
-      [fmtSci(e.maxAbs), fmtSci(e.meanAbs), fmtSci(e.maxRel), fmtSci(e.meanRel), fmtSci(e.meanRelL1), fmtSqnr(e.sqnrDb, SQNR_GOOD_DB), fmtRatio(e.normRatio)]
-    ]),
-    "",
-    "### Per-position cosine (real tokens only)",
-    "",
-    markdownTable([
-      ["min", "p5", "median", "mean", "rows", "threshold"],
-      [fmtCos(pp.min), fmtCos(pp.p5), fmtCos(pp.median), fmtCos(pp.mean), `${m.realLen} of ${m.npuRows}`, formatThreshold(r.thresholds.perPosition)]
-    ]),
-    ""
-  ];
-  if (pp.worst.length) {
-    out.push(`Worst positions: ${pp.worst.map((w) => `${w.row} (${fmtCos(w.cosine)})`).join(", ")}`, "");
+function modelDirAt(path) {
+  const dir = resolve3(path);
+  let st;
+  try {
+    st = statSync4(dir);
+  } catch (e) {
+    if (e.code === "ENOENT") throw new InputError("model dir does not exist", path);
+    throw fsError(e, path, "cannot read the model dir");
   }
-  if (pp.badRuns.length) {
-    const tail = (end) => end === m.realLen - 1 ? ", at the tail of the prompt" : "";
-    out.push("Contiguous runs under the threshold:", "");
-    for (const b of pp.badRuns) out.push(`- rows ${fmtRun(b.start, b.end)} (${b.length} row${b.length > 1 ? "s" : ""}${tail(b.end)})`);
-    out.push("");
+  if (!st.isDirectory()) throw new InputError("model dir is not a directory", path);
+  return { dir, name: basename2(dir), airRoot: airRootOf(dir) };
+}
+
+// src/check/rundir.ts
+import { existsSync as existsSync5, lstatSync as lstatSync5, mkdirSync as mkdirSync3, readdirSync as readdirSync2, rmSync as rmSync3, statSync as statSync5 } from "node:fs";
+import { join as join9 } from "node:path";
+var RUN_ENTRIES = [...Object.values(RUN_FILES), CONTRACT.bisect.dir, CONTRACT.layers_dir, CONTRACT.boundaries.dir];
+function prepareRunDir(runDir, force) {
+  let st;
+  try {
+    st = lstatSync5(runDir);
+  } catch (e) {
+    if (e.code !== "ENOENT") throw fsError(e, runDir, "cannot use as the run dir");
+  }
+  if (st && !st.isDirectory() && !(st.isSymbolicLink() && existsSync5(runDir) && statSync5(runDir).isDirectory())) {
+    throw new InputError("is an existing file, not a directory; the run dir (--out) must be a new or empty directory", runDir);
+  }
+  if (st) {
+    let entries;
+    try {
+      entries = readdirSync2(runDir);
+    } catch (e) {
+      throw fsError(e, runDir, "cannot read the run dir");
+    }
+    if (entries.length && force === false) {
+      const isRun = entries.some((n) => n === RUN_FILES.probe || n === RUN_FILES.report || n === RUN_FILES.probeLog);
+      throw new InputError(`${isRun ? "already holds a run" : "exists and is not empty"}; pass --force to replace ${isRun ? "it" : "the run files in it"}, or choose another --out`, runDir);
+    }
+    for (const name of RUN_ENTRIES) {
+      try {
+        rmSync3(join9(runDir, name), { recursive: true, force: true });
+      } catch (e) {
+        throw fsError(e, join9(runDir, name), "cannot remove what an earlier run left");
+      }
+    }
+  }
+  try {
+    mkdirSync3(runDir, { recursive: true });
+  } catch (e) {
+    throw fsError(e, runDir, "cannot create the run dir");
+  }
+}
+function removeStaleReports(runDir) {
+  const ours = existsSync5(join9(runDir, RUN_FILES.probe)) || (() => {
+    try {
+      return JSON.parse(readDocument(join9(runDir, RUN_FILES.report))?.toString("utf8") ?? "{}").schema === REPORT_SCHEMA;
+    } catch {
+      return false;
+    }
+  })();
+  if (!ours) return;
+  for (const name of [RUN_FILES.report, RUN_FILES.markdown]) {
+    const path = join9(runDir, name);
+    let st;
+    try {
+      st = lstatSync5(path);
+    } catch {
+      continue;
+    }
+    if (st.isDirectory()) throw new InputError(`is a directory; the run dir's ${name} must be a file`, path);
+    try {
+      rmSync3(path, { force: true });
+    } catch (e) {
+      throw fsError(e, path, "cannot remove the report of an earlier judge");
+    }
+  }
+}
+
+// src/check/probe.ts
+import { chmodSync as chmodSync3, existsSync as existsSync8, lstatSync as lstatSync7, readdirSync as readdirSync4, statSync as statSync7, statfsSync } from "node:fs";
+import { basename as basename4, join as join12, resolve as resolve5 } from "node:path";
+
+// src/cache/kernel.ts
+import { createHash } from "node:crypto";
+import { cpSync, existsSync as existsSync6, mkdirSync as mkdirSync4, readdirSync as readdirSync3, readFileSync as readFileSync4, realpathSync as realpathSync4, renameSync as renameSync3, rmSync as rmSync4, statSync as statSync6, utimesSync, writeFileSync as writeFileSync2 } from "node:fs";
+import { homedir } from "node:os";
+import { basename as basename3, dirname as dirname6, isAbsolute as isAbsolute3, join as join10, relative as relative2, sep as sep2 } from "node:path";
+var KERNEL_CACHE_VERSION = 1;
+var DEFAULT_MAX_BYTES = 20 * 1024 ** 3;
+function defaultCacheRoot(env = process.env) {
+  if (env.NPU_BLOCK_GATE_CACHE_DIR) return env.NPU_BLOCK_GATE_CACHE_DIR;
+  const base = env.XDG_CACHE_HOME || join10(homedir(), ".cache");
+  return join10(base, "npu-block-gate");
+}
+var SKIP_DIR = /^(build_[^/]*|docs|__pycache__|\.git|air_project|node_modules)$/;
+var SKIP_FILE = /(\.pyc|\.md|~|\.swp)$|^\.gitignore$/;
+function listFiles(dir, out = []) {
+  if (!existsSync6(dir)) return out;
+  for (const e of readdirSync3(dir, { withFileTypes: true })) {
+    const p = join10(dir, e.name);
+    if (e.isDirectory()) {
+      if (!SKIP_DIR.test(e.name)) listFiles(p, out);
+    } else if (e.isFile() && !SKIP_FILE.test(e.name)) out.push(p);
   }
   return out;
 }
-function integrationSection(r, flavor) {
-  const out = [];
-  const i = r.integration;
-  if (i) {
-    out.push("### Integration", "");
-    out.push(`- path: **${text(i.path, 32)}**, entry ${literal(i.entry)}`);
-    if (i.reason) out.push(`- why: ${text(i.reason)}`);
-    const s1 = i.step1;
-    if (s1 && s1.matches !== void 0) {
-      out.push(s1.matches ? "- Step 1: the per-layer kernel sequence matches llama's, so inheritance is allowed" : `- Step 1: the kernel sequence differs from llama's; kernel-first is forced by ${list2(s1.breaks).slice(0, 20).map((b) => `(${text(b?.rule, 8)}) ${text(b?.detail)}`).join("; ")}`);
-      if (s1.block) out.push(`- block 0 runs in ${literal(s1.block.function)} (${text(s1.block.where)}${s1.block.file ? `, ${literal(s1.block.file)}` : ""})`);
-    }
-    const unwired = list2(i.coverage?.unwired);
-    if (unwired.length) {
-      out.push("- Phase 1 kernels that name this model but are not wired:");
-      for (const u of unwired.slice(0, 50)) out.push(`  - ${text([str(u?.section), str(u?.shape)].filter(Boolean).join(" "))}${u?.used_by ? ` (${text(u.used_by)})` : ""}`);
-    }
-    const kernels = list2(i.kernels);
-    if (kernels.length) out.push(`- kernels: ${kernels.slice(0, 64).map((k) => id(k)).join(" \u2192 ")}`);
-    if (i.cpu_attn !== null && i.cpu_attn !== void 0) out.push(`- attention: ${i.cpu_attn ? "CPU `attention_reference`" : "NPU flash attention"}`);
-    const tiles = Object.entries(i.tiles && typeof i.tiles === "object" ? i.tiles : {});
-    if (tiles.length) out.push(`- tiles: ${tiles.slice(0, 32).map(([k, v]) => `${id(k)} ${text(v, 64)}`).join(", ")}`);
-    const workarounds = list2(i.workarounds);
-    if (workarounds.length) {
-      out.push("- workarounds (Phase 4/5 prerequisites):");
-      for (const w of workarounds.slice(0, 20)) out.push(`  - ${id(w?.id)}: ${text(w?.detail)}. ${text(w?.prerequisite)}`);
-    } else out.push("- workarounds: none needed");
-    for (const d of list2(r.defaults?.differs).slice(0, 20)) out.push(`- differs from \`make diagnosis\`: ${text(d)}`);
-    out.push("");
+function fallbackFiles(k) {
+  const roots = [k.modelDir, join10(k.airRoot, "programming_examples/llms/shared"), join10(k.airRoot, "programming_examples/kernel_registry")];
+  return roots.flatMap((root) => listFiles(root).sort()).map((f2) => relative2(k.airRoot, f2).split(sep2).join("/"));
+}
+function insideRoot(airRoot, rel) {
+  if (!rel || isAbsolute3(rel) || rel.split(/[\\/]/).includes("..")) return null;
+  return join10(airRoot, rel);
+}
+function kernelCacheKey(k) {
+  const h = createHash("sha256");
+  h.update(`npu-block-gate kernel cache v${KERNEL_CACHE_VERSION}
+`);
+  const rels = k.inputs ? [...new Set(k.inputs.files)].sort() : fallbackFiles(k);
+  for (const rel of rels) {
+    const abs = insideRoot(k.airRoot, rel);
+    let digest = "missing";
+    if (abs && existsSync6(abs) && statSync6(abs).isFile()) digest = createHash("sha256").update(readFileSync4(abs)).digest("hex");
+    h.update(`${rel}\0${digest}
+`);
   }
-  const ref = r.reference;
-  const env = r.environment;
-  const rows = [["", ""]];
-  if (ref) rows.push(["reference", cell(`${ref.kind} via ${ref.runner} (lite_mode=False, ${ref.dtype})${ref.transformers ? `, transformers ${ref.transformers}` : ""}${ref.torch ? `, torch ${ref.torch}` : ""}`)]);
-  if (r.prompt) rows.push(["prompt", cell(`${plainOf(r.prompt.style)} (${plainOf(r.prompt.source)}): ${r.prompt.real_len} tokens${r.prompt.padded_len ? `, padded to ${r.prompt.padded_len}` : ""}${positionsNote(r)}`)]);
-  if (env) {
-    rows.push(["python", cell(`${env.python} (${env.python_executable}), numpy ${env.numpy}`)]);
-    rows.push(["device", cell(env.device ?? "not detected")]);
-    if (env.xrt) rows.push(["XRT", cell(env.xrt)]);
-    rows.push(["air tree commit", cell(env.git_commit ?? "not a git checkout")]);
+  const env = k.inputs ? Object.fromEntries(Object.entries(k.inputs.env ?? {}).sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0)) : null;
+  const emulated = existsSync6(join10(k.airRoot, "AIR_MINI")) ? realpathSync4(k.airRoot) : null;
+  h.update(JSON.stringify({ config: k.config, seqLen: k.seqLen, cpuAttn: k.cpuAttn, toolchain: k.toolchain ?? null, compile: k.compileCommand, env, emulated }));
+  return { key: h.digest("hex").slice(0, 32), files: rels.length };
+}
+function rebaseManifest(dir, target) {
+  const file = join10(dir, "manifest.json");
+  if (!existsSync6(file)) return { ok: true, rewritten: 0 };
+  let m;
+  try {
+    m = JSON.parse(readFileSync4(file, "utf8"));
+  } catch {
+    return { ok: false, why: "manifest.json is not JSON" };
   }
-  if (r.isolation) rows.push(["probe isolation", cell(`${r.isolation.mode}: ${plainOf(r.isolation.detail)}`)]);
-  if (flavor !== "doc") {
-    const rc = r.reference?.cache;
-    if (rc) rows.push(["reference cache", cell(`${rc.hit ? "hit" : "miss, stored"} ${rc.key.slice(0, 12)}`)]);
-    if (r.kernel_cache) {
-      const entries = list2(r.kernel_cache.entries).slice(0, 16).map((e) => plainOf(e, 64));
-      rows.push(["kernel cache", cell(`${r.emulate ? "emulated, nothing compiled" : r.kernel_cache.hit ? "hit" : "compiled"}${entries.length ? `: ${entries.join(", ")}` : ""}`)]);
+  if (!m || typeof m !== "object" || m.entries !== void 0 && (typeof m.entries !== "object" || m.entries === null)) return { ok: false, why: "manifest.json has no entries object" };
+  let rewritten = 0;
+  for (const [name, e] of Object.entries(m.entries ?? {})) {
+    for (const field of ["output_binary", "insts"]) {
+      const v = e?.[field];
+      if (v === null || v === void 0) continue;
+      if (typeof v !== "string" || !v) return { ok: false, why: `entry ${name}: ${field} is not a path` };
+      const base = basename3(v.replace(/\\/g, "/"));
+      if (!existsSync6(join10(dir, base))) return { ok: false, why: `entry ${name}: ${base} is not in the stored cache` };
+      const now = join10(target, base);
+      if (v !== now) {
+        e[field] = now;
+        rewritten++;
+      }
     }
-    const t = Object.entries(r.timings && typeof r.timings === "object" ? r.timings : {}).filter(([, v]) => typeof v === "number");
-    if (t.length) rows.push(["timings", cell(t.slice(0, 16).map(([k, v]) => `${plainOf(k, 32)} ${fmtSeconds(v)}`).join(", "))]);
-    rows.push(["engine", cell(r.metrics ? r.metrics.engine : "n/a")]);
   }
-  if (rows.length > 1) out.push("### Environment", "", markdownTable(rows), "");
-  return out;
+  writeFileSync2(file, JSON.stringify(m, null, 2));
+  return { ok: true, rewritten };
 }
-function positionsNote(r) {
-  const pos = r.prompt?.positions;
-  if (!pos) return "";
-  const how = { prompt: "the prompt itself", truncated: "the prompt truncated", continued: "the prompt continued with the prompt set", repeated: `the prompt continued with the prompt set, repeated (${pos.cycles} cycles)` }[pos.method] ?? plainOf(pos.method, 40);
-  return `; --positions ${pos.requested}: ${how}${pos.set ? ` (${plainOf(pos.set, 120)}, ${pos.prompts_used} prompts)` : ""}, from ${pos.prompt_tokens} prompt tokens`;
+function dirBytes(dir) {
+  let n = 0;
+  for (const e of readdirSync3(dir, { withFileTypes: true })) {
+    const p = join10(dir, e.name);
+    n += e.isDirectory() ? dirBytes(p) : statSync6(p).size;
+  }
+  return n;
 }
-function layersSection(r) {
-  if (!r.layers || r.layers.length === 0) return [];
-  return [
-    "### Every layer (informational, as `make diagnosis`; only layer 0 is gated)",
-    "",
-    markdownTable([
-      ["layer", "whole cosine", "per-pos min", "p5", "median", "max_abs", "max_rel", "SQNR", "NaN/Inf"],
-      ...r.layers.map((l) => [String(l.layer), fmtCos(l.wholeCosine), fmtCos(l.perPositionMin), fmtCos(l.p5), fmtCos(l.median), fmtSci(l.maxAbs), fmtSci(l.maxRel), fmtDb(l.sqnrDb), String(l.nonFinite)])
-    ]),
-    ""
-  ];
-}
-function hintLine(h) {
-  return `${text(h.boundary)}: likely ${text(h.cause)}; ${text(h.where)}`;
-}
-function yFloor(values, t) {
-  const finite = values.filter(Number.isFinite);
-  const floorRaw = Math.min(t, ...finite.length ? finite : [t]) - 5e-3;
-  return Math.max(-1, Math.floor(floorRaw * 1e3) / 1e3);
-}
-var label = (name, order) => `"${isId(name) ? name : `#${order}`}"`;
-function lensChart(lens) {
-  if (lens.rows.length < 2) return "";
-  const t = lens.threshold;
-  const y = yFloor(lens.rows.flatMap((r) => [r.wholeCosine, r.perPositionMin]), t);
-  const pts = (f2) => lens.rows.map((r) => (Number.isFinite(f2(r)) ? f2(r) : y).toFixed(4)).join(", ");
-  return [
-    "```mermaid",
-    "xychart-beta",
-    '  title "Cosine along block 0: whole, per-position min, threshold"',
-    `  x-axis [${lens.rows.map((r) => label(r.name, r.order)).join(", ")}]`,
-    `  y-axis "cosine" ${y} --> 1`,
-    `  line [${pts((r) => r.wholeCosine)}]`,
-    `  line [${pts((r) => r.perPositionMin)}]`,
-    `  line [${lens.rows.map(() => t.toFixed(4)).join(", ")}]`,
-    "```"
-  ].join("\n");
-}
-function profileChart(name, order, profile, rows, t) {
-  if (profile.points.length === 0) return "";
-  const y = yFloor(profile.points, t);
-  const shown3 = profile.points.map((p) => (Number.isFinite(p) ? p : y).toFixed(4));
-  return [
-    "```mermaid",
-    "xychart-beta",
-    `  title "Per-position cosine against position, boundary ${label(name, order).slice(1, -1)}"`,
-    `  x-axis "position${profile.bucket > 1 ? ` (min per ${profile.bucket} rows)` : ""}" 0 --> ${Math.max(1, rows - 1)}`,
-    `  y-axis "cosine" ${y} --> 1`,
-    `  line [${shown3.join(", ")}]`,
-    `  line [${shown3.map(() => t.toFixed(4)).join(", ")}]`,
-    "```"
-  ].join("\n");
-}
-function profiled(lens) {
-  if (!lens.rows.length) return null;
-  const named2 = lens.firstBelow ? lens.rows.find((r) => r.order === lens.firstBelow.order) : void 0;
-  return named2 ?? [...lens.rows].sort((a, b) => Number.isNaN(a.perPositionMin) ? -1 : Number.isNaN(b.perPositionMin) ? 1 : a.perPositionMin - b.perPositionMin)[0];
-}
-function whereOf(n) {
-  const parts = [n.step ? text(n.step, 40) : "", n.producedBy ? `written by ${literal(n.producedBy, { max: 80 })}` : ""].filter(Boolean);
-  return parts.length ? ` (${parts.join(", ")})` : "";
-}
-function namedLine(n, t) {
-  return `**First boundary under the threshold ${formatThreshold(t)}: ${id(n.name)}**${whereOf(n)}: cosine ${fmtCos(n.wholeCosine)}, per-position min ${fmtCos(n.perPositionMin)}.${n.hint ? ` ${hintLine(n.hint)}.` : ""}`;
-}
-function lensSection(r) {
-  const lens = r.lens;
-  if (!lens) return [];
-  const out = ["### The lens: every boundary inside block 0 (informational)", ""];
-  const unpaired = list2(lens.unpaired);
-  if (!lens.rows.length) {
-    const reasons = [...new Set(unpaired.map((u) => plainOf(u.reason, 200)))];
-    out.push(`No boundary pairs to judge${unpaired.length ? `: ${unpaired.length} boundar${unpaired.length === 1 ? "y has" : "ies have"} one side only (${reasons.slice(0, 4).map((x) => text(x)).join("; ")})` : ""}.`, "");
+var KernelStore = class {
+  constructor(root, maxBytes = DEFAULT_MAX_BYTES) {
+    this.root = root;
+    this.maxBytes = maxBytes;
+  }
+  root;
+  maxBytes;
+  entry(key) {
+    if (!/^[0-9a-f]{16,64}$/.test(key)) throw new Error(`bad kernel cache key ${key}`);
+    return join10(this.root, "kernels", key);
+  }
+  meta(key) {
+    const f2 = join10(this.entry(key), "meta.json");
+    if (!existsSync6(f2)) return null;
+    try {
+      return JSON.parse(readFileSync4(f2, "utf8"));
+    } catch {
+      return null;
+    }
+  }
+  /**
+   * Replaces target with the stored entry, its manifest's paths rewritten to target; null on a miss
+   * or when the stored manifest cannot be pointed at this checkout (`refused` says why). The target
+   * is never left half-copied, and a miss creates nothing in the model dir.
+   */
+  restore(key, target, refused) {
+    const meta = this.meta(key);
+    const src = join10(this.entry(key), "cache");
+    if (!meta || !existsSync6(src)) return null;
+    const parent = dirname6(target);
+    const made = existsSync6(parent) ? null : mkdirSync4(parent, { recursive: true }) ?? parent;
+    const tmp = `${target}.nbg-restore-${process.pid}`;
+    rmSync4(tmp, { recursive: true, force: true });
+    cpSync(src, tmp, { recursive: true });
+    const rebased = rebaseManifest(tmp, target);
+    if (!rebased.ok) {
+      rmSync4(tmp, { recursive: true, force: true });
+      if (made) rmSync4(made, { recursive: true, force: true });
+      refused?.(rebased.why);
+      return null;
+    }
+    rmSync4(target, { recursive: true, force: true });
+    renameSync3(tmp, target);
+    const now = /* @__PURE__ */ new Date();
+    utimesSync(join10(this.entry(key), "meta.json"), now, now);
+    return meta;
+  }
+  /** Stores source under key (atomically: copied aside, then renamed into place), then trims the store. */
+  store(key, source, meta) {
+    const dest = this.entry(key);
+    const existing = this.meta(key);
+    if (existing) return existing;
+    const tmp = join10(this.root, "kernels", `.tmp-${key}-${process.pid}`);
+    rmSync4(tmp, { recursive: true, force: true });
+    mkdirSync4(tmp, { recursive: true });
+    cpSync(source, join10(tmp, "cache"), { recursive: true });
+    const full = { key, ...meta, bytes: dirBytes(join10(tmp, "cache")) };
+    writeFileSync2(join10(tmp, "meta.json"), JSON.stringify(full, null, 2) + "\n");
+    try {
+      renameSync3(tmp, dest);
+    } catch (e) {
+      rmSync4(tmp, { recursive: true, force: true });
+      if (!this.meta(key)) throw e;
+    }
+    this.gc();
+    return full;
+  }
+  list() {
+    const dir = join10(this.root, "kernels");
+    if (!existsSync6(dir)) return [];
+    const out = [];
+    for (const name of readdirSync3(dir)) {
+      if (name.startsWith(".")) continue;
+      const m = this.meta(name);
+      if (m) out.push({ ...m, used: statSync6(join10(dir, name, "meta.json")).mtimeMs });
+    }
     return out;
   }
-  const rowsN = lens.rows[0].rows;
-  const n = lens.firstBelow;
-  const onset = n && lens.onset && lens.onset.order < n.order ? lens.onset.order : null;
-  out.push(`Each boundary on the ${lens.emulated ? "emulated NPU" : "NPU"} against the ${lens.reference ? "HF layer-0 hooks" : "reference"}, in block order, over the ${rowsN} real rows, with the gate's engine. The seed's gates stay the gates; a boundary under the threshold ${formatThreshold(lens.threshold)} is named.`, "");
-  out.push(markdownTable([
-    ["#", "boundary", "step", "read from", "cosine", "per-pos min", "norm ratio", "max_abs", ""],
-    ...lens.rows.map((x) => [
-      String(x.order).padStart(2, "0"),
-      id(x.name, { inTable: true }),
-      cell(x.step ?? "", 40),
-      x.launch ? id(x.launch, { inTable: true }) : "returned",
-      fmtCos(x.wholeCosine),
-      fmtCos(x.perPositionMin),
-      fmtRatio(x.normRatio),
-      fmtSci(x.maxAbs),
-      x.below ? `${ICON.fail} under` : x.order === onset ? "onset" : ""
-    ])
-  ]), "");
-  if (lens.firstBelow) {
-    out.push(namedLine(lens.firstBelow, lens.threshold), "");
-    const o = lens.onset;
-    if (o && o.order < lens.firstBelow.order) {
-      out.push(`The divergence begins earlier, at ${id(o.name)}${whereOf(o)}: cosine ${fmtCos(o.wholeCosine)}, per-position min ${fmtCos(o.perPositionMin)}, under the clean bar ${formatThreshold(lens.cleanBar)}.${o.hint ? ` ${hintLine(o.hint)}.` : ""}`, "");
+  /** Drops least recently used entries until the store fits under maxBytes. */
+  gc() {
+    const all = this.list().sort((a, b) => a.used - b.used);
+    let total = all.reduce((n, m) => n + m.bytes, 0);
+    const dropped = [];
+    for (const m of all) {
+      if (total <= this.maxBytes) break;
+      rmSync4(this.entry(m.key), { recursive: true, force: true });
+      total -= m.bytes;
+      dropped.push(m.key);
     }
-  } else out.push(`Every boundary is at or above the threshold ${formatThreshold(lens.threshold)}.`, "");
-  if (unpaired.length) {
-    out.push("Not judged (one side only):", "");
-    for (const u of unpaired.slice(0, 32)) out.push(`- ${id(u.name)} (${u.side === "both" ? "both sides, different shapes" : `${u.side} side only`}): ${text(u.reason, 200)}`);
-    out.push("");
+    return dropped;
   }
-  const chart = lensChart(lens);
-  if (chart) out.push(chart, "");
-  const pr = r.prompt?.positions ? profiled(lens) : null;
-  if (pr) out.push(`Per-position cosine of ${id(pr.name)} against position, all ${pr.rows} positions${pr.profile.bucket > 1 ? ` (the lowest of each ${pr.profile.bucket})` : ""}:`, "", profileChart(pr.name, pr.order, pr.profile, pr.rows, lens.threshold), "");
-  return out;
-}
-function launchSection(b) {
-  const launches = list2(b.launches);
-  if (!launches.length) return [];
-  const out = [
-    "Launch level: each launch's buffers on the NPU against its CPU twin, computed from that launch's own captured inputs (numpy, FP32 accumulate, bf16 at the ELF's buffers).",
-    "",
-    markdownTable([
-      ["launch", "ELF", "buffer", "boundary", "stage", "cosine", "per-pos min", "max_abs", ""],
-      ...launches.slice(0, 64).flatMap((la) => list2(la.buffers).slice(0, 64).map((bu) => [
-        String(la.index),
-        id(la.launch, { inTable: true }),
-        id(bu.buffer, { inTable: true }),
-        bu.boundary ? id(bu.boundary, { inTable: true }) : "",
-        cell(bu.stage, 60),
-        fmtCos(bu.wholeCosine),
-        fmtCos(bu.perPositionMin),
-        fmtSci(bu.maxAbs),
-        bu.diverges ? `${ICON.fail} off its twin` : b.launchOffender?.strength === "drifts" && b.launchOffender.index === la.index && b.launchOffender.buffer === bu.buffer ? "drifts" : ""
-      ]))
-    ]),
-    ""
-  ];
-  const o = b.launchOffender;
-  if (o) {
-    out.push(`**${o.strength === "diverges" ? "First launch off its twin" : "No launch is under the threshold; the first that drifts"}: ${id(o.launch)}** (launch ${o.index}), buffer ${id(o.buffer)}${o.boundary && o.boundary !== o.buffer ? ` (boundary ${id(o.boundary)})` : ""}${o.stage ? `, stage ${text(o.stage, 60)}` : ""}: cosine ${fmtCos(o.wholeCosine)}, per-position min ${fmtCos(o.perPositionMin)}.${o.hint ? ` ${hintLine(o.hint)}.` : ""}`, "");
-  } else out.push("Every launch matches its twin: the launches are right given their inputs (look at what feeds the block, or between the launches on the host).", "");
-  return out;
-}
-function bisectSection(r) {
-  const b = r.bisect;
-  if (!b) return [];
-  if (b.available && b.method === "twins") return twinsSection(b);
-  const out = ["### Bisect (seed Step 4: one kernel at a time on the CPU)", ""];
-  if (!b.available) out.push(`Bisect unavailable: ${text(b.reason)}`, "");
-  else {
-    out.push(markdownTable([
-      ["step", "kernel", "CPU equivalent", "whole cosine", "per-pos min", "NaN/Inf", "block passes"],
-      ...b.steps.slice(0, 64).map((s) => [id(s.step, { inTable: true }), s.kernel ? id(s.kernel, { inTable: true }) : "", cell(s.cpuEquivalent, 80), fmtCos(s.wholeCosine), fmtCos(s.perPositionMin), String(s.nonFinite), s.fixes ? "\u2705 yes" : "no"])
-    ]), "");
-    if (b.offender) {
-      out.push(`**Offending boundary: ${id(b.offender.step)}** (kernel ${id(b.offender.kernel)}).${b.offender.hint ? ` ${hintLine(b.offender.hint)}.` : ""}`, "");
-    } else out.push(text(b.reason), "");
-  }
-  if (b.situation) out.push(`Failure shape: ${hintLine(b.situation)}.`, "");
-  return out;
-}
-function twinsSection(b) {
-  const out = [`### Bisect (seed Step 4 on the real tree: the CPU twins of its ELFs${b.emulated ? ", on the emulated NPU" : ""})`, ""];
-  out.push(...launchSection(b));
-  out.push("Swap forward: `ffn_out` when ELFs 1 to i, in launch order, are answered by their twins instead of the NPU.", "");
-  out.push(markdownTable([
-    ["step", "ELF swapped", "swapped so far", "whole cosine", "per-pos min", "NaN/Inf", "block passes"],
-    ...b.steps.slice(0, 64).map((s, i) => [String(i + 1), id(s.step, { inTable: true }), list2(s.swapped).slice(0, 16).map((x) => id(x, { inTable: true })).join(", "), fmtCos(s.wholeCosine), fmtCos(s.perPositionMin), String(s.nonFinite), s.fixes ? "\u2705 yes" : "no"])
-  ]), "");
-  if (b.offender) out.push(`**Offending ELF (swap forward): ${id(b.offender.step)}**: swapping it to its twin brings the block above threshold.`, "");
-  else out.push(text(b.reason), "");
-  if (b.situation) out.push(`Failure shape: ${hintLine(b.situation)}.`, "");
-  return out;
-}
-function renderMarkdown(r, opts) {
-  const out = [`${opts.flavor === "doc" ? "###" : "##"} ${verdictLine(r)}`, ""];
-  if (r.outcome === "error") {
-    out.push(`> ${text(r.error ?? "unknown error", 1e3)}`, "", "The check could not run to a verdict (infrastructure or input problem). Fix the cause and re-run; no gate was judged.", "");
-    if (opts.artifactUrl) out.push(`Run dir and logs: [artifact](${opts.artifactUrl})`, "");
-    return out.join("\n");
-  }
-  const p = r.prompt;
-  const tokens = p?.positions ? `, ${text(p.style, 32)} prompt extended to ${p.real_len} positions (--positions)` : p ? `, ${text(p.style, 32)} prompt (${p.real_len} tokens)` : "";
-  out.push(`Layer-0 \`ffn_out\` of block 0 on the ${r.emulate ? "emulated NPU" : "NPU"} vs the ${r.reference?.kind === "hf-bf16" ? "HuggingFace bf16" : "emulated bf16"} reference${tokens}, commit ${literal(str(r.commit).slice(0, 12))}.`, "");
-  out.push(...emulatedNote(r));
-  out.push(gatesTable(r), "");
-  if (r.warnings.length) {
-    out.push("**Warnings**", "");
-    for (const w of r.warnings) out.push(`- \u26A0\uFE0F ${text(w.message, 600)}`);
-    out.push("");
-  }
-  const body = [];
-  body.push(...metricsSection(r));
-  const chart = cosineChart(r, opts.chartPoints);
-  if (chart) body.push(chart, "");
-  body.push(...lensSection(r));
-  body.push(...bisectSection(r));
-  body.push(...layersSection(r));
-  body.push(...integrationSection(r, opts.flavor));
-  out.push(...opts.flavor === "doc" ? body.map((l) => l.startsWith("### ") ? `#${l}` : l) : body);
-  if (opts.artifactUrl) out.push(`Full run dir and report: [artifact](${opts.artifactUrl})`, "");
-  return out.join("\n");
-}
+};
 
-// src/report/json.ts
-function toJson(value) {
-  return JSON.stringify(toJsonSafe(value), null, 2) + "\n";
-}
-
-// src/docs/fs.ts
-import {
-  closeSync as closeSync4,
-  copyFileSync,
-  fstatSync as fstatSync3,
-  fsyncSync,
-  fchmodSync,
-  fchownSync,
-  linkSync,
-  lstatSync as lstatSync2,
-  mkdirSync,
-  openSync as openSync4,
-  realpathSync as realpathSync3,
-  renameSync,
-  rmSync,
-  statSync as statSync3,
-  unlinkSync,
-  writeSync
-} from "node:fs";
-import { basename, dirname as dirname4, join as join5 } from "node:path";
-import { randomBytes } from "node:crypto";
-var NOTHING_CHANGED = "; nothing was changed";
-function kind(st) {
-  if (st.isDirectory()) return "a directory";
-  if (st.isFIFO()) return "a FIFO (named pipe)";
-  if (st.isCharacterDevice() || st.isBlockDevice()) return "a device";
-  if (st.isSocket()) return "a socket";
-  return "not a regular file";
-}
-function resolveTarget(path, follow = true) {
-  let l;
-  try {
-    l = lstatSync2(path);
-  } catch (e) {
-    if (e.code === "ENOENT") return { path, real: path, stat: null };
-    throw fsError(e, path, "cannot read");
-  }
-  let real = path;
-  if (l.isSymbolicLink() && !follow) return { path, real: path, stat: null };
-  if (l.isSymbolicLink()) {
+// src/check/kernels.ts
+import { existsSync as existsSync7, lstatSync as lstatSync6 } from "node:fs";
+import { isAbsolute as isAbsolute4, join as join11, relative as relative3, resolve as resolve4, sep as sep3 } from "node:path";
+function kernelTarget(model, rel) {
+  if (!model.airRoot) return { refused: "the model dir is not inside an mlir-air tree (programming_examples/llms/<model>)" };
+  if (isAbsolute4(rel) || rel.split(/[\\/]/).includes("..")) return { refused: `kernel_cache.dir ${JSON.stringify(rel.slice(0, 200))} is not a relative path below the tree` };
+  const target = resolve4(model.airRoot, rel);
+  const inside = relative3(model.dir, target);
+  if (!inside || inside.startsWith("..") || isAbsolute4(inside)) return { refused: `kernel_cache.dir ${JSON.stringify(rel.slice(0, 200))} is not inside the model dir` };
+  let at = model.dir;
+  for (const part of inside.split(sep3)) {
+    at = join11(at, part);
+    let st;
     try {
-      real = realpathSync3(path);
-    } catch (e) {
-      const code2 = e.code;
-      if (code2 === "ENOENT") throw new InputError("is a symlink to a missing file (npu-block-gate writes through a symlink, never replaces it)", path);
-      throw fsError(e, path, "cannot resolve the symlink");
+      st = lstatSync6(at);
+    } catch {
+      break;
     }
+    if (st.isSymbolicLink()) return { refused: `${relative3(model.dir, at)} in the model dir is a symlink; the kernel cache is never restored through one` };
+    if (at !== target && !st.isDirectory()) return { refused: `${relative3(model.dir, at)} in the model dir is not a directory` };
   }
-  const st = real === path ? l : statSync3(real);
-  if (!st.isFile()) throw new InputError(`is ${kind(st)}, not a regular file`, path);
-  return { path, real, stat: st };
+  return { target };
 }
-function readDocument(path) {
-  const t = resolveTarget(path);
-  if (!t.stat) return null;
-  let fd;
-  try {
-    fd = openSync4(t.real, "r");
-  } catch (e) {
-    throw fsError(e, path, "cannot read");
+function restoreKernels(model, runDir, cacheRoot, log) {
+  const p = readProbeJson(runDir, false);
+  if (p.emulate) {
+    log.step("kernel cache: not used (emulated run: nothing compiles; the twins stand in for the ELFs)");
+    return null;
   }
-  try {
-    return readWhole(fd, fstatSync3(fd).size);
-  } catch (e) {
-    throw fsError(e, path, "cannot read");
-  } finally {
-    closeSync4(fd);
+  const kc = p.kernel_cache;
+  if (!kc?.dir) {
+    log.step("kernel cache: not used (this model path keeps no prefill kernel cache dir)");
+    return null;
   }
-}
-function checkWritable(t) {
-  if (t.stat && (t.stat.mode & 146) === 0) {
-    throw new InputError(`is read-only (mode ${(t.stat.mode & 4095).toString(8).padStart(4, "0")}); npu-block-gate never overwrites a read-only file: make it writable, or pass --no-docs${NOTHING_CHANGED}`, t.path);
+  const where = kernelTarget(model, kc.dir);
+  if ("refused" in where) {
+    log.warn(`kernel cache: not used (${where.refused})`);
+    return null;
   }
-}
-function writeAll(fd, data) {
-  let done = 0;
-  while (done < data.length) done += writeSync(fd, data, done, data.length - done);
-}
-function commitWrites(writes) {
-  const prepared = [];
-  const createdDirs = [];
-  const undoPrepare = () => {
-    for (const p of prepared) rmSync(p.tmp, { force: true });
-    for (const d of createdDirs.reverse()) rmSync(d, { recursive: true, force: true });
-  };
-  const targets = writes.map((w) => {
-    const t = resolveTarget(w.path, w.follow ?? true);
-    checkWritable(t);
-    return { ...t, data: w.data };
+  const { key, files } = kernelCacheKey({
+    airRoot: model.airRoot,
+    modelDir: model.dir,
+    config: p.model.config,
+    seqLen: kc.seq_len ?? p.prompt.padded_len,
+    cpuAttn: kc.cpu_attn ?? p.integration.cpu_attn,
+    toolchain: kc.toolchain ?? null,
+    compileCommand: kc.compile_command ?? null,
+    inputs: kc.inputs ?? null
   });
-  try {
-    for (const t of targets) {
-      const dir = dirname4(t.real);
-      try {
-        const made = mkdirSync(dir, { recursive: true });
-        if (made) createdDirs.push(made);
-      } catch (e) {
-        throw fsError(e, dir, "cannot create the directory", NOTHING_CHANGED);
-      }
-      const tmp = join5(dir, `.${basename(t.real)}.nbg-${process.pid}-${randomBytes(4).toString("hex")}.tmp`);
-      let fd;
-      try {
-        fd = openSync4(tmp, "wx", t.stat ? t.stat.mode & 511 : 438);
-      } catch (e) {
-        throw fsError(e, t.path, `cannot write (in ${dir})`, NOTHING_CHANGED);
-      }
-      prepared.push({ ...t, tmp, backup: null, placed: false });
-      try {
-        writeAll(fd, t.data);
-        if (t.stat) {
-          fchmodSync(fd, t.stat.mode & 4095);
-          if (process.getuid?.() === 0 && (t.stat.uid !== 0 || t.stat.gid !== 0)) fchownSync(fd, t.stat.uid, t.stat.gid);
-        }
-        fsyncSync(fd);
-      } catch (e) {
-        throw fsError(e, t.path, "cannot write", NOTHING_CHANGED);
-      } finally {
-        closeSync4(fd);
-      }
-    }
-  } catch (e) {
-    undoPrepare();
-    throw e instanceof GateError ? e : fsError(e, writes[prepared.length]?.path ?? "", "cannot write", NOTHING_CHANGED);
-  }
-  try {
-    for (const p of prepared) {
-      if (p.stat) {
-        p.backup = `${p.tmp}.bak`;
-        try {
-          linkSync(p.real, p.backup);
-        } catch {
-          copyFileSync(p.real, p.backup);
-        }
-      }
-      renameSync(p.tmp, p.real);
-      p.placed = true;
-    }
-  } catch (e) {
-    const failed = prepared.find((p) => !p.placed);
-    for (const p of prepared.filter((x) => x.placed).reverse()) {
-      try {
-        if (p.backup) renameSync(p.backup, p.real);
-        else unlinkSync(p.real);
-      } catch {
-      }
-    }
-    undoPrepare();
-    for (const p of prepared) if (p.backup) rmSync(p.backup, { force: true });
-    throw fsError(e, failed.path, "cannot replace", NOTHING_CHANGED);
-  }
-  for (const p of prepared) if (p.backup) rmSync(p.backup, { force: true });
+  const store = new KernelStore(cacheRoot);
+  const restored = store.restore(key, where.target, (why2) => log.step(`kernel cache: entry ${key.slice(0, 12)} refused (${why2}); kernels will compile`));
+  log.step(restored ? `kernel cache: hit ${key.slice(0, 12)} (stored ${restored.created_at}${restored.compile_seconds ? `, saves about ${restored.compile_seconds.toFixed(1)}s of compile` : ""}) -> ${kc.dir}` : `kernel cache: miss ${key.slice(0, 12)} (${files} source files hashed); kernels will compile`);
+  return { store, key, target: where.target, restored };
 }
-function writeAtomic(path, data, follow = true) {
-  commitWrites([{ path, data: typeof data === "string" ? Buffer.from(data, "utf8") : data, follow }]);
+function recordKernels(runDir, c) {
+  const p = readProbeJson(runDir);
+  const kc = p.kernel_cache;
+  const hit = !!c.restored && (kc.compiled ?? []).length === 0;
+  const next = { ...p, kernel_cache: { ...kc, key: c.key, hit, seconds_saved: hit ? c.restored?.compile_seconds ?? null : null } };
+  writeAtomic(join11(runDir, RUN_FILES.probe), JSON.stringify(next, null, 2) + "\n", false);
 }
+function storeKernels(c, p, now, log) {
+  const compiled = p.kernel_cache.compiled ?? [];
+  if (c.restored && compiled.length === 0) return;
+  if (!existsSync7(c.target)) return;
+  try {
+    c.store.store(c.key, c.target, { model: p.model.name, created_at: now.toISOString(), compile_seconds: p.kernel_cache.compile_seconds ?? null });
+    log.step(`kernel cache: stored ${c.key.slice(0, 12)} in ${c.store.root}`);
+  } catch (e) {
+    log.warn(`kernel cache: not stored (${fsError(e, c.store.root, "cannot write").message})`);
+  }
+}
+
+// src/check/probe.ts
+function cacheRootOf(plan) {
+  return plan.cacheDir ?? defaultCacheRoot();
+}
+function checkCacheRoot(plan) {
+  if (!plan.cache) return;
+  const root = cacheRootOf(plan);
+  const from = plan.cacheDir ? "--cache-dir" : process.env.NPU_BLOCK_GATE_CACHE_DIR ? "$NPU_BLOCK_GATE_CACHE_DIR" : "the kernel cache root";
+  try {
+    const st = statSync7(root);
+    if (!st.isDirectory()) throw new InputError(`${from} is a file, not a directory; point it at a directory, or pass --no-cache`, root);
+  } catch (e) {
+    if (e instanceof GateError) throw e;
+    if (e.code !== "ENOENT") throw fsError(e, root, `cannot use ${from}`);
+  }
+}
+function diskFull(e, runDir) {
+  const msg = oneLine(e);
+  let free = Infinity;
+  try {
+    const fs = statfsSync(runDir);
+    free = fs.bavail * fs.bsize;
+  } catch {
+  }
+  const said = /No space left|ENOSPC|requested and \d+ written|disk full/i.test(msg);
+  const likely = free < 64 * 1024 && !(e instanceof GateError && e.exitCode === EXIT.input) && !/timed out|timeout|interrupt|signal/i.test(msg);
+  if (said || likely) return new InfraError(`disk full: the probe could not write the run dir (${msg})`, runDir);
+  return null;
+}
+function modelOptions(plan, modelDir) {
+  return { modelDir, promptStyle: plan.promptStyle, prompt: plan.prompt, model: plan.model ?? null, cpuAttn: plan.cpuAttn ?? null, online: plan.online };
+}
+function runOptions(plan) {
+  const args = [];
+  if (plan.positions !== void 0 && plan.positions !== null) args.push("--positions", String(plan.positions));
+  if (plan.emulate) args.push("--emulate");
+  if (plan.emulate && plan.inject) args.push(`--inject=${plan.inject}`);
+  if (plan.boundaries === false) args.push("--no-boundaries");
+  if (plan.layers) args.push("--layers");
+  return args;
+}
+function groupWritable(dir) {
+  const walk2 = (p) => {
+    const st = lstatSync7(p);
+    if (st.isSymbolicLink()) return;
+    chmodSync3(p, st.mode & 4095 | (st.isDirectory() ? 56 : 48));
+    if (st.isDirectory()) for (const n of readdirSync4(p)) walk2(join12(p, n));
+  };
+  try {
+    walk2(dir);
+  } catch (e) {
+    throw fsError(e, dir, "cannot give the probe user write access");
+  }
+}
+function refCacheRoot(plan) {
+  if (!plan.cache || process.env.NPU_BLOCK_GATE_REF_CACHE?.trim().toLowerCase() === "none") return null;
+  return referenceRoot(cacheRootOf(plan));
+}
+async function probe(plan, log) {
+  if (!plan.modelDir) throw new InputError("a model dir is required to run the probe (--model-dir)");
+  const model = modelDirAt(plan.modelDir);
+  const runDir = resolve5(plan.runDir);
+  checkCacheRoot(plan);
+  const request2 = plan.isolation ?? { mode: "auto", untrusted: false, allowUnisolated: false };
+  const iso = chooseIsolation(request2);
+  prepareRunDir(runDir, plan.force);
+  if (iso.mode === "uid") for (const d of [model.dir, runDir]) groupWritable(d);
+  let kernels = null;
+  log.step(`probe: block 0 of ${basename4(model.dir)} -> ${runDir}`);
+  log.step(`isolation: ${iso.detail}`);
+  const refRoot = refCacheRoot(plan);
+  const { python } = await runProbe(pythonCandidates(plan.python), {
+    subcommand: "check",
+    args: [...blockArgs(modelOptions(plan, model.dir), runDir), "--events", ...runOptions(plan), "--ref-cache", refRoot ?? "none"],
+    runDir,
+    timeoutSec: plan.timeoutSec,
+    extraEnv: { ...iso.mode === "uid" ? { NPU_BLOCK_GATE_UMASK: "002" } : {}, ...plan.probeEnv },
+    // Readable inside the sandbox: the tree, and the reference cache (read only, wherever it lives).
+    isolation: iso,
+    writable: [model.dir, runDir],
+    network: !!plan.online,
+    readable: [...model.airRoot ? [model.airRoot] : [], ...refRoot && existsSync8(refRoot) ? [refRoot] : []]
+  }, {
+    onLine: (line2) => log.step(`probe: ${line2}`),
+    onPython: (p) => log.step(`python: ${describePython(p)}`),
+    onEvent: (ev) => {
+      if (ev.event !== "config") return;
+      kernels = plan.cache ? restoreKernels(model, runDir, cacheRootOf(plan), log) : null;
+      return { reuse_kernels: !!kernels?.restored };
+    }
+  }).catch((e) => {
+    throw diskFull(e, runDir) ?? e;
+  });
+  if (kernels) recordKernels(runDir, kernels);
+  const fellBack = iso.mode === "none" && request2.mode !== "none" ? iso.detail.replace(/^none\s*/, "").replace(/^\((.*)\)$/, "$1") || "no isolation was available" : null;
+  return { runDir, model, python, isolation: { mode: iso.mode, detail: iso.detail, source: "this run" }, unisolatedFallback: fellBack, kernels, sandbox: iso };
+}
+async function planModel(plan, json2) {
+  if (!plan.modelDir) throw new InputError("plan needs --model-dir DIR");
+  const model = modelDirAt(plan.modelDir);
+  const r = await runProbe(pythonCandidates(plan.python), {
+    subcommand: "plan",
+    args: [...modelArgs(modelOptions(plan, model.dir)), ...json2 ? ["--json"] : []],
+    runDir: null,
+    timeoutSec: plan.timeoutSec,
+    extraEnv: plan.probeEnv
+  }, { onLine: () => void 0 });
+  return r.stdout;
+}
+async function bisectStep(plan, probed, runDir, log) {
+  log.step("bisect: swapping kernels to their CPU equivalents (the model's hook, or the CPU twins of its ELFs)");
+  const m = probed.model;
+  try {
+    await runProbe([{ command: probed.python.command, source: probed.python.source }], {
+      subcommand: "bisect",
+      args: ["--run-dir", runDir],
+      runDir,
+      timeoutSec: plan.timeoutSec,
+      extraEnv: { ...probed.sandbox.mode === "uid" ? { NPU_BLOCK_GATE_UMASK: "002" } : {}, ...plan.probeEnv },
+      isolation: probed.sandbox,
+      writable: [m.dir, runDir],
+      network: !!plan.online,
+      readable: m.airRoot ? [m.airRoot] : []
+    }, { onLine: (line2) => log.step(`probe: ${line2}`) });
+    return null;
+  } catch (e) {
+    log.warn(`bisect did not finish: ${oneLine(e)}`);
+    return oneLine(e);
+  }
+}
+
+// src/check/documents.ts
+import { join as join13 } from "node:path";
 
 // src/docs/text.ts
 function decodeDoc(buf) {
@@ -23711,45 +24351,6 @@ function removeLines(lines, from, count) {
   if (endsFile && lastEol === "" && from > 0) lines[from - 1].eol = "";
 }
 
-// src/gates/reference.ts
-var BLOCK_BYTES = 4 << 20;
-function referenceFault(ref, realLen) {
-  const cols = ref.cols;
-  const rows = Math.min(realLen, ref.rows);
-  const per = Math.max(1, Math.floor(BLOCK_BYTES / (cols * 4)));
-  let zeroRows = 0;
-  let firstZero = -1;
-  for (let start = 0; start < rows; start += per) {
-    const count = Math.min(per, rows - start);
-    const block = ref.readRows(start, count);
-    for (let r = 0; r < count; r++) {
-      const o = r * cols;
-      const row = start + r;
-      const first = block[o];
-      let constant = true;
-      let zero = true;
-      for (let c = 0; c < cols; c++) {
-        const v = block[o + c];
-        if (!(v - v === 0)) {
-          const what = v !== v ? "NaN" : v > 0 ? "+Inf" : "-Inf";
-          return `row ${row}, column ${c} of the reference is ${what} (a real token)`;
-        }
-        if (v !== first) constant = false;
-        if (v !== 0) zero = false;
-      }
-      if (zero) {
-        zeroRows++;
-        if (firstZero < 0) firstZero = row;
-      } else if (constant && cols > 1) {
-        return `row ${row} of the reference is constant (every one of its ${cols} values is ${first}) on a real token`;
-      }
-    }
-  }
-  if (zeroRows === rows) return `every one of the reference's ${rows} real rows is all zero`;
-  if (zeroRows > 0) return `${zeroRows} of the reference's real rows ${zeroRows === 1 ? "is" : "are"} all zero (first: row ${firstZero})`;
-  return null;
-}
-
 // src/docs/markers.ts
 var MARK = {
   latestBegin: "<!-- npu-block-gate:latest:begin -->",
@@ -23783,14 +24384,14 @@ var DOC_PATHS = {
 };
 
 // src/docs/phase2.ts
-import { createHash } from "node:crypto";
+import { createHash as createHash2 } from "node:crypto";
 var HISTORY_HEADER = [
   "| date | commit | prompt | outcome | whole cosine | per-pos min | threshold | max_abs | max_rel | SQNR | shape | integration |",
   "|---|---|---|---|---|---|---|---|---|---|---|---|"
 ];
 function historyKey(r) {
   const text4 = r.prompt?.text ?? "";
-  const hash = createHash("sha256").update(text4).digest("hex").slice(0, 8);
+  const hash = createHash2("sha256").update(text4).digest("hex").slice(0, 8);
   const positions = r.prompt?.positions ? `@${r.prompt.real_len}` : "";
   const inject = r.emulate?.inject && /^[A-Za-z0-9_.-]{1,64}$/.test(r.emulate.inject) ? `:${r.emulate.inject}` : "";
   const emulated = r.emulate ? `~emulated${inject}` : "";
@@ -24103,1120 +24704,654 @@ function removeEmptyBlockersHeading(lines) {
   removeLines(lines, from, s.end - from);
 }
 
-// src/bisect/judge.ts
-import { lstatSync as lstatSync3 } from "node:fs";
-import { join as join6 } from "node:path";
-
-// src/bisect/hints.ts
-var HINTS = [
-  { match: /qk_?norm/, hint: { boundary: "Q/K norm", cause: "per-head RMSNorm stitched wrong (weighted_rms_norm with heads as rows, shared (head_dim,) weight)", where: "check M=n_heads, N=head_dim and the weight broadcast" } },
-  { match: /norm/, hint: { boundary: "RMSNorm", cause: "norm weight, eps or the row layout", where: "compare with <model>_cpu_helpers.rms_norm on the same input" } },
-  { match: /resid|add|bias/, hint: { boundary: "residual add / bias", cause: "bias forgotten on the padded path, or a GQA reindex bug", where: "if padding + bias: re-run the CPU sanity test on the padded forward (seed Step 2)" } },
-  { match: /(^|_)(q|k|v|qkv)(_proj|_gemm)?$|gemms?_rope|qkv/, hint: { boundary: "Q/K/V GEMM", cause: "weight loading or tensor layout (seq-first vs heads-first), a missing transpose", where: "compare the NPU output's shape with the reference's; check np.ascontiguousarray() after the weight load" } },
-  { match: /attn|attention|flash|fa$/, hint: { boundary: "FlashAttention", cause: "causal masking missing or a wrong dk_chunks compile flag", where: "see the debug-fa-runtime-failure skill" } },
-  { match: /rope/, hint: { boundary: "RoPE", cause: "RoPE pairing (half-split vs interleaved), the [cos|sin] LUT layout, or its frequencies (rope_theta, rope_scaling: a drift that grows with position)", where: "compare the LUT from generate_rope_lut with HF's rotate_half convention" } },
-  { match: /down/, hint: { boundary: "Down GEMM", cause: "BF16 truncation: the low-precision (direct-codegen) tier instead of high-precision", where: "confirm fused-cast / drain (FP32 accumulate + one cast); see details/GEMM_bf16_in_bf16_out.md" } },
-  { match: /gate|up|swiglu|silu|ffn|o_proj|^o$/, hint: { boundary: "O / FFN GEMM", cause: "weight layout or a dropped cast between fused launches", where: "compare the step's output shape and dtype with the reference's" } }
-];
-var NAN_HINT = { boundary: "output buffer", cause: "an uninitialised BO or a reused stale buffer", where: "see the debug-bo-corruption skill" };
-var TAIL_HINT = { boundary: "last positions", cause: "one bad run of positions (a causal-mask edge case or a stale tail)", where: "print the per-position cosine and look for contiguous bad runs" };
-var STEP_NAMES = {
-  "rmsnorm": "attn_norm",
-  "q/k/v gemm": "qkv",
-  "q/k norm": "qk_norm",
-  "rope": "rope",
-  "flashattention": "attention",
-  "o gemm": "o_proj",
-  "residual add": "residual",
-  "gate/up gemm": "gate",
-  "swiglu": "swiglu",
-  "down gemm": "down"
-};
-function hintForStep(step, name = "", kernel = "") {
-  const known = STEP_NAMES[String(step ?? "").toLowerCase()];
-  return (known ? hintFor(known) : null) ?? hintFor(name, kernel);
+// node_modules/markdown-table/index.js
+function defaultStringLength(value) {
+  return value.length;
 }
-function hintFor(step, kernel = "") {
-  const s = step.toLowerCase();
-  for (const { match, hint: hint2 } of HINTS) if (match.test(s)) return hint2;
-  const k = kernel.toLowerCase();
-  for (const { match, hint: hint2 } of HINTS) if (match.test(k)) return hint2;
-  return null;
-}
-
-// src/lens/judge.ts
-var PROFILE_POINTS = 128;
-function wellBelow(threshold) {
-  return 1 - 2 * (1 - threshold);
-}
-function cleanBar(threshold) {
-  return 1 - (1 - threshold) / 10;
-}
-var lowest = (m) => Math.min(m.wholeCosine, m.perPositionMin);
-function profileOf(cosines, points = PROFILE_POINTS) {
-  const bucket = Math.max(1, Math.ceil(cosines.length / points));
-  const out = [];
-  for (let i = 0; i < cosines.length; i += bucket) {
-    let lo = Infinity;
-    for (let j = i; j < Math.min(cosines.length, i + bucket); j++) lo = Number.isNaN(cosines[j]) || Number.isNaN(lo) ? NaN : Math.min(lo, cosines[j]);
-    out.push(lo);
-  }
-  return { bucket, points: out };
-}
-function rowOf(e, m, threshold, clean) {
-  const nf = m.nonFinite;
-  const low2 = lowest({ wholeCosine: m.wholeCosine, perPositionMin: m.perPosition.min });
-  return {
-    name: e.name,
-    order: e.order,
-    step: e.step,
-    launch: e.launch,
-    producedBy: e.produced_by,
-    rows: m.realLen,
-    cols: m.cols,
-    wholeCosine: m.wholeCosine,
-    perPositionMin: m.perPosition.min,
-    p5: m.perPosition.p5,
-    median: m.perPosition.median,
-    maxAbs: m.errors.maxAbs,
-    normRatio: m.errors.normRatio,
-    sqnrDb: m.errors.sqnrDb,
-    nonFinite: nf.nan.count + nf.posInf.count + nf.negInf.count,
-    below: !(low2 >= threshold),
-    drifts: !(low2 >= clean),
-    badRuns: m.perPosition.badRuns.slice(0, 16),
-    profile: profileOf(m.perPosition.cosines)
-  };
-}
-function named(r) {
-  return {
-    name: r.name,
-    order: r.order,
-    step: r.step,
-    launch: r.launch,
-    producedBy: r.producedBy,
-    wholeCosine: r.wholeCosine,
-    perPositionMin: r.perPositionMin,
-    hint: hintForStep(r.step, r.name, r.producedBy ?? r.launch ?? "")
-  };
-}
-async function judgeLens(runDir, b, threshold) {
-  const rows = [];
-  const entries = [...b.entries.entries()].sort(([, x], [, y]) => x.order - y.order);
-  for (const [i, e] of entries) {
-    const npu = openRunTensor(runDir, e.npu, `boundaries.entries[${i}].npu`);
-    try {
-      const ref = openRunTensor(runDir, e.ref, `boundaries.entries[${i}].ref`);
-      try {
-        rows.push(rowOf(e, await compare(npu, ref, { threshold, worstK: 0 }), threshold, cleanBar(threshold)));
-      } finally {
-        ref.close();
-      }
-    } finally {
-      npu.close();
+function markdownTable(table2, options) {
+  const settings = options || {};
+  const align = (settings.align || []).concat();
+  const stringLength = settings.stringLength || defaultStringLength;
+  const alignments = [];
+  const cellMatrix = [];
+  const sizeMatrix = [];
+  const longestCellByColumn = [];
+  let mostCellsPerRow = 0;
+  let rowIndex = -1;
+  while (++rowIndex < table2.length) {
+    const row2 = [];
+    const sizes2 = [];
+    let columnIndex2 = -1;
+    if (table2[rowIndex].length > mostCellsPerRow) {
+      mostCellsPerRow = table2[rowIndex].length;
     }
-  }
-  const first = rows.find((r) => r.below);
-  const onset = rows.find((r) => r.drifts);
-  return {
-    threshold,
-    wellBelow: wellBelow(threshold),
-    cleanBar: cleanBar(threshold),
-    emulated: b.emulated,
-    source: b.source,
-    table: b.table,
-    reference: b.reference,
-    rows,
-    unpaired: b.unpaired,
-    firstBelow: first ? named(first) : null,
-    onset: onset ? named(onset) : null,
-    hiding: null
-  };
-}
-function lensWarning(lens, ffnOutPasses) {
-  if (!ffnOutPasses) return null;
-  const r = lens.rows.find((x) => !(lowest(x) >= lens.wellBelow));
-  if (!r) return null;
-  lens.hiding = named(r);
-  const label2 = (n) => `${isId(n.name) ? n.name : "(unnamed boundary)"}${n.step ? ` (${n.step})` : ""}`;
-  const onset = lens.onset && lens.onset.order < r.order ? lens.onset : null;
-  const h = (onset ?? lens.hiding).hint;
-  return {
-    id: "lens",
-    message: `the lens: boundary ${label2(lens.hiding)} is well below the threshold (cosine ${fmtCos(r.wholeCosine)}, per-position min ${fmtCos(r.perPositionMin)}; threshold ${formatThreshold(lens.threshold)}) while ffn_out passes the gates: the ffn_out gate may be hiding a bug${onset ? `; the divergence begins at ${label2(onset)}` : ""}${h ? `; likely ${h.cause}` : ""}`
-  };
-}
-
-// src/bisect/types.ts
-var BISECT_SCHEMA = BISECT_CONTRACT.schema;
-var BISECT_SCHEMA_VERSION = BISECT_CONTRACT.version;
-var BISECT_DIR = BISECT_CONTRACT.dir;
-var BISECT_FILE = `${BISECT_CONTRACT.dir}/${BISECT_CONTRACT.json}`;
-var BISECT_METHODS = BISECT_CONTRACT.methods;
-var text3 = (max = 4096) => str2({ max });
-var relFile = str2({
-  max: 1024,
-  what: "a relative path inside the run dir",
-  pattern: /^(?![\\/])(?![A-Za-z]:)(?!.*(^|[\\/])\.\.([\\/]|$))[^\u0000]+$/
-});
-var STEP = obj({
-  index: optional(int(0)),
-  step: text3(200),
-  kernel: withDefault(text3(200), () => ""),
-  cpu_equivalent: withDefault(text3(), () => ""),
-  file: relFile,
-  seconds: optional(num(0)),
-  /** twins: the ELFs answered by their twins at this step. */
-  swapped: optional(list(text3(200), 256))
-}, { declare: false, rest: any() });
-var BUFFER = obj({
-  buffer: text3(200),
-  arg: optional(nullable(int(0))),
-  boundary: withDefault(nullable(text3(200)), () => null),
-  stage: withDefault(text3(200), () => ""),
-  step: withDefault(nullable(text3(200)), () => null),
-  rows: optional(list(int(0), 2)),
-  npu: TENSOR_SPEC,
-  twin: TENSOR_SPEC
-}, { declare: false, rest: any() });
-var LAUNCH = obj({
-  index: int(0),
-  launch: text3(200),
-  occurrence: withDefault(int(0), () => 0),
-  kind: withDefault(text3(200), () => ""),
-  layout: optional(text3(200)),
-  twin: withDefault(text3(), () => ""),
-  buffers: list(BUFFER, 256)
-}, { declare: false, rest: any() });
-var BISECT_SPEC = obj({
-  schema: text3(100),
-  schema_version: int(0),
-  available: bool(),
-  reason: withDefault(text3(), () => ""),
-  hook: withDefault(nullable(text3()), () => null),
-  /** Absent in bisect.json files written before the twins: a hook bisect then. */
-  method: withDefault(nullable(oneOf(...BISECT_METHODS)), () => null),
-  emulated: withDefault(bool(), () => false),
-  steps: list(STEP, 1024),
-  launches: withDefault(nullable(list(LAUNCH, 1024)), () => null)
-}, { declare: false, rest: any() });
-
-// src/bisect/judge.ts
-var BISECT_JSON_MAX_BYTES = 16 << 20;
-function readBisectJson(runDir) {
-  const file = join6(runDir, BISECT_FILE);
-  try {
-    lstatSync3(file);
-  } catch (e) {
-    if (e.code === "ENOENT" || e.code === "ENOTDIR") return null;
-    throw fsError(e, file, "cannot read");
-  }
-  const bytes = readRegularFile(runFile2(runDir, BISECT_FILE, "bisect.json"), BISECT_JSON_MAX_BYTES);
-  let o;
-  try {
-    o = JSON.parse(bytes.toString("utf8"));
-  } catch (e) {
-    throw new InputError(`not valid JSON (${e.message.split("\n")[0]})`, file);
-  }
-  if (o?.schema !== BISECT_SCHEMA) throw new InputError(`schema is ${JSON.stringify(o?.schema)}, expected ${JSON.stringify(BISECT_SCHEMA)}`, file);
-  if (o.schema_version !== BISECT_SCHEMA_VERSION) throw new InputError(`schema_version ${JSON.stringify(o.schema_version)} is not supported (this npu-block-gate reads version ${BISECT_SCHEMA_VERSION})`, file);
-  try {
-    return BISECT_SPEC.check(o, "");
-  } catch (e) {
-    if (e instanceof SpecError) throw new InputError(e.message, file);
-    throw e;
-  }
-}
-function situationOf(m) {
-  const nf = m.nonFinite;
-  if (nf.nan.count + nf.posInf.count + nf.negInf.count > 0) return NAN_HINT;
-  const runs = m.perPosition.badRuns;
-  if (runs.length === 1 && runs[0].end === m.realLen - 1 && m.wholeCosine >= 0.99) return TAIL_HINT;
-  return null;
-}
-var nonFiniteOf = (m) => m.nonFinite.nan.count + m.nonFinite.posInf.count + m.nonFinite.negInf.count;
-var lowest2 = (m) => Math.min(m.wholeCosine, m.perPosition.min);
-async function judgeSteps(runDir, b, refPath, realLen, th) {
-  const steps = [];
-  for (const [i, s] of b.steps.entries()) {
-    runFile2(runDir, s.file, `steps[${i}].file`, `missing (${BISECT_FILE} lists it)`);
-    const npu = openTensor(join6(runDir, s.file));
-    try {
-      const ref = openTensor(refPath);
-      try {
-        const m = await compare(npu, ref, { realLen, threshold: th.perPosition });
-        const nonFinite = nonFiniteOf(m);
-        steps.push({
-          step: s.step,
-          kernel: s.kernel,
-          cpuEquivalent: s.cpu_equivalent,
-          ...s.swapped ? { swapped: s.swapped } : {},
-          wholeCosine: m.wholeCosine,
-          perPositionMin: m.perPosition.min,
-          nonFinite,
-          fixes: m.wholeCosine >= th.whole && m.perPosition.min >= th.perPosition && nonFinite === 0
-        });
-      } finally {
-        ref.close();
-      }
-    } finally {
-      npu.close();
-    }
-  }
-  return steps;
-}
-async function judgeLaunches(runDir, launches, threshold) {
-  const clean = cleanBar(threshold);
-  const rows = [];
-  for (const [li, la] of launches.entries()) {
-    const buffers = [];
-    for (const [bi, bu] of la.buffers.entries()) {
-      const at = `launches[${li}].buffers[${bi}]`;
-      const npu = openRunTensor(runDir, bu.npu, `${BISECT_FILE} ${at}.npu`);
-      try {
-        const twin = openRunTensor(runDir, bu.twin, `${BISECT_FILE} ${at}.twin`);
-        try {
-          const m = await compare(npu, twin, { threshold, worstK: 0 });
-          buffers.push({
-            buffer: bu.buffer,
-            boundary: bu.boundary,
-            stage: bu.stage,
-            step: bu.step,
-            rows: bu.rows && bu.rows.length === 2 ? [bu.rows[0], bu.rows[1]] : null,
-            wholeCosine: m.wholeCosine,
-            perPositionMin: m.perPosition.min,
-            maxAbs: m.errors.maxAbs,
-            normRatio: m.errors.normRatio,
-            nonFinite: nonFiniteOf(m),
-            diverges: !(lowest2(m) >= threshold),
-            drifts: !(lowest2(m) >= clean)
-          });
-        } finally {
-          twin.close();
+    while (++columnIndex2 < table2[rowIndex].length) {
+      const cell2 = serialize(table2[rowIndex][columnIndex2]);
+      if (settings.alignDelimiters !== false) {
+        const size = stringLength(cell2);
+        sizes2[columnIndex2] = size;
+        if (longestCellByColumn[columnIndex2] === void 0 || size > longestCellByColumn[columnIndex2]) {
+          longestCellByColumn[columnIndex2] = size;
         }
-      } finally {
-        npu.close();
       }
+      row2.push(cell2);
     }
-    rows.push({ index: la.index, launch: la.launch, kind: la.kind, occurrence: la.occurrence, buffers });
+    cellMatrix[rowIndex] = row2;
+    sizeMatrix[rowIndex] = sizes2;
   }
-  return rows.sort((a, b) => a.index - b.index);
-}
-function launchOffenderOf(launches) {
-  for (const strength of ["diverges", "drifts"]) {
-    for (const la of launches) {
-      const bu = la.buffers.find((x) => x[strength]);
-      if (bu) {
-        return {
-          index: la.index,
-          launch: la.launch,
-          kind: la.kind,
-          buffer: bu.buffer,
-          boundary: bu.boundary,
-          stage: bu.stage,
-          step: bu.step,
-          wholeCosine: bu.wholeCosine,
-          perPositionMin: bu.perPositionMin,
-          strength,
-          hint: hintForStep(bu.step, bu.boundary ?? bu.buffer, la.kind || la.launch)
-        };
-      }
+  let columnIndex = -1;
+  if (typeof align === "object" && "length" in align) {
+    while (++columnIndex < mostCellsPerRow) {
+      alignments[columnIndex] = toAlignment(align[columnIndex]);
+    }
+  } else {
+    const code2 = toAlignment(align);
+    while (++columnIndex < mostCellsPerRow) {
+      alignments[columnIndex] = code2;
     }
   }
-  return null;
+  columnIndex = -1;
+  const row = [];
+  const sizes = [];
+  while (++columnIndex < mostCellsPerRow) {
+    const code2 = alignments[columnIndex];
+    let before = "";
+    let after = "";
+    if (code2 === 99) {
+      before = ":";
+      after = ":";
+    } else if (code2 === 108) {
+      before = ":";
+    } else if (code2 === 114) {
+      after = ":";
+    }
+    let size = settings.alignDelimiters === false ? 1 : Math.max(
+      1,
+      longestCellByColumn[columnIndex] - before.length - after.length
+    );
+    const cell2 = before + "-".repeat(size) + after;
+    if (settings.alignDelimiters !== false) {
+      size = before.length + size + after.length;
+      if (size > longestCellByColumn[columnIndex]) {
+        longestCellByColumn[columnIndex] = size;
+      }
+      sizes[columnIndex] = size;
+    }
+    row[columnIndex] = cell2;
+  }
+  cellMatrix.splice(1, 0, row);
+  sizeMatrix.splice(1, 0, sizes);
+  rowIndex = -1;
+  const lines = [];
+  while (++rowIndex < cellMatrix.length) {
+    const row2 = cellMatrix[rowIndex];
+    const sizes2 = sizeMatrix[rowIndex];
+    const cellsInRow = settings.fillRows === false ? Math.max(1, cellMatrix[rowIndex === 1 ? 0 : rowIndex].length) : mostCellsPerRow;
+    columnIndex = -1;
+    const line2 = [];
+    while (++columnIndex < cellsInRow) {
+      const cell2 = row2[columnIndex] || "";
+      let before = "";
+      let after = "";
+      if (settings.alignDelimiters !== false) {
+        const size = longestCellByColumn[columnIndex] - (sizes2[columnIndex] || 0);
+        const code2 = alignments[columnIndex];
+        if (code2 === 114) {
+          before = " ".repeat(size);
+        } else if (code2 === 99) {
+          const half = size / 2;
+          if (size % 2) {
+            before = " ".repeat(half + 0.5);
+            after = " ".repeat(half - 0.5);
+          } else {
+            before = " ".repeat(half);
+            after = before;
+          }
+        } else {
+          after = " ".repeat(size);
+        }
+      }
+      if (settings.delimiterStart !== false && !columnIndex) {
+        line2.push("|");
+      }
+      if (settings.padding !== false && // Don’t add the opening space if we’re not aligning and the cell is
+      // empty: there will be a closing space.
+      !(settings.alignDelimiters === false && cell2 === "") && (settings.delimiterStart !== false || columnIndex)) {
+        line2.push(" ");
+      }
+      if (settings.alignDelimiters !== false) {
+        line2.push(before);
+      }
+      line2.push(cell2);
+      if (settings.alignDelimiters !== false) {
+        line2.push(after);
+      }
+      if (settings.padding !== false) {
+        line2.push(" ");
+      }
+      if (settings.delimiterEnd !== false || columnIndex !== cellsInRow - 1) {
+        line2.push("|");
+      }
+    }
+    lines.push(
+      settings.delimiterEnd === false ? line2.join("").replace(/ +$/, "") : line2.join("")
+    );
+  }
+  return lines.join("\n");
 }
-async function judgeBisect(runDir, refPath, realLen, th, block, blockPasses = false) {
-  const b = readBisectJson(runDir);
-  if (!b) return null;
-  const situation = situationOf(block);
-  const method = b.method ?? (b.available ? "hook" : null);
-  const base = { hook: b.hook, method, emulated: b.emulated };
-  if (!b.available) return { available: false, reason: b.reason, ...base, steps: [], offender: null, launches: null, launchOffender: null, situation };
-  const steps = await judgeSteps(runDir, b, refPath, realLen, th);
-  const launches = method === "twins" && b.launches ? await judgeLaunches(runDir, b.launches, th.perPosition) : null;
-  const launchOffender = launches ? launchOffenderOf(launches) : null;
-  const first = blockPasses ? void 0 : steps.find((s) => s.fixes);
-  const what = method === "twins" ? "ELF to its twin" : "step to the CPU";
-  const reason = blockPasses ? `the block passes the gates as it is (the bisect ran because the lens named a boundary); the ${method === "twins" ? "launch-level table" : "step table"} is what locates it` : first ? `swapping ${first.step}${method === "twins" && first.swapped && first.swapped.length > 1 ? ` (with ${first.swapped.slice(0, -1).join(", ")} before it)` : ""} to ${method === "twins" ? "its twin" : "the CPU"} brings the block above threshold` : `no single ${what} swap brings the block above threshold (more than one boundary is wrong, or the bug is outside the exposed steps)`;
-  return {
-    available: true,
-    reason,
-    ...base,
-    steps,
-    offender: first ? { step: first.step, kernel: first.kernel, hint: hintFor(first.step, first.kernel) } : null,
-    launches,
-    launchOffender,
-    situation
-  };
+function serialize(value) {
+  return value === null || value === void 0 ? "" : String(value);
+}
+function toAlignment(value) {
+  const code2 = typeof value === "string" ? value.codePointAt(0) : 0;
+  return code2 === 67 || code2 === 99 ? 99 : code2 === 76 || code2 === 108 ? 108 : code2 === 82 || code2 === 114 ? 114 : 0;
 }
 
-// src/layers/judge.ts
-async function judgeLayers(runDir, layers, threshold) {
-  const rows = [];
-  for (const [i, e] of layers.entries.entries()) {
-    const npu = openRunTensor(runDir, e.npu, `layers.entries[${i}].npu`);
-    try {
-      const ref = openRunTensor(runDir, e.ref, `layers.entries[${i}].ref`);
-      try {
-        const m = await compare(npu, ref, { threshold });
-        const nf = m.nonFinite;
-        rows.push({
-          layer: e.layer,
-          rows: m.realLen,
-          wholeCosine: m.wholeCosine,
-          perPositionMin: m.perPosition.min,
-          p5: m.perPosition.p5,
-          median: m.perPosition.median,
-          maxAbs: m.errors.maxAbs,
-          maxRel: m.errors.maxRel,
-          sqnrDb: m.errors.sqnrDb,
-          normRatio: m.errors.normRatio,
-          nonFinite: nf.nan.count + nf.posInf.count + nf.negInf.count
-        });
-      } finally {
-        ref.close();
-      }
-    } finally {
-      npu.close();
-    }
+// src/report/markdown.ts
+var ICON = { pass: "\u2705", fail: "\u274C", skip: "\u2796", error: "\u26A0\uFE0F" };
+function list2(v) {
+  return Array.isArray(v) ? v : [];
+}
+function plainOf(v, max = 120) {
+  return plain(v, max).replace(/\s*\n\s*/g, " ");
+}
+function verdictLine(r) {
+  const name = text(r.model.name, 64);
+  if (r.outcome === "error") return `${ICON.error} **Phase 2 ERROR** (${name}): could not judge; this is not a FAIL verdict`;
+  const failed = r.gates.filter((g) => g.status === "fail").map((g) => g.id);
+  const emulated = r.emulate ? " \xB7 **EMULATED** (no NPU ran)" : "";
+  return r.outcome === "pass" ? `${ICON.pass} **Phase 2 PASS** (${name})${emulated}` : `${ICON.fail} **Phase 2 FAIL** (${name}): ${failed.join(", ")} failed${emulated}`;
+}
+function emulatedNote(r) {
+  const e = r.emulate;
+  if (!e) return [];
+  return [
+    "> [!WARNING]",
+    `> **EMULATED**: no NPU ran. The tree's own block ran on npu-block-gate's emulated runtime (${text(e.runtime, 120)}): its ELFs are CPU twins, so this checks the integration code (argument order, layouts, padding, buffer reuse), not the NPU.${e.inject ? ` Injected bug: ${id(e.inject)}.` : ""}`,
+    ""
+  ];
+}
+function gateValue(g) {
+  if (typeof g.value === "number") return g.id === "G3" ? String(g.value) : fmtCos(g.value);
+  return g.value ?? "";
+}
+function gatesTable(r) {
+  return markdownTable([
+    ["gate", "check", "measured", "bar", "result", "detail"],
+    ...r.gates.map((g) => [g.id, cell(g.name), cell(gateValue(g)), cell(g.bar), `${ICON[g.status]} ${g.status}`, cell(g.detail)])
+  ]);
+}
+function cosineChart(r, maxPoints = 120) {
+  const m = r.metrics;
+  if (!m || m.perPosition.cosines.length === 0) return "";
+  const cos = m.perPosition.cosines;
+  const bucket = Math.max(1, Math.ceil(cos.length / maxPoints));
+  const pts = [];
+  for (let i = 0; i < cos.length; i += bucket) {
+    let lo = Infinity;
+    for (let j = i; j < Math.min(cos.length, i + bucket); j++) lo = Math.min(lo, Number.isNaN(cos[j]) ? -Infinity : cos[j]);
+    pts.push(lo);
   }
-  return rows.sort((a, b) => a.layer - b.layer);
+  const t = r.thresholds.perPosition;
+  const finite = pts.filter(Number.isFinite);
+  const floorRaw = Math.min(t, ...finite.length ? finite : [t]) - 5e-3;
+  const yMin = Math.max(-1, Math.floor(floorRaw * 1e3) / 1e3);
+  const shown3 = pts.map((p) => (Number.isFinite(p) ? p : yMin).toFixed(4));
+  const xLabel = bucket > 1 ? `position (min per ${bucket} rows)` : "position";
+  const xMax = bucket > 1 ? cos.length - 1 : pts.length - 1;
+  return [
+    "```mermaid",
+    "xychart-beta",
+    '  title "Per-position cosine, layer 0 ffn_out"',
+    `  x-axis "${xLabel}" 0 --> ${xMax}`,
+    `  y-axis "cosine" ${yMin} --> 1`,
+    `  line [${shown3.join(", ")}]`,
+    `  line [${pts.map(() => t.toFixed(4)).join(", ")}]`,
+    "```"
+  ].join("\n");
 }
-
-// src/cache/kernel.ts
-import { createHash as createHash2 } from "node:crypto";
-import { cpSync, existsSync as existsSync4, mkdirSync as mkdirSync2, readdirSync as readdirSync2, readFileSync as readFileSync3, realpathSync as realpathSync4, renameSync as renameSync2, rmSync as rmSync2, statSync as statSync4, utimesSync, writeFileSync } from "node:fs";
-import { homedir } from "node:os";
-import { basename as basename2, dirname as dirname5, isAbsolute as isAbsolute2, join as join7, relative as relative2, sep as sep2 } from "node:path";
-var KERNEL_CACHE_VERSION = 1;
-var DEFAULT_MAX_BYTES = 20 * 1024 ** 3;
-function defaultCacheRoot(env = process.env) {
-  if (env.NPU_BLOCK_GATE_CACHE_DIR) return env.NPU_BLOCK_GATE_CACHE_DIR;
-  const base = env.XDG_CACHE_HOME || join7(homedir(), ".cache");
-  return join7(base, "npu-block-gate");
-}
-var SKIP_DIR = /^(build_[^/]*|docs|__pycache__|\.git|air_project|node_modules)$/;
-var SKIP_FILE = /(\.pyc|\.md|~|\.swp)$|^\.gitignore$/;
-function listFiles(dir, out = []) {
-  if (!existsSync4(dir)) return out;
-  for (const e of readdirSync2(dir, { withFileTypes: true })) {
-    const p = join7(dir, e.name);
-    if (e.isDirectory()) {
-      if (!SKIP_DIR.test(e.name)) listFiles(p, out);
-    } else if (e.isFile() && !SKIP_FILE.test(e.name)) out.push(p);
+function metricsSection(r) {
+  const m = r.metrics;
+  if (!m) return [];
+  const e = m.errors;
+  const pp = m.perPosition;
+  const out = [
+    "### Error metrics (informational)",
+    "",
+    markdownTable([
+      ["max_abs", "mean_abs", "max_rel", "mean_rel", "mean_rel_L1", "SQNR", "norm ratio"],
+      [fmtSci(e.maxAbs), fmtSci(e.meanAbs), fmtSci(e.maxRel), fmtSci(e.meanRel), fmtSci(e.meanRelL1), fmtSqnr(e.sqnrDb, SQNR_GOOD_DB), fmtRatio(e.normRatio)]
+    ]),
+    "",
+    "### Per-position cosine (real tokens only)",
+    "",
+    markdownTable([
+      ["min", "p5", "median", "mean", "rows", "threshold"],
+      [fmtCos(pp.min), fmtCos(pp.p5), fmtCos(pp.median), fmtCos(pp.mean), `${m.realLen} of ${m.npuRows}`, formatThreshold(r.thresholds.perPosition)]
+    ]),
+    ""
+  ];
+  if (pp.worst.length) {
+    out.push(`Worst positions: ${pp.worst.map((w) => `${w.row} (${fmtCos(w.cosine)})`).join(", ")}`, "");
+  }
+  if (pp.badRuns.length) {
+    const tail = (end) => end === m.realLen - 1 ? ", at the tail of the prompt" : "";
+    out.push("Contiguous runs under the threshold:", "");
+    for (const b of pp.badRuns) out.push(`- rows ${fmtRun(b.start, b.end)} (${b.length} row${b.length > 1 ? "s" : ""}${tail(b.end)})`);
+    out.push("");
   }
   return out;
 }
-function fallbackFiles(k) {
-  const roots = [k.modelDir, join7(k.airRoot, "programming_examples/llms/shared"), join7(k.airRoot, "programming_examples/kernel_registry")];
-  return roots.flatMap((root) => listFiles(root).sort()).map((f2) => relative2(k.airRoot, f2).split(sep2).join("/"));
-}
-function insideRoot(airRoot, rel) {
-  if (!rel || isAbsolute2(rel) || rel.split(/[\\/]/).includes("..")) return null;
-  return join7(airRoot, rel);
-}
-function kernelCacheKey(k) {
-  const h = createHash2("sha256");
-  h.update(`npu-block-gate kernel cache v${KERNEL_CACHE_VERSION}
-`);
-  const rels = k.inputs ? [...new Set(k.inputs.files)].sort() : fallbackFiles(k);
-  for (const rel of rels) {
-    const abs = insideRoot(k.airRoot, rel);
-    let digest = "missing";
-    if (abs && existsSync4(abs) && statSync4(abs).isFile()) digest = createHash2("sha256").update(readFileSync3(abs)).digest("hex");
-    h.update(`${rel}\0${digest}
-`);
-  }
-  const env = k.inputs ? Object.fromEntries(Object.entries(k.inputs.env ?? {}).sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0)) : null;
-  const emulated = existsSync4(join7(k.airRoot, "AIR_MINI")) ? realpathSync4(k.airRoot) : null;
-  h.update(JSON.stringify({ config: k.config, seqLen: k.seqLen, cpuAttn: k.cpuAttn, toolchain: k.toolchain ?? null, compile: k.compileCommand, env, emulated }));
-  return { key: h.digest("hex").slice(0, 32), files: rels.length };
-}
-function rebaseManifest(dir, target) {
-  const file = join7(dir, "manifest.json");
-  if (!existsSync4(file)) return { ok: true, rewritten: 0 };
-  let m;
-  try {
-    m = JSON.parse(readFileSync3(file, "utf8"));
-  } catch {
-    return { ok: false, why: "manifest.json is not JSON" };
-  }
-  if (!m || typeof m !== "object" || m.entries !== void 0 && (typeof m.entries !== "object" || m.entries === null)) return { ok: false, why: "manifest.json has no entries object" };
-  let rewritten = 0;
-  for (const [name, e] of Object.entries(m.entries ?? {})) {
-    for (const field of ["output_binary", "insts"]) {
-      const v = e?.[field];
-      if (v === null || v === void 0) continue;
-      if (typeof v !== "string" || !v) return { ok: false, why: `entry ${name}: ${field} is not a path` };
-      const base = basename2(v.replace(/\\/g, "/"));
-      if (!existsSync4(join7(dir, base))) return { ok: false, why: `entry ${name}: ${base} is not in the stored cache` };
-      const now = join7(target, base);
-      if (v !== now) {
-        e[field] = now;
-        rewritten++;
-      }
+function integrationSection(r, flavor) {
+  const out = [];
+  const i = r.integration;
+  if (i) {
+    out.push("### Integration", "");
+    out.push(`- path: **${text(i.path, 32)}**, entry ${literal(i.entry)}`);
+    if (i.reason) out.push(`- why: ${text(i.reason)}`);
+    const s1 = i.step1;
+    if (s1 && s1.matches !== void 0) {
+      out.push(s1.matches ? "- Step 1: the per-layer kernel sequence matches llama's, so inheritance is allowed" : `- Step 1: the kernel sequence differs from llama's; kernel-first is forced by ${list2(s1.breaks).slice(0, 20).map((b) => `(${text(b?.rule, 8)}) ${text(b?.detail)}`).join("; ")}`);
+      if (s1.block) out.push(`- block 0 runs in ${literal(s1.block.function)} (${text(s1.block.where)}${s1.block.file ? `, ${literal(s1.block.file)}` : ""})`);
     }
+    const unwired = list2(i.coverage?.unwired);
+    if (unwired.length) {
+      out.push("- Phase 1 kernels that name this model but are not wired:");
+      for (const u of unwired.slice(0, 50)) out.push(`  - ${text([str(u?.section), str(u?.shape)].filter(Boolean).join(" "))}${u?.used_by ? ` (${text(u.used_by)})` : ""}`);
+    }
+    const kernels = list2(i.kernels);
+    if (kernels.length) out.push(`- kernels: ${kernels.slice(0, 64).map((k) => id(k)).join(" \u2192 ")}`);
+    if (i.cpu_attn !== null && i.cpu_attn !== void 0) out.push(`- attention: ${i.cpu_attn ? "CPU `attention_reference`" : "NPU flash attention"}`);
+    const tiles = Object.entries(i.tiles && typeof i.tiles === "object" ? i.tiles : {});
+    if (tiles.length) out.push(`- tiles: ${tiles.slice(0, 32).map(([k, v]) => `${id(k)} ${text(v, 64)}`).join(", ")}`);
+    const workarounds = list2(i.workarounds);
+    if (workarounds.length) {
+      out.push("- workarounds (Phase 4/5 prerequisites):");
+      for (const w of workarounds.slice(0, 20)) out.push(`  - ${id(w?.id)}: ${text(w?.detail)}. ${text(w?.prerequisite)}`);
+    } else out.push("- workarounds: none needed");
+    for (const d of list2(r.defaults?.differs).slice(0, 20)) out.push(`- differs from \`make diagnosis\`: ${text(d)}`);
+    out.push("");
   }
-  writeFileSync(file, JSON.stringify(m, null, 2));
-  return { ok: true, rewritten };
+  const ref = r.reference;
+  const env = r.environment;
+  const rows = [["", ""]];
+  if (ref) rows.push(["reference", cell(`${ref.kind} via ${ref.runner} (lite_mode=False, ${ref.dtype})${ref.transformers ? `, transformers ${ref.transformers}` : ""}${ref.torch ? `, torch ${ref.torch}` : ""}`)]);
+  if (r.prompt) rows.push(["prompt", cell(`${plainOf(r.prompt.style)} (${plainOf(r.prompt.source)}): ${r.prompt.real_len} tokens${r.prompt.padded_len ? `, padded to ${r.prompt.padded_len}` : ""}${positionsNote(r)}`)]);
+  if (env) {
+    rows.push(["python", cell(`${env.python} (${env.python_executable}), numpy ${env.numpy}`)]);
+    rows.push(["device", cell(env.device ?? "not detected")]);
+    if (env.xrt) rows.push(["XRT", cell(env.xrt)]);
+    rows.push(["air tree commit", cell(env.git_commit ?? "not a git checkout")]);
+  }
+  rows.push(["probe isolation", cell(isolationText(r))]);
+  if (flavor !== "doc") {
+    const rc = r.reference?.cache;
+    if (rc) rows.push(["reference cache", cell(`${rc.hit ? "hit" : "miss, stored"} ${rc.key.slice(0, 12)}`)]);
+    if (r.kernel_cache) {
+      const entries = list2(r.kernel_cache.entries).slice(0, 16).map((e) => plainOf(e, 64));
+      rows.push(["kernel cache", cell(`${r.emulate ? "emulated, nothing compiled" : r.kernel_cache.hit ? "hit" : "compiled"}${entries.length ? `: ${entries.join(", ")}` : ""}`)]);
+    }
+    const t = Object.entries(r.timings && typeof r.timings === "object" ? r.timings : {}).filter(([, v]) => typeof v === "number");
+    if (t.length) rows.push(["timings", cell(t.slice(0, 16).map(([k, v]) => `${plainOf(k, 32)} ${fmtSeconds(v)}`).join(", "))]);
+    rows.push(["engine", cell(r.metrics ? r.metrics.engine : "n/a")]);
+  }
+  if (rows.length > 1) out.push("### Environment", "", markdownTable(rows), "");
+  return out;
 }
-function dirBytes(dir) {
-  let n = 0;
-  for (const e of readdirSync2(dir, { withFileTypes: true })) {
-    const p = join7(dir, e.name);
-    n += e.isDirectory() ? dirBytes(p) : statSync4(p).size;
-  }
-  return n;
+function isolationText(r) {
+  const i = r.isolation;
+  if (!i) return "not known (this judge did not run the probe, and no record it trusts says how it ran)";
+  return `${plainOf(i.mode, 16)}: ${plainOf(i.detail, 300)}${i.source === "probe job" ? " (as the probe job reported)" : ""}`;
 }
-var KernelStore = class {
-  constructor(root, maxBytes = DEFAULT_MAX_BYTES) {
-    this.root = root;
-    this.maxBytes = maxBytes;
-  }
-  root;
-  maxBytes;
-  entry(key) {
-    if (!/^[0-9a-f]{16,64}$/.test(key)) throw new Error(`bad kernel cache key ${key}`);
-    return join7(this.root, "kernels", key);
-  }
-  meta(key) {
-    const f2 = join7(this.entry(key), "meta.json");
-    if (!existsSync4(f2)) return null;
-    try {
-      return JSON.parse(readFileSync3(f2, "utf8"));
-    } catch {
-      return null;
-    }
-  }
-  /**
-   * Replaces target with the stored entry, its manifest's paths rewritten to target; null on a miss
-   * or when the stored manifest cannot be pointed at this checkout (`refused` says why). The target
-   * is never left half-copied, and a miss creates nothing in the model dir.
-   */
-  restore(key, target, refused) {
-    const meta = this.meta(key);
-    const src = join7(this.entry(key), "cache");
-    if (!meta || !existsSync4(src)) return null;
-    const parent = dirname5(target);
-    const made = existsSync4(parent) ? null : mkdirSync2(parent, { recursive: true }) ?? parent;
-    const tmp = `${target}.nbg-restore-${process.pid}`;
-    rmSync2(tmp, { recursive: true, force: true });
-    cpSync(src, tmp, { recursive: true });
-    const rebased = rebaseManifest(tmp, target);
-    if (!rebased.ok) {
-      rmSync2(tmp, { recursive: true, force: true });
-      if (made) rmSync2(made, { recursive: true, force: true });
-      refused?.(rebased.why);
-      return null;
-    }
-    rmSync2(target, { recursive: true, force: true });
-    renameSync2(tmp, target);
-    const now = /* @__PURE__ */ new Date();
-    utimesSync(join7(this.entry(key), "meta.json"), now, now);
-    return meta;
-  }
-  /** Stores source under key (atomically: copied aside, then renamed into place), then trims the store. */
-  store(key, source, meta) {
-    const dest = this.entry(key);
-    const existing = this.meta(key);
-    if (existing) return existing;
-    const tmp = join7(this.root, "kernels", `.tmp-${key}-${process.pid}`);
-    rmSync2(tmp, { recursive: true, force: true });
-    mkdirSync2(tmp, { recursive: true });
-    cpSync(source, join7(tmp, "cache"), { recursive: true });
-    const full = { key, ...meta, bytes: dirBytes(join7(tmp, "cache")) };
-    writeFileSync(join7(tmp, "meta.json"), JSON.stringify(full, null, 2) + "\n");
-    try {
-      renameSync2(tmp, dest);
-    } catch (e) {
-      rmSync2(tmp, { recursive: true, force: true });
-      if (!this.meta(key)) throw e;
-    }
-    this.gc();
-    return full;
-  }
-  list() {
-    const dir = join7(this.root, "kernels");
-    if (!existsSync4(dir)) return [];
-    const out = [];
-    for (const name of readdirSync2(dir)) {
-      if (name.startsWith(".")) continue;
-      const m = this.meta(name);
-      if (m) out.push({ ...m, used: statSync4(join7(dir, name, "meta.json")).mtimeMs });
-    }
+function positionsNote(r) {
+  const pos = r.prompt?.positions;
+  if (!pos) return "";
+  const how = { prompt: "the prompt itself", truncated: "the prompt truncated", continued: "the prompt continued with the prompt set", repeated: `the prompt continued with the prompt set, repeated (${pos.cycles} cycles)` }[pos.method] ?? plainOf(pos.method, 40);
+  return `; --positions ${pos.requested}: ${how}${pos.set ? ` (${plainOf(pos.set, 120)}, ${pos.prompts_used} prompts)` : ""}, from ${pos.prompt_tokens} prompt tokens`;
+}
+function layersSection(r) {
+  if (!r.layers || r.layers.length === 0) return [];
+  return [
+    "### Every layer (informational, as `make diagnosis`; only layer 0 is gated)",
+    "",
+    markdownTable([
+      ["layer", "whole cosine", "per-pos min", "p5", "median", "max_abs", "max_rel", "SQNR", "NaN/Inf"],
+      ...r.layers.map((l) => [String(l.layer), fmtCos(l.wholeCosine), fmtCos(l.perPositionMin), fmtCos(l.p5), fmtCos(l.median), fmtSci(l.maxAbs), fmtSci(l.maxRel), fmtDb(l.sqnrDb), String(l.nonFinite)])
+    ]),
+    ""
+  ];
+}
+function hintLine(h) {
+  return `${text(h.boundary)}: likely ${text(h.cause)}; ${text(h.where)}`;
+}
+function yFloor(values, t) {
+  const finite = values.filter(Number.isFinite);
+  const floorRaw = Math.min(t, ...finite.length ? finite : [t]) - 5e-3;
+  return Math.max(-1, Math.floor(floorRaw * 1e3) / 1e3);
+}
+var label = (name, order) => `"${isId(name) ? name : `#${order}`}"`;
+function lensChart(lens) {
+  if (lens.rows.length < 2) return "";
+  const t = lens.threshold;
+  const y = yFloor(lens.rows.flatMap((r) => [r.wholeCosine, r.perPositionMin]), t);
+  const pts = (f2) => lens.rows.map((r) => (Number.isFinite(f2(r)) ? f2(r) : y).toFixed(4)).join(", ");
+  return [
+    "```mermaid",
+    "xychart-beta",
+    '  title "Cosine along block 0: whole, per-position min, threshold"',
+    `  x-axis [${lens.rows.map((r) => label(r.name, r.order)).join(", ")}]`,
+    `  y-axis "cosine" ${y} --> 1`,
+    `  line [${pts((r) => r.wholeCosine)}]`,
+    `  line [${pts((r) => r.perPositionMin)}]`,
+    `  line [${lens.rows.map(() => t.toFixed(4)).join(", ")}]`,
+    "```"
+  ].join("\n");
+}
+function profileChart(name, order, profile, rows, t) {
+  if (profile.points.length === 0) return "";
+  const y = yFloor(profile.points, t);
+  const shown3 = profile.points.map((p) => (Number.isFinite(p) ? p : y).toFixed(4));
+  return [
+    "```mermaid",
+    "xychart-beta",
+    `  title "Per-position cosine against position, boundary ${label(name, order).slice(1, -1)}"`,
+    `  x-axis "position${profile.bucket > 1 ? ` (min per ${profile.bucket} rows)` : ""}" 0 --> ${Math.max(1, rows - 1)}`,
+    `  y-axis "cosine" ${y} --> 1`,
+    `  line [${shown3.join(", ")}]`,
+    `  line [${shown3.map(() => t.toFixed(4)).join(", ")}]`,
+    "```"
+  ].join("\n");
+}
+function profiled(lens) {
+  if (!lens.rows.length) return null;
+  const named2 = lens.firstBelow ? lens.rows.find((r) => r.order === lens.firstBelow.order) : void 0;
+  return named2 ?? [...lens.rows].sort((a, b) => Number.isNaN(a.perPositionMin) ? -1 : Number.isNaN(b.perPositionMin) ? 1 : a.perPositionMin - b.perPositionMin)[0];
+}
+function whereOf(n) {
+  const parts = [n.step ? text(n.step, 40) : "", n.producedBy ? `written by ${literal(n.producedBy, { max: 80 })}` : ""].filter(Boolean);
+  return parts.length ? ` (${parts.join(", ")})` : "";
+}
+function namedLine(n, t) {
+  return `**First boundary under the threshold ${formatThreshold(t)}: ${id(n.name)}**${whereOf(n)}: cosine ${fmtCos(n.wholeCosine)}, per-position min ${fmtCos(n.perPositionMin)}.${n.hint ? ` ${hintLine(n.hint)}.` : ""}`;
+}
+function lensSection(r) {
+  const lens = r.lens;
+  if (!lens) return [];
+  const out = ["### The lens: every boundary inside block 0 (informational)", ""];
+  const unpaired = list2(lens.unpaired);
+  if (!lens.rows.length) {
+    const reasons = [...new Set(unpaired.map((u) => plainOf(u.reason, 200)))];
+    out.push(`No boundary pairs to judge${unpaired.length ? `: ${unpaired.length} boundar${unpaired.length === 1 ? "y has" : "ies have"} one side only (${reasons.slice(0, 4).map((x) => text(x)).join("; ")})` : ""}.`, "");
     return out;
   }
-  /** Drops least recently used entries until the store fits under maxBytes. */
-  gc() {
-    const all = this.list().sort((a, b) => a.used - b.used);
-    let total = all.reduce((n, m) => n + m.bytes, 0);
-    const dropped = [];
-    for (const m of all) {
-      if (total <= this.maxBytes) break;
-      rmSync2(this.entry(m.key), { recursive: true, force: true });
-      total -= m.bytes;
-      dropped.push(m.key);
+  const rowsN = lens.rows[0].rows;
+  const n = lens.firstBelow;
+  const onset = n && lens.onset && lens.onset.order < n.order ? lens.onset.order : null;
+  out.push(`Each boundary on the ${lens.emulated ? "emulated NPU" : "NPU"} against the ${lens.reference ? "HF layer-0 hooks" : "reference"}, in block order, over the ${rowsN} real rows, with the gate's engine. The seed's gates stay the gates; a boundary under the threshold ${formatThreshold(lens.threshold)} is named.`, "");
+  out.push(markdownTable([
+    ["#", "boundary", "step", "read from", "cosine", "per-pos min", "norm ratio", "max_abs", ""],
+    ...lens.rows.map((x) => [
+      String(x.order).padStart(2, "0"),
+      id(x.name, { inTable: true }),
+      cell(x.step ?? "", 40),
+      x.launch ? id(x.launch, { inTable: true }) : "returned",
+      fmtCos(x.wholeCosine),
+      fmtCos(x.perPositionMin),
+      fmtRatio(x.normRatio),
+      fmtSci(x.maxAbs),
+      x.below ? `${ICON.fail} under` : x.order === onset ? "onset" : ""
+    ])
+  ]), "");
+  if (lens.firstBelow) {
+    out.push(namedLine(lens.firstBelow, lens.threshold), "");
+    const o = lens.onset;
+    if (o && o.order < lens.firstBelow.order) {
+      out.push(`The divergence begins earlier, at ${id(o.name)}${whereOf(o)}: cosine ${fmtCos(o.wholeCosine)}, per-position min ${fmtCos(o.perPositionMin)}, under the clean bar ${formatThreshold(lens.cleanBar)}.${o.hint ? ` ${hintLine(o.hint)}.` : ""}`, "");
     }
-    return dropped;
+  } else out.push(`Every boundary is at or above the threshold ${formatThreshold(lens.threshold)}.`, "");
+  if (unpaired.length) {
+    out.push("Not judged (one side only):", "");
+    for (const u of unpaired.slice(0, 32)) out.push(`- ${id(u.name)} (${u.side === "both" ? "both sides, different shapes" : `${u.side} side only`}): ${text(u.reason, 200)}`);
+    out.push("");
   }
-};
+  const chart = lensChart(lens);
+  if (chart) out.push(chart, "");
+  const pr = r.prompt?.positions ? profiled(lens) : null;
+  if (pr) out.push(`Per-position cosine of ${id(pr.name)} against position, all ${pr.rows} positions${pr.profile.bucket > 1 ? ` (the lowest of each ${pr.profile.bucket})` : ""}:`, "", profileChart(pr.name, pr.order, pr.profile, pr.rows, lens.threshold), "");
+  return out;
+}
+function launchSection(b) {
+  const launches = list2(b.launches);
+  if (!launches.length) return [];
+  const out = [
+    "Launch level: each launch's buffers on the NPU against its CPU twin, computed from that launch's own captured inputs (numpy, FP32 accumulate, bf16 at the ELF's buffers).",
+    "",
+    markdownTable([
+      ["launch", "ELF", "buffer", "boundary", "stage", "cosine", "per-pos min", "max_abs", ""],
+      ...launches.slice(0, 64).flatMap((la) => list2(la.buffers).slice(0, 64).map((bu) => [
+        String(la.index),
+        id(la.launch, { inTable: true }),
+        id(bu.buffer, { inTable: true }),
+        bu.boundary ? id(bu.boundary, { inTable: true }) : "",
+        cell(bu.stage, 60),
+        fmtCos(bu.wholeCosine),
+        fmtCos(bu.perPositionMin),
+        fmtSci(bu.maxAbs),
+        bu.diverges ? `${ICON.fail} off its twin` : b.launchOffender?.strength === "drifts" && b.launchOffender.index === la.index && b.launchOffender.buffer === bu.buffer ? "drifts" : ""
+      ]))
+    ]),
+    ""
+  ];
+  const o = b.launchOffender;
+  if (o) {
+    out.push(`**${o.strength === "diverges" ? "First launch off its twin" : "No launch is under the threshold; the first that drifts"}: ${id(o.launch)}** (launch ${o.index}), buffer ${id(o.buffer)}${o.boundary && o.boundary !== o.buffer ? ` (boundary ${id(o.boundary)})` : ""}${o.stage ? `, stage ${text(o.stage, 60)}` : ""}: cosine ${fmtCos(o.wholeCosine)}, per-position min ${fmtCos(o.perPositionMin)}.${o.hint ? ` ${hintLine(o.hint)}.` : ""}`, "");
+  } else out.push("Every launch matches its twin: the launches are right given their inputs (look at what feeds the block, or between the launches on the host).", "");
+  return out;
+}
+function bisectSection(r) {
+  const b = r.bisect;
+  if (!b) return [];
+  if (b.available && b.method === "twins") return twinsSection(b);
+  const out = ["### Bisect (seed Step 4: one kernel at a time on the CPU)", ""];
+  if (!b.available) out.push(`Bisect unavailable: ${text(b.reason)}`, "");
+  else {
+    out.push(markdownTable([
+      ["step", "kernel", "CPU equivalent", "whole cosine", "per-pos min", "NaN/Inf", "block passes"],
+      ...b.steps.slice(0, 64).map((s) => [id(s.step, { inTable: true }), s.kernel ? id(s.kernel, { inTable: true }) : "", cell(s.cpuEquivalent, 80), fmtCos(s.wholeCosine), fmtCos(s.perPositionMin), String(s.nonFinite), s.fixes ? "\u2705 yes" : "no"])
+    ]), "");
+    if (b.offender) {
+      out.push(`**Offending boundary: ${id(b.offender.step)}** (kernel ${id(b.offender.kernel)}).${b.offender.hint ? ` ${hintLine(b.offender.hint)}.` : ""}`, "");
+    } else out.push(text(b.reason), "");
+  }
+  if (b.situation) out.push(`Failure shape: ${hintLine(b.situation)}.`, "");
+  return out;
+}
+function twinsSection(b) {
+  const out = [`### Bisect (seed Step 4 on the real tree: the CPU twins of its ELFs${b.emulated ? ", on the emulated NPU" : ""})`, ""];
+  out.push(...launchSection(b));
+  out.push("Swap forward: `ffn_out` when ELFs 1 to i, in launch order, are answered by their twins instead of the NPU.", "");
+  out.push(markdownTable([
+    ["step", "ELF swapped", "swapped so far", "whole cosine", "per-pos min", "NaN/Inf", "block passes"],
+    ...b.steps.slice(0, 64).map((s, i) => [String(i + 1), id(s.step, { inTable: true }), list2(s.swapped).slice(0, 16).map((x) => id(x, { inTable: true })).join(", "), fmtCos(s.wholeCosine), fmtCos(s.perPositionMin), String(s.nonFinite), s.fixes ? "\u2705 yes" : "no"])
+  ]), "");
+  if (b.offender) out.push(`**Offending ELF (swap forward): ${id(b.offender.step)}**: swapping it to its twin brings the block above threshold.`, "");
+  else out.push(text(b.reason), "");
+  if (b.situation) out.push(`Failure shape: ${hintLine(b.situation)}.`, "");
+  return out;
+}
+function renderMarkdown(r, opts) {
+  const out = [`${opts.flavor === "doc" ? "###" : "##"} ${verdictLine(r)}`, ""];
+  if (r.outcome === "error") {
+    out.push(`> ${text(r.error ?? "unknown error", 1e3)}`, "", "The check could not run to a verdict (infrastructure or input problem). Fix the cause and re-run; no gate was judged.", "");
+    if (opts.artifactUrl) out.push(`Run dir and logs: [artifact](${opts.artifactUrl})`, "");
+    return out.join("\n");
+  }
+  const p = r.prompt;
+  const tokens = p?.positions ? `, ${text(p.style, 32)} prompt extended to ${p.real_len} positions (--positions)` : p ? `, ${text(p.style, 32)} prompt (${p.real_len} tokens)` : "";
+  out.push(`Layer-0 \`ffn_out\` of block 0 on the ${r.emulate ? "emulated NPU" : "NPU"} vs the ${r.reference?.kind === "hf-bf16" ? "HuggingFace bf16" : "emulated bf16"} reference${tokens}, commit ${literal(str(r.commit).slice(0, 12))}.`, "");
+  out.push(...emulatedNote(r));
+  out.push(gatesTable(r), "");
+  if (r.warnings.length) {
+    out.push("**Warnings**", "");
+    for (const w of r.warnings) out.push(`- \u26A0\uFE0F ${text(w.message, 600)}`);
+    out.push("");
+  }
+  const body = [];
+  body.push(...metricsSection(r));
+  const chart = cosineChart(r, opts.chartPoints);
+  if (chart) body.push(chart, "");
+  body.push(...lensSection(r));
+  body.push(...bisectSection(r));
+  body.push(...layersSection(r));
+  body.push(...integrationSection(r, opts.flavor));
+  out.push(...opts.flavor === "doc" ? body.map((l) => l.startsWith("### ") ? `#${l}` : l) : body);
+  if (opts.artifactUrl) out.push(`Full run dir and report: [artifact](${opts.artifactUrl})`, "");
+  return out.join("\n");
+}
 
-// src/cache/reference.ts
-import { chmodSync as chmodSync2, copyFileSync as copyFileSync2, existsSync as existsSync5, lstatSync as lstatSync4, mkdirSync as mkdirSync3, mkdtempSync, readFileSync as readFileSync4, renameSync as renameSync3, rmSync as rmSync3, writeFileSync as writeFileSync2 } from "node:fs";
-import { isAbsolute as isAbsolute3, join as join8, resolve as resolve2 } from "node:path";
-var KEY = /^[0-9a-f]{32}$/;
-var layerFile = (li) => `layer_${String(li).padStart(2, "0")}.npy`;
-var boundaryFile = (name) => `boundary_${name}.npy`;
-function boundarySources(runDir, p) {
-  const out = /* @__PURE__ */ new Map();
-  for (const [i, e] of (p.boundaries?.entries ?? []).entries()) {
-    if (!isId(e.name) || e.name.startsWith(".")) return `boundary ${JSON.stringify(e.name)} is not a name the cache can hold`;
-    if (e.ref.dtype !== "f32" || e.ref.shape.length !== 2 || e.ref.shape[0] !== p.prompt.real_len) return `boundary ${e.name}'s reference is not f32 [real_len, features]`;
-    try {
-      out.set(e.name, runFile2(runDir, e.ref.file, `boundaries.entries[${i}].ref.file`));
-    } catch (err) {
-      return `boundary ${e.name}'s reference tensor is not usable (${err.message})`;
-    }
-  }
-  return out.size ? out : "the run dir holds no boundary pairs";
-}
-function storeReference(root, runDir, p) {
-  const rec = p.reference?.cache;
-  if (!rec) return { stored: false, why: "the run kept no reference cache record (cache off, or not cacheable)" };
-  if (rec.hit) return { stored: false, why: "hit: already stored" };
-  if (typeof rec.key !== "string" || !KEY.test(rec.key)) return { stored: false, why: "the recorded key is not a cache key" };
-  const wanted = Array.isArray(rec.inputs?.layers) && rec.inputs.layers.every((l) => Number.isInteger(l) && l >= 0) ? rec.inputs.layers : [0];
-  const sources = /* @__PURE__ */ new Map();
-  if (p.tensors.ref) sources.set(0, tensorPath(runDir, p.tensors.ref));
-  for (const e of p.layers?.entries ?? []) if (e.layer !== 0 && wanted.includes(e.layer)) sources.set(e.layer, tensorPath(runDir, e.ref));
-  for (const li of wanted) {
-    const src = sources.get(li);
-    if (!src || !existsSync5(src) || !lstatSync4(src).isFile()) return { stored: false, why: `layer ${li}'s reference tensor is not in the run dir` };
-  }
-  let bounds = null;
-  if (rec.inputs?.boundaries) {
-    const b = boundarySources(runDir, p);
-    if (typeof b === "string") return { stored: false, why: `${b} (the key covers the lens's reference side)` };
-    bounds = b;
-  }
-  const names = bounds ? [...bounds.keys()] : [];
-  const dest = join8(root, rec.key);
-  if (existsSync5(dest) && sound(dest, rec.key, wanted, names)) return { stored: false, why: "an entry for this key is already there" };
-  mkdirSync3(root, { recursive: true });
-  const tmp = mkdtempSync(join8(root, `.${rec.key}.`));
-  chmodSync2(tmp, 493);
-  try {
-    for (const li of wanted) copyFileSync2(sources.get(li), join8(tmp, layerFile(li)));
-    for (const [name, src] of bounds ?? []) copyFileSync2(src, join8(tmp, boundaryFile(name)));
-    writeFileSync2(join8(tmp, "meta.json"), JSON.stringify({
-      key: rec.key,
-      inputs: rec.inputs ?? null,
-      kind: rec.kind ?? p.reference.kind,
-      stored_layers: wanted,
-      ...bounds ? { stored_boundaries: names } : {},
-      created_at: (/* @__PURE__ */ new Date()).toISOString().replace(/\.\d+Z$/, "Z")
-    }, null, 2) + "\n");
-    if (existsSync5(dest)) {
-      const old = `${dest}.old-${process.pid}`;
-      renameSync3(dest, old);
-      try {
-        renameSync3(tmp, dest);
-      } finally {
-        rmSync3(old, { recursive: true, force: true });
-      }
-    } else {
-      try {
-        renameSync3(tmp, dest);
-      } catch (e) {
-        if (!existsSync5(dest)) throw e;
-      }
-    }
-  } finally {
-    rmSync3(tmp, { recursive: true, force: true });
-  }
-  return { stored: true, dir: dest, layers: wanted, ...bounds ? { boundaries: names } : {} };
-}
-function referenceRoot(cacheRoot, env = process.env) {
-  const r = env.NPU_BLOCK_GATE_REF_CACHE;
-  if (r && r.trim().toLowerCase() !== "none") return resolve2(r);
-  return isAbsolute3(cacheRoot) ? join8(cacheRoot, "reference") : resolve2(cacheRoot, "reference");
-}
-function sound(dir, key, layers, boundaries) {
-  try {
-    const meta = JSON.parse(readFileSync4(join8(dir, "meta.json"), "utf8"));
-    if (meta?.key !== key) return false;
-    const stored = meta.stored_boundaries;
-    if (boundaries.length && !(Array.isArray(stored) && boundaries.every((n) => stored.includes(n)))) return false;
-    const npy = (f2) => readFileSync4(join8(dir, f2)).subarray(0, 6).toString("latin1") === "\x93NUMPY";
-    return layers.every((li) => npy(layerFile(li))) && boundaries.every((n) => npy(boundaryFile(n)));
-  } catch {
-    return false;
-  }
+// src/report/json.ts
+function toJson(value) {
+  return JSON.stringify(toJsonSafe(value), null, 2) + "\n";
 }
 
-// src/pipeline.ts
-var TOOL = { name: "npu-block-gate", version: package_default.version };
-function requireModelDir(dir) {
-  const abs = resolve3(dir);
-  let st;
-  try {
-    st = statSync5(abs);
-  } catch (e) {
-    if (e.code === "ENOENT") throw new InputError("model dir does not exist", dir);
-    throw fsError(e, dir, "cannot read the model dir");
-  }
-  if (!st.isDirectory()) throw new InputError("model dir is not a directory", dir);
-  return abs;
+// src/check/documents.ts
+function readDoc(path) {
+  const b = readDocument(path);
+  return b === null ? null : decodeDoc(b);
 }
-var RUN_ENTRIES = [...Object.values(RUN_FILES), CONTRACT.bisect.dir, CONTRACT.layers_dir, CONTRACT.boundaries.dir];
-function prepareRunDir(plan, runDir) {
-  let st;
-  try {
-    st = lstatSync5(runDir);
-  } catch (e) {
-    if (e.code !== "ENOENT") throw fsError(e, runDir, "cannot use as the run dir");
-  }
-  if (st && !st.isDirectory() && !(st.isSymbolicLink() && existsSync6(runDir) && statSync5(runDir).isDirectory())) {
-    throw new InputError("is an existing file, not a directory; the run dir (--out) must be a new or empty directory", runDir);
-  }
-  if (st) {
-    let entries;
-    try {
-      entries = readdirSync3(runDir);
-    } catch (e) {
-      throw fsError(e, runDir, "cannot read the run dir");
-    }
-    if (entries.length && plan.force === false) {
-      const isRun = entries.some((n) => n === RUN_FILES.probe || n === RUN_FILES.report || n === RUN_FILES.probeLog);
-      throw new InputError(`${isRun ? "already holds a run" : "exists and is not empty"}; pass --force to replace ${isRun ? "it" : "the run files in it"}, or choose another --out`, runDir);
-    }
-    for (const name of RUN_ENTRIES) {
-      try {
-        rmSync4(join9(runDir, name), { recursive: true, force: true });
-      } catch (e) {
-        throw fsError(e, join9(runDir, name), "cannot remove what an earlier run left");
-      }
-    }
-  }
-  try {
-    mkdirSync4(runDir, { recursive: true });
-  } catch (e) {
-    throw fsError(e, runDir, "cannot create the run dir");
-  }
+function readDocs(modelDir) {
+  const phase2Path = join13(modelDir, DOC_PATHS.phase2);
+  const todoPath = join13(modelDir, DOC_PATHS.todo);
+  return { phase2Path, todoPath, phase2: readDoc(phase2Path), todo: readDoc(todoPath) };
 }
-function checkCacheRoot(plan) {
-  if (!plan.cache) return;
-  const root = plan.cacheDir ?? defaultCacheRoot();
-  const from = plan.cacheDir ? "--cache-dir" : process.env.NPU_BLOCK_GATE_CACHE_DIR ? "$NPU_BLOCK_GATE_CACHE_DIR" : "the kernel cache root";
-  try {
-    const st = statSync5(root);
-    if (!st.isDirectory()) throw new InputError(`${from} is a file, not a directory; point it at a directory, or pass --no-cache`, root);
-  } catch (e) {
-    if (e instanceof GateError) throw e;
-    if (e.code !== "ENOENT") throw fsError(e, root, `cannot use ${from}`);
-  }
+function baselineIn(old, view) {
+  return old ? baselineFor(readHistory(old.phase2, old.phase2Path), view) : null;
 }
-function diskFull(e, runDir) {
-  const msg = oneLine(e);
-  let free = Infinity;
-  try {
-    const fs = statfsSync(runDir);
-    free = fs.bavail * fs.bsize;
-  } catch {
-  }
-  const said = /No space left|ENOSPC|requested and \d+ written|disk full/i.test(msg);
-  const likely = free < 64 * 1024 && !(e instanceof GateError && e.exitCode === EXIT.input) && !/timed out|timeout|interrupt|signal/i.test(msg);
-  if (said || likely) {
-    return new InfraError(`disk full: the probe could not write the run dir (${msg})`, runDir);
-  }
-  return null;
+function documentedPlan(old, emulated, why2) {
+  return old ? { attempted: true, ok: true, path: DOC_PATHS.phase2, detail: `latest result and history row written${emulated ? " (emulated run, marked so; TODO.md left as it is: no NPU ran)" : ""}` } : { attempted: false, ok: false, path: "", detail: why2 };
 }
-function modelOptions(plan, modelDir) {
-  return { modelDir, promptStyle: plan.promptStyle, prompt: plan.prompt, model: plan.model ?? null, cpuAttn: plan.cpuAttn ?? null, online: plan.online };
+function planDocs(report, old, withTodo) {
+  const newPhase2 = updatePhase2(old.phase2, report, renderMarkdown(report, { flavor: "doc" }), old.phase2Path);
+  const todo = withTodo ? updateTodo(old.todo, report, old.todoPath) : null;
+  const writes = [];
+  if (newPhase2 !== old.phase2) writes.push({ path: old.phase2Path, data: encodeDoc(newPhase2) });
+  if (todo && todo.text !== old.todo) writes.push({ path: old.todoPath, data: encodeDoc(todo.text) });
+  return { writes, result: { phase2: old.phase2Path, todo: old.todoPath, changed: writes.length > 0, ...todo?.notes.length ? { notes: todo.notes } : {} } };
 }
-function runOptions(plan) {
-  const args = [];
-  if (plan.positions !== void 0 && plan.positions !== null) args.push("--positions", String(plan.positions));
-  if (plan.emulate) args.push("--emulate");
-  if (plan.emulate && plan.inject) args.push(`--inject=${plan.inject}`);
-  if (plan.boundaries === false) args.push("--no-boundaries");
-  if (plan.layers) args.push("--layers");
-  return args;
-}
-function groupWritable(dir) {
-  const walk2 = (p) => {
-    const st = lstatSync5(p);
-    if (st.isSymbolicLink()) return;
-    chmodSync3(p, st.mode & 4095 | (st.isDirectory() ? 56 : 48));
-    if (st.isDirectory()) for (const n of readdirSync3(p)) walk2(join9(p, n));
+function reportWrites(report, runDir) {
+  const markdown = renderMarkdown(report, { flavor: "summary" });
+  return {
+    markdown,
+    writes: [
+      { path: join13(runDir, RUN_FILES.markdown), data: Buffer.from(markdown, "utf8"), follow: false },
+      { path: join13(runDir, RUN_FILES.report), data: Buffer.from(toJson(report), "utf8"), follow: false }
+    ]
   };
-  try {
-    walk2(dir);
-  } catch (e) {
-    throw fsError(e, dir, "cannot give the probe user write access");
+}
+function logDocs(docs, log) {
+  if (!docs) return;
+  log.step(`docs: ${docs.changed ? "updated" : "unchanged"} ${docs.phase2} and ${docs.todo}`);
+  for (const n of docs.notes ?? []) log.warn(`docs: ${n}`);
+}
+
+// src/check/index.ts
+function checkModelName(p, modelDir) {
+  const want = basename5(resolve6(modelDir));
+  if (p.model.name !== want) {
+    throw new InputError(`model.name ${JSON.stringify(plain(p.model.name, 64))} is not the model dir's name ${JSON.stringify(want)}; refusing a run dir for another model`, "probe.json");
   }
 }
-function airRootOf(modelDir) {
-  let d = modelDir;
-  while (d !== dirname6(d)) {
-    if (basename3(d) === "llms" && basename3(dirname6(d)) === "programming_examples") return dirname6(dirname6(d));
-    d = dirname6(d);
+function docsModelDir(plan, p) {
+  if (plan.modelDir) return modelDirAt(plan.modelDir).dir;
+  const rel = p.model.dir;
+  if (!p.environment.air_root || isAbsolute5(rel) || rel.split(/[\\/]/).includes("..")) return null;
+  const candidate = join14(p.environment.air_root, rel);
+  return existsSync9(candidate) ? candidate : null;
+}
+function commitOf(plan, p, env) {
+  const sha = env.GITHUB_SHA;
+  return plan.commit ?? p.environment.git_commit?.toLowerCase() ?? (sha && /^[0-9a-fA-F]{7,64}$/.test(sha) ? sha.toLowerCase() : null) ?? "uncommitted";
+}
+function storeCaches(plan, probed, p, now, log) {
+  const c = probed.kernels;
+  if (plan.cacheWrite === false) {
+    if (c || p.reference.cache) log.step(`caches: read only (untrusted run${c?.restored || p.reference.cache?.hit ? "; cache hit" : ""}); nothing stored`);
+    return;
   }
-  return null;
-}
-async function probe(plan, log) {
-  if (!plan.modelDir) throw new InputError("a model dir is required to run the probe (--model-dir)");
-  const modelDir = requireModelDir(plan.modelDir);
-  const runDir = resolve3(plan.runDir);
-  checkCacheRoot(plan);
-  const iso = chooseIsolation(plan.isolation ?? { mode: "auto", untrusted: false, allowUnisolated: false });
-  prepareRunDir(plan, runDir);
-  if (iso.mode === "uid") for (const d of [modelDir, runDir]) groupWritable(d);
-  let cache = null;
-  log.step(`probe: block 0 of ${basename3(modelDir)} -> ${runDir}`);
-  log.step(`isolation: ${iso.detail}`);
-  const airRoot = airRootOf(modelDir);
-  const { python } = await runProbe(pythonCandidates(plan.python), {
-    subcommand: "check",
-    args: [...blockArgs(modelOptions(plan, modelDir), runDir), "--events", ...runOptions(plan), ...refCacheArgs(plan)],
-    runDir,
-    timeoutSec: plan.timeoutSec,
-    extraEnv: { ...iso.mode === "uid" ? { NPU_BLOCK_GATE_UMASK: "002" } : {}, ...plan.probeEnv },
-    // Readable inside the sandbox: the tree, and the reference cache (read only, wherever it lives).
-    isolation: iso,
-    writable: [modelDir, runDir],
-    network: !!plan.online,
-    readable: [...airRoot ? [airRoot] : [], ...readableRefRoot(plan)]
-  }, {
-    onLine: (line2) => log.step(`probe: ${line2}`),
-    onPython: (p) => log.step(`python: ${describePython(p)}`),
-    onEvent: (ev) => {
-      if (ev.event !== "config") return;
-      cache = plan.cache ? restoreKernels(plan, runDir, log) : null;
-      return { reuse_kernels: !!cache?.restored };
-    }
-  }).catch((e) => {
-    throw diskFull(e, runDir) ?? e;
-  });
-  if (cache) recordKernels(runDir, cache);
-  return { runDir, python, isolation: { mode: iso.mode, detail: iso.detail }, kernels: cache };
-}
-async function planModel(plan, json2) {
-  if (!plan.modelDir) throw new InputError("plan needs --model-dir DIR");
-  const modelDir = requireModelDir(plan.modelDir);
-  const r = await runProbe(pythonCandidates(plan.python), {
-    subcommand: "plan",
-    args: [...modelArgs(modelOptions(plan, modelDir)), ...json2 ? ["--json"] : []],
-    runDir: null,
-    timeoutSec: plan.timeoutSec,
-    extraEnv: plan.probeEnv
-  }, { onLine: () => void 0 });
-  return r.stdout;
-}
-function refCacheArgs(plan) {
+  if (c) storeKernels(c, p, now, log);
   const root = refCacheRoot(plan);
-  return ["--ref-cache", root ?? "none"];
-}
-function readableRefRoot(plan) {
-  const root = refCacheRoot(plan);
-  return root && existsSync6(root) ? [root] : [];
-}
-function refCacheRoot(plan) {
-  if (!plan.cache || process.env.NPU_BLOCK_GATE_REF_CACHE?.trim().toLowerCase() === "none") return null;
-  return referenceRoot(plan.cacheDir ?? defaultCacheRoot());
-}
-function storeReferenceCache(plan, runDir, p, log) {
-  const root = refCacheRoot(plan);
-  if (!root || plan.cacheWrite === false || !p.reference.cache || p.reference.cache.hit) return;
+  const rc = p.reference.cache;
+  if (!root || !rc || rc.hit) return;
   try {
-    const r = storeReference(root, runDir, p);
-    if (r.stored) log.step(`reference cache: stored ${p.reference.cache.key.slice(0, 12)} (layers ${r.layers.join(", ")}${r.boundaries ? `; ${r.boundaries.length} boundaries` : ""}) in ${root}`);
+    const r = storeReference(root, probed.runDir, p);
+    if (r.stored) log.step(`reference cache: stored ${rc.key.slice(0, 12)} (layers ${r.layers.join(", ")}${r.boundaries ? `; ${r.boundaries.length} boundaries` : ""}) in ${root}`);
     else log.step(`reference cache: not stored (${r.why})`);
   } catch (e) {
     log.warn(`reference cache: not stored (${fsError(e, root, "cannot write").message})`);
   }
 }
-function restoreKernels(plan, runDir, log) {
-  const p = readProbeJson(runDir, false);
-  if (p.emulate) {
-    log.step("kernel cache: not used (emulated run: nothing compiles; the twins stand in for the ELFs)");
-    return null;
-  }
-  const kc = p.kernel_cache;
-  const airRoot = p.environment.air_root;
-  if (!kc?.dir || !airRoot || isAbsolute4(kc.dir) || kc.dir.split(/[\\/]/).includes("..")) {
-    log.step("kernel cache: not used (this model path keeps no prefill kernel cache dir)");
-    return null;
-  }
-  const { key, files } = kernelCacheKey({
-    airRoot,
-    modelDir: join9(airRoot, p.model.dir),
-    config: p.model.config,
-    seqLen: kc.seq_len ?? p.prompt.padded_len,
-    cpuAttn: kc.cpu_attn ?? p.integration.cpu_attn,
-    toolchain: kc.toolchain ?? null,
-    compileCommand: kc.compile_command ?? null,
-    inputs: kc.inputs ?? null
-  });
-  const store = new KernelStore(plan.cacheDir ?? defaultCacheRoot());
-  const target = join9(airRoot, kc.dir);
-  const restored = store.restore(key, target, (why2) => log.step(`kernel cache: entry ${key.slice(0, 12)} refused (${why2}); kernels will compile`));
-  log.step(restored ? `kernel cache: hit ${key.slice(0, 12)} (stored ${restored.created_at}${restored.compile_seconds ? `, saves about ${restored.compile_seconds.toFixed(1)}s of compile` : ""}) -> ${kc.dir}` : `kernel cache: miss ${key.slice(0, 12)} (${files} source files hashed); kernels will compile`);
-  return { store, key, target, restored };
+async function bisected(plan, probed, m, log) {
+  if (!probed || plan.bisect === false || !wantsBisect(m)) return { m, failed: null };
+  const failed = await bisectStep(plan, probed, m.runDir, log);
+  return failed ? { m, failed } : { m: await withBisect(m, log), failed: null };
 }
-function recordKernels(runDir, c) {
-  const p = readProbeJson(runDir);
-  const kc = p.kernel_cache;
-  const hit = !!c.restored && (kc.compiled ?? []).length === 0;
-  p.kernel_cache = { ...kc, key: c.key, hit, seconds_saved: hit ? c.restored?.compile_seconds ?? null : null };
-  writeAtomic(join9(runDir, RUN_FILES.probe), JSON.stringify(p, null, 2) + "\n", false);
-}
-function storeCaches(plan, probed, log) {
-  const p = readProbeJson(probed.runDir);
-  const c = probed.kernels;
-  if (plan.cacheWrite === false) {
-    if (c || p.reference.cache) log.step(`caches: read only (untrusted run${c?.restored || p.reference.cache?.hit ? "; cache hit (untrusted run)" : ""}); nothing stored`);
-    return;
-  }
-  const compiled = p.kernel_cache.compiled ?? [];
-  if (c && (!c.restored || compiled.length > 0) && existsSync6(c.target)) {
-    try {
-      c.store.store(c.key, c.target, { model: p.model.name, created_at: (/* @__PURE__ */ new Date()).toISOString(), compile_seconds: p.kernel_cache.compile_seconds ?? null });
-      log.step(`kernel cache: stored ${c.key.slice(0, 12)} in ${c.store.root}`);
-    } catch (e) {
-      log.warn(`kernel cache: not stored (${fsError(e, c.store.root, "cannot write").message})`);
-    }
-  }
-  storeReferenceCache(plan, probed.runDir, p, log);
-}
-async function runBisect(plan, python, runDir, log) {
-  log.step("bisect: swapping kernels to their CPU equivalents (the model's hook, or the CPU twins of its ELFs)");
-  try {
-    await runProbe(
-      python,
-      { subcommand: "bisect", args: ["--run-dir", runDir], runDir, timeoutSec: plan.timeoutSec, extraEnv: plan.probeEnv },
-      { onLine: (line2) => log.step(`probe: ${line2}`) }
-    );
-    return null;
-  } catch (e) {
-    log.warn(`bisect did not finish: ${oneLine(e)}`);
-    return oneLine(e);
-  }
-}
-function docsModelDir(plan, p) {
-  if (plan.modelDir) return requireModelDir(plan.modelDir);
-  const rel = p.model.dir;
-  if (isAbsolute4(rel) || rel.split(/[\\/]/).includes("..")) return null;
-  const candidate = join9(p.environment.air_root ?? "", rel);
-  return p.environment.air_root && existsSync6(candidate) ? candidate : null;
-}
-function commitOf(plan, p) {
-  const sha = process.env.GITHUB_SHA;
-  return plan.commit ?? p.environment.git_commit?.toLowerCase() ?? (sha && /^[0-9a-fA-F]{7,64}$/.test(sha) ? sha.toLowerCase() : null) ?? "uncommitted";
-}
-function removeStaleReports(runDir) {
-  const ours = existsSync6(join9(runDir, RUN_FILES.probe)) || (() => {
-    try {
-      return JSON.parse(readDocument(join9(runDir, RUN_FILES.report))?.toString("utf8") ?? "{}").schema === REPORT_SCHEMA;
-    } catch {
-      return false;
-    }
-  })();
-  if (!ours) return;
-  for (const name of [RUN_FILES.report, RUN_FILES.markdown]) {
-    const path = join9(runDir, name);
-    let st;
-    try {
-      st = lstatSync5(path);
-    } catch {
-      continue;
-    }
-    if (st.isDirectory()) throw new InputError(`is a directory; the run dir's ${name} must be a file`, path);
-    try {
-      rmSync4(path, { force: true });
-    } catch (e) {
-      throw fsError(e, path, "cannot remove the report of an earlier judge");
-    }
-  }
-}
-function readDoc(path) {
-  const b = readDocument(path);
-  return b === null ? null : decodeDoc(b);
-}
-async function judge(plan, log, python = null, isolation = null) {
-  const runDir = resolve3(plan.runDir);
-  runDirReal(runDir);
+async function check(plan, deps) {
+  const { log } = deps;
+  const now = deps.now ?? (() => /* @__PURE__ */ new Date());
+  const env = deps.env ?? process.env;
+  if (plan.mode === "probe") throw new InputError("mode probe only runs the probe (probe()); check() reaches a verdict");
+  const probed = plan.mode === "full" ? await probe(plan, log) : null;
+  const runDir = resolve6(plan.runDir);
   removeStaleReports(runDir);
-  const p = readProbeJson(runDir);
-  const cfg = p.model.config;
-  const thresholds = {
-    whole: WHOLE_COSINE_MIN,
-    perPosition: plan.threshold ?? perPositionThreshold(cfg.head_dim),
-    headDim: cfg.head_dim,
-    overridden: plan.threshold !== null
-  };
-  const realLen = p.prompt.real_len;
-  const npu = openRunTensor(runDir, p.tensors.npu, "tensors.npu");
-  let metrics;
-  try {
-    const ref = openRunTensor(runDir, p.tensors.ref, "tensors.ref");
-    try {
-      if (ref.rows !== realLen) {
-        throw new InputError(`reference has ${ref.rows} rows but probe.json says real_len ${realLen}`, ref.path);
-      }
-      const fault = referenceFault(ref, realLen);
-      if (fault) throw new InfraError(`the reference is broken: ${fault}; not a verdict on the NPU`, ref.path);
-      log.step(`judge: comparing ${npu.rows}x${npu.cols} NPU rows against ${ref.rows} reference rows`);
-      metrics = await compare(npu, ref, { realLen, threshold: thresholds.perPosition });
-    } finally {
-      ref.close();
-    }
-  } finally {
-    npu.close();
-  }
-  log.step(`judge: engine ${metrics.engine}, whole cosine ${metrics.wholeCosine.toFixed(6)}, per-position min ${metrics.perPosition.min.toFixed(6)}`);
-  const gates = metricGates(metrics, thresholds);
-  const blockFails = gates.some((g) => g.status === "fail");
-  const layers = p.layers ? await judgeLayers(runDir, p.layers, thresholds.perPosition) : null;
-  if (layers) log.step(`judge: ${layers.length} layers (informational), lowest per-position min ${Math.min(...layers.map((l) => l.perPositionMin)).toFixed(6)}`);
-  const lens = p.boundaries ? await judgeLens(runDir, p.boundaries, thresholds.perPosition) : null;
-  const lensWarn = lens ? lensWarning(lens, !blockFails) : null;
-  if (lens) logLens(lens, log);
-  const bisect = blockFails ? await bisectFailure(plan, p, runDir, thresholds, metrics, python, log) : lens?.firstBelow ? await bisectLens(plan, p, runDir, thresholds, metrics, python, log) : null;
-  const modelDir = plan.writeDocs ? docsModelDir(plan, p) : null;
-  const phase2Path = modelDir ? join9(modelDir, DOC_PATHS.phase2) : null;
-  const todoPath = modelDir ? join9(modelDir, DOC_PATHS.todo) : null;
-  const oldPhase2 = phase2Path ? readDoc(phase2Path) : null;
-  const oldTodo = todoPath ? readDoc(todoPath) : null;
-  const report = {
-    schema: REPORT_SCHEMA,
-    schema_version: REPORT_SCHEMA_VERSION,
-    tool: TOOL,
-    created_at: (/* @__PURE__ */ new Date()).toISOString(),
-    outcome: "pass",
-    exit_code: EXIT.pass,
-    error: null,
-    model: { name: p.model.name, dir: p.model.dir, hf_id: p.model.hf_id, config: cfg },
-    commit: commitOf(plan, p),
-    prompt: {
-      style: p.prompt.style,
-      text: p.prompt.text,
-      source: p.prompt.source,
-      real_len: p.prompt.real_len,
-      padded_len: p.prompt.padded_len,
-      ...p.prompt.positions ? { positions: p.prompt.positions } : {}
-    },
-    emulate: p.emulate ? { runtime: p.emulate.runtime, inject: p.emulate.inject } : null,
-    thresholds,
-    gates,
-    metrics,
-    warnings: [],
-    integration: p.integration,
-    isolation,
-    defaults: p.defaults ?? null,
-    reference: p.reference,
-    environment: p.environment,
-    kernel_cache: p.kernel_cache ?? null,
-    bisect,
-    layers,
-    lens,
-    timings: p.timings ?? {},
+  const measured = await measure(runDir, plan.threshold, log);
+  if (plan.modelDir) checkModelName(measured.probe, plan.modelDir);
+  const { m, failed } = await bisected(plan, probed, measured, log);
+  const p = m.probe;
+  const docsDir = plan.writeDocs ? docsModelDir(plan, p) : null;
+  const old = docsDir ? readDocs(docsDir) : null;
+  const commit = commitOf(plan, p, env);
+  const documented = documentedPlan(old, !!p.emulate, plan.writeDocs ? "model dir not available here; pass --model-dir to document" : "not written in this run (documents turned off, or a pull request)");
+  const ctx = {
+    now: now(),
+    commit,
+    isolation: probed?.isolation ?? deps.isolation ?? null,
+    unisolatedFallback: probed?.unisolatedFallback ?? null,
+    baseline: baselineIn(old, { commit, prompt: p.prompt, emulate: p.emulate, metrics: m.metrics }),
+    documented,
     docs: null,
-    run_dir: runDir
+    bisectFailed: failed,
+    bisectUnavailable: plan.bisect === false ? "bisect turned off (--no-bisect)" : "bisect runs on the NPU host (mode full); this run dir holds no bisect/bisect.json"
   };
-  const baseline = phase2Path ? baselineFor(readHistory(oldPhase2, phase2Path), report) : null;
-  report.warnings = warningsFor(metrics, baseline);
-  if (lensWarn) report.warnings.push(lensWarn);
-  const documented = modelDir ? { attempted: true, ok: true, path: DOC_PATHS.phase2, detail: `latest result and history row written${p.emulate ? " (emulated run, marked so; TODO.md left as it is: no NPU ran)" : ""}` } : { attempted: false, ok: false, path: "", detail: plan.writeDocs ? "model dir not available here; pass --model-dir to document" : "not written in this run (documents turned off, or a pull request)" };
-  report.gates = [...gates, documentationGate(documented)];
-  report.outcome = outcomeOf(report.gates);
-  report.exit_code = report.outcome === "pass" ? EXIT.pass : EXIT.fail;
-  const planned = phase2Path && todoPath ? planDocuments(report, phase2Path, oldPhase2, todoPath, oldTodo, !p.emulate) : null;
-  const docs = planned?.result ?? null;
-  report.docs = docs;
-  const markdown = renderMarkdown(report, { flavor: "summary" });
-  commitWrites([
-    ...planned?.writes ?? [],
-    { path: join9(runDir, RUN_FILES.markdown), data: Buffer.from(markdown, "utf8"), follow: false },
-    { path: join9(runDir, RUN_FILES.report), data: Buffer.from(toJson(report), "utf8"), follow: false }
-  ]);
-  if (docs) {
-    log.step(`docs: ${docs.changed ? "updated" : "unchanged"} ${docs.phase2} and ${docs.todo}`);
-    for (const n of docs.notes ?? []) log.warn(`docs: ${n}`);
+  const planned = old ? planDocs(verdict(m, ctx), old, !p.emulate) : null;
+  let report = verdict(m, { ...ctx, docs: planned?.result ?? null });
+  let markdown;
+  if (!planned || !deps.proposeDocs) {
+    const rw = reportWrites(report, runDir);
+    commitWrites([...planned?.writes ?? [], ...rw.writes]);
+    markdown = rw.markdown;
+  } else {
+    commitWrites(planned.writes);
+    const refused = await deps.proposeDocs(planned.result, report);
+    if (refused !== null) report = verdict(m, { ...ctx, docs: planned.result, documented: { ...documented, refused } });
+    const rw = reportWrites(report, runDir);
+    commitWrites(rw.writes);
+    markdown = rw.markdown;
   }
-  return { report, runDir, markdown, exitCode: report.exit_code, docs };
+  logDocs(report.docs, log);
+  if (probed) storeCaches(plan, probed, p, ctx.now, log);
+  return { report, runDir, markdown, exitCode: report.exit_code, docs: report.docs, probed };
 }
-function logLens(lens, log) {
-  if (!lens.rows.length) {
-    log.step(`judge: lens: no boundary pairs${lens.unpaired.length ? ` (${lens.unpaired.length} unpaired)` : ""}`);
-    return;
-  }
-  const lowest3 = Math.min(...lens.rows.map((r) => Math.min(r.wholeCosine, r.perPositionMin)));
-  log.step(`judge: lens: ${lens.rows.length} boundaries, lowest ${lowest3.toFixed(6)}${lens.firstBelow ? `; first under the threshold: ${lens.firstBelow.name}` : ""}`);
-}
-async function bisectLens(plan, p, runDir, th, metrics, python, log) {
-  if (python && plan.bisect !== false) {
-    const crashed = await runBisect(plan, python, runDir, log);
-    if (crashed) return { available: false, reason: `probe bisect failed: ${crashed}`, hook: null, steps: [], offender: null, situation: null };
-  }
-  const b = await judgeBisect(runDir, tensorPath(runDir, p.tensors.ref), p.prompt.real_len, th, metrics, true);
-  if (b?.launchOffender) log.step(`bisect: first launch off its twin: ${b.launchOffender.launch} (${b.launchOffender.buffer})`);
-  return b;
-}
-async function bisectFailure(plan, p, runDir, th, metrics, python, log) {
-  const unavailable = (reason) => ({ available: false, reason, hook: null, steps: [], offender: null, situation: situationOf(metrics) });
-  if (python && plan.bisect !== false) {
-    const crashed = await runBisect(plan, python, runDir, log);
-    if (crashed) return unavailable(`probe bisect failed: ${crashed}`);
-  }
-  const b = await judgeBisect(runDir, tensorPath(runDir, p.tensors.ref), p.prompt.real_len, th, metrics);
-  if (!b) {
-    return unavailable(plan.bisect === false ? "bisect turned off (--no-bisect)" : "bisect runs on the NPU host (mode full); this run dir holds no bisect/bisect.json");
-  }
-  if (b.offender) log.step(`bisect: offending boundary ${b.offender.step} (${b.offender.kernel})`);
-  if (b.launchOffender) log.step(`bisect: first launch off its twin: ${b.launchOffender.launch} (${b.launchOffender.buffer})`);
-  return b;
-}
-function planDocuments(report, phase2Path, oldPhase2, todoPath, oldTodo, withTodo = true) {
-  const newPhase2 = updatePhase2(oldPhase2, report, renderMarkdown(report, { flavor: "doc" }), phase2Path);
-  const todo = withTodo ? updateTodo(oldTodo, report, todoPath) : null;
-  const writes = [];
-  if (newPhase2 !== oldPhase2) writes.push({ path: phase2Path, data: encodeDoc(newPhase2) });
-  if (todo && todo.text !== oldTodo) writes.push({ path: todoPath, data: encodeDoc(todo.text) });
-  return { writes, result: { phase2: phase2Path, todo: todoPath, changed: writes.length > 0, ...todo?.notes.length ? { notes: todo.notes } : {} } };
-}
-async function runCheck(plan, log) {
-  const probed = await probe(plan, log);
-  const result = await judge(plan, log, probed.python, probed.isolation);
-  storeCaches(plan, probed, log);
-  return result;
-}
-function errorReport(plan, message, exitCode) {
-  return {
-    schema: REPORT_SCHEMA,
-    schema_version: REPORT_SCHEMA_VERSION,
-    tool: TOOL,
-    created_at: (/* @__PURE__ */ new Date()).toISOString(),
-    outcome: "error",
-    exit_code: exitCode,
-    error: message,
-    model: { name: plan.modelDir ? basename3(resolve3(plan.modelDir)) : "unknown", dir: plan.modelDir ?? "", hf_id: null, config: null },
-    commit: plan.commit ?? process.env.GITHUB_SHA ?? "uncommitted",
-    prompt: null,
-    thresholds: { whole: WHOLE_COSINE_MIN, perPosition: plan.threshold ?? NaN, headDim: NaN, overridden: plan.threshold !== null },
-    gates: [],
-    metrics: null,
-    warnings: [],
-    integration: null,
-    reference: null,
-    environment: null,
-    kernel_cache: null,
-    bisect: null,
-    layers: null,
-    timings: {},
-    docs: null,
-    run_dir: resolve3(plan.runDir)
-  };
+function errorReport(plan, message, exitCode, o = {}) {
+  return errorVerdict({
+    now: o.now ?? /* @__PURE__ */ new Date(),
+    message,
+    exitCode,
+    model: { name: plan.modelDir ? basename5(resolve6(plan.modelDir)) : "unknown", dir: plan.modelDir ?? "" },
+    commit: plan.commit ?? (o.env ?? process.env).GITHUB_SHA ?? "uncommitted",
+    threshold: plan.threshold,
+    runDir: resolve6(plan.runDir),
+    isolation: o.isolation ?? null
+  });
 }
 
 // src/log.ts
@@ -25373,19 +25508,19 @@ function terminalLines(r) {
     if (unwired.length) out.push(`  phase 1 coverage: ${unwired.length} verified kernel row(s) naming this model are not launched by the block`);
   }
   for (const d of arr(r.defaults?.differs).slice(0, 20)) out.push(`  differs from make diagnosis: ${f(d)}`);
-  if (r.isolation) out.push(`  probe isolation: ${r.isolation.mode} (${f(r.isolation.detail)})`);
+  out.push(`  probe isolation: ${isolationText(r)}`);
   if (r.docs) out.push(`  documented: ${r.docs.phase2}${r.docs.changed ? "" : " (unchanged)"}`);
   return out;
 }
 
 // src/agent/cli.ts
 import { parseArgs } from "node:util";
-import { resolve as resolve10 } from "node:path";
+import { resolve as resolve13 } from "node:path";
 
 // src/agent/machine.ts
 import { spawn as spawnAsync, spawnSync as spawnSync3 } from "node:child_process";
-import { existsSync as existsSync7, readdirSync as readdirSync4, readFileSync as readFileSync5, readlinkSync, statfsSync as statfsSync2, statSync as statSync6 } from "node:fs";
-import { join as join10, resolve as resolve4 } from "node:path";
+import { existsSync as existsSync10, readdirSync as readdirSync5, readFileSync as readFileSync5, readlinkSync, statfsSync as statfsSync2, statSync as statSync8 } from "node:fs";
+import { join as join15, resolve as resolve7 } from "node:path";
 import { homedir as homedir2, userInfo } from "node:os";
 var DEFAULT_TIMEOUT_MS = 15e3;
 function spawnOne(cmd, args, env, timeoutMs) {
@@ -25423,7 +25558,7 @@ var Machine = class {
   spawn;
   timeoutMs;
   constructor(o = {}) {
-    this.root = resolve4(o.root ?? "/");
+    this.root = resolve7(o.root ?? "/");
     this.env = o.env ?? process.env;
     this.commands = o.commands ?? {};
     this.spawn = o.spawn ?? true;
@@ -25439,10 +25574,10 @@ var Machine = class {
   }
   /** A system path under the root prefix: path('/proc/locks'). */
   path(p) {
-    return this.root === "/" ? p : join10(this.root, p);
+    return this.root === "/" ? p : join15(this.root, p);
   }
   exists(p) {
-    return existsSync7(this.path(p));
+    return existsSync10(this.path(p));
   }
   read(p) {
     try {
@@ -25460,14 +25595,14 @@ var Machine = class {
   }
   list(p) {
     try {
-      return readdirSync4(this.path(p)).sort();
+      return readdirSync5(this.path(p)).sort();
     } catch {
       return null;
     }
   }
   inode(p) {
     try {
-      return statSync6(this.path(p)).ino;
+      return statSync8(this.path(p)).ino;
     } catch {
       return null;
     }
@@ -25492,7 +25627,7 @@ var Machine = class {
   /** A command on PATH, or the first existing fallback path under the root prefix; null when neither. */
   which(cmd, fallbacks = []) {
     for (const dir of (this.env.PATH ?? "").split(":").filter(Boolean)) {
-      if (existsSync7(join10(dir, cmd))) return join10(dir, cmd);
+      if (existsSync10(join15(dir, cmd))) return join15(dir, cmd);
     }
     for (const f2 of fallbacks) if (this.exists(f2)) return this.path(f2);
     return null;
@@ -25516,8 +25651,8 @@ var Machine = class {
 };
 
 // src/agent/doctor.ts
-import { accessSync, constants as constants3, existsSync as existsSync8, readdirSync as readdirSync5 } from "node:fs";
-import { basename as basename4, dirname as dirname8, join as join12, resolve as resolve6 } from "node:path";
+import { accessSync, constants as constants3, existsSync as existsSync11, readdirSync as readdirSync6 } from "node:fs";
+import { basename as basename6, dirname as dirname8, join as join17, resolve as resolve9 } from "node:path";
 
 // src/agent/parse.ts
 var na = (v) => !v || /^(n\/a|unknown)$/i.test(v.trim()) ? null : v.trim();
@@ -25815,8 +25950,8 @@ async function waitLock(m, path, timeoutMs, progress) {
 
 // src/agent/state.ts
 import { mkdirSync as mkdirSync5, readFileSync as readFileSync6, renameSync as renameSync4, writeFileSync as writeFileSync3, appendFileSync } from "node:fs";
-import { dirname as dirname7, join as join11, resolve as resolve5 } from "node:path";
-var defaultStateDir = (m) => resolve5(m.env.NPU_BLOCK_GATE_STATE_DIR || join11(m.home(), ".npu-block-gate", "state"));
+import { dirname as dirname7, join as join16, resolve as resolve8 } from "node:path";
+var defaultStateDir = (m) => resolve8(m.env.NPU_BLOCK_GATE_STATE_DIR || join16(m.home(), ".npu-block-gate", "state"));
 var STATE_FILES = {
   functional: "functional.json",
   job: "job.json",
@@ -25883,7 +26018,7 @@ function findNpus(m) {
       bdf,
       device,
       revision: hex(m.read(`${d}/revision`)),
-      driver: link ? basename4(link) : null,
+      driver: link ? basename6(link) : null,
       vbnv: m.read(`${d}/vbnv`)?.trim() || null,
       fwVersion: m.read(`${d}/fw_version`)?.trim() || null
     });
@@ -25893,9 +26028,9 @@ function findNpus(m) {
 function accelNodes(m) {
   return (m.list("/dev/accel") ?? []).map((name) => {
     const link = m.readlink(`/sys/class/accel/${name}/device`);
-    const bdf = link ? basename4(link) : null;
+    const bdf = link ? basename6(link) : null;
     const drv = m.readlink(`/sys/class/accel/${name}/device/driver`) ?? (bdf ? m.readlink(`/sys/bus/pci/devices/${bdf}/driver`) : null);
-    return { node: `/dev/accel/${name}`, bdf, driver: drv ? basename4(drv) : null };
+    return { node: `/dev/accel/${name}`, bdf, driver: drv ? basename6(drv) : null };
   });
 }
 function driverVersion(m) {
@@ -26047,7 +26182,7 @@ function checkKernelLog(log, o) {
   const since = !scan.reset ? "this boot" : `since the ${scan.reset.kind === "recovery" ? "in-kernel reset" : scan.reset.kind === "functional" ? "functional pass" : "driver load"}`;
   return { check: dev.ok("kernel-log", `${log.source}: no wedge signatures in ${scan.lines} NPU line(s) ${since}${resetNote}`), scan };
 }
-var functionalPath = (stateDir) => join12(stateDir, STATE_FILES.functional);
+var functionalPath = (stateDir) => join17(stateDir, STATE_FILES.functional);
 function lastFunctional(stateDir) {
   return readJson(functionalPath(stateDir));
 }
@@ -26100,8 +26235,8 @@ ${r.stderr}`;
   return record2("fail", `${cmd} failed${note}: ${oneLine(why2)}`, fix, power);
 }
 function freeBytes(m, path) {
-  let p = resolve6(path);
-  while (!existsSync8(p) && dirname8(p) !== p) p = dirname8(p);
+  let p = resolve9(path);
+  while (!existsSync11(p) && dirname8(p) !== p) p = dirname8(p);
   try {
     const s = m.statfs(p);
     return { path: p, free: s.bavail * s.bsize };
@@ -26118,15 +26253,15 @@ function checkDisk(m, id2, label2, path, min) {
 }
 function hfHubCache(env, home) {
   if (env.HF_HUB_CACHE) return env.HF_HUB_CACHE;
-  if (env.HF_HOME) return join12(env.HF_HOME, "hub");
-  return join12(env.XDG_CACHE_HOME || join12(home, ".cache"), "huggingface", "hub");
+  if (env.HF_HOME) return join17(env.HF_HOME, "hub");
+  return join17(env.XDG_CACHE_HOME || join17(home, ".cache"), "huggingface", "hub");
 }
 function checkHfCache(m) {
   const dir = hfHubCache(m.env, m.home());
   const offline = /^(1|true|yes|on)$/i.test(m.env.HF_HUB_OFFLINE ?? "");
   let entries = [];
   try {
-    entries = readdirSync5(dir).filter((n) => !n.startsWith("."));
+    entries = readdirSync6(dir).filter((n) => !n.startsWith("."));
   } catch {
   }
   if (entries.length) {
@@ -26228,15 +26363,15 @@ function renderChecks(checks, root) {
 }
 
 // src/agent/status.ts
-import { existsSync as existsSync9, readdirSync as readdirSync6, readFileSync as readFileSync7, statSync as statSync7 } from "node:fs";
-import { join as join13 } from "node:path";
+import { existsSync as existsSync12, readdirSync as readdirSync7, readFileSync as readFileSync7, statSync as statSync9 } from "node:fs";
+import { join as join18 } from "node:path";
 var INNER_NPU_LOCK = "/tmp/npu.lock";
 function lastRuns(dir, n = 3) {
-  if (!existsSync9(dir)) return [];
-  const dirs = readdirSync6(dir, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => ({ p: join13(dir, e.name), t: statSync7(join13(dir, e.name)).mtimeMs })).sort((a, b) => b.t - a.t).slice(0, n);
+  if (!existsSync12(dir)) return [];
+  const dirs = readdirSync7(dir, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => ({ p: join18(dir, e.name), t: statSync9(join18(dir, e.name)).mtimeMs })).sort((a, b) => b.t - a.t).slice(0, n);
   return dirs.map(({ p }) => {
     try {
-      const r = JSON.parse(readFileSync7(join13(p, "report.json"), "utf8"));
+      const r = JSON.parse(readFileSync7(join18(p, "report.json"), "utf8"));
       return { dir: p, outcome: r.outcome ?? null, model: r.model?.name ?? null, created_at: r.created_at ?? null };
     } catch {
       return { dir: p, outcome: null, model: null, created_at: null };
@@ -26285,7 +26420,7 @@ function status(m, o = {}) {
   const p = runXrtSmi(m, ["examine", "-r", "platform"], 2e4);
   const f2 = lastFunctional(stateDir);
   const versions = { xrt: xrt?.xrt ?? null, amdxdna: driverVersion(m) ?? xrt?.amdxdna ?? null, firmware: npu?.fwVersion ?? xrt?.firmware ?? null };
-  const lastJob = readJson(join13(stateDir, STATE_FILES.lastJob));
+  const lastJob = readJson(join18(stateDir, STATE_FILES.lastJob));
   const cacheRoot = o.cacheDir ?? defaultCacheRoot(m.env);
   const entries = new KernelStore(cacheRoot).list();
   return {
@@ -26303,9 +26438,9 @@ function status(m, o = {}) {
     power_mode: (p.status === 0 ? parsePowerMode(p.stdout) : null) ?? f2?.power_mode ?? null,
     platform_profile: m.read("/sys/firmware/acpi/platform_profile")?.trim() || null,
     functional: f2 ? { at: f2.at, status: f2.status, detail: f2.detail } : null,
-    drain: readJson(join13(stateDir, STATE_FILES.drain)),
+    drain: readJson(join18(stateDir, STATE_FILES.drain)),
     cache: { root: cacheRoot, entries: entries.length, bytes: entries.reduce((n, e) => n + e.bytes, 0) },
-    runs: lastRuns(o.runsDir ?? join13(m.cwd, "runs"))
+    runs: lastRuns(o.runsDir ?? join18(m.cwd, "runs"))
   };
 }
 function renderStatus(s) {
@@ -26363,14 +26498,14 @@ function renderGc(g) {
 // src/agent/hooks.ts
 import { createHash as createHash3 } from "node:crypto";
 import { createRequire as createRequire2 } from "node:module";
-import { chmodSync as chmodSync4, existsSync as existsSync11, mkdirSync as mkdirSync6, readdirSync as readdirSync8, readFileSync as readFileSync10, renameSync as renameSync5, rmSync as rmSync6, statSync as statSync10, writeFileSync as writeFileSync4, appendFileSync as appendFileSync2 } from "node:fs";
+import { chmodSync as chmodSync4, existsSync as existsSync14, mkdirSync as mkdirSync6, readdirSync as readdirSync9, readFileSync as readFileSync10, renameSync as renameSync5, rmSync as rmSync6, statSync as statSync12, writeFileSync as writeFileSync4, appendFileSync as appendFileSync2 } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname as dirname9, extname as extname2, join as join16, resolve as resolve8 } from "node:path";
+import { dirname as dirname9, extname as extname2, join as join21, resolve as resolve11 } from "node:path";
 import { fileURLToPath as fileURLToPath3, pathToFileURL } from "node:url";
 
 // src/agent/drain.ts
-import { readFileSync as readFileSync8, rmSync as rmSync5, statSync as statSync8 } from "node:fs";
-import { join as join14, resolve as resolve7 } from "node:path";
+import { readFileSync as readFileSync8, rmSync as rmSync5, statSync as statSync10 } from "node:fs";
+import { join as join19, resolve as resolve10 } from "node:path";
 
 // node_modules/universal-user-agent/index.js
 function getUserAgent() {
@@ -26407,17 +26542,17 @@ function register(state, name, method, options) {
 }
 
 // node_modules/before-after-hook/lib/add.js
-function addHook(state, kind2, name, hook2) {
+function addHook(state, kind, name, hook2) {
   const orig = hook2;
   if (!state.registry[name]) {
     state.registry[name] = [];
   }
-  if (kind2 === "before") {
+  if (kind === "before") {
     hook2 = (method, options) => {
       return Promise.resolve().then(orig.bind(null, options)).then(method.bind(null, options));
     };
   }
-  if (kind2 === "after") {
+  if (kind === "after") {
     hook2 = (method, options) => {
       let result;
       return Promise.resolve().then(method.bind(null, options)).then((result_) => {
@@ -26428,7 +26563,7 @@ function addHook(state, kind2, name, hook2) {
       });
     };
   }
-  if (kind2 === "error") {
+  if (kind === "error") {
     hook2 = (method, options) => {
       return Promise.resolve().then(method.bind(null, options)).catch((error) => {
         return orig(error, options);
@@ -26465,9 +26600,9 @@ function bindApi(hook2, state, name) {
   );
   hook2.api = { remove: removeHookRef };
   hook2.remove = removeHookRef;
-  ["before", "error", "after", "wrap"].forEach((kind2) => {
-    const args = name ? [state, kind2, name] : [state, kind2];
-    hook2[kind2] = hook2.api[kind2] = bindable(addHook, null).apply(null, args);
+  ["before", "error", "after", "wrap"].forEach((kind) => {
+    const args = name ? [state, kind, name] : [state, kind];
+    hook2[kind] = hook2.api[kind] = bindable(addHook, null).apply(null, args);
   });
 }
 function Singular() {
@@ -27473,8 +27608,8 @@ function withCustomRequest(customRequest) {
 
 // node_modules/@octokit/auth-token/dist-bundle/index.js
 var b64url = "(?:[a-zA-Z0-9_-]+)";
-var sep3 = "\\.";
-var jwtRE = new RegExp(`^${b64url}${sep3}${b64url}${sep3}${b64url}$`);
+var sep4 = "\\.";
+var jwtRE = new RegExp(`^${b64url}${sep4}${b64url}${sep4}${b64url}$`);
 var isJWT = jwtRE.test.bind(jwtRE);
 async function auth(token) {
   const isApp = isJWT(token);
@@ -30580,7 +30715,7 @@ function httpStatus(err) {
 
 // src/agent/drain.ts
 function readRunnerSettings(runnerDir) {
-  const file = join14(resolve7(runnerDir), ".runner");
+  const file = join19(resolve10(runnerDir), ".runner");
   let text4;
   try {
     text4 = readFileSync8(file, "utf8");
@@ -30613,10 +30748,10 @@ function runnerScope(s, apiUrl) {
   throw new InputError(`"gitHubUrl" ${s.gitHubUrl} names neither a repository nor an organization`, s.file);
 }
 function readTokenFile(path) {
-  const p = resolve7(path);
+  const p = resolve10(path);
   let mode;
   try {
-    mode = statSync8(p).mode & 511;
+    mode = statSync10(p).mode & 511;
   } catch {
     throw new InputError("no such token file", `--token-file ${p}`);
   }
@@ -30628,7 +30763,7 @@ function readTokenFile(path) {
 function serviceName(runnerDir) {
   if (!runnerDir) return null;
   try {
-    return readFileSync8(join14(resolve7(runnerDir), ".service"), "utf8").trim() || null;
+    return readFileSync8(join19(resolve10(runnerDir), ".service"), "utf8").trim() || null;
   } catch {
     return null;
   }
@@ -30674,7 +30809,7 @@ var Labels = class {
     return this.call("POST", "", { labels: labels2 });
   }
 };
-var drainPath = (stateDir) => join14(stateDir, STATE_FILES.drain);
+var drainPath = (stateDir) => join19(stateDir, STATE_FILES.drain);
 var readDrain = (stateDir) => readJson(drainPath(stateDir));
 var AgentOctokit = Octokit2.plugin(retry);
 function octokitFor(m, scope, token) {
@@ -30736,7 +30871,7 @@ async function drain(m, o) {
     return { record: record3, lines };
   }
   const svc = serviceName(o.runnerDir);
-  if (!svc) throw new InputError("no .service file (svc.sh install writes it): drain needs the runner installed as a service, or --token-file to drain by label", join14(resolve7(o.runnerDir), ".service"));
+  if (!svc) throw new InputError("no .service file (svc.sh install writes it): drain needs the runner installed as a service, or --token-file to drain by label", join19(resolve10(o.runnerDir), ".service"));
   const record2 = { at: prev?.at ?? now, reason: o.reason, method: "service", runner_id: settings.agentId, runner_name: settings.agentName, labels: [], service: svc, pending: false };
   let line2;
   if (o.fromHook) line2 = stopService(m, svc, { background: true, delayS: o.stopDelayS ?? 30 });
@@ -30792,7 +30927,7 @@ async function undrain(m, o) {
     lines.push(`restored label${want.length > 1 ? "s" : ""} ${want.join(", ")} on runner ${settings.agentName ?? settings.agentId} (id ${settings.agentId})`);
   } else {
     const svc = rec?.service ?? serviceName(o.runnerDir);
-    if (!svc) throw new InputError("no .service file: start the runner yourself (./run.sh)", join14(resolve7(o.runnerDir), ".service"));
+    if (!svc) throw new InputError("no .service file: start the runner yourself (./run.sh)", join19(resolve10(o.runnerDir), ".service"));
     const r = m.run("sudo", ["-n", "systemctl", "start", svc], 12e4);
     if (r.status !== 0) throw new InfraError(`sudo -n systemctl start ${svc} failed: ${oneLine(r.error ?? (r.stderr.trim() || `exit ${r.status}`))}; allow it in sudoers: ${sudoers(m.user(), svc)}`);
     lines.push(`started the runner service ${svc}`);
@@ -30802,25 +30937,25 @@ async function undrain(m, o) {
 }
 
 // src/agent/metrics.ts
-import { existsSync as existsSync10, readdirSync as readdirSync7, readFileSync as readFileSync9, statSync as statSync9 } from "node:fs";
-import { join as join15 } from "node:path";
+import { existsSync as existsSync13, readdirSync as readdirSync8, readFileSync as readFileSync9, statSync as statSync11 } from "node:fs";
+import { join as join20 } from "node:path";
 function jobRun(workspace, since) {
   const none = { run_dir: null, outcome: null, lock_wait_s: null };
   if (!workspace) return none;
-  const runs = join15(workspace, "runs");
-  if (!existsSync10(runs)) return none;
+  const runs = join20(workspace, "runs");
+  if (!existsSync13(runs)) return none;
   let best = null;
-  for (const e of readdirSync7(runs, { withFileTypes: true })) {
+  for (const e of readdirSync8(runs, { withFileTypes: true })) {
     if (!e.isDirectory()) continue;
-    const p = join15(runs, e.name);
-    const t = statSync9(p).mtimeMs;
+    const p = join20(runs, e.name);
+    const t = statSync11(p).mtimeMs;
     if (since && t < since.getTime() - 1e3) continue;
     if (!best || t > best.t) best = { p, t };
   }
   if (!best) return none;
   const read = (f2) => {
     try {
-      return JSON.parse(readFileSync9(join15(best.p, f2), "utf8"));
+      return JSON.parse(readFileSync9(join20(best.p, f2), "utf8"));
     } catch {
       return null;
     }
@@ -30882,22 +31017,22 @@ function selfCommand() {
     let loader = [];
     try {
       const pkg = createRequire2(import.meta.url).resolve("tsx/package.json");
-      loader = ["--import", pathToFileURL(join16(dirname9(pkg), "dist", "loader.mjs")).href];
+      loader = ["--import", pathToFileURL(join21(dirname9(pkg), "dist", "loader.mjs")).href];
     } catch {
     }
-    return { node: process.execPath, execArgv: loader, script: resolve8(dirname9(here), "..", "cli.ts"), kind: "source" };
+    return { node: process.execPath, execArgv: loader, script: resolve11(dirname9(here), "..", "cli.ts"), kind: "source" };
   }
-  const sibling = join16(dirname9(here), "cli.js");
-  return { node: process.execPath, execArgv: [], script: existsSync11(sibling) ? sibling : here, kind: "bundle" };
+  const sibling = join21(dirname9(here), "cli.js");
+  return { node: process.execPath, execArgv: [], script: existsSync14(sibling) ? sibling : here, kind: "bundle" };
 }
 function unstableReason(path, env = process.env) {
-  const p = resolve8(path).replace(/\\/g, "/");
+  const p = resolve11(path).replace(/\\/g, "/");
   if (/\/_npx\//.test(p)) return "an npx cache, which npm prunes";
-  const cache = env.npm_config_cache ? resolve8(env.npm_config_cache).replace(/\\/g, "/") : null;
+  const cache = env.npm_config_cache ? resolve11(env.npm_config_cache).replace(/\\/g, "/") : null;
   if (cache && p.startsWith(cache + "/") || /\/\.npm\//.test(p)) return "the npm cache";
   if (/\/(\.cache\/pnpm|pnpm\/dlx|\.bun\/install\/cache|\.yarn\/berry\/cache)\//.test(p)) return "a package manager cache";
   if (/\/_work\/(_actions|_temp|_tool)\//.test(p)) return "the runner's work folder, which the runner replaces or cleans";
-  const tmp = resolve8(tmpdir()).replace(/\\/g, "/");
+  const tmp = resolve11(tmpdir()).replace(/\\/g, "/");
   if (p.startsWith(tmp + "/") || /^\/(tmp|var\/tmp)\//.test(p)) return "a temp dir";
   return null;
 }
@@ -30916,12 +31051,12 @@ function installCli(self2, dir, env) {
     throw new InputError(`cannot read the CLI to copy it (${oneLine(e)})`, self2.script);
   }
   const hash = createHash3("sha256").update(bytes).digest("hex").slice(0, 12);
-  const root = join16(dir, "cli");
-  const dest = join16(root, hash, "cli.js");
-  const pkg = join16(root, hash, "package.json");
+  const root = join21(dir, "cli");
+  const dest = join21(root, hash, "cli.js");
+  const pkg = join21(root, hash, "package.json");
   const pkgText = JSON.stringify({ type: "module", private: true, description: "the copy of npu-block-gate the runner hooks run" }) + "\n";
   let line2 = `unchanged copy of the CLI ${dest}`;
-  if (!existsSync11(dest) || !readFileSync10(dest).equals(bytes) || !existsSync11(pkg)) {
+  if (!existsSync14(dest) || !readFileSync10(dest).equals(bytes) || !existsSync14(pkg)) {
     mkdirSync6(dirname9(dest), { recursive: true });
     writeFileSync4(pkg, pkgText);
     const tmp = `${dest}.tmp-${process.pid}`;
@@ -30929,10 +31064,10 @@ function installCli(self2, dir, env) {
     renameSync5(tmp, dest);
     line2 = `installed a copy of the CLI ${dest} (from ${self2.script}; the hooks no longer depend on where that lives)`;
   }
-  for (const old of readdirSync8(root)) if (old !== hash) rmSync6(join16(root, old), { recursive: true, force: true });
+  for (const old of readdirSync9(root)) if (old !== hash) rmSync6(join21(root, old), { recursive: true, force: true });
   return { argv: [self2.node, ...self2.execArgv, dest], line: line2 };
 }
-var defaultHooksDir = (m) => join16(m.home(), ".npu-block-gate", "hooks");
+var defaultHooksDir = (m) => join21(m.home(), ".npu-block-gate", "hooks");
 var sq = (s) => /^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
 function chainCommand(path, node) {
   switch (extname2(path)) {
@@ -30975,7 +31110,7 @@ function shimChain(path) {
 }
 function writeAtomic3(path, text4, mode) {
   try {
-    if (readFileSync10(path, "utf8") === text4 && (statSync10(path).mode & 511) === mode) return false;
+    if (readFileSync10(path, "utf8") === text4 && (statSync12(path).mode & 511) === mode) return false;
   } catch {
   }
   const tmp = `${path}.tmp-${process.pid}`;
@@ -31010,24 +31145,24 @@ function updateEnv(text4, lines) {
   return out.join("");
 }
 function installHooks(o) {
-  const dir = resolve8(o.dir);
-  const runner = o.runnerDir ? resolve8(o.runnerDir) : null;
-  if (runner && !existsSync11(runner)) throw new InputError("no such directory", `--runner-dir ${runner}`);
-  if (o.python && o.python.includes("/") && !existsSync11(o.python)) throw new InputError("no such file", `--python ${o.python}`);
-  if (o.hfHome && !existsSync11(o.hfHome)) throw new InputError("no such directory (the HF cache the jobs use, e.g. ~/.cache/huggingface)", `--hf-home ${o.hfHome}`);
+  const dir = resolve11(o.dir);
+  const runner = o.runnerDir ? resolve11(o.runnerDir) : null;
+  if (runner && !existsSync14(runner)) throw new InputError("no such directory", `--runner-dir ${runner}`);
+  if (o.python && o.python.includes("/") && !existsSync14(o.python)) throw new InputError("no such file", `--python ${o.python}`);
+  if (o.hfHome && !existsSync14(o.hfHome)) throw new InputError("no such directory (the HF cache the jobs use, e.g. ~/.cache/huggingface)", `--hf-home ${o.hfHome}`);
   if (o.tokenFile) readTokenFile(o.tokenFile);
   if (o.labels.length && !o.tokenFile) throw new InputError("labels are removed through the GitHub API: pass --token-file too", "--label");
   if (o.drainOnFailure && !runner) throw new InputError("needs --runner-dir (its .runner names the runner; its .service the service to stop)", "--drain-on-failure");
   mkdirSync6(dir, { recursive: true });
   const report = [];
-  const paths = { "job-started": join16(dir, "job-started.sh"), "job-completed": join16(dir, "job-completed.sh") };
-  const envPath = runner ? join16(runner, ".env") : null;
+  const paths = { "job-started": join21(dir, "job-started.sh"), "job-completed": join21(dir, "job-completed.sh") };
+  const envPath = runner ? join21(runner, ".env") : null;
   let envText = "";
   let envMode = 420;
   if (envPath) {
     try {
       envText = readFileSync10(envPath, "utf8");
-      envMode = statSync10(envPath).mode & 511;
+      envMode = statSync12(envPath).mode & 511;
     } catch {
     }
   }
@@ -31035,7 +31170,7 @@ function installHooks(o) {
   for (const name of Object.keys(paths)) {
     let chain = shimChain(paths[name]) ?? null;
     const existing = envPath ? envValue(envText, HOOK_VARS[name]) : null;
-    if (existing && resolve8(existing) !== paths[name]) {
+    if (existing && resolve11(existing) !== paths[name]) {
       const theirs = shimChain(existing);
       if (theirs !== void 0) {
         chain = theirs;
@@ -31043,7 +31178,7 @@ function installHooks(o) {
       } else if (!o.chain) {
         throw new InputError(`${HOOK_VARS[name]}=${existing} is another hook the runner runs ${name === "job-started" ? "before" : "after"} every job: pass --chain to keep it running (first, with its exit status kept), or take that line out of .env yourself`, envPath);
       } else {
-        if (!existsSync11(existing)) throw new InputError(`${HOOK_VARS[name]}=${existing} does not exist, so it cannot be chained (the runner would fail every job on it now)`, envPath);
+        if (!existsSync14(existing)) throw new InputError(`${HOOK_VARS[name]}=${existing} does not exist, so it cannot be chained (the runner would fail every job on it now)`, envPath);
         chain = existing;
       }
     }
@@ -31053,9 +31188,9 @@ function installHooks(o) {
   const cli = installCli(o.self, dir, o.env);
   report.push(cli.line);
   const shimEnv = {};
-  if (o.hfHome) shimEnv.HF_HOME = resolve8(o.hfHome);
+  if (o.hfHome) shimEnv.HF_HOME = resolve11(o.hfHome);
   if (o.offline) shimEnv.HF_HUB_OFFLINE = "1";
-  const common = [...o.stateDir ? ["--state-dir", resolve8(o.stateDir)] : [], ...runner ? ["--runner-dir", runner] : []];
+  const common = [...o.stateDir ? ["--state-dir", resolve11(o.stateDir)] : [], ...runner ? ["--runner-dir", runner] : []];
   const args = {
     "job-started": [
       "--fork-policy",
@@ -31070,10 +31205,10 @@ function installHooks(o) {
       ...o.cacheMaxBytes ? ["--cache-max-bytes", o.cacheMaxBytes] : [],
       ...common,
       ...o.drainOnFailure ? ["--drain-on-failure"] : [],
-      ...o.tokenFile ? ["--token-file", resolve8(o.tokenFile)] : [],
+      ...o.tokenFile ? ["--token-file", resolve11(o.tokenFile)] : [],
       ...o.labels.flatMap((l) => ["--label", l]),
       ...o.apiUrl ? ["--api-url", o.apiUrl] : [],
-      ...o.textfile ? ["--textfile", resolve8(o.textfile)] : []
+      ...o.textfile ? ["--textfile", resolve11(o.textfile)] : []
     ]
   };
   for (const name of ["job-started", "job-completed"]) {
@@ -31117,8 +31252,8 @@ function forkVerdict(env, policy) {
 }
 var escData = (s) => s.replace(/%/g, "%25").replace(/\r/g, "%0D").replace(/\n/g, "%0A");
 var escProp = (s) => escData(s).replace(/:/g, "%3A").replace(/,/g, "%2C");
-function annotation(kind2, title, message) {
-  return `::${kind2} title=${escProp(title)}::${escData(message)}
+function annotation(kind, title, message) {
+  return `::${kind} title=${escProp(title)}::${escData(message)}
 `;
 }
 var checkNote = (c) => `${c.status}: ${c.detail}${c.fix ? ` (fix: ${c.fix})` : ""}`;
@@ -31132,7 +31267,7 @@ function jobStarted(m, o) {
     out += annotation("warning", `npu-block-gate: ${c.id}`, checkNote(c));
     warnings++;
   }
-  const last = readJson(join16(o.stateDir, STATE_FILES.lastJob));
+  const last = readJson(join21(o.stateDir, STATE_FILES.lastJob));
   const changes = versionChanges(last?.versions, rep.facts.versions);
   if (changes.length) {
     out += annotation("warning", "npu-block-gate: versions changed", `since the last job (${last.finished_at}): ${describeChanges(changes)}; a result that differs from before may come from this`);
@@ -31150,7 +31285,7 @@ function jobStarted(m, o) {
   };
   const save = () => {
     try {
-      writeJson(join16(o.stateDir, STATE_FILES.job), job);
+      writeJson(join21(o.stateDir, STATE_FILES.job), job);
     } catch {
     }
   };
@@ -31174,7 +31309,7 @@ function jobStarted(m, o) {
 }
 var day = (d) => d.toISOString().slice(0, 10);
 function recordDiagnostics(m, dir, bdf = null) {
-  const logs = join16(resolve8(dir), "logs");
+  const logs = join21(resolve11(dir), "logs");
   mkdirSync6(logs, { recursive: true });
   const now = m.now();
   const e = m.env;
@@ -31188,14 +31323,14 @@ function recordDiagnostics(m, dir, bdf = null) {
   const x = runXrtSmi(m);
   if (x.missing) parts.push("--- xrt-smi examine: not found");
   else parts.push(`--- xrt-smi examine (exit ${x.status ?? x.error})`, (x.stdout + x.stderr).trimEnd());
-  const log = join16(logs, `${day(now)}.log`);
+  const log = join21(logs, `${day(now)}.log`);
   appendFileSync2(log, parts.join("\n") + "\n");
   const oldest = day(new Date(now.getTime() - (LOG_DAYS - 1) * 864e5));
   const pruned = [];
-  for (const n of readdirSync8(logs)) {
+  for (const n of readdirSync9(logs)) {
     const m2 = /^(\d{4}-\d{2}-\d{2})\.log$/.exec(n);
     if (m2 && m2[1] < oldest) {
-      rmSync6(join16(logs, n), { force: true });
+      rmSync6(join21(logs, n), { force: true });
       pruned.push(n);
     }
   }
@@ -31242,7 +31377,7 @@ async function jobCompleted(m, o) {
   }
   try {
     const now = m.now();
-    const job = readJson(join16(o.stateDir, STATE_FILES.job));
+    const job = readJson(join21(o.stateDir, STATE_FILES.job));
     const started = job ? new Date(job.started_at) : null;
     const run = jobRun(m.env.GITHUB_WORKSPACE ?? job?.workspace ?? null, started);
     const f2 = lastFunctional(o.stateDir);
@@ -31262,13 +31397,13 @@ async function jobCompleted(m, o) {
       functional: f2 ? { at: f2.at, status: f2.status } : null,
       drained
     };
-    const jobsPath = join16(o.stateDir, STATE_FILES.jobs);
+    const jobsPath = join21(o.stateDir, STATE_FILES.jobs);
     appendLine(jobsPath, line2);
-    const textfile = o.textfile ?? join16(o.stateDir, STATE_FILES.textfile);
+    const textfile = o.textfile ?? join21(o.stateDir, STATE_FILES.textfile);
     writeTextfile(textfile, line2, outcomeCounts(readFileSync10(jobsPath, "utf8")));
     const last = { finished_at: line2.ts, versions: rep.facts.versions, device_ok: line2.device_ok };
-    writeJson(join16(o.stateDir, STATE_FILES.lastJob), last);
-    rmSync6(join16(o.stateDir, STATE_FILES.job), { force: true });
+    writeJson(join21(o.stateDir, STATE_FILES.lastJob), last);
+    rmSync6(join21(o.stateDir, STATE_FILES.job), { force: true });
     say(`npu-block-gate: job recorded in ${jobsPath}; metrics in ${textfile}`);
   } catch (e) {
     say(`npu-block-gate: metrics not recorded: ${oneLine(e)}`);
@@ -31278,8 +31413,8 @@ async function jobCompleted(m, o) {
 }
 
 // src/agent/setup.ts
-import { chmodSync as chmodSync5, closeSync as closeSync5, constants as constants4, fchmodSync as fchmodSync2, fchownSync as fchownSync2, fstatSync as fstatSync4, lstatSync as lstatSync6, mkdirSync as mkdirSync7, openSync as openSync5, readdirSync as readdirSync9, readFileSync as readFileSync11, realpathSync as realpathSync5, renameSync as renameSync6, rmSync as rmSync7, writeFileSync as writeFileSync5 } from "node:fs";
-import { dirname as dirname10, isAbsolute as isAbsolute5, join as join17, resolve as resolve9 } from "node:path";
+import { chmodSync as chmodSync5, closeSync as closeSync5, constants as constants4, fchmodSync as fchmodSync2, fchownSync as fchownSync2, fstatSync as fstatSync4, lstatSync as lstatSync8, mkdirSync as mkdirSync7, openSync as openSync5, readdirSync as readdirSync10, readFileSync as readFileSync11, realpathSync as realpathSync5, renameSync as renameSync6, rmSync as rmSync7, writeFileSync as writeFileSync5 } from "node:fs";
+import { dirname as dirname10, isAbsolute as isAbsolute6, join as join22, resolve as resolve12 } from "node:path";
 var DEFAULT_PROBE_USER = "npu-probe";
 var PROBE_GROUP = "npu-block-gate";
 var SUDOERS_FILE = "/etc/sudoers.d/npu-block-gate";
@@ -31299,7 +31434,7 @@ function onInode(path, owner, fn) {
 var realSetupFs = {
   lstat: (p) => {
     try {
-      const s = lstatSync6(p);
+      const s = lstatSync8(p);
       return { uid: s.uid, gid: s.gid, mode: s.mode & 4095, kind: s.isSymbolicLink() ? "link" : s.isDirectory() ? "dir" : s.isFile() ? "file" : "other" };
     } catch {
       return null;
@@ -31307,7 +31442,7 @@ var realSetupFs = {
   },
   readdir: (p) => {
     try {
-      return readdirSync9(p).sort();
+      return readdirSync10(p).sort();
     } catch {
       return null;
     }
@@ -31403,7 +31538,7 @@ function realOr(p) {
   try {
     return realpathSync5(p);
   } catch {
-    return resolve9(p);
+    return resolve12(p);
   }
 }
 function readPlain(p) {
@@ -31415,7 +31550,7 @@ function readPlain(p) {
 }
 function workFolder(runnerDir) {
   try {
-    const j = JSON.parse((readPlain(join17(runnerDir, ".runner")) ?? "").replace(/^\uFEFF/, ""));
+    const j = JSON.parse((readPlain(join22(runnerDir, ".runner")) ?? "").replace(/^\uFEFF/, ""));
     if (typeof j.workFolder === "string" && j.workFolder.trim()) return j.workFolder.trim();
   } catch {
   }
@@ -31428,7 +31563,7 @@ function writeAtomic4(path, text4, mode, validate) {
   } catch (e) {
     throw fsError(e, dir, "cannot create the directory");
   }
-  const tmp = join17(dir, `.${path.split("/").pop()}.tmp-${process.pid}`);
+  const tmp = join22(dir, `.${path.split("/").pop()}.tmp-${process.pid}`);
   try {
     writeFileSync5(tmp, text4, { mode });
     chmodSync5(tmp, mode);
@@ -31471,26 +31606,26 @@ function resolveInputs(m, fs, db, o, uid) {
   if (runnerName === probeName) throw new InputError(`the probe user must not be the runner user (${runnerName}): pass another --user`);
   const runner = db.user(runnerName);
   if (!runner) throw new InputError(`no user ${runnerName} (the user the runner service runs as): pass --runner-user`, m.path("/etc/passwd"));
-  let runnerDir = o.runnerDir ? resolve9(o.runnerDir) : null;
+  let runnerDir = o.runnerDir ? resolve12(o.runnerDir) : null;
   if (!runnerDir && !o.workDir) {
-    const guess = join17(runner.home, "actions-runner");
-    if (readPlain(join17(guess, ".runner")) !== null) runnerDir = guess;
+    const guess = join22(runner.home, "actions-runner");
+    if (readPlain(join22(guess, ".runner")) !== null) runnerDir = guess;
     else throw new InputError(`pass --runner-dir (the runner's install dir, with its .runner file) or --work-dir: no runner at ${guess}`, "--runner-dir");
   }
-  if (runnerDir && readPlain(join17(runnerDir, ".runner")) === null && !o.workDir) {
-    throw new InputError("no .runner file: is --runner-dir the runner's install dir (where config.sh wrote it)?", join17(runnerDir, ".runner"));
+  if (runnerDir && readPlain(join22(runnerDir, ".runner")) === null && !o.workDir) {
+    throw new InputError("no .runner file: is --runner-dir the runner's install dir (where config.sh wrote it)?", join22(runnerDir, ".runner"));
   }
   const wf = runnerDir ? workFolder(runnerDir) : "_work";
-  const workDir = o.workDir ? resolve9(o.workDir) : isAbsolute5(wf) ? wf : join17(runnerDir, wf);
+  const workDir = o.workDir ? resolve12(o.workDir) : isAbsolute6(wf) ? wf : join22(runnerDir, wf);
   const wst = fs.lstat(workDir);
   if (wst && wst.kind !== "dir") throw new InputError("not a directory: is it the runner's work dir (--work-dir)?", workDir);
   if (wst && wst.uid !== runner.uid) throw new InputError(`owned by uid ${wst.uid}, not by the runner user ${runner.name}: is it the runner's work dir (--work-dir, --runner-user)?`, workDir);
   if (!wst && fs.lstat(dirname10(workDir))?.kind !== "dir") throw new InputError("no such directory, nor its parent: is it the runner's work dir (--work-dir, --runner-dir)?", workDir);
-  const cacheDir = resolve9(o.cacheDir ?? m.env.NPU_BLOCK_GATE_CACHE_DIR ?? join17(runner.home, ".cache", "npu-block-gate"));
+  const cacheDir = resolve12(o.cacheDir ?? m.env.NPU_BLOCK_GATE_CACHE_DIR ?? join22(runner.home, ".cache", "npu-block-gate"));
   const refOff = m.env.NPU_BLOCK_GATE_REF_CACHE?.trim().toLowerCase() === "none";
   const refDir = refOff ? null : referenceRoot(cacheDir, m.env);
-  const hfHome = resolve9(o.hfHome ?? m.env.HF_HOME ?? join17(runner.home, ".cache", "huggingface"));
-  const hubDir = resolve9(o.hfHome ? join17(hfHome, "hub") : m.env.HF_HUB_CACHE ?? join17(hfHome, "hub"));
+  const hfHome = resolve12(o.hfHome ?? m.env.HF_HOME ?? join22(runner.home, ".cache", "huggingface"));
+  const hubDir = resolve12(o.hfHome ? join22(hfHome, "hub") : m.env.HF_HUB_CACHE ?? join22(hfHome, "hub"));
   return { probeName, runner, runnerDir, workDir, cacheDir, refDir, hfHome, hubDir };
 }
 function setup(m, o = {}) {
@@ -31681,7 +31816,7 @@ function memlockEntries(m, user, db) {
   return out;
 }
 function memlockSteps(m, run, runner, probe2, r, db) {
-  const svc = r.runnerDir ? readPlain(join17(r.runnerDir, ".service"))?.trim() || null : null;
+  const svc = r.runnerDir ? readPlain(join22(r.runnerDir, ".service"))?.trim() || null : null;
   const need = `XRT needs ~${formatBytes(MEMLOCK_NEEDED)} of locked memory`;
   if (!svc) {
     run.add(
@@ -31741,7 +31876,7 @@ function walk(fs, root, skip, visit) {
     const st = fs.lstat(p);
     if (!st) continue;
     visit(p, st);
-    if (st.kind === "dir") for (const n of fs.readdir(p) ?? []) stack.push(join17(p, n));
+    if (st.kind === "dir") for (const n of fs.readdir(p) ?? []) stack.push(join22(p, n));
   }
 }
 function cacheStep(fs, run, id2, dir, skip, owner, probe2, dry) {
@@ -31838,7 +31973,7 @@ function hfSteps(fs, run, r, runner, probe2, dry, fix) {
       run.add("hf-cache", foreign.length ? "warn" : "done", `repaired ${hub} (${n}): ${found}${left}`, leftFix);
     }
   }
-  const tokens = ["token", "stored_tokens"].map((f2) => join17(r.hfHome, f2)).map((p) => [p, fs.lstat(p)]).filter((x) => x[1]?.kind === "file");
+  const tokens = ["token", "stored_tokens"].map((f2) => join22(r.hfHome, f2)).map((p) => [p, fs.lstat(p)]).filter((x) => x[1]?.kind === "file");
   const open = tokens.filter(([, st]) => st.mode & 63);
   if (!tokens.length) run.add("hf-token", "already", `no HF token stored in ${r.hfHome}`);
   else if (!open.length) run.add("hf-token", "already", `${tokens.map(([p, st]) => `${p} (${octal(st.mode)})`).join(", ")}: only its owner reads it`);
@@ -31894,7 +32029,7 @@ function workDirStep(fs, run, r, runner, group, dry) {
 }
 function secretsStep(fs, run, runnerDir, probe2, db, dry, fix) {
   const gids = probe2 ? db.gidsOf(probe2) : [];
-  const files = [".credentials", ".credentials_rsaparams", ".env"].map((f2) => join17(runnerDir, f2));
+  const files = [".credentials", ".credentials_rsaparams", ".env"].map((f2) => join22(runnerDir, f2));
   const open = [];
   for (const p of files) {
     const st = fs.lstat(p);
@@ -31926,7 +32061,7 @@ function canSearch(st, probe2, gids) {
 }
 function reachStep(fs, run, r, probe2, db, dry, fix, python) {
   const gids = probe2 ? db.gidsOf(probe2) : [];
-  const targets = [r.cacheDir, r.refDir, r.hubDir, r.workDir, python && isAbsolute5(python) ? dirname10(python) : null].filter((t) => !!t && !!fs.lstat(t));
+  const targets = [r.cacheDir, r.refDir, r.hubDir, r.workDir, python && isAbsolute6(python) ? dirname10(python) : null].filter((t) => !!t && !!fs.lstat(t));
   const blockers = /* @__PURE__ */ new Map();
   for (const t of targets) {
     const real = realOr(t);
@@ -31962,21 +32097,21 @@ function pythonStep(m, fs, run, r, probe2, db, dry, uid, pending, python) {
     run.add("python", "skipped", `no --python: pass the Python the Action uses (its python input, or NPU_BLOCK_GATE_PYTHON) to check that ${r.probeName} can import numpy with it`);
     return;
   }
-  const check = `${python} -c "import numpy"`;
+  const check2 = `${python} -c "import numpy"`;
   if (!probe2 || uid !== 0 || pending) {
-    run.add("python", dry ? "would" : "skipped", `check that ${r.probeName} can run ${check}${uid !== 0 ? " (needs root)" : ""}`);
+    run.add("python", dry ? "would" : "skipped", `check that ${r.probeName} can run ${check2}${uid !== 0 ? " (needs root)" : ""}`);
     return;
   }
   const args = ["--reuid", probe2.name, "--regid", String(probe2.gid), "--init-groups", "--", python, "-c", "import numpy"];
   let c = runSbin(m, "setpriv", args, 12e4);
   if (c.missing) c = m.run("sudo", ["-n", "-u", probe2.name, "--", python, "-c", "import numpy"], 12e4);
   if (c.status === 0) {
-    run.add("python", "already", `${probe2.name} can run ${check}`);
+    run.add("python", "already", `${probe2.name} can run ${check2}`);
     return;
   }
   const gids = db.gidsOf(probe2);
   const fixes = [];
-  if (isAbsolute5(python)) {
+  if (isAbsolute6(python)) {
     const parts = realOr(dirname10(python)).split("/").filter(Boolean);
     const blocked = [];
     for (let i = 0; i <= parts.length; i++) {
@@ -31989,7 +32124,7 @@ function pythonStep(m, fs, run, r, probe2, db, dry, uid, pending, python) {
     fixes.push(`chmod -R o+rX ${env}`);
   }
   fixes.push(`or point --python (and the Action's python input) at a Python ${probe2.name} can read, with numpy`);
-  run.add("python", "fail", `${probe2.name} cannot run ${check}: ${why(c)}`, fixes.join("; "));
+  run.add("python", "fail", `${probe2.name} cannot run ${check2}: ${why(c)}`, fixes.join("; "));
 }
 var LABEL2 = { done: "done", already: "already", would: "would", skipped: "skipped", warn: "WARN", fail: "FAIL" };
 function setupHeader(root, dry) {
@@ -32269,7 +32404,7 @@ function testName(v) {
 }
 function needRunnerDir(v, sub) {
   if (!v["runner-dir"]) throw new InputError(`agent ${sub} needs --runner-dir (the runner's install dir, with its .runner file)`, "--runner-dir");
-  return resolve10(v["runner-dir"]);
+  return resolve13(v["runner-dir"]);
 }
 var json = (x) => JSON.stringify(x, null, 2) + "\n";
 async function agentMain(argv, out = process.stdout, err = process.stderr, deps = {}) {
@@ -32286,7 +32421,7 @@ async function agentMain(argv, out = process.stdout, err = process.stderr, deps 
     const m = new Machine({ ...deps, root: values.root ?? deps.root });
     const env = m.env;
     const cacheDir = values["cache-dir"] ?? null;
-    const stateDir = values["state-dir"] ? resolve10(values["state-dir"]) : defaultStateDir(m);
+    const stateDir = values["state-dir"] ? resolve13(values["state-dir"]) : defaultStateDir(m);
     const functional = {
       functionalTest: testName(values["functional-test"]),
       functionalMaxAgeS: secondsOption("functional-max-age", values["functional-max-age"], FUNCTIONAL_MAX_AGE_S),
@@ -32622,7 +32757,7 @@ function planFrom(command, v, now = /* @__PURE__ */ new Date()) {
   if (command === "report" && !v["run-dir"]) throw new InputError("report needs --run-dir DIR (see npu-block-gate report --help)");
   if (v.inject !== void 0 && !v.emulate) throw new InputError("--inject needs --emulate (bugs are injected into the emulated NPU only)");
   const modelDir = v["model-dir"] ?? null;
-  const runDir = command === "report" ? v["run-dir"] : v.out ?? defaultRunDirName(basename5(resolve11(modelDir)), now);
+  const runDir = command === "report" ? v["run-dir"] : v.out ?? defaultRunDirName(basename7(resolve14(modelDir)), now);
   return {
     mode: command === "report" ? "report" : "full",
     modelDir,
@@ -32684,7 +32819,7 @@ async function main(argv, out = process.stdout, err = process.stderr) {
     plan = planFrom(command, values);
     if (command === "plan") return await printPlan(plan, json2, out, err);
     const log = stderrLog(void 0, (s) => err.write(s));
-    const result = plan.mode === "report" ? await judge(plan, log) : await runCheck(plan, log);
+    const result = await check(plan, { log });
     out.write(json2 ? toJson(result.report) : `
 ${renderTerminal(result.report)}
   run dir: ${result.runDir}
@@ -32692,8 +32827,8 @@ ${renderTerminal(result.report)}
     return result.exitCode;
   } catch (e) {
     const code2 = e instanceof GateError ? e.exitCode : EXIT.infra;
-    const kind2 = code2 === EXIT.input ? "error" : "error (infrastructure, not a verdict)";
-    err.write(`npu-block-gate: ${kind2}: ${oneLine(e)}
+    const kind = code2 === EXIT.input ? "error" : "error (infrastructure, not a verdict)";
+    err.write(`npu-block-gate: ${kind}: ${oneLine(e)}
 `);
     if (json2 && plan) out.write(toJson(errorReport(plan, oneLine(e), code2)));
     if (!(e instanceof GateError) && process.env.NPU_BLOCK_GATE_DEBUG) err.write(`${e.stack}
@@ -32702,8 +32837,8 @@ ${renderTerminal(result.report)}
     return code2;
   }
 }
-var invoked = process.argv[1] ? resolve11(process.argv[1]) : "";
-if (invoked.endsWith("cli.js") || invoked.endsWith("cli.ts") || basename5(invoked) === "npu-block-gate") {
+var invoked = process.argv[1] ? resolve14(process.argv[1]) : "";
+if (invoked.endsWith("cli.js") || invoked.endsWith("cli.ts") || basename7(invoked) === "npu-block-gate") {
   main(process.argv.slice(2)).then((code2) => {
     process.exitCode = code2;
   });

@@ -4,7 +4,8 @@ import { resolve, basename } from 'node:path';
 import { EXIT, GateError, oneLine, InputError, type ExitCode } from './errors.ts';
 import { ProbeInterrupted } from './probe/run.ts';
 import { parsePromptStyle, parseThreshold, parseTimeout, parseCommit, parsePositions, parseInject, defaultRunDirName, INJECTIONS, MAX_TIMEOUT_SECONDS, type Plan } from './plan.ts';
-import { runCheck, judge, errorReport, planModel, TOOL, type CheckResult } from './pipeline.ts';
+import { check, errorReport, planModel, type CheckResult } from './check/index.ts';
+import { TOOL } from './tool.ts';
 import { stderrLog } from './log.ts';
 import { renderTerminal } from './report/terminal.ts';
 import { toJson } from './report/json.ts';
@@ -252,7 +253,7 @@ export async function main(argv: string[], out: NodeJS.WritableStream = process.
     plan = planFrom(command, values);
     if (command === 'plan') return await printPlan(plan, json, out, err);
     const log = stderrLog(undefined, (s) => err.write(s));
-    const result: CheckResult = plan.mode === 'report' ? await judge(plan, log) : await runCheck(plan, log);
+    const result: CheckResult = await check(plan, { log });
     out.write(json ? toJson(result.report) : `\n${renderTerminal(result.report)}\n  run dir: ${result.runDir}\n`);
     return result.exitCode;
   } catch (e) {

@@ -3,7 +3,7 @@
 // infrastructure or input error says so and is never a FAIL verdict.
 import * as core from '@actions/core';
 import { GateError, EXIT, oneLine } from './errors.ts';
-import { plain } from './report/escape.ts';
+import { plain } from './text/escape.ts';
 import { parseInputs } from './github/inputs.ts';
 import { readContext } from './github/context.ts';
 import { openSession } from './github/session.ts';

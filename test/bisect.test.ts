@@ -3,12 +3,13 @@ import * as assert from 'uvu/assert';
 import { mkdtempSync, mkdirSync, writeFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
-import { hintFor, NAN_HINT, TAIL_HINT } from '../src/bisect/hints.ts';
-import { judgeBisect, readBisectJson, situationOf } from '../src/bisect/judge.ts';
+import { hintFor, NAN_HINT, TAIL_HINT } from '../src/seed/hints.ts';
+import { judgeBisect, situationOf } from '../src/bisect/judge.ts';
+import { readBisectJson } from '../src/rundir/bisect-spec.ts';
 import { fakeMetrics } from './helpers/report.ts';
 import { fixture, npyOf, refValues } from './helpers/rundir.ts';
 import { copyFileSync, symlinkSync } from 'node:fs';
-import { hintForStep } from '../src/bisect/hints.ts';
+import { hintForStep } from '../src/seed/hints.ts';
 
 test('each kind of boundary gets the seed failure-mode hint for it', () => {
   const b = (s: string, k = '') => hintFor(s, k)?.boundary;

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { Writable } from 'node:stream';
 import { main } from '../src/cli.ts';
 import { fromJson } from '../src/report/json.ts';
-import type { Report } from '../src/report/types.ts';
+import type { Report } from '../src/record/report.ts';
 import { copyAirMini } from './helpers/airmini.ts';
 import { runPython } from './helpers/python.ts';
 import { npyBytes, npyHeader, f32Bytes } from './helpers/bytes.ts';

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { spawnSync } from 'node:child_process';
 import { EXIT } from '../src/errors.ts';
 import { PROBE_SCHEMA, PROBE_SCHEMA_VERSION, RUN_FILES, PROBE_KEYS, undeclaredKeys } from '../src/rundir/schema.ts';
-import { BISECT_FILE, BISECT_METHODS, BISECT_SCHEMA, BISECT_SCHEMA_VERSION } from '../src/bisect/types.ts';
+import { BISECT_FILE, BISECT_METHODS, BISECT_SCHEMA, BISECT_SCHEMA_VERSION } from '../src/rundir/bisect-spec.ts';
 import { DEFAULT_NPU_LOCK, DEFAULT_WAIT_SECONDS } from '../src/agent/lock.ts';
 import { findNumpyPython, runPython } from './helpers/python.ts';
 import { readProbeJson } from '../src/rundir/read.ts';

@@ -5,7 +5,7 @@ import { updateTodo, todoTemplate } from '../src/docs/todo.ts';
 import { MARK } from '../src/docs/markers.ts';
 import { renderMarkdown } from '../src/report/markdown.ts';
 import { fakeMetrics, fakeReport } from './helpers/report.ts';
-import type { Report } from '../src/report/types.ts';
+import type { Report } from '../src/record/report.ts';
 
 const F = 'phase2_block.md';
 const md = (r: Report) => renderMarkdown(r, { flavor: 'doc' });

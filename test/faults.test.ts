@@ -22,7 +22,7 @@ import { openTensor } from '../src/tensor/index.ts';
 import { InputError } from '../src/errors.ts';
 import { NPZ_MAX_INFLATED } from '../src/tensor/npz.ts';
 import { fromJson } from '../src/report/json.ts';
-import type { Report } from '../src/report/types.ts';
+import type { Report } from '../src/record/report.ts';
 import { PROBE_KEYS } from '../src/rundir/schema.ts';
 import { PROBE_SPEC } from '../src/rundir/probe-spec.ts';
 import { keyTree } from '../src/rundir/spec.ts';
@@ -481,13 +481,13 @@ test('point 8: a read-only model dir is exit 2 saying so; nothing written', asyn
     return;
   }
   try {
-    cpSync(f.modelDir, join(t.dir, 'model'), { recursive: true });
+    cpSync(f.modelDir, join(t.dir, 'tiny_m'), { recursive: true });
     t.remount(true);
-    const g = { ...f, modelDir: join(t.dir, 'model'), todo: join(t.dir, 'model/TODO.md'), snapshot: f.snapshot };
+    const g = { ...f, modelDir: join(t.dir, 'tiny_m'), todo: join(t.dir, 'tiny_m/TODO.md'), snapshot: f.snapshot };
     const before = readFileSync(g.todo);
     const r = await cli(['report', '--run-dir', f.runDir, '--model-dir', g.modelDir]);
     assert.is(r.code, 2, r.err);
-    assert.match(errorLine(r), /model\/docs\/development_progress\/phase2_block\.md: cannot (write|create the directory).*: read-only file system; nothing was changed/);
+    assert.match(errorLine(r), /tiny_m\/docs\/development_progress\/phase2_block\.md: cannot (write|create the directory).*: read-only file system; nothing was changed/);
     assert.ok(readFileSync(g.todo).equals(before));
     assert.not.ok(existsSync(join(f.runDir, 'report.json')));
   } finally {
@@ -502,14 +502,14 @@ test('point 2/8: disk full while writing the documents: exit 3 "disk full", ever
     // TODO.md large, phase2_block.md new: the first prepared file fits, the second does not, and
     // the first must not be left behind.
     const f = fixture();
-    const model = join(t.dir, 'model');
+    const model = join(t.dir, 'tiny_m');
     mkdirSync(model);
     writeFileSync(join(model, 'TODO.md'), TODO_MD + `\n## Notes\n${'hand-written note\n'.repeat(1200)}`);
     const before = readFileSync(join(model, 'TODO.md'));
     t.fill(12 * 1024);
     const r = await cli(['report', '--run-dir', f.runDir, '--model-dir', model]);
     assert.is(r.code, 3, r.err);
-    assert.match(errorLine(r), /model\/(TODO\.md|docs\/development_progress\/phase2_block\.md): cannot (write|create the directory).*: disk full; nothing was changed/);
+    assert.match(errorLine(r), /tiny_m\/(TODO\.md|docs\/development_progress\/phase2_block\.md): cannot (write|create the directory).*: disk full; nothing was changed/);
     assert.ok(readFileSync(join(model, 'TODO.md')).equals(before), 'TODO.md as before');
     assert.not.ok(existsSync(join(model, 'docs')), 'no docs dir left behind');
     assert.not.ok(existsSync(join(f.runDir, 'report.json')));

@@ -1,6 +1,6 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { perPositionThreshold, formatThreshold } from '../src/gates/thresholds.ts';
+import { perPositionThreshold, formatThreshold } from '../src/seed/thresholds.ts';
 import { metricGates, outcomeOf, warningsFor, documentationGate } from '../src/gates/evaluate.ts';
 import { fakeMetrics } from './helpers/report.ts';
 

@@ -4,7 +4,7 @@ import * as assert from 'uvu/assert';
 import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
-import { judge } from '../src/pipeline.ts';
+import { check } from '../src/check/index.ts';
 import { silentLog } from '../src/log.ts';
 import { renderMarkdown } from '../src/report/markdown.ts';
 import { renderTerminal } from '../src/report/terminal.ts';
@@ -46,7 +46,7 @@ const plan = (dir: string): Plan => ({ mode: 'report', modelDir: null, promptSty
 test('every layer is judged with the same definitions, sorted by layer, and never gates', async () => {
   const flipped = base.map((v, i) => (Math.floor(i / COLS) === 2 ? -v : v)); // row 2 reversed in layer 1
   const dir = runDir({ 'layers/layer_00.npu.npy': base, 'layers/layer_00.ref.npy': base, 'layers/layer_01.npu.npy': flipped, 'layers/layer_01.ref.npy': base }, undefined);
-  const r = await judge(plan(dir), silentLog);
+  const r = await check(plan(dir), { log: silentLog });
   assert.is(r.report.outcome, 'pass'); // layer 1 is bad, but only layer 0 is gated
   const layers = r.report.layers!;
   assert.equal(layers.map((l) => l.layer), [0, 1]);
@@ -59,12 +59,12 @@ test('every layer is judged with the same definitions, sorted by layer, and neve
 });
 
 test('a run dir without layers has none; a layer path leaving the run dir is refused', async () => {
-  const none = await judge(plan(runDir({}, null)), silentLog);
+  const none = await check(plan(runDir({}, null)), { log: silentLog });
   assert.is(none.report.layers, null);
   const t = { file: '../../etc/passwd', dtype: 'f32', shape: [ROWS, COLS] };
   const bad = runDir({}, { source: 's', entries: [{ layer: 0, npu: t, ref: t }] });
   try {
-    await judge(plan(bad), silentLog);
+    await check(plan(bad), { log: silentLog });
     assert.unreachable('accepted a path outside the run dir');
   } catch (e) {
     assert.match((e as Error).message, /probe\.json: layers\.entries\[0\]\.npu\.file must be a relative path inside the run dir/);

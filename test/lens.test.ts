@@ -12,7 +12,7 @@ import { mkdtempSync, readFileSync, existsSync, writeFileSync, mkdirSync, symlin
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { fromJson } from '../src/report/json.ts';
-import type { Report } from '../src/report/types.ts';
+import type { Report } from '../src/record/report.ts';
 import { commentContent } from '../src/report/github.ts';
 import { renderTerminal } from '../src/report/terminal.ts';
 import { renderMarkdown } from '../src/report/markdown.ts';

@@ -128,7 +128,7 @@ if (!uidWorks) console.warn('probe-isolation: uid mode SKIPPED (not root, or nob
 
 /** check as the pipeline runs it, on one runner's cache root (the Action's trusted or untrusted plan). */
 async function checkOn(w: ReturnType<typeof workspace>, cacheRoot: string, who: 'trusted' | 'hostile' | 'hostile-unisolated', extraEnv: Record<string, string> = {}) {
-  const { runCheck } = await import('../src/pipeline.ts');
+  const { check } = await import('../src/check/index.ts');
   const run = mkdtempSync(join(tmpdir(), `nbg-${who}-`));
   const plan = {
     mode: 'full' as const, modelDir: w.model, promptStyle: null, prompt: null, python, runDir: run, threshold: null,
@@ -137,7 +137,7 @@ async function checkOn(w: ReturnType<typeof workspace>, cacheRoot: string, who: 
     isolation: { mode: who === 'hostile-unisolated' ? 'none' as const : 'auto' as const, untrusted: who !== 'trusted', allowUnisolated: who === 'hostile-unisolated' },
   };
   const quiet = { step: () => undefined, warn: () => undefined };
-  return runCheck(plan, quiet);
+  return check(plan, { log: quiet });
 }
 
 (bwrapWorks ? test : test.skip)('a trusted run after a hostile pull request on the same runner: the same verdict and numbers as on a clean runner', async () => {

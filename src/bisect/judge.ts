@@ -4,61 +4,24 @@
 //  - twins: every launch's buffers, NPU against the launch's CPU twin.
 // bisect.json comes from the NPU host (possibly an untrusted job): it is validated whole, and every
 // file it names must be a regular file inside the run dir.
-import { lstatSync } from 'node:fs';
 import { join } from 'node:path';
-import { InputError, fsError } from '../errors.ts';
 import { openTensor } from '../tensor/index.ts';
-import { openRunTensor, readRegularFile, runFile } from '../rundir/read.ts';
-import { SpecError } from '../rundir/spec.ts';
-import { compare } from '../metrics/index.ts';
+import { openRunTensor, runFile } from '../rundir/read.ts';
+import { BISECT_FILE, readBisectJson, type BisectJson, type BisectJsonLaunch } from '../rundir/bisect-spec.ts';
+import { compare, comparisonOf, lowestCosine, nonFiniteTotal } from '../metrics/index.ts';
 import type { Metrics } from '../metrics/types.ts';
-import type { Thresholds } from '../report/types.ts';
-import { cleanBar } from '../lens/judge.ts';
-import {
-  BISECT_FILE, BISECT_SCHEMA, BISECT_SCHEMA_VERSION, BISECT_SPEC,
-  type BisectJson, type BisectJsonLaunch, type BisectReport, type BisectStep, type LaunchOffender, type LaunchRow,
-} from './types.ts';
-import { hintFor, hintForStep, NAN_HINT, TAIL_HINT, type Hint } from './hints.ts';
-
-/** bisect.json is a few KB (one entry per step and buffer); anything larger is not one. */
-const BISECT_JSON_MAX_BYTES = 16 << 20;
-
-export function readBisectJson(runDir: string): BisectJson | null {
-  const file = join(runDir, BISECT_FILE);
-  try {
-    lstatSync(file);
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT' || (e as NodeJS.ErrnoException).code === 'ENOTDIR') return null;
-    throw fsError(e, file, 'cannot read');
-  }
-  // A regular file inside the run dir (a link out of it, a FIFO or a directory is refused).
-  const bytes = readRegularFile(runFile(runDir, BISECT_FILE, 'bisect.json'), BISECT_JSON_MAX_BYTES);
-  let o: Record<string, unknown>;
-  try {
-    o = JSON.parse(bytes.toString('utf8'));
-  } catch (e) {
-    throw new InputError(`not valid JSON (${(e as Error).message.split('\n')[0]})`, file);
-  }
-  if (o?.schema !== BISECT_SCHEMA) throw new InputError(`schema is ${JSON.stringify(o?.schema)}, expected ${JSON.stringify(BISECT_SCHEMA)}`, file);
-  if (o.schema_version !== BISECT_SCHEMA_VERSION) throw new InputError(`schema_version ${JSON.stringify(o.schema_version)} is not supported (this npu-block-gate reads version ${BISECT_SCHEMA_VERSION})`, file);
-  try {
-    return BISECT_SPEC.check(o, '');
-  } catch (e) {
-    if (e instanceof SpecError) throw new InputError(e.message, file);
-    throw e;
-  }
-}
+import type { Thresholds } from '../record/report.ts';
+import type { BisectReport, BisectStep, LaunchOffender, LaunchRow } from '../record/bisect.ts';
+import { cleanBar } from '../seed/thresholds.ts';
+import { hintFor, hintForStep, NAN_HINT, TAIL_HINT, type Hint } from '../seed/hints.ts';
 
 export function situationOf(m: Metrics): Hint | null {
-  const nf = m.nonFinite;
-  if (nf.nan.count + nf.posInf.count + nf.negInf.count > 0) return NAN_HINT;
+  if (nonFiniteTotal(m.nonFinite) > 0) return NAN_HINT;
   const runs = m.perPosition.badRuns;
   if (runs.length === 1 && runs[0].end === m.realLen - 1 && m.wholeCosine >= 0.99) return TAIL_HINT;
   return null;
 }
 
-const nonFiniteOf = (m: Metrics) => m.nonFinite.nan.count + m.nonFinite.posInf.count + m.nonFinite.negInf.count;
-const lowest = (m: Metrics) => Math.min(m.wholeCosine, m.perPosition.min);
 
 /** The swap steps: each step's ffn_out against the block's reference. */
 async function judgeSteps(runDir: string, b: BisectJson, refPath: string, realLen: number, th: Thresholds): Promise<BisectStep[]> {
@@ -70,13 +33,12 @@ async function judgeSteps(runDir: string, b: BisectJson, refPath: string, realLe
     try {
       const ref = openTensor(refPath);
       try {
-        const m = await compare(npu, ref, { realLen, threshold: th.perPosition });
-        const nonFinite = nonFiniteOf(m);
+        const c = comparisonOf(await compare(npu, ref, { realLen, threshold: th.perPosition }));
         steps.push({
           step: s.step, kernel: s.kernel, cpuEquivalent: s.cpu_equivalent,
           ...(s.swapped ? { swapped: s.swapped } : {}),
-          wholeCosine: m.wholeCosine, perPositionMin: m.perPosition.min, nonFinite,
-          fixes: m.wholeCosine >= th.whole && m.perPosition.min >= th.perPosition && nonFinite === 0,
+          ...c,
+          fixes: c.wholeCosine >= th.whole && c.perPositionMin >= th.perPosition && c.nonFinite === 0,
         });
       } finally {
         ref.close();
@@ -101,12 +63,12 @@ async function judgeLaunches(runDir: string, launches: BisectJsonLaunch[], thres
       try {
         const twin = openRunTensor(runDir, bu.twin, `${BISECT_FILE} ${at}.twin`);
         try {
-          const m = await compare(npu, twin, { threshold, worstK: 0 });
+          const c = comparisonOf(await compare(npu, twin, { threshold, worstK: 0 }));
           buffers.push({
             buffer: bu.buffer, boundary: bu.boundary, stage: bu.stage, step: bu.step,
-            rows: bu.rows && bu.rows.length === 2 ? [bu.rows[0], bu.rows[1]] : null,
-            wholeCosine: m.wholeCosine, perPositionMin: m.perPosition.min, maxAbs: m.errors.maxAbs, normRatio: m.errors.normRatio,
-            nonFinite: nonFiniteOf(m), diverges: !(lowest(m) >= threshold), drifts: !(lowest(m) >= clean),
+            span: bu.rows && bu.rows.length === 2 ? [bu.rows[0], bu.rows[1]] : null,
+            ...c,
+            diverges: !(lowestCosine(c) >= threshold), drifts: !(lowestCosine(c) >= clean),
           });
         } finally {
           twin.close();

@@ -6,7 +6,9 @@ import { createHash } from 'node:crypto';
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { basename, dirname, isAbsolute, join, relative, sep } from 'node:path';
-import type { ProbeJson } from '../rundir/schema.ts';
+import type { CompileInputs, ProbeJson } from '../rundir/schema.ts';
+
+export type { CompileInputs };
 
 export const KERNEL_CACHE_VERSION = 1;
 /** Default size cap of the kernel store; the least recently used entries go first. */
@@ -30,16 +32,6 @@ function listFiles(dir: string, out: string[] = []): string[] {
     else if (e.isFile() && !SKIP_FILE.test(e.name)) out.push(p);
   }
   return out;
-}
-
-/** What the compile imports and reads, as the probe's plan found it (probe.json kernel_cache.inputs). */
-export interface CompileInputs {
-  /** Files relative to the air root: every imported module of the compile, the C++ kernel sources, registry data. */
-  files: string[];
-  /** Environment variables the compile code reads, with their values (null: unset). */
-  env: Record<string, string | null>;
-  /** Other model dirs the compile code comes from (smollm2_1_7b -> llama32_1b). */
-  models?: string[];
 }
 
 export interface KeyInputs {

@@ -10,7 +10,7 @@ import { chmodSync, copyFileSync, existsSync, lstatSync, mkdirSync, mkdtempSync,
 import { isAbsolute, join, resolve } from 'node:path';
 import type { ProbeJson } from '../rundir/schema.ts';
 import { runFile, tensorPath } from '../rundir/read.ts';
-import { isId } from '../report/escape.ts';
+import { isId } from '../text/escape.ts';
 
 export interface RefCacheRecord {
   key: string;

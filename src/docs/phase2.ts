@@ -1,9 +1,9 @@
 // phase2_block.md: a generated "latest result" block and a history table, both fenced by markers.
 // Pure functions over text, so every byte outside what we generate is provably kept.
 import { createHash } from 'node:crypto';
-import type { Report } from '../report/types.ts';
-import { fmtCos, fmtSci, fmtDb } from '../report/format.ts';
-import { formatThreshold } from '../gates/thresholds.ts';
+import type { Report } from '../record/report.ts';
+import { fmtCos, fmtSci, fmtDb } from '../text/format.ts';
+import { formatThreshold } from '../seed/thresholds.ts';
 import { InputError } from '../errors.ts';
 import { BLOCK_MARKERS, MARK, markersOn } from './markers.ts';
 import { dominantEol, insertLines, joinLines, splitLines, type Line } from './text.ts';
@@ -15,9 +15,17 @@ export const HISTORY_HEADER = [
 
 export interface HistoryKey { commit: string; prompt: string }
 
+/** What a history row is keyed by: a Report, or the same facts before the verdict (the baseline). */
+export interface HistoryView {
+  commit: string;
+  prompt: { style: string; text: string; real_len: number; positions?: unknown } | null;
+  emulate?: { inject: string | null } | null;
+  metrics: { realLen: number; cols: number } | null;
+}
+
 /** A re-run of the same commit on the same prompt replaces its own row. A run on N positions, or
  * on the emulated runtime (no NPU), is a row of its own: it never replaces the real NPU's row. */
-export function historyKey(r: Report): HistoryKey {
+export function historyKey(r: HistoryView): HistoryKey {
   const text = r.prompt?.text ?? '';
   const hash = createHash('sha256').update(text).digest('hex').slice(0, 8);
   const positions = r.prompt?.positions ? `@${r.prompt.real_len}` : '';
@@ -26,7 +34,7 @@ export function historyKey(r: Report): HistoryKey {
   return { commit: r.commit.slice(0, 12), prompt: `${r.prompt?.style ?? 'prompt'}:${hash}${positions}${emulated}` };
 }
 
-function shapeOf(r: Report): string {
+function shapeOf(r: HistoryView): string {
   return r.metrics ? `${r.metrics.realLen}x${r.metrics.cols}` : 'n/a';
 }
 
@@ -149,7 +157,7 @@ export function readHistory(text: string | null, file: string): HistoryEntry[] {
 }
 
 /** The regression baseline: the oldest passing run of another commit on the same prompt and shape. */
-export function baselineFor(history: HistoryEntry[], r: Report): { maxAbs: number; commit: string } | null {
+export function baselineFor(history: HistoryEntry[], r: HistoryView): { maxAbs: number; commit: string } | null {
   const k = historyKey(r);
   const shape = shapeOf(r);
   const hit = history.find((h) => h.outcome === 'PASS' && h.prompt === k.prompt && h.shape === shape && h.commit !== k.commit && Number.isFinite(h.maxAbs) && h.maxAbs > 0);

@@ -4,11 +4,11 @@
 // "## Active blockers" (on fail, removed by a later pass, with the heading if we added it), and
 // marked Phase 4/5 prerequisite lines under the Phase 4 line for the workarounds in use. Every
 // other byte is kept, line endings included; what could not be done is said in `notes`.
-import type { Report } from '../report/types.ts';
+import type { Report } from '../record/report.ts';
 import type { ModelConfig } from '../rundir/schema.ts';
 import { InputError } from '../errors.ts';
 import { MARK, markersOn } from './markers.ts';
-import { fmtCos } from '../report/format.ts';
+import { fmtCos } from '../text/format.ts';
 import { insertLines, joinLines, removeLines, splitLines, type Line } from './text.ts';
 
 const PHASE2 = /^(\s*[-*]\s+\[)([^\]]*)(\]\s*(?:Phase\s+)?2\s*[:.)-]\s*Single[- ]Block Validation\b.*)$/i;

@@ -1,8 +1,9 @@
 // Turns metrics into the four gate results and the informational warnings (DESIGN.md "Gates").
 import type { Metrics } from '../metrics/types.ts';
-import type { GateResult, Outcome, Thresholds, Warning } from '../report/types.ts';
-import { fmtRatio, fmtSci, fmtRun } from '../report/format.ts';
-import { formatThreshold, MAX_ABS_REGRESSION, NORM_RATIO_WARN } from './thresholds.ts';
+import { nonFiniteTotal } from '../metrics/summary.ts';
+import type { GateResult, Outcome, Thresholds, Warning } from '../record/report.ts';
+import { fmtRatio, fmtSci, fmtRun } from '../text/format.ts';
+import { formatThreshold, MAX_ABS_REGRESSION, NORM_RATIO_WARN } from '../seed/thresholds.ts';
 
 export interface Documented {
   /** false: this run was told not to write documents (G4 is skipped, not failed). */
@@ -10,6 +11,9 @@ export interface Documented {
   ok: boolean;
   path: string;
   detail: string;
+  /** The documents were written but could not be recorded (a refused docs PR): why. G4 is then a
+   * skip, never a silent pass, and the verdict warns. */
+  refused?: string;
 }
 
 function gate(id: GateResult['id'], name: string, ok: boolean, value: GateResult['value'], bar: string, detail: string): GateResult {
@@ -30,7 +34,7 @@ export function metricGates(m: Metrics, th: Thresholds): GateResult[] {
   const g2 = gate('G2', `per-position min cosine (head_dim ${th.headDim})`, pp.min >= th.perPosition, pp.min,
     `>= ${formatThreshold(th.perPosition)}${th.overridden ? ' (override)' : ''}`, g2detail);
   const nf = m.nonFinite;
-  const bad = nf.nan.count + nf.posInf.count + nf.negInf.count;
+  const bad = nonFiniteTotal(nf);
   const parts: string[] = [];
   for (const [label, c] of [['NaN', nf.nan], ['+Inf', nf.posInf], ['-Inf', nf.negInf]] as const) {
     if (c.count > 0) {
@@ -44,6 +48,9 @@ export function metricGates(m: Metrics, th: Thresholds): GateResult[] {
 }
 
 export function documentationGate(d: Documented): GateResult {
+  if (d.refused !== undefined) {
+    return { id: 'G4', name: 'result documented', status: 'skip', passed: true, value: null, bar: 'phase2_block.md written', detail: `not recorded: ${d.refused}` };
+  }
   if (!d.attempted) {
     return { id: 'G4', name: 'result documented', status: 'skip', passed: true, value: null, bar: 'phase2_block.md written', detail: d.detail };
   }

@@ -3,7 +3,7 @@
 // GitHub's 65,536-character body limit with a notice and a link to the artifact.
 import { createHash } from 'node:crypto';
 import type { GitHubApi, IssueComment } from './api.ts';
-import type { Report } from '../report/types.ts';
+import type { Report } from '../record/report.ts';
 
 /** GitHub rejects issue comment bodies longer than this (characters). */
 export const GITHUB_BODY_LIMIT = 65_536;

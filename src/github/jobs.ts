@@ -1,25 +1,22 @@
-// The Action's three jobs for one model, and what they publish:
-//  - probe:  run the probe, upload the run dir with github.json (the event, and the error when
-//            the probe could not finish, so the report job can say ERROR on the PR);
-//  - report: download the triggering run's run dir, check it is that run's and that model's,
-//            judge it (no project code runs here);
-//  - full:   probe and judge here.
-// Then: the docs PR (trusted runs), annotations, the artifact, the job summary, the sticky comment.
+// The Action's three jobs for one model, each the one check() plus the Action's GitHub effects:
+//  - full:   check() (probe, judge, documents proposed through the docs PR, caches on trusted runs);
+//  - probe:  the probe step only; the run dir goes up as an artifact with github.json (the event,
+//            how the probe was isolated, and its error when it could not finish);
+//  - report: the probe job's run dir downloaded and checked to be that run's and that model's, then
+//            check() on it (no project code runs here).
+// Then what the Action adds: annotations, the artifact, the job summary, the sticky comment, outputs.
 import * as core from '@actions/core';
 import { existsSync } from 'node:fs';
-import { basename, join } from 'node:path';
-import { GateError, InfraError, InputError, EXIT, oneLine, type ExitCode } from '../errors.ts';
+import { join } from 'node:path';
+import { GateError, InfraError, EXIT, oneLine, type ExitCode } from '../errors.ts';
 import type { Plan } from '../plan.ts';
-import { probe, judge, errorReport, type CheckResult } from '../pipeline.ts';
-import { readProbeJson } from '../rundir/read.ts';
+import { check, errorReport, probe, type CheckDeps, type CheckResult } from '../check/index.ts';
 import { RUN_FILES } from '../rundir/schema.ts';
 import { DOC_PATHS } from '../docs/markers.ts';
-import { writeAtomic } from '../docs/fs.ts';
-import { toJson } from '../report/json.ts';
 import { renderMarkdown } from '../report/markdown.ts';
 import { commentContent, docsPrText, probedSummary, summaryText, type JudgedCommit } from '../report/github.ts';
-import { plain, text } from '../report/escape.ts';
-import type { Report } from '../report/types.ts';
+import { plain } from '../text/escape.ts';
+import type { IsolationRow, Report } from '../record/report.ts';
 import { classifyWriteError } from './api.ts';
 import { artifactName, pickArtifact, freshDir } from './artifact.ts';
 import { marker, resultDigest, truncateBody, upsertComment, COMMENT_BUDGET } from './comment.ts';
@@ -32,54 +29,54 @@ import { actionLog, docsBase, keyOf, loginFor, out, planFor, type Session } from
 /** Job summaries hold at most 1 MiB per step. */
 const SUMMARY_BUDGET = 1_000_000;
 
+/** What a job reached: a verdict, the probe's run dir (mode probe), or an error (never a FAIL). */
+type Reached =
+  | { kind: 'judged'; result: CheckResult }
+  | { kind: 'probed'; runDir: string; isolation: IsolationRow }
+  | { kind: 'error'; report: Report; message: string; exitCode: ExitCode; runDir: string | null };
+
+/** What the Action's own effects produced. */
+interface Published {
+  artifact: { name: string; url: string | null } | null;
+  commentUrl: string | null;
+  docsPr: { url: string | null; number: number | null } | null;
+}
+
 export async function runModel(s: Session, modelDir: string): Promise<ModelResult> {
   const key = keyOf(s, modelDir);
-  const res: ModelResult = {
-    modelDir, key, outcome: 'error', exitCode: EXIT.infra, report: null, reportPath: null, runDir: null,
-    artifactName: null, artifactUrl: null, commentUrl: null, docsPrUrl: null, docsPrNumber: null, error: null,
-  };
   const plan = planFor(s, modelDir, key);
   core.startGroup(`npu-block-gate: ${key} (mode ${plan.mode})`);
   try {
-    if (plan.mode === 'probe') await probeJob(s, res, plan);
-    else if (plan.mode === 'report') await reportJob(s, res, plan);
-    else await fullJob(s, res, plan);
+    if (plan.mode === 'probe') return await probeJob(s, plan, modelDir, key);
+    if (plan.mode === 'report') return await reportJob(s, plan, modelDir, key);
+    return await fullJob(s, plan, modelDir, key);
   } finally {
     core.endGroup();
   }
-  return res;
 }
 
-/** Records an error: never a FAIL verdict. */
-function failed(res: ModelResult, plan: Plan, e: unknown): void {
+/** An error as the record says it: outcome error, never a FAIL verdict; logged as an annotation. */
+function errored(plan: Plan, key: string, e: unknown, isolation: IsolationRow | null = null): Extract<Reached, { kind: 'error' }> {
   if (!(e instanceof GateError)) out.debug((e as Error)?.stack ?? String(e));
-  const code: ExitCode = e instanceof GateError ? e.exitCode : EXIT.infra;
-  res.error = oneLine(e);
-  res.exitCode = code;
-  res.outcome = 'error';
-  res.report = errorReport(plan, res.error, code);
-  res.report.model.name = basename(res.modelDir);
-  out.error(`${res.key}: ${res.error}`, `npu-block-gate could not judge ${res.key} (${code === EXIT.input ? 'bad input' : 'infrastructure'}; not a FAIL)`);
+  const exitCode: ExitCode = e instanceof GateError ? e.exitCode : EXIT.infra;
+  const message = oneLine(e);
+  out.error(`${key}: ${message}`, `npu-block-gate could not judge ${key} (${exitCode === EXIT.input ? 'bad input' : 'infrastructure'}; not a FAIL)`);
+  return { kind: 'error', report: errorReport(plan, message, exitCode, { isolation }), message, exitCode, runDir: existsSync(plan.runDir) ? plan.runDir : null };
 }
 
-function judged(res: ModelResult, result: CheckResult): void {
-  res.report = result.report;
-  res.runDir = result.runDir;
-  res.reportPath = join(result.runDir, RUN_FILES.report);
-  res.outcome = result.report.outcome;
-  res.exitCode = result.exitCode;
-}
-
-/**
- * A run dir is about the model dir it is judged for: probe.json's model name must be the model
- * dir's own name (the name goes into titles, branches and documents).
- */
-export function checkModelName(runDir: string, modelDir: string): void {
-  const p = readProbeJson(runDir, false);
-  const want = basename(modelDir);
-  if (p.model.name !== want) {
-    throw new InputError(`model.name ${JSON.stringify(plain(p.model.name, 64))} is not the model dir's name ${JSON.stringify(want)}; refusing a run dir for another model`, RUN_FILES.probe);
+/** The one ModelResult of a job, built once from what it reached and what it published. */
+function resultOf(modelDir: string, key: string, r: Reached, p: Published): ModelResult {
+  const common = {
+    modelDir, key,
+    artifactName: p.artifact?.name ?? null, artifactUrl: p.artifact?.url ?? null,
+    commentUrl: p.commentUrl, docsPrUrl: p.docsPr?.url ?? null, docsPrNumber: p.docsPr?.number ?? null,
+  };
+  if (r.kind === 'judged') {
+    const { report, runDir, exitCode } = r.result;
+    return { ...common, outcome: report.outcome, exitCode, report, reportPath: join(runDir, RUN_FILES.report), runDir, error: null, isolation: report.isolation };
   }
+  if (r.kind === 'probed') return { ...common, outcome: 'probed', exitCode: EXIT.pass, report: null, reportPath: null, runDir: r.runDir, error: null, isolation: r.isolation };
+  return { ...common, outcome: 'error', exitCode: r.exitCode, report: r.report, reportPath: null, runDir: r.runDir, error: r.message, isolation: r.report.isolation };
 }
 
 async function checkoutSha(dir: string): Promise<string | null> {
@@ -92,75 +89,96 @@ async function checkoutSha(dir: string): Promise<string | null> {
 
 // ----- the three jobs ----------------------------------------------------------------------------
 
-async function fullJob(s: Session, res: ModelResult, plan: Plan): Promise<void> {
-  let result: CheckResult | null = null;
+async function fullJob(s: Session, plan: Plan, modelDir: string, key: string): Promise<ModelResult> {
+  const judged: JudgedCommit = { head: s.trust.judged.headSha, merge: s.trust.mergeSha, checkout: await checkoutSha(modelDir) };
+  let docsPr: Published['docsPr'] = null;
+  let reached: Reached;
   try {
-    if (plan.writeDocs && plan.modelDir) await restoreDocs(s, plan.modelDir, res.key);
-    const { runDir, python } = await probe(plan, actionLog);
-    checkModelName(runDir, res.modelDir);
-    result = await judge(plan, actionLog, python);
-    judged(res, result);
+    if (plan.writeDocs && plan.modelDir) await restoreDocs(s, plan.modelDir, key);
+    const proposeDocs = docsProposer(s, plan, key, judged, (pr) => { docsPr = pr; });
+    reached = { kind: 'judged', result: await check(plan, { log: actionLog, proposeDocs }) };
   } catch (e) {
-    failed(res, plan, e);
+    reached = errored(plan, key, e);
   }
-  const commit: JudgedCommit = { head: s.trust.judged.headSha, merge: s.trust.mergeSha, checkout: await checkoutSha(res.modelDir) };
-  await publish(s, res, plan, { result, prNumber: s.ctx.pr?.number ?? null, judged: commit });
+  const published = await publish(s, plan, key, reached, { prNumber: s.ctx.pr?.number ?? null, judged });
+  return resultOf(modelDir, key, reached, { ...published, docsPr });
 }
 
-async function reportJob(s: Session, res: ModelResult, plan: Plan): Promise<void> {
-  let result: CheckResult | null = null;
+async function reportJob(s: Session, plan: Plan, modelDir: string, key: string): Promise<ModelResult> {
+  let reached: Reached;
   let prNumber: number | null = null;
   let meta: RunMeta | null = null;
+  let docsPr: Published['docsPr'] = null;
+  let judgedPlan = plan;
   try {
-    const got = await fetchRunDir(s, res.key);
-    plan.runDir = got.dir;
+    const got = await fetchRunDir(s, key);
+    judgedPlan = { ...plan, runDir: got.dir };
     prNumber = got.prNumber;
     meta = got.meta;
     const pe = probeJobError(got.meta);
     if (pe) throw new GateError(pe.message, pe.exitCode as ExitCode);
-    checkModelName(got.dir, res.modelDir);
-    if (plan.writeDocs && plan.modelDir) await restoreDocs(s, plan.modelDir, res.key);
-    result = await judge(plan, actionLog);
-    judged(res, result);
+    if (plan.writeDocs && plan.modelDir) await restoreDocs(s, plan.modelDir, key);
+    const judged = judgedOf(s, meta);
+    const proposeDocs = docsProposer(s, plan, key, judged, (pr) => { docsPr = pr; });
+    reached = { kind: 'judged', result: await check(judgedPlan, { log: actionLog, proposeDocs, isolation: isolationOf(meta) }) };
   } catch (e) {
-    failed(res, plan, e);
+    reached = errored(judgedPlan, key, e, meta ? isolationOf(meta) : null);
   }
-  const commit: JudgedCommit = {
+  const published = await publish(s, judgedPlan, key, reached, { prNumber, judged: judgedOf(s, meta) });
+  return resultOf(modelDir, key, reached, { ...published, docsPr });
+}
+
+/** check()'s docs step for a plan that records documents: the docs PR, its URL handed to `opened`. */
+function docsProposer(s: Session, plan: Plan, key: string, judged: JudgedCommit, opened: (pr: NonNullable<Published['docsPr']>) => void): CheckDeps['proposeDocs'] {
+  if (!plan.writeDocs || !plan.modelDir) return undefined;
+  const modelDir = plan.modelDir;
+  return async (_docs, report) => {
+    const r = await recordDocs(s, key, report, modelDir, judged);
+    if ('refused' in r) return r.refused;
+    opened(r);
+    return null;
+  };
+}
+
+/** Which commit a report job judged: the triggering run's head, and what its probe job had checked out. */
+function judgedOf(s: Session, meta: RunMeta | null): JudgedCommit {
+  return {
     head: s.trust.judged.headSha,
     merge: meta?.event === 'pull_request' && meta.sha && meta.sha !== s.trust.judged.headSha ? meta.sha : null,
     checkout: meta?.checkout_sha ?? null,
   };
-  await publish(s, res, plan, { result, prNumber, judged: commit });
 }
 
-async function probeJob(s: Session, res: ModelResult, plan: Plan): Promise<void> {
+/** The probe job's account of its isolation (github.json: untrusted, validated, marked as its word). */
+function isolationOf(meta: RunMeta): IsolationRow | null {
+  return meta.isolation ? { mode: meta.isolation.mode, detail: meta.isolation.detail, source: 'probe job' } : null;
+}
+
+async function probeJob(s: Session, plan: Plan, modelDir: string, key: string): Promise<ModelResult> {
   if (s.inputs.comment && s.ctx.pr) out.info('mode probe: the PR comment is posted by the mode report job');
-  let error: { message: string; exitCode: number } | null = null;
+  let reached: Reached;
   try {
-    const { runDir } = await probe(plan, actionLog);
-    res.runDir = runDir;
+    const probed = await probe(plan, actionLog);
+    reached = { kind: 'probed', runDir: probed.runDir, isolation: probed.isolation };
   } catch (e) {
-    failed(res, plan, e);
-    error = { message: res.error!, exitCode: res.exitCode };
+    reached = errored(plan, key, e);
   }
+  const error = reached.kind === 'error' ? { message: reached.message, exitCode: reached.exitCode } : null;
+  const isolation = reached.kind === 'probed' ? reached.isolation : null;
   // The run dir goes up even when the probe failed: github.json carries the error and probe.log
   // explains it, so the report job can tell the pull request ERROR instead of nothing.
-  writeMeta(plan.runDir, s.ctx, s.trust, res.key, { checkoutSha: await checkoutSha(res.modelDir), error });
-  res.runDir = plan.runDir;
+  writeMeta(plan.runDir, s.ctx, s.trust, key, { checkoutSha: await checkoutSha(modelDir), error, isolation });
+  let artifact: Published['artifact'] = null;
   try {
     if (!s.store) throw new InfraError('mode probe hands the run dir to the report job as an artifact, but there is no artifact service here (ACTIONS_RUNTIME_TOKEN is unset)');
-    await upload(s, res, plan.runDir);
+    artifact = await upload(s, key, plan.runDir);
   } catch (e) {
-    if (!error) failed(res, plan, e);
+    if (reached.kind !== 'error') reached = errored(plan, key, e, isolation);
     else out.warning(`artifact upload failed: ${oneLine(e)}`);
   }
-  if (!error && !res.error) {
-    res.outcome = 'probed';
-    res.exitCode = EXIT.pass;
-    await core.summary.addRaw(probedSummary(res.key, res.artifactName)).write();
-  } else {
-    await core.summary.addRaw(renderMarkdown(res.report!, { flavor: 'summary', artifactUrl: res.artifactUrl ?? undefined })).addEOL().write();
-  }
+  if (reached.kind === 'probed') await core.summary.addRaw(probedSummary(key, artifact?.name ?? null, reached.isolation)).write();
+  else await core.summary.addRaw(renderMarkdown(reached.report, { flavor: 'summary', artifactUrl: artifact?.url ?? undefined })).addEOL().write();
+  return resultOf(modelDir, key, reached, { artifact, commentUrl: null, docsPr: null });
 }
 
 /** mode report: the probe job's run dir from the judged run, checked to be that run's and this model's. */
@@ -187,93 +205,55 @@ async function fetchRunDir(s: Session, key: string): Promise<{ dir: string; meta
 
 // ----- publishing ---------------------------------------------------------------------------------
 
-interface Publish {
-  result: CheckResult | null;
-  prNumber: number | null;
-  judged: JudgedCommit;
-}
-
-async function publish(s: Session, res: ModelResult, plan: Plan, p: Publish): Promise<void> {
-  const report = res.report!;
-  const notes: string[] = [];
-
-  // Documents first: a refused docs PR turns G4 into a warning, which the rest must show.
-  if (plan.writeDocs && p.result?.docs && plan.modelDir) {
-    const why = await docsPr(s, res, report, plan.modelDir, p.judged);
-    if (why) {
-      notRecorded(report, why);
-      notes.push(`> [!WARNING]\n> ${text(`G4: the documents were not recorded: ${why}`, 800)}`);
-      rewriteReport(report, p.result);
-    }
-  }
-
+async function publish(s: Session, plan: Plan, key: string, r: Exclude<Reached, { kind: 'probed' }>, o: { prNumber: number | null; judged: JudgedCommit }): Promise<Omit<Published, 'docsPr'>> {
+  const report = r.kind === 'judged' ? r.result.report : r.report;
   for (const g of report.gates.filter((g) => g.status === 'fail')) {
     out.error(`${g.name}: measured ${g.value ?? 'n/a'}, needs ${g.bar}. ${g.detail}`, `Phase 2 FAIL ${plain(report.model.name, 64)}: ${g.id}`);
   }
   for (const w of report.warnings) out.warning(w.message, `npu-block-gate ${plain(report.model.name, 64)}: ${plain(w.id, 64)}`);
 
   // The run dir goes up even when it could not be judged: probe.log is what explains an error.
-  const dir = p.result?.runDir ?? (existsSync(plan.runDir) ? plan.runDir : null);
-  if (dir && s.store) await upload(s, res, dir).catch((e) => out.warning(`artifact upload failed: ${oneLine(e)}`));
+  const dir = r.kind === 'judged' ? r.result.runDir : r.runDir;
+  let artifact: Published['artifact'] = null;
+  if (dir && s.store) artifact = await upload(s, key, dir).catch((e) => { out.warning(`artifact upload failed: ${oneLine(e)}`); return null; });
   else if (dir) out.info(`no artifact service (ACTIONS_RUNTIME_TOKEN unset): the run dir stays at ${dir}`);
 
-  const summary = summaryText(report, { artifactUrl: res.artifactUrl, judged: p.judged, notes });
-  await core.summary.addRaw(truncateBody(summary, SUMMARY_BUDGET, res.artifactUrl)).addEOL().write();
+  const summary = summaryText(report, { artifactUrl: artifact?.url ?? null, judged: o.judged });
+  await core.summary.addRaw(truncateBody(summary, SUMMARY_BUDGET, artifact?.url ?? null)).addEOL().write();
 
-  if (s.inputs.comment && p.prNumber !== null) await comment(s, res, report, p.prNumber, plan, p.judged, notes);
+  let commentUrl: string | null = null;
+  if (s.inputs.comment && o.prNumber !== null) commentUrl = await comment(s, key, report, o.prNumber, plan, o.judged, artifact?.url ?? null);
   else if (s.inputs.comment && s.ctx.pr === null && plan.mode !== 'report') out.debug('not a pull request event: no comment');
+  return { artifact, commentUrl };
 }
 
-/** G4 is not a silent pass when the documents could not be recorded: skip, with the reason as a warning. */
-export function notRecorded(report: Report, reason: string): void {
-  const g4 = report.gates.find((g) => g.id === 'G4');
-  if (g4) {
-    g4.status = 'skip';
-    g4.passed = true;
-    g4.value = null;
-    g4.detail = `not recorded: ${reason}`;
-  }
-  report.warnings.push({ id: 'docs', message: `G4: the documents were not recorded: ${reason}` });
-}
-
-function rewriteReport(report: Report, result: CheckResult): void {
-  writeAtomic(join(result.runDir, RUN_FILES.report), toJson(report));
-  writeAtomic(join(result.runDir, RUN_FILES.markdown), renderMarkdown(report, { flavor: 'summary' }));
-}
-
-async function upload(s: Session, res: ModelResult, dir: string): Promise<void> {
-  if (!s.store) {
-    out.warning('no artifact service here (ACTIONS_RUNTIME_TOKEN unset); the run dir was not uploaded');
-    return;
-  }
-  const name = artifactName(s.inputs.artifactName, res.key, s.inputs.matrixLeg, s.ctx.runAttempt);
+async function upload(s: Session, key: string, dir: string): Promise<{ name: string; url: string | null }> {
+  if (!s.store) throw new InfraError('no artifact service here (ACTIONS_RUNTIME_TOKEN unset); the run dir was not uploaded');
+  const name = artifactName(s.inputs.artifactName, key, s.inputs.matrixLeg, s.ctx.runAttempt);
   const up = await s.store.upload(name, dir, s.inputs.retentionDays);
-  res.artifactName = up.name;
-  res.artifactUrl = up.url;
   out.info(`uploaded ${dir} as artifact ${up.name}`);
+  return { name: up.name, url: up.url };
 }
 
-async function comment(s: Session, res: ModelResult, report: Report, prNumber: number, plan: Plan, commit: JudgedCommit, notes: string[]): Promise<void> {
+async function comment(s: Session, key: string, report: Report, prNumber: number, plan: Plan, judged: JudgedCommit, artifactUrl: string | null): Promise<string | null> {
   if (!s.writes.allowed || !s.api) {
     s.writes.tell();
-    return;
+    return null;
   }
   try {
     const login = await loginFor(s);
-    if (!login) return;
+    if (!login) return null;
     const runUrl = `${s.ctx.serverUrl}/${s.ctx.owner}/${s.ctx.repo}/actions/runs/${s.ctx.runId}`;
-    const content = commentContent(report, {
-      modelKey: res.key, runUrl, artifactUrl: res.artifactUrl, judged: commit, notes,
-      preview: s.inputs.docs !== 'none' && !plan.writeDocs,
-    });
-    const head = marker(res.key, resultDigest(report, plan.writeDocs ? 'docs' : 'preview')) + '\n';
-    const body = head + truncateBody(content, COMMENT_BUDGET - head.length, res.artifactUrl ?? runUrl);
-    const r = await upsertComment(s.api, prNumber, res.key, body, login);
-    res.commentUrl = r.url;
+    const content = commentContent(report, { modelKey: key, runUrl, artifactUrl, judged, preview: s.inputs.docs !== 'none' && !plan.writeDocs });
+    const head = marker(key, resultDigest(report, plan.writeDocs ? 'docs' : 'preview')) + '\n';
+    const body = head + truncateBody(content, COMMENT_BUDGET - head.length, artifactUrl ?? runUrl);
+    const r = await upsertComment(s.api, prNumber, key, body, login);
     out.info(`PR #${prNumber} comment ${r.action}: ${r.url}`);
+    return r.url;
   } catch (e) {
     if (classifyWriteError(e) === 'permission') s.writes.deny(`the token cannot write here (${oneLine(e)})`);
     else out.warning(`could not post the PR comment: ${oneLine(e)}`);
+    return null;
   }
 }
 
@@ -297,11 +277,11 @@ async function restoreDocs(s: Session, modelDir: string, key: string): Promise<v
   }
 }
 
-/** Records the documents through the docs PR; returns why they were not recorded, or null. */
-async function docsPr(s: Session, res: ModelResult, report: Report, modelDir: string, commit: JudgedCommit): Promise<string | null> {
+/** Records the documents (already written into the checkout) through the docs PR: its URL, or why not. */
+async function recordDocs(s: Session, key: string, report: Report, modelDir: string, judged: JudgedCommit): Promise<{ url: string | null; number: number | null } | { refused: string }> {
   const base = docsBase(s);
-  const branch = docsBranch(res.key);
-  const t = docsPrText(report, { modelKey: res.key, branch, base, runId: s.ctx.runId, judged: commit });
+  const branch = docsBranch(key);
+  const t = docsPrText(report, { modelKey: key, branch, base, runId: s.ctx.runId, judged });
   try {
     const r = await upsertDocsPr({
       git: git(s, modelDir),
@@ -317,20 +297,18 @@ async function docsPr(s: Session, res: ModelResult, report: Report, modelDir: st
       digest: resultDigest({ ...report, environment: report.environment && { ...report.environment, git_commit: null } }, 'docs'),
       log: (m) => out.info(m),
     });
-    res.docsPrUrl = r.url;
-    res.docsPrNumber = r.number;
     if (r.forced.length) out.notice(`docs: force-added ${r.forced.join(', ')} (listed in .gitignore); the PR says so`);
     out.info(`docs PR ${r.action}${r.url ? `: ${r.url}` : ''}`);
-    return null;
+    return { url: r.url, number: r.number };
   } catch (e) {
-    if (e instanceof DocsPrRefused) return e.message;
+    if (e instanceof DocsPrRefused) return { refused: e.message };
     const kind = classifyWriteError(e);
     if (kind === 'permission') {
       s.writes.deny(`the token cannot push or open PRs here (${oneLine(e)})`);
-      return `the token cannot push or open pull requests here (${oneLine(e)})`;
+      return { refused: `the token cannot push or open pull requests here (${oneLine(e)})` };
     }
-    if (kind === 'prs-disabled') return `the repository does not allow GitHub Actions to create pull requests (${oneLine(e)})`;
+    if (kind === 'prs-disabled') return { refused: `the repository does not allow GitHub Actions to create pull requests (${oneLine(e)})` };
     out.warning(`docs: could not record the result through a PR: ${oneLine(e)}`);
-    return `the docs PR failed (${oneLine(e)})`;
+    return { refused: `the docs PR failed (${oneLine(e)})` };
   }
 }

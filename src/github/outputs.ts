@@ -1,5 +1,5 @@
 // Step outputs: one headline set (the worst model) plus every model's numbers as JSON.
-import type { Report, GateId } from '../report/types.ts';
+import type { Report, GateId, IsolationRow } from '../record/report.ts';
 
 export interface ModelResult {
   modelDir: string;
@@ -16,6 +16,8 @@ export interface ModelResult {
   docsPrUrl: string | null;
   docsPrNumber: number | null;
   error: string | null;
+  /** How the probe ran (null: not known here, e.g. the probe never started). */
+  isolation: IsolationRow | null;
 }
 
 const RANK = { fail: 3, error: 2, probed: 1, pass: 0 } as const;
@@ -58,6 +60,7 @@ export function outputsFor(results: ModelResult[]): Record<string, string> {
     'comment-url': h?.commentUrl ?? '',
     'docs-pr-url': h?.docsPrUrl ?? '',
     'docs-pr-number': h?.docsPrNumber ? String(h.docsPrNumber) : '',
+    isolation: h?.isolation?.mode ?? '',
     results: JSON.stringify(
       results.map((r) => ({
         model_dir: r.key,
@@ -70,6 +73,7 @@ export function outputsFor(results: ModelResult[]): Record<string, string> {
         artifact_url: r.artifactUrl,
         comment_url: r.commentUrl,
         docs_pr_url: r.docsPrUrl,
+        isolation: r.isolation ? { mode: r.isolation.mode, detail: r.isolation.detail } : null,
         error: r.error,
       })),
       (_k, v) => (typeof v === 'number' && !Number.isFinite(v) ? String(v) : v),

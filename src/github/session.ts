@@ -4,7 +4,7 @@
 import * as core from '@actions/core';
 import { InfraError, oneLine } from '../errors.ts';
 import type { Log } from '../log.ts';
-import { logLine } from '../report/escape.ts';
+import { logLine } from '../text/escape.ts';
 import type { ActionInputs } from './inputs.ts';
 import { WriteGate, type GhContext } from './context.ts';
 import { makeOctokit } from './octokit.ts';

@@ -2,9 +2,11 @@
 // event it ran for, and of its error when the probe could not finish; the trusted job (mode report,
 // workflow_run) downloads it, treats every byte as untrusted, and checks it belongs to the run that
 // triggered it before judging and posting.
-import { readFileSync, statSync, writeFileSync, mkdirSync } from 'node:fs';
+import { readFileSync, statSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { InputError, EXIT, type ExitCode } from '../errors.ts';
+import { writeAtomic } from '../fs/atomic.ts';
+import type { IsolationRow } from '../record/report.ts';
 import type { GhContext } from './context.ts';
 import type { TrustDecision } from './trust.ts';
 import type { GitHubApi } from './api.ts';
@@ -33,14 +35,19 @@ export interface RunMeta {
   model: string;
   /** The probe could not finish: its one-line error and exit code (2 input, 3 infrastructure). */
   probe_error?: { message: string; exit_code: number } | null;
+  /** How the probe ran, isolated from the Action (null when it did not get that far). */
+  isolation?: { mode: IsolationRow['mode']; detail: string } | null;
 }
+
+/** The longest isolation detail carried to the report job. */
+export const MAX_DETAIL_CHARS = 500;
 
 export function writeMeta(
   runDir: string,
   ctx: GhContext,
   trust: TrustDecision,
   modelKey: string,
-  extra: { checkoutSha: string | null; error: { message: string; exitCode: number } | null },
+  extra: { checkoutSha: string | null; error: { message: string; exitCode: number } | null; isolation: IsolationRow | null },
 ): RunMeta {
   const meta: RunMeta = {
     schema: META_SCHEMA,
@@ -55,9 +62,11 @@ export function writeMeta(
     run_attempt: ctx.runAttempt,
     model: modelKey,
     probe_error: extra.error ? { message: extra.error.message.slice(0, MAX_ERROR_CHARS), exit_code: extra.error.exitCode } : null,
+    isolation: extra.isolation ? { mode: extra.isolation.mode, detail: extra.isolation.detail.slice(0, MAX_DETAIL_CHARS) } : null,
   };
   mkdirSync(runDir, { recursive: true });
-  writeFileSync(join(runDir, META_FILE), JSON.stringify(meta, null, 2) + '\n');
+  // Beside files the probe wrote: replace whatever is there (a symlink is replaced, never followed).
+  writeAtomic(join(runDir, META_FILE), JSON.stringify(meta, null, 2) + '\n', false);
   return meta;
 }
 
@@ -92,7 +101,13 @@ export function verifyMeta(runDir: string, expected: { repository: string; headS
       throw bad('probe_error must be { message: a string of at most 2000 characters, exit_code: 2 or 3 }');
     }
   }
-  return { ...raw, pr_number: raw.pr_number ?? null } as RunMeta;
+  const iso = raw.isolation;
+  if (iso !== null && iso !== undefined) {
+    if (typeof iso !== 'object' || !['uid', 'namespace', 'none'].includes(iso.mode) || typeof iso.detail !== 'string' || iso.detail.length > MAX_DETAIL_CHARS) {
+      throw bad(`isolation must be { mode: uid, namespace or none, detail: a string of at most ${MAX_DETAIL_CHARS} characters }`);
+    }
+  }
+  return { ...raw, pr_number: raw.pr_number ?? null, isolation: iso ? { mode: iso.mode, detail: iso.detail } : null } as RunMeta;
 }
 
 /** The probe job's own error, as an error of this job (never a FAIL verdict). */

@@ -11,13 +11,15 @@
 //    only regular files and directories (no symlinks), no encryption, stored or deflated only;
 //  - files are created exclusively (a duplicate name is refused, nothing is overwritten).
 import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdir, open } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { dirname, resolve, sep } from 'node:path';
 import { Readable, Transform, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createInflateRaw } from 'node:zlib';
 import { InputError } from '../errors.ts';
 import { crc32Update } from '../tensor/crc32.ts';
+import { FileBytes } from '../tensor/bytes.ts';
+import { readZipDirectory } from '../tensor/zip.ts';
 
 export interface ZipLimits {
   /** Total inflated bytes, whatever the zip's size. */
@@ -49,23 +51,11 @@ interface Entry {
   compressed: number;
   size: number;
   localOffset: number;
+  /** Where its data starts (after its local header). */
+  start: number;
 }
 
-const SIG_EOCD = 0x06054b50;
-const SIG_EOCD64 = 0x06064b50;
-const SIG_LOC64 = 0x07064b50;
-const SIG_CEN = 0x02014b50;
 const SIG_LOC = 0x04034b50;
-const U32 = 0xffffffff;
-const U16 = 0xffff;
-
-function num(b: Buffer, at: number, bytes: 2 | 4 | 8): number {
-  if (bytes === 2) return b.readUInt16LE(at);
-  if (bytes === 4) return b.readUInt32LE(at);
-  const v = b.readBigUInt64LE(at);
-  if (v > BigInt(Number.MAX_SAFE_INTEGER)) throw new Error('a 64-bit size is out of range');
-  return Number(v);
-}
 
 /** A safe relative path, or an error naming what is wrong. */
 function checkName(raw: string): string {
@@ -81,97 +71,43 @@ function fail(what: string): never {
   throw new InputError(what);
 }
 
-async function readAt(fh: import('node:fs/promises').FileHandle, at: number, length: number): Promise<Buffer> {
-  const b = Buffer.alloc(length);
-  const { bytesRead } = await fh.read(b, 0, length, at);
-  if (bytesRead !== length) fail('the zip is truncated');
-  return b;
-}
-
-/** The central directory: every entry's name, method, sizes and offset, checked. */
-async function readDirectory(fh: import('node:fs/promises').FileHandle, size: number, l: ZipLimits): Promise<Entry[]> {
-  if (size < 22) fail('not a zip (too short)');
-  const tailLen = Math.min(size, 22 + 0xffff);
-  const tail = await readAt(fh, size - tailLen, tailLen);
-  let eocd = -1;
-  for (let i = tailLen - 22; i >= 0; i--) if (tail.readUInt32LE(i) === SIG_EOCD) { eocd = i; break; }
-  if (eocd < 0) fail('not a zip (no end of central directory)');
-  const eocdAt = size - tailLen + eocd;
-  if (tail.readUInt16LE(eocd + 4) !== 0 || tail.readUInt16LE(eocd + 6) !== 0) fail('multi-disk zips are not supported');
-  let count = tail.readUInt16LE(eocd + 10);
-  let cdSize = tail.readUInt32LE(eocd + 12);
-  let cdOffset = tail.readUInt32LE(eocd + 16);
-  let cdEnd = eocdAt;
-  if (count === U16 || cdSize === U32 || cdOffset === U32) {
-    if (eocdAt < 20) fail('zip64 locator missing');
-    const loc = await readAt(fh, eocdAt - 20, 20);
-    if (loc.readUInt32LE(0) !== SIG_LOC64) fail('zip64 locator missing');
-    const at64 = num(loc, 8, 8);
-    if (at64 + 56 > eocdAt - 20) fail('zip64 record out of range');
-    const r = await readAt(fh, at64, 56);
-    if (r.readUInt32LE(0) !== SIG_EOCD64) fail('zip64 record missing');
-    count = num(r, 32, 8);
-    cdSize = num(r, 40, 8);
-    cdOffset = num(r, 48, 8);
-    cdEnd = at64;
-  }
-  if (count > l.maxEntries) fail(`the zip has ${count} entries; at most ${l.maxEntries}`);
-  if (cdOffset + cdSize > cdEnd || cdSize > 64 * 1024 * 1024) fail('the central directory is out of range');
-  const cd = await readAt(fh, cdOffset, cdSize);
-  const entries: Entry[] = [];
-  let p = 0;
-  for (let n = 0; n < count; n++) {
-    if (p + 46 > cd.length || cd.readUInt32LE(p) !== SIG_CEN) fail('the central directory is damaged');
-    const madeBy = cd.readUInt16LE(p + 4);
-    const flags = cd.readUInt16LE(p + 8);
-    const method = cd.readUInt16LE(p + 10);
-    const crc = cd.readUInt32LE(p + 16);
-    let compressed = cd.readUInt32LE(p + 20);
-    let size0 = cd.readUInt32LE(p + 24);
-    const nameLen = cd.readUInt16LE(p + 28);
-    const extraLen = cd.readUInt16LE(p + 30);
-    const commentLen = cd.readUInt16LE(p + 32);
-    const attrs = cd.readUInt32LE(p + 38);
-    let localOffset = cd.readUInt32LE(p + 42);
-    const end = p + 46 + nameLen + extraLen + commentLen;
-    if (end > cd.length) fail('the central directory is damaged');
-    const nameBuf = cd.subarray(p + 46, p + 46 + nameLen);
-    const rawName = flags & 0x800 ? nameBuf.toString('utf8') : nameBuf.toString('latin1');
-    // zip64 extra field: the 64-bit values, in this order, for the fields that are 0xffffffff.
-    const extra = cd.subarray(p + 46 + nameLen, p + 46 + nameLen + extraLen);
-    for (let e = 0; e + 4 <= extra.length; ) {
-      const id = extra.readUInt16LE(e);
-      const len = extra.readUInt16LE(e + 2);
-      if (id === 0x0001) {
-        let q = e + 4;
-        const take = () => {
-          if (q + 8 > e + 4 + len) fail('zip64 extra field too short');
-          const v = num(extra, q, 8);
-          q += 8;
-          return v;
-        };
-        if (size0 === U32) size0 = take();
-        if (compressed === U32) compressed = take();
-        if (localOffset === U32) localOffset = take();
+/** Every entry of the zip (the central directory read by tensor/zip.ts), checked, with where its data starts. */
+function readEntries(zipPath: string, l: ZipLimits): { entries: Entry[]; size: number } {
+  const src = new FileBytes(zipPath);
+  try {
+    const { entries: raw, cdOffset } = readZipDirectory(src, (what) => fail(`not a zip, or a damaged one: ${what}`), { maxEntries: l.maxEntries, maxDirectoryBytes: 64 * 1024 * 1024, singleDisk: true });
+    const entries: Entry[] = [];
+    for (const z of raw) {
+      if (z.flags & 0x41) fail(`entry ${JSON.stringify(z.name.slice(0, 80))} is encrypted`);
+      const name = checkName(z.name);
+      const dir = name.endsWith('/');
+      // Unix file type in the upper half of the external attributes (made by a Unix host).
+      if (z.madeBy >> 8 === 3) {
+        const type = (z.attrs >>> 16) & 0o170000;
+        if (type !== 0 && type !== 0o100000 && type !== 0o040000) fail(`entry ${JSON.stringify(name.slice(0, 80))} is not a regular file or directory (a symlink?)`);
+        if (type === 0o040000 && !dir) fail(`entry ${JSON.stringify(name.slice(0, 80))} is a directory without a trailing slash`);
       }
-      e += 4 + len;
+      if (!dir && z.method !== 0 && z.method !== 8) fail(`entry ${JSON.stringify(name.slice(0, 80))} uses compression method ${z.method}; only stored and deflate are read`);
+      if (!dir && z.method === 0 && z.compressedSize !== z.size) fail(`entry ${JSON.stringify(name.slice(0, 80))} is stored but its sizes differ`);
+      if (z.localHeaderOffset + 30 > cdOffset) fail(`entry ${JSON.stringify(name.slice(0, 80))} points outside the zip's data`);
+      let start = 0;
+      if (!dir) {
+        // Its data starts after its local header, whose name and extra lengths may differ from the central directory's.
+        const h = src.read(z.localHeaderOffset, 30);
+        if (h.readUInt32LE(0) !== SIG_LOC) fail(`entry ${JSON.stringify(name.slice(0, 80))} has no local header`);
+        start = z.localHeaderOffset + 30 + h.readUInt16LE(26) + h.readUInt16LE(28);
+        if (start + z.compressedSize > src.size) fail(`entry ${JSON.stringify(name.slice(0, 80))} runs past the end of the zip`);
+      }
+      entries.push({ name, dir, method: z.method, crc: z.crc, compressed: z.compressedSize, size: dir ? 0 : z.size, localOffset: z.localHeaderOffset, start });
     }
-    if (flags & 0x41) fail(`entry ${JSON.stringify(rawName.slice(0, 80))} is encrypted`);
-    const name = checkName(rawName);
-    const dir = name.endsWith('/');
-    // Unix file type in the upper half of the external attributes (made by a Unix host).
-    if (madeBy >> 8 === 3) {
-      const type = (attrs >>> 16) & 0o170000;
-      if (type !== 0 && type !== 0o100000 && type !== 0o040000) fail(`entry ${JSON.stringify(name.slice(0, 80))} is not a regular file or directory (a symlink?)`);
-      if (type === 0o040000 && !dir) fail(`entry ${JSON.stringify(name.slice(0, 80))} is a directory without a trailing slash`);
-    }
-    if (!dir && method !== 0 && method !== 8) fail(`entry ${JSON.stringify(name.slice(0, 80))} uses compression method ${method}; only stored and deflate are read`);
-    if (!dir && method === 0 && compressed !== size0) fail(`entry ${JSON.stringify(name.slice(0, 80))} is stored but its sizes differ`);
-    if (localOffset + 30 > cdOffset) fail(`entry ${JSON.stringify(name.slice(0, 80))} points outside the zip's data`);
-    entries.push({ name, dir, method, crc, compressed, size: dir ? 0 : size0, localOffset });
-    p = end;
+    return { entries, size: src.size };
+  } catch (e) {
+    // A truncated read is the zip's fault: one line, as every other refusal here.
+    if (e instanceof InputError && /truncated/.test(e.message)) fail('the zip is truncated');
+    throw e;
+  } finally {
+    src.close();
   }
-  return entries;
 }
 
 /** Counts, bounds and checksums one entry's inflated bytes as they stream. */
@@ -200,29 +136,11 @@ export interface Extracted {
  */
 export async function extractZip(zipPath: string, dest: string, limits: ZipLimits = DEFAULT_ZIP_LIMITS): Promise<Extracted> {
   const root = resolve(dest);
-  const fh = await open(zipPath, 'r');
-  let entries: Entry[];
-  let size: number;
-  try {
-    size = (await fh.stat()).size;
-    entries = await readDirectory(fh, size, limits);
-    const declared = entries.reduce((a, e) => a + e.size, 0);
-    const budget = inflateBudget(size, limits);
-    if (declared > budget) {
-      fail(`the artifact declares ${declared} bytes inflated from a ${size}-byte zip; at most ${budget} are allowed (zip bomb?)`);
-    }
-    // Where each entry's data starts: after its local header (whose name and extra lengths may
-    // differ from the central directory's).
-    for (const e of entries) {
-      if (e.dir) continue;
-      const h = await readAt(fh, e.localOffset, 30);
-      if (h.readUInt32LE(0) !== SIG_LOC) fail(`entry ${JSON.stringify(e.name.slice(0, 80))} has no local header`);
-      const start = e.localOffset + 30 + h.readUInt16LE(26) + h.readUInt16LE(28);
-      if (start + e.compressed > size) fail(`entry ${JSON.stringify(e.name.slice(0, 80))} runs past the end of the zip`);
-      (e as Entry & { start: number }).start = start;
-    }
-  } finally {
-    await fh.close();
+  const { entries, size } = readEntries(zipPath, limits);
+  const declared = entries.reduce((a, e) => a + e.size, 0);
+  const budget = inflateBudget(size, limits);
+  if (declared > budget) {
+    fail(`the artifact declares ${declared} bytes inflated from a ${size}-byte zip; at most ${budget} are allowed (zip bomb?)`);
   }
 
   let bytes = 0;
@@ -236,7 +154,7 @@ export async function extractZip(zipPath: string, dest: string, limits: ZipLimit
       continue;
     }
     await mkdir(dirname(out), { recursive: true });
-    const start = (e as Entry & { start: number }).start;
+    const start = e.start;
     const meter = new Meter(e.size, e.name);
     try {
       // 'wx': never overwrite (a duplicate entry name) and never follow a link.

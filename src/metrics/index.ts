@@ -16,6 +16,7 @@ export { ENGINE_ENV, registerNativeKernel, selectEngine } from './engine.ts';
 export { loadNativeKernel, NATIVE_PATH_ENV, nativeCandidates, nativeKernel } from './native.ts';
 export { DEFAULT_WORST_K, finalize, findBadRuns, rowCosine, worstRows } from './finalize.ts';
 export { percentile, summarize } from './stats.ts';
+export { comparisonOf, lowestCosine, nonFiniteTotal } from './summary.ts';
 export { fromJsonSafe, metricsFromJson, metricsToJson, toJsonSafe, type JsonSafe, type MetricsJson } from './json.ts';
 
 export const BLOCK_ROWS = 256;

@@ -59,3 +59,23 @@ export interface CompareOptions {
   /** How many worst rows to keep. */
   worstK?: number;
 }
+
+/**
+ * One comparison summarized: the numbers every table row shows (a layer, a lens boundary, a bisect
+ * step, a launch's buffer). Built by comparisonOf() (metrics/summary.ts) and nowhere else.
+ */
+export interface Comparison {
+  /** Real rows compared. */
+  rows: number;
+  cols: number;
+  wholeCosine: number;
+  perPositionMin: number;
+  p5: number;
+  median: number;
+  maxAbs: number;
+  maxRel: number;
+  sqnrDb: number;
+  normRatio: number;
+  /** NaN, +Inf and -Inf together (nonFiniteTotal()). */
+  nonFinite: number;
+}

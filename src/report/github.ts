@@ -2,9 +2,9 @@
 // the preview of what a trusted run will record, the docs PR (title, body, commit message), the
 // lines the job summary adds, and which commit of a pull request was judged. Every foreign string
 // goes through escape.ts; test/golden/*.md holds what they render to.
-import type { Report } from './types.ts';
+import type { IsolationRow, Report } from '../record/report.ts';
 import { renderMarkdown } from './markdown.ts';
-import { code, id, literal, plain, str } from './escape.ts';
+import { code, id, literal, plain, str, text } from '../text/escape.ts';
 import { DOC_PATHS } from '../docs/markers.ts';
 
 /** Which commit a run judged. */
@@ -98,8 +98,8 @@ export function docsPrText(report: Report, o: { modelKey: string; branch: string
 }
 
 /** The job summary of a `mode: probe` job that uploaded its run dir. */
-export function probedSummary(modelKey: string, artifactName: string | null): string {
-  return `## npu-block-gate: ${code(modelKey)} probed\n\nThe run dir was uploaded as ${artifactName ? code(artifactName) : '(not uploaded)'}; the verdict comes from the \`mode: report\` job.\n`;
+export function probedSummary(modelKey: string, artifactName: string | null, isolation: IsolationRow): string {
+  return `## npu-block-gate: ${code(modelKey)} probed\n\nThe run dir was uploaded as ${artifactName ? code(artifactName) : '(not uploaded)'}; the verdict comes from the \`mode: report\` job.\n\nProbe isolation: **${text(isolation.mode, 16)}** (${text(isolation.detail, 500)}).\n`;
 }
 
 /** The job summary: the report, and which commit was judged. */

@@ -1,12 +1,12 @@
 // One markdown rendering of a Report for the job summary, the PR comment and phase2_block.md.
 import { markdownTable } from 'markdown-table';
-import type { Report, GateResult } from './types.ts';
-import { cell, id, isId, literal, plain, str, text } from './escape.ts';
-import { fmtCos, fmtSci, fmtDb, fmtSqnr, fmtRatio, fmtRun, fmtSeconds } from './format.ts';
-import { formatThreshold, SQNR_GOOD_DB } from '../gates/thresholds.ts';
-import type { Hint } from '../bisect/hints.ts';
-import type { LensNamed, LensReport, Profile } from '../lens/judge.ts';
-import type { BisectReport } from '../bisect/types.ts';
+import type { Report, GateResult } from '../record/report.ts';
+import { cell, id, isId, literal, plain, str, text } from '../text/escape.ts';
+import { fmtCos, fmtSci, fmtDb, fmtSqnr, fmtRatio, fmtRun, fmtSeconds } from '../text/format.ts';
+import { formatThreshold, SQNR_GOOD_DB } from '../seed/thresholds.ts';
+import type { Hint } from '../seed/hints.ts';
+import type { LensNamed, LensReport, Profile } from '../record/lens.ts';
+import type { BisectReport } from '../record/bisect.ts';
 
 export type Flavor = 'summary' | 'comment' | 'doc';
 
@@ -170,7 +170,7 @@ function integrationSection(r: Report, flavor: Flavor): string[] {
     if (env.xrt) rows.push(['XRT', cell(env.xrt)]);
     rows.push(['air tree commit', cell(env.git_commit ?? 'not a git checkout')]);
   }
-  if (r.isolation) rows.push(['probe isolation', cell(`${r.isolation.mode}: ${plainOf(r.isolation.detail)}`)]);
+  rows.push(['probe isolation', cell(isolationText(r))]);
   // The documents leave out what changes on every run (timings, cache hit), so an unchanged result
   // leaves phase2_block.md byte-identical and a docs PR has nothing to commit.
   if (flavor !== 'doc') {
@@ -187,6 +187,13 @@ function integrationSection(r: Report, flavor: Flavor): string[] {
   }
   if (rows.length > 1) out.push('### Environment', '', markdownTable(rows), '');
   return out;
+}
+
+/** How the probe ran, isolated from the process that judged it (plain text; escaped by the caller). */
+export function isolationText(r: Report): string {
+  const i = r.isolation;
+  if (!i) return 'not known (this judge did not run the probe, and no record it trusts says how it ran)';
+  return `${plainOf(i.mode, 16)}: ${plainOf(i.detail, 300)}${i.source === 'probe job' ? ' (as the probe job reported)' : ''}`;
 }
 
 /** `--positions N`: how the prompt became N tokens, as plain text (escaped by the caller). */

@@ -1,11 +1,12 @@
 // Plain-text rendering for the terminal: the verdict, the gates, the numbers that matter.
-import type { Report } from './types.ts';
-import { fmtCos, fmtSci, fmtSqnr, fmtRatio, fmtRun } from './format.ts';
-import { formatThreshold, SQNR_GOOD_DB } from '../gates/thresholds.ts';
-import { logLine, plain } from './escape.ts';
-import type { LensNamed, LensReport } from '../lens/judge.ts';
-import type { BisectReport } from '../bisect/types.ts';
-import type { Hint } from '../bisect/hints.ts';
+import type { Report } from '../record/report.ts';
+import { isolationText } from './markdown.ts';
+import { fmtCos, fmtSci, fmtSqnr, fmtRatio, fmtRun } from '../text/format.ts';
+import { formatThreshold, SQNR_GOOD_DB } from '../seed/thresholds.ts';
+import { logLine, plain } from '../text/escape.ts';
+import type { LensNamed, LensReport } from '../record/lens.ts';
+import type { BisectReport } from '../record/bisect.ts';
+import type { Hint } from '../seed/hints.ts';
 
 /** A foreign value on one bounded line (controls replaced). */
 function f(v: unknown, max = 120): string {
@@ -163,7 +164,7 @@ function terminalLines(r: Report): string[] {
     if (unwired.length) out.push(`  phase 1 coverage: ${unwired.length} verified kernel row(s) naming this model are not launched by the block`);
   }
   for (const d of arr(r.defaults?.differs).slice(0, 20)) out.push(`  differs from make diagnosis: ${f(d)}`);
-  if (r.isolation) out.push(`  probe isolation: ${r.isolation.mode} (${f(r.isolation.detail)})`);
+  out.push(`  probe isolation: ${isolationText(r)}`);
   if (r.docs) out.push(`  documented: ${r.docs.phase2}${r.docs.changed ? '' : ' (unchanged)'}`);
   return out;
 }

@@ -4,7 +4,7 @@
 // interface by the compiler (the assignment at the end of this file).
 import { CONTRACT } from '../contract.ts';
 import { PROBE_SCHEMA, PROBE_SCHEMA_VERSION, type ProbeJson } from './schema.ts';
-import { ID_RE } from '../report/escape.ts';
+import { ID_RE } from '../text/escape.ts';
 import {
   any, bool, int, list, literal, nullable, num, obj, oneOf, optional, record, scalar, str, withDefault,
   type Infer, type Spec,

@@ -5,7 +5,9 @@
 import { closeSync, constants, fstatSync, openSync, realpathSync, statSync, lstatSync, type Stats } from 'node:fs';
 import { join, relative, isAbsolute, sep } from 'node:path';
 import { InputError, fsError } from '../errors.ts';
-import { readWhole } from '../fsread.ts';
+import { kindOf, readWhole } from '../fs/read.ts';
+
+export { kindOf };
 import { PROBE_SCHEMA, PROBE_SCHEMA_VERSION, RUN_FILES, type ProbeJson, type TensorEntry } from './schema.ts';
 import { PROBE_SPEC } from './probe-spec.ts';
 import { SpecError } from './spec.ts';
@@ -14,16 +16,6 @@ import type { TensorSource } from '../tensor/types.ts';
 
 /** probe.json is a few KB to a few MB (token ids, the plan); anything larger is not one. */
 export const PROBE_JSON_MAX_BYTES = 64 << 20;
-
-/** What a non-regular file is, in words. */
-export function kindOf(st: Stats): string {
-  if (st.isDirectory()) return 'a directory';
-  if (st.isFIFO()) return 'a FIFO (named pipe)';
-  if (st.isCharacterDevice() || st.isBlockDevice()) return 'a device';
-  if (st.isSocket()) return 'a socket';
-  if (st.isSymbolicLink()) return 'a symlink';
-  return 'not a regular file';
-}
 
 /**
  * Opens `path` for reading only if it is a regular file: opened non-blocking (so a FIFO cannot
@@ -70,7 +62,7 @@ export function runDirReal(runDir: string): string {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') throw new InputError('run dir does not exist', runDir);
     throw fsError(e, runDir, 'cannot read the run dir');
   }
-  if (!st.isDirectory()) throw new InputError(`run dir is ${kindOf(st) === 'not a regular file' ? 'a file' : kindOf(st)}, not a directory`, runDir);
+  if (!st.isDirectory()) throw new InputError(`run dir is ${st.isFile() ? 'a file' : kindOf(st)}, not a directory`, runDir);
   return realpathSync(runDir);
 }
 

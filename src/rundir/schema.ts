@@ -2,12 +2,21 @@
 // The names and versions come from scripts/probe/contract.json, which the probe reads too;
 // PROBE_KEYS mirrors probe_schema.PROBE_KEYS (test/contract.test.ts compares them).
 import { PROBE, RUN_FILES_CONTRACT } from '../contract.ts';
-import type { CompileInputs } from '../cache/kernel.ts';
 
 export const PROBE_SCHEMA = PROBE.schema as 'npu-block-gate/probe';
 export const PROBE_SCHEMA_VERSION = PROBE.version;
 
 export const RUN_FILES = RUN_FILES_CONTRACT;
+
+/** What the compile imports and reads, as the probe's plan found it (probe.json kernel_cache.inputs). */
+export interface CompileInputs {
+  /** Files relative to the air root: every imported module of the compile, the C++ kernel sources, registry data. */
+  files: string[];
+  /** Environment variables the compile code reads, with their values (null: unset). */
+  env: Record<string, string | null>;
+  /** Other model dirs the compile code comes from (smollm2_1_7b -> llama32_1b). */
+  models?: string[];
+}
 
 export interface ModelConfig {
   n_layers: number;

@@ -1,8 +1,8 @@
 // Where a tensor's bytes come from: an open file (read at offsets, never whole) or a buffer
 // (an inflated .npz member). Both answer the same two questions so every format shares one reader.
 import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
-import type { Stats } from 'node:fs';
 import { InputError } from '../errors.ts';
+import { kindOf } from '../fs/read.ts';
 
 export interface ByteSource {
   readonly path: string;
@@ -28,14 +28,6 @@ const OPEN_ERRORS: Record<string, string> = {
   ENOTDIR: 'cannot open: a part of the path is a file, not a directory',
 };
 
-function nonRegular(st: Stats): string {
-  if (st.isDirectory()) return 'a directory';
-  if (st.isFIFO()) return 'a FIFO (named pipe)';
-  if (st.isCharacterDevice() || st.isBlockDevice()) return 'a device';
-  if (st.isSocket()) return 'a socket';
-  return 'a special file';
-}
-
 export class FileBytes implements ByteSource {
   readonly size: number;
   #fd: number | null;
@@ -53,7 +45,7 @@ export class FileBytes implements ByteSource {
     }
     try {
       const st = fstatSync(this.#fd);
-      if (!st.isFile()) throw new InputError(`is ${nonRegular(st)}, not a regular file`, path);
+      if (!st.isFile()) throw new InputError(`is ${kindOf(st)}, not a regular file`, path);
       this.size = st.size;
     } catch (err) {
       this.close();

@@ -8,108 +8,21 @@ import { InputError } from '../errors.ts';
 import { BufferBytes, type ByteSource } from './bytes.ts';
 import { crc32 } from './crc32.ts';
 import { openNpyAt } from './npy.ts';
+import { readZipDirectory, type ZipEntry } from './zip.ts';
 import type { RawTensor } from './raw.ts';
 import type { OpenOptions } from './types.ts';
 
-const EOCD_SIG = 0x06054b50;
-const ZIP64_LOCATOR_SIG = 0x07064b50;
-const ZIP64_EOCD_SIG = 0x06064b50;
-const CDH_SIG = 0x02014b50;
 const LFH_SIG = 0x04034b50;
 
-export interface ZipEntry {
-  name: string;
-  method: number;
-  compressedSize: number;
-  size: number;
-  localHeaderOffset: number;
-  flags: number;
-  crc: number;
-}
+export type { ZipEntry };
 
-function u64(buf: Buffer, at: number, path: string): number {
-  const v = buf.readBigUInt64LE(at);
-  if (v > BigInt(Number.MAX_SAFE_INTEGER)) throw new InputError(`not a valid .npz (zip): a 64-bit size or offset (${v}) is beyond any real file`, path);
-  return Number(v);
-}
-
-export function readZipDirectory(src: ByteSource, path: string): ZipEntry[] {
-  const bad = (what: string): never => {
+/** The members of an .npz's zip (the central directory read by tensor/zip.ts). */
+export function npzMembers(src: ByteSource, path: string): ZipEntry[] {
+  return readZipDirectory(src, (what) => {
     throw new InputError(`not a valid .npz (zip): ${what}`, path);
-  };
-  if (src.size < 22) bad('file too short for a zip end record');
-  // The end record is 22 bytes plus a comment of at most 65,535 bytes.
-  const tailLen = Math.min(src.size, 22 + 0xffff);
-  const tailStart = src.size - tailLen;
-  const tail = src.read(tailStart, tailLen);
-  let eocd = -1;
-  for (let i = tailLen - 22; i >= 0; i--) {
-    if (tail.readUInt32LE(i) === EOCD_SIG) {
-      eocd = i;
-      break;
-    }
-  }
-  if (eocd < 0) bad('no end-of-central-directory record');
-  let count = tail.readUInt16LE(eocd + 10);
-  let cdSize = tail.readUInt32LE(eocd + 12);
-  let cdOffset = tail.readUInt32LE(eocd + 16);
-  if (count === 0xffff || cdSize === 0xffffffff || cdOffset === 0xffffffff) {
-    const locAt = tailStart + eocd - 20;
-    if (locAt < 0) bad('Zip64 locator missing');
-    const loc = src.read(locAt, 20);
-    if (loc.readUInt32LE(0) !== ZIP64_LOCATOR_SIG) bad('Zip64 locator missing');
-    const z64At = u64(loc, 8, path);
-    if (z64At + 56 > src.size) bad('Zip64 end record out of range');
-    const z = src.read(z64At, 56);
-    if (z.readUInt32LE(0) !== ZIP64_EOCD_SIG) bad('bad Zip64 end record');
-    count = u64(z, 32, path);
-    cdSize = u64(z, 40, path);
-    cdOffset = u64(z, 48, path);
-  }
-  if (cdOffset + cdSize > src.size) bad('central directory out of range (truncated file?)');
-  const cd = src.read(cdOffset, cdSize);
-  const entries: ZipEntry[] = [];
-  let p = 0;
-  for (let n = 0; n < count; n++) {
-    if (p + 46 > cd.length || cd.readUInt32LE(p) !== CDH_SIG) bad('corrupt central directory');
-    const flags = cd.readUInt16LE(p + 8);
-    const crc = cd.readUInt32LE(p + 16);
-    const method = cd.readUInt16LE(p + 10);
-    let compressedSize = cd.readUInt32LE(p + 20);
-    let size = cd.readUInt32LE(p + 24);
-    const nameLen = cd.readUInt16LE(p + 28);
-    const extraLen = cd.readUInt16LE(p + 30);
-    const commentLen = cd.readUInt16LE(p + 32);
-    let localHeaderOffset = cd.readUInt32LE(p + 42);
-    if (p + 46 + nameLen + extraLen + commentLen > cd.length) bad('corrupt central directory');
-    const name = cd.subarray(p + 46, p + 46 + nameLen).toString(flags & 0x800 ? 'utf8' : 'latin1');
-    // Zip64 extra field (id 1): only the fields whose 32-bit slot is saturated, in this order.
-    let e = p + 46 + nameLen;
-    const eEnd = e + extraLen;
-    while (e + 4 <= eEnd) {
-      const id = cd.readUInt16LE(e);
-      const len = cd.readUInt16LE(e + 2);
-      if (id === 1) {
-        let q = e + 4;
-        const take = (): number => {
-          if (q + 8 > e + 4 + len) bad('short Zip64 extra field');
-          const v = u64(cd, q, path);
-          q += 8;
-          return v;
-        };
-        if (size === 0xffffffff) size = take();
-        if (compressedSize === 0xffffffff) compressedSize = take();
-        if (localHeaderOffset === 0xffffffff) localHeaderOffset = take();
-      }
-      e += 4 + len;
-    }
-    entries.push({ name, method, compressedSize, size, localHeaderOffset, flags, crc });
-    p += 46 + nameLen + extraLen + commentLen;
-  }
-  return entries;
+  }).entries;
 }
 
-/** The most a deflated member may inflate to (it is held in memory); larger tensors belong in .npy or a stored .npz. */
 export const NPZ_MAX_INFLATED = 1 << 30;
 /** Compressed bytes inflated first to read the member's .npy header (at most ~530 KB of output). */
 const PEEK_BYTES = 512;
@@ -162,7 +75,7 @@ function headerComplete(head: Buffer): boolean {
 }
 
 export function openNpz(src: ByteSource, path: string, opts: OpenOptions): RawTensor {
-  const entries = readZipDirectory(src, path).filter((e) => !e.name.endsWith('/'));
+  const entries = npzMembers(src, path).filter((e) => !e.name.endsWith('/'));
   const keyOf = (e: ZipEntry) => e.name.replace(/\.npy$/, '');
   let entry: ZipEntry | undefined;
   if (opts.key !== undefined) {

@@ -45,7 +45,7 @@ test('resultDigest ignores the clock, timings and the run dir, but not the numbe
   miss.reference = { ...miss.reference!, cache: { key: 'k', hit: false, dir: '/c/k' } };
   assert.is(resultDigest(hit), resultDigest(miss));
   const layered = fakeReport();
-  layered.layers = [{ layer: 1, rows: 4, wholeCosine: 0.5, perPositionMin: 0.1, p5: 0.1, median: 0.5, maxAbs: 1, maxRel: 1, sqnrDb: 3, normRatio: 1, nonFinite: 0 }];
+  layered.layers = [{ layer: 1, rows: 4, cols: 8, wholeCosine: 0.5, perPositionMin: 0.1, p5: 0.1, median: 0.5, maxAbs: 1, maxRel: 1, sqnrDb: 3, normRatio: 1, nonFinite: 0 }];
   assert.is.not(resultDigest(a), resultDigest(layered));
 });
 

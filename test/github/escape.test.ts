@@ -1,7 +1,7 @@
 // Foreign strings cannot change the structure of what we render or print (escape.ts).
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { text, cell, code, id, logLine, plain, isId } from '../../src/report/escape.ts';
+import { text, cell, code, id, logLine, plain, isId } from '../../src/text/escape.ts';
 
 const ZW = '\u200b';
 

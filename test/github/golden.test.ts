@@ -7,12 +7,12 @@ import * as assert from 'uvu/assert';
 import { existsSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { REPO } from '../helpers/airmini.ts';
-import { fakeReport, fakeMetrics, fakeLens, fakeTwinsBisect } from '../helpers/report.ts';
-import { lensWarning } from '../../src/lens/judge.ts';
+import { fakeReport, fakeMetrics, fakeLens, fakeTwinsBisect, fakeComparison } from '../helpers/report.ts';
+import { hidingOf, lensWarning } from '../../src/lens/judge.ts';
 import { renderMarkdown } from '../../src/report/markdown.ts';
 import { renderTerminal } from '../../src/report/terminal.ts';
 import { commentContent, docsPreview, docsPrText, judgedLine, probedSummary, summaryText } from '../../src/report/github.ts';
-import type { Report } from '../../src/report/types.ts';
+import type { Report } from '../../src/record/report.ts';
 
 const DIR = join(REPO, 'test/golden');
 const UPDATE = process.env.UPDATE_GOLDEN === '1';
@@ -34,7 +34,7 @@ function golden(name: string, actual: string): void {
 }
 
 function passing(): Report {
-  return fakeReport(fakeMetrics(), { isolation: { mode: 'namespace', detail: 'bubblewrap: user+pid+mount+net namespaces, private /proc, read-only root' } });
+  return fakeReport(fakeMetrics(), { isolation: { mode: 'namespace', detail: 'bubblewrap: user+pid+mount+net namespaces, private /proc, read-only root', source: 'this run' } });
 }
 
 function failing(): Report {
@@ -46,8 +46,8 @@ function failing(): Report {
   r.bisect = {
     available: true, reason: 'swapping o_proj to the CPU brings the block above threshold', hook: 'bisect_steps',
     steps: [
-      { step: 'q_proj', kernel: 'rms_gemms_rope', cpuEquivalent: 'numpy GEMM', wholeCosine: 0.97, perPositionMin: 0.85, nonFinite: 0, fixes: false },
-      { step: 'o_proj', kernel: 'o_ffn', cpuEquivalent: 'numpy GEMM', wholeCosine: 0.9999, perPositionMin: 0.9995, nonFinite: 0, fixes: true },
+      { step: 'q_proj', kernel: 'rms_gemms_rope', cpuEquivalent: 'numpy GEMM', ...fakeComparison(0.97, 0.85), fixes: false },
+      { step: 'o_proj', kernel: 'o_ffn', cpuEquivalent: 'numpy GEMM', ...fakeComparison(0.9999, 0.9995), fixes: true },
     ],
     offender: { step: 'o_proj', kernel: 'o_ffn', hint: { boundary: 'o_proj', cause: 'a stale tail tile', where: 'the O GEMM launch' } as any },
     situation: null,
@@ -93,7 +93,8 @@ function hiddenRope(): Report {
   const r = fakeReport(fakeMetrics({ cosines: [1, 0.99986, 0.9995, 0.99961, 0.9994, 0.99883], whole: 0.999672 }));
   r.emulate = { runtime: 'npu-block-gate emulated air runtime (CPU twins)', inject: 'interleaved_rope' };
   r.lens = fakeLens({ cos: { q_roped: [0.893943, 0.780106], k_roped: [0.882169, 0.768656] } });
-  r.warnings = [lensWarning(r.lens, true)!];
+  r.lens = { ...r.lens, hiding: hidingOf(r.lens.rows, r.lens.threshold, true) };
+  r.warnings = [lensWarning(r.lens)!];
   r.bisect = fakeTwinsBisect({ blockPasses: true });
   return r;
 }
@@ -116,7 +117,8 @@ function positions(): Report {
   r.prompt = { ...r.prompt!, real_len: n, padded_len: n, positions: { requested: n, real_len: n, prompt_tokens: 9, method: 'repeated', set: 'verify/prompts/instruct.txt', prompts_used: 56, cycles: 6, text_chars: 5084 } };
   const drift = (name: string, i: number) => (name === 'q_roped' || name === 'k_roped' ? 1 - 0.12 * (i / n) ** 2 : 0.99995);
   r.lens = fakeLens({ rows: n, emulated: false, cos: { q_roped: [0.97, 0.88], k_roped: [0.971, 0.88] }, perRow: drift });
-  r.warnings = [lensWarning(r.lens, true)!];
+  r.lens = { ...r.lens, hiding: hidingOf(r.lens.rows, r.lens.threshold, true) };
+  r.warnings = [lensWarning(r.lens)!];
   return r;
 }
 
@@ -177,7 +179,7 @@ test('the docs PR, the docs preview, the probe job summary and which commit was 
   const t = docsPrText(passing(), { modelKey: KEY, branch: `npu-block-gate/phase2/${KEY}`, base: 'main', runId: 1001 });
   golden('docs-pr.md', `title: ${t.title}\n\ncommit message:\n${t.commitMessage}\n\nbody:\n${t.body}\n`);
   golden('docs-preview.md', docsPreview(failing(), KEY));
-  golden('probed.summary.md', probedSummary(KEY, 'npu-block-gate-programming_examples__llms__tiny_llama-attempt1'));
+  golden('probed.summary.md', probedSummary(KEY, 'npu-block-gate-programming_examples__llms__tiny_llama-attempt1', { mode: 'uid', detail: 'uid npu-probe (setpriv) + bubblewrap', source: 'this run' }));
   golden('judged.md', [
     judgedLine({ head: HEAD, merge: MERGE, checkout: MERGE }),
     judgedLine({ head: HEAD, merge: MERGE, checkout: HEAD }),

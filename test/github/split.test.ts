@@ -7,9 +7,10 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { FakeGitHub } from '../helpers/github-server.ts';
 import { makeGitRemote, git, type GitRemote } from '../helpers/git-remote.ts';
-import { runAction, openArtifact, tamperedCopy, type ActionRunResult } from '../helpers/action-run.ts';
+import { runAction, openArtifact, tamperedCopy, assertIsolation, type ActionRunResult } from '../helpers/action-run.ts';
 import { ensureDist } from '../helpers/dist.ts';
 import { pullRequestEvent, workflowRunEvent } from '../helpers/events.ts';
+import { chooseIsolation } from '../../src/probe/isolate.ts';
 
 const MODEL = 'programming_examples/llms/tiny_llama';
 const SHA = 'c'.repeat(40);
@@ -62,6 +63,7 @@ s('mode probe runs on the fork PR with no token, uploads the run dir, and calls 
     inputs: { 'model-dir': MODEL, mode: 'probe', 'github-token': '' },
   });
   assert.is(r.code, 0, show(r));
+  assertIsolation(r, 'isolated');
   assert.is(r.outputs.outcome, 'probed');
   assert.is(ctx.gh.calls.length, 0, 'no token, no traffic');
   ctx.probeArtifact = r.outputs['artifact-name'];
@@ -71,17 +73,28 @@ s('mode probe runs on the fork PR with no token, uploads the run dir, and calls 
   const meta = JSON.parse(readFileSync(join(art, 'github.json'), 'utf8'));
   assert.is(meta.head_sha, SHA);
   assert.is(meta.pr_number, 12);
+  // How the fork's code was isolated: in github.json, the probe job's summary and its outputs.
+  const mode = chooseIsolation({ mode: 'auto', untrusted: true, allowUnisolated: false }).mode;
+  assert.is(meta.isolation.mode, mode);
+  assert.is(r.outputs.isolation, mode);
+  assert.match(r.summary, `Probe isolation: **${mode}**`);
 });
 
 s('mode report downloads it, checks the head SHA, judges and comments on the fork PR', async (ctx) => {
   const r = await report(ctx, { probeRun: PROBE_RUN, headSha: SHA });
   assert.is(r.code, 0, show(r));
+  assertIsolation(r, 'isolated', 'probe job');
   assert.is(r.outputs.outcome, 'pass');
   assert.is(r.outputs.g4, 'skip', 'a PR-triggered run records no documents');
   const c = ctx.gh.commentsOn(12);
   assert.is(c.length, 1);
   assert.match(c[0].body, 'Phase 2 PASS');
   assert.match(c[0].body, SHA.slice(0, 12));
+  // The isolation is the probe job's word (github.json), marked so in every rendering.
+  assert.match(c[0].body, /\| probe isolation +\| (uid|namespace): .*\\?\(as the probe job reported\\?\)/);
+  assert.match(r.summary, /\| probe isolation +\| (uid|namespace): .*\\?\(as the probe job reported\\?\)/);
+  const judged = JSON.parse(readFileSync(r.outputs['report-path'], 'utf8'));
+  assert.is(judged.isolation.source, 'probe job');
   assert.ok(ctx.gh.calls.some((x) => x.route === '/repos/{owner}/{repo}/pulls/{pull_number}'), 'the PR number from the artifact was verified');
   assert.equal(ctx.remote.branches(), ['main'], 'nothing pushed');
   // The report job uploads its own judged artifact.

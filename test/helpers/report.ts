@@ -1,11 +1,18 @@
 // Builds Reports and Metrics for tests of the renderers, gates and documents.
 import type { Metrics } from '../../src/metrics/types.ts';
-import type { Report } from '../../src/report/types.ts';
+import type { Report } from '../../src/record/report.ts';
 import { metricGates, documentationGate, outcomeOf } from '../../src/gates/evaluate.ts';
-import type { LensReport, LensRow } from '../../src/lens/judge.ts';
-import { profileOf, cleanBar, wellBelow } from '../../src/lens/judge.ts';
-import type { BisectReport } from '../../src/bisect/types.ts';
-import { hintForStep } from '../../src/bisect/hints.ts';
+import type { LensReport, LensRow } from '../../src/record/lens.ts';
+import { profileOf } from '../../src/lens/judge.ts';
+import { cleanBar, wellBelow } from '../../src/seed/thresholds.ts';
+import type { BisectReport } from '../../src/record/bisect.ts';
+import type { Comparison } from '../../src/metrics/types.ts';
+
+/** A table row's numbers: the cosines given, the rest plausible. */
+export function fakeComparison(whole: number, min: number, over: Partial<Comparison> = {}): Comparison {
+  return { rows: 6, cols: 256, wholeCosine: whole, perPositionMin: min, p5: min, median: whole, maxAbs: whole > 0.999 ? 0.0039 : 1.25, maxRel: 0.5, sqnrDb: 45, normRatio: 1, nonFinite: 0, ...over };
+}
+import { hintForStep } from '../../src/seed/hints.ts';
 
 export function fakeMetrics(over: Partial<{ whole: number; cosines: number[]; normRatio: number; nan: number; nanRow: number; realLen: number; npuRows: number; maxAbs: number }> = {}): Metrics {
   const cosines = over.cosines ?? [0.999, 0.998, 0.9995, 0.997];
@@ -65,6 +72,7 @@ export function fakeReport(m: Metrics = fakeMetrics(), over: Partial<Report> = {
     timings: {},
     docs: null,
     run_dir: '/tmp/run',
+    isolation: null,
     ...over,
   };
 }
@@ -87,8 +95,8 @@ export function fakeLens(opts: { rows?: number; cos?: Record<string, [number, nu
     const [whole, min] = opts.cos?.[name] ?? [0.99999, 0.99998];
     const cosines = Array.from({ length: n }, (_, i) => opts.perRow?.(name, i) ?? (i === n - 1 ? min : whole));
     return {
-      name, order, step, launch, producedBy: name === 'attn_out' ? 'flash_attn' : launch, rows: n, cols: 256,
-      wholeCosine: whole, perPositionMin: Math.min(...cosines), p5: min, median: whole, maxAbs: whole > 0.999 ? 0.0039 : 1.25, normRatio: 1, sqnrDb: 45, nonFinite: 0,
+      name, order, step, launch, producedBy: name === 'attn_out' ? 'flash_attn' : launch,
+      ...fakeComparison(whole, Math.min(...cosines), { rows: n, p5: min }),
       below: Math.min(whole, ...cosines) < threshold, drifts: Math.min(whole, ...cosines) < cleanBar(threshold), badRuns: [], profile: profileOf(cosines),
     };
   });
@@ -107,7 +115,7 @@ export function fakeTwinsBisect(opts: { bad?: string; fixes?: boolean; blockPass
   const bad = opts.bad ?? 'q_roped';
   const buf = (buffer: string, boundary: string | null, stage: string, step: string) => {
     const off = buffer === bad;
-    return { buffer, boundary, stage, step, rows: [0, 6] as [number, number], wholeCosine: off ? 0.893942 : 1, perPositionMin: off ? 0.78017 : 1, maxAbs: off ? 1.313 : 0, normRatio: 1, nonFinite: 0, diverges: off, drifts: off };
+    return { buffer, boundary, stage, step, span: [0, 6] as [number, number], ...fakeComparison(off ? 0.893942 : 1, off ? 0.78017 : 1, { maxAbs: off ? 1.313 : 0 }), diverges: off, drifts: off };
   };
   const launches = [
     { index: 1, launch: 'rms_gemms_rope', kind: 'rms_gemms_rope', occurrence: 0, buffers: [buf('normed', 'attn_norm', 'RMSNorm', 'RMSNorm'), buf('q', 'q', 'Q GEMM', 'Q/K/V GEMM'), buf('q_roped', 'q_roped', 'RoPE Q', 'RoPE')] },
@@ -117,7 +125,7 @@ export function fakeTwinsBisect(opts: { bad?: string; fixes?: boolean; blockPass
   const l1 = launches[0].buffers.find((b) => b.buffer === bad) ?? launches[0].buffers[2];
   const step = (i: number, step: string, whole: number, min: number, fixes: boolean) => ({
     step, kernel: step, cpuEquivalent: `probe twin ${step} (numpy: fp32 accumulate, bf16 at the ELF's buffers)`,
-    swapped: ['rms_gemms_rope', 'flash_attn', 'o_ffn'].slice(0, i), wholeCosine: whole, perPositionMin: min, nonFinite: 0, fixes,
+    swapped: ['rms_gemms_rope', 'flash_attn', 'o_ffn'].slice(0, i), ...fakeComparison(whole, min), fixes,
   });
   const fixes = opts.fixes ?? true;
   return {

@@ -94,7 +94,7 @@ export interface Fixture {
 export function fixture(opts: { npu?: number[][]; ref?: number[][]; probe?: (p: Record<string, any>) => void; todo?: string | null; phase2?: string | null } = {}): Fixture {
   const root = mkdtempSync(join(tmpdir(), 'nbg-fault-'));
   const runDir = join(root, 'run');
-  const modelDir = join(root, 'model');
+  const modelDir = join(root, 'tiny_m');
   mkdirSync(runDir);
   mkdirSync(join(modelDir, 'docs/development_progress'), { recursive: true });
   const ref = opts.ref ?? refValues();

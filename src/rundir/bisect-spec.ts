@@ -1,12 +1,17 @@
-// What a bisect found (DESIGN.md "Lens and bisect"). Two methods, one bisect.json:
+// bisect/bisect.json, the run-dir file `probe bisect` writes (DESIGN.md "Lens and bisect"). Two
+// methods, one file:
 //  - hook: the model's own bisect_steps (air-mini): one row per step swapped to its CPU equivalent;
 //  - twins: the real tree's fused ELFs, from one captured NPU run: the launch-level table (each
 //    launch's buffers, NPU against its CPU twin computed from the launch's own inputs) and the
 //    swap-forward table (ffn_out after ELFs 1..i answered by their twins), in the step format.
-import type { Hint } from './hints.ts';
+// It carries tensors only; the numbers are ours (src/bisect/judge.ts into record/bisect.ts).
+import { lstatSync } from 'node:fs';
+import { join } from 'node:path';
 import { BISECT_CONTRACT } from '../contract.ts';
-import { any, bool, int, list, nullable, num, obj, oneOf, optional, str, withDefault, type Infer } from '../rundir/spec.ts';
-import { TENSOR_SPEC } from '../rundir/probe-spec.ts';
+import { InputError, fsError } from '../errors.ts';
+import { readRegularFile, runFile } from './read.ts';
+import { any, bool, int, list, nullable, num, obj, oneOf, optional, str, withDefault, SpecError, type Infer } from './spec.ts';
+import { TENSOR_SPEC } from './probe-spec.ts';
 
 export const BISECT_SCHEMA = BISECT_CONTRACT.schema as 'npu-block-gate/bisect';
 export const BISECT_SCHEMA_VERSION = BISECT_CONTRACT.version;
@@ -72,81 +77,31 @@ export const BISECT_SPEC = obj({
 export type BisectJson = Infer<typeof BISECT_SPEC>;
 export type BisectJsonLaunch = Infer<typeof LAUNCH>;
 
-export interface BisectStep {
-  step: string;
-  kernel: string;
-  cpuEquivalent: string;
-  /** twins: the ELFs swapped to their twins so far (absent for a hook step). */
-  swapped?: string[];
-  wholeCosine: number;
-  perPositionMin: number;
-  nonFinite: number;
-  /** The block passes G1-G3 with this step on the CPU. */
-  fixes: boolean;
-}
+/** bisect.json is a few KB (one entry per step and buffer); anything larger is not one. */
+const BISECT_JSON_MAX_BYTES = 16 << 20;
 
-/** One buffer an ELF wrote, NPU against the launch's CPU twin (computed from the launch's own inputs). */
-export interface LaunchBuffer {
-  buffer: string;
-  /** The lens boundary it holds, or null. */
-  boundary: string | null;
-  /** The fused sub-launch (e.g. "RoPE Q"). */
-  stage: string;
-  /** The seed's kernel-sequence step, for the hint. */
-  step: string | null;
-  /** Positions [start, end) the file covers. */
-  rows: [number, number] | null;
-  wholeCosine: number;
-  perPositionMin: number;
-  maxAbs: number;
-  normRatio: number;
-  nonFinite: number;
-  /** Under the threshold: this launch's output is not what its twin computes from the same inputs. */
-  diverges: boolean;
-  /** Under the clean bar (src/lens/judge.ts cleanBar). */
-  drifts: boolean;
-}
-
-export interface LaunchRow {
-  /** 1-based call order. */
-  index: number;
-  launch: string;
-  kind: string;
-  occurrence: number;
-  buffers: LaunchBuffer[];
-}
-
-/** The first launch whose outputs leave its twin's, and inside a fused ELF the first such buffer. */
-export interface LaunchOffender {
-  index: number;
-  launch: string;
-  kind: string;
-  buffer: string;
-  boundary: string | null;
-  stage: string;
-  step: string | null;
-  wholeCosine: number;
-  perPositionMin: number;
-  /** 'diverges': under the threshold; 'drifts': nothing is under it, this is the first under the clean bar. */
-  strength: 'diverges' | 'drifts';
-  hint: Hint | null;
-}
-
-export interface BisectReport {
-  available: boolean;
-  reason: string;
-  hook: string | null;
-  /** hook (bisect_steps) or twins (the real tree's ELFs); null when unavailable or unknown. */
-  method?: 'hook' | 'twins' | null;
-  /** The run dir came from an emulated NPU (--emulate). */
-  emulated?: boolean;
-  steps: BisectStep[];
-  /** The first step whose swap brings the block above threshold: the offending boundary. */
-  offender: { step: string; kernel: string; hint: Hint | null } | null;
-  /** twins: the launch-level table (null for a hook bisect). */
-  launches?: LaunchRow[] | null;
-  /** twins: the launch the launch-level table names. */
-  launchOffender?: LaunchOffender | null;
-  /** A situational hint from the failure's shape (NaN, a bad tail run). */
-  situation: Hint | null;
+export function readBisectJson(runDir: string): BisectJson | null {
+  const file = join(runDir, BISECT_FILE);
+  try {
+    lstatSync(file);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT' || (e as NodeJS.ErrnoException).code === 'ENOTDIR') return null;
+    throw fsError(e, file, 'cannot read');
+  }
+  // A regular file inside the run dir (a link out of it, a FIFO or a directory is refused).
+  const bytes = readRegularFile(runFile(runDir, BISECT_FILE, 'bisect.json'), BISECT_JSON_MAX_BYTES);
+  let o: Record<string, unknown>;
+  try {
+    o = JSON.parse(bytes.toString('utf8'));
+  } catch (e) {
+    throw new InputError(`not valid JSON (${(e as Error).message.split('\n')[0]})`, file);
+  }
+  if (o?.schema !== BISECT_SCHEMA) throw new InputError(`schema is ${JSON.stringify(o?.schema)}, expected ${JSON.stringify(BISECT_SCHEMA)}`, file);
+  if (o.schema_version !== BISECT_SCHEMA_VERSION) throw new InputError(`schema_version ${JSON.stringify(o.schema_version)} is not supported (this npu-block-gate reads version ${BISECT_SCHEMA_VERSION})`, file);
+  try {
+    return BISECT_SPEC.check(o, '');
+  } catch (e) {
+    if (e instanceof SpecError) throw new InputError(e.message, file);
+    throw e;
+  }
 }

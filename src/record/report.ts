@@ -2,9 +2,9 @@
 // PR comment, phase2_block.md) and JSON from this one record.
 import type { Metrics } from '../metrics/types.ts';
 import type { ProbeJson } from '../rundir/schema.ts';
-import type { BisectReport } from '../bisect/types.ts';
-import type { LayerRow } from '../layers/judge.ts';
-import type { LensReport } from '../lens/judge.ts';
+import type { BisectReport } from './bisect.ts';
+import type { LayerRow } from './layers.ts';
+import type { LensReport } from './lens.ts';
 
 export const REPORT_SCHEMA = 'npu-block-gate/report';
 export const REPORT_SCHEMA_VERSION = 1;
@@ -41,6 +41,19 @@ export interface Thresholds {
   overridden: boolean;
 }
 
+/** How the probe ran, isolated from the process that judges it. */
+export interface IsolationRow {
+  mode: 'uid' | 'namespace' | 'none';
+  /** e.g. "bubblewrap: user+pid+mount+net namespaces, ..." or "uid npu-probe (setpriv) + bubblewrap". */
+  detail: string;
+  /** Who says so: this process, which ran the probe, or the split setup's probe job (github.json). */
+  source: 'this run' | 'probe job';
+}
+
+/** What the documents step wrote. notes: what the TODO.md update could not do where the template
+ * says (no Phase status section, ...). */
+export interface DocsResult { phase2: string; todo: string; changed: boolean; notes?: string[] }
+
 export interface Report {
   schema: typeof REPORT_SCHEMA;
   schema_version: number;
@@ -66,8 +79,9 @@ export interface Report {
   metrics: Metrics | null;
   warnings: Warning[];
   integration: ProbeJson['integration'] | null;
-  /** How the probe was kept from the Action's process, tokens and caches (set by the side that ran it). */
-  isolation?: { mode: 'uid' | 'namespace' | 'none'; detail: string } | null;
+  /** How the probe was kept from the Action's process, tokens and caches (set by the side that ran
+   * it; null when this judge did not run the probe and nobody it trusts said how it ran). */
+  isolation: IsolationRow | null;
   /** What `make diagnosis` runs for this model and each way this run differs (absent in older run dirs). */
   defaults?: ProbeJson['defaults'] | null;
   reference: ProbeJson['reference'] | null;
@@ -80,7 +94,7 @@ export interface Report {
   lens?: LensReport | null;
   timings: Record<string, number>;
   /** notes: what the TODO.md update could not do where the template says (no Phase status section, ...). */
-  docs: { phase2: string; todo: string; changed: boolean; notes?: string[] } | null;
+  docs: DocsResult | null;
   /** Absolute path of the run dir this report judged. */
   run_dir: string;
 }

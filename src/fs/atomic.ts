@@ -12,7 +12,7 @@ import {
 import { basename, dirname, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { GateError, InputError, fsError } from '../errors.ts';
-import { readWhole } from '../fsread.ts';
+import { kindOf, readWhole } from './read.ts';
 
 const NOTHING_CHANGED = '; nothing was changed';
 
@@ -24,14 +24,6 @@ export interface Target {
   real: string;
   /** The current file, or null when there is none yet. */
   stat: Stats | null;
-}
-
-function kind(st: Stats): string {
-  if (st.isDirectory()) return 'a directory';
-  if (st.isFIFO()) return 'a FIFO (named pipe)';
-  if (st.isCharacterDevice() || st.isBlockDevice()) return 'a device';
-  if (st.isSocket()) return 'a socket';
-  return 'not a regular file';
 }
 
 /**
@@ -59,7 +51,7 @@ export function resolveTarget(path: string, follow = true): Target {
     }
   }
   const st = real === path ? l : statSync(real);
-  if (!st.isFile()) throw new InputError(`is ${kind(st)}, not a regular file`, path);
+  if (!st.isFile()) throw new InputError(`is ${kindOf(st)}, not a regular file`, path);
   return { path, real, stat: st };
 }
 

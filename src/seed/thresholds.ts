@@ -22,3 +22,22 @@ export function perPositionThreshold(headDim: number): number {
 export function formatThreshold(t: number): string {
   return Number(t.toFixed(4)).toString();
 }
+
+/**
+ * "Well below" the threshold: a boundary whose distance from a cosine of 1 is more than twice the
+ * threshold's (0.98 at head_dim 64, 0.96 at 128, 0.94 at 256). Closer to the threshold is bf16
+ * noise territory on a real NPU; this far below, a boundary is broken even when ffn_out passes.
+ */
+export function wellBelow(threshold: number): number {
+  return 1 - 2 * (1 - threshold);
+}
+
+/**
+ * The clean bar: a tenth of the threshold's distance from 1 (0.999 at head_dim 64, 0.998 at 128,
+ * 0.997 at 256). A boundary under it but above the threshold drifts: not a verdict, but when
+ * something downstream falls under the threshold, the first boundary that drifts is where the
+ * divergence begins (an ignored RMSNorm weight shows at attn_norm long before anything fails).
+ */
+export function cleanBar(threshold: number): number {
+  return 1 - (1 - threshold) / 10;
+}

@@ -1,0 +1,167 @@
+// The one check both faces run (DESIGN.md "Shape"): from a validated Plan to a verdict.
+//   probe (full mode; isolated) -> measure the run dir -> bisect (when a gate fails or the lens names
+//   a boundary, and the probe ran here) -> read the documents -> verdict (pure) -> write the
+//   documents and the report (all or none; the Action proposes the documents through a PR first)
+//   -> store the caches (trusted runs only, after the verdict).
+// The CLI prints the record; the Action adds its GitHub effects (artifact, summary, comment,
+// outputs). Neither changes the record: a later fact means a new verdict.
+import { basename, isAbsolute, join, resolve } from 'node:path';
+import { existsSync } from 'node:fs';
+import { InputError, fsError, type ExitCode } from '../errors.ts';
+import type { Log } from '../log.ts';
+import type { Plan } from '../plan.ts';
+import { commitWrites } from '../fs/atomic.ts';
+import type { ProbeJson } from '../rundir/schema.ts';
+import { storeReference } from '../cache/reference.ts';
+import { plain } from '../text/escape.ts';
+import type { DocsResult, IsolationRow, Report } from '../record/report.ts';
+import { measure, wantsBisect, withBisect, type Measured } from '../judge/measure.ts';
+import { verdict, errorVerdict, type VerdictContext } from '../judge/verdict.ts';
+import { modelDirAt } from './model-dir.ts';
+import { removeStaleReports } from './rundir.ts';
+import { probe, bisectStep, refCacheRoot, type Probed } from './probe.ts';
+import { storeKernels } from './kernels.ts';
+import { baselineIn, documentedPlan, logDocs, planDocs, readDocs, reportWrites, type OldDocs } from './documents.ts';
+
+export { probe, planModel, runOptions, type Probed } from './probe.ts';
+
+export interface CheckDeps {
+  log: Log;
+  now?: () => Date;
+  /** Where GITHUB_SHA is read (the history row's commit when nothing else names it). */
+  env?: NodeJS.ProcessEnv;
+  /** How the judged run dir's probe was isolated, when this process did not run it (the Action's
+   * report job: what the probe job's github.json says). */
+  isolation?: IsolationRow | null;
+  /** The Action: once the documents are written into the checkout, record them (the docs PR).
+   * Returns null when recorded, else why not (G4 then says so, as a skip and a warning). */
+  proposeDocs?: (docs: DocsResult, report: Report) => Promise<string | null>;
+}
+
+export interface CheckResult {
+  report: Report;
+  runDir: string;
+  /** report.md as written into the run dir (the summary flavour). */
+  markdown: string;
+  exitCode: ExitCode;
+  docs: DocsResult | null;
+  /** The probe step's facts (mode full); null when an existing run dir was judged. */
+  probed: Probed | null;
+}
+
+/** The run dir must be about the model dir it is judged for: probe.json's model name is the model dir's own. */
+export function checkModelName(p: ProbeJson, modelDir: string): void {
+  const want = basename(resolve(modelDir));
+  if (p.model.name !== want) {
+    throw new InputError(`model.name ${JSON.stringify(plain(p.model.name, 64))} is not the model dir's name ${JSON.stringify(want)}; refusing a run dir for another model`, 'probe.json');
+  }
+}
+
+/** Where documents go: the plan's model dir, else (the CLI's report) the model dir the run dir recorded, when it exists here. */
+function docsModelDir(plan: Plan, p: ProbeJson): string | null {
+  if (plan.modelDir) return modelDirAt(plan.modelDir).dir;
+  const rel = p.model.dir;
+  if (!p.environment.air_root || isAbsolute(rel) || rel.split(/[\\/]/).includes('..')) return null;
+  const candidate = join(p.environment.air_root, rel);
+  return existsSync(candidate) ? candidate : null;
+}
+
+/** The history row's commit: the plan's, else the tree's HEAD the probe saw, else GITHUB_SHA. */
+function commitOf(plan: Plan, p: ProbeJson, env: NodeJS.ProcessEnv): string {
+  // Every source is a hex id or nothing (probe.json's is checked by its schema): a row's key never carries a '|' or a newline.
+  const sha = env.GITHUB_SHA;
+  return plan.commit ?? p.environment.git_commit?.toLowerCase() ?? (sha && /^[0-9a-fA-F]{7,64}$/.test(sha) ? sha.toLowerCase() : null) ?? 'uncommitted';
+}
+
+/** After the verdict, by this process, for a trusted run only: a fresh compile and a reference-cache miss stored. */
+function storeCaches(plan: Plan, probed: Probed, p: ProbeJson, now: Date, log: Log): void {
+  const c = probed.kernels;
+  if (plan.cacheWrite === false) {
+    if (c || p.reference.cache) log.step(`caches: read only (untrusted run${c?.restored || p.reference.cache?.hit ? '; cache hit' : ''}); nothing stored`);
+    return;
+  }
+  if (c) storeKernels(c, p, now, log);
+  const root = refCacheRoot(plan);
+  const rc = p.reference.cache;
+  if (!root || !rc || rc.hit) return;
+  try {
+    const r = storeReference(root, probed.runDir, p);
+    if (r.stored) log.step(`reference cache: stored ${rc.key.slice(0, 12)} (layers ${r.layers.join(', ')}${r.boundaries ? `; ${r.boundaries.length} boundaries` : ''}) in ${root}`);
+    else log.step(`reference cache: not stored (${r.why})`);
+  } catch (e) {
+    log.warn(`reference cache: not stored (${fsError(e, root, 'cannot write').message})`);
+  }
+}
+
+/** Runs the bisect step when one applies and the probe ran here; the measurements with it read. */
+async function bisected(plan: Plan, probed: Probed | null, m: Measured, log: Log): Promise<{ m: Measured; failed: string | null }> {
+  if (!probed || plan.bisect === false || !wantsBisect(m)) return { m, failed: null };
+  const failed = await bisectStep(plan, probed, m.runDir, log);
+  return failed ? { m, failed } : { m: await withBisect(m, log), failed: null };
+}
+
+/**
+ * The check: mode full probes first, mode report judges the run dir the plan names. Throws a
+ * GateError (input, infrastructure) when no verdict can be reached; the faces turn it into an
+ * error record (errorVerdict) that is never a FAIL.
+ */
+export async function check(plan: Plan, deps: CheckDeps): Promise<CheckResult> {
+  const { log } = deps;
+  const now = deps.now ?? (() => new Date());
+  const env = deps.env ?? process.env;
+  if (plan.mode === 'probe') throw new InputError('mode probe only runs the probe (probe()); check() reaches a verdict');
+  const probed = plan.mode === 'full' ? await probe(plan, log) : null;
+  const runDir = resolve(plan.runDir);
+  removeStaleReports(runDir);
+  const measured = await measure(runDir, plan.threshold, log);
+  if (plan.modelDir) checkModelName(measured.probe, plan.modelDir);
+  const { m, failed } = await bisected(plan, probed, measured, log);
+  const p = m.probe;
+
+  const docsDir = plan.writeDocs ? docsModelDir(plan, p) : null;
+  const old: OldDocs | null = docsDir ? readDocs(docsDir) : null;
+  const commit = commitOf(plan, p, env);
+  const documented = documentedPlan(old, !!p.emulate, plan.writeDocs ? 'model dir not available here; pass --model-dir to document' : 'not written in this run (documents turned off, or a pull request)');
+  const ctx: VerdictContext = {
+    now: now(), commit,
+    isolation: probed?.isolation ?? deps.isolation ?? null,
+    unisolatedFallback: probed?.unisolatedFallback ?? null,
+    baseline: baselineIn(old, { commit, prompt: p.prompt, emulate: p.emulate, metrics: m.metrics }),
+    documented, docs: null,
+    bisectFailed: failed,
+    bisectUnavailable: plan.bisect === false ? 'bisect turned off (--no-bisect)' : 'bisect runs on the NPU host (mode full); this run dir holds no bisect/bisect.json',
+  };
+  // Every document's new content first, from the verdict they record (a refused marker stops here,
+  // before anything is written) ...
+  const planned = old ? planDocs(verdict(m, ctx), old, !p.emulate) : null;
+  let report = verdict(m, { ...ctx, docs: planned?.result ?? null });
+  let markdown: string;
+  if (!planned || !deps.proposeDocs) {
+    // ... then the documents and the report written, all or none.
+    const rw = reportWrites(report, runDir);
+    commitWrites([...(planned?.writes ?? []), ...rw.writes]);
+    markdown = rw.markdown;
+  } else {
+    // The Action: the documents into the checkout, proposed through the docs PR; the report records
+    // whether that worked.
+    commitWrites(planned.writes);
+    const refused = await deps.proposeDocs(planned.result, report);
+    if (refused !== null) report = verdict(m, { ...ctx, docs: planned.result, documented: { ...documented, refused } });
+    const rw = reportWrites(report, runDir);
+    commitWrites(rw.writes);
+    markdown = rw.markdown;
+  }
+  logDocs(report.docs, log);
+  if (probed) storeCaches(plan, probed, p, ctx.now, log);
+  return { report, runDir, markdown, exitCode: report.exit_code as ExitCode, docs: report.docs, probed };
+}
+
+/** The record of a plan that could not be judged: outcome error, never a FAIL verdict. */
+export function errorReport(plan: Plan, message: string, exitCode: ExitCode, o: { now?: Date; env?: NodeJS.ProcessEnv; isolation?: IsolationRow | null } = {}): Report {
+  return errorVerdict({
+    now: o.now ?? new Date(), message, exitCode,
+    model: { name: plan.modelDir ? basename(resolve(plan.modelDir)) : 'unknown', dir: plan.modelDir ?? '' },
+    commit: plan.commit ?? (o.env ?? process.env).GITHUB_SHA ?? 'uncommitted',
+    threshold: plan.threshold, runDir: resolve(plan.runDir), isolation: o.isolation ?? null,
+  });
+}

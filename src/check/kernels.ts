@@ -1,0 +1,100 @@
+// The kernel cache around the probe (DESIGN.md "Caches"): after the probe's config stage, the
+// content key and, on a hit, a restore into the model's own kernel cache dir; after the verdict of a
+// trusted run, a fresh compile stored. The probe never writes the store; this process does.
+//
+// The restore target comes from the trusted side: the model dir the plan names, and a relative
+// cache dir that must resolve inside it with no symlink on the way. probe.json (the pull request's
+// code writes it) only says which relative dir, and cannot steer the restore anywhere else.
+import { existsSync, lstatSync } from 'node:fs';
+import { isAbsolute, join, relative, resolve, sep } from 'node:path';
+import type { Log } from '../log.ts';
+import { fsError } from '../errors.ts';
+import { readProbeJson } from '../rundir/read.ts';
+import { RUN_FILES, type ProbeJson } from '../rundir/schema.ts';
+import { KernelStore, kernelCacheKey, type StoredMeta } from '../cache/kernel.ts';
+import { writeAtomic } from '../fs/atomic.ts';
+import type { ModelDir } from './model-dir.ts';
+
+export interface KernelState {
+  store: KernelStore;
+  key: string;
+  target: string;
+  restored: StoredMeta | null;
+}
+
+/**
+ * Where a cache dir named relative to the air root lands, when it is inside the model dir with no
+ * symlink between the model dir and it; otherwise why not.
+ */
+export function kernelTarget(model: ModelDir, rel: string): { target: string } | { refused: string } {
+  if (!model.airRoot) return { refused: 'the model dir is not inside an mlir-air tree (programming_examples/llms/<model>)' };
+  if (isAbsolute(rel) || rel.split(/[\\/]/).includes('..')) return { refused: `kernel_cache.dir ${JSON.stringify(rel.slice(0, 200))} is not a relative path below the tree` };
+  const target = resolve(model.airRoot, rel);
+  const inside = relative(model.dir, target);
+  if (!inside || inside.startsWith('..') || isAbsolute(inside)) return { refused: `kernel_cache.dir ${JSON.stringify(rel.slice(0, 200))} is not inside the model dir` };
+  let at = model.dir;
+  for (const part of inside.split(sep)) {
+    at = join(at, part);
+    let st;
+    try {
+      st = lstatSync(at);
+    } catch {
+      break; // not there yet: nothing below it can be a link
+    }
+    if (st.isSymbolicLink()) return { refused: `${relative(model.dir, at)} in the model dir is a symlink; the kernel cache is never restored through one` };
+    if (at !== target && !st.isDirectory()) return { refused: `${relative(model.dir, at)} in the model dir is not a directory` };
+  }
+  return { target };
+}
+
+/** After the probe's config stage: the content key, and a restore into the model's kernel cache dir on a hit. */
+export function restoreKernels(model: ModelDir, runDir: string, cacheRoot: string, log: Log): KernelState | null {
+  const p = readProbeJson(runDir, false);
+  if (p.emulate) {
+    log.step('kernel cache: not used (emulated run: nothing compiles; the twins stand in for the ELFs)');
+    return null;
+  }
+  const kc = p.kernel_cache;
+  if (!kc?.dir) {
+    log.step('kernel cache: not used (this model path keeps no prefill kernel cache dir)');
+    return null;
+  }
+  const where = kernelTarget(model, kc.dir);
+  if ('refused' in where) {
+    log.warn(`kernel cache: not used (${where.refused})`);
+    return null;
+  }
+  const { key, files } = kernelCacheKey({
+    airRoot: model.airRoot!, modelDir: model.dir, config: p.model.config,
+    seqLen: kc.seq_len ?? p.prompt.padded_len, cpuAttn: kc.cpu_attn ?? p.integration.cpu_attn,
+    toolchain: kc.toolchain ?? null, compileCommand: kc.compile_command ?? null, inputs: kc.inputs ?? null,
+  });
+  const store = new KernelStore(cacheRoot);
+  const restored = store.restore(key, where.target, (why) => log.step(`kernel cache: entry ${key.slice(0, 12)} refused (${why}); kernels will compile`));
+  log.step(restored
+    ? `kernel cache: hit ${key.slice(0, 12)} (stored ${restored.created_at}${restored.compile_seconds ? `, saves about ${restored.compile_seconds.toFixed(1)}s of compile` : ''}) -> ${kc.dir}`
+    : `kernel cache: miss ${key.slice(0, 12)} (${files} source files hashed); kernels will compile`);
+  return { store, key, target: where.target, restored };
+}
+
+/** Records key, hit and seconds saved in probe.json (this process's own account of the restore). */
+export function recordKernels(runDir: string, c: KernelState): void {
+  const p = readProbeJson(runDir);
+  const kc = p.kernel_cache;
+  const hit = !!c.restored && (kc.compiled ?? []).length === 0;
+  const next: ProbeJson = { ...p, kernel_cache: { ...kc, key: c.key, hit, seconds_saved: hit ? c.restored?.compile_seconds ?? null : null } };
+  writeAtomic(join(runDir, RUN_FILES.probe), JSON.stringify(next, null, 2) + '\n', false); // never through a link the probe left
+}
+
+/** After the verdict of a trusted run: a fresh compile into the store. A failure to store is a warning. */
+export function storeKernels(c: KernelState, p: ProbeJson, now: Date, log: Log): void {
+  const compiled = p.kernel_cache.compiled ?? [];
+  if (c.restored && compiled.length === 0) return;
+  if (!existsSync(c.target)) return;
+  try {
+    c.store.store(c.key, c.target, { model: p.model.name, created_at: now.toISOString(), compile_seconds: p.kernel_cache.compile_seconds ?? null });
+    log.step(`kernel cache: stored ${c.key.slice(0, 12)} in ${c.store.root}`);
+  } catch (e) {
+    log.warn(`kernel cache: not stored (${fsError(e, c.store.root, 'cannot write').message})`);
+  }
+}

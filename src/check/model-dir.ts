@@ -1,0 +1,47 @@
+// What a model dir is, in one place: a directory, programming_examples/llms/<model> in an mlir-air
+// tree (air-mini keeps the same layout). The CLI, the Action and the documents step all ask here.
+import { statSync } from 'node:fs';
+import { basename, dirname, resolve } from 'node:path';
+import { InputError, fsError } from '../errors.ts';
+
+export interface ModelDir {
+  /** Absolute path, as given (symlinks not resolved: messages name what the user wrote). */
+  dir: string;
+  /** The model's name: the dir's basename. */
+  name: string;
+  /** The mlir-air tree root above it (the dir holding programming_examples/), or null outside a tree. */
+  airRoot: string | null;
+}
+
+/** The mlir-air tree root above a path (programming_examples/llms/<model>), or null. */
+export function airRootOf(path: string): string | null {
+  let d = resolve(path);
+  while (d !== dirname(d)) {
+    if (basename(d) === 'llms' && basename(dirname(d)) === 'programming_examples') return dirname(dirname(d));
+    d = dirname(d);
+  }
+  return null;
+}
+
+/** The model dir at `path`, or an input error naming it (missing, not a directory, unreadable). */
+export function modelDirAt(path: string): ModelDir {
+  const dir = resolve(path);
+  let st;
+  try {
+    st = statSync(dir);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') throw new InputError('model dir does not exist', path);
+    throw fsError(e, path, 'cannot read the model dir');
+  }
+  if (!st.isDirectory()) throw new InputError('model dir is not a directory', path);
+  return { dir, name: basename(dir), airRoot: airRootOf(dir) };
+}
+
+/** Whether `path` is a model dir (the Action asks before planning; a missing one is an error later). */
+export function isModelDir(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,82 @@
+// The run dir before a probe writes it, and before a judge writes into it.
+import { existsSync, lstatSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { InputError, fsError } from '../errors.ts';
+import { CONTRACT } from '../contract.ts';
+import { RUN_FILES } from '../rundir/schema.ts';
+import { readDocument } from '../fs/atomic.ts';
+import { REPORT_SCHEMA } from '../record/report.ts';
+
+/** Every file and dir a run leaves in its run dir (the contract's names, plus bisect/, layers/, boundaries/). */
+const RUN_ENTRIES = [...Object.values(RUN_FILES), CONTRACT.bisect.dir, CONTRACT.layers_dir, CONTRACT.boundaries.dir];
+
+/**
+ * The run dir, ready for a new probe: created if need be; an existing one is refused unless `force`
+ * allows it (the CLI asks for --force; the Action always starts afresh), and then everything an
+ * earlier run left there is removed, so nothing stale (a report, a bisect, a layer) can be judged
+ * with the new block. Other files in the dir are never touched.
+ */
+export function prepareRunDir(runDir: string, force: boolean | undefined): void {
+  let st;
+  try {
+    st = lstatSync(runDir);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw fsError(e, runDir, 'cannot use as the run dir');
+  }
+  if (st && !st.isDirectory() && !(st.isSymbolicLink() && existsSync(runDir) && statSync(runDir).isDirectory())) {
+    throw new InputError('is an existing file, not a directory; the run dir (--out) must be a new or empty directory', runDir);
+  }
+  if (st) {
+    let entries: string[];
+    try {
+      entries = readdirSync(runDir);
+    } catch (e) {
+      throw fsError(e, runDir, 'cannot read the run dir');
+    }
+    if (entries.length && force === false) {
+      const isRun = entries.some((n) => n === RUN_FILES.probe || n === RUN_FILES.report || n === RUN_FILES.probeLog);
+      throw new InputError(`${isRun ? 'already holds a run' : 'exists and is not empty'}; pass --force to replace ${isRun ? 'it' : 'the run files in it'}, or choose another --out`, runDir);
+    }
+    for (const name of RUN_ENTRIES) {
+      try {
+        rmSync(join(runDir, name), { recursive: true, force: true });
+      } catch (e) {
+        throw fsError(e, join(runDir, name), 'cannot remove what an earlier run left');
+      }
+    }
+  }
+  try {
+    mkdirSync(runDir, { recursive: true });
+  } catch (e) {
+    throw fsError(e, runDir, 'cannot create the run dir');
+  }
+}
+
+/** report.json and report.md of an earlier judge of this run dir: removed before judging again, so a
+ * stale verdict never outlives a judge that fails. */
+export function removeStaleReports(runDir: string): void {
+  // Only in a run dir: one with a probe.json, or whose report.json is ours.
+  const ours = existsSync(join(runDir, RUN_FILES.probe)) || (() => {
+    try {
+      return (JSON.parse(readDocument(join(runDir, RUN_FILES.report))?.toString('utf8') ?? '{}') as { schema?: unknown }).schema === REPORT_SCHEMA;
+    } catch {
+      return false;
+    }
+  })();
+  if (!ours) return;
+  for (const name of [RUN_FILES.report, RUN_FILES.markdown]) {
+    const path = join(runDir, name);
+    let st;
+    try {
+      st = lstatSync(path);
+    } catch {
+      continue;
+    }
+    if (st.isDirectory()) throw new InputError(`is a directory; the run dir's ${name} must be a file`, path);
+    try {
+      rmSync(path, { force: true });
+    } catch (e) {
+      throw fsError(e, path, 'cannot remove the report of an earlier judge');
+    }
+  }
+}

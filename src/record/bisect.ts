@@ -1,0 +1,75 @@
+// What a bisect found, as the record holds it (the judging is src/bisect/judge.ts; the run-dir file
+// it reads is rundir/bisect-spec.ts).
+import type { Comparison } from '../metrics/types.ts';
+import type { Hint } from '../seed/hints.ts';
+
+export interface BisectStep extends Comparison {
+  step: string;
+  kernel: string;
+  cpuEquivalent: string;
+  /** twins: the ELFs swapped to their twins so far (absent for a hook step). */
+  swapped?: string[];
+  /** The block passes G1-G3 with this step on the CPU. */
+  fixes: boolean;
+}
+
+/** One buffer an ELF wrote, NPU against the launch's CPU twin (computed from the launch's own inputs). */
+export interface LaunchBuffer extends Comparison {
+  buffer: string;
+  /** The lens boundary it holds, or null. */
+  boundary: string | null;
+  /** The fused sub-launch (e.g. "RoPE Q"). */
+  stage: string;
+  /** The seed's kernel-sequence step, for the hint. */
+  step: string | null;
+  /** Positions [start, end) the file covers. */
+  span: [number, number] | null;
+  /** Under the threshold: this launch's output is not what its twin computes from the same inputs. */
+  diverges: boolean;
+  /** Under the clean bar (src/lens/judge.ts cleanBar). */
+  drifts: boolean;
+}
+
+export interface LaunchRow {
+  /** 1-based call order. */
+  index: number;
+  launch: string;
+  kind: string;
+  occurrence: number;
+  buffers: LaunchBuffer[];
+}
+
+/** The first launch whose outputs leave its twin's, and inside a fused ELF the first such buffer. */
+export interface LaunchOffender {
+  index: number;
+  launch: string;
+  kind: string;
+  buffer: string;
+  boundary: string | null;
+  stage: string;
+  step: string | null;
+  wholeCosine: number;
+  perPositionMin: number;
+  /** 'diverges': under the threshold; 'drifts': nothing is under it, this is the first under the clean bar. */
+  strength: 'diverges' | 'drifts';
+  hint: Hint | null;
+}
+
+export interface BisectReport {
+  available: boolean;
+  reason: string;
+  hook: string | null;
+  /** hook (bisect_steps) or twins (the real tree's ELFs); null when unavailable or unknown. */
+  method?: 'hook' | 'twins' | null;
+  /** The run dir came from an emulated NPU (--emulate). */
+  emulated?: boolean;
+  steps: BisectStep[];
+  /** The first step whose swap brings the block above threshold: the offending boundary. */
+  offender: { step: string; kernel: string; hint: Hint | null } | null;
+  /** twins: the launch-level table (null for a hook bisect). */
+  launches?: LaunchRow[] | null;
+  /** twins: the launch the launch-level table names. */
+  launchOffender?: LaunchOffender | null;
+  /** A situational hint from the failure's shape (NaN, a bad tail run). */
+  situation: Hint | null;
+}

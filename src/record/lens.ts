@@ -1,0 +1,63 @@
+// The lens's part of the record: every boundary inside block 0, NPU side against the HF side.
+import type { BadRun, Comparison } from '../metrics/types.ts';
+import type { BoundaryUnpaired } from '../rundir/schema.ts';
+import type { Hint } from '../seed/hints.ts';
+
+/** Per-position cosine against position, all N rows covered: the minimum over each `bucket` rows. */
+export interface Profile {
+  bucket: number;
+  points: number[];
+}
+
+export interface LensRow extends Comparison {
+  /** An identifier (the schema refuses any other boundary name). */
+  name: string;
+  order: number;
+  /** The seed's kernel-sequence step (RMSNorm, Q/K/V GEMM, RoPE, ...). */
+  step: string | null;
+  /** The ELF the NPU side was read from (null: the block's returned dict). */
+  launch: string | null;
+  producedBy: string | null;
+  /** min(whole, per-position min) under the threshold (NaN counts as under). */
+  below: boolean;
+  /** min(whole, per-position min) under the clean bar (cleanBar()). */
+  drifts: boolean;
+  /** Contiguous runs of rows under the threshold (at most 16). */
+  badRuns: BadRun[];
+  profile: Profile;
+}
+
+export interface LensNamed {
+  name: string;
+  order: number;
+  step: string | null;
+  launch: string | null;
+  producedBy: string | null;
+  wholeCosine: number;
+  perPositionMin: number;
+  hint: Hint | null;
+}
+
+export interface LensReport {
+  /** The bar a boundary is judged against: the per-position threshold of the gates (T(head_dim) or --threshold). */
+  threshold: number;
+  /** Under this a boundary is well below the threshold (wellBelow()). */
+  wellBelow: number;
+  /** Under this a boundary drifts (cleanBar()). */
+  cleanBar: number;
+  /** The boundaries came from an emulated NPU (--emulate). */
+  emulated: boolean;
+  source: string | null;
+  table: string | null;
+  /** The HF capture version; null when the reference side has no hooks (an emulated reference). */
+  reference: string | null;
+  rows: LensRow[];
+  /** Boundaries only one side has (or with different shapes): notes, not judged. */
+  unpaired: BoundaryUnpaired[];
+  /** The first boundary under the threshold in block order, or null. */
+  firstBelow: LensNamed | null;
+  /** The first boundary under the clean bar in block order (where a divergence begins), or null. */
+  onset: LensNamed | null;
+  /** Set when a boundary is well below the threshold while ffn_out passes the gates (lensHiding()). */
+  hiding: LensNamed | null;
+}
