@@ -20,7 +20,7 @@ import {
 } from './hooks.ts';
 import { drain, undrain } from './drain.ts';
 import { defaultStateDir } from './state.ts';
-import { DEFAULT_PROBE_USER, PROBE_GROUP, renderStep, renderSummary, setup, setupHeader, SUDOERS_FILE, type SetupFs, type Step } from './setup.ts';
+import { DEFAULT_PROBE_USER, DRAIN_SUDOERS_FILE, PROBE_GROUP, renderStep, renderSummary, setup, setupHeader, SUDOERS_FILE, type SetupFs, type Step } from './setup.ts';
 import { SETUP_FILE } from '../probe/isolate.ts';
 
 export const AGENT_HELP = `npu-block-gate agent: the self-hosted NPU runner side
@@ -49,7 +49,6 @@ Usage:
   npu-block-gate agent drain --runner-dir D [--token-file F [--label L]... [--api-url U]] [--reason TEXT]
       take the runner out of rotation: with a token, remove its NPU label(s) through the GitHub
       API (runner id from D/.runner; default: every custom label); without, stop its service
-      (D/.service) now, or after the running job
       (D/.service) now, or after the running job; drained only once verified (the labels read back
       gone, systemctl is-active); a refused drain says why and leaves the runner in rotation
   npu-block-gate agent undrain --runner-dir D [--token-file F] [--label L]... [--force]
@@ -113,6 +112,10 @@ skipped, WARN (yours to do; --fix does some) or FAIL. A second run changes nothi
   sudoers          a runner that is not root: ${SUDOERS_FILE} (0440, checked with visudo -cf):
                      <runner> ALL=(<probe user>) NOPASSWD:SETENV: ALL
                    (SETENV: the Action runs sudo -E with an environment it has already scrubbed)
+  drain-sudoers    a runner service that is not root: ${DRAIN_SUDOERS_FILE} (0440, visudo -cf) with the
+                   one rule agent drain/undrain need (no SETENV):
+                     <runner> ALL=(root) NOPASSWD: /usr/bin/systemctl stop <its unit>, /usr/bin/systemctl start <its unit>
+                   or a line saying why none was installed (no .service: drain by label)
   npu-access       add the probe user to the group of /dev/accel/accel0
   memlock          the runner service's LimitMEMLOCK (the probe inherits it) and sudo's pam_limits
   kernel-cache, reference-cache
