@@ -96,10 +96,11 @@ function hostFix(f: ProbeFinding, o: { limits: Limits | null; service: string | 
     return `run xrt-smi validate --run ${o.test} as ${o.user} to see what it may not open; /dev/accel/accel0 must be readable and writable by ${o.user}'s groups`;
   }
   const line = f.line ?? '';
-  if (/No archive/i.test(line)) return `the XRT install lacks xrt-smi's validate archive (amdxdna/bins/xrt_smi_*.a, found through XRT's platform path): reinstall the amdxdna plugin package that matches XRT ${o.xrt ?? ''} (xrt_plugin-amdxdna), which ships it`.replace('XRT  (', 'XRT (');
-  if (/not available/i.test(line)) return `the XRT install lacks the file the test needs (${line}): reinstall the amdxdna plugin package that matches XRT ${o.xrt ?? ''} (xrt_plugin-amdxdna)`.replace('XRT  (', 'XRT (');
+  const xrt = `XRT${o.xrt ? ` ${o.xrt}` : ''}`;
+  if (/No archive/i.test(line)) return `the XRT install lacks xrt-smi's validate archive (amdxdna/bins/xrt_smi_*.a, found through XRT's platform path): reinstall the amdxdna plugin package that matches ${xrt} (xrt_plugin-amdxdna), which ships it`;
+  if (/not available/i.test(line)) return `the XRT install lacks the file the test needs (${line}): reinstall the amdxdna plugin package that matches ${xrt} (xrt_plugin-amdxdna)`;
   if (/Invalid test name/i.test(line)) return `this XRT has no "${o.test}" test: pass --functional-test with one that xrt-smi validate --help lists`;
-  if (/No devices found/i.test(line)) return `XRT sees no NPU although sysfs has one: its amdxdna plugin (libxrt_driver_xdna.so, the xrt_plugin-amdxdna package) is missing or does not match XRT ${o.xrt ?? ''}: reinstall it`;
+  if (/No devices found/i.test(line)) return `XRT sees no NPU although sysfs has one: its amdxdna plugin (libxrt_driver_xdna.so, the xrt_plugin-amdxdna package) is missing or does not match ${xrt}: reinstall it`;
   return `run xrt-smi validate --run ${o.test} --verbose to see why (XRT prints nothing for a skipped test): usually the test's xclbin or archive is missing from the XRT install; reinstall the amdxdna plugin package that matches XRT`;
 }
 
