@@ -164,10 +164,10 @@ test('first run sets everything up, one line per step; the second run changes no
   const drainFile = join(f.root, 'etc/sudoers.d/npu-block-gate-drain');
   assert.is(mode(drainFile), 0o440);
   assert.equal(readFileSync(drainFile, 'utf8').split('\n').filter((l) => l && !l.startsWith('#')), [drainRule]);
-  assert.ok(f.calls.filter(([n]) => n === 'visudo').some(([, a]) => /\.npu-block-gate-drain\.tmp-\d+$/.test(a[1])));
+  assert.ok(f.calls.filter(([n]) => n === 'visudo').some(([, a]) => /\/\.npu-block-gate-drain\.[^/]*\.tmp$/.test(a[1])));
   assert.match(step(r.out, 'drain-sudoers'), new RegExp(`visudo -cf ok\\): ${drainRule.replace(/[()]/g, '\\$&')}$`));
   const visudo = f.calls.find(([n]) => n === 'visudo')![1];
-  assert.match(visudo[1], /\/etc\/sudoers\.d\/\.npu-block-gate\.tmp-\d+$/); // a dotted name: sudo never reads a half-made rule
+  assert.match(visudo[1], /\/etc\/sudoers\.d\/\.npu-block-gate\.[^/]*\.tmp$/); // a dotted name: sudo never reads a half-made rule
   assert.match(step(r.out, 'sudoers'), new RegExp(`visudo -cf ok\\): ${SUDO_LINE.replace(/[()]/g, '\\$&')}$`));
 
   // Caches made for the runner, read-only for everybody else; the work dir carries the group (setgid), not group-writable.

@@ -8,9 +8,10 @@
 // GITHUB_EVENT_NAME and GITHUB_EVENT_PATH), .sh hooks with `bash --noprofile --norc -e -o pipefail` (HostContext
 // GetDefaultShellForScript, ScriptHandlerHelpers); job-started runs before the job's steps and
 // fails the job when it exits non-zero; job-completed runs under always().
+import { writeAtomic as writeFileAtomic } from '../fs/atomic.ts';
 import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
-import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync, appendFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync, appendFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, extname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -101,9 +102,7 @@ export function installCli(self: SelfCommand, dir: string, env: NodeJS.ProcessEn
   if (!existsSync(dest) || !readFileSync(dest).equals(bytes) || !existsSync(pkg)) {
     mkdirSync(dirname(dest), { recursive: true });
     writeFileSync(pkg, pkgText);
-    const tmp = `${dest}.tmp-${process.pid}`;
-    writeFileSync(tmp, bytes, { mode: 0o755 });
-    renameSync(tmp, dest);
+    writeFileAtomic(dest, bytes, { mode: 0o755, follow: false });
     line = `installed a copy of the CLI ${dest} (from ${self.script}; the hooks no longer depend on where that lives)`;
   }
   for (const old of readdirSync(root)) if (old !== hash) rmSync(join(root, old), { recursive: true, force: true });
@@ -166,10 +165,7 @@ function writeAtomic(path: string, text: string, mode: number): boolean {
   try {
     if (readFileSync(path, 'utf8') === text && (statSync(path).mode & 0o777) === mode) return false;
   } catch { /* missing */ }
-  const tmp = `${path}.tmp-${process.pid}`;
-  writeFileSync(tmp, text, { mode });
-  chmodSync(tmp, mode);
-  renameSync(tmp, path);
+  writeFileAtomic(path, text, { mode, follow: false });
   return true;
 }
 

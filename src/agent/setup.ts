@@ -10,8 +10,9 @@
 // second run changes nothing. Users and groups change through the command table (useradd,
 // groupadd, usermod, visudo, setpriv, sudo, systemctl), system files under the root prefix, and
 // file owners through a seam (SetupFs), so tests run on a fake root and never touch this machine.
-import { chmodSync, closeSync, constants, fchmodSync, fchownSync, fstatSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, constants, fchmodSync, fchownSync, fstatSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, realpathSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { writeAtomic as writeFileAtomic } from '../fs/atomic.ts';
 import { fsError, InfraError, InputError, oneLine } from '../errors.ts';
 import { parseSetupFile, SETUP_FILE } from '../probe/isolate.ts';
 import { referenceRoot } from '../cache/reference.ts';
@@ -215,21 +216,11 @@ function workFolder(runnerDir: string): string {
   return '_work';
 }
 
-/** Writes path atomically with exactly this mode (whatever the umask), making its directory (0755). */
+/** Writes path atomically with exactly this mode (whatever the umask), making its directory; a
+ * symlink there is replaced, never followed. The temp file's name starts with a dot: sudo skips such
+ * files in /etc/sudoers.d, so a half-written rule never counts. */
 function writeAtomic(path: string, text: string, mode: number, validate?: (tmp: string) => void): void {
-  const dir = dirname(path);
-  try { mkdirSync(dir, { recursive: true, mode: 0o755 }); } catch (e) { throw fsError(e, dir, 'cannot create the directory'); }
-  // A dot in the name: sudo skips such files in /etc/sudoers.d, so a half-written rule never counts.
-  const tmp = join(dir, `.${path.split('/').pop()}.tmp-${process.pid}`);
-  try {
-    writeFileSync(tmp, text, { mode });
-    chmodSync(tmp, mode);
-  } catch (e) {
-    rmSync(tmp, { force: true });
-    throw fsError(e, path, 'cannot write');
-  }
-  try { validate?.(tmp); } catch (e) { rmSync(tmp, { force: true }); throw e; }
-  try { renameSync(tmp, path); } catch (e) { rmSync(tmp, { force: true }); throw fsError(e, path, 'cannot write'); }
+  writeFileAtomic(path, text, { mode, validate, follow: false });
 }
 
 // ---- the setup

@@ -3,7 +3,8 @@
 // cache, and the last pass that clears older kernel-log signatures), the versions and start of the
 // current and last job, the drain record, the per-job JSON lines, the job counters and the
 // node_exporter textfile. Every file here is written by the agent's own hooks and commands.
-import { mkdirSync, readFileSync, renameSync, writeFileSync, appendFileSync } from 'node:fs';
+import { writeAtomic as writeFileAtomic } from '../fs/atomic.ts';
+import { mkdirSync, readFileSync, appendFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import type { Machine } from './machine.ts';
 import type { CheckStatus } from './checks.ts';
@@ -26,12 +27,9 @@ export function readJson<T>(path: string): T | null {
   try { return JSON.parse(readFileSync(path, 'utf8')) as T; } catch { return null; }
 }
 
-/** Writes path atomically (temp file + rename), making its directory. */
+/** Writes path atomically (temp file + rename; a symlink there is replaced), making its directory. */
 export function writeAtomic(path: string, text: string, mode = 0o644): void {
-  mkdirSync(dirname(path), { recursive: true });
-  const tmp = `${path}.tmp-${process.pid}`;
-  writeFileSync(tmp, text, { mode });
-  renameSync(tmp, path);
+  writeFileAtomic(path, text, { mode, follow: false });
 }
 
 export const writeJson = (path: string, value: unknown) => writeAtomic(path, JSON.stringify(value, null, 2) + '\n');
