@@ -183,7 +183,7 @@ const OPTIONS = {
 
 const FUNCTIONAL_OPTS = ['functional-test', 'functional-max-age', 'functional-timeout'];
 
-const ALLOWED: Record<string, string[]> = {
+export const ALLOWED: Record<string, string[]> = {
   setup: ['json', 'root', 'user', 'runner-user', 'runner-dir', 'work-dir', 'cache-dir', 'hf-home', 'python', 'fix', 'dry-run', 'help'],
   doctor: ['json', 'root', 'python', 'cache-dir', 'state-dir', 'functional', ...FUNCTIONAL_OPTS, 'runner-dir', 'help'],
   status: ['json', 'root', 'cache-dir', 'state-dir', 'runner-dir', 'help'],
