@@ -23,7 +23,7 @@ Usage:
   npu-block-gate report --run-dir DIR [options]     judge an existing run dir (no Python needed)
   npu-block-gate affected [--tree DIR] --base REV | --changed FILE   which model dirs a change affects (a matrix)
   npu-block-gate status --tree DIR                  the tree's Phase 2 status per model and NPU generation
-  npu-block-gate agent setup|doctor|status|lock|hooks|drain|undrain|cache ...  runner side (agent --help)
+  npu-block-gate agent setup|doctor|status|fleet|lock|hooks|drain|undrain|cache ...  runner side (agent --help)
   npu-block-gate help [command] | <command> --help | --version
 
 Each command's options: npu-block-gate <command> --help.
