@@ -112,7 +112,7 @@ export function statusMarkdown(models: ModelStatus[]): string {
       i === 0 ? name : '',
       cell(generationName(g.npu), 40),
       VERDICT[g.outcome] ?? cell(g.outcome, 20),
-      cell(g.date, 20),
+      /^\d{4}-\d{2}-\d{2}$/.test(g.date) ? g.date : cell(g.date, 20),
       code(g.commit, { inTable: true, max: 16 }),
       `${g.min_cosine === null ? 'n/a' : fmtCos(g.min_cosine)} (${g.threshold ?? 'n/a'})`,
       trendText(g),
