@@ -22,6 +22,7 @@ export function affectedJson(a: Affected, runners: string[]): string {
 function headline(a: Affected): string {
   const n = a.models.length;
   const files = a.changes.length;
+  if (a.everything && !a.changes.some((c) => c.kind === 'unplaced')) return `Every model (${n}) is checked: ${a.rows.find((r) => r.in)?.why ?? 'no change to compare'}.`;
   if (!files) return 'No file changed: no model to check.';
   if (a.everything) {
     const un = a.changes.filter((c) => c.kind === 'unplaced').map((c) => c.file);

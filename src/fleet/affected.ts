@@ -103,10 +103,11 @@ function ownerOf(rel: string): string | null {
 }
 
 /** Why a model is in: the first few changed files it reads, inheritance named. */
-function whyIn(m: ModelFacts, models: ReadonlySet<string>, hits: { rel: string; kind: InputKind | 'model-dir' | 'unplaced' | 'plan-failed' }[]): string {
+function whyIn(m: ModelFacts, models: ReadonlySet<string>, hits: { rel: string; kind: InputKind | 'model-dir' | 'unplaced' | 'plan-failed' | 'all' }[]): string {
   const parts: string[] = [];
   for (const h of hits.slice(0, 3)) {
     if (h.kind === 'unplaced') parts.push(`${h.rel} cannot be placed (every model is checked)`);
+    else if (h.kind === 'all') parts.push(h.rel);
     else if (h.kind === 'plan-failed') parts.push(`its plan failed (${m.error}), so any change may affect it; changed: ${h.rel}`);
     else if (h.kind === 'model-dir') parts.push(`${h.rel} is in its model dir`);
     else {
@@ -121,9 +122,10 @@ function whyIn(m: ModelFacts, models: ReadonlySet<string>, hits: { rel: string; 
 
 /**
  * Which models a change affects. `prefix`: the air root relative to the repository's top level
- * ('' when they are the same), for the changed paths and the model keys.
+ * ('' when they are the same), for the changed paths and the model keys. `all`: no change can be
+ * computed (a push that created the branch, a scheduled run): why every model is checked.
  */
-export function affected(models: ModelFacts[], changedFiles: string[], prefix = ''): Affected {
+export function affected(models: ModelFacts[], changedFiles: string[], prefix = '', all: string | null = null): Affected {
   const byName = new Map(models.map((m) => [m.name, m]));
   const names: ReadonlySet<string> = new Set(byName.keys());
   const readers = new Map<string, { name: string; kind: InputKind }[]>();
@@ -133,8 +135,8 @@ export function affected(models: ModelFacts[], changedFiles: string[], prefix = 
     readers.set(f, list);
   }
   const runnable = models.filter((m) => !m.refusal);
-  const hits = new Map<string, { rel: string; kind: InputKind | 'model-dir' | 'unplaced' | 'plan-failed' }[]>();
-  const hit = (name: string, rel: string, kind: InputKind | 'model-dir' | 'unplaced' | 'plan-failed') => {
+  const hits = new Map<string, { rel: string; kind: InputKind | 'model-dir' | 'unplaced' | 'plan-failed' | 'all' }[]>();
+  const hit = (name: string, rel: string, kind: InputKind | 'model-dir' | 'unplaced' | 'plan-failed' | 'all') => {
     const list = hits.get(name) ?? [];
     if (!list.some((h) => h.rel === rel)) list.push({ rel, kind });
     hits.set(name, list);
@@ -166,7 +168,8 @@ export function affected(models: ModelFacts[], changedFiles: string[], prefix = 
     }
     changes.push(change);
   }
-  const everything = changes.some((c) => c.kind === 'unplaced');
+  if (all) for (const m of runnable) hit(m.name, all, 'all');
+  const everything = !!all || changes.some((c) => c.kind === 'unplaced');
   const keyOf = (name: string) => posix.join(prefix, LLMS, name);
   const rows: Row[] = [...models].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)).map((m) => {
     const h = hits.get(m.name) ?? [];

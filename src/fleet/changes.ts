@@ -33,18 +33,37 @@ export function prefixOf(airRoot: string, top: string | null): string {
 
 const REV = /^[A-Za-z0-9._/@^~-]{1,200}$/;
 
-/** Files changed from base to head (base...head), repository-relative. */
-export function changedBetween(dir: string, base: string, head: string): string[] {
+/**
+ * Files changed from base to head, repository-relative: base...head (what head adds since it left
+ * base, as a pull request shows it); when the two share no history here (a shallow clone), the
+ * plain difference of the two trees, which also holds what changed on base meanwhile (more models,
+ * never fewer), with a note saying so.
+ */
+export function changedBetween(dir: string, base: string, head: string): { files: string[]; note: string | null } {
   for (const [name, rev] of [['base', base], ['head', head]] as const) {
     if (!REV.test(rev) || rev.startsWith('-')) throw new InputError(`${name} ${JSON.stringify(rev.slice(0, 80))} is not a commit or branch name`);
   }
-  let out: string;
+  const diff = (range: string[]) => git(dir, ['diff', '--name-only', '-z', '--no-renames', ...range, '--']).split('\0').filter(Boolean);
   try {
-    out = git(dir, ['diff', '--name-only', '-z', '--no-renames', `${base}...${head}`, '--']);
+    return { files: diff([`${base}...${head}`]), note: null };
   } catch (e) {
-    throw new InputError(`git diff ${base}...${head} failed: ${firstLine(e)} (are both commits fetched? actions/checkout needs fetch-depth: 0)`, dir);
+    try {
+      const files = diff([base, head]);
+      return { files, note: `${base.slice(0, 12)} and ${head.slice(0, 12)} share no history in this clone (${firstLine(e)}); compared their trees instead, which also counts what changed on the base meanwhile` };
+    } catch (e2) {
+      throw new InputError(`git diff ${base}...${head} failed: ${firstLine(e2)} (are both commits fetched? actions/checkout needs fetch-depth: 0)`, dir);
+    }
   }
-  return out.split('\0').filter(Boolean);
+}
+
+/** Whether a commit is in the clone. */
+export function hasCommit(dir: string, rev: string): boolean {
+  try {
+    git(dir, ['cat-file', '-e', `${rev}^{commit}`]);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** A list of changed files: one path a line (blank lines and # comments skipped). */

@@ -1,18 +1,17 @@
 // `npu-block-gate affected` and `npu-block-gate status`: the fleet's commands (DESIGN.md "Fleet").
 // src/cli.ts dispatches here.
 import { parseArgs } from 'node:util';
-import { existsSync, readFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { EXIT, GateError, InputError, oneLine, type ExitCode } from '../errors.ts';
 import { stderrLog } from '../log.ts';
 import { parseTimeout } from '../plan.ts';
-import { airRootOf } from '../check/model-dir.ts';
 import { affected, LLMS } from './affected.ts';
 import { affectedJson, affectedMarkdown, affectedTerminal } from './affected-text.ts';
 import { changedBetween, parseFileList, prefixOf, readFileList, topLevel } from './changes.ts';
-import { modelNames, planFacts } from './plans.ts';
+import { airRootAt, modelNames, planFacts } from './plans.ts';
 import { statusJson, statusMarkdown, treeStatus } from './status.ts';
+import { parseLabels } from './legs.ts';
 
 export const AFFECTED_HELP = `Usage: npu-block-gate affected [--tree DIR] (--base REV [--head REV] | --changed FILE... | --changed-from LIST) [options]
 
@@ -69,26 +68,6 @@ const ALLOWED: Record<string, string[]> = {
   status: ['tree', 'json', 'help'],
 };
 
-/** The air root of a tree given as its root or any path inside it. */
-export function airRootAt(tree: string): string {
-  const dir = resolve(tree);
-  if (!existsSync(dir)) throw new InputError('no such directory', tree);
-  if (existsSync(join(dir, LLMS))) return dir;
-  const up = airRootOf(dir);
-  if (up) return up;
-  throw new InputError(`not an mlir-air tree (no ${LLMS} here or above)`, tree);
-}
-
-/** Runner labels from comma-separated, repeatable values. */
-export function parseLabels(values: string[]): string[] {
-  const out: string[] = [];
-  for (const v of values) for (const l of v.split(/[,\n]/).map((s) => s.trim()).filter(Boolean)) {
-    if (!/^[A-Za-z0-9._-]{1,100}$/.test(l)) throw new InputError(`runner label ${JSON.stringify(l.slice(0, 60))} is not a label (letters, digits, . _ -)`);
-    if (!out.includes(l)) out.push(l);
-  }
-  return out;
-}
-
 export async function fleetMain(command: 'affected' | 'status', argv: string[], out: NodeJS.WritableStream, err: NodeJS.WritableStream): Promise<ExitCode> {
   try {
     let parsed;
@@ -127,7 +106,9 @@ async function affectedCommand(v: Values, out: NodeJS.WritableStream, err: NodeJ
   let changed: string[];
   if (v.base !== undefined) {
     if (!top) throw new InputError('--base needs a git checkout (use --changed or --changed-from otherwise)', root);
-    changed = changedBetween(top, v.base, v.head ?? 'HEAD');
+    const d = changedBetween(top, v.base, v.head ?? 'HEAD');
+    if (d.note) err.write(`npu-block-gate: note: ${d.note}\n`);
+    changed = d.files;
   } else if (v.changed?.length) changed = v.changed;
   else {
     const from = v['changed-from']!;

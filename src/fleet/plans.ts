@@ -1,12 +1,23 @@
 // The inputs of every model dir of a tree, from the probe's static plan (`probe plan --json`: no
 // model code is imported, so this is safe on a pull request's tree), digested for affected.ts.
 import { existsSync, readdirSync, statSync } from 'node:fs';
-import { join, posix } from 'node:path';
+import { join, posix, resolve } from 'node:path';
 import { GateError, InputError, oneLine } from '../errors.ts';
 import type { Log } from '../log.ts';
 import type { Plan } from '../plan.ts';
 import { planModel } from '../check/probe.ts';
+import { airRootOf } from '../check/model-dir.ts';
 import { LLMS, type InputKind, type ModelFacts } from './affected.ts';
+
+/** The air root of a tree given as its root or any path inside it. */
+export function airRootAt(tree: string): string {
+  const dir = resolve(tree);
+  if (!existsSync(dir)) throw new InputError('no such directory', tree);
+  if (existsSync(join(dir, LLMS))) return dir;
+  const up = airRootOf(dir);
+  if (up) return up;
+  throw new InputError(`not an mlir-air tree (no ${LLMS} here or above)`, tree);
+}
 
 /** Model dirs of a tree: the dirs of programming_examples/llms with a verify adapter (what Phase 2 runs through). */
 export function modelNames(airRoot: string): string[] {
