@@ -4,40 +4,14 @@
 // statically), so it may run on a pull request's checkout with a read-only token.
 import * as core from '@actions/core';
 import { availableParallelism } from 'node:os';
-import type { GhContext } from './context.ts';
 import { Git } from './git.ts';
 import { affected, matrixOf, type Affected } from '../fleet/affected.ts';
 import { affectedMarkdown } from '../fleet/affected-text.ts';
 import { changedBetween, hasCommit, prefixOf, topLevel } from '../fleet/changes.ts';
 import { airRootAt, modelNames, planFacts } from '../fleet/plans.ts';
 import { InputError, oneLine } from '../errors.ts';
-import type { FleetInputs } from './fleet-inputs.ts';
+import { eventChange, type FleetInputs } from './fleet-inputs.ts';
 import { actionLog, out, type Session } from './session.ts';
-
-const ZERO = /^0+$/;
-
-/** The change the event describes: base and head commits, or why there is none. */
-export function eventChange(ctx: GhContext): { base: string; head: string } | { none: string } {
-  const p = ctx.payload ?? {};
-  const sha = (v: unknown) => (typeof v === 'string' && /^[0-9a-f]{40}([0-9a-f]{24})?$/.test(v) && !ZERO.test(v) ? v : null);
-  if (p.pull_request) {
-    const base = sha(p.pull_request.base?.sha);
-    const head = sha(p.pull_request.head?.sha);
-    if (base && head) return { base, head };
-  }
-  if (p.merge_group) {
-    const base = sha(p.merge_group.base_sha);
-    const head = sha(p.merge_group.head_sha);
-    if (base && head) return { base, head };
-  }
-  if (ctx.eventName === 'push') {
-    const head = sha(p.after) ?? sha(ctx.sha);
-    const base = sha(p.before);
-    if (base && head) return { base, head };
-    return { none: 'this push created the branch: there is no earlier commit to compare with, so every model is checked' };
-  }
-  return { none: `a ${ctx.eventName || 'manual'} run has no change to compare: every model is checked` };
-}
 
 /** Fetches a commit the clone lacks (actions/checkout fetches one commit by default). */
 async function ensureCommit(git: Git, rev: string): Promise<void> {

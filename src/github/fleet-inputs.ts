@@ -5,6 +5,7 @@ import { InputError, oneLine } from '../errors.ts';
 import { expandMatrix, parseLabels, type Leg } from '../fleet/legs.ts';
 import { parseFileList } from '../fleet/changes.ts';
 import type { InputGetter } from './inputs.ts';
+import type { GhContext } from './context.ts';
 
 export interface FleetInputs {
   /** mode affected: the mlir-air checkout (absolute; default the workspace). */
@@ -50,4 +51,29 @@ export function parseFleetInputs(get: InputGetter, workspace: string): FleetInpu
   const tree = !treeRaw ? workspace : isAbsolute(treeRaw) ? treeRaw : resolve(workspace, treeRaw);
   if (problems.length) throw new InputError(problems.join('; '));
   return { tree, base, head, changedFiles, runners, legs };
+}
+
+const ZERO = /^0+$/;
+
+/** The change the event describes: base and head commits, or why there is none. */
+export function eventChange(ctx: GhContext): { base: string; head: string } | { none: string } {
+  const p = ctx.payload ?? {};
+  const sha = (v: unknown) => (typeof v === 'string' && /^[0-9a-f]{40}([0-9a-f]{24})?$/.test(v) && !ZERO.test(v) ? v : null);
+  if (p.pull_request) {
+    const base = sha(p.pull_request.base?.sha);
+    const head = sha(p.pull_request.head?.sha);
+    if (base && head) return { base, head };
+  }
+  if (p.merge_group) {
+    const base = sha(p.merge_group.base_sha);
+    const head = sha(p.merge_group.head_sha);
+    if (base && head) return { base, head };
+  }
+  if (ctx.eventName === 'push') {
+    const head = sha(p.after) ?? sha(ctx.sha);
+    const base = sha(p.before);
+    if (base && head) return { base, head };
+    return { none: 'this push created the branch: there is no earlier commit to compare with, so every model is checked' };
+  }
+  return { none: `a ${ctx.eventName || 'manual'} run has no change to compare: every model is checked` };
 }
