@@ -36,6 +36,7 @@ export interface LegResult {
   report: Report | null;
   /** One line: why it could not be judged (error), or why it is missing. */
   error: string | null;
+  /** The leg's artifact (missing: the name it should have had). */
   artifactName: string | null;
   artifactUrl: string | null;
   base: BaseRecord | null;
@@ -109,7 +110,7 @@ function baseCell(l: LegResult): string {
 }
 
 function lensCell(l: LegResult): string {
-  if (l.state === 'missing') return cell(l.error ?? 'no artifact from this leg', ERROR_CHARS);
+  if (l.state === 'missing') return `${l.artifactName ? `${code(l.artifactName, { inTable: true, max: 200 })}: ` : ''}${cell(l.error ?? 'no artifact from this leg', ERROR_CHARS)}`;
   if (verdictOf(l) === 'error') return cell(l.error ?? l.report?.error ?? 'could not judge', ERROR_CHARS);
   const f = l.report?.lens?.firstBelow;
   if (!f) return l.report?.lens ? 'none under T' : 'no lens';

@@ -62,8 +62,8 @@ async function judgeLeg(s: Session, lp: LegPlan): Promise<Judged> {
   const url = lp.artifact ? `${s.ctx.serverUrl}/${s.ctx.owner}/${s.ctx.repo}/actions/runs/${j.runId}/artifacts/${lp.artifact.id}` : null;
   if (!lp.artifact) {
     const model = lp.model ?? lp.slug ?? 'unknown';
-    const why = `no artifact ${lp.expected ?? ''} in run ${j.runId}: the leg never reported (runner offline, cancelled, or it stopped before uploading)`.replace('  ', ' ');
-    return { result: { model, runner: lp.runner, leg: lp.leg, state: 'missing', report: null, error: why, artifactName: null, artifactUrl: null, base: null }, meta: null, plan: null, abs: null };
+    const why = `no artifact in run ${j.runId}: the leg never reported (runner offline, cancelled, or it stopped before uploading)`;
+    return { result: { model, runner: lp.runner, leg: lp.leg, state: 'missing', report: null, error: why, artifactName: lp.expected, artifactUrl: null, base: null }, meta: null, plan: null, abs: null };
   }
   let model = lp.model ?? lp.slug ?? 'unknown';
   let meta: RunMeta | null = null;

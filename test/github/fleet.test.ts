@@ -189,4 +189,57 @@ s('a second push: the same comment is updated in place, the docs PR updated, not
   assert.equal(log.slice(2), ctx.remote.log('main'));
 });
 
+/** A pull request of its own: a branch from main with these changes, and the fake's PR for it. */
+function openPr(ctx: Ctx, number: number, branch: string, files: string[]): string {
+  git(ctx.remote.work, ['checkout', '--quiet', '-B', branch, 'origin/main']);
+  for (const f of files) { mkdirSync(join(ctx.remote.work, f, '..'), { recursive: true }); appendFileSync(join(ctx.remote.work, f), '\n# change\n'); }
+  git(ctx.remote.work, ['add', '-A']);
+  git(ctx.remote.work, ['commit', '--quiet', '-m', branch]);
+  git(ctx.remote.work, ['push', '--quiet', 'origin', `HEAD:${branch}`]);
+  const head = git(ctx.remote.work, ['rev-parse', 'HEAD']);
+  ctx.gh.pulls.push({ number, title: branch, body: '', head: branch, headSha: head, headRepo: 'acme/mlir-air', base: 'main', state: 'open' });
+  return head;
+}
+
+s('a documentation-only pull request affects no model: no legs, and the summary says there was nothing to judge', async (ctx) => {
+  const head = openPr(ctx, 32, 'docs-only', [`${L}/tiny_llama/docs/notes.md`, 'README.md']);
+  const a = await runAction({
+    index: ctx.index, workspace: ctx.remote.work, eventName: 'pull_request', runId: 7101, job: 'affected', sha: head,
+    payload: { ...prPayload(head, ctx.remote.baseSha), number: 32, pull_request: { ...prPayload(head, ctx.remote.baseSha).pull_request, number: 32 } },
+    apiUrl: ctx.gh.url, artifactDir: ctx.artifacts, inputs: { mode: 'affected', runners: RUNNERS.join(','), 'github-token': '' },
+  });
+  assert.is(a.code, 0, show(a));
+  assert.equal([a.outputs.count, a.outputs.models, a.outputs.matrix], ['0', '[]', '{"include":[]}']);
+  assert.match(a.summary, /2 changed files, none read by a model's check: no model to check\./);
+  const r = await runAction({
+    index: ctx.index, workspace: ctx.remote.work, eventName: 'pull_request', runId: 7101, job: 'summary', sha: head,
+    payload: { ...prPayload(head, ctx.remote.baseSha), number: 32, pull_request: { ...prPayload(head, ctx.remote.baseSha).pull_request, number: 32 } },
+    apiUrl: ctx.gh.url, artifactDir: ctx.artifacts, inputs: { mode: 'summary', legs: a.outputs.matrix, 'github-token': 'ghs_writer', 'artifact-name': PREFIX },
+  });
+  assert.is(r.code, 0, show(r));
+  assert.equal([r.outputs.outcome, r.outputs.legs], ['pass', '0']);
+  assert.match(ctx.gh.commentsOn(32)[0].body, '➖ **No leg to judge**: 0 legs');
+});
+
+s('a leg that never reported is named as missing, not judged, and fails the step as an error', async (ctx) => {
+  const head = openPr(ctx, 33, 'qwen25', [`${L}/tiny_qwen25/tiny_qwen25_prefill.py`]);
+  const payload = { ...prPayload(head, ctx.remote.baseSha), number: 33, pull_request: { ...prPayload(head, ctx.remote.baseSha).pull_request, number: 33 } };
+  const a = await runAction({ index: ctx.index, workspace: ctx.remote.work, eventName: 'pull_request', runId: 7201, job: 'affected', sha: head, payload, apiUrl: ctx.gh.url, artifactDir: ctx.artifacts, inputs: { mode: 'affected', runners: RUNNERS.join(','), 'github-token': '' } });
+  const matrix = JSON.parse(a.outputs.matrix) as { include: { model: string; runner: string }[] };
+  assert.equal(matrix.include, RUNNERS.map((runner) => ({ model: `${L}/tiny_qwen25`, runner })));
+  // Only the Phoenix runner picks its leg up; the Strix runner is offline.
+  const l = await runAction({
+    index: ctx.index, workspace: ctx.remote.work, eventName: 'pull_request', runId: 7201, job: 'legs', sha: head, payload, apiUrl: ctx.gh.url, artifactDir: ctx.artifacts,
+    inputs: { mode: 'probe', 'model-dir': matrix.include[0].model, matrix: JSON.stringify(matrix.include[0]), 'github-token': '', 'artifact-name': PREFIX },
+  });
+  assert.is(l.outputs.outcome, 'probed', show(l));
+  const r = await runAction({ index: ctx.index, workspace: ctx.remote.work, eventName: 'pull_request', runId: 7201, job: 'summary', sha: head, payload, apiUrl: ctx.gh.url, artifactDir: ctx.artifacts, inputs: { mode: 'summary', legs: a.outputs.matrix, 'github-token': 'ghs_writer', 'artifact-name': PREFIX } });
+  assert.is(r.code, 1, show(r));
+  assert.equal([r.outputs.outcome, r.outputs.passed, r.outputs.missing], ['error', '1', '1']);
+  const body = ctx.gh.commentsOn(33)[0].body;
+  assert.match(body, /\| `tiny_qwen25` \| `npu-strix` \(runner\) \| ❔ MISSING \|.*`phase2-run-programming_examples__llms__tiny_qwen25-leg-[0-9a-f]{8}-attempt1`: no artifact in run 7201: the leg never reported/);
+  assert.match(r.stdout, /could not judge .*tiny_qwen25 on npu-strix \(missing: /);
+  assert.not.match(r.stdout, 'Phase 2 FAIL');
+});
+
 s.run();
