@@ -34,7 +34,7 @@ test('TypeScript constants are the contract file\'s', () => {
 });
 
 test('both sides declare the same probe.json keys', () => {
-  const py = runPython(`import sys, json; sys.path.insert(0, ${JSON.stringify(probeDir)}); import probe_schema; print(json.dumps(probe_schema.PROBE_KEYS))`);
+  const py = runPython(`import sys, json; sys.path.insert(0, ${JSON.stringify(probeDir)}); from npu_probe.core import contract; print(json.dumps(contract.PROBE_KEYS))`);
   assert.equal(JSON.parse(py), PROBE_KEYS);
 });
 

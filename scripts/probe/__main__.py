@@ -10,7 +10,7 @@ if _HERE not in sys.path:
     sys.path.insert(0, _HERE)
 
 from probe_args import build_parser  # noqa: E402  (stdlib only: --help and plan need no numpy)
-from probe_schema import EVENT_PREFIX, EXIT_NO_NUMPY  # noqa: E402
+from npu_probe.core.contract import EVENT_PREFIX, EXIT_NO_NUMPY  # noqa: E402
 
 if __name__ == "__main__":
     # Under uid isolation the probe runs as another user in the runner's group: what it creates

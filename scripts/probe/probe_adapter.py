@@ -18,9 +18,9 @@ import time
 import numpy as np
 
 from probe_block import BlockRun
-from probe_call import call_tree, copy_block_return, copy_f32, filter_kwargs
+from npu_probe.core.call import call_tree, copy_block_return, copy_f32, filter_kwargs
 from probe_entry import _is_block_name
-from probe_errors import ProbeError
+from npu_probe.core.errors import ProbeError
 from probe_kernels import probe_cache_hit, tree_toolchain
 
 

@@ -3,7 +3,7 @@
 import argparse
 import sys
 
-from probe_schema import EXIT_BAD_INPUT, NPU_LOCK_TIMEOUT
+from npu_probe.core.contract import EXIT_BAD_INPUT, NPU_LOCK_TIMEOUT
 
 COMMANDS = ("plan", "config", "block", "check", "bisect")
 

@@ -31,14 +31,14 @@ import time
 import numpy as np
 
 from probe_block import prepare_block0, run_block_once
-from probe_call import accepts, call_tree, working_dir
+from npu_probe.core.call import accepts, call_tree, working_dir
 from probe_context import RunContext
 from probe_entry import choose_entry, dotted_name, load_block_modules
-from probe_errors import ProbeError
+from npu_probe.core.errors import ProbeError
 from probe_lock import lock_path, npu_lock
 from probe_model import model_names, open_model
-from probe_npy import write_json, write_npy
-from probe_schema import (
+from npu_probe.core.npy import write_json, write_npy
+from npu_probe.core.contract import (
     BISECT_CPU_STEPS_KW,
     BISECT_DIR,
     BISECT_HOOK,
@@ -54,7 +54,7 @@ from probe_schema import (
     REF_NPY,
 )
 from probe_table import model_spec
-from probe_tree import resolve_tree
+from npu_probe.core.tree import resolve_tree
 
 STEP_FILE_RE = re.compile(r"^(\d{2,}-.+|launch-\d{2,}-.+)\.npy$")
 
@@ -307,7 +307,7 @@ def run_bisect(args, log):
     emu_rec = probe.get("emulate") if isinstance(probe.get("emulate"), dict) else None
     if emu_rec is not None:  # the run was --emulate: the same checkpoint config, the same emulated NPU
         from probe_emulate import config_from_checkpoint  # noqa: PLC0415
-        from probe_tree import config_summary  # noqa: PLC0415
+        from npu_probe.core.tree import config_summary  # noqa: PLC0415
 
         changes, _src = config_from_checkpoint(config, probe["model"]["hf_id"])
         if changes:

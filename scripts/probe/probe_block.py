@@ -12,9 +12,9 @@ import time
 
 import numpy as np
 
-from probe_call import bf16_type, block_output, call_tree, copy_f32, filter_kwargs
+from npu_probe.core.call import bf16_type, block_output, call_tree, copy_f32, filter_kwargs
 from probe_capture import LaunchRecorder
-from probe_errors import ProbeError
+from npu_probe.core.errors import ProbeError
 from probe_kernels import (
     compile_command,
     read_stamp,
@@ -24,9 +24,9 @@ from probe_kernels import (
     unique,
     write_stamp,
 )
-from probe_schema import BISECT_CPU_STEPS_KW, MAX_SEQ_DEFAULT, SEQ_ALIGN
+from npu_probe.core.contract import BISECT_CPU_STEPS_KW, MAX_SEQ_DEFAULT, SEQ_ALIGN
 from probe_table import model_spec
-from probe_tree import import_tree_module
+from npu_probe.core.tree import import_tree_module
 
 # ---------------------------------------------------------------------------
 # seq_len

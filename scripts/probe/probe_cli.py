@@ -11,9 +11,9 @@ import traceback
 import warnings
 
 from probe_args import build_parser
-from probe_errors import EnvironmentProblem, ProbeError, TreeCrash
-from probe_log import ProbeLog
-from probe_schema import (
+from npu_probe.core.errors import EnvironmentProblem, ProbeError, TreeCrash
+from npu_probe.core.log import ProbeLog
+from npu_probe.core.contract import (
     BOUNDARIES_DIR,
     EVENT_PREFIX,
     EXIT_INFRA,
@@ -138,7 +138,7 @@ def gate(plan, log):
 
 def check_options(args):
     """Option combinations, before anything runs (exit 2, one line)."""
-    from probe_schema import EMULATE_INJECTIONS  # noqa: PLC0415
+    from npu_probe.core.contract import EMULATE_INJECTIONS  # noqa: PLC0415
 
     inject = getattr(args, "inject", None)
     emulate = bool(getattr(args, "emulate", False))

@@ -12,16 +12,16 @@ import os
 import re
 import time
 
-from probe_call import default_of
+from npu_probe.core.call import default_of
 from probe_block import choose_seq_len, declared_seq_len
 from probe_entry import choose_entry, load_block_modules
-from probe_errors import ProbeError
+from npu_probe.core.errors import ProbeError
 from probe_kernels import build_dir, kernel_cache_dir
 from probe_model import model_names, open_model
 from probe_positions import extend_tokens
 from probe_reference import reference_kind, tokenize
-from probe_schema import MAX_SEQ_DEFAULT
-from probe_tree import canonical_prompt, config_summary, detect_workarounds, resolve_tree
+from npu_probe.core.contract import MAX_SEQ_DEFAULT
+from npu_probe.core.tree import canonical_prompt, config_summary, detect_workarounds, resolve_tree
 
 
 @dataclasses.dataclass

@@ -38,7 +38,7 @@ import types
 
 import numpy as np
 
-from probe_errors import ProbeError
+from npu_probe.core.errors import ProbeError
 from probe_table import dims_of, elf_args, eval_shape, fa_layout
 from probe_twins import bf16_bits, from_bf16_bits, run_twin
 

@@ -17,8 +17,8 @@ defined-in test below is only the fallback when no plan is at hand.
 import dataclasses
 import sys
 
-from probe_errors import ProbeError
-from probe_tree import import_tree_module, module_file_exists
+from npu_probe.core.errors import ProbeError
+from npu_probe.core.tree import import_tree_module, module_file_exists
 
 BLOCK_PREFIX = "run_transformer_block"
 SINGLE_BLOCK = "run_single_block"

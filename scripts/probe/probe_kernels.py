@@ -13,9 +13,9 @@ import importlib
 import json
 import os
 
-from probe_call import accepts, filter_kwargs
-from probe_npy import write_json
-from probe_schema import KERNEL_STAMP_FILE, KERNEL_STAMP_SCHEMA, MANIFEST_FILE, PREFILL_CACHE_NAME
+from npu_probe.core.call import accepts, filter_kwargs
+from npu_probe.core.npy import write_json
+from npu_probe.core.contract import KERNEL_STAMP_FILE, KERNEL_STAMP_SCHEMA, MANIFEST_FILE, PREFILL_CACHE_NAME
 
 DEFAULT_BUILD_DIR = "build_peano"
 

@@ -28,9 +28,9 @@ import numpy as np
 
 from probe_block import prepare_block0, run_block_once
 from probe_capture import launch_dims, twin_launch
-from probe_errors import ProbeError
-from probe_npy import tensor_entry, write_npy
-from probe_schema import launch_file, swap_file
+from npu_probe.core.errors import ProbeError
+from npu_probe.core.npy import tensor_entry, write_npy
+from npu_probe.core.contract import launch_file, swap_file
 from probe_table import boundary_info, to_seq_first
 from probe_twins import KIND_OUT_NAMES, STAGE_NAMES, STAGES
 

@@ -12,8 +12,8 @@ the same engine as the gate.
 
 import os
 
-from probe_npy import tensor_entry, write_npy
-from probe_schema import BOUNDARIES_DIR, BOUNDARY_LAYOUT, boundary_file
+from npu_probe.core.npy import tensor_entry, write_npy
+from npu_probe.core.contract import BOUNDARIES_DIR, BOUNDARY_LAYOUT, boundary_file
 from probe_table import boundary_info
 
 

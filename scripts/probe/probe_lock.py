@@ -14,8 +14,8 @@ import fcntl
 import os
 import time
 
-from probe_errors import TreeCrash
-from probe_schema import NPU_LOCK_ENV, NPU_LOCK_PATH, NPU_LOCK_PROGRESS, NPU_LOCK_TIMEOUT
+from npu_probe.core.errors import TreeCrash
+from npu_probe.core.contract import NPU_LOCK_ENV, NPU_LOCK_PATH, NPU_LOCK_PROGRESS, NPU_LOCK_TIMEOUT
 
 DEFAULT_LOCK = NPU_LOCK_PATH
 DEFAULT_TIMEOUT = NPU_LOCK_TIMEOUT

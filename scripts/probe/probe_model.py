@@ -7,10 +7,10 @@ rebuilds the same model from a finished run dir.
 import json
 import os
 
-from probe_call import call_tree
-from probe_errors import ProbeError
-from probe_schema import TOOL_NAME, TOOL_VERSION_FALLBACK
-from probe_tree import config_summary, import_tree_module, put_tree_on_path
+from npu_probe.core.call import call_tree
+from npu_probe.core.errors import ProbeError
+from npu_probe.core.contract import TOOL_NAME, TOOL_VERSION_FALLBACK
+from npu_probe.core.tree import config_summary, import_tree_module, put_tree_on_path
 
 PROBE_DIR = os.path.dirname(os.path.abspath(__file__))
 

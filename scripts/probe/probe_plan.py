@@ -20,15 +20,15 @@ import re
 import sys
 
 import probe_static as st
-import probe_tree
-from probe_errors import ProbeError
+from npu_probe.core import tree as probe_tree
+from npu_probe.core.errors import ProbeError
 
-from probe_schema import EXIT_BAD_INPUT as EXIT_REFUSED  # noqa: E402 - contract.json, stdlib only
-from probe_schema import EXIT_OK, PLAN_SCHEMA, PLAN_SCHEMA_VERSION  # noqa: E402
+from npu_probe.core.contract import EXIT_BAD_INPUT as EXIT_REFUSED  # noqa: E402 - contract.json, stdlib only
+from npu_probe.core.contract import EXIT_OK, PLAN_SCHEMA, PLAN_SCHEMA_VERSION  # noqa: E402
 
-from probe_schema import LLMS_DIR_NAME as LLMS  # noqa: E402
-from probe_schema import MAX_SEQ_DEFAULT as DEFAULT_SEQ_LEN  # noqa: E402 - production prefill ELFs are built for it
-from probe_schema import PROGRAMMING_EXAMPLES  # noqa: E402
+from npu_probe.core.contract import LLMS_DIR_NAME as LLMS  # noqa: E402
+from npu_probe.core.contract import MAX_SEQ_DEFAULT as DEFAULT_SEQ_LEN  # noqa: E402 - production prefill ELFs are built for it
+from npu_probe.core.contract import PROGRAMMING_EXAMPLES  # noqa: E402
 
 EMULATED_MARKER = "AIR_MINI"
 DEFAULT_PROMPT_STYLE = "instruct"

@@ -11,8 +11,8 @@ tokens are what the tokenizer makes of that text (one BOS at most). probe.json
 
 import os
 
-from probe_errors import ProbeError
-from probe_tree import parse_prompt_lines
+from npu_probe.core.errors import ProbeError
+from npu_probe.core.tree import parse_prompt_lines
 
 
 def _prompt_set(tree, style):

@@ -14,7 +14,7 @@ import os
 
 import numpy as np
 
-from probe_schema import PROBE_SCHEMA_VERSION
+from npu_probe.core.contract import PROBE_SCHEMA_VERSION
 
 ENV_ROOT = "NPU_BLOCK_GATE_REF_CACHE"
 ENV_CACHE_DIR = "NPU_BLOCK_GATE_CACHE_DIR"

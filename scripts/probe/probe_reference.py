@@ -8,9 +8,9 @@ import time
 
 import numpy as np
 
-from probe_call import call_tree, copy_f32, filter_kwargs, missing_required
-from probe_errors import MissingDependency, ProbeError
-from probe_tree import import_tree_module
+from npu_probe.core.call import call_tree, copy_f32, filter_kwargs, missing_required
+from npu_probe.core.errors import MissingDependency, ProbeError
+from npu_probe.core.tree import import_tree_module
 
 HF_RUNNER_MODULE = "runners.hf_runner"
 HF_RUNNER_ENTRY = "verify.runners.hf_runner.HfRunner"

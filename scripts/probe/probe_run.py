@@ -17,14 +17,14 @@ from probe_adapter import layer_outputs, run_layers_npu
 from probe_block import run_block0
 from probe_capture import npu_boundaries
 from probe_lens import write_boundaries
-from probe_call import remove_if_empty, working_dir
-from probe_env import environment
+from npu_probe.core.call import remove_if_empty, working_dir
+from npu_probe.core.env import environment
 from probe_kernels import compile_command, read_manifest, tree_toolchain
 from probe_lock import lock_path, npu_lock
 from probe_model import tool_version
-from probe_npy import tensor_entry, write_json, write_npy
+from npu_probe.core.npy import tensor_entry, write_json, write_npy
 from probe_reference import check_layer_shapes, check_shapes, reference_record, run_reference
-from probe_schema import (
+from npu_probe.core.contract import (
     HF_CAPTURE,
     INPUT_NPY,
     LAYERS_DIR,

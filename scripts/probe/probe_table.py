@@ -21,7 +21,7 @@ import re
 
 import numpy as np
 
-from probe_errors import ProbeError
+from npu_probe.core.errors import ProbeError
 
 TABLE_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "elf_boundaries.json")
 TABLE_SCHEMA = "npu-block-gate/elf-boundaries"

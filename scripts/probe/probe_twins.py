@@ -28,7 +28,7 @@ Needs numpy only (bf16 rounding is done on float32 bits, round to nearest even).
 
 import numpy as np
 
-from probe_errors import ProbeError
+from npu_probe.core.errors import ProbeError
 
 RMS_EPS = 1e-5
 QK_NORM_EPS = 1e-6

@@ -21,7 +21,7 @@ sys.path.insert(0, os.path.join(REPO, "scripts", "probe"))
 import probe_plan  # noqa: E402
 from test.python.support import find_mlir_air  # noqa: E402
 import probe_static  # noqa: E402
-from probe_errors import ProbeError  # noqa: E402
+from npu_probe.core.errors import ProbeError  # noqa: E402
 
 REAL_TREE = find_mlir_air()
 AIR_MINI = os.path.join(REPO, "examples", "air-mini")

@@ -103,7 +103,7 @@ def probe_reference(tree_root, model, config, hf_id, tokens, prompt):
     if PROBE not in sys.path:
         sys.path.insert(0, PROBE)
     import probe_reference  # noqa: PLC0415
-    import probe_tree  # noqa: PLC0415
+    from npu_probe.core import tree as probe_tree  # noqa: PLC0415
 
     llms = os.path.join(tree_root, "programming_examples", "llms")
     tree = probe_tree.Tree(

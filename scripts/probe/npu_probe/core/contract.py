@@ -11,7 +11,9 @@ without being declared; a test fails on any undeclared key.
 import json
 import os
 
-_CONTRACT_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "contract.json")
+# scripts/probe: the package's parent, where contract.json and elf_boundaries.json live.
+PROBE_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+_CONTRACT_PATH = os.path.join(PROBE_DIR, "contract.json")
 with open(_CONTRACT_PATH, encoding="utf-8") as _f:
     CONTRACT = json.load(_f)
 

@@ -11,7 +11,7 @@ import os
 
 import numpy as np
 
-from probe_errors import ProbeError, TreeCrash
+from npu_probe.core.errors import ProbeError, TreeCrash
 
 
 def accepts(func, name):

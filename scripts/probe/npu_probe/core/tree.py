@@ -12,8 +12,8 @@ import os
 import re
 import sys
 
-from probe_errors import ProbeError, TreeCrash
-from probe_schema import (
+from npu_probe.core.errors import ProbeError, TreeCrash
+from npu_probe.core.contract import (
     LLMS_DIR_NAME,
     PROGRAMMING_EXAMPLES,
     PROMPT_STYLES,

@@ -1,6 +1,6 @@
 """The two ways a probe run ends early, each with its exit code."""
 
-from probe_schema import EXIT_BAD_INPUT, EXIT_INFRA
+from npu_probe.core.contract import EXIT_BAD_INPUT, EXIT_INFRA
 
 
 class ProbeError(Exception):
