@@ -19,16 +19,20 @@ import platform
 import re
 import sys
 
-import probe_static as st
+from npu_probe.plan.static.imports import imports_of, iter_statements, stdlib_names
+from npu_probe.plan.static.makefile import command_args, make_expand, parse_makefile, unquote
+from npu_probe.plan.static.names import class_fields, default_of_param, dict_literal_keys, function_defs, returns_of
+from npu_probe.plan.static.parse import parse_file, read_text, source_lines
+from npu_probe.plan.static.paths import env_reads, file_loads, path_eval, path_literals, quoted_includes, sys_path_additions
+from npu_probe.plan.context import Ctx, runner_sources
+from npu_probe.plan.finding import finding
 from npu_probe.core import tree as probe_tree
 from npu_probe.core.errors import ProbeError
 
 from npu_probe.core.contract import EXIT_BAD_INPUT as EXIT_REFUSED  # noqa: E402 - contract.json, stdlib only
 from npu_probe.core.contract import EXIT_OK, PLAN_SCHEMA, PLAN_SCHEMA_VERSION  # noqa: E402
 
-from npu_probe.core.contract import LLMS_DIR_NAME as LLMS  # noqa: E402
 from npu_probe.core.contract import MAX_SEQ_DEFAULT as DEFAULT_SEQ_LEN  # noqa: E402 - production prefill ELFs are built for it
-from npu_probe.core.contract import PROGRAMMING_EXAMPLES  # noqa: E402
 
 EMULATED_MARKER = "AIR_MINI"
 DEFAULT_PROMPT_STYLE = "instruct"
@@ -66,198 +70,6 @@ PACKAGE_FIX = {
 }
 
 
-# ---------------------------------------------------------------------------
-# Layout
-
-
-class Ctx:
-    """One model in one tree, plus the static-reading caches the plan shares."""
-
-    def __init__(self, model_dir, air_root, environ):
-        self.environ = environ
-        self._find_layout(model_dir, air_root)
-        self.resolver = st.ModuleResolver()
-        self.base_path = [self.model_dir, self.verify_dir, self.llms_dir, self.pe_dir]
-        self.extra_path = []  # sys.path additions found in the run's import closure
-        self._infos = {}
-
-    def _find_layout(self, model_dir, air_root):
-        if air_root is not None:
-            root = os.path.abspath(air_root)
-            llms = os.path.join(root, PROGRAMMING_EXAMPLES, LLMS)
-            if not os.path.isdir(llms):
-                raise ProbeError(llms, "not found: air root must hold programming_examples/llms")
-            named = os.path.join(llms, model_dir)  # `--model-dir tiny_llama` under --air-root
-            cand = named if not os.path.isabs(model_dir) and os.path.isdir(named) else model_dir
-        else:
-            cand = model_dir
-            llms = None
-        if not os.path.isdir(cand):
-            raise ProbeError(model_dir, "model dir not found")
-        mdir = os.path.abspath(cand)
-        if llms is None:
-            llms = _find_llms_dir(mdir)
-            if llms is None:
-                raise ProbeError(model_dir, "no programming_examples/llms directory above the model dir")
-        llms = os.path.abspath(llms)
-        rel = os.path.relpath(mdir, llms)
-        if rel == "." or rel.startswith(".."):
-            raise ProbeError(model_dir, f"not a model dir under {llms}")
-        mdir = os.path.join(llms, rel.split(os.sep)[0])
-        verify = os.path.join(llms, "verify")
-        if not os.path.isdir(verify):
-            raise ProbeError(verify, "not found: the tree has no verify/ subsystem")
-        adapter = os.path.join(mdir, "verify_adapter.py")
-        if not os.path.isfile(adapter):
-            raise ProbeError(adapter, "not found: the model has no verify adapter")
-        self.llms_dir, self.verify_dir, self.model_dir = llms, verify, mdir
-        self.pe_dir = os.path.dirname(llms)
-        self.air_root = os.path.dirname(self.pe_dir)
-        self.model = os.path.basename(mdir)
-        self.adapter = adapter
-
-    def rel(self, path):
-        return os.path.relpath(path, self.air_root).replace(os.sep, "/")
-
-    def where(self, path, line):
-        return f"{self.rel(path)}:{line}" if line else self.rel(path)
-
-    def model_file(self, suffix):
-        p = os.path.join(self.model_dir, f"{self.model}_{suffix}.py")
-        return p if os.path.isfile(p) else None
-
-    def info(self, path):
-        if path not in self._infos:
-            parsed = st.parse_file(path)
-            self._infos[path] = st.module_info(parsed) if parsed else None
-        return self._infos[path]
-
-    def model_of(self, path):
-        """The model dir name a file lives in (a direct child of llms/), or None."""
-        rel = os.path.relpath(path, self.llms_dir)
-        if rel.startswith(".."):
-            return None
-        first = rel.split(os.sep)[0]
-        d = os.path.join(self.llms_dir, first)
-        return first if os.path.isfile(os.path.join(d, "verify_adapter.py")) else None
-
-    # -- name resolution across modules (import statements only, never executed)
-
-    def search_for(self, path):
-        parsed = st.parse_file(path)
-        local = list(reversed(st.sys_path_additions(parsed))) if parsed else []
-        return local + self.base_path + self.extra_path + [os.path.dirname(path)]
-
-    def resolve_module(self, ref, from_path):
-        """The file a module-level ImportRef names (module .py or package __init__)."""
-        if ref.level:
-            base = os.path.dirname(from_path)
-            for _ in range(ref.level - 1):
-                base = os.path.dirname(base)
-            files = self.resolver.find_in(base, ref.module.split(".")) if ref.module else []
-            target = os.path.join(base, *ref.module.split(".")) if ref.module else base
-        else:
-            files, b = self.resolver.resolve(ref.module, self.search_for(from_path))
-            target = os.path.join(b, *ref.module.split(".")) if files is not None else None
-        if files is None:
-            return None, None
-        return (files[-1] if files else None), target
-
-    def resolve_symbol(self, info, name, depth=0):
-        """(ModuleInfo, def node or None for a module) that `name` means in `info`."""
-        if info is None or depth > 8:
-            return None
-        if name in info.defs:
-            return info, info.defs[name]
-        if name in info.imported:
-            ref, idx = info.imported[name]
-            mod_file, target_dir = self.resolve_module(ref, info.path)
-            if idx < 0:
-                return (self.info(mod_file), None) if mod_file else None
-            orig = ref.names[idx]
-            if target_dir:  # `from pkg import submodule`
-                sub = self.resolver.submodule(target_dir, orig)
-                if sub:
-                    return self.info(sub[-1]), None
-            if mod_file and mod_file.endswith(".py"):
-                return self.resolve_symbol(self.info(mod_file), orig, depth + 1)
-            return None
-        if name in info.assigns:
-            value, _ = info.assigns[name]
-            if isinstance(value, ast.Name) and value.id != name:
-                return self.resolve_symbol(info, value.id, depth + 1)
-        return None
-
-    def resolve_callee(self, info, func):
-        if isinstance(func, ast.Name):
-            return self.resolve_symbol(info, func.id)
-        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
-            mod = self.resolve_symbol(info, func.value.id)
-            if mod and mod[1] is None:
-                return self.resolve_symbol(mod[0], func.attr)
-        return None
-
-    def const(self, info, node, env=None, depth=0):
-        """Value of an expression built from literals and module constants (ValueError otherwise)."""
-        if node is None or depth > 12:
-            raise ValueError("unresolvable")
-        try:
-            return ast.literal_eval(node)
-        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-            pass
-        if isinstance(node, ast.Name):
-            if env and node.id in env:
-                return env[node.id]
-            if node.id in ("True", "False", "None"):
-                return {"True": True, "False": False, "None": None}[node.id]
-            if info is not None and node.id in info.assigns:
-                return self.const(info, info.assigns[node.id][0], None, depth + 1)
-            if info is not None and node.id in info.imported:
-                ref, idx = info.imported[node.id]
-                mod_file, _ = self.resolve_module(ref, info.path)
-                target = self.info(mod_file) if mod_file and idx >= 0 else None
-                if target and ref.names[idx] in target.assigns:
-                    return self.const(target, target.assigns[ref.names[idx]][0], None, depth + 1)
-            raise ValueError(node.id)
-        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
-            mod = self.resolve_symbol(info, node.value.id)
-            if mod and mod[1] is None and node.attr in mod[0].assigns:
-                return self.const(mod[0], mod[0].assigns[node.attr][0], None, depth + 1)
-            raise ValueError(node.attr)
-        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-            return -self.const(info, node.operand, env, depth + 1)
-        if isinstance(node, ast.BinOp):
-            a = self.const(info, node.left, env, depth + 1)
-            b = self.const(info, node.right, env, depth + 1)
-            ops = {ast.Add: lambda: a + b, ast.Sub: lambda: a - b, ast.Mult: lambda: a * b,
-                   ast.FloorDiv: lambda: a // b, ast.Div: lambda: a / b, ast.Mod: lambda: a % b}
-            if type(node.op) in ops:
-                try:
-                    return ops[type(node.op)]()
-                except (TypeError, ZeroDivisionError) as exc:
-                    raise ValueError(str(exc)) from exc
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("int", "float", "bool") \
-                and len(node.args) == 1:
-            cast = {"int": int, "float": float, "bool": bool}[node.func.id]
-            return cast(self.const(info, node.args[0], env, depth + 1))
-        raise ValueError("unresolvable")
-
-
-def _find_llms_dir(start):
-    cur = start
-    while True:
-        if os.path.basename(cur) == LLMS and os.path.basename(os.path.dirname(cur)) == PROGRAMMING_EXAMPLES:
-            return cur
-        parent = os.path.dirname(cur)
-        if parent == cur:
-            return None
-        cur = parent
-
-
-def finding(fid, status, kind, message, fix=""):
-    return {"id": fid, "status": status, "kind": kind, "message": " ".join(message.split()),
-            "fix": " ".join(fix.split())}
-
 
 # ---------------------------------------------------------------------------
 # Import closure
@@ -281,20 +93,20 @@ def import_closure(ctx, roots, base_path=None):
 
     for r in roots:
         add(r)
-    stdlib = st.stdlib_names()
+    stdlib = stdlib_names()
     while True:
         while queue:
             path = queue.pop(0)
-            parsed = st.parse_file(path)
+            parsed = parse_file(path)
             if parsed is None or not path.endswith(".py"):
                 continue
-            local = st.sys_path_additions(parsed)
+            local = sys_path_additions(parsed)
             for d in local:
                 if d not in extra and d not in base:
                     extra.append(d)
-            for loaded, _ in st.file_loads(parsed):
+            for loaded, _ in file_loads(parsed):
                 add(loaded)
-            for ref in st.imports_of(parsed):
+            for ref in imports_of(parsed):
                 files = _resolve_ref(ctx, ref, path, local, base, extra, stdlib)
                 if files is None:
                     pending.append((ref, path))
@@ -303,8 +115,8 @@ def import_closure(ctx, roots, base_path=None):
                         add(f)
         still = []
         for ref, path in pending:  # later files may have widened sys.path
-            parsed = st.parse_file(path)
-            files = _resolve_ref(ctx, ref, path, st.sys_path_additions(parsed), base, extra, stdlib)
+            parsed = parse_file(path)
+            files = _resolve_ref(ctx, ref, path, sys_path_additions(parsed), base, extra, stdlib)
             if files is None:
                 still.append((ref, path))
             else:
@@ -368,7 +180,7 @@ def read_config(ctx):
     if fn is not None and isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
         if isinstance(fn.returns, ast.Name) and fn.returns.id in ("dict", "Dict"):
             return None, None, "build_config() returns a dict, not a decoder config class"
-        for ret in st.returns_of(fn):
+        for ret in returns_of(fn):
             if isinstance(ret.value, ast.Call):
                 got = _config_from_call(ctx, info, ret.value, {}, 0)
                 if got:
@@ -406,7 +218,7 @@ def _config_from_call(ctx, info, call, env, depth):
             except ValueError:
                 pass
     if isinstance(node, ast.ClassDef):
-        fields = [f for f, _, _ in st.class_fields(node)]
+        fields = [f for f, _, _ in class_fields(node)]
         for i, a in enumerate(call.args[:len(fields)]):
             try:
                 overrides[fields[i]] = ctx.const(info, a, env)
@@ -416,14 +228,14 @@ def _config_from_call(ctx, info, call, env, depth):
     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
         inner = {}
         for a in node.args.posonlyargs + node.args.args + node.args.kwonlyargs:
-            d, _ = st.default_of_param(node, a.arg)
+            d, _ = default_of_param(node, a.arg)
             if d is not None:
                 try:
                     inner[a.arg] = ctx.const(tinfo, d)
                 except ValueError:
                     pass
         inner.update(overrides)
-        for ret in st.returns_of(node):
+        for ret in returns_of(node):
             if isinstance(ret.value, ast.Call):
                 got = _config_from_call(ctx, tinfo, ret.value, inner, depth + 1)
                 if got:
@@ -433,7 +245,7 @@ def _config_from_call(ctx, info, call, env, depth):
 
 def _config_from_class(ctx, info, cls, overrides):
     values = {}
-    for name, value, _ in st.class_fields(cls):
+    for name, value, _ in class_fields(cls):
         try:
             values[name] = ctx.const(info, value)
         except ValueError:
@@ -512,7 +324,7 @@ def first_prompt(ctx, style):
 def _diagnosis_recipe(ctx):
     """(Makefile, joined diagnosis command, its line) or (mk, None, None)."""
     path = os.path.join(ctx.model_dir, "Makefile")
-    mk = st.parse_makefile(path, ctx.environ) if os.path.isfile(path) else None
+    mk = parse_makefile(path, ctx.environ) if os.path.isfile(path) else None
     if mk is None or "diagnosis" not in mk.recipes:
         return mk, None, None
     cmds = [(line, c) for line, c in mk.recipes["diagnosis"] if "--prompt" in c or "VERIFY_RUNNER" in c
@@ -525,12 +337,12 @@ def _diagnosis_recipe(ctx):
 
 def _expand_arg(ctx, mk, raw):
     """(value, source) of a recipe argument such as "$(PROMPT)" or $(MODEL_CHOICE)."""
-    text = st.unquote(raw)
-    value, used = st.make_expand(text, mk.vars, ctx.environ)
-    value = st.unquote(value.strip())
+    text = unquote(raw)
+    value, used = make_expand(text, mk.vars, ctx.environ)
+    value = unquote(value.strip())
     source = None
     for name in used:  # the variable whose own value is what reached the command
-        own = st.make_expand(mk.vars.get(name, ("", None))[0], mk.vars, ctx.environ)[0].strip()
+        own = make_expand(mk.vars.get(name, ("", None))[0], mk.vars, ctx.environ)[0].strip()
         if own and own == value and mk.vars.get(name, (None, None))[1]:
             source = f"{ctx.where(mk.path, mk.vars[name][1])} {name}"
     return value, source
@@ -540,7 +352,7 @@ def read_defaults(ctx):
     mk, cmd, cline = _diagnosis_recipe(ctx)
     vr = _verify_runner_defaults(ctx)
     choices, _, default_model, dline = _adapter_choices(ctx)
-    args = st.command_args(cmd) if cmd else {}
+    args = command_args(cmd) if cmd else {}
     d = {}
     # prompt
     if "prompt" in args:
@@ -588,7 +400,7 @@ def _compile_cpu_attn_default(ctx):
     info = ctx.info(prefill) if prefill else None
     fn = info.defs.get("compile_all_kernels") if info else None
     if isinstance(fn, ast.FunctionDef):
-        node, line = st.default_of_param(fn, "cpu_attn")
+        node, line = default_of_param(fn, "cpu_attn")
         if isinstance(node, ast.Constant) and isinstance(node.value, bool):
             return node.value, (f"{ctx.where(prefill, line)} compile_all_kernels(cpu_attn={node.value}) default "
                                 "(no verify/verify_runner.py)")
@@ -643,8 +455,8 @@ def _find_entry(ctx, name_rx, prefer_def=None):
         for path, role in holders:
             if not path:
                 continue
-            parsed = st.parse_file(path)
-            for ref in st.imports_of(parsed) if parsed else []:
+            parsed = parse_file(path)
+            for ref in imports_of(parsed) if parsed else []:
                 if ref.top_level != top_only:
                     continue
                 for orig in ref.names:
@@ -769,7 +581,7 @@ _BIAS_ATTRS = {"bq", "bk", "bv"}
 def tree_does_step2(ctx, block, compile_):
     """What the block module really does about bias and padding, with evidence."""
     path = block["_path"] if block else (compile_["_path"] if compile_ else ctx.model_file("prefill"))
-    parsed = st.parse_file(path) if path else None
+    parsed = parse_file(path) if path else None
     tree = parsed.tree if parsed else None
     if tree is None:
         return [], path
@@ -777,7 +589,7 @@ def tree_does_step2(ctx, block, compile_):
     module = os.path.splitext(os.path.basename(path))[0]
     # Bias on device: a load_and_run of an ELF named *bias* in a function that uses .bq/.bk/.bv.
     bias_elfs = {}
-    for fn, _ in st.iter_statements(tree.body):
+    for fn, _ in iter_statements(tree.body):
         if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
         attrs = {n.attr for n in ast.walk(fn) if isinstance(n, ast.Attribute)}
@@ -809,7 +621,7 @@ def tree_does_step2(ctx, block, compile_):
                     "evidence": ctx.where(path, host_bias)})
     # Zero-padding of GEMM N: called helpers named *pad* that compute 1024-aligned sizes.
     pads = []
-    for fn in st.function_defs(tree, r"pad"):
+    for fn in function_defs(tree, r"pad"):
         consts = {n.value for n in ast.walk(fn) if isinstance(n, ast.Constant) and isinstance(n.value, int)}
         if fn.name in called and consts & {1023, 1024}:
             pads.append(fn)
@@ -886,11 +698,11 @@ _STATUS = re.compile(r"(✅|⚠️|⚠|❌)")
 
 def parse_registry(path):
     """[{section, kind, cells, shape, used_by, status, key}] for every shape row."""
-    text = st.read_text(path)
+    text = read_text(path)
     if text is None:
         return None
     rows, section, kind, header = [], None, None, None
-    for line in st.source_lines(text):
+    for line in source_lines(text):
         if line.startswith("## "):
             section = line[3:].split(" — ")[0].strip()
             kind = next((k for prefix, k in _SECTIONS if section.startswith(prefix)), None)
@@ -1028,28 +840,6 @@ def _unwired_reason(row, cpu_attn):
 # Refusal
 
 
-def _runner_sources(ctx):
-    """The adapter plus the module build_runner is delegated to (air-mini binds it
-    to a shared VerifyAdapter), where the per-layer records are built."""
-    info = ctx.info(ctx.adapter)
-    out = [ctx.adapter]
-    if info is None or isinstance(info.defs.get("build_runner"), ast.FunctionDef):
-        return out
-    target = None
-    if "build_runner" in info.assigns:
-        value, _ = info.assigns["build_runner"]
-        owner = value.value if isinstance(value, ast.Attribute) else value
-        if isinstance(owner, ast.Name) and owner.id in info.assigns:
-            made, _ = info.assigns[owner.id]
-            if isinstance(made, ast.Call):
-                target = ctx.resolve_callee(info, made.func)
-        elif isinstance(owner, ast.Name):
-            target = ctx.resolve_symbol(info, owner.id)
-    elif "build_runner" in info.imported:
-        target = ctx.resolve_symbol(info, "build_runner")
-    if target and target[0] and target[0].path not in out:
-        out.append(target[0].path)
-    return out
 
 
 def _empty_intermediates(tree):
@@ -1084,12 +874,12 @@ def refusal(ctx, cfg, config_why, choices):
         return {"reason": f"{ctx.model} is not a decoder LLM: {adapter_rel} {'; '.join(what)}{about}",
                 "needs": "a decoder-only LLM with a verify adapter (MODEL_CHOICES, build_config() -> a "
                          "LlamaConfig-like config, per-layer ffn_out)"}
-    sources = _runner_sources(ctx)
+    sources = runner_sources(ctx)
     records = []
     for path in sources:
-        parsed = st.parse_file(path)
+        parsed = parse_file(path)
         if parsed and parsed.tree is not None:
-            records += st.dict_literal_keys(parsed.tree, "ffn_out")
+            records += dict_literal_keys(parsed.tree, "ffn_out")
         elif parsed:  # unparsable: accept a code-looking mention
             records += [1] if re.search(r"[\"']ffn_out[\"']\s*[:\]]", parsed.text) else []
     if not records:
@@ -1108,11 +898,11 @@ def refusal(ctx, cfg, config_why, choices):
 
 def kernel_cache(ctx, compile_, seq_len):
     mk_path = os.path.join(ctx.model_dir, "Makefile")
-    mk = st.parse_makefile(mk_path, ctx.environ) if os.path.isfile(mk_path) else None
+    mk = parse_makefile(mk_path, ctx.environ) if os.path.isfile(mk_path) else None
     peano = bool(ctx.environ.get("PEANO_INSTALL_DIR"))
     cache_dir, dir_source = _prefill_cache_dir(ctx, seq_len)
     if mk and "BUILD_DIR" in mk.vars:
-        build = st.make_expand(mk.vars["BUILD_DIR"][0], mk.vars, ctx.environ)[0].strip()
+        build = make_expand(mk.vars["BUILD_DIR"][0], mk.vars, ctx.environ)[0].strip()
         build_dir = os.path.join(ctx.model_dir, build)
         build_source = f"{ctx.where(mk_path, mk.vars['BUILD_DIR'][1])} BUILD_DIR"
     elif mk is None and cache_dir and os.path.basename(cache_dir) == "prefill_kernel_cache":
@@ -1144,11 +934,11 @@ def _prefill_cache_dir(ctx, seq_len):
     """The prefill cache the run opens: a path in the adapter (or the module its
     build_runner lives in) ending in prefill_kernel_cache, else the prefill
     module's seq_len-keyed f-string (the q4nx/q4 classes)."""
-    for path in _runner_sources(ctx):
-        parsed = st.parse_file(path)
+    for path in runner_sources(ctx):
+        parsed = parse_file(path)
         if not parsed or parsed.tree is None:
             continue
-        ev = st.path_eval(parsed)
+        ev = path_eval(parsed)
         for node in ast.walk(parsed.tree):
             if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
                 tail = _const_tail(node)
@@ -1158,7 +948,7 @@ def _prefill_cache_dir(ctx, seq_len):
                 full = v if v and os.path.isabs(v) else os.path.join(ctx.model_dir, *tail)
                 return full, f"{ctx.where(path, node.lineno)} (KernelCache dir)"
     prefill = ctx.model_file("prefill")
-    parsed = st.parse_file(prefill) if prefill else None
+    parsed = parse_file(prefill) if prefill else None
     if parsed and parsed.tree is not None:
         for node in ast.walk(parsed.tree):
             if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div) and isinstance(node.right, ast.JoinedStr):
@@ -1203,13 +993,13 @@ def compile_inputs(ctx, compile_path):
     files = set(order)
     env_names = {}
     for path in order:
-        parsed = st.parse_file(path)
+        parsed = parse_file(path)
         if not parsed:
             continue
-        for src in st.path_literals(parsed, C_SUFFIXES):
+        for src in path_literals(parsed, C_SUFFIXES):
             files.add(src)
-            files.update(st.quoted_includes(src))
-        for name, _ in st.env_reads(parsed):
+            files.update(quoted_includes(src))
+        for name, _ in env_reads(parsed):
             env_names.setdefault(name, None)
     registry = os.path.join(ctx.pe_dir, "kernel_registry")
     if any(p.startswith(registry + os.sep) for p in order):
@@ -1233,7 +1023,7 @@ def preflight_python(ctx, closure, pyver):
     running = _version_tuple(pyver)
     unparsed, needs, broken = [], [], []
     for path in closure:
-        parsed = st.parse_file(path)
+        parsed = parse_file(path)
         if not parsed or not parsed.issues:
             continue
         for issue in parsed.issues:
@@ -1332,7 +1122,7 @@ def preflight_hf_cache(model_id, environ):
         hub = hf_hub_dir(environ)
         repo = os.path.join(hub, "models--" + model_id.replace("/", "--"))
         ref = os.path.join(repo, "refs", "main")
-        rev = (st.read_text(ref) or "").strip()
+        rev = (read_text(ref) or "").strip()
         if not rev:
             return finding("hf-cache", "fail", "environment",
                            f"{model_id} is not in the HF cache ({ref} missing)", fix)
@@ -1387,7 +1177,7 @@ def make_plan(model_dir, air_root=None, *, environ=None, online=False, model_cho
 
     # Preflight: environment first, then what the tree itself says.
     pre, unparsed = preflight_python(ctx, closure, pyver)
-    hf_text = st.read_text(hf_runner) or ""
+    hf_text = read_text(hf_runner) or ""
     reference_real = not emulated and bool(re.search(r"^\s*(from|import)\s+transformers\b", hf_text, re.MULTILINE))
     pre += preflight_packages(packages, reference_real, emulate_npu)
     pre.append(preflight_device(device_glob, emulated, emulate_npu))

@@ -20,7 +20,7 @@ sys.path.insert(0, os.path.join(REPO, "scripts", "probe"))
 
 import probe_plan  # noqa: E402
 from test.python.support import find_mlir_air  # noqa: E402
-import probe_static  # noqa: E402
+from npu_probe.plan.static import imports, makefile, parse, paths  # noqa: E402
 from npu_probe.core.errors import ProbeError  # noqa: E402
 
 REAL_TREE = find_mlir_air()
@@ -524,7 +524,7 @@ class AirMiniPlanTest(unittest.TestCase):
 class StaticReadingTest(unittest.TestCase):
     def test_version_only_syntax(self):
         src = 'x = 1\nprint(f"{"a"}")\ny = f"{\'\\n\'}"\n'
-        parsed = probe_static.parse_source(src)
+        parsed = parse.parse_source(src)
         if OLD_PYTHON:
             self.assertEqual([(i.source_line, i.needs) for i in parsed.issues], [(2, (3, 12)), (3, (3, 12))])
             self.assertEqual(parsed.fallback, "blanked")
@@ -533,17 +533,17 @@ class StaticReadingTest(unittest.TestCase):
         self.assertIsNotNone(parsed.tree)
 
     def test_other_syntax_error_falls_back_to_regex(self):
-        parsed = probe_static.parse_source("import os\nfrom a.b import (c,\n    d)\ndef f(:\n    import zz\n")
+        parsed = parse.parse_source("import os\nfrom a.b import (c,\n    d)\ndef f(:\n    import zz\n")
         self.assertIsNone(parsed.tree)
         self.assertEqual(parsed.fallback, "regex")
         self.assertIsNone(parsed.issues[0].needs)
-        refs = probe_static.imports_of(parsed)
+        refs = imports.imports_of(parsed)
         self.assertEqual([(r.module, r.names, r.top_level) for r in refs],
                          [("os", (), True), ("a.b", ("c", "d"), True), ("zz", (), False)])
 
     def test_make_expand_if(self):
         vars_ = {"PROMPT": ("", 1), "DIAG_PROMPT": ("Hi there", 2)}
-        value, used = probe_static.make_expand("$(if $(PROMPT),$(PROMPT),$(DIAG_PROMPT))", vars_, {})
+        value, used = makefile.make_expand("$(if $(PROMPT),$(PROMPT),$(DIAG_PROMPT))", vars_, {})
         self.assertEqual(value, "Hi there")
         self.assertIn("DIAG_PROMPT", used)
 
@@ -551,14 +551,14 @@ class StaticReadingTest(unittest.TestCase):
         src = ("import sys, os\nfrom pathlib import Path\n_HERE = Path(__file__).resolve().parent\n"
                "_LLMS = _HERE.parent\nfor _p in (str(_LLMS), str(_LLMS / 'other')):\n    sys.path.insert(0, _p)\n"
                "sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..', '..'))\n")
-        parsed = probe_static.parse_source(src, "/a/b/llms/m/x.py")
-        self.assertEqual(probe_static.sys_path_additions(parsed), ["/a/b/llms", "/a/b/llms/other", "/a/b"])
+        parsed = parse.parse_source(src, "/a/b/llms/m/x.py")
+        self.assertEqual(paths.sys_path_additions(parsed), ["/a/b/llms", "/a/b/llms/other", "/a/b"])
 
     def test_env_reads(self):
         src = ("import os as _os\nv = _os.environ.get('A')\nw = os.getenv('B')\n"
                "for k, var in (('x', 'C'), ('y', 'D')):\n    os.environ.get(var, '')\n"
                "if 'E' in os.environ: pass\n# os.environ.get('NOT_CODE')\n")
-        names = sorted({n for n, _ in probe_static.env_reads(probe_static.parse_source(src))})
+        names = sorted({n for n, _ in paths.env_reads(parse.parse_source(src))})
         self.assertEqual(names, ["A", "B", "C", "D", "E"])
 
 
