@@ -76,17 +76,19 @@ def _unlink(path):
 
 
 def make_plan(args):
-    from probe_plan import make_plan as _make  # noqa: PLC0415 - stdlib only; loaded when needed
+    from npu_probe.plan.build import make_plan as _make  # noqa: PLC0415 - stdlib only; loaded when needed
+    from npu_probe.plan.request import Host, PlanRequest  # noqa: PLC0415
 
-    return _make(args.model_dir, args.air_root, environ=os.environ, online=args.online,
-                 model_choice=args.hf_model, prompt=args.prompt, prompt_style=args.prompt_style,
-                 cpu_attn=args.cpu_attn, seq_len=getattr(args, "seq_len", None),
-                 emulate_npu=bool(getattr(args, "emulate", False)))
+    request = PlanRequest(model_dir=args.model_dir, air_root=args.air_root, online=args.online,
+                          model_choice=args.hf_model, prompt=args.prompt, prompt_style=args.prompt_style,
+                          cpu_attn=args.cpu_attn, seq_len=getattr(args, "seq_len", None),
+                          emulate_npu=bool(getattr(args, "emulate", False)))
+    return _make(request, Host(environ=os.environ))
 
 
 def run_plan(args):
     """`probe plan`: print the plan; exit 2 when Phase 2 cannot run on this model."""
-    from probe_plan import plan_exit_code, plan_lines  # noqa: PLC0415
+    from npu_probe.plan.report import plan_exit_code, plan_lines  # noqa: PLC0415
 
     hub_offline(args.online)
     try:

@@ -28,7 +28,7 @@ from npu_probe.core.tree import canonical_prompt, config_summary, detect_workaro
 class RunContext:
     args: object
     log: object
-    plan: object  # the static plan (probe_plan.make_plan), or None
+    plan: object  # the static plan (npu_probe.plan.build.make_plan), or None
     tree: object
     adapter: object
     adapter_name: str

@@ -10,7 +10,7 @@ Preference:
 
 This only finds the callable. Whether the model may inherit llama's block or
 must be kernel-first is the seed's Step 1 rule, decided by the plan from the
-kernel sequences (probe_plan), not from where a function is defined; the
+kernel sequences (npu_probe.plan.step1), not from where a function is defined; the
 defined-in test below is only the fallback when no plan is at hand.
 """
 
