@@ -53,7 +53,7 @@ from npu_probe.core.contract import (
     PROBE_SCHEMA_VERSION,
     REF_NPY,
 )
-from probe_table import model_spec
+from npu_probe.emulate.table import model_spec
 from npu_probe.core.tree import resolve_tree
 
 STEP_FILE_RE = re.compile(r"^(\d{2,}-.+|launch-\d{2,}-.+)\.npy$")
@@ -306,7 +306,7 @@ def run_bisect(args, log):
     adapter, adapter_name, config, cfg = open_model(tree)
     emu_rec = probe.get("emulate") if isinstance(probe.get("emulate"), dict) else None
     if emu_rec is not None:  # the run was --emulate: the same checkpoint config, the same emulated NPU
-        from probe_emulate import config_from_checkpoint  # noqa: PLC0415
+        from npu_probe.emulate.checkpoint import config_from_checkpoint  # noqa: PLC0415
         from npu_probe.core.tree import config_summary  # noqa: PLC0415
 
         changes, _src = config_from_checkpoint(config, probe["model"]["hf_id"])
@@ -335,7 +335,7 @@ def run_bisect(args, log):
         ctx = bisect_context(args, log, probe, tree, adapter, adapter_name, config, cfg, prefill_mod, inference_mod,
                              entry, weights_name(probe, adapter, adapter_name, tree))
         if emulated:
-            from probe_emulate import start as start_emulation  # noqa: PLC0415
+            from npu_probe.emulate.emulation import start as start_emulation  # noqa: PLC0415
 
             ctx.emulation = start_emulation(tree, config, spec, emu_rec.get("inject"), ctx.real_len,
                                             _defaults_of(config))

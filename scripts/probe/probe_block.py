@@ -25,7 +25,7 @@ from probe_kernels import (
     write_stamp,
 )
 from npu_probe.core.contract import BISECT_CPU_STEPS_KW, MAX_SEQ_DEFAULT, SEQ_ALIGN
-from probe_table import model_spec
+from npu_probe.emulate.table import model_spec
 from npu_probe.core.tree import import_tree_module
 
 # ---------------------------------------------------------------------------

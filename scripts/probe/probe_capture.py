@@ -25,8 +25,8 @@ import dataclasses
 
 import numpy as np
 
-from probe_table import args_by_role, boundary_order, dims_of, elf_args, fa_layout, to_seq_first
-from probe_twins import f32, input_roles, run_twin
+from npu_probe.emulate.table import args_by_role, boundary_order, dims_of, elf_args, fa_layout, to_seq_first
+from npu_probe.emulate.twins import f32, input_roles, run_twin
 
 
 @dataclasses.dataclass

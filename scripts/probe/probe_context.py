@@ -52,7 +52,7 @@ class RunContext:
     workarounds: list
     ref_kind: str
     defaults: dict  # probe.json `defaults`: what make diagnosis runs, and where this run differs
-    emulation: object = None  # probe_emulate.Emulation with --emulate, else None
+    emulation: object = None  # npu_probe.emulate.emulation.Emulation with --emulate, else None
     positions: object = None  # probe.json prompt.positions with --positions, else None
     want_boundaries: bool = True  # the lens: NPU buffers read back, HF layer-0 hooks
     t_start: float = dataclasses.field(default_factory=time.monotonic)
@@ -100,8 +100,8 @@ def open_run(args, log, plan=None):
     if inject is not None and not emulate:
         raise ProbeError("--inject", "needs --emulate (bugs are injected into the emulated NPU's twins)")
     if emulate:
-        from probe_emulate import config_from_checkpoint  # noqa: PLC0415
-        from probe_twins import check_injection  # noqa: PLC0415
+        from npu_probe.emulate.checkpoint import config_from_checkpoint  # noqa: PLC0415
+        from npu_probe.emulate.twins import check_injection  # noqa: PLC0415
 
         check_injection(inject)
         if getattr(args, "layers", False):
@@ -147,8 +147,8 @@ def open_run(args, log, plan=None):
         positions=positions, want_boundaries=bool(getattr(args, "boundaries", True)),
     )
     if emulate:
-        from probe_emulate import start as start_emulation  # noqa: PLC0415
-        from probe_table import model_spec  # noqa: PLC0415
+        from npu_probe.emulate.emulation import start as start_emulation  # noqa: PLC0415
+        from npu_probe.emulate.table import model_spec  # noqa: PLC0415
 
         ctx.emulation = start_emulation(tree, config, model_spec(tree.model), inject, len(tokens), _defaults_of(config))
         ctx.emulation.config_changes, ctx.emulation.config_source = config_changes, config_source

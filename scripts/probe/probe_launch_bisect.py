@@ -31,8 +31,8 @@ from probe_capture import launch_dims, twin_launch
 from npu_probe.core.errors import ProbeError
 from npu_probe.core.npy import tensor_entry, write_npy
 from npu_probe.core.contract import launch_file, swap_file
-from probe_table import boundary_info, to_seq_first
-from probe_twins import KIND_OUT_NAMES, STAGE_NAMES, STAGES
+from npu_probe.emulate.table import boundary_info, to_seq_first
+from npu_probe.emulate.twins import KIND_OUT_NAMES, STAGE_NAMES, STAGES
 
 TWIN_EQUIVALENT = "probe twin {kind} (numpy: fp32 accumulate, bf16 at the ELF's buffers)"
 

@@ -14,7 +14,7 @@ import os
 
 from npu_probe.core.npy import tensor_entry, write_npy
 from npu_probe.core.contract import BOUNDARIES_DIR, BOUNDARY_LAYOUT, boundary_file
-from probe_table import boundary_info
+from npu_probe.emulate.table import boundary_info
 
 
 def write_boundaries(out, npu, ref, *, source_table, emulated, ref_capture, ref_missing=None, ref_note=None,

@@ -15,6 +15,7 @@ import os
 import numpy as np
 
 from npu_probe.core.contract import PROBE_SCHEMA_VERSION
+from npu_probe.core.hfhub import hub_dir, snapshot_revision
 
 ENV_ROOT = "NPU_BLOCK_GATE_REF_CACHE"
 ENV_CACHE_DIR = "NPU_BLOCK_GATE_CACHE_DIR"
@@ -31,28 +32,6 @@ def cache_root(cli_value, environ=None):
     if env.get(ENV_CACHE_DIR):
         return os.path.join(os.path.abspath(os.path.expanduser(env[ENV_CACHE_DIR])), "reference")
     return os.path.join(os.path.expanduser("~"), ".cache", "npu-block-gate", "reference")
-
-
-def hub_dir(environ=None):
-    env = os.environ if environ is None else environ
-    if env.get("HF_HUB_CACHE"):
-        return env["HF_HUB_CACHE"]
-    if env.get("HF_HOME"):
-        return os.path.join(env["HF_HOME"], "hub")
-    return os.path.join(os.path.expanduser("~"), ".cache", "huggingface", "hub")
-
-
-def snapshot_revision(hf_id, environ=None):
-    """The commit hash refs/main names in the local HF hub cache, or None."""
-    if not isinstance(hf_id, str) or hf_id.count("/") != 1 or os.path.isabs(hf_id):
-        return None
-    path = os.path.join(hub_dir(environ), "models--" + hf_id.replace("/", "--"), "refs", "main")
-    try:
-        with open(path, encoding="utf-8") as f:
-            rev = f.read().strip()
-    except OSError:
-        return None
-    return rev or None
 
 
 def sources_hash(llms_dir, model_dir, model):

@@ -52,8 +52,8 @@ class CaptureTests(unittest.TestCase):
         from test.python.test_real_aliasing import make_parseable_here  # noqa: PLC0415
 
         import probe_capture  # noqa: PLC0415
-        import probe_emulate  # noqa: PLC0415
-        import probe_table  # noqa: PLC0415
+        from npu_probe.emulate import runtime as probe_emulate  # noqa: PLC0415
+        from npu_probe.emulate import table as probe_table  # noqa: PLC0415
 
         self.np, self.bf16, self.cap, self.emu = np, bfloat16, probe_capture, probe_emulate
         self.tmp = tempfile.mkdtemp(prefix="probe-capture-")

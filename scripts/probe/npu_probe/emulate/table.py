@@ -1,15 +1,15 @@
-"""The per-ELF argument table (elf_boundaries.json beside this file) and the one
+"""The per-ELF argument table (scripts/probe/elf_boundaries.json) and the one
 place that turns an ELF argument buffer into a lens boundary tensor.
 
 elf_boundaries.json is data, derived by reading each bf16 model's code in
 Xilinx/mlir-air: for every ELF block 0 launches, each argument index with its
-role (what the ELF's CPU twin, probe_twins, reads or writes), its shape as the
+role (what the ELF's CPU twin, npu_probe.emulate.twins, reads or writes), its shape as the
 model's code passes it, symbolic (seq, emb, q_dim, kv_dim, hidden, head_dim,
 n_heads, n_kv_heads, dv_tile, dv_chunks, pad1024(x), products with *), and the
 lens boundary it holds. `cols` slices padding off (qwen25_0_5b pads Q/K/V GEMM
 N to 1024 and O/Down GEMM N to pad1024(emb)); `view` reads a flat buffer as 2-D.
 
-Layout normalisation, NPU side (HF side: probe_hf_capture.seq_first): every
+Layout normalisation, NPU side (HF side: npu_probe.lens.hf_capture.seq_first): every
 boundary is written seq-first, rows = positions, columns = features with heads
 contiguous (head h at columns h*head_dim .. (h+1)*head_dim), padding columns
 sliced off, real rows only. `to_seq_first` below is that step for an ELF buffer.
@@ -21,9 +21,10 @@ import re
 
 import numpy as np
 
+from npu_probe.core.contract import PROBE_DIR
 from npu_probe.core.errors import ProbeError
 
-TABLE_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "elf_boundaries.json")
+TABLE_FILE = os.path.join(PROBE_DIR, "elf_boundaries.json")
 TABLE_SCHEMA = "npu-block-gate/elf-boundaries"
 ROLE_SCRATCH = "scratch"
 LAYOUT_SEQ_FIRST = "seq-first"

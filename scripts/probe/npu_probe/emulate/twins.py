@@ -26,6 +26,8 @@ kind, the way a real integration bug would.
 Needs numpy only (bf16 rounding is done on float32 bits, round to nearest even).
 """
 
+import dataclasses
+
 import numpy as np
 
 from npu_probe.core.errors import ProbeError
@@ -85,6 +87,17 @@ def check_injection(name, where="--inject"):
     if name not in INJECTIONS:
         raise ProbeError(where, f"unknown injected bug {name!r}; choose one of: {', '.join(sorted(INJECTIONS))}")
     return name
+
+
+@dataclasses.dataclass(frozen=True)
+class Injected:
+    """An injected bug at one launch of the emulated NPU: its name (INJECTIONS), the run's
+    real_len, and `prev` {output role: the buffer's content before the launch} (stale_tail
+    keeps those rows)."""
+
+    name: str
+    real_len: int = None
+    prev: dict = None
 
 
 # ---------------------------------------------------------------------------
@@ -162,8 +175,10 @@ def silu_mul(g, u):
     return bf(g / (np.float32(1.0) + np.exp(-g)) * u)
 
 
-def attention(q, k, v, n_heads, n_kv_heads, head_dim, causal=True):
-    """q (seq, H*hd), k/v (seq, KV*hd) -> (seq, H*hd); GQA: q head h reads kv head h // (H // KV)."""
+def attention(q, k, v, heads, causal=True):
+    """q (seq, H*hd), k/v (seq, KV*hd) -> (seq, H*hd), heads = (H, KV, hd); GQA: q head h reads
+    kv head h // (H // KV)."""
+    n_heads, n_kv_heads, head_dim = heads
     seq = q.shape[0]
     group = n_heads // n_kv_heads
     qh = q.reshape(seq, n_heads, head_dim).transpose(1, 0, 2)
@@ -187,16 +202,15 @@ def attention(q, k, v, n_heads, n_kv_heads, head_dim, causal=True):
 # The twins
 
 
-def run_twin(kind, vals, dims, *, layout="seq-first", inject=None, real_len=None, prev=None):
+def run_twin(kind, vals, dims, layout="seq-first", bug=None):
     """Outputs of one launch of ELF kind `kind`, in stage order: {role: float32 array
     in the role's stored shape}. `vals` maps input roles (and, for stale_tail,
     nothing else) to arrays of any dtype in their stored shape; `dims` holds
     n_heads, n_kv_heads, head_dim, q_dim, kv_dim, emb, hidden (dv_tile/dv_chunks
-    for head-first attention). `inject` names an INJECTIONS bug (emulated NPU
-    only); `prev` maps output roles to the buffer's content before the launch
-    (stale_tail keeps those rows)."""
-    if inject is not None and kind not in INJECTIONS[inject][0]:
-        inject = None
+    for head-first attention). `bug` (an Injected, emulated NPU only) changes one
+    stage of the kinds its INJECTIONS entry names."""
+    inject = bug.name if bug is not None and kind in INJECTIONS[bug.name][0] else None
+    real_len, prev = (bug.real_len, bug.prev) if bug is not None else (None, None)
     v = {r: f32(a) for r, a in vals.items()}
     H, KV, hd = dims["n_heads"], dims["n_kv_heads"], dims["head_dim"]
     out = {}
@@ -233,13 +247,13 @@ def run_twin(kind, vals, dims, *, layout="seq-first", inject=None, real_len=None
             q = q.reshape(H, seq, hd).transpose(1, 0, 2).reshape(seq, H * hd)
             k = k.reshape(KV, seq, hd).transpose(1, 0, 2).reshape(seq, KV * hd)
             vv = vv.reshape(KV, dvc, seq, dvt).transpose(2, 0, 1, 3).reshape(seq, KV * hd)
-            o = attention(q, k, vv, H, KV, hd, causal=inject != "missing_causal_mask")
+            o = attention(q, k, vv, (H, KV, hd), causal=inject != "missing_causal_mask")
             out["out"] = np.ascontiguousarray(
                 o.reshape(seq, H, dvc, dvt).transpose(1, 2, 0, 3).reshape(H * dvc, seq, dvt))
         else:
             q = q.reshape(q.shape[0], -1) if q.ndim != 2 else q
             seq = q.shape[0]
-            out["out"] = attention(q, k.reshape(seq, -1), vv.reshape(seq, -1), H, KV, hd,
+            out["out"] = attention(q, k.reshape(seq, -1), vv.reshape(seq, -1), (H, KV, hd),
                                    causal=inject != "missing_causal_mask")
         return out
     if kind in ("o_ffn", "o_ffn_qwen", "o_ffn_head", "o_res_norm"):
@@ -279,7 +293,7 @@ def run_twin(kind, vals, dims, *, layout="seq-first", inject=None, real_len=None
     if kind == "swiglu":
         out["out"] = silu_mul(v["gate"], v["up"])
         return out
-    raise ProbeError("probe_twins", f"no twin for ELF kind {kind!r}")
+    raise ProbeError("npu_probe.emulate.twins", f"no twin for ELF kind {kind!r}")
 
 
 def _tail(flat, inject, real_len, emb, prev):
