@@ -13,7 +13,7 @@ from test.python.support import PROBE, REPO, run_probe
 
 sys.path.insert(0, PROBE)
 
-import probe_lock  # noqa: E402
+from npu_probe.run import lock as probe_lock  # noqa: E402
 from npu_probe.core import contract as probe_schema  # noqa: E402
 
 AIR_MINI = os.path.join(REPO, "examples", "air-mini")

@@ -26,9 +26,9 @@ sys.path.insert(0, PROBE)
 sys.path.insert(0, os.path.join(REPO, "test", "python"))
 from support import run_probe  # noqa: E402
 
-import probe_block  # noqa: E402
+from npu_probe.run import block as probe_block  # noqa: E402
 from npu_probe.core import call as probe_call  # noqa: E402
-import probe_entry  # noqa: E402
+from npu_probe.run import entry as probe_entry  # noqa: E402
 from npu_probe.core import npy as probe_npy  # noqa: E402
 from npu_probe.core import contract as probe_schema  # noqa: E402
 from npu_probe.core import tree as probe_tree  # noqa: E402

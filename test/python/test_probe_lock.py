@@ -9,7 +9,7 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "scripts", "probe"))
 
-import probe_lock  # noqa: E402
+from npu_probe.run import lock as probe_lock  # noqa: E402
 
 
 class Log:

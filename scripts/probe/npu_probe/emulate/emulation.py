@@ -45,8 +45,18 @@ class Emulation:
             shutil.rmtree(self.cache_dir, ignore_errors=True)
 
 
-def start(tree, config, spec, inject, real_len, prod_config=None):
-    """An Emulation for this model (the registry shim installed when the tree has a registry)."""
+def defaults_of(config):
+    """The config class's own defaults (the production model), or None."""
+    try:
+        return type(config)()
+    except Exception:  # not a dataclass with defaults: the registry shim maps nothing
+        return None
+
+
+def start(tree, config, spec, inject, real_len):
+    """An Emulation for this model (the registry shim installed when the tree has a registry,
+    mapping the config's tiny shapes to its class defaults' production shapes)."""
+    prod_config = defaults_of(config)
     if spec is None:
         raise ProbeError(tree.model_dir, f"--emulate needs the model in the ELF boundary table "
                          f"(scripts/probe/elf_boundaries.json); {tree.model} is not there")

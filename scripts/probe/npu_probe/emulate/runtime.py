@@ -8,7 +8,7 @@ ELF's twin on those buffers), `air.backend.xrt` (`XRTBackend.load`,
 `XRTCompileArtifact`) and `filelock` (records the lock path; /tmp/npu.lock is
 never touched). The tree's KernelCache, block function, buffer reuse, padding
 and argument order all run unchanged; only what an ELF computes is the twin
-(probe_twins), looked up by ELF name in the model's entry of elf_boundaries.json.
+(npu_probe.emulate.twins), looked up by ELF name in the model's entry of elf_boundaries.json.
 
 What changes in the run (all recorded in probe.json `emulate`, and every
 report marks the run as emulated):
@@ -22,7 +22,7 @@ report marks the run as emulated):
   for (each tiny dimension mapped to the model's default LlamaConfig
   dimension); the registry's method decides which f32 scratch arguments the
   tree passes, so the argument layout stays the production one;
-- an injected bug (`--inject NAME`, probe_twins.INJECTIONS) changes one stage
+- an injected bug (`--inject NAME`, twins.INJECTIONS) changes one stage
   of one ELF kind of the emulated NPU; the twins the bisect compares with stay
   clean.
 """
@@ -44,7 +44,7 @@ _MISSING = object()
 
 class EmulatedNpu:
     """One emulated NPU for one model: its ELFs are the twins of the model's
-    table entry. `hint` (set by probe_capture just before each load_and_run)
+    table entry. `hint` (set by npu_probe.lens.capture just before each load_and_run)
     gives the shapes and dtypes of the arrays the tree passed, so a twin sees
     them as the tree shaped them (head-first attention is 3-D)."""
 

@@ -23,7 +23,7 @@ Hooks (module names of LlamaDecoderLayer / Qwen2DecoderLayer / Qwen3DecoderLayer
 
 Layout normalisation, HF side: `seq_first` below is the one place. Every
 boundary becomes float32 [positions, features] with heads contiguous, the same
-layout probe_table.to_seq_first gives the NPU side: [1, seq, X] -> [seq, X];
+layout npu_probe.emulate.table.to_seq_first gives the NPU side: [1, seq, X] -> [seq, X];
 [1, heads, seq, hd] (q/k after RoPE) -> transpose to [seq, heads*hd] (k keeps
 its n_kv_heads: before repeat_kv); [1, seq, heads, hd] (q_norm/k_norm) ->
 [seq, heads*hd].

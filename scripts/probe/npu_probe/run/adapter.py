@@ -17,11 +17,11 @@ import time
 
 import numpy as np
 
-from probe_block import BlockRun
 from npu_probe.core.call import call_tree, copy_block_return, copy_f32, filter_kwargs
-from probe_entry import _is_block_name
 from npu_probe.core.errors import ProbeError
-from probe_kernels import probe_cache_hit, tree_toolchain
+from npu_probe.run.entry import is_block_name
+from npu_probe.run.kernels import probe_cache_hit, tree_toolchain
+from npu_probe.run.outcome import BlockRun, Compiled
 
 
 class _TokenizerShim:
@@ -43,7 +43,7 @@ def _block_globals(*modules):
         if mod is None:
             continue
         for name, value in list(vars(mod).items()):
-            if callable(value) and (_is_block_name(name) or _is_block_name(getattr(value, "__name__", ""))):
+            if callable(value) and (is_block_name(name) or is_block_name(getattr(value, "__name__", ""))):
                 out.append((mod, name))
     return out
 
@@ -75,20 +75,21 @@ def copy_on_return(*modules):
 def build_adapter_runner(ctx, entry_name):
     """`adapter.build_runner(model_name, config, max_seq, tokenizer, npu_attn=, lite_mode=False)`,
     as verify_runner builds its NPU runner (compiles the adapter's kernels)."""
-    adapter = ctx.adapter
-    tok = ctx.tokenizer if ctx.tokenizer is not None else _TokenizerShim(adapter)
-    ctx.log.step(f"building the adapter's NPU runner (compiles its kernels; max_seq {ctx.seq_len})")
-    return call_tree(entry_name, adapter.build_runner, ctx.model_name, ctx.config, ctx.seq_len, tok,
-                     **filter_kwargs(adapter.build_runner, {"npu_attn": not ctx.cpu_attn, "lite_mode": False}))
+    model, spec = ctx.model, ctx.spec
+    adapter = model.adapter
+    tok = model.tokenizer if model.tokenizer is not None else _TokenizerShim(adapter)
+    ctx.log.step(f"building the adapter's NPU runner (compiles its kernels; max_seq {spec.seq_len})")
+    return call_tree(entry_name, adapter.build_runner, spec.model_name, model.config, spec.seq_len, tok,
+                     **filter_kwargs(adapter.build_runner, {"npu_attn": not spec.cpu_attn, "lite_mode": False}))
 
 
 def adapter_prefill(ctx, entry_name, runner):
     """`runner.prefill(tokens)`, with every layer's block output copied as it is produced."""
     runner_mod = sys.modules.get(type(runner).__module__)
-    with copy_on_return(ctx.adapter, runner_mod, ctx.inference_mod) as n:
+    with copy_on_return(ctx.model.adapter, runner_mod, ctx.model.inference_mod) as n:
         if n == 0:
             ctx.log.detail("adapter prefill: no block function in the adapter's globals to copy at return")
-        return call_tree(f"{entry_name}(...).prefill", runner.prefill, np.asarray(ctx.tokens, dtype=np.int64))
+        return call_tree(f"{entry_name}(...).prefill", runner.prefill, np.asarray(ctx.spec.tokens, dtype=np.int64))
 
 
 def layer_outputs(rec, n_layers=None):
@@ -109,9 +110,9 @@ def layer_outputs(rec, n_layers=None):
 
 def run_adapter_block0(ctx, keep_layers=False):
     """Layer-0 ffn_out from the adapter runner's prefill (integration runner `adapter`)."""
-    entry = ctx.entry
+    entry = ctx.model.entry
     timings = {}
-    cache_dir = ctx.cache_dir
+    cache_dir = ctx.spec.cache_dir
     loaded = probe_cache_hit(cache_dir)
     t = time.monotonic()
     runner = build_adapter_runner(ctx, entry.entry)
@@ -125,13 +126,13 @@ def run_adapter_block0(ctx, keep_layers=False):
         raise ProbeError(entry.entry, f"prefill record has no layer_intermediates[0]['ffn_out'] ({exc})") from exc
     npu = copy_f32(out)
     timings["npu"] = time.monotonic() - t
+    # The adapter compiles on its own: whether it skipped anything is unknown (hit None).
+    compiled = Compiled(manifest_loaded=loaded, toolchain=tree_toolchain(cache_dir))
     return BlockRun(
         npu=npu,
         input=None,
-        cache_hit=None,  # the adapter compiles on its own: whether it skipped anything is unknown
         timings=timings,
-        manifest_loaded=loaded,
-        toolchain=tree_toolchain(cache_dir),
+        compiled=compiled,
         layers=layer_outputs(rec) if keep_layers else None,  # --layers: this same prefill, no second runner
     )
 
@@ -139,9 +140,9 @@ def run_adapter_block0(ctx, keep_layers=False):
 def run_layers_npu(ctx):
     """(source, {li: ffn_out}) from `adapter.build_runner(...).prefill(tokens)`.
     Call with the NPU lock held and from the build dir, as block 0."""
-    entry_name = f"{ctx.adapter_name}.build_runner"
-    if not callable(getattr(ctx.adapter, "build_runner", None)):
-        raise ProbeError(ctx.adapter_name, "--layers needs the adapter's build_runner, and it has none")
+    entry_name = f"{ctx.model.adapter_name}.build_runner"
+    if not callable(getattr(ctx.model.adapter, "build_runner", None)):
+        raise ProbeError(ctx.model.adapter_name, "--layers needs the adapter's build_runner, and it has none")
     runner = build_adapter_runner(ctx, entry_name)
     ctx.log.step("running the adapter's prefill for every layer's ffn_out")
-    return f"{entry_name}.prefill", layer_outputs(adapter_prefill(ctx, entry_name, runner), ctx.cfg["n_layers"])
+    return f"{entry_name}.prefill", layer_outputs(adapter_prefill(ctx, entry_name, runner), ctx.model.cfg["n_layers"])

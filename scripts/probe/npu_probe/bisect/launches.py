@@ -4,11 +4,11 @@ The real tree fuses its kernels into a few multi-launch ELFs and offers no
 `bisect_steps` hook, so the bisect works from the NPU's own launches:
 
 1. Launch level. Block 0 runs once more with every launch captured (all
-   non-static buffers read back, probe_capture). Each launch's twin computes
+   non-static buffers read back, npu_probe.lens.capture). Each launch's twin computes
    that launch's outputs from the launch's own captured inputs; for every buffer
    the ELF writes (intermediates included), in stage order, the NPU's buffer and
    the twin's go to bisect/launch-NN-<elf>-<buffer>.{npu,twin}.npy (seq-first
-   float32, real rows only, padding sliced: probe_table.to_seq_first). The first
+   float32, real rows only, padding sliced: npu_probe.emulate.table.to_seq_first). The first
    launch whose NPU buffers diverge from its twin is the offender; inside a
    fused ELF, the first buffer in stage order that diverges is the stage.
 2. Swap-forward at ELF granularity (the seed's Step 4 as the tree allows): for
@@ -26,23 +26,24 @@ import time
 
 import numpy as np
 
-from probe_block import prepare_block0, run_block_once
-from probe_capture import launch_dims, twin_launch
+from npu_probe.core.contract import launch_file, swap_file
 from npu_probe.core.errors import ProbeError
 from npu_probe.core.npy import tensor_entry, write_npy
-from npu_probe.core.contract import launch_file, swap_file
 from npu_probe.emulate.table import boundary_info, to_seq_first
 from npu_probe.emulate.twins import KIND_OUT_NAMES, STAGE_NAMES, STAGES
+from npu_probe.lens.capture import launch_dims, twin_launch
+from npu_probe.run.block import run_block_once
+from npu_probe.run.setup import prepare_block0
 
 TWIN_EQUIVALENT = "probe twin {kind} (numpy: fp32 accumulate, bf16 at the ELF's buffers)"
 
 
 def launch_level(setup, run_dir, real_len, log):
     """bisect.json `launches`: every captured launch, its buffers NPU vs twin."""
-    spec, config = setup.spec, setup.config
+    spec, config = setup.kernels.table, setup.ctx.model.config
     info = boundary_info()
     records, offsets = [], {}
-    for la in setup.recorder.launches:
+    for la in setup.kernels.recorder.launches:
         elf = spec["elfs"].get(la.name)
         if elf is None or la.swapped:
             continue
@@ -78,23 +79,23 @@ def launch_level(setup, run_dir, real_len, log):
 
 def swap_forward(setup, run_dir, shape, log):
     """bisect.json `steps`: ffn_out after swapping ELFs 1..i to their clean twins."""
+    table, rec = setup.kernels.table, setup.kernels.recorder
     order = []
-    for la in setup.recorder.launches:
-        if la.name in setup.spec["elfs"] and la.name not in order:
+    for la in rec.launches:
+        if la.name in table["elfs"] and la.name not in order:
             order.append(la.name)
     steps = []
-    rec = setup.recorder
     try:
         for i, name in enumerate(order, start=1):
             rec.swap = set(order[:i])
             rec.reset()
-            kind = setup.spec["elfs"][name]["kind"]
+            kind = table["elfs"][name]["kind"]
             log.step(f"bisect swap {i}/{len(order)} {name} (cpu: twin {kind}; swapped {', '.join(order[:i])})")
             t = time.monotonic()
             out = run_block_once(setup)
             seconds = time.monotonic() - t
             if tuple(out.shape) != shape:
-                raise ProbeError(setup.entry.entry, f"with {name} swapped returned shape {list(out.shape)}, "
+                raise ProbeError(setup.ctx.model.entry.entry, f"with {name} swapped returned shape {list(out.shape)}, "
                                  f"block0.npu.npy is {list(shape)}")
             rel = swap_file(i, name)
             write_npy(os.path.join(run_dir, *rel.split("/")), out)
@@ -110,14 +111,15 @@ def run_twins_bisect(ctx, run_dir, shape, log):
     """(launches, steps) for a table model: one captured run, then the swaps."""
     # The kernels `block` just compiled into this cache dir are reused (its stamp must match).
     setup = prepare_block0(ctx, reuse_kernels=True)
-    if setup.recorder is None or not setup.recorder.capture:
-        raise ProbeError(ctx.tree.model_dir, "the KernelCache's load_and_run could not be wrapped: no launches to bisect")
+    recorder = setup.kernels.recorder
+    if recorder is None or not recorder.capture:
+        raise ProbeError(ctx.spec.tree.model_dir, "the KernelCache's load_and_run could not be wrapped: no launches to bisect")
     log.step("bisect: block 0 once with every launch captured")
     out = run_block_once(setup)
     if tuple(out.shape) != shape:
-        raise ProbeError(ctx.entry.entry, f"returned shape {list(out.shape)}, block0.npu.npy is {list(shape)}")
-    if not setup.recorder.launches:
-        raise ProbeError(ctx.entry.entry, "ran no ELF the table knows: nothing to bisect")
-    launches = launch_level(setup, run_dir, ctx.real_len, log)
+        raise ProbeError(ctx.model.entry.entry, f"returned shape {list(out.shape)}, block0.npu.npy is {list(shape)}")
+    if not recorder.launches:
+        raise ProbeError(ctx.model.entry.entry, "ran no ELF the table knows: nothing to bisect")
+    launches = launch_level(setup, run_dir, ctx.spec.real_len, log)
     steps = swap_forward(setup, run_dir, shape, log)
     return launches, steps

@@ -1,6 +1,6 @@
 """The model as its verify adapter declares it: config, weights name, HF reference id.
 
-Shared by the config/block stages (probe_context) and `probe bisect`, which
+Shared by the config stage (npu_probe.run.config) and `probe bisect`, which
 rebuilds the same model from a finished run dir.
 """
 
@@ -9,10 +9,8 @@ import os
 
 from npu_probe.core.call import call_tree
 from npu_probe.core.errors import ProbeError
-from npu_probe.core.contract import TOOL_NAME, TOOL_VERSION_FALLBACK
+from npu_probe.core.contract import PROBE_DIR, TOOL_NAME, TOOL_VERSION_FALLBACK
 from npu_probe.core.tree import config_summary, import_tree_module, put_tree_on_path
-
-PROBE_DIR = os.path.dirname(os.path.abspath(__file__))
 
 
 def tool_version():

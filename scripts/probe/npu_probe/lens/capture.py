@@ -16,17 +16,14 @@ For an ELF the table does not cover (or with capture off) it only notes the
 name. `swap` (the swap-forward bisect) answers named ELFs with their clean CPU
 twin instead of the NPU.
 
-`npu_boundaries` turns the captured launches into lens boundaries through the
-table (probe_table.to_seq_first: padding sliced, seq-first, real rows), with
-the block's returned dict as the fallback for anything the launches do not give.
+npu_probe.lens.boundaries turns the captured launches into lens boundaries.
 """
-
 import dataclasses
 
 import numpy as np
 
-from npu_probe.emulate.table import args_by_role, boundary_order, dims_of, elf_args, fa_layout, to_seq_first
-from npu_probe.emulate.twins import f32, input_roles, run_twin
+from npu_probe.emulate.table import args_by_role, dims_of, elf_args, fa_layout
+from npu_probe.emulate.twins import input_roles, run_twin
 
 
 @dataclasses.dataclass
@@ -78,8 +75,12 @@ class LaunchRecorder:
     def reset(self):
         self.names, self.launches = [], []
 
-    def load_and_run(self, name, backend_kwargs, *inputs, output_indices=None, static_input_indices=None,
-                     intermediate_indices=None, **kwargs):
+    def load_and_run(self, name, backend_kwargs, *inputs, **kwargs):
+        """As KernelCache.load_and_run(name, backend_kwargs, *inputs, output_indices=None,
+        static_input_indices=None, intermediate_indices=None, ...)."""
+        output_indices = kwargs.pop("output_indices", None)
+        static_input_indices = kwargs.pop("static_input_indices", None)
+        kwargs.setdefault("intermediate_indices", None)
         self.names.append(name)
         covered = isinstance(name, str) and self.covered(name)
         if covered and name in self.swap:
@@ -88,8 +89,7 @@ class LaunchRecorder:
             if covered and self.emulator is not None:
                 self.emulator.hint = (name, [np.shape(a) for a in inputs], [_code(a) for a in inputs])
             return self._orig(name, backend_kwargs, *inputs, output_indices=output_indices,
-                              static_input_indices=static_input_indices, intermediate_indices=intermediate_indices,
-                              **kwargs)
+                              static_input_indices=static_input_indices, **kwargs)
         static = set(static_input_indices or ())
         n = len(inputs)
         requested = {n - 1} if output_indices is None else set(output_indices)
@@ -98,8 +98,7 @@ class LaunchRecorder:
         if self.emulator is not None:
             self.emulator.hint = (name, [np.shape(a) for a in inputs], [_code(a) for a in inputs])
         results = self._orig(name, backend_kwargs, *inputs, output_indices=readback,
-                             static_input_indices=static_input_indices, intermediate_indices=intermediate_indices,
-                             **kwargs)
+                             static_input_indices=static_input_indices, **kwargs)
         outputs = {i: _copy(results[i]) for i in readback if i < len(results)}
         self.launches.append(Launch(
             index=len(self.launches), name=name, occurrence=sum(1 for la in self.launches if la.name == name),
@@ -161,72 +160,3 @@ def twin_launch(elf, given, shapes, config):
     vals = {r: np.asarray(given[specs[r]["arg"]]).reshape(shapes[specs[r]["arg"]])
             for r in input_roles(elf["kind"]) if r in specs and specs[r]["arg"] in given}
     return run_twin(elf["kind"], vals, dims, layout=layout), specs
-
-
-# ---------------------------------------------------------------------------
-# Boundaries
-
-
-@dataclasses.dataclass
-class Boundary:
-    name: str
-    array: np.ndarray  # seq-first float32, real rows only
-    launch: object  # ELF name or None (returned dict)
-    arg: object
-    source: str  # "launch" | "returned"
-    produced_by: object = None
-
-
-def npu_boundaries(recorder, spec, config, real_len, returned=None, attn_producer=None):
-    """{name: Boundary} from the recorder's launches (through the table), then the
-    returned dict for the rest. Rows beyond real_len are dropped (row-chunked
-    launches are placed at their row offset first)."""
-    order = boundary_order()
-    pieces = {}  # name -> list of (row offset, array, launch, arg)
-    first_launch = {}
-    offsets = {}
-    for la in recorder.launches if spec is not None else []:
-        elf = spec["elfs"].get(la.name)
-        if elf is None or la.swapped:
-            continue
-        dims, layout, _specs = launch_dims(elf, la.shapes, config)
-        off = offsets.get(la.name, 0)
-        offsets[la.name] = off + dims.get("seq", 0)
-        for a in elf_args(elf, layout):
-            b = a.get("boundary")
-            if not b:
-                continue
-            i = a["arg"]
-            src = la.outputs.get(i) if i in la.outputs and i not in _input_only(elf, layout) else la.inputs.get(i)
-            if src is None:
-                continue
-            if b in first_launch and first_launch[b] != la.name:
-                continue  # the first ELF that holds a boundary is its source
-            first_launch[b] = la.name
-            arr = to_seq_first(np.asarray(src).reshape(la.shapes[i]), a, dims, layout)
-            pieces.setdefault(b, []).append((off if elf.get("row_chunks") else 0, arr, la.name, i))
-    out = {}
-    for name, parts in pieces.items():
-        if len(parts) == 1:
-            full = parts[0][1]
-        else:
-            full = np.concatenate([p[1] for p in sorted(parts, key=lambda p: p[0])], axis=0)
-        launch, arg = parts[0][2], parts[0][3]
-        produced = attn_producer if name == "attn_out" else launch
-        out[name] = Boundary(name, np.ascontiguousarray(full[:real_len], dtype=np.float32), launch, arg, "launch",
-                             produced)
-    for name, arr in (returned or {}).items():
-        if name in out or name not in order or arr is None:
-            continue
-        a = f32(arr)
-        if a.ndim != 2:
-            continue
-        out[name] = Boundary(name, np.ascontiguousarray(a[:real_len]), None, None, "returned",
-                             attn_producer if name == "attn_out" else None)
-    return dict(sorted(out.items(), key=lambda kv: order[kv[0]]))
-
-
-def _input_only(elf, layout):
-    """Arg indices whose boundary is what the launch is GIVEN (its input roles)."""
-    roles = set(input_roles(elf["kind"]))
-    return {a["arg"] for a in elf_args(elf, layout) if a["role"] in roles}

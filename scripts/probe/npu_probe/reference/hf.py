@@ -1,4 +1,6 @@
-"""Tokens and the HF bf16 layer-0 reference, the way verify_runner gets them."""
+"""The HF bf16 layer-0 reference, the way verify_runner gets it: HfRunner in diagnosis mode
+(lite_mode=False) on the run's tokens, layer_intermediates[0]["ffn_out"]; and the shape checks
+the gate needs of both sides."""
 
 import importlib.metadata
 import os
@@ -9,7 +11,7 @@ import time
 import numpy as np
 
 from npu_probe.core.call import call_tree, copy_f32, filter_kwargs, missing_required
-from npu_probe.core.errors import MissingDependency, ProbeError
+from npu_probe.core.errors import ProbeError
 from npu_probe.core.tree import import_tree_module
 
 HF_RUNNER_MODULE = "runners.hf_runner"
@@ -17,35 +19,6 @@ HF_RUNNER_ENTRY = "verify.runners.hf_runner.HfRunner"
 # A tree that emulates the reference (examples/air-mini) says so with this file
 # at its root, or its hf_runner simply never imports transformers.
 EMULATION_MARKERS = ("AIR_MINI", ".air-mini")
-
-
-def tokenize(tree, adapter, model_name, prompt):
-    """(token ids, tokenizer label, tokenizer object or None)."""
-    fn = getattr(adapter, "tokenize", None)
-    if callable(fn):
-        ids = call_tree(f"{tree.model}.verify_adapter.tokenize", fn, prompt)
-        label, tok = f"{tree.model}.verify_adapter.tokenize", None
-    else:
-        try:
-            from transformers import AutoTokenizer  # noqa: PLC0415 - only in the user's env
-        except ImportError as exc:
-            raise MissingDependency(
-                "transformers.AutoTokenizer",
-                ImportError(
-                    f"transformers is not importable ({exc}); the adapter has no tokenize(), "
-                    "so the probe needs transformers to tokenize the prompt as verify_runner does"
-                ),
-            ) from exc
-        tok = call_tree(f"AutoTokenizer.from_pretrained({model_name})", AutoTokenizer.from_pretrained, model_name)
-        ids = call_tree(f"AutoTokenizer({model_name}).encode", tok.encode, prompt)
-        label = f"transformers.AutoTokenizer({model_name})"
-    try:
-        ids = [int(t) for t in np.asarray(ids).reshape(-1)]
-    except (TypeError, ValueError) as exc:
-        raise ProbeError(label, f"tokenizer returned non-integer ids ({exc})") from exc
-    if not ids:
-        raise ProbeError(label, "prompt tokenized to 0 tokens")
-    return ids, label, tok
 
 
 def hf_runner_path(tree):
@@ -90,65 +63,49 @@ def reference_record(kind, hf_id):
     }
 
 
-def run_reference(tree, adapter, config, model_name, hf_id, tokens, max_seq, log, capture=False):
-    """Layer-0 ffn_out from HfRunner in diagnosis mode, as float32 (real_len rows).
-    Returns (array, seconds, kind-as-observed, the whole PrefillRecord, captured):
-    `--layers` takes every layer from the same record rather than running the
-    reference twice. With `capture` (a real HF reference), the probe builds the HF
+def run_reference(ctx, capture=False):
+    """Layer-0 ffn_out from HfRunner in diagnosis mode, as float32 (real_len rows), for the
+    run's spec and model (a RunContext). Returns (array, seconds, kind-as-observed, the whole
+    PrefillRecord, captured): `--layers` takes every layer from the same record rather than
+    running the reference twice. With `capture` (a real HF reference), the probe builds the HF
     model itself (or takes the adapter's build_hf_model), hooks layer 0
-    (probe_hf_capture) and passes it as HfRunner(..., model=m); `captured` is
+    (npu_probe.lens.hf_capture) and passes it as HfRunner(..., model=m); `captured` is
     {"boundaries": {name: float32 [real_len, cols]}, "missing": {name: why}} (None
     without capture)."""
+    spec, log = ctx.spec, ctx.log
     mod = import_tree_module(HF_RUNNER_MODULE, "verify/runners/hf_runner.py (import)")
     HfRunner = getattr(mod, "HfRunner", None)
     if HfRunner is None:
-        raise ProbeError(hf_runner_path(tree), "no HfRunner class")
+        raise ProbeError(hf_runner_path(spec.tree), "no HfRunner class")
     t = time.monotonic()
-    hf_model = None
-    build = getattr(adapter, "build_hf_model", None)
-    offered = {"npu_model_name": model_name, "hf_ref_model": hf_id, "config": config}
-    missing = missing_required(build, offered) if callable(build) else []
-    if callable(build) and missing:
-        # verify_runner calls build_hf_model(npu_model_name=, hf_ref_model=, config=);
-        # a hook with another signature would crash it too. Say so, use the plain reference.
-        log.step(
-            f"warning: {tree.model}.verify_adapter.build_hf_model needs {', '.join(missing)}, not the "
-            "verify_runner contract (npu_model_name, hf_ref_model, config); not using it"
-        )
-    elif callable(build):
-        log.step("building the adapter's custom HF reference model")
-        hf_model = call_tree(
-            f"{tree.model}.verify_adapter.build_hf_model",
-            build,
-            **filter_kwargs(build, offered),
-        )
+    hf_model = _adapter_hf_model(ctx)
     hooks = None
     if capture:
-        from probe_hf_capture import Layer0Hooks, build_model  # noqa: PLC0415 - torch only here
+        from npu_probe.lens.hf_capture import Layer0Hooks, build_model  # noqa: PLC0415 - torch only here
 
         if hf_model is None:
-            log.step(f"building the HF model ({hf_id}) in the probe, to hook layer 0 for the lens")
-            hf_model = call_tree(f"AutoModelForCausalLM.from_pretrained({hf_id})", build_model, hf_id)
+            log.step(f"building the HF model ({spec.hf_id}) in the probe, to hook layer 0 for the lens")
+            hf_model = call_tree(f"AutoModelForCausalLM.from_pretrained({spec.hf_id})", build_model, spec.hf_id)
         hooks = Layer0Hooks(hf_model)
-    log.step(f"running the bf16 reference ({hf_id}) on {len(tokens)} tokens")
+    log.step(f"running the bf16 reference ({spec.hf_id}) on {len(spec.tokens)} tokens")
     runner = call_tree(
         "HfRunner",
         HfRunner,
-        model_name=hf_id,
-        config=config,
-        max_seq=max_seq,
+        model_name=spec.hf_id,
+        config=ctx.model.config,
+        max_seq=spec.seq_len,
         lite_mode=False,
         model=hf_model,
     )
     if hooks is not None:
         with hooks:
-            rec = call_tree("HfRunner.prefill", runner.prefill, np.asarray(tokens, dtype=np.int64))
+            rec = call_tree("HfRunner.prefill", runner.prefill, np.asarray(spec.tokens, dtype=np.int64))
     else:
-        rec = call_tree("HfRunner.prefill", runner.prefill, np.asarray(tokens, dtype=np.int64))
+        rec = call_tree("HfRunner.prefill", runner.prefill, np.asarray(spec.tokens, dtype=np.int64))
     try:
         out = rec.layer_intermediates[0]["ffn_out"]
     except (AttributeError, IndexError, KeyError, TypeError) as exc:
-        raise ProbeError(hf_runner_path(tree), f"prefill record has no layer_intermediates[0]['ffn_out'] ({exc})") from exc
+        raise ProbeError(hf_runner_path(spec.tree), f"prefill record has no layer_intermediates[0]['ffn_out'] ({exc})") from exc
     ref = copy_f32(out)
     seconds = time.monotonic() - t
     observed = "hf-bf16" if "transformers" in sys.modules else "emulated"
@@ -158,6 +115,31 @@ def run_reference(tree, adapter, config, model_name, hf_id, tokens, max_seq, log
         bounds["ffn_out"] = ref
         captured = {"boundaries": bounds, "missing": dict(hooks.missing)}
     return ref, seconds, observed, rec, captured
+
+
+def _adapter_hf_model(ctx):
+    """The adapter's own build_hf_model(...), when it has one with verify_runner's keywords; else None."""
+    model, spec = ctx.model, ctx.spec
+    tree, adapter = spec.tree, model.adapter
+    build = getattr(adapter, "build_hf_model", None)
+    offered = {"npu_model_name": spec.model_name, "hf_ref_model": spec.hf_id, "config": model.config}
+    missing = missing_required(build, offered) if callable(build) else []
+    if callable(build) and missing:
+        # verify_runner calls build_hf_model(npu_model_name=, hf_ref_model=, config=);
+        # a hook with another signature would crash it too. Say so, use the plain reference.
+        ctx.log.step(
+            f"warning: {tree.model}.verify_adapter.build_hf_model needs {', '.join(missing)}, not the "
+            "verify_runner contract (npu_model_name, hf_ref_model, config); not using it"
+        )
+        return None
+    if callable(build):
+        ctx.log.step("building the adapter's custom HF reference model")
+        return call_tree(
+            f"{tree.model}.verify_adapter.build_hf_model",
+            build,
+            **filter_kwargs(build, offered),
+        )
+    return None
 
 
 def check_layer_shapes(npu_layers, ref_layers):

@@ -52,7 +52,7 @@ def _defined_in(func, module):
     return getattr(func, "__module__", None) == module.__name__
 
 
-def _is_block_name(name):
+def is_block_name(name):
     return name == BLOCK_PREFIX or name.startswith(BLOCK_PREFIX + "_")
 
 
@@ -61,7 +61,7 @@ def _block_functions(module):
     name or an alias (`run_transformer_block as run_prefill_block`)."""
     out = []
     for name, value in vars(module).items():
-        if callable(value) and (_is_block_name(name) or _is_block_name(getattr(value, "__name__", ""))):
+        if callable(value) and (is_block_name(name) or is_block_name(getattr(value, "__name__", ""))):
             out.append((name, value))
     return out
 

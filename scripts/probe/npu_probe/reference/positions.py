@@ -9,6 +9,7 @@ tokens are what the tokenizer makes of that text (one BOS at most). probe.json
 `prompt.positions` records the method, the prompts used and the text's length.
 """
 
+import dataclasses
 import os
 
 from npu_probe.core.errors import ProbeError
@@ -25,9 +26,19 @@ def _prompt_set(tree, style):
     return lines, tree.rel_llms(path)
 
 
-def extend_tokens(tree, encode, prompt, style, tokens, n, limit):
-    """(token ids of length n, probe.json prompt.positions record). `encode(text)` is
-    the tokenizer the prompt went through."""
+@dataclasses.dataclass(frozen=True)
+class Prompt:
+    """The run's prompt: its text, its style (whose prompt set continues it) and its token ids."""
+
+    text: str
+    style: str
+    tokens: tuple
+
+
+def extend_tokens(tree, encode, prompt, n, limit):
+    """(token ids of length n, probe.json prompt.positions record) for a Prompt, at most
+    `limit` (the compiled seq_len). `encode(text)` is the tokenizer the prompt went through."""
+    prompt, style, tokens = prompt.text, prompt.style, prompt.tokens
     if n <= 0:
         raise ProbeError("--positions", f"{n} is not a positive number of tokens")
     if n > limit:
