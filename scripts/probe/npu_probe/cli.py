@@ -14,6 +14,7 @@ import traceback
 import warnings
 
 from npu_probe.args import build_parser
+from npu_probe.core import hfhub
 from npu_probe.core.context import Started
 from npu_probe.core.contract import (
     BOUNDARIES_DIR,
@@ -32,7 +33,6 @@ from npu_probe.core.errors import EnvironmentProblem, ProbeError, TreeCrash
 from npu_probe.core.log import ProbeLog
 from npu_probe.core.options import Options
 
-HUB_OFFLINE_VARS = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
 
 
 def emit(event, **fields):
@@ -44,8 +44,7 @@ def emit(event, **fields):
 def hub_offline(online):
     """No run waits on hub retries: the local HF cache only, unless --online."""
     if not online:
-        for var in HUB_OFFLINE_VARS:
-            os.environ[var] = "1"
+        hfhub.go_offline(os.environ)
 
 
 def prepare_run_dir(out):
@@ -273,7 +272,7 @@ def _prepare(opts, log, t0):
 def _restored(log):
     """SIGTERM unwinds (temp files go); sys.path and the hub variables are put back; the log closes."""
     saved_path = list(sys.path)
-    saved_env = {k: os.environ.get(k) for k in HUB_OFFLINE_VARS}
+    saved_env = {k: os.environ.get(k) for k in hfhub.OFFLINE_VARS}
     try:
         old_sigterm = signal.signal(signal.SIGTERM, _on_sigterm)
     except ValueError:  # not the main thread (tests calling main() from a thread)

@@ -1,11 +1,9 @@
-"""The run-dir contract, Python side: the constants shared with TypeScript and
-probe.json itself.
+"""The run-dir contract, Python side: the constants shared with TypeScript and probe.json itself.
 
-The constants come from contract.json beside this file, which src/contract.ts
-reads too (test/python/test_contract.py and test/contract.test.ts check both
-sides). probe.json is built here, by `probe_json()`, next to the declaration of
-every key it may hold (`PROBE_KEYS`), so a field cannot appear in a run dir
-without being declared; a test fails on any undeclared key.
+The constants come from scripts/probe/contract.json, which src/contract.ts reads too
+(test/python/test_contract.py and test/contract.test.ts hold each side to it). probe.json is
+built here, by `probe_json()`, which refuses any key contract.json's probe.keys (`PROBE_KEYS`)
+does not declare, so a field cannot appear in a run dir without being declared.
 """
 
 import json
@@ -119,57 +117,16 @@ WORKAROUND_PREREQUISITE = (
     "Phase 4/5 prerequisite: perf optimization must preserve the padded/bias wrappers"
 )
 
-# ---------------------------------------------------------------------------
-# probe.json: every key it may hold. A dict value declares a nested object's
-# keys; None a leaf (any JSON value, including objects whose keys are data:
-# config fields, timings, toolchain ids). test_contract checks real probe.json
-# files against this, and src/rundir/schema.ts declares the same shape.
+# probe.json: every key it may hold (contract.json probe.keys). A dict value declares a nested
+# object's keys; None a leaf (any JSON value, including objects whose keys are data: config
+# fields, timings, toolchain ids). probe_json() refuses anything else; src/rundir/probe-spec.ts
+# types the same keys.
+PROBE_KEYS = CONTRACT["probe"]["keys"]
 
-_TENSOR = None  # {file, dtype, shape} or null; checked by the TypeScript reader
-PROBE_KEYS = {
-    "schema": None,
-    "schema_version": None,
-    "stage": None,
-    "created_at": None,
-    "tool": {"name": None, "version": None},
-    "model": {"name": None, "dir": None, "hf_id": None, "config": None},
-    "prompt": {
-        "style": None, "text": None, "source": None, "token_ids": None, "real_len": None,
-        "padded_len": None, "tokenizer": None, "positions": None,
-    },
-    "defaults": {"differs": None, "make_diagnosis": None},
-    "integration": {
-        "path": None, "entry": None, "runner": None, "reason": None, "kernels": None, "tiles": None,
-        "workarounds": None, "cpu_attn": None, "step1": None, "step2": None, "coverage": None,
-    },
-    "reference": {
-        "kind": None, "runner": None, "lite_mode": None, "dtype": None, "model_id": None,
-        "transformers": None, "torch": None, "cache": None, "hub_offline": None,
-    },
-    "environment": {
-        "python": None, "python_executable": None, "numpy": None, "platform": None, "device": None,
-        "xrt": None, "toolchain": None, "git_commit": None, "air_root": None,
-    },
-    "timings": None,
-    "kernel_cache": {
-        "dir": None, "key": None, "hit": None, "seconds_saved": None, "entries": None, "seq_len": None,
-        "cpu_attn": None, "toolchain": None, "compile_command": None, "compiled": None, "reused": None,
-        "compile_seconds": None, "manifest_loaded": None, "inputs": None,
-    },
-    "tensors": {"npu": _TENSOR, "ref": _TENSOR, "input": _TENSOR},
-    "bisect": None,
-    "layers": None,
-    # The lens (null in config, on the adapter path and with --no-boundaries): README "Boundaries".
-    "boundaries": {
-        "source": None, "table": None, "emulated": None, "reference": None, "layout": None, "entries": None,
-        "unpaired": None,
-    },
-    # --emulate (null otherwise): README "Emulated NPU".
-    "emulate": {
-        "runtime": None, "inject": None, "config_from": None, "config_changes": None, "artifacts": None,
-        "registry": None, "launches": None, "compile": None,
-    },
-}
+# The reference cache's layout and the HF hub's rules: npu_probe.reference.refcache and
+# npu_probe.core.hfhub read them.
+REF_CACHE = CONTRACT["reference_cache"]
+HF_HUB = CONTRACT["hf_hub"]
 
 
 def undeclared_keys(doc, decl=None, prefix=""):

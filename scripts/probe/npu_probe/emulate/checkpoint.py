@@ -5,7 +5,7 @@ import json
 import os
 
 from npu_probe.core.errors import ProbeError
-from npu_probe.core.hfhub import hub_dir, snapshot_revision
+from npu_probe.core.hfhub import snapshot_dir, snapshot_revision
 
 
 CONFIG_MAP = (("n_layers", "num_hidden_layers"), ("emb_dim", "hidden_size"), ("n_heads", "num_attention_heads"),
@@ -21,7 +21,7 @@ def snapshot_config(hf_id, environ=None):
         rev = snapshot_revision(hf_id, environ)
         if rev is None:
             return None, f"no local HF snapshot of {hf_id}"
-        path = os.path.join(hub_dir(environ), "models--" + hf_id.replace("/", "--"), "snapshots", rev, "config.json")
+        path = os.path.join(snapshot_dir(hf_id, rev, environ), "config.json")
     try:
         with open(path, encoding="utf-8") as f:
             return json.load(f), path

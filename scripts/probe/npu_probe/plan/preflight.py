@@ -6,6 +6,7 @@ import importlib.util
 import os
 import re
 
+from npu_probe.core import hfhub
 from npu_probe.plan.finding import finding
 from npu_probe.plan.static.parse import parse_file, read_text
 
@@ -110,17 +111,6 @@ def preflight_device(device_glob, emulated, emulate_npu=False):
                    "power-cycle the runner)")
 
 
-def hf_hub_dir(environ):
-    if environ.get("HF_HUB_CACHE"):
-        return environ["HF_HUB_CACHE"]
-    if environ.get("HUGGINGFACE_HUB_CACHE"):
-        return environ["HUGGINGFACE_HUB_CACHE"]
-    if environ.get("HF_HOME"):
-        return os.path.join(environ["HF_HOME"], "hub")
-    home = environ.get("HOME") or os.path.expanduser("~")
-    return os.path.join(home, ".cache", "huggingface", "hub")
-
-
 def preflight_hf_cache(model_id, environ):
     fix = (f"huggingface-cli download {model_id} (gated models such as meta-llama/* need a token: "
            "huggingface-cli login or HF_TOKEN)")
@@ -130,14 +120,12 @@ def preflight_hf_cache(model_id, environ):
     if os.path.isabs(model_id) and os.path.isdir(model_id):
         snap = model_id
     else:
-        hub = hf_hub_dir(environ)
-        repo = os.path.join(hub, "models--" + model_id.replace("/", "--"))
-        ref = os.path.join(repo, "refs", "main")
+        ref = hfhub.ref_file(model_id, environ)
         rev = (read_text(ref) or "").strip()
         if not rev:
             return finding("hf-cache", "fail", "environment",
                            f"{model_id} is not in the HF cache ({ref} missing)", fix)
-        snap = os.path.join(repo, "snapshots", rev)
+        snap = hfhub.snapshot_dir(model_id, rev, environ)
     missing = []
     if not os.path.isfile(os.path.join(snap, "config.json")):
         missing.append("config.json")

@@ -52,7 +52,7 @@ class RefCache:
                 return None
         try:
             with open(os.path.join(self.dir, refcache.META_FILE), encoding="utf-8") as f:
-                self.kind = json.load(f).get("kind")
+                self.kind = json.load(f).get(refcache.META_KIND)
         except (OSError, ValueError, AttributeError):
             self.kind = None
         self.hit, self.load_seconds = True, time.monotonic() - t

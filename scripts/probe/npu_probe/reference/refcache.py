@@ -1,10 +1,10 @@
 """Reference cache (DESIGN.md "Caches"): the HF reference ffn_out per layer,
 keyed by everything that determines it, so a hit skips loading the HF model.
 
-<root>/<key>/layer_NN.npy (float32, real_len x emb_dim) + meta.json. The probe
-only reads it; the trusted TypeScript process writes an entry after the
-verdict of a trusted run (src/cache/reference.ts), so code from a pull request,
-which the probe imports, can never change what a later trusted run reads.
+<root>/<key>/layer_NN.npy (float32, real_len x emb_dim) + meta.json, as contract.json
+`reference_cache` lays it out. The probe only reads it; the trusted TypeScript process writes
+an entry after the verdict of a trusted run (src/cache/reference.ts), so code from a pull
+request, which the probe imports, can never change what a later trusted run reads.
 """
 
 import glob
@@ -14,13 +14,24 @@ import os
 
 import numpy as np
 
-from npu_probe.core.contract import PROBE_SCHEMA_VERSION
+from npu_probe.core.contract import PROBE_SCHEMA_VERSION, REF_CACHE
 from npu_probe.core.hfhub import hub_dir, snapshot_revision
 
-ENV_ROOT = "NPU_BLOCK_GATE_REF_CACHE"
-ENV_CACHE_DIR = "NPU_BLOCK_GATE_CACHE_DIR"
-META_FILE = "meta.json"
-KEY_LEN = 32
+ENV_ROOT = REF_CACHE["env_root"]
+ENV_CACHE_DIR = REF_CACHE["env_cache_dir"]
+OFF = REF_CACHE["off_value"]
+META_FILE = REF_CACHE["meta"]
+KEY_LEN = REF_CACHE["key_hex_chars"]
+
+
+def _meta_key(name):
+    """A key of meta.json the reader uses; it must be one contract.json lists (KeyError otherwise)."""
+    return REF_CACHE["meta_keys"][REF_CACHE["meta_keys"].index(name)]
+
+
+META_KIND = _meta_key("kind")
+META_STORED_LAYERS = _meta_key("stored_layers")
+META_STORED_BOUNDARIES = _meta_key("stored_boundaries")
 
 
 def cache_root(cli_value, environ=None):
@@ -28,10 +39,10 @@ def cache_root(cli_value, environ=None):
     env = os.environ if environ is None else environ
     for value in (cli_value, env.get(ENV_ROOT)):
         if value:
-            return None if value.strip().lower() == "none" else os.path.abspath(os.path.expanduser(value))
+            return None if value.strip().lower() == OFF else os.path.abspath(os.path.expanduser(value))
     if env.get(ENV_CACHE_DIR):
-        return os.path.join(os.path.abspath(os.path.expanduser(env[ENV_CACHE_DIR])), "reference")
-    return os.path.join(os.path.expanduser("~"), ".cache", "npu-block-gate", "reference")
+        return os.path.join(os.path.abspath(os.path.expanduser(env[ENV_CACHE_DIR])), REF_CACHE["subdir"])
+    return os.path.join(os.path.expanduser("~"), *REF_CACHE["default_root"].split("/"))
 
 
 def sources_hash(llms_dir, model_dir, model):
@@ -65,7 +76,7 @@ def files_hash(base, files):
 def key_inputs(tree, ref_record, tokens, layers, adapter_file=None, boundaries=None):
     """(inputs dict, None) or (None, reason it cannot be cached). `boundaries`: the
     HF layer-0 capture version when the lens takes the reference's boundaries too
-    (an entry then also holds boundary_<name>.npy, listed in meta stored_boundaries)."""
+    (an entry then also holds boundary_<name>.npy, listed in meta.json stored_boundaries)."""
     inputs = {
         "model_id": ref_record["model_id"],
         "revision": None,
@@ -101,8 +112,8 @@ def cache_key(inputs):
     return hashlib.sha256(blob).hexdigest()[:KEY_LEN]
 
 
-def _layer_name(li):
-    return f"layer_{int(li):02d}.npy"
+def layer_name(li):
+    return REF_CACHE["layer_file"].replace("{NN}", f"{int(li):02d}")
 
 
 def load(entry_dir, layers, real_len, emb_dim):
@@ -111,9 +122,9 @@ def load(entry_dir, layers, real_len, emb_dim):
     try:
         with open(os.path.join(entry_dir, META_FILE), encoding="utf-8") as f:
             meta = json.load(f)
-        stored = meta.get("stored_layers") or layers
+        stored = meta.get(META_STORED_LAYERS) or layers
         for li in stored:
-            arr = np.load(os.path.join(entry_dir, _layer_name(li)), allow_pickle=False)
+            arr = np.load(os.path.join(entry_dir, layer_name(li)), allow_pickle=False)
             if arr.dtype != np.float32 or arr.shape != (real_len, emb_dim):
                 return None
             out[int(li)] = np.array(arr, dtype=np.float32, copy=True)
@@ -123,7 +134,7 @@ def load(entry_dir, layers, real_len, emb_dim):
 
 
 def boundary_name(name):
-    return f"boundary_{name}.npy"
+    return REF_CACHE["boundary_file"].replace("{name}", name)
 
 
 def load_boundaries(entry_dir, real_len):
@@ -133,7 +144,7 @@ def load_boundaries(entry_dir, real_len):
     try:
         with open(os.path.join(entry_dir, META_FILE), encoding="utf-8") as f:
             meta = json.load(f)
-        names = meta.get("stored_boundaries")
+        names = meta.get(META_STORED_BOUNDARIES)
         if not isinstance(names, list) or not names:
             return None
         for name in names:

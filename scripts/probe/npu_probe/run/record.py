@@ -6,6 +6,7 @@ import datetime
 import os
 import time
 
+from npu_probe.core import hfhub
 from npu_probe.core.contract import PROBE_JSON, TOOL_NAME, probe_json
 from npu_probe.core.env import environment
 from npu_probe.core.npy import write_json
@@ -64,7 +65,7 @@ def write_probe_json(ctx, out, stage, output):
             "coverage": facts.coverage,
         },
         reference=dict(reference_record(state.ref_kind, spec.hf_id), cache=output.ref_cache,
-                       hub_offline=os.environ.get("HF_HUB_OFFLINE") == "1"),
+                       hub_offline=hfhub.is_offline()),
         environment=environment(tree.air_root, toolchain),
         timings={k: round(float(v), 4) for k, v in state.timings.items()},
         kernel_cache={
