@@ -1,4 +1,4 @@
-"""The probe's NPU lock (scripts/probe/probe_lock.py): flock(2) shared with mlir-air's skills."""
+"""The probe's NPU lock (npu_probe.run.lock): flock(2) shared with mlir-air's skills."""
 
 import fcntl
 import os

@@ -1,4 +1,4 @@
-"""Reference cache (scripts/probe/probe_refcache.py): air-mini copies, explicit temp cache dirs.
+"""Reference cache (npu_probe.reference.refcache): air-mini copies, explicit temp cache dirs.
 
 run: python3 -m unittest discover -s test/python -t .
 """
