@@ -2,7 +2,6 @@
 // src/cli.ts dispatches here.
 import { parseArgs } from 'node:util';
 import { readFileSync } from 'node:fs';
-import { availableParallelism } from 'node:os';
 import { EXIT, GateError, InputError, oneLine, type ExitCode } from '../errors.ts';
 import { stderrLog } from '../log.ts';
 import { parseTimeout } from '../plan.ts';
@@ -120,7 +119,7 @@ async function affectedCommand(v: Values, out: NodeJS.WritableStream, err: NodeJ
   log.step(`affected: planning ${names.length} model dirs of ${root} for ${changed.length} changed file${changed.length === 1 ? '' : 's'}`);
   const facts = await planFacts(root, names, {
     python: v.python ?? null, timeoutSec: v.timeout !== undefined ? parseTimeout(v.timeout, '--timeout') : null,
-    concurrency: Math.max(1, Math.min(4, availableParallelism())), log,
+    log,
   });
   const a = affected(facts, changed, prefixOf(root, top));
   out.write(v.json ? affectedJson(a, runners) : v.markdown ? affectedMarkdown(a, runners) : affectedTerminal(a));

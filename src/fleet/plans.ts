@@ -1,11 +1,11 @@
-// The inputs of every model dir of a tree, from the probe's static plan (`probe plan --json`: no
-// model code is imported, so this is safe on a pull request's tree), digested for affected.ts.
+// The inputs of every model dir of a tree, from the probe's static plans (`probe plans`: no model
+// code is imported, so this is safe on a pull request's tree), digested for affected.ts.
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join, posix, resolve } from 'node:path';
-import { GateError, InputError, oneLine } from '../errors.ts';
+import { InfraError, InputError, oneLine } from '../errors.ts';
 import type { Log } from '../log.ts';
-import type { Plan } from '../plan.ts';
-import { planModel } from '../check/probe.ts';
+import { runProbe } from '../probe/run.ts';
+import { pythonCandidates } from '../probe/python.ts';
 import { airRootOf } from '../check/model-dir.ts';
 import { LLMS, type InputKind, type ModelFacts } from './affected.ts';
 
@@ -82,47 +82,35 @@ export function failedFacts(name: string, error: string): ModelFacts {
 
 export interface PlanOptions {
   python: string | null;
+  /** Bound on the whole tree's plans. */
   timeoutSec: number | null;
-  /** Plans run at once (each is one short Python process). */
-  concurrency: number;
   log: Log;
 }
 
-/** The plan of one model dir as JSON, or why there is none. */
-export async function planJson(modelDir: string, o: Pick<PlanOptions, 'python' | 'timeoutSec'>): Promise<{ json: Json } | { error: string }> {
-  const plan: Plan = { mode: 'full', modelDir, promptStyle: null, prompt: null, python: o.python, runDir: '', threshold: null, writeDocs: false, timeoutSec: o.timeoutSec, commit: null };
-  let stdout: string;
-  try {
-    stdout = await planModel(plan, true);
-  } catch (e) {
-    // A refused model (exit 2) still prints its plan.
-    const out = (e as { stdout?: string }).stdout;
-    if (!(e instanceof GateError) || !out) return { error: oneLine(e) };
-    stdout = out;
-  }
-  try {
-    return { json: JSON.parse(stdout) };
-  } catch {
-    return { error: 'the plan did not print JSON' };
-  }
-}
-
-/** Every model's facts, `concurrency` plans at a time. */
+/**
+ * Every model's facts, from one `probe plans` process (one interpreter start for the tree). A
+ * model whose plan could not be made is kept with its error (its inputs are unknown).
+ */
 export async function planFacts(airRoot: string, names: string[], o: PlanOptions): Promise<ModelFacts[]> {
+  if (!names.length) return [];
   const prompts = promptSets(airRoot);
-  const out: ModelFacts[] = new Array(names.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < names.length) {
-      const i = next++;
-      const name = names[i];
-      const r = await planJson(join(airRoot, LLMS, name), o);
-      if ('error' in r) {
-        o.log.warn(`plan of ${name} failed (${r.error}); it is kept in the matrix on any change`);
-        out[i] = failedFacts(name, r.error);
-      } else out[i] = factsOf(name, r.json, airRoot, prompts);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.max(1, Math.min(o.concurrency, names.length)) }, worker));
-  return out;
+  const dirs = names.map((n) => join(airRoot, LLMS, n));
+  const r = await runProbe(pythonCandidates(o.python), {
+    subcommand: 'plans', args: [...dirs.flatMap((d) => ['--model-dir', d]), '--air-root', airRoot],
+    runDir: null, timeoutSec: o.timeoutSec,
+  }, { onLine: () => undefined });
+  let plans: { model_dir?: unknown; exit?: unknown; plan?: Json; error?: unknown }[];
+  try {
+    plans = JSON.parse(r.stdout).plans;
+    if (!Array.isArray(plans) || plans.length !== names.length) throw new Error('not one entry per model dir');
+  } catch (e) {
+    throw new InfraError(`probe plans did not answer with one plan per model dir (${oneLine(e)})`);
+  }
+  return names.map((name, i) => {
+    const p = plans[i];
+    if (p.plan && typeof p.plan === 'object') return factsOf(name, p.plan, airRoot, prompts);
+    const error = typeof p.error === 'string' ? p.error : 'no plan';
+    o.log.warn(`plan of ${name} failed (${error}); it is kept in the matrix on any change`);
+    return failedFacts(name, error);
+  });
 }

@@ -40,6 +40,8 @@ export interface LegResult {
   artifactName: string | null;
   artifactUrl: string | null;
   base: BaseRecord | null;
+  /** A leg without a record (error, missing): the generation other legs found on its runner label. */
+  npuHint?: string | null;
 }
 
 const ICON = { pass: '✅', fail: '❌', error: '⚠️', missing: '❔' } as const;
@@ -56,11 +58,38 @@ export function verdictOf(l: LegResult): Verdict {
   return l.report.outcome === 'pass' ? 'pass' : 'fail';
 }
 
-/** The leg's NPU column: the generation its record names; else the runner label it was sent to. */
-export function npuLabel(l: LegResult): string {
+/** The generation a leg ran on: its record's, else the one its runner label showed in other legs. */
+function npuOf(l: LegResult): string {
   const g = l.report ? recordNpu(l.report) : UNKNOWN;
+  return g !== UNKNOWN ? g : l.npuHint ?? UNKNOWN;
+}
+
+/** The leg's NPU column: the generation; else the runner label it was sent to. */
+export function npuLabel(l: LegResult): string {
+  const g = npuOf(l);
   if (g !== UNKNOWN) return generationName(g);
   return l.runner ? `${l.runner} (runner)` : 'unknown';
+}
+
+/**
+ * Each runner label's generation, from the legs that recorded one: a leg that errored or never
+ * reported is shown under the generation its runner label ran elsewhere in this run. A label that
+ * showed more than one generation (runners labelled alike but not alike) is named, and lends none.
+ */
+export function withRunnerGenerations(legs: LegResult[]): { legs: LegResult[]; mixed: Map<string, string[]> } {
+  const seen = new Map<string, Set<string>>();
+  for (const l of legs) {
+    const g = l.report && l.state === 'judged' ? recordNpu(l.report) : UNKNOWN;
+    if (l.runner && g !== UNKNOWN) seen.set(l.runner, (seen.get(l.runner) ?? new Set()).add(g));
+  }
+  const mixed = new Map([...seen].filter(([, gs]) => gs.size > 1).map(([r, gs]) => [r, [...gs].sort()]));
+  return {
+    mixed,
+    legs: legs.map((l) => {
+      const gs = l.runner ? seen.get(l.runner) : undefined;
+      return l.state !== 'judged' && gs?.size === 1 ? { ...l, npuHint: [...gs][0] } : l;
+    }),
+  };
 }
 
 /** Against the base branch's record: changed verdict, a per-position min moved by CHANGE_EPS or more, or a max_abs regression. */
@@ -82,7 +111,7 @@ export function isOpen(l: LegResult): boolean {
 const n = (k: number, what: string) => `${k} ${what}${k === 1 ? '' : 's'}`;
 /** The NPU column's markdown: the generation's name, or the runner label as code. */
 function npuCell(l: LegResult): string {
-  const g = l.report ? recordNpu(l.report) : UNKNOWN;
+  const g = npuOf(l);
   if (g !== UNKNOWN) return cell(generationName(g), 64);
   return l.runner ? `${code(l.runner, { inTable: true, max: 64 })} (runner)` : 'unknown';
 }
@@ -177,7 +206,8 @@ export function counts(legs: LegResult[]): Record<Verdict, number> {
 }
 
 /** The markdown of the sticky comment and the job summary. */
-export function summaryMarkdown(legs: LegResult[], o: SummaryOptions): string {
+export function summaryMarkdown(given: LegResult[], o: SummaryOptions): string {
+  const { legs, mixed } = withRunnerGenerations(given);
   const c = counts(legs);
   const open = sorted(legs.filter(isOpen));
   const folded = sorted(legs.filter((l) => !isOpen(l)));
@@ -187,6 +217,7 @@ export function summaryMarkdown(legs: LegResult[], o: SummaryOptions): string {
     `## npu-block-gate: Phase 2 across the fleet`,
     '',
     `${worst}: ${n(legs.length, 'leg')} (${n(new Set(legs.map((l) => l.model)).size, 'model')} x ${n(new Set(legs.map(npuLabel)).size, 'NPU')})${tally ? `: ${tally}` : ''}${o.commit ? ` at ${literal(o.commit.slice(0, 12))}` : ''}.`,
+    ...[...mixed].map(([r, gs]) => `\n> [!WARNING]\n> Runner label ${code(r, { max: 64 })} ran on ${gs.map((g) => text(generationName(g), 40)).join(' and ')}: label one runner per NPU generation, or the table cannot say which NPU a leg needs.`),
     ...(o.notes ?? []).flatMap((n) => ['', n]),
     '',
   ];

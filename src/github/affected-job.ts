@@ -3,7 +3,6 @@
 // job summary saying why each model is in or out. Runs no model code (the plans read the tree
 // statically), so it may run on a pull request's checkout with a read-only token.
 import * as core from '@actions/core';
-import { availableParallelism } from 'node:os';
 import { Git } from './git.ts';
 import { affected, matrixOf, type Affected } from '../fleet/affected.ts';
 import { affectedMarkdown } from '../fleet/affected-text.ts';
@@ -42,7 +41,7 @@ export async function affectedJob(s: Session, fi: FleetInputs): Promise<{ output
   }
   const names = modelNames(root);
   actionLog.step(`affected: planning ${names.length} model dirs (static: no model code runs)`);
-  const facts = await planFacts(root, names, { python: s.inputs.python, timeoutSec: s.inputs.timeoutSec, concurrency: Math.max(1, Math.min(4, availableParallelism())), log: actionLog });
+  const facts = await planFacts(root, names, { python: s.inputs.python, timeoutSec: s.inputs.timeoutSec, log: actionLog });
   const result = affected(facts, changed, prefixOf(root, top), all);
   for (const r of result.rows) out.info(`${r.in ? 'in ' : 'out'} ${r.name}: ${r.why}`);
   try {

@@ -25,7 +25,7 @@ let real: { root: string; facts: ModelFacts[] } | null = null;
 async function realFacts() {
   if (!real) {
     const t = copyParseableRealTree(python!);
-    real = { root: t.root, facts: await planFacts(t.root, modelNames(t.root), { python, timeoutSec: 300, concurrency: 2, log: silentLog }) };
+    real = { root: t.root, facts: await planFacts(t.root, modelNames(t.root), { python, timeoutSec: 300, log: silentLog }) };
   }
   return real;
 }

@@ -79,17 +79,25 @@ test('one table: failing, erroring, missing and changed legs open; legs passing 
   assert.not.ok(isOpen(legs[0]), 'passing as on the base branch');
   assert.ok(changed(legs[2]) && isOpen(legs[2]), 'per-position min moved 0.0015 against the base');
   const md = summaryMarkdown(legs, { commit: 'c'.repeat(40), runUrl: 'https://github.example/acme/mlir-air/actions/runs/7', tool: TOOL });
-  assert.match(md, '❌ **Phase 2 FAIL**: 5 legs (3 models x 4 NPUs): ✅ 2 pass · ❌ 1 fail · ⚠️ 1 error · ❔ 1 missing at `cccccccccccc`.');
+  assert.match(md, '❌ **Phase 2 FAIL**: 5 legs (3 models x 3 NPUs): ✅ 2 pass · ❌ 1 fail · ⚠️ 1 error · ❔ 1 missing at `cccccccccccc`.');
   const [before, folded] = md.split('<details><summary>1 leg passing as before</summary>');
   assert.match(before, '### Needs a look (4)');
   assert.match(before, /\| `llama32_1b` \| Strix \| ❌ FAIL \| 0\.999100 \| \*\*0\.950000\*\* \(T 0\.99\) \| 45\.0 dB \| \*\*changed\*\*: was PASS at `bbbbbbbbbbbb`, min -0\.0495 \| `q_roped` 0\.950000 \| \[run dir\]\(https:/);
-  assert.match(before, /\| `qwen3_0_6b` \| `npu-strix` \(runner\) \| ⚠️ ERROR \| \| \| \| \| the probe job could not run the check: DRM\\_IOCTL/);
+  // The error leg has no record: it is shown under the generation its runner label ran elsewhere.
+  assert.match(before, /\| `qwen3_0_6b` \| Strix \| ⚠️ ERROR \| \| \| \| \| the probe job could not run the check: DRM\\_IOCTL/);
   assert.match(before, /\| `smollm2_1_7b` \| `npu-krackan` \(runner\) \| ❔ MISSING \|.*no artifact in run 7: the leg never reported \|/);
   assert.match(before, /\| `qwen3_0_6b` \| Phoenix \| ✅ PASS \|.*\*\*changed\*\*: was PASS/);
   assert.not.match(before, /Strix \| ❌ FAIL[^\n]*DRM/);
   assert.match(folded, /\| `llama32_1b` \| Phoenix \| ✅ PASS \|/);
   // The overview: a row per model, a column per NPU.
-  assert.match(md, /\| model \| Phoenix \| Strix \| `npu-krackan` \(runner\) \| `npu-strix` \(runner\) \|\n\| - \| - \| - \| - \| - \|\n\| `llama32_1b` \| ✅ \| ❌\* \| \| \|\n/);
+  assert.match(md, /\| model \| Phoenix \| Strix \| `npu-krackan` \(runner\) \|\n\| - \| - \| - \| - \|\n\| `llama32_1b` \| ✅ \| ❌\* \| \|\n\| `qwen3_0_6b` \| ✅\* \| ⚠️ \| \|\n\| `smollm2_1_7b` \| \| \| ❔ \|\n/);
+  assert.match(md, '5 legs (3 models x 3 NPUs)');
+  assert.not.match(md, '[!WARNING]');
+  // Two runners under one label that are not the same generation: named, and no leg is placed by it.
+  const mixed = [judged('llama32_1b', 'phoenix'), { ...judged('qwen3_0_6b', 'strix'), runner: 'npu-phoenix' }, errored('smollm2_1_7b', 'npu-phoenix', 'boom')];
+  const mm = summaryMarkdown(mixed, { commit: null, runUrl: null, tool: TOOL });
+  assert.match(mm, 'Runner label `npu-phoenix` ran on Phoenix and Strix');
+  assert.match(mm, /\| `smollm2_1_7b` \| `npu-phoenix` \(runner\) \| ⚠️ ERROR/);
 });
 
 test('foreign text from a run dir cannot break the table or mention anyone', () => {

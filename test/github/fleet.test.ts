@@ -12,6 +12,7 @@ import { makeGitRemote, git, type GitRemote } from '../helpers/git-remote.ts';
 import { runAction, openArtifact, type ActionRunResult } from '../helpers/action-run.ts';
 import { ensureDist } from '../helpers/dist.ts';
 import { pullRequestEvent } from '../helpers/events.ts';
+import { readHistory } from '../../src/docs/phase2.ts';
 
 const L = 'programming_examples/llms';
 const PR = 31;
@@ -143,7 +144,10 @@ s('a pull request: affected names two models (x two runner labels), three legs p
   ctx.commentId = comments[0].id;
   assert.match(body, /^<!-- npu-block-gate:comment model=fleet-summary\/npu digest=[0-9a-f]{32} -->\n## npu-block-gate: Phase 2 across the fleet/);
   assert.match(body, `4 legs (2 models x 2 NPUs): ✅ 3 pass · ⚠️ 1 error at \`${head.slice(0, 12)}\``);
-  assert.match(body, /\| `tiny_qwen3` \| `npu-strix` \(runner\) \| ⚠️ ERROR \|.*the probe job could not run the check/);
+  // Each leg names the generation its probe found (the runner's xrt-smi); the broken leg is shown
+  // under the generation its runner label ran in the other legs.
+  assert.match(body, /\| `tiny_qwen3` \| Strix \| ⚠️ ERROR \|.*the probe job could not run the check/);
+  assert.match(body, /\| model \| Phoenix \| Strix \|\n\| - \| - \| - \|\n\| `tiny_llama` \| ✅ \| ✅ \|\n\| `tiny_qwen3` \| ✅ \| ⚠️ \|\n/);
   assert.not.match(body, /❌ FAIL/);
   assert.is((body.match(/\[run dir\]\(https:\/\/github\.example\/acme\/mlir-air\/actions\/runs\/7001\/artifacts\/\d+\)/g) ?? []).length, 4, 'every leg links its artifact');
   // One job summary with the same table.
@@ -155,12 +159,16 @@ s('a pull request: affected names two models (x two runner labels), three legs p
   assert.is(r.outputs['docs-pr-number'], String(docsPrs[0].number));
   assert.equal(ctx.remote.log('npu-block-gate/phase2-fleet').slice(0, 2).map((m) => m.replace(/ for [0-9a-f]{12}$/, '')), [
     // The leg that could not be judged records nothing.
-    'docs(tiny_qwen3): record Phase 2 PASS on unknown',
-    'docs(tiny_llama): record Phase 2 PASS on unknown, PASS on unknown',
+    'docs(tiny_qwen3): record Phase 2 PASS on Phoenix',
+    'docs(tiny_llama): record Phase 2 PASS on Phoenix, PASS on Strix',
   ]);
   assert.equal(ctx.remote.log('npu-block-gate/phase2-fleet').slice(2), ctx.remote.log('main'), 'rebuilt on main');
+  // One history row per generation, keyed by commit, prompt and NPU.
   const doc = ctx.remote.show('npu-block-gate/phase2-fleet', `${L}/tiny_llama/docs/development_progress/phase2_block.md`)!;
-  assert.match(doc, /Phase 2 PASS/);
+  assert.equal(readHistory(doc, 'phase2_block.md').map((h) => [h.commit, h.npu, h.outcome]), [[head.slice(0, 12), 'phoenix', 'PASS'], [head.slice(0, 12), 'strix', 'PASS']]);
+  // The record itself: probe.json of a Strix leg names the device the runner's xrt-smi showed.
+  const strixLeg = JSON.parse(r.outputs.results).find((x: { model_dir: string; runner: string }) => x.model_dir.endsWith('tiny_llama') && x.runner === 'npu-strix');
+  assert.is(strixLeg.npu, 'strix');
 });
 
 s('a second push: the same comment is updated in place, the docs PR updated, nothing duplicated', async (ctx) => {
@@ -185,7 +193,10 @@ s('a second push: the same comment is updated in place, the docs PR updated, not
   assert.not.ok(mine.some((c) => c.method === 'POST' && c.route === '/repos/{owner}/{repo}/issues/{issue_number}/comments'));
   assert.is(ctx.gh.pulls.filter((p) => p.head === 'npu-block-gate/phase2-fleet').length, 1, 'one docs PR');
   const log = ctx.remote.log('npu-block-gate/phase2-fleet');
-  assert.equal(log.slice(0, 2).map((m) => m.replace(/ for [0-9a-f]{12}$/, '')), ['docs(tiny_qwen3): record Phase 2 PASS on unknown, PASS on unknown', 'docs(tiny_llama): record Phase 2 PASS on unknown, PASS on unknown']);
+  assert.equal(log.slice(0, 2).map((m) => m.replace(/ for [0-9a-f]{12}$/, '')), ['docs(tiny_qwen3): record Phase 2 PASS on Phoenix, PASS on Strix', 'docs(tiny_llama): record Phase 2 PASS on Phoenix, PASS on Strix']);
+  // The history grows: each generation's row of the first push, and of this one.
+  const doc = ctx.remote.show('npu-block-gate/phase2-fleet', `${L}/tiny_llama/docs/development_progress/phase2_block.md`)!;
+  assert.equal(readHistory(doc, 'phase2_block.md').map((h) => h.npu), ['phoenix', 'strix', 'phoenix', 'strix']);
   assert.equal(log.slice(2), ctx.remote.log('main'));
 });
 
