@@ -171,6 +171,29 @@ def handshake(args, out, log):
     return bool(answer.get("reuse_kernels") or args.reuse_kernels)
 
 
+def ask_knobs(args):
+    """`check --events`: name the tree's own environment knobs (those that can change what it
+    compiles: kernel_cache.inputs.env) and take the caller's values for them, before any of the
+    tree's code runs. The caller hands the probe an allow-listed environment and answers this for a
+    trusted run only. Returns the names it set (unset again when main() ends)."""
+    if not getattr(args, "events", False) or args.command != "check":
+        return []
+    names = sorted(((args.plan.get("kernel_cache") or {}).get("inputs") or {}).get("env") or {})
+    if not names:
+        return []
+    emit("knobs", names=names)
+    line = sys.stdin.readline()
+    try:
+        answer = json.loads(line) if line.strip() else {}
+    except ValueError:
+        answer = {}
+    env = answer.get("env") if isinstance(answer, dict) else None
+    given = {k: v for k, v in (env if isinstance(env, dict) else {}).items()
+             if k in names and isinstance(v, str) and "\0" not in v and k not in os.environ}
+    os.environ.update(given)
+    return sorted(given)
+
+
 def run(args, log):
     """config, block or check on one context."""
     from probe_context import open_run  # noqa: PLC0415 - imports numpy and the tree
@@ -213,6 +236,7 @@ def main(argv=None, args=None):
     code = EXIT_OK
     saved_path = list(sys.path)
     saved_env = {k: os.environ.get(k) for k in HUB_OFFLINE_VARS}
+    knobs = []
     old_showwarning = warnings.showwarning
     try:
         old_sigterm = signal.signal(signal.SIGTERM, _on_sigterm)
@@ -236,6 +260,9 @@ def main(argv=None, args=None):
             hub_offline(args.online)
             t = time.monotonic()
             args.plan = gate(make_plan(args), log)
+            knobs = ask_knobs(args)
+            if knobs:  # the plan records the knobs' values (the kernel cache key)
+                args.plan = gate(make_plan(args), log)
             args.plan_seconds = time.monotonic() - t
             prepare_run_dir(args.out)
             log.attach(os.path.join(args.out, PROBE_LOG))
@@ -271,6 +298,8 @@ def main(argv=None, args=None):
         if old_sigterm is not None:
             signal.signal(signal.SIGTERM, old_sigterm)
         sys.path[:] = saved_path
+        for k in knobs:
+            os.environ.pop(k, None)
         for k, v in saved_env.items():
             if v is None:
                 os.environ.pop(k, None)

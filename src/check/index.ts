@@ -119,7 +119,7 @@ export async function check(plan: Plan, deps: CheckDeps): Promise<CheckResult> {
   const p = m.probe;
 
   const docsDir = plan.writeDocs ? docsModelDir(plan, p) : null;
-  const old: OldDocs | null = docsDir ? readDocs(docsDir) : null;
+  const old: OldDocs | null = docsDir ? readDocs(docsDir, !!plan.confineDocs) : null;
   const commit = commitOf(plan, p, env);
   const documented = documentedPlan(old, !!p.emulate, plan.writeDocs ? 'model dir not available here; pass --model-dir to document' : 'not written in this run (documents turned off, or a pull request)');
   const ctx: VerdictContext = {

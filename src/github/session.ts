@@ -52,7 +52,7 @@ export async function openSession(inputs: ActionInputs, ctx: GhContext, env: Nod
       }
     } else judged = triggeringRun(ctx);
   }
-  const trust = decideTrust(ctx, inputs.mode, inputs.docs, judged);
+  const trust = decideTrust(ctx, inputs.mode, inputs.docs, judged, [...(inputs.docsBaseBranch ? [inputs.docsBaseBranch] : []), ...inputs.docsBranches]);
   out.info(`trust: ${trust.reason}`);
   return {
     inputs,
