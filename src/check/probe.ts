@@ -9,7 +9,7 @@ import type { Log } from '../log.ts';
 import type { Plan } from '../plan.ts';
 import { pythonCandidates, describePython, type PythonInfo } from '../probe/python.ts';
 import { runProbe, blockArgs, modelArgs, type ModelArgs } from '../probe/run.ts';
-import { chooseIsolation, realHost, type Isolation } from '../probe/isolate.ts';
+import { chooseIsolation, realHost, type Isolation, type IsolationHost } from '../probe/isolate.ts';
 import { allowed, ENV_NAME } from '../probe/env.ts';
 import { defaultCacheRoot } from '../cache/kernel.ts';
 import { referenceRoot } from '../cache/reference.ts';
@@ -136,7 +136,7 @@ function sandboxedPlacer(iso: Isolation, model: ModelDir, runDir: string): Place
 }
 
 /** The probe step: a fresh run dir holding block 0 on the NPU and the reference. */
-export async function probe(plan: Plan, log: Log): Promise<Probed> {
+export async function probe(plan: Plan, log: Log, host: IsolationHost = realHost): Promise<Probed> {
   if (!plan.modelDir) throw new InputError('a model dir is required to run the probe (--model-dir)');
   const model = modelDirAt(plan.modelDir);
   const runDir = resolve(plan.runDir);
@@ -150,7 +150,7 @@ export async function probe(plan: Plan, log: Log): Promise<Probed> {
   prepareRunDir(runDir, plan.force);
   let iso: Isolation;
   try {
-    iso = chooseIsolation(request, realHost, { writable, readable, env: process.env, network: !!plan.online, cwd: runDir });
+    iso = chooseIsolation(request, host, { writable, readable, env: process.env, network: !!plan.online, cwd: runDir });
   } catch (e) {
     if (fresh) try { rmdirSync(runDir); } catch { /* not empty, or gone */ }
     throw e;

@@ -160,19 +160,37 @@ export function sandboxArgs(s: SandboxSpec, view: SandboxView): SandboxPlan {
     .filter((f) => view.exists(f) && !view.isDir(f) && !hide.some((d) => inside(f, d)));
   for (const f of hiddenFiles) a.push('--ro-bind', '/dev/null', f);
 
-  // Given back: read-only, then writable (a later bind wins over an earlier one above it).
+  // Given back: read-only, then writable (a later bind wins over an earlier one above it). The dirs
+  // on the way inside a tmpfs are made 0755 first: bubblewrap would make them 0700, which a probe
+  // user (setpriv after the sandbox) could not pass.
   const ro = [...(hubDir && view.isDir(hubDir) ? [hubDir] : []), ...s.readable].map(view.realpath).filter((d) => view.exists(d));
   const rw = s.writable.map(view.realpath).filter((d) => view.exists(d));
-  for (const d of ro) a.push('--ro-bind', d, d);
-  for (const d of rw) a.push('--bind', d, d);
-  for (const f of s.lockFiles) a.push('--bind', f, f);
+  const binder = (tmpfs: string[]) => {
+    const bound: string[] = [];
+    const made = new Set<string>();
+    return (how: '--ro-bind' | '--bind', d: string) => {
+      for (let up = dirname(d), way: string[] = []; ; up = dirname(up)) {
+        if (bound.some((b) => inside(up, b)) || !tmpfs.some((t) => strictlyInside(up, t))) {
+          for (const w of way.reverse()) if (!made.has(w)) { made.add(w); a.push('--perms', '0755', '--dir', w); }
+          break;
+        }
+        way.push(up);
+      }
+      a.push(how, d, d);
+      bound.push(d);
+    };
+  };
+  const bind = binder([...hide, '/tmp']);
+  for (const d of ro) bind('--ro-bind', d);
+  for (const d of rw) bind('--bind', d);
+  for (const f of s.lockFiles) bind('--bind', f);
   // What a bind gave back may hold something hidden again (a runner dir or HF home under the tree):
   // hidden once more, and what must stay visible below it bound back once more.
-  const bound = [...ro, ...rw];
-  const again = hide.filter((h) => bound.some((b) => strictlyInside(h, b)));
+  const again = hide.filter((h) => [...ro, ...rw].some((b) => strictlyInside(h, b)));
   for (const h of again) a.push('--tmpfs', h);
-  for (const d of ro) if (again.some((h) => strictlyInside(d, h))) a.push('--ro-bind', d, d);
-  for (const d of rw) if (again.some((h) => strictlyInside(d, h))) a.push('--bind', d, d);
+  const rebind = binder(again);
+  for (const d of ro) if (again.some((h) => strictlyInside(d, h))) rebind('--ro-bind', d);
+  for (const d of rw) if (again.some((h) => strictlyInside(d, h))) rebind('--bind', d);
   // The checkout's credentials (actions/checkout's extraheader) live in its git dir.
   const git = gitDirsAbove([...ro, ...rw], view);
   for (const g of git.dirs) a.push('--tmpfs', g);
