@@ -126,6 +126,6 @@ export function storeKernels(c: KernelState, p: ProbeJson, now: Date, log: Log):
     c.store.store(c.key, c.target, { model: p.model.name, created_at: now.toISOString(), compile_seconds: p.kernel_cache.compile_seconds ?? null });
     log.step(`kernel cache: stored ${c.key.slice(0, 12)} in ${c.store.root}`);
   } catch (e) {
-    log.warn(`kernel cache: not stored (${fsError(e, c.store.root, 'cannot write').message})`);
+    log.warn(`kernel cache: not stored (${(e as NodeJS.ErrnoException).code ? fsError(e, c.store.root, 'cannot write').message : oneLine(e)})`);
   }
 }

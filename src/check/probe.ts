@@ -85,7 +85,7 @@ export function runOptions(plan: Plan): string[] {
 }
 
 /** g+rwX on a dir and everything in it (no symlinks followed): the probe user's write access. */
-function groupWritable(dir: string): void {
+export function groupWritable(dir: string): void {
   const walk = (p: string) => {
     const st = lstatSync(p);
     if (st.isSymbolicLink()) return;
@@ -124,7 +124,7 @@ function knobsFor(ev: { names?: unknown }, plan: Plan, log: Log): { pass: string
 }
 
 /** The placer of a kernel-cache restore: inside the probe's own sandbox (see kernels.ts). */
-function sandboxedPlacer(iso: Isolation, model: ModelDir, runDir: string): Placer {
+export function sandboxedPlacer(iso: Isolation, model: ModelDir, runDir: string): Placer {
   if (iso.mode === 'none') return placeDirect;
   return (staged, target) => {
     const sh = ['/bin/sh', '-c', PLACE_SCRIPT, 'sh', target, staged, iso.mode === 'uid' ? '002' : '022'];
