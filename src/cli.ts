@@ -21,7 +21,7 @@ Usage:
   npu-block-gate plan   --model-dir DIR [options]   Steps 1-2 without an NPU: what the run needs, integration path, workarounds
   npu-block-gate check  --model-dir DIR [options]   run block 0 on the NPU and the HF bf16 reference, judge, document
   npu-block-gate report --run-dir DIR [options]     judge an existing run dir (no Python needed)
-  npu-block-gate agent setup|doctor|status|lock|hooks|drain|undrain|cache ...  runner side (agent --help)
+  npu-block-gate agent setup|doctor|status|fleet|lock|hooks|drain|undrain|cache ...  runner side (agent --help)
   npu-block-gate help [command] | <command> --help | --version
 
 Each command's options: npu-block-gate <command> --help.
