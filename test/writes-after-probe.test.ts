@@ -12,7 +12,7 @@ import { fixture, fullProbeJson } from './helpers/rundir.ts';
 import { writeMeta, META_FILE } from '../src/github/split.ts';
 import { check } from '../src/check/index.ts';
 import { kernelTarget, restoreKernels, recordKernels, storeKernels, placeDirect, type KernelState } from '../src/check/kernels.ts';
-import { groupWritable, sandboxedPlacer } from '../src/check/probe.ts';
+import { closeGitDirs, groupWritable, sandboxedPlacer } from '../src/check/probe.ts';
 import { KernelStore } from '../src/cache/kernel.ts';
 import { storeReference } from '../src/cache/reference.ts';
 import { confineBelow } from '../src/fs/confine.ts';
@@ -244,6 +244,22 @@ test('NPU lock files: a link planted where one goes is never followed (no create
   const fresh = join(mkdtempSync(join(tmpdir(), 'nbg-lock-')), 'npu.lock');
   assert.ok(lockFiles({ NPU_BLOCK_GATE_NPU_LOCK: fresh }).includes(fresh));
   assert.is(statSync(fresh).mode & 0o777, 0o666);
+});
+
+test('uid mode closes the checkout\'s git dir (a worktree\'s git and common dir too) to group and others', () => {
+  const root = mkdtempSync(join(tmpdir(), 'nbg-git-'));
+  mkdirSync(join(root, 'repo/.git'), { recursive: true });
+  chmodSync(join(root, 'repo/.git'), 0o2755);
+  mkdirSync(join(root, 'repo/programming_examples/llms/m'), { recursive: true });
+  closeGitDirs(join(root, 'repo/programming_examples/llms/m'));
+  assert.is(statSync(join(root, 'repo/.git')).mode & 0o7777, 0o2700);
+  mkdirSync(join(root, 'main/.git/worktrees/wt'), { recursive: true });
+  writeFileSync(join(root, 'main/.git/worktrees/wt/commondir'), '../..\n');
+  mkdirSync(join(root, 'wt/m'), { recursive: true });
+  writeFileSync(join(root, 'wt/.git'), `gitdir: ${join(root, 'main/.git/worktrees/wt')}\n`);
+  closeGitDirs(join(root, 'wt/m'));
+  assert.is(statSync(join(root, 'main/.git')).mode & 0o077, 0);
+  assert.is(statSync(join(root, 'main/.git/worktrees/wt')).mode & 0o077, 0);
 });
 
 test('uid mode\'s group write access (before each probe, on a model dir an earlier PR wrote): links are not followed', () => {

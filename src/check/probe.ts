@@ -2,8 +2,8 @@
 // One Python process: plan, config, a pause in which the kernel cache is restored (kernels.ts),
 // then block 0. The probe runs the model tree's own code: it can read the caches, never write them.
 import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, lstatSync, readdirSync, rmdirSync, statSync, statfsSync } from 'node:fs';
-import { basename, join, resolve } from 'node:path';
+import { chmodSync, existsSync, lstatSync, readdirSync, readFileSync, rmdirSync, statSync, statfsSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
 import { EXIT, GateError, InfraError, InputError, fsError, oneLine } from '../errors.ts';
 import type { Log } from '../log.ts';
 import type { Plan } from '../plan.ts';
@@ -99,6 +99,37 @@ export function groupWritable(dir: string): void {
   }
 }
 
+/**
+ * uid isolation: the checkout's git dir (and a worktree's git and common dir) closed to group and
+ * others, so the probe user never reads a token actions/checkout persisted in .git/config, even
+ * where its sandbox is refused (agent setup closes the other checkouts under the work dir). Only
+ * dirs this process owns; a failure is left to the sandbox, which hides .git anyway.
+ */
+export function closeGitDirs(dir: string): void {
+  const uid = process.getuid?.();
+  const close = (d: string) => {
+    try {
+      const st = lstatSync(d);
+      if (st.isDirectory() && st.uid === uid && st.mode & 0o077) chmodSync(d, st.mode & 0o7700);
+    } catch { /* not ours, or gone */ }
+  };
+  for (let up = resolve(dir); ; up = dirname(up)) {
+    const g = join(up, '.git');
+    let st;
+    try { st = lstatSync(g); } catch { st = null; }
+    if (st?.isDirectory()) return close(g);
+    if (st?.isFile()) {
+      const m = /^gitdir:\s*(.+)$/m.exec(readFileSync(g, 'utf8'));
+      if (!m) return;
+      const real = resolve(up, m[1].trim());
+      close(real);
+      try { close(resolve(real, readFileSync(join(real, 'commondir'), 'utf8').trim())); } catch { /* not a worktree */ }
+      return;
+    }
+    if (up === '/') return;
+  }
+}
+
 /** The reference cache root this run reads (probe) and, when trusted, writes (caches step); null when off. */
 export function refCacheRoot(plan: Plan): string | null {
   if (!plan.cache || process.env.NPU_BLOCK_GATE_REF_CACHE?.trim().toLowerCase() === 'none') return null;
@@ -157,7 +188,10 @@ export async function probe(plan: Plan, log: Log, host: IsolationHost = realHost
   }
   // uid isolation: the probe is another user in the runner's group (agent setup). It may write
   // exactly the model dir (build outputs) and the run dir, and leaves what it makes group-writable.
-  if (iso.mode === 'uid') for (const d of writable) groupWritable(d);
+  if (iso.mode === 'uid') {
+    for (const d of writable) groupWritable(d);
+    closeGitDirs(model.dir);
+  }
   let kernels: KernelState | null = null;
   let knobs: string[] = [];
   log.step(`probe: block 0 of ${basename(model.dir)} -> ${runDir}`);
