@@ -214,9 +214,9 @@ test('no isolation at all: none (in a PID namespace where unshare can make one) 
   assert.is(trusted.pidNamespace, true);
   assert.match(trusted.detail, /^none \(bubblewrap: not installed \(apt install bubblewrap\); in a PID namespace\)$/);
   assert.equal(trusted.unavailable, ['bubblewrap: not installed (apt install bubblewrap)']);
-  assert.equal(trusted.wrap(['p'], ctx()), [UNSHARE, '--map-current-user', '--pid', '--fork', '--kill-child', '--', 'p']);
+  assert.equal(trusted.wrap(['p'], ctx()), [UNSHARE, '--map-current-user', '--pid', '--fork', '--kill-child', '--mount-proc', '--', 'p']);
   // As root, no user namespace is needed for it.
-  assert.equal(chooseIsolation(req({ untrusted: false }), host({ uid: 0, tools: ['true', 'unshare'], works: (a) => a[0] === UNSHARE }), ctx()).wrap(['p'], ctx()), [UNSHARE, '--pid', '--fork', '--kill-child', '--', 'p']);
+  assert.equal(chooseIsolation(req({ untrusted: false }), host({ uid: 0, tools: ['true', 'unshare'], works: (a) => a[0] === UNSHARE }), ctx()).wrap(['p'], ctx()), [UNSHARE, '--pid', '--fork', '--kill-child', '--mount-proc', '--', 'p']);
   const bare = chooseIsolation(req({ untrusted: false }), host({ tools: [] }), ctx());
   assert.is(bare.pidNamespace, false);
   assert.equal(bare.wrap(['p'], ctx()), ['p']);

@@ -317,7 +317,8 @@ export function chooseIsolation(req: IsolationRequest, host: IsolationHost = rea
     }
     // No isolation, but a PID namespace where one can be had: nothing the probe starts outlives it.
     const unshare = host.which('unshare');
-    const pidns = unshare ? [unshare, ...(root ? [] : ['--map-current-user']), '--pid', '--fork', '--kill-child', '--'] : null;
+    // --mount-proc: a /proc of its own, so the PIDs the probe sees and /proc agree.
+    const pidns = unshare ? [unshare, ...(root ? [] : ['--map-current-user']), '--pid', '--fork', '--kill-child', '--mount-proc', '--'] : null;
     const pid = pidns && host.works([...pidns, noop]) ? pidns : null;
     const notes = [...tried, pid ? 'in a PID namespace' : 'no PID namespace: a process that leaves the probe\'s tree may outlive it'];
     return {

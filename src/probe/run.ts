@@ -4,7 +4,7 @@
 // line, and pauses once after its config stage so the kernel cache can be restored.
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
-import { dirname, join, resolve, sep } from 'node:path';
+import { dirname, isAbsolute, join, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { InputError, InfraError } from '../errors.ts';
 import { EVENT_PREFIX, EXIT_CODES } from '../contract.ts';
@@ -146,15 +146,16 @@ const holdsHome = (d: string, hs: string[]) => hs.some((h) => h === d || h.start
 
 /**
  * What the interpreter needs readable inside the sandbox, which hides homes and the runner's tool
- * cache (where a pyenv or setup-python install lives): its own dir and install root, its prefixes
- * and every sys.path entry. Asked of the interpreter itself, from / (never from a checkout, where a
- * planted json.py would run here), with the probe's environment; nothing when it cannot say.
+ * cache (where a pyenv or setup-python install lives): its own dir and install root, its prefixes,
+ * every sys.path entry and every PYTHONPATH entry. Asked of the interpreter itself in isolated mode
+ * (-I: neither the working dir nor PYTHONPATH, which may point into a checkout where a planted
+ * json.py would run here, unsandboxed), from /; nothing when it cannot say.
  */
 export function interpreterDirs(command: string, env: NodeJS.ProcessEnv): string[] {
   const path = command.includes('/') ? resolve(command) : realHost.which(command);
   if (!path) return [];
   const code = 'import sys, json; print(json.dumps([sys.executable, sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix] + sys.path))';
-  const r = spawnSync(path, ['-c', code], { cwd: '/', env, encoding: 'utf8', timeout: 30_000 });
+  const r = spawnSync(path, ['-I', '-c', code], { cwd: '/', env, encoding: 'utf8', timeout: 30_000 });
   let said: unknown[] = [];
   try { said = r.status === 0 ? JSON.parse(r.stdout.trim().split('\n').pop() ?? '[]') : []; } catch { said = []; }
   const hs = homes();
@@ -169,7 +170,7 @@ export function interpreterDirs(command: string, env: NodeJS.ProcessEnv): string
   };
   add(dirname(path));
   add(dirname(dirname(path))); // a venv's root, or pyenv's (its shims run libexec/pyenv)
-  for (const p of said) if (typeof p === 'string' && p) add(p);
+  for (const p of [...said, ...(env.PYTHONPATH ?? '').split(':')]) if (typeof p === 'string' && p && isAbsolute(p)) add(p);
   if (typeof said[0] === 'string') { add(dirname(said[0] as string)); add(dirname(dirname(said[0] as string))); }
   return [...out];
 }
