@@ -3,6 +3,7 @@ import { parseArgs } from 'node:util';
 import { resolve, basename } from 'node:path';
 import { EXIT, GateError, oneLine, InputError, type ExitCode } from './errors.ts';
 import { ProbeInterrupted } from './probe/run.ts';
+import { parseEnvNames } from './probe/env.ts';
 import { parsePromptStyle, parseThreshold, parseTimeout, parseCommit, parsePositions, parseInject, defaultRunDirName, INJECTIONS, MAX_TIMEOUT_SECONDS, type Plan } from './plan.ts';
 import { check, errorReport, planModel, type CheckResult } from './check/index.ts';
 import { TOOL } from './tool.ts';
@@ -37,7 +38,11 @@ const MODEL_OPTIONS = `  --prompt TEXT          use TEXT as the prompt (default:
   --model CHOICE         MODEL_CHOICES key (base, instruct) or HF id (default: make diagnosis's MODEL)
   --cpu-attn, --npu-attn attention on the CPU or the NPU (default: NPU, as make diagnosis)
   --online               allow HuggingFace hub calls (default: offline, the local HF cache only)
-  --python P             Python that imports numpy (default: $NPU_BLOCK_GATE_PYTHON, python3, /usr/bin/python3)`;
+  --python P             Python that imports numpy (default: $NPU_BLOCK_GATE_PYTHON, python3, /usr/bin/python3)
+  --probe-env NAMES      also pass these environment variables to the probe (comma-separated); it gets an
+                         allow-list otherwise: PATH, HOME, locale, PYTHONPATH, LD_LIBRARY_PATH, the HF cache and
+                         offline switches, the XRT/mlir-air toolchain's (XILINX*, XRT_*, AIE*, AIR_*, MLIR_*,
+                         PEANO_*), and the tree's own knobs that \`plan\` lists under the kernel cache`;
 
 const NUMBERS = 'Numbers are decimal (0.98; not 0x1 or 1e-2), as --opt X or --opt=X.';
 
@@ -137,6 +142,7 @@ const OPTIONS = {
   inject: { type: 'string' },
   'no-cache': { type: 'boolean' },
   'cache-dir': { type: 'string' },
+  'probe-env': { type: 'string' },
   model: { type: 'string' },
   'cpu-attn': { type: 'boolean' },
   'npu-attn': { type: 'boolean' },
@@ -147,8 +153,8 @@ const OPTIONS = {
 } as const;
 
 const ALLOWED: Record<string, string[]> = {
-  check: ['model-dir', 'prompt-style', 'prompt', 'python', 'out', 'force', 'threshold', 'timeout', 'commit', 'no-docs', 'no-bisect', 'no-cache', 'cache-dir', 'layers', 'positions', 'no-boundaries', 'emulate', 'inject', 'model', 'cpu-attn', 'npu-attn', 'online', 'json', 'help'],
-  plan: ['model-dir', 'prompt-style', 'prompt', 'python', 'model', 'cpu-attn', 'npu-attn', 'online', 'timeout', 'json', 'help'],
+  check: ['model-dir', 'prompt-style', 'prompt', 'python', 'probe-env', 'out', 'force', 'threshold', 'timeout', 'commit', 'no-docs', 'no-bisect', 'no-cache', 'cache-dir', 'layers', 'positions', 'no-boundaries', 'emulate', 'inject', 'model', 'cpu-attn', 'npu-attn', 'online', 'json', 'help'],
+  plan: ['model-dir', 'prompt-style', 'prompt', 'python', 'probe-env', 'model', 'cpu-attn', 'npu-attn', 'online', 'timeout', 'json', 'help'],
   report: ['run-dir', 'model-dir', 'threshold', 'commit', 'no-docs', 'json', 'help'],
 };
 
@@ -206,6 +212,7 @@ export function planFrom(command: string, v: Values, now = new Date()): Plan {
     cpuAttn: v['cpu-attn'] ? true : v['npu-attn'] ? false : null,
     online: !!v.online,
     python: v.python ?? null,
+    ...(v['probe-env'] !== undefined ? { probeEnvNames: parseProbeEnv(v['probe-env']) } : {}),
     runDir,
     threshold: v.threshold !== undefined ? parseThreshold(v.threshold, '--threshold') : null,
     writeDocs: !v['no-docs'],
@@ -222,6 +229,13 @@ export function planFrom(command: string, v: Values, now = new Date()): Plan {
     commit: v.commit !== undefined ? parseCommit(v.commit, '--commit') : null,
     force: command === 'check' ? !!v.force : undefined,
   };
+}
+
+/** `--probe-env A,B`: environment variable names. */
+function parseProbeEnv(v: string): string[] {
+  const { names, bad } = parseEnvNames(v);
+  if (bad.length) throw new InputError(`--probe-env takes environment variable names separated by commas, got ${JSON.stringify(bad[0].slice(0, 60))}`);
+  return names;
 }
 
 /** `plan`: the probe's answer as it printed it; a model Phase 2 cannot run on is one line and exit 2. */

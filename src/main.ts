@@ -6,7 +6,8 @@ import { GateError, EXIT, oneLine } from './errors.ts';
 import { plain } from './text/escape.ts';
 import { parseInputs } from './github/inputs.ts';
 import { readContext } from './github/context.ts';
-import { openSession } from './github/session.ts';
+import { openSession, out } from './github/session.ts';
+import { persistedCredentials } from './github/checkout.ts';
 import { runModel } from './github/jobs.ts';
 import { parseFleetInputs } from './github/fleet-inputs.ts';
 import { affectedJob } from './github/affected-job.ts';
@@ -26,6 +27,8 @@ export async function run(env: NodeJS.ProcessEnv = process.env): Promise<void> {
       if (r.failure) core.setFailed(r.failure);
       return;
     }
+    const creds = inputs.mode === 'report' ? null : persistedCredentials(session.workspace);
+    if (creds) out.warning(`the checkout keeps the job's token in ${creds} (actions/checkout without persist-credentials: false); the probe's sandbox hides it, but a run without the sandbox would hand it to the model code: check out with persist-credentials: false`, 'npu-block-gate: token in the checkout');
     const results: ModelResult[] = [];
     for (const modelDir of inputs.modelDirs) results.push(await runModel(session, modelDir));
     for (const [k, v] of Object.entries(outputsFor(results))) core.setOutput(k, v);

@@ -55,6 +55,12 @@ export interface Plan {
   commit: string | null;
   /** Extra environment for the probe (e.g. AIR_MINI_INJECT in tests). */
   probeEnv?: Record<string, string>;
+  /** Names of this process's variables the probe also sees (`--probe-env`, the `probe-env` input);
+   * everything else it gets is the allow-list in src/probe/env.ts. */
+  probeEnvNames?: string[];
+  /** Documents are never read or written through a symlink in the model dir (the Action: a pull
+   * request's code may have left one in a persistent checkout). */
+  confineDocs?: boolean;
   /** How the probe (the model tree's own Python) is kept away from this process, its tokens and the
    * caches (src/probe/isolate.ts). Default: the strongest mode the machine offers. */
   isolation?: import('./probe/isolate.ts').IsolationRequest;

@@ -20,7 +20,7 @@ const GROUP_GID = 990;
 const RENDER_GID = 993;
 const SERVICE = 'actions.runner.acme-llm.npu-1.service';
 const PYTHON = '/opt/venv/bin/python';
-const SUDO_LINE = `runner ALL=(npu-probe) NOPASSWD:SETENV: ALL`;
+const SUDO_LINE = `runner ALL=(npu-probe) NOPASSWD:NOSETENV: ALL`;
 
 interface SetupFake extends Fake {
   runnerDir: string;
@@ -31,6 +31,8 @@ interface SetupFake extends Fake {
   chowns: [string, number, number][];
   etc: (name: string) => string;
   python: { ok: boolean };
+  /** The probe user can start bubblewrap (false: as AppArmor on Ubuntu 24.04 has it). */
+  sandbox: { ok: boolean };
   memlock: { value: string };
   /** agent setup --root <fake> --runner-dir <runner> --python /opt/venv/bin/python ARGS, as root, owners through the seam. */
   run(args?: string[], extra?: Partial<AgentDeps>): ReturnType<typeof agent>;
@@ -106,22 +108,29 @@ function setupFake(): SetupFake {
   restub(f, 'visudo', (a) => {
     assert.is(a[0], '-cf');
     const text = readFileSync(a[1], 'utf8');
-    // The two rules setup writes, and nothing looser: the probe's, and the drain's (no SETENV, full paths, two verbs of one unit).
-    const probe = /^[a-z_][a-z0-9_-]* ALL=\([a-z_][a-z0-9_-]*\) NOPASSWD:SETENV: ALL$/m;
+    // The two rules setup writes, and nothing looser: the probe's (NOSETENV: ALL would imply SETENV), and the drain's (no SETENV, full paths, two verbs of one unit).
+    const probe = /^[a-z_][a-z0-9_-]* ALL=\([a-z_][a-z0-9_-]*\) NOPASSWD:NOSETENV: ALL$/m;
     const drain = /^[a-z_][a-z0-9_-]* ALL=\(root\) NOPASSWD: \/usr\/bin\/systemctl stop ([\w.@-]|\\[\\,:=])+, \/usr\/bin\/systemctl start ([\w.@-]|\\[\\,:=])+$/m;
     return probe.test(text) || drain.test(text) ? ok(`${a[1]}: parsed OK\n`) : { status: 1, stdout: '', stderr: `>>> ${a[1]}: syntax error near line 3 <<<\n` };
   });
   const memlock = { value: 'infinity' };
   restub(f, 'systemctl', (a) => (a[0] === 'show' && a.includes('LimitMEMLOCK') ? ok(`${memlock.value}\n`) : { status: 1, stdout: '', stderr: 'unexpected' }));
   const python = { ok: true };
+  const sandbox = { ok: true };
+  restub(f, 'bwrap', () => ok(''));
+  // POSIX ACLs: what setfacl -m u:NAME:x grants, as getfacl then shows it.
+  const acl = new Map<string, string[]>();
+  restub(f, 'setfacl', (a) => { const [, entry, ...dirs] = a; for (const d of dirs) acl.set(d, [...(acl.get(d) ?? []), entry.replace(/^u:/, 'user:').replace(/:x$/, ':--x')]); return ok(''); });
+  restub(f, 'getfacl', (a) => ok((acl.get(a[a.length - 1]) ?? []).join('\n') + '\n'));
   restub(f, 'setpriv', (a): CmdResult => {
     const cmd = a.slice(a.indexOf('--') + 1);
     if (cmd[0] === 'sudo') return ok('');
+    if (cmd[0] === 'bwrap') return sandbox.ok ? ok('') : { status: 1, stdout: '', stderr: 'bwrap: setting up uid map: Permission denied\n' };
     if (cmd[1] === '-c') return python.ok ? ok('') : { status: 1, stdout: '', stderr: `Traceback (most recent call last):\n  File "<string>", line 1, in <module>\nModuleNotFoundError: No module named 'numpy'\n` };
     return { status: 1, stdout: '', stderr: 'setpriv: unexpected' };
   });
   const x: SetupFake = {
-    ...f, runnerDir, work, hub, owners, chowns, etc, python, memlock,
+    ...f, runnerDir, work, hub, owners, chowns, etc, python, sandbox, memlock,
     run: (args = [], extra = {}) => agent(['setup', '--root', f.root, '--runner-dir', runnerDir, '--python', PYTHON, ...args], { ...f.deps, uid: 0, setupFs: fs, ...extra }),
     raw: (args, extra = {}) => agent(['setup', '--root', f.root, ...args], { ...f.deps, uid: 0, setupFs: fs, ...extra }),
   };
@@ -139,7 +148,7 @@ test('first run sets everything up, one line per step; the second run changes no
   assert.equal(steps(r.out), [
     ['done', 'probe-user'], ['done', 'group'], ['done', 'group-members'], ['done', 'setup-file'], ['done', 'sudoers'], ['done', 'drain-sudoers'], ['done', 'npu-access'],
     ['already', 'memlock'], ['done', 'kernel-cache'], ['done', 'reference-cache'], ['already', 'hf-cache'], ['already', 'hf-token'], ['done', 'work-dir'],
-    ['already', 'runner-secrets'], ['already', 'reach'], ['already', 'switch'], ['already', 'python'],
+    ['already', 'runner-secrets'], ['already', 'checkouts'], ['already', 'reach'], ['already', 'switch'], ['already', 'python'], ['already', 'sandbox'],
   ]);
   assert.match(r.out, /\n10 changes made; the runner starts the probe as npu-probe\n$/);
 
@@ -182,6 +191,7 @@ test('first run sets everything up, one line per step; the second run changes no
   assert.equal(setprivs, [
     ['--reuid', 'runner', '--regid', '1001', '--init-groups', '--', 'sudo', '-n', '-u', 'npu-probe', '--', 'true'],
     ['--reuid', 'npu-probe', '--regid', '999', '--init-groups', '--', PYTHON, '-c', 'import numpy'],
+    ['--reuid', 'npu-probe', '--regid', '999', '--init-groups', '--', 'bwrap', '--unshare-user', '--unshare-pid', '--unshare-net', '--ro-bind', '/', '/', '--proc', '/proc', '--dev', '/dev', 'true'],
   ]);
 
   // Again: nothing changes, and it says so.
@@ -239,7 +249,7 @@ test('an existing probe user is used; root, the runner itself or a bad name is r
   assert.match(step(r.out, 'probe-groups'), /WARN +probe-groups +gateprobe is in docker: as good as root, the separate uid isolates nothing; fix: gpasswd -d gateprobe docker$/);
   assert.not.ok(f.calls.some(([n]) => n === 'useradd'));
   assert.match(readFileSync(join(f.root, 'etc/npu-block-gate/probe-user'), 'utf8'), /\ngateprobe\n$/);
-  assert.match(readFileSync(join(f.root, 'etc/sudoers.d/npu-block-gate'), 'utf8'), /^runner ALL=\(gateprobe\) NOPASSWD:SETENV: ALL$/m);
+  assert.match(readFileSync(join(f.root, 'etc/sudoers.d/npu-block-gate'), 'utf8'), /^runner ALL=\(gateprobe\) NOPASSWD:NOSETENV: ALL$/m);
   // Switching to another probe user rewrites the setup file and the rule.
   const back = await f.run();
   assert.is(back.code, 0, back.err);
@@ -274,7 +284,7 @@ test('a runner that runs as root needs no sudoers rule (setpriv); the runner use
   const g = setupFake();
   const s = await g.run([], { env: { ...g.env, USER: 'root', SUDO_USER: 'runner' } });
   assert.is(s.code, 0, s.err);
-  assert.match(step(s.out, 'sudoers'), /runner ALL=\(npu-probe\) NOPASSWD:SETENV: ALL$/);
+  assert.match(step(s.out, 'sudoers'), /runner ALL=\(npu-probe\) NOPASSWD:NOSETENV: ALL$/);
 });
 
 test('a rule visudo rejects is never installed; a failing useradd stops setup with one line naming it (exit 3)', async () => {
@@ -368,10 +378,12 @@ test('the runner\'s credentials and a home the probe user cannot search: warning
   const r = await f.run();
   assert.is(r.code, 0, r.err);
   assert.match(step(r.out, 'runner-secrets'), /WARN +runner-secrets +the probe user can read .*\.credentials_rsaparams \(mode 0644\); fix: chmod 600 /);
-  assert.match(step(r.out, 'reach'), new RegExp(`WARN +reach +npu-probe cannot search ${f.home} \\(mode 0750, on the way to .*\\); fix: chmod o\\+x ${f.home} \\(search only, no listing; or run setup again with --fix\\)$`));
+  // A home is never opened to every local user (o+x): the probe user alone gets search, through an ACL entry.
+  assert.match(step(r.out, 'reach'), new RegExp(`WARN +reach +npu-probe cannot search ${f.home} \\(mode 0750, on the way to .*\\); fix: setfacl -m u:npu-probe:x ${f.home} \\(the probe user alone, search only; never o\\+x on a home\\); or keep the caches, the HF cache, the work dir and the Python outside the home; or run setup again with --fix$`));
   const fixed = await f.run(['--fix']);
   assert.is(fixed.code, 0, fixed.err);
-  assert.equal([mode(join(f.runnerDir, '.credentials_rsaparams')), mode(f.home)], [0o600, 0o751]);
+  assert.equal([mode(join(f.runnerDir, '.credentials_rsaparams')), mode(f.home)], [0o600, 0o750]);
+  assert.ok(f.calls.some(([n, a]) => n === 'setfacl' && a.join(' ') === `-m u:npu-probe:x ${f.home}`));
   const again = await f.run(['--fix']);
   assert.ok(steps(again.out).every(([s]) => s === 'already'), again.out);
 });
@@ -381,13 +393,40 @@ test('a Python the probe user cannot import numpy with: FAIL with the fix, exit 
   f.python.ok = false;
   const r = await f.run();
   assert.is(r.code, 3);
-  assert.match(step(r.out, 'python'), /FAIL +python +npu-probe cannot run \/opt\/venv\/bin\/python -c "import numpy": ModuleNotFoundError: No module named 'numpy'; fix: chmod -R o\+rX \/opt\/venv; or point --python \(and the Action's python input\) at a Python npu-probe can read, with numpy$/);
+  // numpy missing is a package to install, never a recursive chmod.
+  assert.match(step(r.out, 'python'), /FAIL +python +npu-probe cannot run \/opt\/venv\/bin\/python -c "import numpy": ModuleNotFoundError: No module named 'numpy'; fix: install numpy into that environment \(\/opt\/venv\/bin\/python -m pip install numpy\); or point --python \(and the Action's python input\) at a Python npu-probe can read, with numpy$/);
+  assert.not.match(r.out, /chmod -R/);
   assert.match(r.out, /; failed: python \(exit 3\)\n$/);
   const j = JSON.parse((await f.run(['--json'])).out);
   assert.is(j.exit_code, 3);
   const none = await f.raw(['--runner-dir', f.runnerDir]);
   assert.is(none.code, 0, none.err);
   assert.match(step(none.out, 'python'), /skipped +python +no --python: pass the Python the Action uses/);
+});
+
+test('sandbox: a probe user that cannot start bubblewrap is a warning naming the AppArmor fix; no bubblewrap names the package', async () => {
+  const f = setupFake();
+  f.sandbox.ok = false;
+  mkdirSync(join(f.root, 'proc/sys/kernel'), { recursive: true });
+  writeFileSync(join(f.root, 'proc/sys/kernel/apparmor_restrict_unprivileged_userns'), '1\n');
+  const r = await f.run();
+  assert.is(r.code, 0, r.err);
+  assert.match(step(r.out, 'sandbox'), /WARN +sandbox +npu-probe cannot start bubblewrap: unprivileged user namespaces are restricted by AppArmor \(kernel.apparmor_restrict_unprivileged_userns=1\); until then pull requests are refused and trusted runs go without the sandbox; fix: an AppArmor profile for \/usr\/bin\/bwrap with the userns rule/);
+  writeFileSync(join(f.root, 'proc/sys/kernel/apparmor_restrict_unprivileged_userns'), '0\n');
+  assert.match(step((await f.run()).out, 'sandbox'), /WARN +sandbox +npu-probe cannot start bubblewrap: bwrap: setting up uid map: Permission denied/);
+  f.sandbox.ok = true;
+  assert.match(step((await f.run()).out, 'sandbox'), /already +sandbox +npu-probe can start bubblewrap in a user namespace/);
+});
+
+test('checkouts: every checkout\'s .git under the work dir is closed to group and others (a persisted token); the runner\'s own dirs are left alone', async () => {
+  const f = setupFake();
+  for (const d of ['acme-llm/acme-llm/.git', 'other/other/.git', '_actions/x/y/.git']) { mkdirSync(join(f.work, d), { recursive: true }); chmodSync(join(f.work, d), 0o2755); }
+  writeFileSync(join(f.work, 'acme-llm/acme-llm/.git/config'), '[http]\n\textraheader = AUTHORIZATION: basic x\n');
+  const r = await f.run();
+  assert.is(r.code, 0, r.err);
+  assert.match(step(r.out, 'checkouts'), /done +checkouts +chmod go-rwx .*acme-llm\/acme-llm\/\.git \(mode 2755\), .*other\/other\/\.git \(mode 2755\)/);
+  assert.equal([mode(join(f.work, 'acme-llm/acme-llm/.git')), mode(join(f.work, 'other/other/.git')), mode(join(f.work, '_actions/x/y/.git'))], [0o2700, 0o2700, 0o2755]);
+  assert.match(step((await f.run()).out, 'checkouts'), /already +checkouts/);
 });
 
 test('the NPU node: its group is given to the probe user; no node, or a root-only node, is a warning', async () => {
@@ -513,7 +552,7 @@ test('--help: agent setup has its own; agent --help and the top-level help name 
   const out = sink();
   assert.is(await main(['agent', 'setup', '--help'], out.w, sink().w), 0);
   assert.match(out.text, /^npu-block-gate agent setup: prepare this runner for uid isolation of the probe\n/);
-  assert.match(out.text, /<runner> ALL=\(<probe user>\) NOPASSWD:SETENV: ALL/);
+  assert.match(out.text, /<runner> ALL=\(<probe user>\) NOPASSWD:NOSETENV: ALL/);
   assert.match(out.text, /--dry-run/);
   const a = sink();
   assert.is(await main(['agent', '--help'], a.w, sink().w), 0);

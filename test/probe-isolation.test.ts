@@ -1,172 +1,418 @@
-// A pull request's model code, run by the probe, against the Action's secrets (issue 8): a hostile
-// fake tree reads every /proc/*/environ it can, the checkout's .git/config and the runner's temp
-// files, and tries to write into the cache root. The Action-like parent starts with tokens in its
-// environment. In every isolation mode this machine supports, nothing leaks and nothing is written;
-// unisolated (the admin's explicit, unsafe opt-in) shows the attack is real. Also: a probe timeout
-// and a cancel stop the probe's whole tree, including a grandchild that left its process group.
+// A pull request's model code, run by the probe, against the runner (issues 8 and 15). The hostile
+// fake tree (test/python/fakes/fake_tree.py) reads every /proc/*/environ it can, the checkout's
+// .git/config, the runner's own files (found under a custom work folder), the runner user's home
+// (ssh key, git and gh credentials, docker config, the HF token), connects to a socket under /run,
+// writes /dev/shm, the caches, the runner's temp dir and the home; tries umount, a read-write
+// remount and /proc/1/environ; and leaves a double-forked daemon behind. The Action-like parent
+// holds tokens and the credential names real runners carry.
+//
+// In every isolation mode this machine can run, as root and as a second uid that plays a runner
+// service user: nothing leaks, nothing outside the run dir and the model dir changes, no process of
+// the PR survives the job. Unisolated (the admin's explicit, unsafe opt-in) shows the attack is
+// real. And a trusted run after a hostile one gives the clean runner's verdict and numbers, in uid
+// mode with and without the probe user's sandbox (bubblewrap refused, as AppArmor does on Ubuntu 24.04).
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
+import { chmodSync, chownSync, copyFileSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
-import { spawnSync } from 'node:child_process';
+import { spawnSync, spawn } from 'node:child_process';
 import { REPO } from './helpers/airmini.ts';
 import { findNumpyPython } from './helpers/python.ts';
-import { chooseIsolation, realHost } from '../src/probe/isolate.ts';
+import { cannotMakeUsers, chownTree, ensureGroup, ensureUser, removeTestUsers, shareTree, sharedPython, type TestUser } from './helpers/users.ts';
+import { chooseIsolation, realHost, type IsolationHost } from '../src/probe/isolate.ts';
 import { runProbe, ProbeInterrupted } from '../src/probe/run.ts';
 
-const python = spawnSync(findNumpyPython()!, ['-c', 'import sys; print(sys.executable)'], { encoding: 'utf8' }).stdout.trim();
+const rootPython = spawnSync(findNumpyPython()!, ['-c', 'import sys; print(sys.executable)'], { encoding: 'utf8' }).stdout.trim();
 const CANARY = `canary-${process.pid}-${Date.now()}`;
+const ROOT = realHost.uid() === 0;
+/** Credentials as real runners carry them, under names no deny-list foresees (issue 15). */
+const SECRETS = Object.fromEntries(['GH_PAT', 'OPENAI_KEY', 'DOCKERHUB_PASS', 'REGISTRY_PWD', 'DATABASE_URL', 'SLACK_WEBHOOK_URL', 'SSH_KEY', 'GPG_PASSPHRASE',
+  'ARTIFACTORY_CREDS', 'KUBECONFIG', 'VAULT_ADDR', 'INPUT_GITHUB-TOKEN', 'ACTIONS_RUNTIME_TOKEN', 'ACTIONS_ID_TOKEN_REQUEST_TOKEN', 'GITHUB_TOKEN', 'DEPLOY_SECRET'].map((k) => [k, `${CANARY}-${k}`]));
+
+const cleanups: (() => void)[] = [];
+test.after(() => {
+  for (const c of cleanups.splice(0).reverse()) try { c(); } catch { /* best effort */ }
+  removeTestUsers();
+});
+
+// Users: a probe user, and a runner service user that is not root, sharing a group as agent setup does.
+const noUsers = cannotMakeUsers();
+const GROUP = `nbgg${process.pid}`;
+let gid = -1;
+let probeUser: TestUser | null = null;
+let runnerUser: TestUser | null = null;
+if (!noUsers) {
+  gid = ensureGroup(GROUP);
+  probeUser = ensureUser(`nbgp${process.pid}`, [GROUP]);
+  runnerUser = ensureUser(`nbgr${process.pid}`, [GROUP]);
+}
+/** A Python with numpy a second uid can run (root's pyenv lives in /root, which is 0700). */
+const sharedPy = runnerUser ? sharedPython(runnerUser.uid, gid, [findNumpyPython()!, '/usr/bin/python3']) : null;
+const NO_SHARED_PY = 'no Python with numpy that a second uid can run: set NPU_BLOCK_GATE_SHARED_PYTHON (e.g. a venv of /usr/bin/python3 with numpy outside /root)';
 
 function fakeTree(root: string): string {
-  const r = spawnSync(python, ['-c', `import sys; sys.path.insert(0, ${JSON.stringify(REPO)}); from test.python.fakes import fake_tree; print(fake_tree.build(${JSON.stringify(root)}))`], { encoding: 'utf8' });
+  const r = spawnSync(rootPython, ['-c', `import sys; sys.path.insert(0, ${JSON.stringify(REPO)}); from test.python.fakes import fake_tree; print(fake_tree.build(${JSON.stringify(root)}))`], { encoding: 'utf8' });
   assert.is(r.status, 0, r.stderr);
   return r.stdout.trim();
 }
 
-/** A workspace as a runner lays it out: <runner>/_work/<repo>/<repo> with .git, and _work/_temp. */
-function workspace() {
-  const runner = mkdtempSync(join(tmpdir(), 'nbg-runner-'));
-  const ws = join(runner, '_work/repo/repo');
-  const temp = join(runner, '_work/_temp');
+interface Workspace {
+  base: string; agent: string; work: string; ws: string; temp: string; model: string; cache: string; run: string; home: string;
+  /** A world-writable dir outside /tmp and the homes: only the sandbox's read-only root keeps it unchanged. */
+  outside: string;
+  sock: string; server: Server; connections: number; secrets: string[]; hub: string;
+}
+
+/**
+ * A runner as it is laid out with a custom work folder (issue 15: not <root>/_work): the runner root
+ * holds .runner, .credentials, .credentials_rsaparams and _diag/; the work folder holds the checkout
+ * (with a token in .git/config) and _temp; the runner user's home (outside /tmp) holds the
+ * credentials a developer box has; a socket listens under /run.
+ */
+function workspace(owner: TestUser | null = null): Workspace {
+  const base = mkdtempSync(join(tmpdir(), 'nbg-runner-'));
+  cleanups.push(() => rmSync(base, { recursive: true, force: true }));
+  if (gid >= 0) chownSync(base, 0, gid);
+  chmodSync(base, 0o2775); // agent setup's shared group, inherited by everything made below
+  const agent = join(base, 'agent');
+  const work = join(agent, 'wf');
+  const ws = join(work, 'repo/repo');
+  const temp = join(work, '_temp');
   mkdirSync(join(ws, '.git'), { recursive: true });
   mkdirSync(join(temp, '_runner_file_commands'), { recursive: true });
+  mkdirSync(join(agent, '_diag'), { recursive: true });
   writeFileSync(join(ws, '.git/config'), `[http "https://github.com/"]\n\textraheader = AUTHORIZATION: basic ${CANARY}-checkout\n`);
-  writeFileSync(join(runner, '.credentials'), `{"token": "${CANARY}-runner"}`);
+  writeFileSync(join(agent, '.credentials'), `{"token": "${CANARY}-runner"}`);
+  writeFileSync(join(agent, '.credentials_rsaparams'), `{"d": "${CANARY}-rsa"}`);
+  writeFileSync(join(agent, '.runner'), `{"agentName": "${CANARY}-agent"}`);
+  writeFileSync(join(agent, '_diag/Runner_1.log'), `${CANARY}-diag\n`);
   writeFileSync(join(temp, '_runner_file_commands/set_output_1'), '');
   const model = fakeTree(ws);
-  const cache = join(runner, 'cache');
+  const cache = join(base, 'cache');
   mkdirSync(cache);
-  const run = join(runner, 'run');
-  mkdirSync(run);
-  return { runner, ws, temp, model, cache, run };
-}
-
-/** The Action's own environment: tokens from the start (so they are in /proc/<pid>/environ too). */
-function actionEnv(w: ReturnType<typeof workspace>): NodeJS.ProcessEnv {
-  return {
-    ...process.env,
-    'INPUT_GITHUB-TOKEN': `${CANARY}-input`,
-    ACTIONS_RUNTIME_TOKEN: `${CANARY}-runtime`,
-    ACTIONS_ID_TOKEN_REQUEST_TOKEN: `${CANARY}-oidc`,
-    GITHUB_TOKEN: `${CANARY}-github`,
-    DEPLOY_SECRET: `${CANARY}-secret`,
-    RUNNER_TEMP: w.temp,
-    GITHUB_OUTPUT: join(w.temp, '_runner_file_commands/set_output_1'),
-    GITHUB_STEP_SUMMARY: join(w.temp, '_runner_file_commands/step_summary_1'),
-    GITHUB_WORKSPACE: w.ws,
+  const run = join(temp, 'npu-block-gate/run');
+  mkdirSync(run, { recursive: true });
+  const home = mkdtempSync('/var/tmp/nbg-home-');
+  cleanups.push(() => rmSync(home, { recursive: true, force: true }));
+  const files: Record<string, string> = {
+    '.ssh/id_ed25519': 'ssh', '.git-credentials': 'git', '.config/gh/hosts.yml': 'gh', '.docker/config.json': 'docker', '.cache/huggingface/token': 'hf',
   };
+  for (const [rel, tag] of Object.entries(files)) {
+    mkdirSync(join(home, rel, '..'), { recursive: true });
+    writeFileSync(join(home, rel), `${CANARY}-${tag}\n`, { mode: 0o600 });
+  }
+  const outside = mkdtempSync('/var/tmp/nbg-outside-');
+  cleanups.push(() => rmSync(outside, { recursive: true, force: true }));
+  chmodSync(outside, 0o777);
+  const hub = join(home, '.cache/huggingface/hub/models--acme--m/refs/main');
+  mkdirSync(join(hub, '..'), { recursive: true });
+  writeFileSync(hub, 'ok-hub\n');
+  // A session socket (as /run/user/<uid>/bus would be), open to everyone so only the sandbox keeps it away.
+  const sockDir = mkdtempSync('/run/nbg-sock-');
+  cleanups.push(() => rmSync(sockDir, { recursive: true, force: true }));
+  chmodSync(sockDir, 0o755);
+  const sock = join(sockDir, 's.sock');
+  const w = { base, agent, work, ws, temp, model, cache, run, home, outside, sock, server: null as unknown as Server, connections: 0, hub,
+    secrets: [...Object.keys(files).map((f) => join(home, f)), join(agent, '.credentials'), join(agent, '.credentials_rsaparams'), join(agent, '.runner'), join(agent, '_diag'), join(ws, '.git/config'), temp] };
+  w.server = createServer((c) => { w.connections++; c.destroy(); }).listen(sock, () => chmodSync(sock, 0o777));
+  cleanups.push(() => w.server.close());
+  if (owner) {
+    chownTree(base, owner.uid, gid >= 0 ? gid : owner.gid);
+    chownTree(home, owner.uid, owner.gid);
+  }
+  shareTree(w.model);
+  shareTree(run);
+  return w;
 }
 
-function hostileRun(mode: string, w: ReturnType<typeof workspace>, user?: string) {
-  const loot = join(w.run, `loot-${mode}.json`);
-  const r = spawnSync(process.execPath, ['--import', 'tsx', join(REPO, 'test/helpers/isolated-probe.ts'), JSON.stringify({
-    python, mode, user, runDir: w.run, writable: [w.model, w.run], readable: [w.ws],
+/** Every file's content digest (and every link's target) under the given roots, minus the skipped dirs. */
+function snapshot(roots: string[], skip: string[]): Map<string, string> {
+  const out = new Map<string, string>();
+  const walk = (p: string) => {
+    if (skip.some((s) => p === s || p.startsWith(s + '/'))) return;
+    let st;
+    try { st = lstatSync(p); } catch { return; }
+    if (st.isSymbolicLink()) out.set(p, 'link');
+    else if (st.isDirectory()) { out.set(p, `dir ${st.mode & 0o7777}`); for (const n of readdirSync(p)) walk(join(p, n)); }
+    else if (st.isFile()) out.set(p, createHash('sha256').update(readFileSync(p)).digest('hex'));
+    else out.set(p, 'other');
+  };
+  for (const r of roots) walk(r);
+  return out;
+}
+
+function changed(before: Map<string, string>, after: Map<string, string>): string[] {
+  const keys = new Set([...before.keys(), ...after.keys()]);
+  return [...keys].filter((k) => before.get(k) !== after.get(k));
+}
+
+/** Processes whose command line names `marker` (the hostile daemon), waited for a little while they die. */
+async function survivors(marker: string): Promise<number[]> {
+  const find = () => readdirSync('/proc').filter((e) => /^\d+$/.test(e)).filter((e) => {
+    try { return readFileSync(`/proc/${e}/cmdline`, 'latin1').includes(marker) && !/^State:\s*Z/m.test(readFileSync(`/proc/${e}/status`, 'utf8')); } catch { return false; }
+  }).map(Number);
+  for (let i = 0; i < 40 && find().length; i++) await new Promise((r) => setTimeout(r, 50));
+  return find();
+}
+
+let daemons = 0;
+interface Hostile {
+  result: { ok: boolean; mode?: string; detail?: string; error?: string; degraded?: string | null };
+  loot: any;
+  marker: string;
+  changes: string[];
+  alive: number[];
+}
+
+/** One hostile probe run the way the Action runs it, in a process of its own (as `as`, when given). */
+async function hostile(w: Workspace, mode: string, o: { as?: TestUser; user?: TestUser; python?: string; stub?: string; untrusted?: boolean } = {}): Promise<Hostile> {
+  const loot = join(w.model, `loot-${mode}.json`);
+  const marker = `nbgdaemon-${process.pid}-${++daemons}`;
+  const shm = `nbg-shm-${process.pid}-${daemons}`;
+  cleanups.push(() => rmSync(join('/dev/shm', shm), { force: true }));
+  const before = snapshot([w.base, w.home, w.outside], [w.model, w.run]);
+  const env: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH, LANG: 'C.UTF-8', HOME: w.home, ...SECRETS,
+    RUNNER_TEMP: w.temp, RUNNER_WORKSPACE: join(w.work, 'repo'), GITHUB_WORKSPACE: w.ws, RUNNER_TOOL_CACHE: join(w.work, '_tool'),
+    GITHUB_OUTPUT: join(w.temp, '_runner_file_commands/set_output_1'), GITHUB_STEP_SUMMARY: join(w.temp, '_runner_file_commands/step_summary_1'),
+  };
+  const payload = JSON.stringify({
+    python: o.python ?? rootPython, mode, user: o.user?.name, runDir: w.run, writable: [w.model, w.run], readable: [w.ws], stub: o.stub, untrusted: o.untrusted,
     args: ['--model-dir', w.model, '--out', w.run, '--ref-cache', 'none', '--npu-lock', 'none', '--seq-len', '64'],
-    extraEnv: { FAKE_HOSTILE: loot, FAKE_HOSTILE_READ: `${w.temp}:${join(w.runner, '.credentials')}`, FAKE_HOSTILE_WRITE: `${w.cache}:${w.temp}` },
-  })], { encoding: 'utf8', env: actionEnv(w), cwd: REPO });
+    extraEnv: {
+      FAKE_HOSTILE: loot, FAKE_HOSTILE_ESCAPE: '1', FAKE_HOSTILE_SOCKET: w.sock, FAKE_HOSTILE_SHM: shm,
+      FAKE_HOSTILE_READ: [...w.secrets, w.hub].join(':'),
+      FAKE_HOSTILE_WRITE: [w.cache, w.temp, w.home, w.agent, w.ws, w.base, w.outside].join(':'),
+      FAKE_HOSTILE_DAEMON: `${marker}=${join(w.model, 'daemon.txt')}`,
+    },
+  });
+  const argv = [process.execPath, '--import', 'tsx', join(REPO, 'test/helpers/isolated-probe.ts'), payload];
+  const cmd = o.as ? ['setpriv', '--reuid', String(o.as.uid), '--regid', String(gid), '--init-groups', '--', ...argv] : argv;
+  const r = await new Promise<{ stdout: string; stderr: string }>((resolve) => {
+    const c = spawn(cmd[0], cmd.slice(1), { env, cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    c.stdout.on('data', (d) => (stdout += d));
+    c.stderr.on('data', (d) => (stderr += d));
+    c.on('close', () => resolve({ stdout, stderr }));
+  });
   const result = JSON.parse(r.stdout.trim().split('\n').pop() || '{}');
-  assert.ok(result.ok, `${mode}: ${result.error ?? r.stderr}`);
-  return { result, loot: JSON.parse(readFileSync(loot, 'utf8')) as { env: Record<string, string>; proc: Record<string, string>; files: Record<string, string>; wrote: string[] } };
+  const alive = await survivors(marker);
+  for (const pid of alive) try { process.kill(pid, 'SIGKILL'); } catch { /* gone */ }
+  const changes = changed(before, snapshot([w.base, w.home, w.outside], [w.model, w.run]));
+  let lootJson: any = null;
+  try { lootJson = JSON.parse(readFileSync(loot, 'utf8')); } catch { /* the run was refused */ }
+  if (result.ok === undefined) result.error = r.stderr.slice(-2000);
+  return { result, loot: lootJson, marker, changes, alive };
 }
 
-test('the probe\'s own environment never holds a token or a file-command path', () => {
+const DEV_OK = new Set(['null', 'zero', 'full', 'random', 'urandom', 'tty', 'ptmx', 'pts', 'shm', 'core', 'fd', 'stdin', 'stdout', 'stderr', 'accel', 'console']);
+
+/** What every isolated mode must hold. */
+function assertHeld(h: Hostile, w: Workspace, what: string): void {
+  assert.ok(h.result.ok, `${what}: ${h.result.error}`);
+  const text = JSON.stringify(h.loot);
+  const at = text.indexOf(CANARY);
+  assert.is(at, -1, `${what}: a secret leaked: ...${text.slice(Math.max(0, at - 200), at + 60)}`);
+  for (const k of Object.keys(SECRETS)) assert.not.ok(k in h.loot.env, `${what}: ${k} reached the probe's environment`);
+  // The HF hub cache is still there to read (read-only), without its token.
+  assert.is(h.loot.files[w.hub], 'ok-hub\n', `${what}: the HF hub cache is readable`);
+  const e = h.loot.escape;
+  assert.is.not(e.umount_proc, 0, `${what}: umount /proc worked`);
+  assert.is.not(e.umount_tmp, 0, `${what}: umount /tmp worked`);
+  assert.is.not(e.remount_rw, 0, `${what}: mount -o remount,rw / worked`);
+  assert.not.ok(String(e.proc1_environ ?? '').includes('ACTIONS_'), `${what}: /proc/1 is the host's`);
+  assert.match(e.status, /^CapEff:\s*0+$/m, `${what}: capabilities left`);
+  assert.is.not(e.uid, 0, `${what}: root inside`);
+  assert.match(String(h.loot.socket), /^refused/, `${what}: a socket under /run was reachable`);
+  assert.is(w.connections, 0);
+  assert.ok(h.loot.dev.every((d: string) => DEV_OK.has(d)), `${what}: /dev holds ${h.loot.dev.filter((d: string) => !DEV_OK.has(d))}`);
+  assert.not.ok(existsSync(join('/dev/shm', `nbg-shm-${process.pid}-${daemons}`)), `${what}: the host's /dev/shm was written`);
+  // Writes into the hidden dirs land in the sandbox's own tmpfs; the read-only root refuses the rest.
+  assert.not.ok(h.loot.wrote.includes(w.outside), `${what}: wrote through the read-only root`);
+  assert.equal(h.changes, [], `${what}: changed outside the run dir and the model dir`);
+  assert.equal(h.alive, [], `${what}: a process of the PR survived the job`);
+}
+
+const bwrapWorks = realHost.which('bwrap') !== null;
+
+// ---- as root ---------------------------------------------------------------------------------------
+
+(ROOT && bwrapWorks ? test : test.skip)('root runner, namespace: user namespace, no capabilities, nobody inside; nothing leaks, nothing changes, nothing survives', async () => {
   const w = workspace();
-  const { loot } = hostileRun('none', w);
-  assert.not.ok(JSON.stringify(loot.env).includes(CANARY), 'env leak');
-  for (const v of ['GITHUB_OUTPUT', 'GITHUB_STEP_SUMMARY', 'ACTIONS_RUNTIME_TOKEN', 'INPUT_GITHUB-TOKEN', 'GITHUB_TOKEN', 'DEPLOY_SECRET']) assert.not.ok(v in loot.env, v);
+  const h = await hostile(w, 'namespace');
+  assert.is(h.result.mode, 'namespace');
+  assertHeld(h, w, 'namespace (root)');
+  assert.match(h.loot.escape.uid_map, /^\s*65534\s+0\s+1\s*$/, 'nobody inside, no uid mapped to root');
+  assert.ok(existsSync(join(w.run, 'probe.json')), 'the probe itself still ran');
 });
 
-test('unisolated (allow-unisolated): the attack is real, which is why untrusted runs refuse it', () => {
+(ROOT && bwrapWorks && probeUser ? test : test.skip)('root runner, uid: the probe user inside the sandbox (setpriv after bubblewrap); PID 1 is not readable', async () => {
   const w = workspace();
-  const { loot } = hostileRun('none', w);
-  assert.ok(Object.values(loot.proc).some((e) => e.includes(`${CANARY}-input`)), 'the parent\'s /proc/<pid>/environ is readable');
-  assert.ok(Object.values(loot.files).some((f) => f.includes(`${CANARY}-checkout`)), '.git/config is readable');
-  assert.ok(loot.wrote.includes(w.cache));
+  const h = await hostile(w, 'uid', { user: probeUser! });
+  assert.is(h.result.mode, 'uid');
+  assert.match(h.result.detail!, /\(setpriv\) in bubblewrap/);
+  assertHeld(h, w, 'uid (root)');
+  assert.is(h.loot.escape.uid, probeUser!.uid);
+  assert.is(h.loot.escape.proc1_environ_error, 'PermissionError', '/proc/1/environ is the sandbox\'s root-owned init: unreadable');
+});
+
+(ROOT ? test : test.skip)('unisolated (allow-unisolated): the attack is real, which is why untrusted runs refuse it; still no process survives (PID namespace)', async () => {
+  const w = workspace();
+  const h = await hostile(w, 'none');
+  assert.ok(h.result.ok, h.result.error);
+  assert.match(h.result.detail!, /in a PID namespace/);
+  assert.ok(Object.values(h.loot.files).some((f) => String(f).includes(`${CANARY}-ssh`)), 'the home is readable');
+  assert.ok(Object.values(h.loot.files).some((f) => String(f).includes(`${CANARY}-checkout`)), '.git/config is readable');
+  assert.ok(h.loot.wrote.includes(w.outside));
+  // ... but no secret from the environment: the allow-list holds even here.
+  for (const k of Object.keys(SECRETS)) assert.not.ok(k in h.loot.env, k);
+  assert.equal(h.alive, [], 'the daemon died with the PID namespace');
   assert.throws(() => chooseIsolation({ mode: 'none', untrusted: true, allowUnisolated: false }), /refusing to run an untrusted event's model code without isolation/);
 });
 
-const bwrapWorks = realHost.which('bwrap') !== null && realHost.works(['bwrap', '--die-with-parent', '--unshare-pid', '--ro-bind', '/', '/', '--proc', '/proc', '--dev', '/dev', 'true']);
-(bwrapWorks ? test : test.skip)('namespace (bubblewrap): no token anywhere it can read, and it cannot write the caches', () => {
+(ROOT && probeUser && sharedPy ? test : test.skip)('root runner, uid with bubblewrap refused: an untrusted event is refused; a trusted run is degraded, warned, and every process of the probe user is ended', async () => {
   const w = workspace();
-  const { result, loot } = hostileRun('namespace', w);
-  assert.is(result.mode, 'namespace');
-  assert.not.ok(JSON.stringify(loot).includes(CANARY), `leak: ${JSON.stringify(loot).slice(JSON.stringify(loot).indexOf(CANARY) - 200, JSON.stringify(loot).indexOf(CANARY) + 50)}`);
-  assert.not.ok(loot.wrote.includes(w.cache), 'the cache root is read-only');
-  // The runner's temp dir is a private tmpfs inside the sandbox: a write there never reaches it.
-  assert.equal(readdirSync(w.cache), []);
-  assert.not.ok(existsSync(join(w.temp, 'poisoned')));
-  assert.ok(existsSync(join(w.run, 'probe.json')), 'the probe itself still ran');
+  const refused = await hostile(w, 'uid', { user: probeUser!, stub: 'bwrap-refused', python: sharedPy! });
+  assert.not.ok(refused.result.ok);
+  assert.match(refused.result.error!, /^refusing to run an untrusted event's model code: the probe user runs without its sandbox/);
+  assert.not.ok(refused.loot, 'nothing ran');
+  const trusted = await hostile(w, 'uid', { user: probeUser!, stub: 'bwrap-refused', python: sharedPy!, untrusted: false });
+  assert.ok(trusted.result.ok, trusted.result.error);
+  assert.match(trusted.result.degraded ?? '', /without its sandbox/);
+  assert.equal(trusted.alive, [], 'the daemon was ended with the probe user\'s processes');
+  assert.equal(realHost.processesOf(probeUser!.uid), []);
 });
-if (!bwrapWorks) console.warn('probe-isolation: namespace mode SKIPPED (bubblewrap missing or cannot create namespaces here)');
+if (!ROOT) console.warn('probe-isolation: root runner modes SKIPPED (not root)');
+if (ROOT && !sharedPy) console.warn(`probe-isolation: second-uid and degraded-uid runs SKIPPED (${noUsers ?? NO_SHARED_PY})`);
 
-// uid mode needs a user to switch to (root here: setpriv) and a Python that user can run.
-const uidUser = 'nobody';
-function uidRuns(): boolean {
-  if (realHost.uid() !== 0) return false;
-  try {
-    const iso = chooseIsolation({ mode: 'uid', untrusted: true, allowUnisolated: false, user: uidUser });
-    const argv = iso.wrap([python, '-c', 'import numpy'], { writable: [tmpdir()], env: process.env, network: false });
-    return spawnSync(argv[0], argv.slice(1), { stdio: 'ignore' }).status === 0;
-  } catch {
-    return false;
-  }
-}
-const uidWorks = uidRuns();
-(uidWorks ? test : test.skip)('uid (a separate user, as `agent setup` makes one): no token, no cache write', () => {
-  const w = workspace();
-  chmodSync(w.runner, 0o755); // a runner's home, as the runner service makes it
-  for (const d of [w.run, w.model]) chmodSync(d, 0o777); // `agent setup` gives the probe user write access here
-  const { result, loot } = hostileRun('uid', w, uidUser);
-  assert.is(result.mode, 'uid');
-  assert.not.ok(JSON.stringify(loot).includes(CANARY));
-  assert.not.ok(loot.wrote.includes(w.cache));
-  assert.equal(readdirSync(w.cache), []);
-  assert.not.ok(existsSync(join(w.temp, 'poisoned')));
+// ---- a runner service user that is not root ------------------------------------------------------
+
+(runnerUser && sharedPy && bwrapWorks ? test : test.skip)('non-root runner, namespace: the same, from a second uid', async () => {
+  const w = workspace(runnerUser);
+  const h = await hostile(w, 'namespace', { as: runnerUser!, python: sharedPy! });
+  assert.is(h.result.mode, 'namespace', h.result.error);
+  assertHeld(h, w, 'namespace (non-root)');
+  assert.is(h.loot.escape.uid, runnerUser!.uid);
 });
-if (!uidWorks) console.warn('probe-isolation: uid mode SKIPPED (not root, or nobody cannot run this Python)');
 
-/** check as the pipeline runs it, on one runner's cache root (the Action's trusted or untrusted plan). */
-async function checkOn(w: ReturnType<typeof workspace>, cacheRoot: string, who: 'trusted' | 'hostile' | 'hostile-unisolated', extraEnv: Record<string, string> = {}) {
+(runnerUser && sharedPy ? test : test.skip)('non-root runner, none: no process survives (a PID namespace in a user namespace)', async () => {
+  const w = workspace(runnerUser);
+  const h = await hostile(w, 'none', { as: runnerUser!, python: sharedPy! });
+  assert.ok(h.result.ok, h.result.error);
+  assert.equal(h.alive, []);
+});
+
+// The non-root runner reaches the probe user through sudo (agent setup's rule); without sudo here,
+// that path is covered by isolate.test.ts on a fake host only.
+const sudo = realHost.which('sudo');
+(runnerUser && sharedPy && sudo ? test : test.skip)('non-root runner, uid: sudo to the probe user, who starts the sandbox', async () => {
+  const rule = `/etc/sudoers.d/nbg-test-${process.pid}`;
+  writeFileSync(rule, `${runnerUser!.name} ALL=(${probeUser!.name}) NOPASSWD: ALL\n`, { mode: 0o440 });
+  cleanups.push(() => rmSync(rule, { force: true }));
+  const w = workspace(runnerUser);
+  const h = await hostile(w, 'uid', { as: runnerUser!, user: probeUser!, python: sharedPy! });
+  assert.is(h.result.mode, 'uid', h.result.error);
+  assertHeld(h, w, 'uid (non-root)');
+});
+if (!sudo) console.warn('probe-isolation: non-root runner in uid mode SKIPPED (sudo is not installed)');
+
+// ---- a trusted run after a hostile one --------------------------------------------------------------
+
+/** check() as the pipeline runs it, on one runner's cache root (the Action's trusted or untrusted plan). */
+async function checkOn(w: Workspace, cacheRoot: string, o: { who: 'trusted' | 'hostile' | 'hostile-unisolated'; mode?: 'auto' | 'uid'; user?: TestUser; python?: string; host?: IsolationHost; env?: Record<string, string> }) {
   const { check } = await import('../src/check/index.ts');
-  const run = mkdtempSync(join(tmpdir(), `nbg-${who}-`));
+  const run = mkdtempSync(join(w.base, `run-${o.who}-`));
   const plan = {
-    mode: 'full' as const, modelDir: w.model, promptStyle: null, prompt: null, python, runDir: run, threshold: null,
+    mode: 'full' as const, modelDir: w.model, promptStyle: null, prompt: null, python: o.python ?? rootPython, runDir: run, threshold: null,
     writeDocs: false, timeoutSec: 120, commit: null, bisect: false, cache: true, cacheDir: cacheRoot,
-    cacheWrite: who === 'trusted', force: true, probeEnv: extraEnv,
-    isolation: { mode: who === 'hostile-unisolated' ? 'none' as const : 'auto' as const, untrusted: who !== 'trusted', allowUnisolated: who === 'hostile-unisolated' },
+    cacheWrite: o.who === 'trusted', force: true, probeEnv: o.env ?? {},
+    isolation: { mode: o.who === 'hostile-unisolated' ? 'none' as const : o.mode ?? 'auto' as const, untrusted: o.who !== 'trusted', allowUnisolated: o.who === 'hostile-unisolated', user: o.user?.name ?? null },
   };
   const quiet = { step: () => undefined, warn: () => undefined };
-  return check(plan, { log: quiet });
+  return check(plan, { log: quiet, isolationHost: o.host });
 }
 
-(bwrapWorks ? test : test.skip)('a trusted run after a hostile pull request on the same runner: the same verdict and numbers as on a clean runner', async () => {
+/** The checkout reset between jobs (actions/checkout): the tree's files as the commit has them. */
+function resetCheckout(w: Workspace): void {
+  fakeTree(w.ws);
+  shareTree(w.model);
+}
+
+const sameNumbers = (a: any, b: any) => assert.equal(a.report.metrics, { ...b.report.metrics, engine: a.report.metrics.engine });
+
+(ROOT && bwrapWorks ? test : test.skip)('namespace: a trusted run after a hostile pull request gives the clean runner\'s verdict and numbers (forged cache entry, daemon)', async () => {
   const w = workspace();
-  // A clean runner: the trusted run's verdict and numbers, and the reference cache key it uses.
-  const clean = await checkOn(w, mkdtempSync(join(tmpdir(), 'nbg-clean-cache-')), 'trusted');
+  const clean = await checkOn(w, mkdtempSync(join(w.base, 'clean-cache-')), { who: 'trusted' });
   assert.is(clean.report.outcome, 'pass');
   const key = clean.report.reference!.cache!.key;
-  // The forger's template and its loot live in the model dir, which the probe can read and write
-  // in every mode: an isolated forge fails because the cache is read-only, not for want of a template.
   copyFileSync(join(clean.runDir, 'block0.ref.npy'), join(w.model, 'template.npy'));
-  const forge = (root: string) => ({ FAKE_HOSTILE: join(w.model, 'loot.json'), FAKE_HOSTILE_FORGE: join(root, 'reference', key),
-    FAKE_HOSTILE_FORGE_FROM: join(w.model, 'template.npy'), FAKE_HOSTILE_WRITE: join(root, 'reference') });
+  const attack = (root: string) => ({
+    FAKE_HOSTILE: join(w.model, 'loot.json'), FAKE_HOSTILE_FORGE: join(root, 'reference', key), FAKE_HOSTILE_FORGE_FROM: join(w.model, 'template.npy'),
+    FAKE_HOSTILE_WRITE: join(root, 'reference'), FAKE_HOSTILE_DAEMON: `nbgpoison-${process.pid}-ns=${join(w.model, 'fake_m_prefill.py')}`,
+  });
   // Unisolated (the admin's unsafe opt-in), the pull request forges the entry and flips the next trusted verdict:
-  const unsafeRoot = mkdtempSync(join(tmpdir(), 'nbg-unsafe-cache-'));
-  await checkOn(w, unsafeRoot, 'hostile-unisolated', forge(unsafeRoot));
-  const flipped = await checkOn(w, unsafeRoot, 'trusted');
+  const unsafeRoot = mkdtempSync(join(w.base, 'unsafe-cache-'));
+  await checkOn(w, unsafeRoot, { who: 'hostile-unisolated', env: { ...attack(unsafeRoot), FAKE_HOSTILE_DAEMON: '' } });
+  resetCheckout(w);
+  const flipped = await checkOn(w, unsafeRoot, { who: 'trusted' });
   assert.is(flipped.report.reference!.cache!.hit, true);
   assert.is(flipped.report.outcome, 'fail');
-  // Isolated, it cannot: the trusted run after it is the clean runner's, number for number.
-  const root = mkdtempSync(join(tmpdir(), 'nbg-runner-cache-'));
-  const hostile = await checkOn(w, root, 'hostile', forge(root));
-  assert.is(hostile.report.isolation!.mode, 'namespace');
+  // Isolated, it cannot: no forged entry, no daemon left to rewrite the tree after the checkout reset.
+  const root = mkdtempSync(join(w.base, 'runner-cache-'));
+  const h = await checkOn(w, root, { who: 'hostile', env: attack(root) });
+  assert.is(h.report.isolation!.mode, 'namespace');
   assert.not.ok(existsSync(join(root, 'reference', key)), 'no forged entry');
-  const after = await checkOn(w, root, 'trusted');
+  resetCheckout(w);
+  assert.equal(await survivors(`nbgpoison-${process.pid}-ns`), []);
+  const after = await checkOn(w, root, { who: 'trusted' });
   assert.is(after.report.outcome, clean.report.outcome);
   assert.is(after.report.reference!.cache!.hit, false);
-  assert.equal(after.report.metrics, { ...clean.report.metrics!, engine: after.report.metrics!.engine });
+  sameNumbers(after, clean);
 });
+
+(ROOT && bwrapWorks && probeUser ? test : test.skip)('uid with its sandbox: a hostile pull request\'s daemon does not outlive it; the next trusted run is the clean runner\'s', async () => {
+  const w = workspace();
+  const clean = await checkOn(w, mkdtempSync(join(w.base, 'clean-cache-')), { who: 'trusted', mode: 'uid', user: probeUser! });
+  assert.is(clean.report.isolation!.mode, 'uid');
+  assert.is(clean.report.outcome, 'pass');
+  const root = mkdtempSync(join(w.base, 'cache-'));
+  const marker = `nbgpoison-${process.pid}-uid`;
+  const h = await checkOn(w, root, { who: 'hostile', mode: 'uid', user: probeUser!, env: { FAKE_HOSTILE: join(w.model, 'loot.json'), FAKE_HOSTILE_DAEMON: `${marker}=${join(w.model, 'fake_m_prefill.py')}` } });
+  assert.is(h.report.isolation!.mode, 'uid');
+  assert.equal(await survivors(marker), []);
+  resetCheckout(w);
+  const after = await checkOn(w, root, { who: 'trusted', mode: 'uid', user: probeUser! });
+  assert.is(after.report.outcome, clean.report.outcome);
+  sameNumbers(after, clean);
+});
+
+(ROOT && probeUser && sharedPy ? test : test.skip)('uid without its sandbox (bubblewrap refused): untrusted refused; a trusted run\'s leftover daemon is ended; the next trusted run is the clean runner\'s', async () => {
+  const refusedHost: IsolationHost = { ...realHost, works: (argv) => !argv.some((x) => x.endsWith('/bwrap')) && realHost.works(argv) };
+  const w = workspace();
+  const uid = { mode: 'uid' as const, user: probeUser!, python: sharedPy!, host: refusedHost };
+  const clean = await checkOn(w, mkdtempSync(join(w.base, 'clean-cache-')), { who: 'trusted', ...uid });
+  assert.is(clean.report.outcome, 'pass');
+  assert.ok(clean.report.warnings.some((x) => x.id === 'isolation' && /degraded isolation: the probe user runs without its sandbox/.test(x.message)), 'a degraded run is warned');
+  assert.match(clean.report.isolation!.degraded ?? '', /without its sandbox/);
+  const root = mkdtempSync(join(w.base, 'cache-'));
+  const marker = `nbgpoison-${process.pid}-degraded`;
+  const env = { FAKE_HOSTILE: join(w.model, 'loot.json'), FAKE_HOSTILE_DAEMON: `${marker}=${join(w.model, 'fake_m_prefill.py')}` };
+  // The pull request never runs here ...
+  await checkOn(w, root, { who: 'hostile', ...uid, env }).then(() => assert.unreachable('an untrusted run without the sandbox must be refused'), (e) => assert.match(String(e.message), /^refusing to run an untrusted event's model code/));
+  // ... and what a trusted run leaves behind is ended with every process of the probe user.
+  await checkOn(w, root, { who: 'trusted', ...uid, env });
+  assert.equal(await survivors(marker), []);
+  resetCheckout(w);
+  const after = await checkOn(w, root, { who: 'trusted', ...uid });
+  assert.is(after.report.outcome, clean.report.outcome);
+  sameNumbers(after, clean);
+});
+
+// ---- timeouts and cancels -------------------------------------------------------------------------
 
 function alive(pid: number): boolean {
   try { process.kill(pid, 0); return true; } catch { return false; }
@@ -180,7 +426,7 @@ function within<T>(p: Promise<T>, seconds: number, what: string): Promise<T> {
 test('a probe timeout stops its whole tree, a grandchild that left the group included, and returns', async () => {
   const w = workspace();
   const pidFile = join(w.run, 'grandchild.pid');
-  const err = await within(runProbe([{ command: python, source: 'option' }], {
+  const err = await within(runProbe([{ command: rootPython, source: 'option' }], {
     subcommand: 'block', args: ['--model-dir', w.model, '--out', w.run, '--ref-cache', 'none', '--npu-lock', 'none'],
     runDir: w.run, timeoutSec: 3, extraEnv: { FAKE_COMPILE_GRANDCHILD: pidFile },
   }, { onLine: () => undefined }).then(() => null, (e) => e as Error), 3 + 30, 'the timed-out probe');
@@ -193,7 +439,7 @@ test('a probe timeout stops its whole tree, a grandchild that left the group inc
 test('SIGINT to the CLI stops the probe group and ends with status 130', async () => {
   const w = workspace();
   const hang = join(w.run, 'hang');
-  const run = runProbe([{ command: python, source: 'option' }], {
+  const run = runProbe([{ command: rootPython, source: 'option' }], {
     subcommand: 'block', args: ['--model-dir', w.model, '--out', w.run, '--ref-cache', 'none', '--npu-lock', 'none'],
     runDir: w.run, timeoutSec: null, extraEnv: { FAKE_COMPILE_HANG: hang },
   }, { onLine: () => undefined }).then(() => null, (e) => e);

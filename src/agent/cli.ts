@@ -110,8 +110,8 @@ skipped, WARN (yours to do; --fix does some) or FAIL. A second run changes nothi
   group            create the group ${PROBE_GROUP}; add the runner user and the probe user to it
   setup-file       write ${SETUP_FILE} (0644) naming the probe user: the Action reads it
   sudoers          a runner that is not root: ${SUDOERS_FILE} (0440, checked with visudo -cf):
-                     <runner> ALL=(<probe user>) NOPASSWD:SETENV: ALL
-                   (SETENV: the Action runs sudo -E with an environment it has already scrubbed)
+                     <runner> ALL=(<probe user>) NOPASSWD:NOSETENV: ALL
+                   (no variable passes through sudo: the Action hands the probe a fixed environment with env -i)
   drain-sudoers    a runner service that is not root: ${DRAIN_SUDOERS_FILE} (0440, visudo -cf) with the
                    one rule agent drain/undrain need (no SETENV):
                      <runner> ALL=(root) NOPASSWD: /usr/bin/systemctl stop <its unit>, /usr/bin/systemctl start <its unit>
@@ -124,8 +124,12 @@ skipped, WARN (yours to do; --fix does some) or FAIL. A second run changes nothi
                    the HF hub cache readable and not group/world-writable; a stored HF token 0600
   work-dir         the runner's work dir: group ${PROBE_GROUP}, setgid, not group-writable
   runner-secrets   the runner's .credentials, .credentials_rsaparams and .env unreadable by the probe user
+  checkouts        every checkout's .git under the work dir closed to group and others (a persisted token)
   reach            the probe user can search every directory on the way to the caches, work dir, Python
+                   (--fix: an ACL entry for the probe user alone on a home, never o+x; o+x elsewhere)
   switch, python   the runner user can start processes as the probe user; P -c "import numpy" works as it
+  sandbox          the probe user can start bubblewrap in a user namespace (root: bubblewrap at all);
+                   where AppArmor restricts user namespaces (Ubuntu 23.10+) it names the profile to add
 
 Options:
   --user NAME          the probe user (default ${DEFAULT_PROBE_USER})

@@ -364,14 +364,16 @@ export function setup(m: Machine, o: SetupOptions = {}): SetupResult {
   }
 
   // 4. Starting the probe: setpriv when the runner runs as root, else sudo with this one rule.
-  const sudoLine = `${runner.name} ALL=(${r.probeName}) NOPASSWD:SETENV: ALL`;
+  // NOSETENV: sudo would imply SETENV for the command ALL; the Action hands the probe its
+  // allow-listed environment as arguments of `env -i`, so no variable passes any other way.
+  const sudoLine = `${runner.name} ALL=(${r.probeName}) NOPASSWD:NOSETENV: ALL`;
   if (runnerRoot) {
     run.add('sudoers', 'skipped', `the runner runs as root: it starts the probe with setpriv, no sudoers rule needed`);
     if (!m.has('setpriv', ['/usr/bin/setpriv', '/bin/setpriv'])) run.add('setpriv', 'warn', 'setpriv is not installed: a root runner cannot start the probe as another user', 'apt install util-linux (setpriv)');
   } else {
     const want = [
       '# Written by `npu-block-gate agent setup`: the runner user may start processes as the probe user, and',
-      '# nothing else. SETENV: the Action passes the probe an environment it has already scrubbed (env -i under sudo).',
+      '# nothing else. NOSETENV: no variable passes through sudo; the Action hands the probe a fixed environment with env -i.',
       sudoLine,
       '',
     ].join('\n');
@@ -425,11 +427,12 @@ export function setup(m: Machine, o: SetupOptions = {}): SetupResult {
   // 9. The work dir: the shared group, inherited by what the runner creates below (setgid).
   workDirStep(fs, run, r, runner, group, dry);
 
-  // 10. The runner's own secrets: never readable by the probe user.
+  // 10. The runner's own secrets: never readable by the probe user; nor the checkouts' git dirs (a token header).
   if (r.runnerDir) secretsStep(fs, run, r.runnerDir, probe, db, dry, fix);
+  checkoutsStep(fs, run, r, runner, dry);
 
   // 11. Search permission on the way to everything the probe reads or writes.
-  reachStep(fs, run, r, probe, db, dry, fix, o.python ?? null);
+  reachStep(m, fs, run, r, probe, db, dry, fix, o.python ?? null);
 
   // 12. Checks as the probe user: the runner can switch to it, its Python imports numpy.
   // A dry run checks too, unless an earlier step still has something to change.
@@ -444,6 +447,7 @@ export function setup(m: Machine, o: SetupOptions = {}): SetupResult {
     }
   }
   pythonStep(m, fs, run, r, probe, db, dry, uid, pending, o.python ?? null);
+  sandboxStep(m, run, r, runner, probe, uid, pending);
 
   const changed = run.steps.filter((s) => s.status === 'done').length;
   return {
@@ -737,7 +741,18 @@ function canSearch(st: FileInfo, probe: Account | null, gids: number[]): boolean
   return !!(st.mode & 0o001);
 }
 
-function reachStep(fs: SetupFs, run: Run, r: Resolved, probe: Account | null, db: Db, dry: boolean, fix: boolean, python: string | null): void {
+/** A home directory: o+x there would open it to every local user; the probe user gets an ACL entry instead. */
+function isHome(d: string, r: Resolved): boolean {
+  return d === r.runner.home || d === '/root' || /^\/home\/[^/]+$/.test(d);
+}
+
+/** The probe user may search `d` through an ACL entry (getfacl), which the mode bits do not show. */
+function aclSearch(m: Machine, d: string, probe: string): boolean {
+  const c = m.run('getfacl', ['--omit-header', '--absolute-names', d], 15_000);
+  return c.status === 0 && new RegExp(`^user:${probe}:..x`, 'm').test(c.stdout);
+}
+
+function reachStep(m: Machine, fs: SetupFs, run: Run, r: Resolved, probe: Account | null, db: Db, dry: boolean, fix: boolean, python: string | null): void {
   const gids = probe ? db.gidsOf(probe) : [];
   const targets = [r.cacheDir, r.refDir, r.hubDir, r.workDir, python && isAbsolute(python) ? dirname(python) : null].filter((t): t is string => !!t && !!fs.lstat(t));
   const blockers = new Map<string, { st: FileInfo; for: string }>();
@@ -748,17 +763,31 @@ function reachStep(fs: SetupFs, run: Run, r: Resolved, probe: Account | null, db
       const d = '/' + parts.slice(0, i).join('/');
       const st = fs.lstat(d);
       if (!st || st.kind !== 'dir') continue;
-      if (!canSearch(st, probe, gids) && !blockers.has(d)) blockers.set(d, { st, for: t });
+      if (!canSearch(st, probe, gids) && !blockers.has(d) && !aclSearch(m, d, r.probeName)) blockers.set(d, { st, for: t });
     }
   }
   if (!blockers.size) { run.add('reach', 'already', `${probe?.name ?? r.probeName} can search every directory on the way to ${targets.join(', ')}`); return; }
   const list = [...blockers].map(([d, b]) => `${d} (mode ${octal(b.st.mode)}, on the way to ${b.for})`).join('; ');
-  const dirs = [...blockers.keys()];
-  if (!fix) run.add('reach', 'warn', `${r.probeName} cannot search ${list}`, `chmod o+x ${dirs.join(' ')} (search only, no listing; or run setup again with --fix)`);
-  else if (dry) run.add('reach', 'would', `chmod o+x ${list}`);
+  // A home is opened to the probe user alone (an ACL entry, search only); other directories get o+x.
+  const homes = [...blockers.keys()].filter((d) => isHome(d, r));
+  const others = [...blockers.keys()].filter((d) => !isHome(d, r));
+  const how = [
+    homes.length ? `setfacl -m u:${r.probeName}:x ${homes.join(' ')} (the probe user alone, search only; never o+x on a home)` : '',
+    others.length ? `chmod o+x ${others.join(' ')} (search only, no listing)` : '',
+  ].filter(Boolean).join('; ');
+  const outside = homes.length ? '; or keep the caches, the HF cache, the work dir and the Python outside the home' : '';
+  if (!fix) run.add('reach', 'warn', `${r.probeName} cannot search ${list}`, `${how}${outside}; or run setup again with --fix`);
+  else if (dry) run.add('reach', 'would', `${how}: ${list}`);
   else {
-    for (const [d, b] of blockers) { try { fs.chmod(d, b.st.mode | 0o001, b.st.uid); } catch (e) { throw fsError(e, d, 'cannot change the mode'); } }
-    run.add('reach', 'done', `chmod o+x ${list}`);
+    if (homes.length) {
+      const c = runSbin(m, 'setfacl', ['-m', `u:${r.probeName}:x`, ...homes], 30_000);
+      if (c.status !== 0) {
+        run.add('reach', 'warn', `${r.probeName} cannot search ${list}; setfacl: ${c.missing ? 'not installed (apt install acl)' : why(c)}`, `setfacl -m u:${r.probeName}:x ${homes.join(' ')}${outside}`);
+        return;
+      }
+    }
+    for (const d of others) { const b = blockers.get(d)!; try { fs.chmod(d, b.st.mode | 0o001, b.st.uid); } catch (e) { throw fsError(e, d, 'cannot change the mode'); } }
+    run.add('reach', 'done', `${how}: ${list}`);
   }
 }
 
@@ -778,23 +807,85 @@ function pythonStep(m: Machine, fs: SetupFs, run: Run, r: Resolved, probe: Accou
   let c = runSbin(m, 'setpriv', args, 120_000);
   if (c.missing) c = m.run('sudo', ['-n', '-u', probe.name, '--', python, '-c', 'import numpy'], 120_000);
   if (c.status === 0) { run.add('python', 'already', `${probe.name} can run ${check}`); return; }
-  // Why not: a directory on the way it cannot search, else the environment's files.
+  // Why not: numpy missing from that Python, a directory on the way it cannot search, else files
+  // only the owner reads. Never a recursive chmod: the environment belongs somewhere others may read.
   const gids = db.gidsOf(probe);
   const fixes: string[] = [];
-  if (isAbsolute(python)) {
+  if (/No module named '?numpy/.test(`${c.stderr}\n${c.stdout}`)) fixes.push(`install numpy into that environment (${python} -m pip install numpy)`);
+  else if (isAbsolute(python)) {
     const parts = realOr(dirname(python)).split('/').filter(Boolean);
     const blocked: string[] = [];
     for (let i = 0; i <= parts.length; i++) {
       const d = '/' + parts.slice(0, i).join('/');
       const st = fs.lstat(d);
-      if (st?.kind === 'dir' && !canSearch(st, probe, gids)) blocked.push(d);
+      if (st?.kind === 'dir' && !canSearch(st, probe, gids) && !aclSearch(m, d, probe.name)) blocked.push(d);
     }
-    if (blocked.length) fixes.push(`chmod o+x ${blocked.join(' ')}`);
-    const env = dirname(dirname(python));
-    fixes.push(`chmod -R o+rX ${env}`);
+    const homes = blocked.filter((d) => isHome(d, r));
+    if (homes.length) fixes.push(`setfacl -m u:${probe.name}:x ${homes.join(' ')} (search only), or install the environment outside the home (e.g. /opt/mlir-air)`);
+    if (blocked.length > homes.length) fixes.push(`chmod o+x ${blocked.filter((d) => !isHome(d, r)).join(' ')} (search only)`);
+    if (!blocked.length) fixes.push(`install the environment where others may read it (as pip and venv make it: files 0644, dirs 0755)`);
   }
   fixes.push(`or point --python (and the Action's python input) at a Python ${probe.name} can read, with numpy`);
   run.add('python', 'fail', `${probe.name} cannot run ${check}: ${why(c)}`, fixes.join('; '));
+}
+
+// ---- the probe's sandbox
+
+/**
+ * The probe runs inside bubblewrap (src/probe/sandbox.ts). A root runner starts it itself; any
+ * other runner's probe user starts it in a user namespace, which Ubuntu 23.10 and later restrict
+ * through AppArmor. Without it, pull requests are refused and trusted runs warned.
+ */
+function sandboxStep(m: Machine, run: Run, r: Resolved, runner: Account, probe: Account | null, uid: number, pending: boolean): void {
+  if (!m.has('bwrap', ['/usr/bin/bwrap', '/bin/bwrap'])) {
+    run.add('sandbox', 'warn', 'bubblewrap is not installed: the probe would run as the probe user without its sandbox (pull requests refused, trusted runs warned)', 'apt install bubblewrap');
+    return;
+  }
+  const test = ['--unshare-pid', '--unshare-net', '--ro-bind', '/', '/', '--proc', '/proc', '--dev', '/dev', 'true'];
+  const as = runner.uid === 0 ? 'root (the runner)' : r.probeName;
+  if (!probe || uid !== 0 || pending) { run.add('sandbox', 'skipped', `check that ${as} can start bubblewrap${uid !== 0 ? ' (needs root)' : ''}`); return; }
+  // Root needs no user namespace; the probe user does.
+  const c = runner.uid === 0
+    ? m.run('bwrap', test, 30_000)
+    : runSbin(m, 'setpriv', ['--reuid', probe.name, '--regid', String(probe.gid), '--init-groups', '--', 'bwrap', '--unshare-user', ...test], 30_000);
+  if (c.status === 0) { run.add('sandbox', 'already', `${as} can start bubblewrap${runner.uid === 0 ? '' : ' in a user namespace'}: the probe runs in its sandbox`); return; }
+  const apparmor = (m.read('/proc/sys/kernel/apparmor_restrict_unprivileged_userns') ?? '').trim() === '1';
+  const max = (m.read('/proc/sys/user/max_user_namespaces') ?? '').trim() === '0';
+  const cause = apparmor ? 'unprivileged user namespaces are restricted by AppArmor (kernel.apparmor_restrict_unprivileged_userns=1)'
+    : max ? 'user namespaces are off (user.max_user_namespaces=0)' : why(c);
+  const fix = apparmor
+    ? 'an AppArmor profile for /usr/bin/bwrap with the userns rule (/etc/apparmor.d/bwrap, docs/action.md section 2; apparmor_parser -r it), or sysctl kernel.apparmor_restrict_unprivileged_userns=0'
+    : max ? 'sysctl user.max_user_namespaces=15000 (and in /etc/sysctl.d)' : `run bwrap${runner.uid === 0 ? '' : ' --unshare-user'} ${test.join(' ')} as ${as} to see why`;
+  run.add('sandbox', 'warn', `${as} cannot start bubblewrap: ${cause}; until then pull requests are refused and trusted runs go without the sandbox`, fix);
+}
+
+// ---- the checkouts' git dirs
+
+/**
+ * actions/checkout keeps the job's token in a checkout's .git/config unless the workflow sets
+ * persist-credentials: false, and the work dir's group (shared with the probe user) would let the
+ * probe user read it. Every checkout's git dir under the work dir (<work>/<repo>/<repo>/.git) is
+ * closed to group and others; the Action closes its own again before each uid-mode run.
+ */
+function checkoutsStep(fs: SetupFs, run: Run, r: Resolved, runner: Account, dry: boolean): void {
+  const open: [string, FileInfo][] = [];
+  const foreign: string[] = [];
+  for (const repo of fs.readdir(r.workDir) ?? []) {
+    if (repo.startsWith('_')) continue; // _temp, _actions, _tool: the runner's own
+    for (const name of fs.readdir(join(r.workDir, repo)) ?? []) {
+      const g = join(r.workDir, repo, name, '.git');
+      const st = fs.lstat(g);
+      if (st?.kind !== 'dir' || !(st.mode & 0o077)) continue;
+      if (st.uid !== runner.uid) { foreign.push(g); continue; }
+      open.push([g, st]);
+    }
+  }
+  const left = foreign.length ? `; ${foreign.length} of another owner left alone (e.g. ${foreign[0]})` : '';
+  if (!open.length) { run.add('checkouts', foreign.length ? 'warn' : 'already', `the checkouts' git dirs under ${r.workDir} are closed to group and others${left}`, foreign.length ? `chmod go-rwx ${foreign.join(' ')}` : null); return; }
+  const list = open.map(([p, st]) => `${p} (mode ${octal(st.mode)})`).join(', ');
+  if (dry) { run.add('checkouts', 'would', `chmod go-rwx ${list} (a persisted token in .git/config)${left}`); return; }
+  for (const [p, st] of open) { try { fs.chmod(p, st.mode & 0o7700, st.uid); } catch (e) { throw fsError(e, p, 'cannot change the mode'); } }
+  run.add('checkouts', foreign.length ? 'warn' : 'done', `chmod go-rwx ${list} (a persisted token in .git/config is the owner's alone)${left}`, foreign.length ? `chmod go-rwx ${foreign.join(' ')}` : null);
 }
 
 // ---- output

@@ -3,8 +3,8 @@
 // config, builder source, registry tile or compile command. Our key covers all of those, and a
 // hit restores the stored cache dir into <model>/build_peano/prefill_kernel_cache/.
 import { createHash } from 'node:crypto';
-import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
-import { homedir } from 'node:os';
+import { chmodSync, cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { homedir, tmpdir } from 'node:os';
 import { basename, dirname, isAbsolute, join, relative, sep } from 'node:path';
 import type { CompileInputs, ProbeJson } from '../rundir/schema.ts';
 
@@ -113,6 +113,18 @@ export interface StoredMeta {
   bytes: number;
 }
 
+/** The first entry under dir (relative) that is neither a regular file nor a directory; null when none. */
+export function notPlain(dir: string, rel = ''): string | null {
+  const st = lstatSync(join(dir, rel));
+  if (st.isFile()) return null;
+  if (!st.isDirectory()) return rel || '.';
+  for (const name of readdirSync(join(dir, rel)).sort()) {
+    const odd = notPlain(dir, rel ? join(rel, name) : name);
+    if (odd) return odd;
+  }
+  return null;
+}
+
 function dirBytes(dir: string): number {
   let n = 0;
   for (const e of readdirSync(dir, { withFileTypes: true })) {
@@ -164,11 +176,45 @@ export class KernelStore {
     return meta;
   }
 
-  /** Stores source under key (atomically: copied aside, then renamed into place), then trims the store. */
+  /**
+   * The stored entry, copied into a fresh dir of this process's own (0755: a probe user reads it)
+   * with its manifest pointed at `target`, for the caller to put in place: the model dir is the
+   * probe's, so the copy into it is made inside the probe's own sandbox (check/kernels.ts). Null on
+   * a miss or a refused manifest (`refused` says why). The caller removes `dir` when done.
+   */
+  stage(key: string, target: string, refused?: (why: string) => void): { dir: string; cache: string; meta: StoredMeta } | null {
+    const meta = this.meta(key);
+    const src = join(this.entry(key), 'cache');
+    if (!meta || !existsSync(src)) return null;
+    const dir = mkdtempSync(join(tmpdir(), 'nbg-kernels-'));
+    chmodSync(dir, 0o755);
+    const cache = join(dir, 'cache');
+    try {
+      cpSync(src, cache, { recursive: true });
+      const rebased = rebaseManifest(cache, target);
+      if (!rebased.ok) {
+        rmSync(dir, { recursive: true, force: true });
+        refused?.(rebased.why);
+        return null;
+      }
+    } catch (e) {
+      rmSync(dir, { recursive: true, force: true });
+      throw e;
+    }
+    const now = new Date();
+    utimesSync(join(this.entry(key), 'meta.json'), now, now); // LRU
+    return { dir, cache, meta };
+  }
+
+  /** Stores source under key (atomically: copied aside, then renamed into place), then trims the store.
+   * Only plain files and directories are stored: a symlink in the build dir (a pull request may have
+   * left one pointing at a secret) would put its target where every later run reads it. */
   store(key: string, source: string, meta: Omit<StoredMeta, 'bytes' | 'key'>): StoredMeta {
     const dest = this.entry(key);
     const existing = this.meta(key);
     if (existing) return existing;
+    const odd = notPlain(source);
+    if (odd) throw new Error(`${odd} in ${source} is not a regular file or directory; nothing stored`);
     const tmp = join(this.root, 'kernels', `.tmp-${key}-${process.pid}`);
     rmSync(tmp, { recursive: true, force: true });
     mkdirSync(tmp, { recursive: true });

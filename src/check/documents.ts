@@ -4,6 +4,7 @@
 import { join } from 'node:path';
 import type { Log } from '../log.ts';
 import { readDocument, type PlannedWrite } from '../fs/atomic.ts';
+import { confineBelow } from '../fs/confine.ts';
 import { decodeDoc, encodeDoc } from '../docs/text.ts';
 import { DOC_PATHS } from '../docs/markers.ts';
 import { baselineFor, readHistory, updatePhase2, type HistoryView } from '../docs/phase2.ts';
@@ -20,6 +21,8 @@ export interface OldDocs {
   todoPath: string;
   phase2: string | null;
   todo: string | null;
+  /** Never through a symlink (the Action): checked on reading, and the writes replace, never follow. */
+  confined?: boolean;
 }
 
 /** A document as text (bytes that are not UTF-8 kept as escapes, see docs/text.ts), or null when absent. */
@@ -28,10 +31,14 @@ function readDoc(path: string): string | null {
   return b === null ? null : decodeDoc(b);
 }
 
-export function readDocs(modelDir: string): OldDocs {
+export function readDocs(modelDir: string, confined = false): OldDocs {
   const phase2Path = join(modelDir, DOC_PATHS.phase2);
   const todoPath = join(modelDir, DOC_PATHS.todo);
-  return { phase2Path, todoPath, phase2: readDoc(phase2Path), todo: readDoc(todoPath) };
+  // In a persistent checkout a pull request's code may have left a link where a document goes: read
+  // through it, the history would carry the file it points at into the docs PR; written through it,
+  // that file would change.
+  if (confined) for (const p of [phase2Path, todoPath]) confineBelow(modelDir, p, 'a document');
+  return { phase2Path, todoPath, phase2: readDoc(phase2Path), todo: readDoc(todoPath), confined };
 }
 
 /** The max_abs baseline phase2_block.md's history holds for this run's prompt and shape. */
@@ -55,8 +62,9 @@ export function planDocs(report: Report, old: OldDocs, withTodo: boolean): { wri
   const newPhase2 = updatePhase2(old.phase2, report, renderMarkdown(report, { flavor: 'doc' }), old.phase2Path);
   const todo = withTodo ? updateTodo(old.todo, report, old.todoPath) : null;
   const writes: PlannedWrite[] = [];
-  if (newPhase2 !== old.phase2) writes.push({ path: old.phase2Path, data: encodeDoc(newPhase2) });
-  if (todo && todo.text !== old.todo) writes.push({ path: old.todoPath, data: encodeDoc(todo.text) });
+  const follow = !old.confined;
+  if (newPhase2 !== old.phase2) writes.push({ path: old.phase2Path, data: encodeDoc(newPhase2), follow });
+  if (todo && todo.text !== old.todo) writes.push({ path: old.todoPath, data: encodeDoc(todo.text), follow });
   return { writes, result: { phase2: old.phase2Path, todo: old.todoPath, changed: writes.length > 0, ...(todo?.notes.length ? { notes: todo.notes } : {}) } };
 }
 

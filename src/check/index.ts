@@ -20,6 +20,7 @@ import { verdict, errorVerdict, type VerdictContext } from '../judge/verdict.ts'
 import { modelDirAt } from './model-dir.ts';
 import { removeStaleReports } from './rundir.ts';
 import { probe, bisectStep, refCacheRoot, type Probed } from './probe.ts';
+import type { IsolationHost } from '../probe/isolate.ts';
 import { storeKernels } from './kernels.ts';
 import { baselineIn, documentedPlan, logDocs, planDocs, readDocs, reportWrites, type OldDocs } from './documents.ts';
 
@@ -33,6 +34,8 @@ export interface CheckDeps {
   /** How the judged run dir's probe was isolated, when this process did not run it (the Action's
    * report job: what the probe job's github.json says). */
   isolation?: IsolationRow | null;
+  /** How the machine is asked which isolation it offers (tests stand in a host where bubblewrap is refused). */
+  isolationHost?: IsolationHost;
   /** The Action: once the documents are written into the checkout, record them (the docs PR).
    * Returns null when recorded, else why not (G4 then says so, as a skip and a warning). */
   proposeDocs?: (docs: DocsResult, report: Report) => Promise<string | null>;
@@ -110,7 +113,7 @@ export async function check(plan: Plan, deps: CheckDeps): Promise<CheckResult> {
   const now = deps.now ?? (() => new Date());
   const env = deps.env ?? process.env;
   if (plan.mode === 'probe') throw new InputError('mode probe only runs the probe (probe()); check() reaches a verdict');
-  const probed = plan.mode === 'full' ? await probe(plan, log) : null;
+  const probed = plan.mode === 'full' ? await probe(plan, log, deps.isolationHost) : null;
   const runDir = resolve(plan.runDir);
   removeStaleReports(runDir);
   const measured = await measure(runDir, plan.threshold, log);
@@ -119,7 +122,7 @@ export async function check(plan: Plan, deps: CheckDeps): Promise<CheckResult> {
   const p = m.probe;
 
   const docsDir = plan.writeDocs ? docsModelDir(plan, p) : null;
-  const old: OldDocs | null = docsDir ? readDocs(docsDir) : null;
+  const old: OldDocs | null = docsDir ? readDocs(docsDir, !!plan.confineDocs) : null;
   const commit = commitOf(plan, p, env);
   const documented = documentedPlan(old, !!p.emulate, plan.writeDocs ? 'model dir not available here; pass --model-dir to document' : 'not written in this run (documents turned off, or a pull request)');
   const ctx: VerdictContext = {

@@ -5,10 +5,10 @@
 // The restore target comes from the trusted side: the model dir the plan names, and a relative
 // cache dir that must resolve inside it with no symlink on the way. probe.json (the pull request's
 // code writes it) only says which relative dir, and cannot steer the restore anywhere else.
-import { existsSync, lstatSync } from 'node:fs';
-import { isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { cpSync, existsSync, lstatSync, mkdirSync, renameSync, rmSync } from 'node:fs';
+import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import type { Log } from '../log.ts';
-import { fsError } from '../errors.ts';
+import { fsError, oneLine } from '../errors.ts';
 import { readProbeJson } from '../rundir/read.ts';
 import { RUN_FILES, type ProbeJson } from '../rundir/schema.ts';
 import { KernelStore, kernelCacheKey, type StoredMeta } from '../cache/kernel.ts';
@@ -47,8 +47,28 @@ export function kernelTarget(model: ModelDir, rel: string): { target: string } |
   return { target };
 }
 
+/**
+ * Puts a staged cache dir (the Action's own) at target, replacing what is there. The probe's
+ * processes may still run (it waits for the answer), and the model dir is theirs: the copy is made
+ * inside the probe's own sandbox, where a link they planted can lead nowhere else they could not
+ * write themselves. `placeDirect` is for no isolation, where there is no such sandbox.
+ */
+export type Placer = (staged: string, target: string) => void;
+
+export const placeDirect: Placer = (staged, target) => {
+  const tmp = `${target}.nbg-new-${process.pid}`;
+  rmSync(tmp, { recursive: true, force: true });
+  mkdirSync(dirname(target), { recursive: true });
+  cpSync(staged, tmp, { recursive: true });
+  rmSync(target, { recursive: true, force: true });
+  renameSync(tmp, target);
+};
+
+/** The shell that places a staged cache dir ($2) at $1, all or nothing, for a sandboxed placer. */
+export const PLACE_SCRIPT = 'set -e; umask "$3"; mkdir -p -- "$(dirname -- "$1")"; rm -rf -- "$1.nbg-new"; cp -R -- "$2" "$1.nbg-new"; rm -rf -- "$1"; mv -- "$1.nbg-new" "$1"';
+
 /** After the probe's config stage: the content key, and a restore into the model's kernel cache dir on a hit. */
-export function restoreKernels(model: ModelDir, runDir: string, cacheRoot: string, log: Log): KernelState | null {
+export function restoreKernels(model: ModelDir, runDir: string, cacheRoot: string, log: Log, place: Placer = placeDirect): KernelState | null {
   const p = readProbeJson(runDir, false);
   if (p.emulate) {
     log.step('kernel cache: not used (emulated run: nothing compiles; the twins stand in for the ELFs)');
@@ -70,7 +90,18 @@ export function restoreKernels(model: ModelDir, runDir: string, cacheRoot: strin
     toolchain: kc.toolchain ?? null, compileCommand: kc.compile_command ?? null, inputs: kc.inputs ?? null,
   });
   const store = new KernelStore(cacheRoot);
-  const restored = store.restore(key, where.target, (why) => log.step(`kernel cache: entry ${key.slice(0, 12)} refused (${why}); kernels will compile`));
+  const staged = store.stage(key, where.target, (why) => log.step(`kernel cache: entry ${key.slice(0, 12)} refused (${why}); kernels will compile`));
+  let restored: StoredMeta | null = null;
+  if (staged) {
+    try {
+      place(staged.cache, where.target);
+      restored = staged.meta;
+    } catch (e) {
+      log.warn(`kernel cache: hit ${key.slice(0, 12)} not restored (${oneLine(e)}); kernels will compile`);
+    } finally {
+      rmSync(staged.dir, { recursive: true, force: true });
+    }
+  }
   log.step(restored
     ? `kernel cache: hit ${key.slice(0, 12)} (stored ${restored.created_at}${restored.compile_seconds ? `, saves about ${restored.compile_seconds.toFixed(1)}s of compile` : ''}) -> ${kc.dir}`
     : `kernel cache: miss ${key.slice(0, 12)} (${files} source files hashed); kernels will compile`);
@@ -95,6 +126,6 @@ export function storeKernels(c: KernelState, p: ProbeJson, now: Date, log: Log):
     c.store.store(c.key, c.target, { model: p.model.name, created_at: now.toISOString(), compile_seconds: p.kernel_cache.compile_seconds ?? null });
     log.step(`kernel cache: stored ${c.key.slice(0, 12)} in ${c.store.root}`);
   } catch (e) {
-    log.warn(`kernel cache: not stored (${fsError(e, c.store.root, 'cannot write').message})`);
+    log.warn(`kernel cache: not stored (${(e as NodeJS.ErrnoException).code ? fsError(e, c.store.root, 'cannot write').message : oneLine(e)})`);
   }
 }

@@ -1,20 +1,22 @@
 // The probe step: the Python side runs block 0 into a fresh run dir, isolated from this process.
 // One Python process: plan, config, a pause in which the kernel cache is restored (kernels.ts),
 // then block 0. The probe runs the model tree's own code: it can read the caches, never write them.
-import { chmodSync, existsSync, lstatSync, readdirSync, statSync, statfsSync } from 'node:fs';
-import { basename, join, resolve } from 'node:path';
+import { spawnSync } from 'node:child_process';
+import { chmodSync, existsSync, lstatSync, readdirSync, readFileSync, rmdirSync, statSync, statfsSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
 import { EXIT, GateError, InfraError, InputError, fsError, oneLine } from '../errors.ts';
 import type { Log } from '../log.ts';
 import type { Plan } from '../plan.ts';
 import { pythonCandidates, describePython, type PythonInfo } from '../probe/python.ts';
 import { runProbe, blockArgs, modelArgs, type ModelArgs } from '../probe/run.ts';
-import { chooseIsolation, type Isolation } from '../probe/isolate.ts';
+import { chooseIsolation, realHost, type Isolation, type IsolationHost } from '../probe/isolate.ts';
+import { allowed, ENV_NAME } from '../probe/env.ts';
 import { defaultCacheRoot } from '../cache/kernel.ts';
 import { referenceRoot } from '../cache/reference.ts';
 import type { IsolationRow } from '../record/report.ts';
 import { modelDirAt, type ModelDir } from './model-dir.ts';
 import { prepareRunDir } from './rundir.ts';
-import { restoreKernels, recordKernels, type KernelState } from './kernels.ts';
+import { restoreKernels, recordKernels, placeDirect, PLACE_SCRIPT, type KernelState, type Placer } from './kernels.ts';
 
 export interface Probed {
   runDir: string;
@@ -27,6 +29,8 @@ export interface Probed {
   kernels: KernelState | null;
   /** The isolation the probe ran under; the bisect step runs under the same. */
   sandbox: Isolation;
+  /** The tree's environment knobs passed to the probe (a trusted run's); the bisect gets the same. */
+  knobs: string[];
 }
 
 /** The kernel cache root (the plan's, else $NPU_BLOCK_GATE_CACHE_DIR, else ~/.cache/npu-block-gate). */
@@ -81,7 +85,7 @@ export function runOptions(plan: Plan): string[] {
 }
 
 /** g+rwX on a dir and everything in it (no symlinks followed): the probe user's write access. */
-function groupWritable(dir: string): void {
+export function groupWritable(dir: string): void {
   const walk = (p: string) => {
     const st = lstatSync(p);
     if (st.isSymbolicLink()) return;
@@ -95,49 +99,134 @@ function groupWritable(dir: string): void {
   }
 }
 
+/**
+ * uid isolation: the checkout's git dir (and a worktree's git and common dir) closed to group and
+ * others, so the probe user never reads a token actions/checkout persisted in .git/config, even
+ * where its sandbox is refused (agent setup closes the other checkouts under the work dir). Only
+ * dirs this process owns; a failure is left to the sandbox, which hides .git anyway.
+ */
+export function closeGitDirs(dir: string): void {
+  const uid = process.getuid?.();
+  const close = (d: string) => {
+    try {
+      const st = lstatSync(d);
+      if (st.isDirectory() && st.uid === uid && st.mode & 0o077) chmodSync(d, st.mode & 0o7700);
+    } catch { /* not ours, or gone */ }
+  };
+  for (let up = resolve(dir); ; up = dirname(up)) {
+    const g = join(up, '.git');
+    let st;
+    try { st = lstatSync(g); } catch { st = null; }
+    if (st?.isDirectory()) return close(g);
+    if (st?.isFile()) {
+      const m = /^gitdir:\s*(.+)$/m.exec(readFileSync(g, 'utf8'));
+      if (!m) return;
+      const real = resolve(up, m[1].trim());
+      close(real);
+      try { close(resolve(real, readFileSync(join(real, 'commondir'), 'utf8').trim())); } catch { /* not a worktree */ }
+      return;
+    }
+    if (up === '/') return;
+  }
+}
+
 /** The reference cache root this run reads (probe) and, when trusted, writes (caches step); null when off. */
 export function refCacheRoot(plan: Plan): string | null {
   if (!plan.cache || process.env.NPU_BLOCK_GATE_REF_CACHE?.trim().toLowerCase() === 'none') return null;
   return referenceRoot(cacheRootOf(plan));
 }
 
+/** The tree's environment knobs the probe names (kernel_cache.inputs.env) that this run passes it:
+ * all but credential-looking names on a trusted run, none on an untrusted one (the names are the
+ * pull request's to choose); the admin's probe-env list passes either way. */
+function knobsFor(ev: { names?: unknown }, plan: Plan, log: Log): { pass: string[]; env: Record<string, string> } {
+  const names = (Array.isArray(ev.names) ? ev.names : []).filter((n): n is string => typeof n === 'string' && ENV_NAME.test(n));
+  const admin = plan.probeEnvNames ?? [];
+  const set = names.filter((n) => process.env[n] !== undefined && !allowed(n, { names: admin }));
+  if (!set.length) return { pass: [], env: {} };
+  if (plan.isolation?.untrusted) {
+    log.step(`probe env: the tree's knobs ${set.join(', ')} are set here but not passed to an untrusted run (list them in probe-env to pass them)`);
+    return { pass: [], env: {} };
+  }
+  const pass = set.filter((n) => allowed(n, { knobs: set }));
+  const held = set.filter((n) => !pass.includes(n));
+  if (held.length) log.step(`probe env: the tree's knobs ${held.join(', ')} look like credentials and are not passed (list them in probe-env to pass them)`);
+  return { pass, env: Object.fromEntries(pass.map((n) => [n, process.env[n]!])) };
+}
+
+/** The placer of a kernel-cache restore: inside the probe's own sandbox (see kernels.ts). */
+export function sandboxedPlacer(iso: Isolation, model: ModelDir, runDir: string): Placer {
+  if (iso.mode === 'none') return placeDirect;
+  return (staged, target) => {
+    const sh = ['/bin/sh', '-c', PLACE_SCRIPT, 'sh', target, staged, iso.mode === 'uid' ? '002' : '022'];
+    const env = { PATH: '/usr/bin:/bin' };
+    const argv = iso.wrap(sh, { writable: [model.dir, runDir], readable: [staged], env: process.env, probeEnv: env, network: false, cwd: runDir });
+    const r = spawnSync(argv[0], argv.slice(1), { env, cwd: runDir, encoding: 'utf8', stdio: ['ignore', 'ignore', 'pipe'], timeout: 600_000 });
+    if (r.status !== 0) throw new InfraError(`the copy into ${target} failed: ${oneLine(r.stderr?.trim().split('\n').pop() || r.error?.message || `exit ${r.status}`)}`);
+  };
+}
+
 /** The probe step: a fresh run dir holding block 0 on the NPU and the reference. */
-export async function probe(plan: Plan, log: Log): Promise<Probed> {
+export async function probe(plan: Plan, log: Log, host: IsolationHost = realHost): Promise<Probed> {
   if (!plan.modelDir) throw new InputError('a model dir is required to run the probe (--model-dir)');
   const model = modelDirAt(plan.modelDir);
   const runDir = resolve(plan.runDir);
   checkCacheRoot(plan);
   const request = plan.isolation ?? { mode: 'auto' as const, untrusted: false, allowUnisolated: false };
-  const iso = chooseIsolation(request);
+  const refRoot = refCacheRoot(plan);
+  // What the probe reads and writes: the isolation is chosen by running its real command line on these.
+  const writable = [model.dir, runDir];
+  const readable = [...(model.airRoot ? [model.airRoot] : []), ...(refRoot && existsSync(refRoot) ? [refRoot] : [])];
+  const fresh = !existsSync(runDir);
   prepareRunDir(runDir, plan.force);
+  let iso: Isolation;
+  try {
+    iso = chooseIsolation(request, host, { writable, readable, env: process.env, network: !!plan.online, cwd: runDir });
+  } catch (e) {
+    if (fresh) try { rmdirSync(runDir); } catch { /* not empty, or gone */ }
+    throw e;
+  }
   // uid isolation: the probe is another user in the runner's group (agent setup). It may write
   // exactly the model dir (build outputs) and the run dir, and leaves what it makes group-writable.
-  if (iso.mode === 'uid') for (const d of [model.dir, runDir]) groupWritable(d);
+  if (iso.mode === 'uid') {
+    for (const d of writable) groupWritable(d);
+    closeGitDirs(model.dir);
+  }
   let kernels: KernelState | null = null;
+  let knobs: string[] = [];
   log.step(`probe: block 0 of ${basename(model.dir)} -> ${runDir}`);
   log.step(`isolation: ${iso.detail}`);
-  const refRoot = refCacheRoot(plan);
+  if (iso.degraded) log.warn(`isolation degraded: ${iso.degraded}`);
   const { python } = await runProbe(pythonCandidates(plan.python), {
     subcommand: 'check',
     args: [...blockArgs(modelOptions(plan, model.dir), runDir), '--events', ...runOptions(plan), '--ref-cache', refRoot ?? 'none'],
     runDir, timeoutSec: plan.timeoutSec, extraEnv: { ...(iso.mode === 'uid' ? { NPU_BLOCK_GATE_UMASK: '002' } : {}), ...plan.probeEnv },
+    envAllow: { names: plan.probeEnvNames ?? [] },
     // Readable inside the sandbox: the tree, and the reference cache (read only, wherever it lives).
-    isolation: iso, writable: [model.dir, runDir], network: !!plan.online,
-    readable: [...(model.airRoot ? [model.airRoot] : []), ...(refRoot && existsSync(refRoot) ? [refRoot] : [])],
+    isolation: iso, writable, network: !!plan.online, readable,
   }, {
     onLine: (line) => log.step(`probe: ${line}`),
     onPython: (p) => log.step(`python: ${describePython(p)}`),
     onEvent: (ev) => {
+      if (ev.event === 'knobs') {
+        const k = knobsFor(ev as { names?: unknown }, plan, log);
+        knobs = k.pass;
+        if (knobs.length) log.step(`probe env: the tree's knobs ${knobs.join(', ')} passed`);
+        return { env: k.env };
+      }
       if (ev.event !== 'config') return;
-      kernels = plan.cache ? restoreKernels(model, runDir, cacheRootOf(plan), log) : null;
+      kernels = plan.cache ? restoreKernels(model, runDir, cacheRootOf(plan), log, sandboxedPlacer(iso, model, runDir)) : null;
       return { reuse_kernels: !!kernels?.restored };
     },
   }).catch((e: unknown) => {
     throw diskFull(e, runDir) ?? e;
   });
   if (kernels) recordKernels(runDir, kernels);
-  const fellBack = iso.mode === 'none' && request.mode !== 'none' ? iso.detail.replace(/^none\s*/, '').replace(/^\((.*)\)$/, '$1') || 'no isolation was available' : null;
-  return { runDir, model, python, isolation: { mode: iso.mode, detail: iso.detail, source: 'this run' }, unisolatedFallback: fellBack, kernels, sandbox: iso };
+  const fellBack = iso.mode === 'none' && request.mode !== 'none' ? (iso.unavailable ?? []).join('; ') || 'no isolation was available' : null;
+  return {
+    runDir, model, python, unisolatedFallback: fellBack, kernels, sandbox: iso, knobs,
+    isolation: { mode: iso.mode, detail: iso.detail, source: 'this run', ...(iso.degraded ? { degraded: iso.degraded } : {}) },
+  };
 }
 
 /** `npu-block-gate plan`: the probe's static plan (Steps 1-2, preflight), as text or JSON. */
@@ -146,7 +235,7 @@ export async function planModel(plan: Plan, json: boolean): Promise<string> {
   const model = modelDirAt(plan.modelDir);
   const r = await runProbe(pythonCandidates(plan.python), {
     subcommand: 'plan', args: [...modelArgs(modelOptions(plan, model.dir)), ...(json ? ['--json'] : [])],
-    runDir: null, timeoutSec: plan.timeoutSec, extraEnv: plan.probeEnv,
+    runDir: null, timeoutSec: plan.timeoutSec, extraEnv: plan.probeEnv, envAllow: { names: plan.probeEnvNames ?? [] },
   }, { onLine: () => undefined });
   return r.stdout;
 }
@@ -162,6 +251,7 @@ export async function bisectStep(plan: Plan, probed: Probed, runDir: string, log
     await runProbe([{ command: probed.python.command, source: probed.python.source }], {
       subcommand: 'bisect', args: ['--run-dir', runDir], runDir, timeoutSec: plan.timeoutSec,
       extraEnv: { ...(probed.sandbox.mode === 'uid' ? { NPU_BLOCK_GATE_UMASK: '002' } : {}), ...plan.probeEnv },
+      envAllow: { names: plan.probeEnvNames ?? [], knobs: probed.knobs },
       isolation: probed.sandbox, writable: [m.dir, runDir], network: !!plan.online, readable: m.airRoot ? [m.airRoot] : [],
     }, { onLine: (line) => log.step(`probe: ${line}`) });
     return null;

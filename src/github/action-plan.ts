@@ -39,7 +39,8 @@ function runDirFor(s: Session, key: string): string {
 export function commitsDocs(s: Session): boolean {
   const { inputs, trust } = s;
   if (inputs.docs === 'none' || inputs.mode === 'probe') return false;
-  if (!(inputs.docs === 'auto' ? trust.trusted : trust.recordDocs)) return false;
+  // recordDocs: a trusted run on the default branch (or one docs-branches lists), or docs: pr's own case.
+  if (!trust.recordDocs) return false;
   return s.writes.allowed && s.api !== null;
 }
 
@@ -59,8 +60,9 @@ export function planFor(s: Session, modelDir: string, key: string): Plan {
     python: inputs.python,
     runDir: runDirFor(s, key),
     threshold: inputs.threshold,
-    // Documents go into the checkout's own model dir, never a path a run dir names.
+    // Documents go into the checkout's own model dir, never a path a run dir names, nor through a link.
     writeDocs: commitsDocs(s) && existsSync(modelDir),
+    confineDocs: true,
     timeoutSec: inputs.timeoutSec,
     // The judged run's head commit, never this job's GITHUB_SHA (a workflow_run's is main's).
     commit: trust.judged.headSha || null,
@@ -71,6 +73,7 @@ export function planFor(s: Session, modelDir: string, key: string): Plan {
     // A pull request's code may read the caches but never write them: trusted runs only.
     cacheWrite: trust.trusted && inputs.mode !== 'report',
     isolation: { mode: inputs.isolation, untrusted: trust.untrustedCode, allowUnisolated: inputs.allowUnisolated, user: inputs.probeUser },
+    probeEnvNames: inputs.probeEnv,
   };
 }
 

@@ -28,6 +28,8 @@ export interface WorkflowRunInfo {
   conclusion: string | null;
   /** Empty for fork PRs: GitHub does not fill it across repositories. */
   pullRequests: number[];
+  /** The branch the triggering run ran on (null for a tag, or when GitHub did not say). */
+  headBranch: string | null;
 }
 
 export interface GhContext {
@@ -129,6 +131,7 @@ function workflowRunOf(eventName: string, payload: any): WorkflowRunInfo | null 
     runAttempt: Number(w.run_attempt ?? 1) || 1,
     conclusion: w.conclusion ?? null,
     pullRequests: Array.isArray(w.pull_requests) ? w.pull_requests.map((p: any) => Number(p.number)).filter(Number.isInteger) : [],
+    headBranch: typeof w.head_branch === 'string' && w.head_branch ? w.head_branch : null,
   };
 }
 

@@ -4,9 +4,11 @@
 // the PR opened or updated through the GitHub helper. Nothing new means no commit, no push, no
 // API write.
 import { mkdtemp, rm, writeFile, mkdir } from 'node:fs/promises';
+import { constants } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative, isAbsolute, dirname } from 'node:path';
 import { Git } from './git.ts';
+import { confineBelow } from '../fs/confine.ts';
 import { classifyWriteError, isAlreadyExists, type GitHubApi, type PullRequest } from './api.ts';
 
 export const BOT = { name: 'github-actions[bot]', email: '41898282+github-actions[bot]@users.noreply.github.com' };
@@ -115,8 +117,10 @@ export async function restoreRecordedDocs(inModel: Git, remote: string, base: st
       continue;
     }
     const abs = join(root, rel);
+    // The checkout may hold a link a pull request's code left: never written through.
+    confineBelow(root, abs, 'a document');
     await mkdir(dirname(abs), { recursive: true });
-    await writeFile(abs, await git.readBlob(recorded));
+    await writeFile(abs, await git.readBlob(recorded), { flag: constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW });
     restored.push(rel);
   }
   return restored;

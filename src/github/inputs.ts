@@ -5,6 +5,7 @@ import { isAbsolute, resolve } from 'node:path';
 import { createHash } from 'node:crypto';
 import { InputError } from '../errors.ts';
 import { MAX_POSITIONS, parsePositions } from '../plan.ts';
+import { parseEnvNames } from '../probe/env.ts';
 
 export const MODES = ['full', 'probe', 'report', 'affected', 'summary'] as const;
 /** The fleet's modes (src/github/fleet.ts): about a tree and a workflow run, not one model dir. */
@@ -51,6 +52,10 @@ export interface ActionInputs {
   allowUnisolated: boolean;
   /** uid isolation: the user the probe runs as (null: the agent's setup, or $NPU_BLOCK_GATE_PROBE_USER). */
   probeUser: string | null;
+  /** Names of the runner's environment variables the probe also sees (beyond its allow-list). */
+  probeEnv: string[];
+  /** Branches besides the default branch whose trusted runs may propose documents. */
+  docsBranches: string[];
   /** The login the sticky comment is written as, when the token cannot tell (GraphQL viewer fails). */
   commentAuthor: string | null;
   /** This job's matrix leg (a short hash of the matrix), so legs never share an artifact name; null outside a matrix. */
@@ -168,6 +173,10 @@ export function parseInputs(get: InputGetter, env: NodeJS.ProcessEnv = process.e
   const allowUnisolated = bool('allow-unisolated', false);
   const probeUser = text('probe-user');
   if (probeUser !== null && !/^[a-z_][a-z0-9_-]{0,31}$/.test(probeUser)) bad('probe-user', 'expected a user name (lower case, up to 32 characters)', probeUser);
+  const probeEnv = parseEnvNames(get('probe-env'));
+  if (probeEnv.bad.length) bad('probe-env', 'expected environment variable names, separated by commas or new lines', probeEnv.bad.join(','));
+  const docsBranches = [...new Set(get('docs-branches').split(/[\s,]+/).filter(Boolean))];
+  for (const b of docsBranches) if (!/^[A-Za-z0-9._/-]+$/.test(b) || b.includes('..')) bad('docs-branches', 'not a branch name', b);
   const commentAuthor = text('comment-author');
   if (commentAuthor !== null && !/^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})(?:\[bot\])?$/.test(commentAuthor)) bad('comment-author', 'expected a GitHub login such as my-app[bot]', commentAuthor);
   const matrixLeg = legOf(get('matrix'));
@@ -197,6 +206,8 @@ export function parseInputs(get: InputGetter, env: NodeJS.ProcessEnv = process.e
     isolation,
     allowUnisolated,
     probeUser,
+    probeEnv: probeEnv.names,
+    docsBranches,
     commentAuthor,
     matrixLeg,
   };

@@ -151,7 +151,7 @@ function judgedOf(s: Session, meta: RunMeta | null): JudgedCommit {
 
 /** The probe job's account of its isolation (github.json: untrusted, validated, marked as its word). */
 export function isolationOf(meta: RunMeta): IsolationRow | null {
-  return meta.isolation ? { mode: meta.isolation.mode, detail: meta.isolation.detail, source: 'probe job' } : null;
+  return meta.isolation ? { mode: meta.isolation.mode, detail: meta.isolation.detail, source: 'probe job', ...(meta.isolation.degraded ? { degraded: meta.isolation.degraded } : {}) } : null;
 }
 
 async function probeJob(s: Session, plan: Plan, modelDir: string, key: string): Promise<ModelResult> {

@@ -54,7 +54,7 @@ export async function openSession(inputs: ActionInputs, ctx: GhContext, env: Nod
       }
     } else judged = triggeringRun(ctx);
   }
-  const trust = decideTrust(ctx, otherRun ? 'report' : inputs.mode, inputs.docs, judged);
+  const trust = decideTrust(ctx, otherRun ? 'report' : inputs.mode, inputs.docs, judged, [...(inputs.docsBaseBranch ? [inputs.docsBaseBranch] : []), ...inputs.docsBranches]);
   out.info(`trust: ${trust.reason}`);
   return {
     inputs,

@@ -2,7 +2,7 @@
 // event it ran for, and of its error when the probe could not finish; the trusted job (mode report,
 // workflow_run) downloads it, treats every byte as untrusted, and checks it belongs to the run that
 // triggered it before judging and posting.
-import { readFileSync, statSync, mkdirSync } from 'node:fs';
+import { readFileSync, rmSync, statSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { InputError, EXIT, type ExitCode } from '../errors.ts';
 import { writeAtomic } from '../fs/atomic.ts';
@@ -36,7 +36,7 @@ export interface RunMeta {
   /** The probe could not finish: its one-line error and exit code (2 input, 3 infrastructure). */
   probe_error?: { message: string; exit_code: number } | null;
   /** How the probe ran, isolated from the Action (null when it did not get that far). */
-  isolation?: { mode: IsolationRow['mode']; detail: string } | null;
+  isolation?: { mode: IsolationRow['mode']; detail: string; degraded?: string | null } | null;
 }
 
 /** The longest isolation detail carried to the report job. */
@@ -62,10 +62,13 @@ export function writeMeta(
     run_attempt: ctx.runAttempt,
     model: modelKey,
     probe_error: extra.error ? { message: extra.error.message.slice(0, MAX_ERROR_CHARS), exit_code: extra.error.exitCode } : null,
-    isolation: extra.isolation ? { mode: extra.isolation.mode, detail: extra.isolation.detail.slice(0, MAX_DETAIL_CHARS) } : null,
+    isolation: extra.isolation ? { mode: extra.isolation.mode, detail: extra.isolation.detail.slice(0, MAX_DETAIL_CHARS), degraded: extra.isolation.degraded?.slice(0, MAX_DETAIL_CHARS) ?? null } : null,
   };
   mkdirSync(runDir, { recursive: true });
-  // Beside files the probe wrote: replace whatever is there (a symlink is replaced, never followed).
+  // Beside files the probe wrote (none of its processes is left): whatever the probe put at this name
+  // is removed (rm never follows a link), then the file is made with an exclusive create and renamed
+  // into place, so a link planted meanwhile is replaced, never written through.
+  rmSync(join(runDir, META_FILE), { recursive: true, force: true });
   writeAtomic(join(runDir, META_FILE), JSON.stringify(meta, null, 2) + '\n', false);
   return meta;
 }
@@ -103,11 +106,12 @@ export function verifyMeta(runDir: string, expected: { repository: string; headS
   }
   const iso = raw.isolation;
   if (iso !== null && iso !== undefined) {
-    if (typeof iso !== 'object' || !['uid', 'namespace', 'none'].includes(iso.mode) || typeof iso.detail !== 'string' || iso.detail.length > MAX_DETAIL_CHARS) {
-      throw bad(`isolation must be { mode: uid, namespace or none, detail: a string of at most ${MAX_DETAIL_CHARS} characters }`);
+    const okDegraded = iso.degraded === undefined || iso.degraded === null || (typeof iso.degraded === 'string' && iso.degraded.length <= MAX_DETAIL_CHARS);
+    if (typeof iso !== 'object' || !['uid', 'namespace', 'none'].includes(iso.mode) || typeof iso.detail !== 'string' || iso.detail.length > MAX_DETAIL_CHARS || !okDegraded) {
+      throw bad(`isolation must be { mode: uid, namespace or none, detail: a string of at most ${MAX_DETAIL_CHARS} characters, degraded: null or such a string }`);
     }
   }
-  return { ...raw, pr_number: raw.pr_number ?? null, isolation: iso ? { mode: iso.mode, detail: iso.detail } : null } as RunMeta;
+  return { ...raw, pr_number: raw.pr_number ?? null, isolation: iso ? { mode: iso.mode, detail: iso.detail, degraded: iso.degraded ?? null } : null } as RunMeta;
 }
 
 /** The probe job's own error, as an error of this job (never a FAIL verdict). */

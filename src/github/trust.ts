@@ -7,8 +7,10 @@
 //  - mode report (no code runs here): trusted only when the run whose artifact is judged (the
 //    triggering workflow_run, or the `run-id` input, looked up through the API) was itself one of
 //    those events and its head repository is this repository.
-// A trusted run records documents (docs: auto) and writes the caches. `docs: pr` additionally
-// records from same-repository pull requests (the admin's choice), never from forks.
+// A trusted run writes the caches, and records documents (docs: auto) when it ran on the default
+// branch or one `docs-branches` lists: a push elsewhere is judged and reported, but opens no docs
+// PR against main. `docs: pr` additionally records from same-repository pull requests (the admin's
+// choice), never from forks.
 // The commit recorded is always the judged run's head commit, never this job's GITHUB_SHA.
 import type { GhContext } from './context.ts';
 import { PR_EVENTS } from './context.ts';
@@ -27,6 +29,8 @@ export interface RunFacts {
   conclusion: string | null;
   /** Pull requests GitHub associates with the run (empty for forks). */
   pullRequests: number[];
+  /** The branch it ran on (null: a tag, or not known). Documents come only from the default branch or listed ones. */
+  branch?: string | null;
   /** Where the facts came from, for messages. */
   source: 'this job' | 'workflow_run event' | 'run-id lookup';
 }
@@ -65,6 +69,7 @@ export function ownRun(ctx: GhContext): RunFacts {
     conclusion: null,
     pullRequests: ctx.pr ? [ctx.pr.number] : [],
     source: 'this job',
+    branch: isPr ? null : (/^refs\/heads\/(.+)$/.exec(ctx.ref)?.[1] ?? null),
   };
 }
 
@@ -72,7 +77,7 @@ export function ownRun(ctx: GhContext): RunFacts {
 export function triggeringRun(ctx: GhContext): RunFacts | null {
   const w = ctx.workflowRun;
   if (!w) return null;
-  return { event: w.event, headRepo: w.headRepo, headSha: w.headSha, runId: w.id, runAttempt: w.runAttempt, conclusion: w.conclusion, pullRequests: w.pullRequests, source: 'workflow_run event' };
+  return { event: w.event, headRepo: w.headRepo, headSha: w.headSha, runId: w.id, runAttempt: w.runAttempt, conclusion: w.conclusion, pullRequests: w.pullRequests, source: 'workflow_run event', branch: w.headBranch };
 }
 
 /** The facts of a run read from GET /repos/{owner}/{repo}/actions/runs/{run_id}. */
@@ -86,6 +91,7 @@ export function runFromApi(data: any): RunFacts {
     conclusion: typeof data?.conclusion === 'string' ? data.conclusion : null,
     pullRequests: Array.isArray(data?.pull_requests) ? data.pull_requests.map((p: any) => Number(p?.number)).filter((n: number) => Number.isInteger(n) && n > 0) : [],
     source: 'run-id lookup',
+    branch: typeof data?.head_branch === 'string' && data.head_branch ? data.head_branch : null,
   };
 }
 
@@ -93,18 +99,24 @@ export function runFromApi(data: any): RunFacts {
  * The decision for this job. `judged` is the run whose artifact mode report judges (from the
  * workflow_run payload or the run-id lookup); ignored in mode full / probe.
  */
-export function decideTrust(ctx: GhContext, mode: Mode, docs: DocsMode, judged: RunFacts | null): TrustDecision {
+export function decideTrust(ctx: GhContext, mode: Mode, docs: DocsMode, judged: RunFacts | null, docsBranches: readonly string[] = []): TrustDecision {
   const full = `${ctx.owner}/${ctx.repo}`;
   const allowListed = (event: string) => (TRUSTED_EVENTS as readonly string[]).includes(event);
+  // A trusted run anywhere is judged and reported; its documents are proposed against the default
+  // branch only when it ran there, or on a branch the admin lists (docs-branches).
+  const docsFrom = [...new Set([...(ctx.defaultBranch ? [ctx.defaultBranch] : []), ...docsBranches])];
+  const onDocsBranch = (b: string | null | undefined) => !!b && docsFrom.includes(b);
+  const elsewhere = (b: string | null | undefined) =>
+    `; documents are proposed only from ${docsFrom.length ? docsFrom.join(', ') : 'the default branch'} (docs-branches lists more): ${b ? `branch ${b}` : 'this ref'} is judged and reported, no docs PR`;
 
   if (mode !== 'report') {
     const run = ownRun(ctx);
     const sameRepo = same(run.headRepo, full);
     const trusted = allowListed(ctx.eventName) && sameRepo;
     const samePr = ctx.eventName === 'pull_request' && ctx.pr !== null && !ctx.pr.isFork;
-    const recordDocs = trusted || (docs === 'pr' && samePr);
+    const recordDocs = (trusted && onDocsBranch(run.branch)) || (docs === 'pr' && samePr);
     const reason = trusted
-      ? `${ctx.eventName} on ${full}: trusted`
+      ? `${ctx.eventName} on ${full}: trusted${onDocsBranch(run.branch) ? '' : elsewhere(run.branch)}`
       : `${ctx.eventName || 'unknown event'}${run.headRepo && !sameRepo ? ` from ${run.headRepo}` : ''} is not on the allow-list (push, schedule, workflow_dispatch on ${full}): untrusted${recordDocs ? '; documents recorded (docs: pr, same-repository pull request)' : ''}`;
     return { trusted, untrustedCode: !trusted, recordDocs, reason, judged: run, sameRepo, mergeSha: ctx.pr?.mergeSha ?? null };
   }
@@ -121,10 +133,10 @@ export function decideTrust(ctx: GhContext, mode: Mode, docs: DocsMode, judged: 
   // A pull request can run this job's workflow too (pull_request with run-id): never trusted.
   const ownEventOk = !PR_EVENTS.includes(ctx.eventName);
   const trusted = ownEventOk && allowListed(judged.event) && sameRepo;
-  const recordDocs = trusted || (ownEventOk && docs === 'pr' && judged.event === 'pull_request' && sameRepo);
+  const recordDocs = (trusted && onDocsBranch(judged.branch)) || (ownEventOk && docs === 'pr' && judged.event === 'pull_request' && sameRepo);
   const what = `run ${judged.runId ?? '?'} (${judged.source}): ${judged.event || 'unknown event'} from ${judged.headRepo ?? 'an unknown repository'}`;
   const reason = trusted
-    ? `${what}: trusted`
+    ? `${what}: trusted${onDocsBranch(judged.branch) ? '' : elsewhere(judged.branch)}`
     : `${what}${ownEventOk ? '' : `, judged from a ${ctx.eventName} job`} is not a push, schedule or workflow_dispatch on ${full}: untrusted${recordDocs ? '; documents recorded (docs: pr, same-repository pull request)' : ''}`;
   return { trusted, untrustedCode: false, recordDocs, reason, judged, sameRepo, mergeSha: null };
 }

@@ -49,6 +49,7 @@ export function verdict(m: Measured, ctx: VerdictContext): Report {
   if (lw) warnings.push(lw);
   if (ctx.documented.refused !== undefined) warnings.push({ id: 'docs', message: `G4: the documents were not recorded: ${ctx.documented.refused}` });
   if (ctx.unisolatedFallback) warnings.push({ id: 'isolation', message: `the probe ran without isolation: ${ctx.unisolatedFallback}` });
+  if (ctx.isolation?.degraded) warnings.push({ id: 'isolation', message: `the probe ran with degraded isolation: ${ctx.isolation.degraded}` });
   return {
     schema: REPORT_SCHEMA,
     schema_version: REPORT_SCHEMA_VERSION,

@@ -1,23 +1,29 @@
 // Keeping the probe away from us (DESIGN.md "Trust"). The probe imports the model tree's own
 // Python: in a pull request, code nobody reviewed, on a persistent self-hosted runner. It must not
 // read this process (its environment holds the tokens: /proc/<pid>/environ), the runner's files
-// (its .credentials, the file-command files, .git/config), nor write anything a later trusted run
-// reads (the kernel and reference caches, the HF hub cache).
+// (its .credentials, the file-command files, .git/config), the runner user's home, nor write
+// anything a later trusted run reads (the kernel and reference caches, the HF hub cache), nor leave
+// a process behind.
 //
 // Modes, strongest first:
-//  - uid: the probe runs as a separate user set up by `npu-block-gate agent setup` (read-only access
-//    to the caches and HF cache; /proc of another uid is unreadable), via setpriv as root, else sudo -n.
-//  - namespace: bubblewrap with new (user,) PID, mount and network namespaces, a private /proc, the
-//    whole file system read-only except the model dir, the run dir and /tmp, and the runner's own
-//    dir, .git and the runner temp dir hidden. (util-linux unshare alone is not enough: it cannot
-//    hide .git/config or make the caches read-only, so it does not count.)
-//  - none: same process tree, same uid. Refused for untrusted events unless the admin opted in
-//    (allow-unisolated: true, documented as unsafe).
+//  - uid: the probe runs as a separate user set up by `npu-block-gate agent setup`, inside the
+//    bubblewrap sandbox (sandbox.ts). As root: bubblewrap first, then setpriv drops to the probe
+//    user with every capability gone. Otherwise: sudo -n to the probe user, who starts bubblewrap in
+//    a user namespace. Where the probe user cannot (Ubuntu 24.04 restricts unprivileged user
+//    namespaces through AppArmor), the run is degraded: untrusted events are refused with the fix,
+//    trusted ones warned, and every process of the probe user is ended by uid before and after.
+//  - namespace: the bubblewrap sandbox as the runner user, always in a user namespace with every
+//    capability dropped (as root: no uid mapped to root inside).
+//  - none: same uid, in a PID namespace where one can be had (so nothing outlives the run). Refused
+//    for untrusted events unless the admin opted in (allow-unisolated: true, documented as unsafe).
+// Every mode is chosen by running its real command line on a no-op command first.
 import { spawnSync } from 'node:child_process';
-import { chmodSync, closeSync, existsSync, openSync, readFileSync, realpathSync, statSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { closeSync, constants, existsSync, fchmodSync, lstatSync, openSync, readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
+import { userInfo } from 'node:os';
+import { join, resolve } from 'node:path';
 import { InfraError, InputError } from '../errors.ts';
 import { NPU_LOCK } from '../contract.ts';
+import { sandboxArgs, type SandboxSpec, type SandboxView } from './sandbox.ts';
 
 export type IsolationMode = 'uid' | 'namespace' | 'none';
 
@@ -35,36 +41,73 @@ export interface IsolationRequest {
 /** What a run used, for the log and the report. */
 export interface Isolation {
   mode: IsolationMode;
-  /** e.g. "bubblewrap 0.8.0: user+pid+mount+net namespaces, private /proc" or "uid npu-probe (setpriv)". */
+  /** e.g. "bubblewrap: user+pid+mount+net namespaces, ..." or "uid npu-probe (setpriv) in bubblewrap: ...". */
   detail: string;
+  /** The run has less than its mode promises (uid mode without its sandbox): why, and the fix. The record warns. */
+  degraded: string | null;
+  /** The probe runs in a PID namespace: everything it starts ends with it. */
+  pidNamespace: boolean;
   /** Wraps the probe's argv. */
   wrap: (argv: string[], ctx: WrapContext) => string[];
+  /** uid mode without a PID namespace: ends every process of the probe user; throws when one survives. */
+  sweep: (() => void) | null;
+  /** What was tried first and could not be had (mode none: why the run is unisolated). */
+  unavailable?: string[];
 }
 
 export interface WrapContext {
   /** Directories the probe must write: the model dir (build outputs), the run dir. */
   writable: string[];
-  /** Directories it must read even if they sit under a hidden one: the mlir-air tree's root. */
+  /** Directories it must read even if they sit under a hidden one: the tree, the probe, the Python. */
   readable?: string[];
-  /** The environment the probe must see (scrubbed); handed over explicitly where a wrapper would drop it. */
+  /** The environment the probe runs with (the allow-list); handed over explicitly where a wrapper (sudo) would drop it. */
   probeEnv?: NodeJS.ProcessEnv;
-  /** Directories it may read but never write (the caches, when they are outside / read-only binds). */
+  /** The runner's environment: what to hide is found from it. */
   env: NodeJS.ProcessEnv;
   /** Allow network (HF --online). */
   network: boolean;
+  /** The probe's working directory (default: the last writable dir, the run dir). */
+  cwd?: string;
 }
 
-/** Command lookup and probing, injected so tests can pretend a tool is missing. */
+/** Command lookup, probing and process listing, injected so tests can pretend a tool is missing. */
 export interface IsolationHost {
   which: (cmd: string) => string | null;
   /** Runs a command (quick feature probe); true when it exits 0. */
   works: (argv: string[]) => boolean;
   uid: () => number;
+  /** The uid of a user, or null when there is no such user. */
+  uidOf: (user: string) => number | null;
   /** The primary group id of a user, or null when there is no such user. */
   gidOf: (user: string) => number | null;
   env: NodeJS.ProcessEnv;
   /** A file's text, or null when it cannot be read (the agent's setup file). */
   readFile: (path: string) => string | null;
+  /** The file system as the sandbox builder sees it. */
+  view: SandboxView;
+  /** The runner user's home from the password database (beside $HOME). */
+  home: string | null;
+  /** This process's executable (under the runner's root on a runner). */
+  self: string | null;
+  /** The NPU lock files to share with the probe (created when missing). */
+  lockFiles: (env: NodeJS.ProcessEnv) => string[];
+  /** Pids of the live (not zombie) processes running as a uid. */
+  processesOf: (uid: number) => number[];
+  sleep: (ms: number) => void;
+}
+
+export const realView: SandboxView = {
+  exists: (p) => existsSync(p),
+  isDir: (p) => { try { return statSync(p).isDirectory(); } catch { return false; } },
+  realpath: (p) => { try { return realpathSync(p); } catch { return resolve(p); } },
+  list: (d) => { try { return readdirSync(d).sort(); } catch { return null; } },
+  readText: (p) => { try { return readFileSync(p, 'utf8').slice(0, 4096); } catch { return null; } },
+};
+
+function idOf(flag: '-u' | '-g', user: string): number | null {
+  const r = spawnSync('id', [flag, user], { encoding: 'utf8', timeout: 5000 });
+  const n = Number(r.stdout?.trim());
+  return r.status === 0 && r.stdout?.trim() !== '' && Number.isInteger(n) ? n : null;
 }
 
 export const realHost: IsolationHost = {
@@ -76,19 +119,22 @@ export const realHost: IsolationHost = {
     return null;
   },
   works: (argv) => {
-    const r = spawnSync(argv[0], argv.slice(1), { stdio: 'ignore', timeout: 10_000 });
+    const r = spawnSync(argv[0], argv.slice(1), { stdio: 'ignore', timeout: 20_000 });
     return r.status === 0;
   },
   uid: () => (typeof process.getuid === 'function' ? process.getuid() : -1),
-  gidOf: (user) => {
-    const r = spawnSync('id', ['-g', user], { encoding: 'utf8', timeout: 5000 });
-    const gid = Number(r.stdout?.trim());
-    return r.status === 0 && Number.isInteger(gid) ? gid : null;
-  },
+  uidOf: (user) => idOf('-u', user),
+  gidOf: (user) => idOf('-g', user),
   env: process.env,
   readFile: (path) => {
     try { return readFileSync(path, 'utf8'); } catch { return null; }
   },
+  view: realView,
+  home: (() => { try { return userInfo().homedir || null; } catch { return null; } })(),
+  self: process.execPath,
+  lockFiles: (env) => lockFiles(env),
+  processesOf: (uid) => processesOf(uid),
+  sleep: (ms) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms),
 };
 
 /** The file `npu-block-gate agent setup` writes: the probe user's name. */
@@ -108,24 +154,17 @@ function probeUser(req: IsolationRequest, host: IsolationHost): string | null {
   return req.user || host.env.NPU_BLOCK_GATE_PROBE_USER || parseSetupFile(host.readFile(SETUP_FILE));
 }
 
-/** The directories hidden from the probe: the runner's own dir (credentials), its temp dir (file commands). */
-export function hiddenDirs(env: NodeJS.ProcessEnv): string[] {
-  const out = new Set<string>();
-  const temp = env.RUNNER_TEMP;
-  if (temp) {
-    out.add(resolve(temp));
-    // <runner root>/_work/_temp: the runner root holds .credentials, .runner, .env.
-    const work = dirname(resolve(temp));
-    if (work.endsWith('/_work')) out.add(dirname(work));
-  }
-  for (const v of ['GITHUB_OUTPUT', 'GITHUB_ENV', 'GITHUB_PATH', 'GITHUB_STEP_SUMMARY', 'GITHUB_STATE']) {
-    if (env[v]) out.add(dirname(resolve(env[v]!)));
-  }
-  return [...out].filter((d) => d !== '/' && existsSync(d));
-}
+/** The uid the sandbox runs as when a root runner has no probe user: nobody (never root inside). */
+export const SANDBOX_UID = 65534;
 
-/** The NPU lock files the probe must share with the host: the skills' flock (ours) and the one
- * KernelCache.load_and_run takes itself. Created (0666) when missing, so they can be bound. */
+/** What to do where unprivileged user namespaces are restricted (Ubuntu 23.10 and later). */
+export const APPARMOR_FIX = 'allow user namespaces for bubblewrap: an AppArmor profile for /usr/bin/bwrap with the userns rule (docs/action.md section 2), or sysctl kernel.apparmor_restrict_unprivileged_userns=0';
+
+/**
+ * The NPU lock files the probe must share with the host: the skills' flock (ours) and the one
+ * KernelCache.load_and_run takes itself. Created (0666) when missing, never through a symlink
+ * (they sit in /tmp, where anyone can plant one); a link or a non-file there is left out.
+ */
 export function lockFiles(env: NodeJS.ProcessEnv): string[] {
   const configured = env[NPU_LOCK.env]?.trim();
   const paths = [configured && configured.toLowerCase() !== 'none' ? configured : configured ? null : NPU_LOCK.path, '/tmp/npu.lock'];
@@ -133,11 +172,13 @@ export function lockFiles(env: NodeJS.ProcessEnv): string[] {
   for (const p of paths) {
     if (!p) continue;
     try {
-      if (!existsSync(p)) {
-        closeSync(openSync(p, 'a', 0o666));
-        chmodSync(p, 0o666);
+      let st = lstatSync(p, { throwIfNoEntry: false });
+      if (!st) {
+        const fd = openSync(p, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o666);
+        try { fchmodSync(fd, 0o666); } finally { closeSync(fd); }
+        st = lstatSync(p);
       }
-      if (statSync(p).isFile()) out.push(realDir(p));
+      if (st.isFile()) out.push(realpathSync(p));
     } catch {
       // not creatable here: the probe's lock wait will say so
     }
@@ -145,121 +186,145 @@ export function lockFiles(env: NodeJS.ProcessEnv): string[] {
   return out;
 }
 
-function realDir(p: string): string {
-  try { return realpathSync(p); } catch { return resolve(p); }
-}
-
-function bwrapWrap(bwrap: string, unshareUser: boolean): Isolation['wrap'] {
-  return (argv, ctx) => {
-    const args = [bwrap, '--die-with-parent', '--new-session', '--unshare-pid', '--unshare-ipc', '--unshare-uts'];
-    if (unshareUser) args.push('--unshare-user');
-    if (!ctx.network) args.push('--unshare-net');
-    // A private /tmp: the host's is where other jobs (and a careless cache root) live. Only the NPU
-    // lock files are shared, so the probe still waits for the skills and they for it.
-    args.push('--ro-bind', '/', '/', '--dev-bind', '/dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp');
-    // Hide the runner's files, then give back what the probe must write (later binds win).
-    for (const d of hiddenDirs(ctx.env)) args.push('--tmpfs', d);
-    for (const f of lockFiles(ctx.env)) args.push('--bind', f, f);
-    const gits = new Set<string>();
-    const gitAbove = (d: string) => {
-      let up = d;
-      while (up !== '/' && !existsSync(join(up, '.git'))) up = dirname(up);
-      if (up !== '/') gits.add(join(up, '.git'));
-    };
-    for (const d of (ctx.readable ?? []).map(realDir)) { args.push('--ro-bind', d, d); gitAbove(d); }
-    for (const d of ctx.writable.map(realDir)) { args.push('--bind', d, d); gitAbove(d); }
-    // The checkout's credentials (persist-credentials) live in .git/config above the tree.
-    for (const g of gits) args.push(...hideGit(g));
-    return [...args, '--', ...argv];
-  };
-}
-
-/**
- * bubblewrap arguments that hide a checkout's .git: a tmpfs over a .git directory; over a .git
- * file (a worktree or a submodule) an empty file, and a tmpfs over the git dir it points to, which
- * holds the config (and any credential header) of that checkout.
- */
-export function hideGit(git: string): string[] {
-  let st;
-  try { st = statSync(git); } catch { return []; }
-  if (st.isDirectory()) return ['--tmpfs', git];
-  const out = ['--ro-bind', '/dev/null', git];
-  try {
-    const m = /^gitdir:\s*(.+?)\s*$/m.exec(readFileSync(git, 'utf8'));
-    if (m) {
-      const dir = resolve(dirname(git), m[1]);
-      if (existsSync(dir) && statSync(dir).isDirectory()) out.push('--tmpfs', dir);
-      // A worktree's git dir names the common dir, whose config is the repository's own.
-      const common = join(dir, 'commondir');
-      if (existsSync(common)) {
-        const c = resolve(dir, readFileSync(common, 'utf8').trim());
-        if (existsSync(join(c, 'config'))) out.push('--ro-bind', '/dev/null', join(c, 'config'));
-      }
-    }
-  } catch {
-    // unreadable: the empty file over .git still stands
+/** Pids of the live processes whose real or effective uid is `uid` (from /proc/<pid>/status). */
+export function processesOf(uid: number, proc = '/proc'): number[] {
+  const out: number[] = [];
+  let entries: string[];
+  try { entries = readdirSync(proc); } catch { return out; }
+  for (const e of entries) {
+    if (!/^\d+$/.test(e)) continue;
+    let status: string;
+    try { status = readFileSync(join(proc, e, 'status'), 'utf8'); } catch { continue; }
+    if (/^State:\s*[ZX]/m.test(status)) continue;
+    const ids = /^Uid:\s*(\d+)\s+(\d+)/m.exec(status);
+    if (ids && (Number(ids[1]) === uid || Number(ids[2]) === uid)) out.push(Number(e));
   }
   return out;
 }
 
-/** bubblewrap, when it can make its namespaces here: (path, whether it needs --unshare-user). */
-function findBwrap(host: IsolationHost): { bwrap: string; userns: boolean } | null {
-  const bwrap = host.which('bwrap');
-  if (!bwrap) return null;
-  for (const userns of [false, true]) {
-    const probe = [bwrap, '--die-with-parent', '--unshare-pid', ...(userns ? ['--unshare-user'] : []), '--ro-bind', '/', '/', '--proc', '/proc', '--dev', '/dev', 'true'];
-    if (host.works(probe)) return { bwrap, userns };
-  }
-  return null;
+/** Ends every process of the probe user (kill -9 -1 as that user); throws when one is still there. */
+function uidSweeper(host: IsolationHost, user: string, uid: number, asUser: string[]): () => void {
+  const kill = host.which('kill') ?? '/bin/kill';
+  return () => {
+    for (let round = 0; round < 6; round++) {
+      if (!host.processesOf(uid).length) return;
+      host.works([...asUser, kill, '-9', '--', '-1']);
+      host.sleep(50 * (round + 1));
+    }
+    const left = host.processesOf(uid);
+    if (left.length) throw new InfraError(`processes of the probe user ${user} (uid ${uid}) cannot be ended (pids ${left.slice(0, 8).join(', ')}); refusing to run the probe beside them`);
+  };
 }
 
-/** Picks the isolation for this run; throws when an untrusted run would go unisolated. */
-export function chooseIsolation(req: IsolationRequest, host: IsolationHost = realHost): Isolation {
+const FEATURE_CTX = (env: NodeJS.ProcessEnv): WrapContext => ({ writable: [], readable: [], env, network: false, cwd: '/' });
+
+/** Picks the isolation for this run; throws when an untrusted run would go unisolated. The feature
+ * tests run the real command line (for `ctx`, the run's own dirs) on a no-op command. */
+export function chooseIsolation(req: IsolationRequest, host: IsolationHost = realHost, ctx?: WrapContext): Isolation {
   const tried: string[] = [];
   const want = req.mode;
-  const bw = want === 'none' ? null : findBwrap(host);
-  if (!bw && want !== 'none') tried.push(host.which('bwrap') ? 'bubblewrap: cannot create namespaces here (unprivileged user namespaces disabled?)' : 'bubblewrap: not installed (apt install bubblewrap)');
+  const root = host.uid() === 0;
+  const bwrap = want === 'none' ? null : host.which('bwrap');
+  const noop = host.which('true') ?? '/bin/true';
+  const test = ctx ?? FEATURE_CTX(host.env);
+  const spec = (c: WrapContext, o: Pick<SandboxSpec, 'userns' | 'capDrop' | 'root'>): SandboxSpec => ({
+    bwrap: bwrap!, ...o, writable: c.writable, readable: c.readable ?? [], lockFiles: host.lockFiles(c.env), env: c.env,
+    home: host.home, self: host.self, network: c.network, cwd: c.cwd ?? c.writable[c.writable.length - 1] ?? '/',
+  });
+  /** The sandbox with these options, if its real command line runs here; null otherwise. */
+  const sandbox = (o: Pick<SandboxSpec, 'userns' | 'capDrop' | 'root'>, before: (c: WrapContext) => string[] = () => [], after: string[] = []) => {
+    // --disable-userns (bubblewrap 0.8+) keeps the probe from nesting namespaces of its own; an older
+    // bubblewrap without it still isolates.
+    const variants = o.userns ? [{ ...o, userns: { ...o.userns, disableNested: true } }, { ...o, userns: { ...o.userns, disableNested: false } }] : [o];
+    for (const v of variants) {
+      const wrap = (argv: string[], c: WrapContext) => [...before(c), ...sandboxArgs(spec(c, v), host.view).args, ...after, ...argv];
+      if (host.works(wrap([noop], test))) return wrap;
+    }
+    return null;
+  };
+  let degraded: Isolation | null = null;
+
   if (want === 'auto' || want === 'uid') {
     const user = probeUser(req, host);
     if (user) {
       if (!/^[a-z_][a-z0-9_-]{0,31}$/.test(user)) throw new InputError(`probe user ${JSON.stringify(user)} is not a user name`);
-      const root = host.uid() === 0;
-      const setpriv = host.which('setpriv');
-      const sudo = host.which('sudo');
-      // Under the probe user, and inside bubblewrap too when that user can start it (an unprivileged
-      // user needs a user namespace): another uid cannot read our /proc/<pid>/environ; the
-      // namespace also hides the checkout's .git and the runner's files.
-      const bwrap = host.which('bwrap');
-      const nsProbe = bwrap ? [bwrap, '--die-with-parent', '--unshare-pid', '--unshare-user', '--ro-bind', '/', '/', '--proc', '/proc', '--dev', '/dev', 'true'] : null;
-      const gid = root && setpriv ? host.gidOf(user) : null;
-      const switchers: [string, string[]][] = [];
-      if (root && setpriv && gid !== null) switchers.push(['setpriv', [setpriv, '--reuid', user, '--regid', String(gid), '--init-groups', '--']]);
-      // sudo drops LD_LIBRARY_PATH, PYTHONPATH and PATH (secure_path) whatever -E says, and XRT and
-      // the mlir-air environment need them: the probe's (already scrubbed) environment is handed
-      // over explicitly through env -i.
-      if (sudo) switchers.push(['sudo -n', [sudo, '-n', '-u', user, '--']]);
-      for (const [how, prefix] of switchers) {
-        if (!host.works([...prefix, 'true'])) continue;
-        const inner = bwrap && nsProbe && host.works([...prefix, ...nsProbe]) ? bwrapWrap(bwrap, true) : null;
-        const envArgs = (ctx: WrapContext) => how === 'setpriv' || !ctx.probeEnv ? [] :
-          ['/usr/bin/env', '-i', ...Object.entries(ctx.probeEnv).filter(([, v]) => v !== undefined).map(([k, v]) => `${k}=${v}`)];
-        return {
-          mode: 'uid',
-          detail: `uid ${user} (${how})${inner ? ' + bubblewrap' : ''}`,
-          wrap: (argv, ctx) => [...prefix, ...envArgs(ctx), ...(inner ? inner(argv, ctx) : argv)],
+      const uid = host.uidOf(user);
+      const gid = host.gidOf(user);
+      const setpriv = root ? host.which('setpriv') : null;
+      const sudo = root ? null : host.which('sudo');
+      if (uid === null || gid === null) tried.push(`uid ${user}: no such user (create it with \`npu-block-gate agent setup\`)`);
+      else if (uid === 0) throw new InputError(`probe user ${user} has uid 0: it isolates nothing; set up another with \`npu-block-gate agent setup\``);
+      else if (root && setpriv) {
+        // As root: the sandbox first (root needs no user namespace for it), then the probe user
+        // with no capability left and no way to gain one.
+        const drop = [setpriv, '--reuid', String(uid), '--regid', String(gid), '--init-groups', '--inh-caps=-all', '--bounding-set=-all', '--no-new-privs', '--'];
+        const inBwrap = bwrap ? sandbox({ userns: null, capDrop: false, root: true }, () => [], drop) : null;
+        if (inBwrap) return { mode: 'uid', detail: `uid ${user} (setpriv) in bubblewrap: pid+mount+ipc+net namespaces, private /proc, /dev and /tmp, homes and runner files hidden, no capabilities`, degraded: null, pidNamespace: true, wrap: inBwrap, sweep: null };
+        const why = bwrap ? 'bubblewrap cannot create its namespaces here' : 'bubblewrap is not installed (apt install bubblewrap)';
+        const unshare = host.which('unshare');
+        const pidns = unshare ? [unshare, '--pid', '--fork', '--kill-child', '--mount-proc', '--'] : null;
+        const withPid = pidns && host.works([...pidns, ...drop, noop]) ? pidns : [];
+        degraded = {
+          mode: 'uid', detail: `uid ${user} (setpriv)${withPid.length ? ' in a PID namespace' : ''}, without its sandbox: ${why}`,
+          degraded: `the probe user runs without its sandbox (${why}): the runner's files are hidden only by their permissions`,
+          pidNamespace: withPid.length > 0, wrap: (argv) => [...withPid, ...drop, ...argv],
+          sweep: uidSweeper(host, user, uid, [setpriv, '--reuid', String(uid), '--regid', String(gid), '--clear-groups', '--']),
         };
-      }
-      tried.push(`uid ${user}: cannot switch to it (setpriv as root, or a sudoers rule from \`npu-block-gate agent setup\`)`);
+      } else if (sudo && host.works([sudo, '-n', '-u', user, '--', noop])) {
+        // sudo passes no environment (no SETENV in the rule): the probe's allow-listed one is handed
+        // over through env -i, and the probe user starts the sandbox itself, in a user namespace.
+        const asUser = [sudo, '-n', '-u', user, '--'];
+        const envArgs = (c: WrapContext) => [host.which('env') ?? '/usr/bin/env', '-i', ...Object.entries(c.probeEnv ?? {}).filter(([, v]) => v !== undefined).map(([k, v]) => `${k}=${v}`)];
+        const nested = bwrap ? sandbox({ userns: { uid: null, gid: null, disableNested: true }, capDrop: true, root: false }, (c) => [...asUser, ...envArgs(c)]) : null;
+        if (nested) return { mode: 'uid', detail: `uid ${user} (sudo -n) + bubblewrap: user+pid+mount+ipc+net namespaces, private /proc, /dev and /tmp, homes and runner files hidden, no capabilities`, degraded: null, pidNamespace: true, wrap: nested, sweep: null };
+        const why = bwrap ? `the probe user cannot start bubblewrap (unprivileged user namespaces are restricted here: ${APPARMOR_FIX})` : 'bubblewrap is not installed (apt install bubblewrap)';
+        degraded = {
+          mode: 'uid', detail: `uid ${user} (sudo -n), without its sandbox: ${why}`,
+          degraded: `the probe user runs without its sandbox: ${why}`,
+          pidNamespace: false, wrap: (argv, c) => [...asUser, ...envArgs(c), ...argv],
+          sweep: uidSweeper(host, user, uid, asUser),
+        };
+      } else tried.push(`uid ${user}: cannot switch to it (${root ? 'setpriv is missing' : 'no sudoers rule: run `npu-block-gate agent setup`'})`);
     } else if (want === 'uid') tried.push('uid: no probe user configured (NPU_BLOCK_GATE_PROBE_USER, or `npu-block-gate agent setup`)');
   }
-  if ((want === 'auto' || want === 'namespace') && bw) {
-    return { mode: 'namespace', detail: `bubblewrap: ${bw.userns ? 'user+' : ''}pid+mount+net namespaces, private /proc, read-only root, runner files and .git hidden`, wrap: bwrapWrap(bw.bwrap, bw.userns) };
+
+  if ((want === 'auto' || want === 'namespace') && bwrap) {
+    // Always a user namespace with every capability dropped; as root, nobody inside (no uid mapped to root).
+    const userns = { uid: root ? SANDBOX_UID : null, gid: root ? SANDBOX_UID : null, disableNested: true };
+    let ns = sandbox({ userns, capDrop: true, root });
+    let how = 'user+pid+mount+ipc+net namespaces';
+    // A setuid bubblewrap without user namespaces still isolates an unprivileged runner (never root).
+    if (!ns && !root) { ns = sandbox({ userns: null, capDrop: true, root: false }); how = 'pid+mount+ipc+net namespaces'; }
+    if (ns) {
+      return {
+        mode: 'namespace', detail: `bubblewrap: ${how}${root ? `, uid ${SANDBOX_UID} inside` : ''}, no capabilities, private /proc, /dev and /tmp, read-only root, homes, runner files and .git hidden`,
+        degraded: null, pidNamespace: true, wrap: ns, sweep: null,
+      };
+    }
+    tried.push(root ? 'bubblewrap: cannot create a user namespace here (as root the sandbox needs one: no capabilities, no uid mapped to root)' : `bubblewrap: cannot create namespaces here (${APPARMOR_FIX})`);
+  } else if (want === 'auto' || want === 'namespace') tried.push('bubblewrap: not installed (apt install bubblewrap)');
+
+  if (degraded) {
+    if (req.untrusted && !req.allowUnisolated) {
+      throw new InfraError(`refusing to run an untrusted event's model code: ${degraded.degraded} (or set allow-unisolated: true, unsafe)`);
+    }
+    return req.untrusted ? { ...degraded, detail: `${degraded.detail}; UNSAFE: allow-unisolated` } : degraded;
   }
+
   if (want === 'none' || want === 'auto') {
     if (req.untrusted && !req.allowUnisolated) {
       throw new InfraError(`refusing to run an untrusted event's model code without isolation (${tried.join('; ') || 'isolation: none was asked for'}); set up the probe user with \`npu-block-gate agent setup\`, install bubblewrap, or set allow-unisolated: true (unsafe: the code can read this job's tokens)`);
     }
-    return { mode: 'none', detail: `none${tried.length ? ` (${tried.join('; ')})` : ''}${req.untrusted ? '; UNSAFE: allow-unisolated' : ''}`, wrap: (argv) => argv };
+    // No isolation, but a PID namespace where one can be had: nothing the probe starts outlives it.
+    const unshare = host.which('unshare');
+    // --mount-proc: a /proc of its own, so the PIDs the probe sees and /proc agree.
+    const pidns = unshare ? [unshare, ...(root ? [] : ['--map-current-user']), '--pid', '--fork', '--kill-child', '--mount-proc', '--'] : null;
+    const pid = pidns && host.works([...pidns, noop]) ? pidns : null;
+    const notes = [...tried, pid ? 'in a PID namespace' : 'no PID namespace: a process that leaves the probe\'s tree may outlive it'];
+    return {
+      mode: 'none', detail: `none (${notes.join('; ')})${req.untrusted ? '; UNSAFE: allow-unisolated' : ''}`,
+      degraded: null, pidNamespace: !!pid, wrap: (argv) => [...(pid ?? []), ...argv], sweep: null, unavailable: tried,
+    };
   }
   throw new InfraError(`isolation ${want} is not available here: ${tried.join('; ')}`);
 }

@@ -2,14 +2,17 @@
 // One process per check: the probe itself finds out whether the Python has numpy (exit
 // EXIT_CODES.no_numpy, then the next candidate is tried), says which Python it is on an event
 // line, and pauses once after its config stage so the kernel cache can be restored.
-import { spawn } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
+import { dirname, isAbsolute, join, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { InputError, InfraError } from '../errors.ts';
 import { EVENT_PREFIX, EXIT_CODES } from '../contract.ts';
 import { pythonCandidates, type PythonCandidate, type PythonInfo } from './python.ts';
 import { realHost, type Isolation } from './isolate.ts';
+import { hubCacheOf, probeEnv, type ProbeEnvOptions } from './env.ts';
+
+export { probeEnv } from './env.ts';
 
 /** After the probe exits, how long its output pipes may stay open (a grandchild that escaped
  * its process group holding them) before they are closed on it. */
@@ -43,6 +46,9 @@ export interface ProbeArgs {
   /** The run dir, for the log's path in error messages (null for `plan`). */
   runDir: string | null;
   timeoutSec: number | null;
+  /** Which of this process's variables the probe sees beyond the fixed allow-list (env.ts). */
+  envAllow?: ProbeEnvOptions;
+  /** Variables set for the probe whatever the allow-list says (the caller's own: a umask, a test's knob). */
   extraEnv?: Record<string, string>;
 }
 
@@ -62,18 +68,6 @@ export interface ProbeResult {
   python: PythonInfo;
   /** What the probe printed on stdout (`plan --json`, `plan`). */
   stdout: string;
-}
-
-// The probe runs the model's own Python (in a PR, code we did not review): it gets no credential
-// the Action holds and no way to write what the runner reads back. Left out of its environment:
-// Action inputs (INPUT_GITHUB-TOKEN), every ACTIONS_* variable (runtime and OIDC tokens, their
-// URLs), the file-command files (GITHUB_OUTPUT, _ENV, _PATH, _STEP_SUMMARY, _STATE: writing them
-// would set our outputs or the job summary), and any variable named like a credential.
-const SECRET_ENV = /^(INPUT_.*|ACTIONS_.*|GITHUB_(TOKEN|OUTPUT|ENV|PATH|STEP_SUMMARY|STATE)|GH_TOKEN|GH_ENTERPRISE_TOKEN|RUNNER_TRACKING_ID)$/i;
-const CREDENTIAL_NAME = /(^|_)(TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?|API_?KEY|ACCESS_KEY(_ID)?|PRIVATE_KEY|AUTH)(_|$)/i;
-
-export function probeEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
-  return Object.fromEntries(Object.entries(env).filter(([k]) => !SECRET_ENV.test(k) && !CREDENTIAL_NAME.test(k)));
 }
 
 /** The run was stopped by a signal to this process (Ctrl-C, a CI cancel): the probe's whole process
@@ -141,19 +135,70 @@ function missing(command: string): boolean {
   return realHost.which(command) === null;
 }
 
+/** Homes: a bind that holds one would give back what the sandbox hides. */
+function homes(): string[] {
+  const out = ['/root', '/home', process.env.HOME, realHost.home].filter((h): h is string => !!h).map((h) => resolve(h));
+  try { for (const n of readdirSync('/home')) out.push(join('/home', n)); } catch { /* none */ }
+  return out;
+}
+
+const holdsHome = (d: string, hs: string[]) => hs.some((h) => h === d || h.startsWith(d.endsWith(sep) ? d : d + sep));
+
+/**
+ * What the interpreter needs readable inside the sandbox, which hides homes and the runner's tool
+ * cache (where a pyenv or setup-python install lives): its own dir and install root, its prefixes,
+ * every sys.path entry and every PYTHONPATH entry. Asked of the interpreter itself in isolated mode
+ * (-I: neither the working dir nor PYTHONPATH, which may point into a checkout where a planted
+ * json.py would run here, unsandboxed), from /; nothing when it cannot say.
+ */
+export function interpreterDirs(command: string, env: NodeJS.ProcessEnv): string[] {
+  const path = command.includes('/') ? resolve(command) : realHost.which(command);
+  if (!path) return [];
+  const code = 'import sys, json; print(json.dumps([sys.executable, sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix] + sys.path))';
+  const r = spawnSync(path, ['-I', '-c', code], { cwd: '/', env, encoding: 'utf8', timeout: 30_000 });
+  let said: unknown[] = [];
+  try { said = r.status === 0 ? JSON.parse(r.stdout.trim().split('\n').pop() ?? '[]') : []; } catch { said = []; }
+  const hs = homes();
+  const out = new Set<string>();
+  const add = (p: string) => {
+    let d: string;
+    try {
+      d = realpathSync(p);
+      if (!statSync(d).isDirectory()) d = dirname(d);
+    } catch { return; }
+    if (d !== '/' && !holdsHome(d, hs)) out.add(d);
+  };
+  add(dirname(path));
+  add(dirname(dirname(path))); // a venv's root, or pyenv's (its shims run libexec/pyenv)
+  for (const p of [...said, ...(env.PYTHONPATH ?? '').split(':')]) if (typeof p === 'string' && p && isAbsolute(p)) add(p);
+  if (typeof said[0] === 'string') { add(dirname(said[0] as string)); add(dirname(dirname(said[0] as string))); }
+  return [...out];
+}
+
 function runOnce(c: PythonCandidate, a: ProbeArgs, h: ProbeHandlers): Promise<Once> {
   if (a.isolation && missing(c.command)) return Promise.resolve({ kind: 'skip', why: 'not found' });
-  const env = { ...probeEnv(process.env), PYTHONUNBUFFERED: '1', PYTHONDONTWRITEBYTECODE: '1', ...a.extraEnv };
+  const iso = a.isolation;
+  const base = { ...probeEnv(process.env, a.envAllow), PYTHONUNBUFFERED: '1', PYTHONDONTWRITEBYTECODE: '1' };
+  // Inside the sandbox the HF hub cache is where it is outside (bound back read-only), whatever HOME says.
+  const hub = iso && iso.mode !== 'none' ? hubCacheOf(process.env, realHost.home) : null;
+  const env = { ...base, ...(hub && existsSync(hub) ? { HF_HUB_CACHE: hub } : {}), ...a.extraEnv };
   const plain = [c.command, probeDir(), a.subcommand, ...a.args];
-  // The sandbox has a private /tmp: the probe's own code and the interpreter's prefix (a venv may sit
-  // in a checkout under /tmp) are bound back read-only.
-  const own = [dirname(dirname(probeDir())), ...(c.command.includes('/') ? [dirname(dirname(c.command))] : [])];
-  const argv = a.isolation ? a.isolation.wrap(plain, { writable: a.writable ?? [], readable: [...own, ...(a.readable ?? [])], env: process.env, probeEnv: env, network: !!a.network }) : plain;
+  // The sandbox hides homes and has a private /tmp: the probe's own code and the interpreter (a venv
+  // may sit in a checkout under /tmp, pyenv in a home) are bound back read-only.
+  const own = [dirname(dirname(probeDir())), ...(iso && iso.mode !== 'none' ? interpreterDirs(c.command, env) : [])];
+  const cwd = a.runDir ?? a.writable?.[a.writable.length - 1];
+  const argv = iso ? iso.wrap(plain, { writable: a.writable ?? [], readable: [...own, ...(a.readable ?? [])], env: process.env, probeEnv: env, network: !!a.network, cwd }) : plain;
+  try {
+    iso?.sweep?.(); // a process of the probe user left from before (uid mode without its sandbox)
+  } catch (e) {
+    return Promise.reject(e);
+  }
   const wantsEvents = a.args.includes('--events');
   return new Promise((resolve, reject) => {
     const child = spawn(argv[0], argv.slice(1), {
       stdio: [wantsEvents ? 'pipe' : 'ignore', 'pipe', 'pipe'],
       env,
+      ...(iso && cwd ? { cwd } : {}),
       // Its own process group: a timeout or a cancel stops the probe and everything it started.
       detached: true,
     });
@@ -195,13 +240,19 @@ function runOnce(c: PythonCandidate, a: ProbeArgs, h: ProbeHandlers): Promise<On
     child.stdout!.on('data', (d: Buffer) => { stdout += d.toString('utf8'); });
     child.stderr!.on('data', takeErr);
     // The probe's group, plus every descendant that left it (setsid), found while they are
-    // still our descendants: after their parent dies they belong to init and are out of reach.
-    let doomed: number[] = [];
+    // still our descendants: after their parent dies they belong to init and are out of reach. In a
+    // PID namespace the kernel ends them all with the probe; without one, the tree is watched while
+    // the probe runs, so a double fork seen once is still ended (pid and start time, never a reused pid).
+    const doomed = new Map<number, string>();
+    const watch = () => { if (child.pid) for (const pid of descendants(child.pid)) if (!doomed.has(pid)) doomed.set(pid, startOf(pid) ?? ''); };
+    const watcher = iso?.pidNamespace ? null : setInterval(watch, 200);
+    watcher?.unref();
     const killGroup = (sig: NodeJS.Signals) => {
       if (!child.pid) return;
-      if (!doomed.length) doomed = descendants(child.pid);
+      watch();
       try { process.kill(-child.pid, sig); } catch { /* already gone */ }
-      for (const pid of doomed) {
+      for (const [pid, start] of doomed) {
+        if (startOf(pid) !== start) continue;
         try { process.kill(pid, sig); } catch { /* already gone */ }
       }
     };
@@ -223,6 +274,7 @@ function runOnce(c: PythonCandidate, a: ProbeArgs, h: ProbeHandlers): Promise<On
     process.on('SIGTERM', onTerm);
     const cleanup = () => {
       if (timer) clearTimeout(timer);
+      if (watcher) clearInterval(watcher);
       process.removeListener('SIGINT', onInt);
       process.removeListener('SIGTERM', onTerm);
     };
@@ -236,10 +288,16 @@ function runOnce(c: PythonCandidate, a: ProbeArgs, h: ProbeHandlers): Promise<On
       setTimeout(() => { child.stdout?.destroy(); child.stderr?.destroy(); child.stdin?.destroy(); }, PIPE_GRACE_MS).unref();
     });
     child.on('close', (code, signal) => {
+      // Nothing the probe started outlives it: what is left of its group and its watched tree, then
+      // (uid mode without its sandbox) every process of the probe user.
+      if (!iso?.pidNamespace) killGroup('SIGKILL');
       cleanup();
+      let swept: unknown = null;
+      try { iso?.sweep?.(); } catch (e) { swept = e; }
       if (buf.trim()) takeErr(Buffer.from('\n'));
       void pending.then(() => {
         if (failure) return reject(failure);
+        if (swept) return reject(swept);
         if (interrupted) return reject(new ProbeInterrupted(interrupted, a.subcommand));
         if (timedOut) return reject(new InfraError(`probe ${a.subcommand} timed out after ${a.timeoutSec}s; its process group was stopped`));
         if (code === 0) return resolve({ kind: 'ok', python, stdout });
@@ -251,6 +309,16 @@ function runOnce(c: PythonCandidate, a: ProbeArgs, h: ProbeHandlers): Promise<On
       });
     });
   });
+}
+
+/** A process's start time (field 22 of /proc/<pid>/stat), or null when it is gone. */
+function startOf(pid: number, proc = '/proc'): string | null {
+  try {
+    const stat = readFileSync(join(proc, String(pid), 'stat'), 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] ?? null;
+  } catch {
+    return null;
+  }
 }
 
 /** Every live descendant of pid (children first found through /proc/<pid>/stat's ppid field). */

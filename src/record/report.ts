@@ -48,6 +48,8 @@ export interface IsolationRow {
   detail: string;
   /** Who says so: this process, which ran the probe, or the split setup's probe job (github.json). */
   source: 'this run' | 'probe job';
+  /** The run had less isolation than its mode promises (uid mode without its sandbox): why, and the fix. */
+  degraded?: string | null;
 }
 
 /** What the documents step wrote. notes: what the TODO.md update could not do where the template

@@ -18,7 +18,7 @@ const HEAD = 'a'.repeat(40);
 function session(eventName: string, payload: Record<string, unknown>, inputs: Record<string, string> = {}): Session {
   const p = join(ws, `${Math.random()}.json`);
   writeFileSync(p, JSON.stringify({ repository: { full_name: 'acme/mlir-air', default_branch: 'main' }, ...payload }));
-  const env = { GITHUB_EVENT_NAME: eventName, GITHUB_EVENT_PATH: p, GITHUB_REPOSITORY: 'acme/mlir-air', GITHUB_SHA: 'f'.repeat(40), GITHUB_WORKSPACE: ws, GITHUB_RUN_ID: '9' };
+  const env = { GITHUB_EVENT_NAME: eventName, GITHUB_EVENT_PATH: p, GITHUB_REPOSITORY: 'acme/mlir-air', GITHUB_SHA: 'f'.repeat(40), GITHUB_REF: 'refs/heads/main', GITHUB_WORKSPACE: ws, GITHUB_RUN_ID: '9' };
   const i = parseInputs((n) => ({ 'model-dir': 'llms/m', 'github-token': 't', ...inputs })[n] ?? '', env);
   const ctx = readContext(env, 't');
   return { inputs: i, ctx, trust: decideTrust(ctx, i.mode, i.docs, null), writes: new WriteGate(ctx.readOnlyReason, () => {}), api: {} as GitHubApi, store: null, workspace: ws };
@@ -62,11 +62,18 @@ test('docs: pr records a same-repository PR, but its code stays untrusted and it
 
 test('mode report never writes caches and records into the checkout only when the model dir is there', () => {
   const s = session('workflow_run', { workflow_run: { id: 1, head_sha: HEAD, event: 'push', head_repository: { full_name: 'acme/mlir-air' } } }, { mode: 'report' });
-  s.trust = decideTrust(s.ctx, 'report', 'auto', { event: 'push', headRepo: 'acme/mlir-air', headSha: HEAD, runId: 1, runAttempt: 1, conclusion: 'success', pullRequests: [], source: 'workflow_run event' });
+  s.trust = decideTrust(s.ctx, 'report', 'auto', { event: 'push', headRepo: 'acme/mlir-air', headSha: HEAD, runId: 1, runAttempt: 1, conclusion: 'success', pullRequests: [], source: 'workflow_run event', branch: 'main' });
   assert.is(planFor(s, join(ws, 'llms/m'), 'llms/m').cacheWrite, false);
   assert.is(planFor(s, join(ws, 'llms/m'), 'llms/m').writeDocs, true);
   assert.is(planFor(s, join(ws, 'llms/gone'), 'llms/gone').writeDocs, false);
   assert.is(planFor(s, join(ws, 'llms/m'), 'llms/m').commit, HEAD);
+});
+
+test('the probe-env input reaches the plan; documents in the Action never go through a link', () => {
+  const s = session('push', { ref: 'refs/heads/main' }, { 'probe-env': 'TEMPORAL_CAUSAL_SKIP' });
+  const plan = planFor(s, join(ws, 'llms/m'), keyOf(s, join(ws, 'llms/m')));
+  assert.equal(plan.probeEnvNames, ['TEMPORAL_CAUSAL_SKIP']);
+  assert.is(plan.confineDocs, true);
 });
 
 test.run();

@@ -102,6 +102,17 @@ test('isolation inputs: auto by default, unisolated only when asked; probe-user 
   );
 });
 
+test('probe-env: names the probe also sees; docs-branches: where trusted runs propose documents from', () => {
+  const i = parseInputs(from({ 'model-dir': 'llms/a', 'probe-env': 'TEMPORAL_CAUSAL_SKIP, LM_LICENSE_FILE\nQ4NX_SEQ_LEN', 'docs-branches': 'release/1.2, dev' }), env);
+  assert.equal(i.probeEnv, ['TEMPORAL_CAUSAL_SKIP', 'LM_LICENSE_FILE', 'Q4NX_SEQ_LEN']);
+  assert.equal(i.docsBranches, ['release/1.2', 'dev']);
+  const d = parseInputs(from({ 'model-dir': 'llms/a' }), env);
+  assert.equal(d.probeEnv, []);
+  assert.equal(d.docsBranches, []);
+  assert.throws(() => parseInputs(from({ 'model-dir': 'llms/a', 'probe-env': 'OK,$(id),A-B' }), env), (e: Error) => e instanceof InputError && /input 'probe-env': expected environment variable names/.test(e.message) && e.message.includes('$(id),A-B'));
+  assert.throws(() => parseInputs(from({ 'model-dir': 'llms/a', 'docs-branches': 'main,../x' }), env), /input 'docs-branches': not a branch name; got "\.\.\/x"/);
+});
+
 test('matrix leg: none outside a matrix, a stable hash of the matrix (key order does not matter) inside one', () => {
   assert.is(legOf(''), null);
   assert.is(legOf('null'), null);

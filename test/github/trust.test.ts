@@ -9,18 +9,18 @@ import { readContext } from '../../src/github/context.ts';
 import { decideTrust, triggeringRun, runFromApi, type RunFacts } from '../../src/github/trust.ts';
 
 const ws = mkdtempSync(join(tmpdir(), 'nbg-trust-'));
-const repository = { full_name: 'acme/mlir-air' };
+const repository = { full_name: 'acme/mlir-air', default_branch: 'main' };
 const HEAD = 'a'.repeat(40);
 const MERGE = 'e'.repeat(40);
 
-function ctx(eventName: string, payload: Record<string, unknown> = {}, sha = 'f'.repeat(40)) {
+function ctx(eventName: string, payload: Record<string, unknown> = {}, sha = 'f'.repeat(40), ref = 'refs/heads/main') {
   const p = join(ws, `${eventName}-${Math.random()}.json`);
   writeFileSync(p, JSON.stringify({ repository, ...payload }));
-  return readContext({ GITHUB_EVENT_NAME: eventName, GITHUB_EVENT_PATH: p, GITHUB_REPOSITORY: 'acme/mlir-air', GITHUB_SHA: sha }, 't');
+  return readContext({ GITHUB_EVENT_NAME: eventName, GITHUB_EVENT_PATH: p, GITHUB_REPOSITORY: 'acme/mlir-air', GITHUB_SHA: sha, GITHUB_REF: ref }, 't');
 }
 const pr = (head: string | null) => ({ pull_request: { number: 3, head: { sha: HEAD, repo: head ? { full_name: head } : null }, base: { ref: 'main', repo: repository } } });
 const run = (event: string, head: string | null = 'acme/mlir-air', extra: Record<string, unknown> = {}) =>
-  ({ workflow_run: { id: 77, head_sha: HEAD, event, run_attempt: 2, conclusion: 'success', head_repository: head ? { full_name: head } : null, pull_requests: [], ...extra } });
+  ({ workflow_run: { id: 77, head_sha: HEAD, head_branch: 'main', event, run_attempt: 2, conclusion: 'success', head_repository: head ? { full_name: head } : null, pull_requests: [], ...extra } });
 
 test('mode full: only push, schedule and workflow_dispatch are trusted; everything else runs isolated', () => {
   for (const e of ['push', 'schedule', 'workflow_dispatch']) {
@@ -80,10 +80,32 @@ test('mode report with run-id: the looked-up run decides, whatever this job\'s o
   const t = decideTrust(ctx('workflow_dispatch'), 'report', 'auto', forkRun);
   assert.not.ok(t.trusted, "a dispatch does not lend its trust to a fork's run");
   assert.is(t.judged.headSha, HEAD, "the fork's head is what is recorded, never main's GITHUB_SHA");
-  const pushRun = runFromApi({ id: 10, event: 'push', head_sha: HEAD, head_repository: { full_name: 'acme/mlir-air' } });
+  const pushRun = runFromApi({ id: 10, event: 'push', head_sha: HEAD, head_branch: 'main', head_repository: { full_name: 'acme/mlir-air' } });
   assert.ok(decideTrust(ctx('workflow_dispatch'), 'report', 'auto', pushRun).trusted);
   assert.not.ok(decideTrust(ctx('pull_request', pr('acme/mlir-air')), 'report', 'auto', pushRun).trusted, 'a pull request job never judges as trusted');
   assert.not.ok(decideTrust(ctx('workflow_dispatch'), 'report', 'auto', null).trusted, 'nothing to judge');
+});
+
+test('documents by branch: a trusted run on the default branch or a listed one records them; elsewhere it is judged, reported, and opens no docs PR', () => {
+  for (const e of ['push', 'workflow_dispatch']) {
+    const other = decideTrust(ctx(e, {}, 'f'.repeat(40), 'refs/heads/feature-x'), 'full', 'auto', null);
+    assert.ok(other.trusted, `${e}: still trusted (its code runs as the repository's)`);
+    assert.not.ok(other.recordDocs, `${e} on feature-x`);
+    assert.match(other.reason, /documents are proposed only from main \(docs-branches lists more\): branch feature-x is judged and reported, no docs PR/);
+    assert.ok(decideTrust(ctx(e, {}, 'f'.repeat(40), 'refs/heads/release/1.2'), 'full', 'auto', null, ['release/1.2']).recordDocs, `${e}: a listed branch`);
+  }
+  const tag = decideTrust(ctx('push', {}, 'f'.repeat(40), 'refs/tags/v1.0'), 'full', 'auto', null);
+  assert.ok(tag.trusted);
+  assert.not.ok(tag.recordDocs, 'a tag is no branch');
+  // Mode report: the branch of the judged run.
+  const c = ctx('workflow_run', run('push', 'acme/mlir-air', { head_branch: 'feature-x' }));
+  const r = decideTrust(c, 'report', 'auto', triggeringRun(c));
+  assert.ok(r.trusted);
+  assert.not.ok(r.recordDocs);
+  assert.ok(decideTrust(c, 'report', 'auto', triggeringRun(c), ['feature-x']).recordDocs);
+  const looked = runFromApi({ id: 10, event: 'push', head_sha: HEAD, head_branch: 'dev', head_repository: { full_name: 'acme/mlir-air' } });
+  assert.is(looked.branch, 'dev');
+  assert.not.ok(decideTrust(ctx('workflow_dispatch'), 'report', 'auto', looked).recordDocs);
 });
 
 test.run();

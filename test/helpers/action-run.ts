@@ -174,7 +174,7 @@ export function assertIsolation(r: ActionRunResult, want: 'isolated' | 'none', f
   const fail = (what: string) => { throw new Error(`isolation: ${what}\n--- summary\n${r.summary.slice(0, 3000)}`); };
   const mode = r.outputs.isolation;
   if (want === 'isolated' ? mode !== 'uid' && mode !== 'namespace' : mode !== 'none') fail(`step output isolation is ${JSON.stringify(mode)}, expected ${want}`);
-  const detail = mode === 'namespace' ? /bubblewrap: (user\+)?pid\+mount\+net namespaces/ : mode === 'uid' ? /uid [a-z_][a-z0-9_-]* \((setpriv|sudo -n)\)/ : /none/;
+  const detail = mode === 'namespace' ? /bubblewrap: (user\+)?pid\+mount\+ipc\+net namespaces/ : mode === 'uid' ? /uid [a-z_][a-z0-9_-]* \((setpriv|sudo -n)\)/ : /none/;
   if (r.outputs['report-path']) {
     const rec = JSON.parse(readFileSync(r.outputs['report-path'], 'utf8')).isolation;
     if (!rec || rec.mode !== mode || rec.source !== from || !detail.test(rec.detail)) fail(`report.json isolation is ${JSON.stringify(rec)}, expected mode ${mode} from ${from}`);

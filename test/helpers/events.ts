@@ -24,12 +24,13 @@ export function pushEvent(sha: string) {
   return { ref: 'refs/heads/main', after: sha, repository, sender: { login: 'octocat' } };
 }
 
-export function workflowRunEvent(o: { runId: number; headSha: string; event: string; pullRequests?: number[]; fork?: boolean }) {
+export function workflowRunEvent(o: { runId: number; headSha: string; event: string; pullRequests?: number[]; fork?: boolean; headBranch?: string }) {
   return {
     action: 'completed',
     workflow_run: {
       id: o.runId,
       head_sha: o.headSha,
+      head_branch: o.headBranch ?? (o.event === 'pull_request' ? 'feature' : 'main'),
       event: o.event,
       conclusion: 'success',
       head_repository: { full_name: o.fork ? `mallory/${REPO_NAME}` : FULL },

@@ -1,6 +1,6 @@
 // The real Xilinx/mlir-air tree (../shared/mlir-air, an unmodified export): where it is, and a
 // private copy per test file (a run writes into the model dir; the export itself is read-only).
-import { cpSync, existsSync, mkdtempSync } from 'node:fs';
+import { chmodSync, cpSync, existsSync, lstatSync, mkdtempSync, readdirSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { tmpdir } from 'node:os';
@@ -18,6 +18,15 @@ export function copyRealTree(): { root: string; llms: string; model: (name: stri
   if (!src) throw new Error('the real mlir-air tree is not found (set NPU_BLOCK_GATE_MLIR_AIR to its root)');
   const root = mkdtempSync(join(tmpdir(), 'nbg-mlir-air-'));
   for (const part of ['programming_examples', 'LICENSE']) cpSync(join(src, part), join(root, part), { recursive: true, filter: (s) => !s.includes('__pycache__') });
+  // The export is read-only and the copy keeps its modes: made the owner's to write, as a checkout is
+  // (the probe's sandbox keeps no capability that would write past a mode, not even as root).
+  const writable = (p: string) => {
+    const st = lstatSync(p);
+    if (st.isSymbolicLink()) return;
+    chmodSync(p, (st.mode & 0o7777) | 0o200);
+    if (st.isDirectory()) for (const n of readdirSync(p)) writable(join(p, n));
+  };
+  writable(root);
   const llms = join(root, 'programming_examples/llms');
   return { root, llms, model: (name) => join(llms, name) };
 }

@@ -195,6 +195,34 @@ def handshake(opts, log):
     return bool(answer.get("reuse_kernels") or opts.reuse_kernels)
 
 
+# The knobs ask_knobs set in this process: unset again when main() ends (tests call it in-process).
+_knobs_set = []
+
+
+def ask_knobs(opts, plan):
+    """`check --events`: name the tree's own environment knobs (those that can change what it
+    compiles: kernel_cache.inputs.env) and take the caller's values for them, before any of the
+    tree's code runs. The caller hands the probe an allow-listed environment and answers this for a
+    trusted run only. Only names asked for and not set already are set. True when any was set."""
+    if not opts.events or opts.command != "check":
+        return False
+    names = sorted(((plan.get("kernel_cache") or {}).get("inputs") or {}).get("env") or {})
+    if not names:
+        return False
+    emit("knobs", names=names)
+    line = sys.stdin.readline()
+    try:
+        answer = json.loads(line) if line.strip() else {}
+    except ValueError:
+        answer = {}
+    env = answer.get("env") if isinstance(answer, dict) else None
+    given = {k: v for k, v in (env if isinstance(env, dict) else {}).items()
+             if k in names and isinstance(v, str) and "\0" not in v and k not in os.environ}
+    os.environ.update(given)
+    _knobs_set.extend(given)
+    return bool(given)
+
+
 def run(opts, log, plan, started):
     """config, block or check on one context (`started`: npu_probe.core.context.Started)."""
     from npu_probe.run.config import open_run  # noqa: PLC0415 - imports numpy and the tree
@@ -283,6 +311,8 @@ def _prepare(opts, log, t0):
     hub_offline(opts.online)
     t = time.monotonic()
     plan = gate(make_plan(opts), log)
+    if ask_knobs(opts, plan):  # the plan records the knobs' values (the kernel cache key)
+        plan = gate(make_plan(opts), log)
     started = Started(t0=t0, plan_seconds=time.monotonic() - t)
     prepare_run_dir(opts.out)
     log.attach(os.path.join(opts.out, PROBE_LOG))
@@ -304,6 +334,8 @@ def _restored(log):
         if old_sigterm is not None:
             signal.signal(signal.SIGTERM, old_sigterm)
         sys.path[:] = saved_path
+        while _knobs_set:
+            os.environ.pop(_knobs_set.pop(), None)
         for k, v in saved_env.items():
             if v is None:
                 os.environ.pop(k, None)

@@ -156,7 +156,7 @@ def _hostile(loot_path):
     # read every environment it can reach, the checkout's .git/config, files it was told about;
     # write into places a later trusted run reads. Everything it got goes to loot_path (JSON).
     import glob, json
-    loot = {{"env": dict(os.environ), "proc": {{}}, "files": {{}}, "wrote": []}}
+    loot = {{"env": dict(os.environ), "proc": {{}}, "files": {{}}, "wrote": [], "linked": [], "errors": []}}
     for p in glob.glob("/proc/[0-9]*/environ"):
         try:
             with open(p, "rb") as f:
@@ -199,8 +199,99 @@ def _hostile(loot_path):
             loot["wrote"].append(forge)
         except OSError:
             pass
+    if os.environ.get("FAKE_HOSTILE_ESCAPE"):
+        loot["escape"] = _escape()
+    for spec in filter(None, os.environ.get("FAKE_HOSTILE_LINKS", "").split(":")):
+        # Links the Action's own process might later write or act through (name=target).
+        name, _, target = spec.partition("=")
+        try:
+            if os.path.isdir(name) and not os.path.islink(name):
+                import shutil
+                shutil.rmtree(name)
+            elif os.path.lexists(name):
+                os.unlink(name)
+            os.makedirs(os.path.dirname(name), exist_ok=True)
+            os.symlink(target, name)
+            loot["linked"].append(name)
+        except OSError as exc:
+            loot["errors"].append(f"link {{name}}: {{exc}}")
+    sock = os.environ.get("FAKE_HOSTILE_SOCKET")
+    if sock:
+        import socket
+        try:
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            s.settimeout(2)
+            s.connect(sock)
+            s.sendall(b"pwned")
+            s.close()
+            loot["socket"] = "connected"
+        except OSError as exc:
+            loot["socket"] = f"refused: {{exc}}"
+    shm = os.environ.get("FAKE_HOSTILE_SHM")
+    if shm:
+        try:
+            with open(os.path.join("/dev/shm", shm), "w") as f:
+                f.write("pwned")
+            loot["wrote"].append("/dev/shm/" + shm)
+        except OSError as exc:
+            loot["errors"].append(f"shm: {{exc}}")
+    try:
+        loot["dev"] = sorted(os.listdir("/dev"))
+    except OSError:
+        loot["dev"] = None
+    daemon = os.environ.get("FAKE_HOSTILE_DAEMON")
+    if daemon:
+        _daemon(daemon)
     with open(loot_path, "w") as f:
         json.dump(loot, f)
+
+
+def _escape():
+    """What a PR's code on a root runner tried (issue 15): leave the sandbox's mounts, remount the
+    root read-write, read PID 1's environment; and what it holds (capabilities, uid map)."""
+    import subprocess
+    out = {{}}
+    def rc(argv):
+        try:
+            return subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=20).returncode
+        except OSError as exc:
+            return f"{{type(exc).__name__}}"
+    out["umount_proc"] = rc(["umount", "/proc"])
+    out["umount_tmp"] = rc(["umount", "-l", "/tmp"])
+    out["remount_rw"] = rc(["mount", "-o", "remount,rw", "/"])
+    try:
+        with open("/proc/1/environ", "rb") as f:
+            out["proc1_environ"] = f.read().decode("latin-1")
+    except OSError as exc:
+        out["proc1_environ_error"] = type(exc).__name__
+    for key, path in (("status", "/proc/self/status"), ("uid_map", "/proc/self/uid_map")):
+        try:
+            with open(path) as f:
+                out[key] = f.read()
+        except OSError:
+            out[key] = None
+    out["uid"] = os.getuid()
+    return out
+
+
+def _daemon(spec):
+    """Leave a process behind (double fork, new session): it rewrites `target` every 100 ms for a
+    minute, as a daemon that meant to poison a later trusted run would. `marker` names it in ps."""
+    import subprocess, sys
+    marker, _, target = spec.partition("=")
+    code = ("import os, sys, time\\n"
+            "t = sys.argv[2]\\n"
+            "for _ in range(600):\\n"
+            "    try:\\n"
+            "        os.makedirs(os.path.dirname(t), exist_ok=True)\\n"
+            "        open(t, 'w').write('poisoned by ' + sys.argv[1])\\n"
+            "    except OSError:\\n"
+            "        pass\\n"
+            "    time.sleep(0.1)\\n")
+    launcher = ("import subprocess, sys\\n"
+                "subprocess.Popen([sys.executable, '-c', sys.argv[1], sys.argv[2], sys.argv[3]], start_new_session=True, "
+                "stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, close_fds=True)\\n")
+    subprocess.run([sys.executable, "-c", launcher, code, marker, target], timeout=30)
 
 
 def compile_all_kernels(cache, config, seq_len, cpu_attn=True):
