@@ -628,8 +628,8 @@ var require_light = __commonJS({
           return this.Promise.resolve();
         }
         yieldLoop(t = 0) {
-          return new this.Promise(function(resolve18, reject) {
-            return setTimeout(resolve18, t);
+          return new this.Promise(function(resolve21, reject) {
+            return setTimeout(resolve21, t);
           });
         }
         computePenalty() {
@@ -840,15 +840,15 @@ var require_light = __commonJS({
           return this._queue.length === 0;
         }
         async _tryToRun() {
-          var args, cb, error, reject, resolve18, returned, task;
+          var args, cb, error, reject, resolve21, returned, task;
           if (this._running < 1 && this._queue.length > 0) {
             this._running++;
-            ({ task, args, resolve: resolve18, reject } = this._queue.shift());
+            ({ task, args, resolve: resolve21, reject } = this._queue.shift());
             cb = await (async function() {
               try {
                 returned = await task(...args);
                 return function() {
-                  return resolve18(returned);
+                  return resolve21(returned);
                 };
               } catch (error1) {
                 error = error1;
@@ -863,13 +863,13 @@ var require_light = __commonJS({
           }
         }
         schedule(task, ...args) {
-          var promise, reject, resolve18;
-          resolve18 = reject = null;
+          var promise, reject, resolve21;
+          resolve21 = reject = null;
           promise = new this.Promise(function(_resolve, _reject) {
-            resolve18 = _resolve;
+            resolve21 = _resolve;
             return reject = _reject;
           });
-          this._queue.push({ task, args, resolve: resolve18, reject });
+          this._queue.push({ task, args, resolve: resolve21, reject });
           this._tryToRun();
           return promise;
         }
@@ -1270,14 +1270,14 @@ var require_light = __commonJS({
                 counts = this._states.counts;
                 return counts[0] + counts[1] + counts[2] + counts[3] === at;
               };
-              return new this.Promise((resolve18, reject) => {
+              return new this.Promise((resolve21, reject) => {
                 if (finished()) {
-                  return resolve18();
+                  return resolve21();
                 } else {
                   return this.on("done", () => {
                     if (finished()) {
                       this.removeAllListeners("done");
-                      return resolve18();
+                      return resolve21();
                     }
                   });
                 }
@@ -1370,9 +1370,9 @@ var require_light = __commonJS({
               options = parser$5.load(options, this.jobDefaults);
             }
             task = (...args2) => {
-              return new this.Promise(function(resolve18, reject) {
+              return new this.Promise(function(resolve21, reject) {
                 return fn(...args2, function(...args3) {
-                  return (args3[0] != null ? reject : resolve18)(args3);
+                  return (args3[0] != null ? reject : resolve21)(args3);
                 });
               });
             };
@@ -3382,9 +3382,9 @@ var require_dispatcher_base = __commonJS({
       }
       close(callback) {
         if (callback === void 0) {
-          return new Promise((resolve18, reject) => {
+          return new Promise((resolve21, reject) => {
             this.close((err, data) => {
-              return err ? reject(err) : resolve18(data);
+              return err ? reject(err) : resolve21(data);
             });
           });
         }
@@ -3422,12 +3422,12 @@ var require_dispatcher_base = __commonJS({
           err = null;
         }
         if (callback === void 0) {
-          return new Promise((resolve18, reject) => {
+          return new Promise((resolve21, reject) => {
             this.destroy(err, (err2, data) => {
               return err2 ? (
                 /* istanbul ignore next: should never error */
                 reject(err2)
-              ) : resolve18(data);
+              ) : resolve21(data);
             });
           });
         }
@@ -5694,8 +5694,8 @@ var require_util2 = __commonJS({
     function createDeferredPromise() {
       let res;
       let rej;
-      const promise = new Promise((resolve18, reject) => {
-        res = resolve18;
+      const promise = new Promise((resolve21, reject) => {
+        res = resolve21;
         rej = reject;
       });
       return { promise, resolve: res, reject: rej };
@@ -7007,7 +7007,7 @@ var require_client_h1 = __commonJS({
       kResume,
       kHTTPContext
     } = require_symbols();
-    var constants5 = require_constants2();
+    var constants6 = require_constants2();
     var EMPTY_BUF = Buffer.alloc(0);
     var FastBuffer = Buffer[Symbol.species];
     var addListener = util.addListener;
@@ -7082,7 +7082,7 @@ var require_client_h1 = __commonJS({
       constructor(client, socket, { exports: exports2 }) {
         assert(Number.isFinite(client[kMaxHeadersSize]) && client[kMaxHeadersSize] > 0);
         this.llhttp = exports2;
-        this.ptr = this.llhttp.llhttp_alloc(constants5.TYPE.RESPONSE);
+        this.ptr = this.llhttp.llhttp_alloc(constants6.TYPE.RESPONSE);
         this.client = client;
         this.socket = socket;
         this.timeout = null;
@@ -7177,11 +7177,11 @@ var require_client_h1 = __commonJS({
             currentBufferRef = null;
           }
           const offset = llhttp.llhttp_get_error_pos(this.ptr) - currentBufferPtr;
-          if (ret !== constants5.ERROR.OK) {
+          if (ret !== constants6.ERROR.OK) {
             const body = data.subarray(offset);
-            if (ret === constants5.ERROR.PAUSED_UPGRADE) {
+            if (ret === constants6.ERROR.PAUSED_UPGRADE) {
               this.onUpgrade(body);
-            } else if (ret === constants5.ERROR.PAUSED) {
+            } else if (ret === constants6.ERROR.PAUSED) {
               this.paused = true;
               socket.unshift(body);
             } else {
@@ -7204,10 +7204,10 @@ var require_client_h1 = __commonJS({
         } finally {
           currentParser = null;
         }
-        if (ret === constants5.ERROR.OK) {
+        if (ret === constants6.ERROR.OK) {
           return null;
         }
-        if (ret === constants5.ERROR.PAUSED || ret === constants5.ERROR.PAUSED_UPGRADE) {
+        if (ret === constants6.ERROR.PAUSED || ret === constants6.ERROR.PAUSED_UPGRADE) {
           this.paused = true;
           return null;
         }
@@ -7224,7 +7224,7 @@ var require_client_h1 = __commonJS({
           const len = new Uint8Array(llhttp.memory.buffer, ptr).indexOf(0);
           message = "Response does not match the HTTP/1.1 protocol (" + Buffer.from(llhttp.memory.buffer, ptr, len).toString() + ")";
         }
-        return new HTTPParserError(message, constants5.ERROR[ret], data);
+        return new HTTPParserError(message, constants6.ERROR[ret], data);
       }
       destroy() {
         assert(this.ptr != null);
@@ -7404,7 +7404,7 @@ var require_client_h1 = __commonJS({
           socket[kBlocking] = false;
           client[kResume]();
         }
-        return pause ? constants5.ERROR.PAUSED : 0;
+        return pause ? constants6.ERROR.PAUSED : 0;
       }
       onBody(buf) {
         const { client, socket, statusCode, maxResponseSize } = this;
@@ -7426,7 +7426,7 @@ var require_client_h1 = __commonJS({
         }
         this.bytesRead += buf.length;
         if (request2.onData(buf) === false) {
-          return constants5.ERROR.PAUSED;
+          return constants6.ERROR.PAUSED;
         }
       }
       onMessageComplete() {
@@ -7462,13 +7462,13 @@ var require_client_h1 = __commonJS({
         if (socket[kWriting]) {
           assert(client[kRunning] === 0);
           util.destroy(socket, new InformationalError("reset"));
-          return constants5.ERROR.PAUSED;
+          return constants6.ERROR.PAUSED;
         } else if (!shouldKeepAlive) {
           util.destroy(socket, new InformationalError("reset"));
-          return constants5.ERROR.PAUSED;
+          return constants6.ERROR.PAUSED;
         } else if (socket[kReset] && client[kRunning] === 0) {
           util.destroy(socket, new InformationalError("reset"));
-          return constants5.ERROR.PAUSED;
+          return constants6.ERROR.PAUSED;
         } else if (client[kPipelining] == null || client[kPipelining] === 1) {
           setImmediate(() => client[kResume]());
         } else {
@@ -7946,12 +7946,12 @@ upgrade: ${upgrade}\r
           cb();
         }
       }
-      const waitForDrain = () => new Promise((resolve18, reject) => {
+      const waitForDrain = () => new Promise((resolve21, reject) => {
         assert(callback === null);
         if (socket[kError]) {
           reject(socket[kError]);
         } else {
-          callback = resolve18;
+          callback = resolve21;
         }
       });
       socket.on("close", onDrain).on("drain", onDrain);
@@ -8621,12 +8621,12 @@ var require_client_h2 = __commonJS({
           cb();
         }
       }
-      const waitForDrain = () => new Promise((resolve18, reject) => {
+      const waitForDrain = () => new Promise((resolve21, reject) => {
         assert(callback === null);
         if (socket[kError]) {
           reject(socket[kError]);
         } else {
-          callback = resolve18;
+          callback = resolve21;
         }
       });
       h2stream.on("close", onDrain).on("drain", onDrain);
@@ -9105,16 +9105,16 @@ var require_client = __commonJS({
         return this[kNeedDrain] < 2;
       }
       async [kClose]() {
-        return new Promise((resolve18) => {
+        return new Promise((resolve21) => {
           if (this[kSize]) {
-            this[kClosedResolve] = resolve18;
+            this[kClosedResolve] = resolve21;
           } else {
-            resolve18(null);
+            resolve21(null);
           }
         });
       }
       async [kDestroy](err) {
-        return new Promise((resolve18) => {
+        return new Promise((resolve21) => {
           const requests = this[kQueue].splice(this[kPendingIdx]);
           for (let i = 0; i < requests.length; i++) {
             const request2 = requests[i];
@@ -9125,7 +9125,7 @@ var require_client = __commonJS({
               this[kClosedResolve]();
               this[kClosedResolve] = null;
             }
-            resolve18(null);
+            resolve21(null);
           };
           if (this[kHTTPContext]) {
             this[kHTTPContext].destroy(err, callback);
@@ -9176,7 +9176,7 @@ var require_client = __commonJS({
         });
       }
       try {
-        const socket = await new Promise((resolve18, reject) => {
+        const socket = await new Promise((resolve21, reject) => {
           client[kConnector]({
             host: host2,
             hostname: hostname2,
@@ -9188,7 +9188,7 @@ var require_client = __commonJS({
             if (err) {
               reject(err);
             } else {
-              resolve18(socket2);
+              resolve21(socket2);
             }
           });
         });
@@ -9524,8 +9524,8 @@ var require_pool_base = __commonJS({
         if (this[kQueue].isEmpty()) {
           await Promise.all(this[kClients].map((c) => c.close()));
         } else {
-          await new Promise((resolve18) => {
-            this[kClosedResolve] = resolve18;
+          await new Promise((resolve21) => {
+            this[kClosedResolve] = resolve21;
           });
         }
       }
@@ -10794,7 +10794,7 @@ var require_readable = __commonJS({
         if (this._readableState.closeEmitted) {
           return null;
         }
-        return await new Promise((resolve18, reject) => {
+        return await new Promise((resolve21, reject) => {
           if (this[kContentLength] > limit) {
             this.destroy(new AbortError());
           }
@@ -10807,7 +10807,7 @@ var require_readable = __commonJS({
             if (signal?.aborted) {
               reject(signal.reason ?? new AbortError());
             } else {
-              resolve18(null);
+              resolve21(null);
             }
           }).on("error", noop4).on("data", function(chunk) {
             limit -= chunk.length;
@@ -10826,7 +10826,7 @@ var require_readable = __commonJS({
     }
     async function consume(stream, type) {
       assert(!stream[kConsume]);
-      return new Promise((resolve18, reject) => {
+      return new Promise((resolve21, reject) => {
         if (isUnusable(stream)) {
           const rState = stream._readableState;
           if (rState.destroyed && rState.closeEmitted === false) {
@@ -10843,7 +10843,7 @@ var require_readable = __commonJS({
             stream[kConsume] = {
               type,
               stream,
-              resolve: resolve18,
+              resolve: resolve21,
               reject,
               length: 0,
               body: []
@@ -10913,18 +10913,18 @@ var require_readable = __commonJS({
       return buffer;
     }
     function consumeEnd(consume2) {
-      const { type, body, resolve: resolve18, stream, length } = consume2;
+      const { type, body, resolve: resolve21, stream, length } = consume2;
       try {
         if (type === "text") {
-          resolve18(chunksDecode(body, length));
+          resolve21(chunksDecode(body, length));
         } else if (type === "json") {
-          resolve18(JSON.parse(chunksDecode(body, length)));
+          resolve21(JSON.parse(chunksDecode(body, length)));
         } else if (type === "arrayBuffer") {
-          resolve18(chunksConcat(body, length).buffer);
+          resolve21(chunksConcat(body, length).buffer);
         } else if (type === "blob") {
-          resolve18(new Blob(body, { type: stream[kContentType] }));
+          resolve21(new Blob(body, { type: stream[kContentType] }));
         } else if (type === "bytes") {
-          resolve18(chunksConcat(body, length));
+          resolve21(chunksConcat(body, length));
         }
         consumeFinish(consume2);
       } catch (err) {
@@ -11181,9 +11181,9 @@ var require_api_request = __commonJS({
     };
     function request2(opts, callback) {
       if (callback === void 0) {
-        return new Promise((resolve18, reject) => {
+        return new Promise((resolve21, reject) => {
           request2.call(this, opts, (err, data) => {
-            return err ? reject(err) : resolve18(data);
+            return err ? reject(err) : resolve21(data);
           });
         });
       }
@@ -11406,9 +11406,9 @@ var require_api_stream = __commonJS({
     };
     function stream(opts, factory, callback) {
       if (callback === void 0) {
-        return new Promise((resolve18, reject) => {
+        return new Promise((resolve21, reject) => {
           stream.call(this, opts, factory, (err, data) => {
-            return err ? reject(err) : resolve18(data);
+            return err ? reject(err) : resolve21(data);
           });
         });
       }
@@ -11693,9 +11693,9 @@ var require_api_upgrade = __commonJS({
     };
     function upgrade(opts, callback) {
       if (callback === void 0) {
-        return new Promise((resolve18, reject) => {
+        return new Promise((resolve21, reject) => {
           upgrade.call(this, opts, (err, data) => {
-            return err ? reject(err) : resolve18(data);
+            return err ? reject(err) : resolve21(data);
           });
         });
       }
@@ -11787,9 +11787,9 @@ var require_api_connect = __commonJS({
     };
     function connect(opts, callback) {
       if (callback === void 0) {
-        return new Promise((resolve18, reject) => {
+        return new Promise((resolve21, reject) => {
           connect.call(this, opts, (err, data) => {
-            return err ? reject(err) : resolve18(data);
+            return err ? reject(err) : resolve21(data);
           });
         });
       }
@@ -15652,7 +15652,7 @@ var require_fetch = __commonJS({
       function dispatch({ body }) {
         const url = requestCurrentURL(request2);
         const agent = fetchParams.controller.dispatcher;
-        return new Promise((resolve18, reject) => agent.dispatch(
+        return new Promise((resolve21, reject) => agent.dispatch(
           {
             path: url.pathname + url.search,
             origin: url.origin,
@@ -15728,7 +15728,7 @@ var require_fetch = __commonJS({
               }
               this.body = new Readable({ read: resume });
               const onError = this.onError.bind(this);
-              resolve18({
+              resolve21({
                 status: status2,
                 statusText,
                 headersList,
@@ -15771,7 +15771,7 @@ var require_fetch = __commonJS({
               for (let i = 0; i < rawHeaders.length; i += 2) {
                 headersList.append(bufferToLowerCasedHeaderName(rawHeaders[i]), rawHeaders[i + 1].toString("latin1"), true);
               }
-              resolve18({
+              resolve21({
                 status: status2,
                 statusText: STATUS_CODES[status2],
                 headersList,
@@ -19512,8 +19512,8 @@ var require_util8 = __commonJS({
       return true;
     }
     function delay(ms) {
-      return new Promise((resolve18) => {
-        setTimeout(resolve18, ms).unref();
+      return new Promise((resolve21) => {
+        setTimeout(resolve21, ms).unref();
       });
     }
     module.exports = {
@@ -20373,7 +20373,7 @@ var require_undici = __commonJS({
 
 // src/cli.ts
 import { parseArgs as parseArgs3 } from "node:util";
-import { resolve as resolve17, basename as basename7 } from "node:path";
+import { resolve as resolve20, basename as basename7 } from "node:path";
 
 // src/contract.ts
 import { join } from "node:path";
@@ -20548,7 +20548,7 @@ var contract_default = {
   integration_paths: ["kernel-first", "inheritance", "adapter"],
   reference_kinds: ["hf-bf16", "emulated"],
   control: {
-    comment: "`probe check` talks to the TypeScript side on stderr lines starting with event_prefix (one JSON object each) and waits for one JSON line on stdin after the 'config' event.",
+    comment: "`probe check` talks to the TypeScript side on stderr lines starting with event_prefix (one JSON object each) and waits for one JSON line on stdin after the 'knobs' event (the tree's environment knobs; answer {env: {NAME: value}}, sent before any tree code runs) and after the 'config' event (answer {reuse_kernels: bool}).",
     event_prefix: "probe-event: "
   },
   npu: {
@@ -20669,9 +20669,9 @@ function fsError(err, path, doing, tail2 = "") {
 }
 
 // src/probe/run.ts
-import { spawn } from "node:child_process";
-import { existsSync as existsSync2, readdirSync, readFileSync as readFileSync2 } from "node:fs";
-import { dirname as dirname2, join as join3 } from "node:path";
+import { spawn, spawnSync as spawnSync3 } from "node:child_process";
+import { existsSync as existsSync2, readdirSync as readdirSync2, readFileSync as readFileSync2, realpathSync as realpathSync2, statSync as statSync2 } from "node:fs";
+import { dirname as dirname2, isAbsolute, join as join5, resolve as resolve3, sep as sep2 } from "node:path";
 import { fileURLToPath } from "node:url";
 
 // src/probe/python.ts
@@ -20710,12 +20710,241 @@ function describePython(p) {
 
 // src/probe/isolate.ts
 import { spawnSync as spawnSync2 } from "node:child_process";
-import { chmodSync, closeSync, existsSync, openSync, readFileSync, realpathSync, statSync } from "node:fs";
-import { dirname, join as join2, resolve } from "node:path";
+import { closeSync, constants, existsSync, fchmodSync, lstatSync, openSync, readdirSync, readFileSync, realpathSync, statSync } from "node:fs";
+import { userInfo } from "node:os";
+import { join as join4, resolve as resolve2 } from "node:path";
+
+// src/probe/sandbox.ts
+import { dirname, join as join3, resolve, sep } from "node:path";
+
+// src/probe/env.ts
+import { join as join2 } from "node:path";
+var BASE_NAMES = [
+  "PATH",
+  "HOME",
+  "LANG",
+  "LANGUAGE",
+  "TZ",
+  "TERM",
+  "PYTHONPATH",
+  "PYTHONHOME",
+  "LD_LIBRARY_PATH",
+  "HF_HOME",
+  "HF_HUB_CACHE",
+  "HUGGINGFACE_HUB_CACHE",
+  "HF_HUB_OFFLINE",
+  "TRANSFORMERS_OFFLINE",
+  "HF_DATASETS_OFFLINE",
+  "OMP_NUM_THREADS",
+  "MKL_NUM_THREADS",
+  "OPENBLAS_NUM_THREADS",
+  // What the probe itself reads: the NPU lock (shared with the mlir-air skills), its umask under uid isolation.
+  "NPU_BLOCK_GATE_NPU_LOCK",
+  "NPU_BLOCK_GATE_UMASK"
+];
+var FAMILIES = /^(LC_[A-Z]+|XILINX\w*|XRT_\w+|AIE\w*|AIR_\w+|MLIR_\w+|PEANO_\w+|VITIS\w*)$/;
+var CREDENTIAL_NAME = /(^|_)(TOKEN|SECRET|PASSWORD|PASSWD|PASS|PWD|CREDENTIALS?|CREDS|API_?KEY|KEY|ACCESS_KEY(_ID)?|PRIVATE_KEY|AUTH|PAT)(_|$)/i;
+var ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
+function allowed(name, o = {}) {
+  if (BASE_NAMES.includes(name) || o.names?.includes(name)) return true;
+  if (CREDENTIAL_NAME.test(name)) return false;
+  return FAMILIES.test(name) || !!o.knobs?.includes(name);
+}
+function probeEnv(env, o = {}) {
+  const out = {};
+  for (const [k, v] of Object.entries(env)) if (v !== void 0 && allowed(k, o)) out[k] = v;
+  return out;
+}
+function hubCacheOf(env, home) {
+  if (env.HF_HUB_CACHE) return env.HF_HUB_CACHE;
+  if (env.HUGGINGFACE_HUB_CACHE) return env.HUGGINGFACE_HUB_CACHE;
+  if (env.HF_HOME) return join2(env.HF_HOME, "hub");
+  if (env.XDG_CACHE_HOME) return join2(env.XDG_CACHE_HOME, "huggingface", "hub");
+  const h = env.HOME || home;
+  return h ? join2(h, ".cache", "huggingface", "hub") : null;
+}
+function hfHomeOf(env, home) {
+  if (env.HF_HOME) return env.HF_HOME;
+  if (env.XDG_CACHE_HOME) return join2(env.XDG_CACHE_HOME, "huggingface");
+  const h = env.HOME || home;
+  return h ? join2(h, ".cache", "huggingface") : null;
+}
+function parseEnvNames(raw) {
+  const names = [];
+  const bad = [];
+  for (const n of raw.split(/[\s,]+/).filter(Boolean)) (ENV_NAME.test(n) ? names : bad).push(n);
+  return { names: [...new Set(names)], bad };
+}
+
+// src/probe/sandbox.ts
+var ROOT_SECRET_FILES = ["/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-", "/etc/sudoers"];
+var ROOT_SECRET_DIRS = ["/etc/sudoers.d", "/etc/ssh", "/var/lib/docker", "/var/lib/containerd"];
+function inside(p, dir) {
+  return dir === "/" || p === dir || p.startsWith(dir.endsWith(sep) ? dir : dir + sep);
+}
+function strictlyInside(p, dir) {
+  return p !== dir && inside(p, dir);
+}
+function outermost(paths, view) {
+  const uniq = [...new Set([...paths].map((p) => resolve(p)))].filter((p) => p !== "/" && view.exists(p));
+  return uniq.sort((a, b) => a.length - b.length).filter((p, i, all) => !all.slice(0, i).some((q) => strictlyInside(p, q)));
+}
+function runnerDirs(env, self2, view) {
+  const out = /* @__PURE__ */ new Set();
+  const add = (p) => {
+    if (p) out.add(resolve(p));
+  };
+  const temp = env.RUNNER_TEMP ? resolve(env.RUNNER_TEMP) : null;
+  const work = [
+    temp && dirname(temp),
+    env.RUNNER_WORKSPACE && dirname(resolve(env.RUNNER_WORKSPACE)),
+    env.GITHUB_WORKSPACE && dirname(dirname(resolve(env.GITHUB_WORKSPACE))),
+    env.RUNNER_WORKSPACE
+    // in case the work folder is laid out otherwise
+  ].filter((p) => !!p);
+  add(temp ?? void 0);
+  for (const w of work) add(w);
+  add(env.RUNNER_TOOL_CACHE);
+  for (const v of ["GITHUB_OUTPUT", "GITHUB_ENV", "GITHUB_PATH", "GITHUB_STEP_SUMMARY", "GITHUB_STATE"]) if (env[v]) add(dirname(resolve(env[v])));
+  for (const start of [...work, env.RUNNER_TOOL_CACHE, self2 ? dirname(self2) : null]) {
+    if (!start) continue;
+    for (let d = resolve(start); d !== "/"; d = dirname(d)) {
+      if (view.exists(join3(d, ".runner")) || view.exists(join3(d, ".credentials"))) {
+        out.add(d);
+        break;
+      }
+    }
+  }
+  return [...out].filter((d) => d !== "/");
+}
+function gitDirsAbove(dirs, view) {
+  const gitDirs = /* @__PURE__ */ new Set();
+  const gitFiles = /* @__PURE__ */ new Set();
+  for (const d of dirs) {
+    let up = d;
+    while (up !== "/" && !view.exists(join3(up, ".git"))) up = dirname(up);
+    if (up === "/") continue;
+    const g = join3(up, ".git");
+    if (view.isDir(g)) {
+      gitDirs.add(g);
+      continue;
+    }
+    gitFiles.add(g);
+    const m = /^gitdir:\s*(.+)$/m.exec(view.readText(g) ?? "");
+    if (!m) continue;
+    const real = resolve(up, m[1].trim());
+    if (view.isDir(real)) gitDirs.add(real);
+    const common = view.readText(join3(real, "commondir"))?.trim();
+    if (common) {
+      const c = resolve(real, common);
+      if (view.isDir(c)) gitDirs.add(c);
+    }
+  }
+  return { dirs: [...gitDirs], files: [...gitFiles] };
+}
+function sandboxArgs(s, view) {
+  const a = [s.bwrap, "--die-with-parent", "--new-session", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"];
+  if (!s.network) a.push("--unshare-net");
+  if (s.userns) {
+    a.push("--unshare-user");
+    if (s.userns.disableNested) a.push("--disable-userns");
+    if (s.userns.uid !== null) a.push("--uid", String(s.userns.uid));
+    if (s.userns.gid !== null) a.push("--gid", String(s.userns.gid));
+  }
+  if (s.capDrop) a.push("--cap-drop", "ALL");
+  a.push("--ro-bind", "/", "/");
+  a.push("--dev", "/dev", "--tmpfs", "/dev/shm");
+  for (const n of view.list("/dev/accel") ?? []) a.push("--dev-bind", join3("/dev/accel", n), join3("/dev/accel", n));
+  a.push("--proc", "/proc", "--tmpfs", "/tmp");
+  const hubDir = hubCacheOf(s.env, s.home);
+  const hfHome2 = hfHomeOf(s.env, s.home);
+  const homes2 = ["/home", "/root", s.env.HOME, s.home].filter((p) => !!p);
+  const sockets = ["/run", ...view.realpath("/var/run") === "/var/run" ? ["/var/run"] : []];
+  const hide = outermost([...homes2, ...sockets, ...runnerDirs(s.env, s.self, view), ...hfHome2 ? [hfHome2] : [], ...s.root ? ROOT_SECRET_DIRS : []], view).filter((d) => !inside(d, "/tmp"));
+  for (const d of hide) a.push("--tmpfs", d);
+  const hiddenFiles = [...s.root ? ROOT_SECRET_FILES : [], ...s.env.HF_TOKEN_PATH ? [resolve(s.env.HF_TOKEN_PATH)] : []].filter((f2) => view.exists(f2) && !view.isDir(f2) && !hide.some((d) => inside(f2, d)));
+  for (const f2 of hiddenFiles) a.push("--ro-bind", "/dev/null", f2);
+  const ro = [...hubDir && view.isDir(hubDir) ? [hubDir] : [], ...s.readable].map(view.realpath).filter((d) => view.exists(d));
+  const rw = s.writable.map(view.realpath).filter((d) => view.exists(d));
+  const binder = (tmpfs) => {
+    const bound = [];
+    const made = /* @__PURE__ */ new Set();
+    return (how, d) => {
+      for (let up = dirname(d), way = []; ; up = dirname(up)) {
+        if (bound.some((b) => inside(up, b)) || !tmpfs.some((t) => strictlyInside(up, t))) {
+          for (const w of way.reverse()) if (!made.has(w)) {
+            made.add(w);
+            a.push("--perms", "0755", "--dir", w);
+          }
+          break;
+        }
+        way.push(up);
+      }
+      a.push(how, d, d);
+      bound.push(d);
+    };
+  };
+  const bind2 = binder([...hide, "/tmp"]);
+  for (const d of ro) bind2("--ro-bind", d);
+  for (const d of rw) bind2("--bind", d);
+  for (const f2 of s.lockFiles) bind2("--bind", f2);
+  const again = hide.filter((h) => [...ro, ...rw].some((b) => strictlyInside(h, b)));
+  for (const h of again) a.push("--tmpfs", h);
+  const rebind = binder(again);
+  for (const d of ro) if (again.some((h) => strictlyInside(d, h))) rebind("--ro-bind", d);
+  for (const d of rw) if (again.some((h) => strictlyInside(d, h))) rebind("--bind", d);
+  const git2 = gitDirsAbove([...ro, ...rw], view);
+  for (const g of git2.dirs) a.push("--tmpfs", g);
+  for (const f2 of git2.files) a.push("--ro-bind", "/dev/null", f2);
+  if (s.network) {
+    const resolv = view.realpath("/etc/resolv.conf");
+    if (resolv !== "/etc/resolv.conf" && hide.some((d) => inside(resolv, d)) && view.exists(resolv)) a.push("--ro-bind", resolv, resolv);
+  }
+  a.push("--chdir", s.cwd, "--");
+  return { args: a, hidden: [...hide, ...hiddenFiles, ...git2.dirs, ...git2.files] };
+}
+
+// src/probe/isolate.ts
+var realView = {
+  exists: (p) => existsSync(p),
+  isDir: (p) => {
+    try {
+      return statSync(p).isDirectory();
+    } catch {
+      return false;
+    }
+  },
+  realpath: (p) => {
+    try {
+      return realpathSync(p);
+    } catch {
+      return resolve2(p);
+    }
+  },
+  list: (d) => {
+    try {
+      return readdirSync(d).sort();
+    } catch {
+      return null;
+    }
+  },
+  readText: (p) => {
+    try {
+      return readFileSync(p, "utf8").slice(0, 4096);
+    } catch {
+      return null;
+    }
+  }
+};
+function idOf(flag, user) {
+  const r = spawnSync2("id", [flag, user], { encoding: "utf8", timeout: 5e3 });
+  const n = Number(r.stdout?.trim());
+  return r.status === 0 && r.stdout?.trim() !== "" && Number.isInteger(n) ? n : null;
+}
 var realHost = {
   which: (cmd) => {
     for (const dir of (process.env.PATH ?? "").split(":").filter(Boolean)) {
-      const p = join2(dir, cmd);
+      const p = join4(dir, cmd);
       try {
         if (statSync(p).isFile()) return p;
       } catch {
@@ -20724,15 +20953,12 @@ var realHost = {
     return null;
   },
   works: (argv) => {
-    const r = spawnSync2(argv[0], argv.slice(1), { stdio: "ignore", timeout: 1e4 });
+    const r = spawnSync2(argv[0], argv.slice(1), { stdio: "ignore", timeout: 2e4 });
     return r.status === 0;
   },
   uid: () => typeof process.getuid === "function" ? process.getuid() : -1,
-  gidOf: (user) => {
-    const r = spawnSync2("id", ["-g", user], { encoding: "utf8", timeout: 5e3 });
-    const gid = Number(r.stdout?.trim());
-    return r.status === 0 && Number.isInteger(gid) ? gid : null;
-  },
+  uidOf: (user) => idOf("-u", user),
+  gidOf: (user) => idOf("-g", user),
   env: process.env,
   readFile: (path) => {
     try {
@@ -20740,7 +20966,19 @@ var realHost = {
     } catch {
       return null;
     }
-  }
+  },
+  view: realView,
+  home: (() => {
+    try {
+      return userInfo().homedir || null;
+    } catch {
+      return null;
+    }
+  })(),
+  self: process.execPath,
+  lockFiles: (env) => lockFiles(env),
+  processesOf: (uid) => processesOf(uid),
+  sleep: (ms) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms)
 };
 var SETUP_FILE = "/etc/npu-block-gate/probe-user";
 function parseSetupFile(text4) {
@@ -20753,19 +20991,8 @@ function parseSetupFile(text4) {
 function probeUser(req, host2) {
   return req.user || host2.env.NPU_BLOCK_GATE_PROBE_USER || parseSetupFile(host2.readFile(SETUP_FILE));
 }
-function hiddenDirs(env) {
-  const out = /* @__PURE__ */ new Set();
-  const temp = env.RUNNER_TEMP;
-  if (temp) {
-    out.add(resolve(temp));
-    const work = dirname(resolve(temp));
-    if (work.endsWith("/_work")) out.add(dirname(work));
-  }
-  for (const v of ["GITHUB_OUTPUT", "GITHUB_ENV", "GITHUB_PATH", "GITHUB_STEP_SUMMARY", "GITHUB_STATE"]) {
-    if (env[v]) out.add(dirname(resolve(env[v])));
-  }
-  return [...out].filter((d) => d !== "/" && existsSync(d));
-}
+var SANDBOX_UID = 65534;
+var APPARMOR_FIX = "allow user namespaces for bubblewrap: an AppArmor profile for /usr/bin/bwrap with the userns rule (docs/action.md section 2), or sysctl kernel.apparmor_restrict_unprivileged_userns=0";
 function lockFiles(env) {
   const configured = env[NPU_LOCK.env]?.trim();
   const paths = [configured && configured.toLowerCase() !== "none" ? configured : configured ? null : NPU_LOCK.path, "/tmp/npu.lock"];
@@ -20773,121 +21000,171 @@ function lockFiles(env) {
   for (const p of paths) {
     if (!p) continue;
     try {
-      if (!existsSync(p)) {
-        closeSync(openSync(p, "a", 438));
-        chmodSync(p, 438);
+      let st = lstatSync(p, { throwIfNoEntry: false });
+      if (!st) {
+        const fd = openSync(p, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 438);
+        try {
+          fchmodSync(fd, 438);
+        } finally {
+          closeSync(fd);
+        }
+        st = lstatSync(p);
       }
-      if (statSync(p).isFile()) out.push(realDir(p));
+      if (st.isFile()) out.push(realpathSync(p));
     } catch {
     }
   }
   return out;
 }
-function realDir(p) {
+function processesOf(uid, proc = "/proc") {
+  const out = [];
+  let entries;
   try {
-    return realpathSync(p);
+    entries = readdirSync(proc);
   } catch {
-    return resolve(p);
+    return out;
   }
-}
-function bwrapWrap(bwrap, unshareUser) {
-  return (argv, ctx) => {
-    const args = [bwrap, "--die-with-parent", "--new-session", "--unshare-pid", "--unshare-ipc", "--unshare-uts"];
-    if (unshareUser) args.push("--unshare-user");
-    if (!ctx.network) args.push("--unshare-net");
-    args.push("--ro-bind", "/", "/", "--dev-bind", "/dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp");
-    for (const d of hiddenDirs(ctx.env)) args.push("--tmpfs", d);
-    for (const f2 of lockFiles(ctx.env)) args.push("--bind", f2, f2);
-    const gits = /* @__PURE__ */ new Set();
-    const gitAbove = (d) => {
-      let up = d;
-      while (up !== "/" && !existsSync(join2(up, ".git"))) up = dirname(up);
-      if (up !== "/") gits.add(join2(up, ".git"));
-    };
-    for (const d of (ctx.readable ?? []).map(realDir)) {
-      args.push("--ro-bind", d, d);
-      gitAbove(d);
+  for (const e of entries) {
+    if (!/^\d+$/.test(e)) continue;
+    let status2;
+    try {
+      status2 = readFileSync(join4(proc, e, "status"), "utf8");
+    } catch {
+      continue;
     }
-    for (const d of ctx.writable.map(realDir)) {
-      args.push("--bind", d, d);
-      gitAbove(d);
-    }
-    for (const g of gits) args.push(...hideGit(g));
-    return [...args, "--", ...argv];
-  };
-}
-function hideGit(git2) {
-  let st;
-  try {
-    st = statSync(git2);
-  } catch {
-    return [];
-  }
-  if (st.isDirectory()) return ["--tmpfs", git2];
-  const out = ["--ro-bind", "/dev/null", git2];
-  try {
-    const m = /^gitdir:\s*(.+?)\s*$/m.exec(readFileSync(git2, "utf8"));
-    if (m) {
-      const dir = resolve(dirname(git2), m[1]);
-      if (existsSync(dir) && statSync(dir).isDirectory()) out.push("--tmpfs", dir);
-      const common = join2(dir, "commondir");
-      if (existsSync(common)) {
-        const c = resolve(dir, readFileSync(common, "utf8").trim());
-        if (existsSync(join2(c, "config"))) out.push("--ro-bind", "/dev/null", join2(c, "config"));
-      }
-    }
-  } catch {
+    if (/^State:\s*[ZX]/m.test(status2)) continue;
+    const ids = /^Uid:\s*(\d+)\s+(\d+)/m.exec(status2);
+    if (ids && (Number(ids[1]) === uid || Number(ids[2]) === uid)) out.push(Number(e));
   }
   return out;
 }
-function findBwrap(host2) {
-  const bwrap = host2.which("bwrap");
-  if (!bwrap) return null;
-  for (const userns of [false, true]) {
-    const probe2 = [bwrap, "--die-with-parent", "--unshare-pid", ...userns ? ["--unshare-user"] : [], "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", "true"];
-    if (host2.works(probe2)) return { bwrap, userns };
-  }
-  return null;
+function uidSweeper(host2, user, uid, asUser) {
+  const kill = host2.which("kill") ?? "/bin/kill";
+  return () => {
+    for (let round = 0; round < 6; round++) {
+      if (!host2.processesOf(uid).length) return;
+      host2.works([...asUser, kill, "-9", "--", "-1"]);
+      host2.sleep(50 * (round + 1));
+    }
+    const left = host2.processesOf(uid);
+    if (left.length) throw new InfraError(`processes of the probe user ${user} (uid ${uid}) cannot be ended (pids ${left.slice(0, 8).join(", ")}); refusing to run the probe beside them`);
+  };
 }
-function chooseIsolation(req, host2 = realHost) {
+var FEATURE_CTX = (env) => ({ writable: [], readable: [], env, network: false, cwd: "/" });
+function chooseIsolation(req, host2 = realHost, ctx) {
   const tried = [];
   const want = req.mode;
-  const bw = want === "none" ? null : findBwrap(host2);
-  if (!bw && want !== "none") tried.push(host2.which("bwrap") ? "bubblewrap: cannot create namespaces here (unprivileged user namespaces disabled?)" : "bubblewrap: not installed (apt install bubblewrap)");
+  const root = host2.uid() === 0;
+  const bwrap = want === "none" ? null : host2.which("bwrap");
+  const noop4 = host2.which("true") ?? "/bin/true";
+  const test = ctx ?? FEATURE_CTX(host2.env);
+  const spec = (c, o) => ({
+    bwrap,
+    ...o,
+    writable: c.writable,
+    readable: c.readable ?? [],
+    lockFiles: host2.lockFiles(c.env),
+    env: c.env,
+    home: host2.home,
+    self: host2.self,
+    network: c.network,
+    cwd: c.cwd ?? c.writable[c.writable.length - 1] ?? "/"
+  });
+  const sandbox = (o, before = () => [], after = []) => {
+    const variants = o.userns ? [{ ...o, userns: { ...o.userns, disableNested: true } }, { ...o, userns: { ...o.userns, disableNested: false } }] : [o];
+    for (const v of variants) {
+      const wrap = (argv, c) => [...before(c), ...sandboxArgs(spec(c, v), host2.view).args, ...after, ...argv];
+      if (host2.works(wrap([noop4], test))) return wrap;
+    }
+    return null;
+  };
+  let degraded = null;
   if (want === "auto" || want === "uid") {
     const user = probeUser(req, host2);
     if (user) {
       if (!/^[a-z_][a-z0-9_-]{0,31}$/.test(user)) throw new InputError(`probe user ${JSON.stringify(user)} is not a user name`);
-      const root = host2.uid() === 0;
-      const setpriv = host2.which("setpriv");
-      const sudo = host2.which("sudo");
-      const bwrap = host2.which("bwrap");
-      const nsProbe = bwrap ? [bwrap, "--die-with-parent", "--unshare-pid", "--unshare-user", "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", "true"] : null;
-      const gid = root && setpriv ? host2.gidOf(user) : null;
-      const switchers = [];
-      if (root && setpriv && gid !== null) switchers.push(["setpriv", [setpriv, "--reuid", user, "--regid", String(gid), "--init-groups", "--"]]);
-      if (sudo) switchers.push(["sudo -n", [sudo, "-n", "-u", user, "--"]]);
-      for (const [how, prefix] of switchers) {
-        if (!host2.works([...prefix, "true"])) continue;
-        const inner = bwrap && nsProbe && host2.works([...prefix, ...nsProbe]) ? bwrapWrap(bwrap, true) : null;
-        const envArgs = (ctx) => how === "setpriv" || !ctx.probeEnv ? [] : ["/usr/bin/env", "-i", ...Object.entries(ctx.probeEnv).filter(([, v]) => v !== void 0).map(([k, v]) => `${k}=${v}`)];
-        return {
+      const uid = host2.uidOf(user);
+      const gid = host2.gidOf(user);
+      const setpriv = root ? host2.which("setpriv") : null;
+      const sudo = root ? null : host2.which("sudo");
+      if (uid === null || gid === null) tried.push(`uid ${user}: no such user (create it with \`npu-block-gate agent setup\`)`);
+      else if (uid === 0) throw new InputError(`probe user ${user} has uid 0: it isolates nothing; set up another with \`npu-block-gate agent setup\``);
+      else if (root && setpriv) {
+        const drop = [setpriv, "--reuid", String(uid), "--regid", String(gid), "--init-groups", "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--"];
+        const inBwrap = bwrap ? sandbox({ userns: null, capDrop: false, root: true }, () => [], drop) : null;
+        if (inBwrap) return { mode: "uid", detail: `uid ${user} (setpriv) in bubblewrap: pid+mount+ipc+net namespaces, private /proc, /dev and /tmp, homes and runner files hidden, no capabilities`, degraded: null, pidNamespace: true, wrap: inBwrap, sweep: null };
+        const why3 = bwrap ? "bubblewrap cannot create its namespaces here" : "bubblewrap is not installed (apt install bubblewrap)";
+        const unshare = host2.which("unshare");
+        const pidns = unshare ? [unshare, "--pid", "--fork", "--kill-child", "--mount-proc", "--"] : null;
+        const withPid = pidns && host2.works([...pidns, ...drop, noop4]) ? pidns : [];
+        degraded = {
           mode: "uid",
-          detail: `uid ${user} (${how})${inner ? " + bubblewrap" : ""}`,
-          wrap: (argv, ctx) => [...prefix, ...envArgs(ctx), ...inner ? inner(argv, ctx) : argv]
+          detail: `uid ${user} (setpriv)${withPid.length ? " in a PID namespace" : ""}, without its sandbox: ${why3}`,
+          degraded: `the probe user runs without its sandbox (${why3}): the runner's files are hidden only by their permissions`,
+          pidNamespace: withPid.length > 0,
+          wrap: (argv) => [...withPid, ...drop, ...argv],
+          sweep: uidSweeper(host2, user, uid, [setpriv, "--reuid", String(uid), "--regid", String(gid), "--clear-groups", "--"])
         };
-      }
-      tried.push(`uid ${user}: cannot switch to it (setpriv as root, or a sudoers rule from \`npu-block-gate agent setup\`)`);
+      } else if (sudo && host2.works([sudo, "-n", "-u", user, "--", noop4])) {
+        const asUser = [sudo, "-n", "-u", user, "--"];
+        const envArgs = (c) => [host2.which("env") ?? "/usr/bin/env", "-i", ...Object.entries(c.probeEnv ?? {}).filter(([, v]) => v !== void 0).map(([k, v]) => `${k}=${v}`)];
+        const nested = bwrap ? sandbox({ userns: { uid: null, gid: null, disableNested: true }, capDrop: true, root: false }, (c) => [...asUser, ...envArgs(c)]) : null;
+        if (nested) return { mode: "uid", detail: `uid ${user} (sudo -n) + bubblewrap: user+pid+mount+ipc+net namespaces, private /proc, /dev and /tmp, homes and runner files hidden, no capabilities`, degraded: null, pidNamespace: true, wrap: nested, sweep: null };
+        const why3 = bwrap ? `the probe user cannot start bubblewrap (unprivileged user namespaces are restricted here: ${APPARMOR_FIX})` : "bubblewrap is not installed (apt install bubblewrap)";
+        degraded = {
+          mode: "uid",
+          detail: `uid ${user} (sudo -n), without its sandbox: ${why3}`,
+          degraded: `the probe user runs without its sandbox: ${why3}`,
+          pidNamespace: false,
+          wrap: (argv, c) => [...asUser, ...envArgs(c), ...argv],
+          sweep: uidSweeper(host2, user, uid, asUser)
+        };
+      } else tried.push(`uid ${user}: cannot switch to it (${root ? "setpriv is missing" : "no sudoers rule: run `npu-block-gate agent setup`"})`);
     } else if (want === "uid") tried.push("uid: no probe user configured (NPU_BLOCK_GATE_PROBE_USER, or `npu-block-gate agent setup`)");
   }
-  if ((want === "auto" || want === "namespace") && bw) {
-    return { mode: "namespace", detail: `bubblewrap: ${bw.userns ? "user+" : ""}pid+mount+net namespaces, private /proc, read-only root, runner files and .git hidden`, wrap: bwrapWrap(bw.bwrap, bw.userns) };
+  if ((want === "auto" || want === "namespace") && bwrap) {
+    const userns = { uid: root ? SANDBOX_UID : null, gid: root ? SANDBOX_UID : null, disableNested: true };
+    let ns = sandbox({ userns, capDrop: true, root });
+    let how = "user+pid+mount+ipc+net namespaces";
+    if (!ns && !root) {
+      ns = sandbox({ userns: null, capDrop: true, root: false });
+      how = "pid+mount+ipc+net namespaces";
+    }
+    if (ns) {
+      return {
+        mode: "namespace",
+        detail: `bubblewrap: ${how}${root ? `, uid ${SANDBOX_UID} inside` : ""}, no capabilities, private /proc, /dev and /tmp, read-only root, homes, runner files and .git hidden`,
+        degraded: null,
+        pidNamespace: true,
+        wrap: ns,
+        sweep: null
+      };
+    }
+    tried.push(root ? "bubblewrap: cannot create a user namespace here (as root the sandbox needs one: no capabilities, no uid mapped to root)" : `bubblewrap: cannot create namespaces here (${APPARMOR_FIX})`);
+  } else if (want === "auto" || want === "namespace") tried.push("bubblewrap: not installed (apt install bubblewrap)");
+  if (degraded) {
+    if (req.untrusted && !req.allowUnisolated) {
+      throw new InfraError(`refusing to run an untrusted event's model code: ${degraded.degraded} (or set allow-unisolated: true, unsafe)`);
+    }
+    return req.untrusted ? { ...degraded, detail: `${degraded.detail}; UNSAFE: allow-unisolated` } : degraded;
   }
   if (want === "none" || want === "auto") {
     if (req.untrusted && !req.allowUnisolated) {
       throw new InfraError(`refusing to run an untrusted event's model code without isolation (${tried.join("; ") || "isolation: none was asked for"}); set up the probe user with \`npu-block-gate agent setup\`, install bubblewrap, or set allow-unisolated: true (unsafe: the code can read this job's tokens)`);
     }
-    return { mode: "none", detail: `none${tried.length ? ` (${tried.join("; ")})` : ""}${req.untrusted ? "; UNSAFE: allow-unisolated" : ""}`, wrap: (argv) => argv };
+    const unshare = host2.which("unshare");
+    const pidns = unshare ? [unshare, ...root ? [] : ["--map-current-user"], "--pid", "--fork", "--kill-child", "--mount-proc", "--"] : null;
+    const pid = pidns && host2.works([...pidns, noop4]) ? pidns : null;
+    const notes = [...tried, pid ? "in a PID namespace" : "no PID namespace: a process that leaves the probe's tree may outlive it"];
+    return {
+      mode: "none",
+      detail: `none (${notes.join("; ")})${req.untrusted ? "; UNSAFE: allow-unisolated" : ""}`,
+      degraded: null,
+      pidNamespace: !!pid,
+      wrap: (argv) => [...pid ?? [], ...argv],
+      sweep: null,
+      unavailable: tried
+    };
   }
   throw new InfraError(`isolation ${want} is not available here: ${tried.join("; ")}`);
 }
@@ -20897,16 +21174,11 @@ var PIPE_GRACE_MS = 2e3;
 function probeDir() {
   let dir = dirname2(fileURLToPath(import.meta.url));
   for (let i = 0; i < 5; i++) {
-    const candidate = join3(dir, "scripts", "probe");
-    if (existsSync2(join3(candidate, "__main__.py"))) return candidate;
+    const candidate = join5(dir, "scripts", "probe");
+    if (existsSync2(join5(candidate, "__main__.py"))) return candidate;
     dir = dirname2(dir);
   }
   throw new InfraError("scripts/probe/__main__.py not found next to npu-block-gate; the installation is incomplete");
-}
-var SECRET_ENV = /^(INPUT_.*|ACTIONS_.*|GITHUB_(TOKEN|OUTPUT|ENV|PATH|STEP_SUMMARY|STATE)|GH_TOKEN|GH_ENTERPRISE_TOKEN|RUNNER_TRACKING_ID)$/i;
-var CREDENTIAL_NAME = /(^|_)(TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?|API_?KEY|ACCESS_KEY(_ID)?|PRIVATE_KEY|AUTH)(_|$)/i;
-function probeEnv(env) {
-  return Object.fromEntries(Object.entries(env).filter(([k]) => !SECRET_ENV.test(k) && !CREDENTIAL_NAME.test(k)));
 }
 var ProbeInterrupted = class extends InfraError {
   constructor(signal, what) {
@@ -20946,17 +21218,68 @@ function missing(command) {
   if (command.includes("/")) return !existsSync2(command);
   return realHost.which(command) === null;
 }
+function homes() {
+  const out = ["/root", "/home", process.env.HOME, realHost.home].filter((h) => !!h).map((h) => resolve3(h));
+  try {
+    for (const n of readdirSync2("/home")) out.push(join5("/home", n));
+  } catch {
+  }
+  return out;
+}
+var holdsHome = (d, hs) => hs.some((h) => h === d || h.startsWith(d.endsWith(sep2) ? d : d + sep2));
+function interpreterDirs(command, env) {
+  const path = command.includes("/") ? resolve3(command) : realHost.which(command);
+  if (!path) return [];
+  const code2 = "import sys, json; print(json.dumps([sys.executable, sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix] + sys.path))";
+  const r = spawnSync3(path, ["-I", "-c", code2], { cwd: "/", env, encoding: "utf8", timeout: 3e4 });
+  let said = [];
+  try {
+    said = r.status === 0 ? JSON.parse(r.stdout.trim().split("\n").pop() ?? "[]") : [];
+  } catch {
+    said = [];
+  }
+  const hs = homes();
+  const out = /* @__PURE__ */ new Set();
+  const add = (p) => {
+    let d;
+    try {
+      d = realpathSync2(p);
+      if (!statSync2(d).isDirectory()) d = dirname2(d);
+    } catch {
+      return;
+    }
+    if (d !== "/" && !holdsHome(d, hs)) out.add(d);
+  };
+  add(dirname2(path));
+  add(dirname2(dirname2(path)));
+  for (const p of [...said, ...(env.PYTHONPATH ?? "").split(":")]) if (typeof p === "string" && p && isAbsolute(p)) add(p);
+  if (typeof said[0] === "string") {
+    add(dirname2(said[0]));
+    add(dirname2(dirname2(said[0])));
+  }
+  return [...out];
+}
 function runOnce(c, a, h) {
   if (a.isolation && missing(c.command)) return Promise.resolve({ kind: "skip", why: "not found" });
-  const env = { ...probeEnv(process.env), PYTHONUNBUFFERED: "1", PYTHONDONTWRITEBYTECODE: "1", ...a.extraEnv };
+  const iso = a.isolation;
+  const base = { ...probeEnv(process.env, a.envAllow), PYTHONUNBUFFERED: "1", PYTHONDONTWRITEBYTECODE: "1" };
+  const hub = iso && iso.mode !== "none" ? hubCacheOf(process.env, realHost.home) : null;
+  const env = { ...base, ...hub && existsSync2(hub) ? { HF_HUB_CACHE: hub } : {}, ...a.extraEnv };
   const plain3 = [c.command, probeDir(), a.subcommand, ...a.args];
-  const own = [dirname2(dirname2(probeDir())), ...c.command.includes("/") ? [dirname2(dirname2(c.command))] : []];
-  const argv = a.isolation ? a.isolation.wrap(plain3, { writable: a.writable ?? [], readable: [...own, ...a.readable ?? []], env: process.env, probeEnv: env, network: !!a.network }) : plain3;
+  const own = [dirname2(dirname2(probeDir())), ...iso && iso.mode !== "none" ? interpreterDirs(c.command, env) : []];
+  const cwd = a.runDir ?? a.writable?.[a.writable.length - 1];
+  const argv = iso ? iso.wrap(plain3, { writable: a.writable ?? [], readable: [...own, ...a.readable ?? []], env: process.env, probeEnv: env, network: !!a.network, cwd }) : plain3;
+  try {
+    iso?.sweep?.();
+  } catch (e) {
+    return Promise.reject(e);
+  }
   const wantsEvents = a.args.includes("--events");
-  return new Promise((resolve18, reject) => {
+  return new Promise((resolve21, reject) => {
     const child = spawn(argv[0], argv.slice(1), {
       stdio: [wantsEvents ? "pipe" : "ignore", "pipe", "pipe"],
       env,
+      ...iso && cwd ? { cwd } : {},
       // Its own process group: a timeout or a cancel stops the probe and everything it started.
       detached: true
     });
@@ -21002,15 +21325,23 @@ function runOnce(c, a, h) {
       stdout += d.toString("utf8");
     });
     child.stderr.on("data", takeErr);
-    let doomed = [];
+    const doomed = /* @__PURE__ */ new Map();
+    const watch = () => {
+      if (child.pid) {
+        for (const pid of descendants(child.pid)) if (!doomed.has(pid)) doomed.set(pid, startOf(pid) ?? "");
+      }
+    };
+    const watcher = iso?.pidNamespace ? null : setInterval(watch, 200);
+    watcher?.unref();
     const killGroup = (sig) => {
       if (!child.pid) return;
-      if (!doomed.length) doomed = descendants(child.pid);
+      watch();
       try {
         process.kill(-child.pid, sig);
       } catch {
       }
-      for (const pid of doomed) {
+      for (const [pid, start] of doomed) {
+        if (startOf(pid) !== start) continue;
         try {
           process.kill(pid, sig);
         } catch {
@@ -21036,12 +21367,13 @@ function runOnce(c, a, h) {
     process.on("SIGTERM", onTerm);
     const cleanup = () => {
       if (timer) clearTimeout(timer);
+      if (watcher) clearInterval(watcher);
       process.removeListener("SIGINT", onInt);
       process.removeListener("SIGTERM", onTerm);
     };
     child.on("error", (e) => {
       cleanup();
-      if (e.code === "ENOENT") resolve18({ kind: "skip", why: "not found" });
+      if (e.code === "ENOENT") resolve21({ kind: "skip", why: "not found" });
       else reject(new InfraError(`cannot start ${argv[0]}: ${e.message}`));
     });
     child.on("exit", () => {
@@ -21052,34 +21384,50 @@ function runOnce(c, a, h) {
       }, PIPE_GRACE_MS).unref();
     });
     child.on("close", (code2, signal) => {
+      if (!iso?.pidNamespace) killGroup("SIGKILL");
       cleanup();
+      let swept = null;
+      try {
+        iso?.sweep?.();
+      } catch (e) {
+        swept = e;
+      }
       if (buf.trim()) takeErr(Buffer.from("\n"));
       void pending.then(() => {
         if (failure) return reject(failure);
+        if (swept) return reject(swept);
         if (interrupted) return reject(new ProbeInterrupted(interrupted, a.subcommand));
         if (timedOut) return reject(new InfraError(`probe ${a.subcommand} timed out after ${a.timeoutSec}s; its process group was stopped`));
-        if (code2 === 0) return resolve18({ kind: "ok", python, stdout });
-        if (code2 === EXIT_CODES.no_numpy) return resolve18({ kind: "skip", why: "cannot import numpy" });
+        if (code2 === 0) return resolve21({ kind: "ok", python, stdout });
+        if (code2 === EXIT_CODES.no_numpy) return resolve21({ kind: "skip", why: "cannot import numpy" });
         const why3 = lastError || (signal ? `killed by ${signal}` : `exited with status ${code2}`);
         if (code2 === EXIT_CODES.input) return reject(Object.assign(new InputError(why3), { stdout }));
-        const log = a.runDir ? ` (log: ${join3(a.runDir, "probe.log")})` : "";
+        const log = a.runDir ? ` (log: ${join5(a.runDir, "probe.log")})` : "";
         reject(new InfraError(`probe ${a.subcommand} failed: ${why3}${log}`));
       });
     });
   });
 }
+function startOf(pid, proc = "/proc") {
+  try {
+    const stat = readFileSync2(join5(proc, String(pid), "stat"), "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19] ?? null;
+  } catch {
+    return null;
+  }
+}
 function descendants(pid, proc = "/proc") {
   const parentOf = /* @__PURE__ */ new Map();
   let entries;
   try {
-    entries = readdirSync(proc);
+    entries = readdirSync2(proc);
   } catch {
     return [];
   }
   for (const e of entries) {
     if (!/^\d+$/.test(e)) continue;
     try {
-      const stat = readFileSync2(join3(proc, e, "stat"), "utf8");
+      const stat = readFileSync2(join5(proc, e, "stat"), "utf8");
       const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
       parentOf.set(Number(e), ppid);
     } catch {
@@ -21143,7 +21491,7 @@ function defaultRunDirName(model, now = /* @__PURE__ */ new Date()) {
 }
 
 // src/check/index.ts
-import { basename as basename5, isAbsolute as isAbsolute5, join as join15, resolve as resolve6 } from "node:path";
+import { basename as basename5, isAbsolute as isAbsolute7, join as join18, resolve as resolve9 } from "node:path";
 import { existsSync as existsSync9 } from "node:fs";
 
 // src/fs/atomic.ts
@@ -21152,20 +21500,20 @@ import {
   copyFileSync,
   fstatSync,
   fsyncSync,
-  fchmodSync,
+  fchmodSync as fchmodSync2,
   fchownSync,
   linkSync,
-  lstatSync,
+  lstatSync as lstatSync2,
   mkdirSync,
   openSync as openSync2,
-  realpathSync as realpathSync2,
+  realpathSync as realpathSync3,
   renameSync,
   rmSync,
-  statSync as statSync2,
+  statSync as statSync3,
   unlinkSync,
   writeSync
 } from "node:fs";
-import { basename, dirname as dirname3, join as join4 } from "node:path";
+import { basename, dirname as dirname3, join as join6 } from "node:path";
 import { randomBytes } from "node:crypto";
 
 // src/fs/read.ts
@@ -21195,7 +21543,7 @@ var NOTHING_CHANGED = "; nothing was changed";
 function resolveTarget(path, follow = true) {
   let l;
   try {
-    l = lstatSync(path);
+    l = lstatSync2(path);
   } catch (e) {
     if (e.code === "ENOENT") return { path, real: path, stat: null };
     throw fsError(e, path, "cannot read");
@@ -21204,14 +21552,14 @@ function resolveTarget(path, follow = true) {
   if (l.isSymbolicLink() && !follow) return { path, real: path, stat: null };
   if (l.isSymbolicLink()) {
     try {
-      real = realpathSync2(path);
+      real = realpathSync3(path);
     } catch (e) {
       const code2 = e.code;
       if (code2 === "ENOENT") throw new InputError("is a symlink to a missing file (npu-block-gate writes through a symlink, never replaces it)", path);
       throw fsError(e, path, "cannot resolve the symlink");
     }
   }
-  const st = real === path ? l : statSync2(real);
+  const st = real === path ? l : statSync3(real);
   if (!st.isFile()) throw new InputError(`is ${kindOf(st)}, not a regular file`, path);
   return { path, real, stat: st };
 }
@@ -21262,7 +21610,7 @@ function commitWrites(writes) {
       } catch (e) {
         throw fsError(e, dir, "cannot create the directory", NOTHING_CHANGED);
       }
-      const tmp = join4(dir, `.${basename(t.real)}.nbg-${process.pid}-${randomBytes(4).toString("hex")}.tmp`);
+      const tmp = join6(dir, `.${basename(t.real)}.nbg-${process.pid}-${randomBytes(4).toString("hex")}.tmp`);
       let fd;
       try {
         fd = openSync2(tmp, "wx", t.mode ?? (t.stat ? t.stat.mode & 511 : 438));
@@ -21272,8 +21620,8 @@ function commitWrites(writes) {
       prepared.push({ ...t, tmp, backup: null, placed: false });
       try {
         writeAll(fd, t.data);
-        if (t.mode !== void 0) fchmodSync(fd, t.mode);
-        else if (t.stat) fchmodSync(fd, t.stat.mode & 4095);
+        if (t.mode !== void 0) fchmodSync2(fd, t.mode);
+        else if (t.stat) fchmodSync2(fd, t.stat.mode & 4095);
         if (t.stat) {
           if (process.getuid?.() === 0 && (t.stat.uid !== 0 || t.stat.gid !== 0)) fchownSync(fd, t.stat.uid, t.stat.gid);
         }
@@ -21323,12 +21671,12 @@ function writeAtomic(path, data, o = true) {
 }
 
 // src/cache/reference.ts
-import { chmodSync as chmodSync2, copyFileSync as copyFileSync2, existsSync as existsSync3, lstatSync as lstatSync3, mkdirSync as mkdirSync2, mkdtempSync, readFileSync as readFileSync3, renameSync as renameSync2, rmSync as rmSync2, writeFileSync } from "node:fs";
-import { isAbsolute as isAbsolute2, join as join6, resolve as resolve2 } from "node:path";
+import { chmodSync, copyFileSync as copyFileSync2, existsSync as existsSync3, lstatSync as lstatSync4, mkdirSync as mkdirSync2, mkdtempSync, readFileSync as readFileSync3, renameSync as renameSync2, rmSync as rmSync2, writeFileSync } from "node:fs";
+import { isAbsolute as isAbsolute3, join as join8, resolve as resolve4 } from "node:path";
 
 // src/rundir/read.ts
-import { closeSync as closeSync4, constants as constants2, fstatSync as fstatSync3, openSync as openSync4, realpathSync as realpathSync3, statSync as statSync3, lstatSync as lstatSync2 } from "node:fs";
-import { join as join5, relative, isAbsolute, sep } from "node:path";
+import { closeSync as closeSync4, constants as constants3, fstatSync as fstatSync3, openSync as openSync4, realpathSync as realpathSync4, statSync as statSync4, lstatSync as lstatSync3 } from "node:fs";
+import { join as join7, relative, isAbsolute as isAbsolute2, sep as sep3 } from "node:path";
 
 // src/rundir/schema.ts
 var PROBE_SCHEMA = PROBE.schema;
@@ -21810,7 +22158,7 @@ if (drift.length) {
 import { extname } from "node:path";
 
 // src/tensor/bytes.ts
-import { closeSync as closeSync3, constants, fstatSync as fstatSync2, openSync as openSync3, readSync as readSync2 } from "node:fs";
+import { closeSync as closeSync3, constants as constants2, fstatSync as fstatSync2, openSync as openSync3, readSync as readSync2 } from "node:fs";
 var OPEN_ERRORS = {
   ENOENT: "no such file",
   EACCES: "cannot open: permission denied",
@@ -21823,7 +22171,7 @@ var FileBytes = class {
   constructor(path) {
     this.path = path;
     try {
-      this.#fd = openSync3(path, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY);
+      this.#fd = openSync3(path, constants2.O_RDONLY | constants2.O_NONBLOCK | constants2.O_NOCTTY);
     } catch (err) {
       const code2 = err.code;
       throw new InputError(OPEN_ERRORS[code2 ?? ""] ?? `cannot open (${code2 ?? String(err)})`, path);
@@ -22411,7 +22759,7 @@ var PROBE_JSON_MAX_BYTES = 64 << 20;
 function openRegularFile(path) {
   let fd;
   try {
-    fd = openSync4(path, constants2.O_RDONLY | constants2.O_NONBLOCK | constants2.O_NOCTTY);
+    fd = openSync4(path, constants3.O_RDONLY | constants3.O_NONBLOCK | constants3.O_NOCTTY);
   } catch (e) {
     const code2 = e.code;
     if (code2 === "ENOENT") throw new InputError("no such file", path);
@@ -22440,41 +22788,41 @@ function readRegularFile(path, max) {
 function runDirReal(runDir) {
   let st;
   try {
-    st = statSync3(runDir);
+    st = statSync4(runDir);
   } catch (e) {
     if (e.code === "ENOENT") throw new InputError("run dir does not exist", runDir);
     throw fsError(e, runDir, "cannot read the run dir");
   }
   if (!st.isDirectory()) throw new InputError(`run dir is ${st.isFile() ? "a file" : kindOf(st)}, not a directory`, runDir);
-  return realpathSync3(runDir);
+  return realpathSync4(runDir);
 }
 function runFile2(runDir, rel, field, missing2 = `missing (probe.json ${field} lists it)`) {
-  const shown3 = join5(runDir, rel);
-  if (isAbsolute(rel) || rel.split(/[\\/]/).includes("..")) throw new InputError(`${field} must be a relative path inside the run dir, got ${JSON.stringify(rel)}`, join5(runDir, RUN_FILES.probe));
+  const shown3 = join7(runDir, rel);
+  if (isAbsolute2(rel) || rel.split(/[\\/]/).includes("..")) throw new InputError(`${field} must be a relative path inside the run dir, got ${JSON.stringify(rel)}`, join7(runDir, RUN_FILES.probe));
   const root = runDirReal(runDir);
   try {
-    lstatSync2(shown3);
+    lstatSync3(shown3);
   } catch (e) {
     if (e.code === "ENOENT") throw new InputError(missing2, shown3);
     throw fsError(e, shown3, "cannot read");
   }
   let real;
   try {
-    real = realpathSync3(shown3);
+    real = realpathSync4(shown3);
   } catch (e) {
     const code2 = e.code;
     throw new InputError(code2 === "ENOENT" ? "is a symlink to a missing file" : `cannot resolve (${fsError(e, shown3, "resolve").message})`, shown3);
   }
   const r = relative(root, real);
-  if (r === "" || r.startsWith(`..${sep}`) || r === ".." || isAbsolute(r)) {
+  if (r === "" || r.startsWith(`..${sep3}`) || r === ".." || isAbsolute2(r)) {
     throw new InputError(`resolves to ${real}, outside the run dir (only files inside the run dir are read)`, shown3);
   }
-  const st = statSync3(real);
+  const st = statSync4(real);
   if (!st.isFile()) throw new InputError(`is ${kindOf(st)}, not a regular file`, shown3);
   return real;
 }
 function readProbeJson(runDir, requireBlock = true) {
-  const file = join5(runDir, RUN_FILES.probe);
+  const file = join7(runDir, RUN_FILES.probe);
   runDirReal(runDir);
   const real = runFile2(runDir, RUN_FILES.probe, "probe.json", "missing: the probe did not finish writing this run dir");
   let raw;
@@ -22536,7 +22884,7 @@ function crossCheck(p, requireBlock) {
   });
 }
 function tensorPath(runDir, entry) {
-  return join5(runDir, entry.file);
+  return join7(runDir, entry.file);
 }
 function openRunTensor(runDir, entry, field) {
   const shown3 = tensorPath(runDir, entry);
@@ -22593,7 +22941,7 @@ function storeReference(root, runDir, p) {
   for (const e of p.layers?.entries ?? []) if (e.layer !== 0 && wanted.includes(e.layer)) sources.set(e.layer, tensorPath(runDir, e.ref));
   for (const li of wanted) {
     const src = sources.get(li);
-    if (!src || !existsSync3(src) || !lstatSync3(src).isFile()) return { stored: false, why: `layer ${li}'s reference tensor is not in the run dir` };
+    if (!src || !existsSync3(src) || !lstatSync4(src).isFile()) return { stored: false, why: `layer ${li}'s reference tensor is not in the run dir` };
   }
   let bounds = null;
   if (rec.inputs?.boundaries) {
@@ -22602,15 +22950,15 @@ function storeReference(root, runDir, p) {
     bounds = b;
   }
   const names = bounds ? [...bounds.keys()] : [];
-  const dest = join6(root, rec.key);
+  const dest = join8(root, rec.key);
   if (existsSync3(dest) && sound(dest, rec.key, wanted, names)) return { stored: false, why: "an entry for this key is already there" };
   mkdirSync2(root, { recursive: true });
-  const tmp = mkdtempSync(join6(root, `.${rec.key}.`));
-  chmodSync2(tmp, 493);
+  const tmp = mkdtempSync(join8(root, `.${rec.key}.`));
+  chmodSync(tmp, 493);
   try {
-    for (const li of wanted) copyFileSync2(sources.get(li), join6(tmp, layerFile(li)));
-    for (const [name, src] of bounds ?? []) copyFileSync2(src, join6(tmp, boundaryFile(name)));
-    writeFileSync(join6(tmp, REF_CACHE.meta), JSON.stringify({
+    for (const li of wanted) copyFileSync2(sources.get(li), join8(tmp, layerFile(li)));
+    for (const [name, src] of bounds ?? []) copyFileSync2(src, join8(tmp, boundaryFile(name)));
+    writeFileSync(join8(tmp, REF_CACHE.meta), JSON.stringify({
       [META.key]: rec.key,
       [META.inputs]: rec.inputs ?? null,
       [META.kind]: rec.kind ?? p.reference.kind,
@@ -22640,16 +22988,16 @@ function storeReference(root, runDir, p) {
 }
 function referenceRoot(cacheRoot, env = process.env) {
   const r = env[REF_CACHE.env_root];
-  if (r && r.trim().toLowerCase() !== REF_CACHE.off_value) return resolve2(r);
-  return isAbsolute2(cacheRoot) ? join6(cacheRoot, REF_CACHE.subdir) : resolve2(cacheRoot, REF_CACHE.subdir);
+  if (r && r.trim().toLowerCase() !== REF_CACHE.off_value) return resolve4(r);
+  return isAbsolute3(cacheRoot) ? join8(cacheRoot, REF_CACHE.subdir) : resolve4(cacheRoot, REF_CACHE.subdir);
 }
 function sound(dir, key, layers, boundaries) {
   try {
-    const meta = JSON.parse(readFileSync3(join6(dir, REF_CACHE.meta), "utf8"));
+    const meta = JSON.parse(readFileSync3(join8(dir, REF_CACHE.meta), "utf8"));
     if (meta?.[META.key] !== key) return false;
     const stored = meta[META.storedBoundaries];
     if (boundaries.length && !(Array.isArray(stored) && boundaries.every((n) => stored.includes(n)))) return false;
-    const npy = (f2) => readFileSync3(join6(dir, f2)).subarray(0, 6).toString("latin1") === "\x93NUMPY";
+    const npy = (f2) => readFileSync3(join8(dir, f2)).subarray(0, 6).toString("latin1") === "\x93NUMPY";
     return layers.every((li) => npy(layerFile(li))) && boundaries.every((n) => npy(boundaryFile(n)));
   } catch {
     return false;
@@ -23005,7 +23353,7 @@ function finalize(acc, opts) {
 // src/metrics/native.ts
 import { existsSync as existsSync4 } from "node:fs";
 import { createRequire } from "node:module";
-import { dirname as dirname4, join as join7 } from "node:path";
+import { dirname as dirname4, join as join9 } from "node:path";
 import { fileURLToPath as fileURLToPath2 } from "node:url";
 var NATIVE_PATH_ENV = "NPU_BLOCK_GATE_NATIVE";
 var NATIVE_THREADS_ENV = "NPU_BLOCK_GATE_THREADS";
@@ -23019,13 +23367,13 @@ function nativeCandidates(from = dirname4(fileURLToPath2(import.meta.url)), env 
   const dirs = [];
   for (let dir = from; ; ) {
     dirs.push(dir);
-    if (existsSync4(join7(dir, "package.json"))) break;
+    if (existsSync4(join9(dir, "package.json"))) break;
     const up = dirname4(dir);
     if (up === dir) break;
     dir = up;
   }
-  const built = dirs.map((d) => join7(d, "native", "build", "Release", ADDON));
-  const prebuilt = process.platform === "linux" && process.arch === "x64" ? dirs.flatMap((d) => [join7(d, "dist", "native", PREBUILT), join7(d, "native", PREBUILT)]) : [];
+  const built = dirs.map((d) => join9(d, "native", "build", "Release", ADDON));
+  const prebuilt = process.platform === "linux" && process.arch === "x64" ? dirs.flatMap((d) => [join9(d, "dist", "native", PREBUILT), join9(d, "native", PREBUILT)]) : [];
   return [...built, ...prebuilt];
 }
 function threadsFrom(env) {
@@ -23583,11 +23931,11 @@ function lensWarning(lens) {
 }
 
 // src/bisect/judge.ts
-import { join as join9 } from "node:path";
+import { join as join11 } from "node:path";
 
 // src/rundir/bisect-spec.ts
-import { lstatSync as lstatSync4 } from "node:fs";
-import { join as join8 } from "node:path";
+import { lstatSync as lstatSync5 } from "node:fs";
+import { join as join10 } from "node:path";
 var BISECT_SCHEMA = BISECT_CONTRACT.schema;
 var BISECT_SCHEMA_VERSION = BISECT_CONTRACT.version;
 var BISECT_DIR = BISECT_CONTRACT.dir;
@@ -23642,9 +23990,9 @@ var BISECT_SPEC = obj({
 }, { declare: false, rest: any() });
 var BISECT_JSON_MAX_BYTES = 16 << 20;
 function readBisectJson(runDir) {
-  const file = join8(runDir, BISECT_FILE);
+  const file = join10(runDir, BISECT_FILE);
   try {
-    lstatSync4(file);
+    lstatSync5(file);
   } catch (e) {
     if (e.code === "ENOENT" || e.code === "ENOTDIR") return null;
     throw fsError(e, file, "cannot read");
@@ -23677,7 +24025,7 @@ async function judgeSteps(runDir, b, refPath, realLen, th) {
   const steps = [];
   for (const [i, s] of b.steps.entries()) {
     runFile2(runDir, s.file, `steps[${i}].file`, `missing (${BISECT_FILE} lists it)`);
-    const npu = openTensor(join9(runDir, s.file));
+    const npu = openTensor(join11(runDir, s.file));
     try {
       const ref = openTensor(refPath);
       try {
@@ -23916,6 +24264,7 @@ function verdict(m, ctx) {
   if (lw) warnings.push(lw);
   if (ctx.documented.refused !== void 0) warnings.push({ id: "docs", message: `G4: the documents were not recorded: ${ctx.documented.refused}` });
   if (ctx.unisolatedFallback) warnings.push({ id: "isolation", message: `the probe ran without isolation: ${ctx.unisolatedFallback}` });
+  if (ctx.isolation?.degraded) warnings.push({ id: "isolation", message: `the probe ran with degraded isolation: ${ctx.isolation.degraded}` });
   return {
     schema: REPORT_SCHEMA,
     schema_version: REPORT_SCHEMA_VERSION,
@@ -23983,10 +24332,10 @@ function errorVerdict(e) {
 }
 
 // src/check/model-dir.ts
-import { statSync as statSync4 } from "node:fs";
-import { basename as basename2, dirname as dirname5, resolve as resolve3 } from "node:path";
+import { statSync as statSync5 } from "node:fs";
+import { basename as basename2, dirname as dirname5, resolve as resolve5 } from "node:path";
 function airRootOf(path) {
-  let d = resolve3(path);
+  let d = resolve5(path);
   while (d !== dirname5(d)) {
     if (basename2(d) === "llms" && basename2(dirname5(d)) === "programming_examples") return dirname5(dirname5(d));
     d = dirname5(d);
@@ -23994,10 +24343,10 @@ function airRootOf(path) {
   return null;
 }
 function modelDirAt(path) {
-  const dir = resolve3(path);
+  const dir = resolve5(path);
   let st;
   try {
-    st = statSync4(dir);
+    st = statSync5(dir);
   } catch (e) {
     if (e.code === "ENOENT") throw new InputError("model dir does not exist", path);
     throw fsError(e, path, "cannot read the model dir");
@@ -24007,23 +24356,23 @@ function modelDirAt(path) {
 }
 
 // src/check/rundir.ts
-import { existsSync as existsSync5, lstatSync as lstatSync5, mkdirSync as mkdirSync3, readdirSync as readdirSync2, rmSync as rmSync3, statSync as statSync5 } from "node:fs";
-import { join as join10 } from "node:path";
+import { existsSync as existsSync5, lstatSync as lstatSync6, mkdirSync as mkdirSync3, readdirSync as readdirSync3, rmSync as rmSync3, statSync as statSync6 } from "node:fs";
+import { join as join12 } from "node:path";
 var RUN_ENTRIES = [...Object.values(RUN_FILES), CONTRACT.bisect.dir, CONTRACT.layers_dir, CONTRACT.boundaries.dir];
 function prepareRunDir(runDir, force) {
   let st;
   try {
-    st = lstatSync5(runDir);
+    st = lstatSync6(runDir);
   } catch (e) {
     if (e.code !== "ENOENT") throw fsError(e, runDir, "cannot use as the run dir");
   }
-  if (st && !st.isDirectory() && !(st.isSymbolicLink() && existsSync5(runDir) && statSync5(runDir).isDirectory())) {
+  if (st && !st.isDirectory() && !(st.isSymbolicLink() && existsSync5(runDir) && statSync6(runDir).isDirectory())) {
     throw new InputError("is an existing file, not a directory; the run dir (--out) must be a new or empty directory", runDir);
   }
   if (st) {
     let entries;
     try {
-      entries = readdirSync2(runDir);
+      entries = readdirSync3(runDir);
     } catch (e) {
       throw fsError(e, runDir, "cannot read the run dir");
     }
@@ -24033,9 +24382,9 @@ function prepareRunDir(runDir, force) {
     }
     for (const name of RUN_ENTRIES) {
       try {
-        rmSync3(join10(runDir, name), { recursive: true, force: true });
+        rmSync3(join12(runDir, name), { recursive: true, force: true });
       } catch (e) {
-        throw fsError(e, join10(runDir, name), "cannot remove what an earlier run left");
+        throw fsError(e, join12(runDir, name), "cannot remove what an earlier run left");
       }
     }
   }
@@ -24046,19 +24395,19 @@ function prepareRunDir(runDir, force) {
   }
 }
 function removeStaleReports(runDir) {
-  const ours = existsSync5(join10(runDir, RUN_FILES.probe)) || (() => {
+  const ours = existsSync5(join12(runDir, RUN_FILES.probe)) || (() => {
     try {
-      return JSON.parse(readDocument(join10(runDir, RUN_FILES.report))?.toString("utf8") ?? "{}").schema === REPORT_SCHEMA;
+      return JSON.parse(readDocument(join12(runDir, RUN_FILES.report))?.toString("utf8") ?? "{}").schema === REPORT_SCHEMA;
     } catch {
       return false;
     }
   })();
   if (!ours) return;
   for (const name of [RUN_FILES.report, RUN_FILES.markdown]) {
-    const path = join10(runDir, name);
+    const path = join12(runDir, name);
     let st;
     try {
-      st = lstatSync5(path);
+      st = lstatSync6(path);
     } catch {
       continue;
     }
@@ -24072,27 +24421,28 @@ function removeStaleReports(runDir) {
 }
 
 // src/check/probe.ts
-import { chmodSync as chmodSync3, existsSync as existsSync8, lstatSync as lstatSync7, readdirSync as readdirSync4, statSync as statSync7, statfsSync } from "node:fs";
-import { basename as basename4, join as join13, resolve as resolve5 } from "node:path";
+import { spawnSync as spawnSync4 } from "node:child_process";
+import { chmodSync as chmodSync3, existsSync as existsSync8, lstatSync as lstatSync9, readdirSync as readdirSync5, readFileSync as readFileSync5, rmdirSync, statSync as statSync8, statfsSync } from "node:fs";
+import { basename as basename4, dirname as dirname8, join as join15, resolve as resolve7 } from "node:path";
 
 // src/cache/kernel.ts
 import { createHash } from "node:crypto";
-import { cpSync, existsSync as existsSync6, mkdirSync as mkdirSync4, readdirSync as readdirSync3, readFileSync as readFileSync4, realpathSync as realpathSync4, renameSync as renameSync3, rmSync as rmSync4, statSync as statSync6, utimesSync, writeFileSync as writeFileSync2 } from "node:fs";
-import { homedir } from "node:os";
-import { basename as basename3, dirname as dirname6, isAbsolute as isAbsolute3, join as join11, relative as relative2, sep as sep2 } from "node:path";
+import { chmodSync as chmodSync2, cpSync, existsSync as existsSync6, lstatSync as lstatSync7, mkdirSync as mkdirSync4, mkdtempSync as mkdtempSync2, readdirSync as readdirSync4, readFileSync as readFileSync4, realpathSync as realpathSync5, renameSync as renameSync3, rmSync as rmSync4, statSync as statSync7, utimesSync, writeFileSync as writeFileSync2 } from "node:fs";
+import { homedir, tmpdir } from "node:os";
+import { basename as basename3, dirname as dirname6, isAbsolute as isAbsolute4, join as join13, relative as relative2, sep as sep4 } from "node:path";
 var KERNEL_CACHE_VERSION = 1;
 var DEFAULT_MAX_BYTES = 20 * 1024 ** 3;
 function defaultCacheRoot(env = process.env) {
   if (env.NPU_BLOCK_GATE_CACHE_DIR) return env.NPU_BLOCK_GATE_CACHE_DIR;
-  const base = env.XDG_CACHE_HOME || join11(homedir(), ".cache");
-  return join11(base, "npu-block-gate");
+  const base = env.XDG_CACHE_HOME || join13(homedir(), ".cache");
+  return join13(base, "npu-block-gate");
 }
 var SKIP_DIR = /^(build_[^/]*|docs|__pycache__|\.git|air_project|node_modules)$/;
 var SKIP_FILE = /(\.pyc|\.md|~|\.swp)$|^\.gitignore$/;
 function listFiles(dir, out = []) {
   if (!existsSync6(dir)) return out;
-  for (const e of readdirSync3(dir, { withFileTypes: true })) {
-    const p = join11(dir, e.name);
+  for (const e of readdirSync4(dir, { withFileTypes: true })) {
+    const p = join13(dir, e.name);
     if (e.isDirectory()) {
       if (!SKIP_DIR.test(e.name)) listFiles(p, out);
     } else if (e.isFile() && !SKIP_FILE.test(e.name)) out.push(p);
@@ -24100,12 +24450,12 @@ function listFiles(dir, out = []) {
   return out;
 }
 function fallbackFiles(k) {
-  const roots = [k.modelDir, join11(k.airRoot, "programming_examples/llms/shared"), join11(k.airRoot, "programming_examples/kernel_registry")];
-  return roots.flatMap((root) => listFiles(root).sort()).map((f2) => relative2(k.airRoot, f2).split(sep2).join("/"));
+  const roots = [k.modelDir, join13(k.airRoot, "programming_examples/llms/shared"), join13(k.airRoot, "programming_examples/kernel_registry")];
+  return roots.flatMap((root) => listFiles(root).sort()).map((f2) => relative2(k.airRoot, f2).split(sep4).join("/"));
 }
 function insideRoot(airRoot, rel) {
-  if (!rel || isAbsolute3(rel) || rel.split(/[\\/]/).includes("..")) return null;
-  return join11(airRoot, rel);
+  if (!rel || isAbsolute4(rel) || rel.split(/[\\/]/).includes("..")) return null;
+  return join13(airRoot, rel);
 }
 function kernelCacheKey(k) {
   const h = createHash("sha256");
@@ -24115,17 +24465,17 @@ function kernelCacheKey(k) {
   for (const rel of rels) {
     const abs = insideRoot(k.airRoot, rel);
     let digest = "missing";
-    if (abs && existsSync6(abs) && statSync6(abs).isFile()) digest = createHash("sha256").update(readFileSync4(abs)).digest("hex");
+    if (abs && existsSync6(abs) && statSync7(abs).isFile()) digest = createHash("sha256").update(readFileSync4(abs)).digest("hex");
     h.update(`${rel}\0${digest}
 `);
   }
   const env = k.inputs ? Object.fromEntries(Object.entries(k.inputs.env ?? {}).sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0)) : null;
-  const emulated = existsSync6(join11(k.airRoot, "AIR_MINI")) ? realpathSync4(k.airRoot) : null;
+  const emulated = existsSync6(join13(k.airRoot, "AIR_MINI")) ? realpathSync5(k.airRoot) : null;
   h.update(JSON.stringify({ config: k.config, seqLen: k.seqLen, cpuAttn: k.cpuAttn, toolchain: k.toolchain ?? null, compile: k.compileCommand, env, emulated }));
   return { key: h.digest("hex").slice(0, 32), files: rels.length };
 }
 function rebaseManifest(dir, target) {
-  const file = join11(dir, "manifest.json");
+  const file = join13(dir, "manifest.json");
   if (!existsSync6(file)) return { ok: true, rewritten: 0 };
   let m;
   try {
@@ -24141,8 +24491,8 @@ function rebaseManifest(dir, target) {
       if (v === null || v === void 0) continue;
       if (typeof v !== "string" || !v) return { ok: false, why: `entry ${name}: ${field} is not a path` };
       const base = basename3(v.replace(/\\/g, "/"));
-      if (!existsSync6(join11(dir, base))) return { ok: false, why: `entry ${name}: ${base} is not in the stored cache` };
-      const now = join11(target, base);
+      if (!existsSync6(join13(dir, base))) return { ok: false, why: `entry ${name}: ${base} is not in the stored cache` };
+      const now = join13(target, base);
       if (v !== now) {
         e[field] = now;
         rewritten++;
@@ -24152,11 +24502,21 @@ function rebaseManifest(dir, target) {
   writeFileSync2(file, JSON.stringify(m, null, 2));
   return { ok: true, rewritten };
 }
+function notPlain(dir, rel = "") {
+  const st = lstatSync7(join13(dir, rel));
+  if (st.isFile()) return null;
+  if (!st.isDirectory()) return rel || ".";
+  for (const name of readdirSync4(join13(dir, rel)).sort()) {
+    const odd = notPlain(dir, rel ? join13(rel, name) : name);
+    if (odd) return odd;
+  }
+  return null;
+}
 function dirBytes(dir) {
   let n = 0;
-  for (const e of readdirSync3(dir, { withFileTypes: true })) {
-    const p = join11(dir, e.name);
-    n += e.isDirectory() ? dirBytes(p) : statSync6(p).size;
+  for (const e of readdirSync4(dir, { withFileTypes: true })) {
+    const p = join13(dir, e.name);
+    n += e.isDirectory() ? dirBytes(p) : statSync7(p).size;
   }
   return n;
 }
@@ -24169,10 +24529,10 @@ var KernelStore = class {
   maxBytes;
   entry(key) {
     if (!/^[0-9a-f]{16,64}$/.test(key)) throw new Error(`bad kernel cache key ${key}`);
-    return join11(this.root, "kernels", key);
+    return join13(this.root, "kernels", key);
   }
   meta(key) {
-    const f2 = join11(this.entry(key), "meta.json");
+    const f2 = join13(this.entry(key), "meta.json");
     if (!existsSync6(f2)) return null;
     try {
       return JSON.parse(readFileSync4(f2, "utf8"));
@@ -24187,7 +24547,7 @@ var KernelStore = class {
    */
   restore(key, target, refused) {
     const meta = this.meta(key);
-    const src = join11(this.entry(key), "cache");
+    const src = join13(this.entry(key), "cache");
     if (!meta || !existsSync6(src)) return null;
     const parent = dirname6(target);
     const made = existsSync6(parent) ? null : mkdirSync4(parent, { recursive: true }) ?? parent;
@@ -24204,20 +24564,53 @@ var KernelStore = class {
     rmSync4(target, { recursive: true, force: true });
     renameSync3(tmp, target);
     const now = /* @__PURE__ */ new Date();
-    utimesSync(join11(this.entry(key), "meta.json"), now, now);
+    utimesSync(join13(this.entry(key), "meta.json"), now, now);
     return meta;
   }
-  /** Stores source under key (atomically: copied aside, then renamed into place), then trims the store. */
+  /**
+   * The stored entry, copied into a fresh dir of this process's own (0755: a probe user reads it)
+   * with its manifest pointed at `target`, for the caller to put in place: the model dir is the
+   * probe's, so the copy into it is made inside the probe's own sandbox (check/kernels.ts). Null on
+   * a miss or a refused manifest (`refused` says why). The caller removes `dir` when done.
+   */
+  stage(key, target, refused) {
+    const meta = this.meta(key);
+    const src = join13(this.entry(key), "cache");
+    if (!meta || !existsSync6(src)) return null;
+    const dir = mkdtempSync2(join13(tmpdir(), "nbg-kernels-"));
+    chmodSync2(dir, 493);
+    const cache = join13(dir, "cache");
+    try {
+      cpSync(src, cache, { recursive: true });
+      const rebased = rebaseManifest(cache, target);
+      if (!rebased.ok) {
+        rmSync4(dir, { recursive: true, force: true });
+        refused?.(rebased.why);
+        return null;
+      }
+    } catch (e) {
+      rmSync4(dir, { recursive: true, force: true });
+      throw e;
+    }
+    const now = /* @__PURE__ */ new Date();
+    utimesSync(join13(this.entry(key), "meta.json"), now, now);
+    return { dir, cache, meta };
+  }
+  /** Stores source under key (atomically: copied aside, then renamed into place), then trims the store.
+   * Only plain files and directories are stored: a symlink in the build dir (a pull request may have
+   * left one pointing at a secret) would put its target where every later run reads it. */
   store(key, source, meta) {
     const dest = this.entry(key);
     const existing = this.meta(key);
     if (existing) return existing;
-    const tmp = join11(this.root, "kernels", `.tmp-${key}-${process.pid}`);
+    const odd = notPlain(source);
+    if (odd) throw new Error(`${odd} in ${source} is not a regular file or directory; nothing stored`);
+    const tmp = join13(this.root, "kernels", `.tmp-${key}-${process.pid}`);
     rmSync4(tmp, { recursive: true, force: true });
     mkdirSync4(tmp, { recursive: true });
-    cpSync(source, join11(tmp, "cache"), { recursive: true });
-    const full = { key, ...meta, bytes: dirBytes(join11(tmp, "cache")) };
-    writeFileSync2(join11(tmp, "meta.json"), JSON.stringify(full, null, 2) + "\n");
+    cpSync(source, join13(tmp, "cache"), { recursive: true });
+    const full = { key, ...meta, bytes: dirBytes(join13(tmp, "cache")) };
+    writeFileSync2(join13(tmp, "meta.json"), JSON.stringify(full, null, 2) + "\n");
     try {
       renameSync3(tmp, dest);
     } catch (e) {
@@ -24228,13 +24621,13 @@ var KernelStore = class {
     return full;
   }
   list() {
-    const dir = join11(this.root, "kernels");
+    const dir = join13(this.root, "kernels");
     if (!existsSync6(dir)) return [];
     const out = [];
-    for (const name of readdirSync3(dir)) {
+    for (const name of readdirSync4(dir)) {
       if (name.startsWith(".")) continue;
       const m = this.meta(name);
-      if (m) out.push({ ...m, used: statSync6(join11(dir, name, "meta.json")).mtimeMs });
+      if (m) out.push({ ...m, used: statSync7(join13(dir, name, "meta.json")).mtimeMs });
     }
     return out;
   }
@@ -24254,20 +24647,20 @@ var KernelStore = class {
 };
 
 // src/check/kernels.ts
-import { existsSync as existsSync7, lstatSync as lstatSync6 } from "node:fs";
-import { isAbsolute as isAbsolute4, join as join12, relative as relative3, resolve as resolve4, sep as sep3 } from "node:path";
+import { cpSync as cpSync2, existsSync as existsSync7, lstatSync as lstatSync8, mkdirSync as mkdirSync5, renameSync as renameSync4, rmSync as rmSync5 } from "node:fs";
+import { dirname as dirname7, isAbsolute as isAbsolute5, join as join14, relative as relative3, resolve as resolve6, sep as sep5 } from "node:path";
 function kernelTarget(model, rel) {
   if (!model.airRoot) return { refused: "the model dir is not inside an mlir-air tree (programming_examples/llms/<model>)" };
-  if (isAbsolute4(rel) || rel.split(/[\\/]/).includes("..")) return { refused: `kernel_cache.dir ${JSON.stringify(rel.slice(0, 200))} is not a relative path below the tree` };
-  const target = resolve4(model.airRoot, rel);
-  const inside = relative3(model.dir, target);
-  if (!inside || inside.startsWith("..") || isAbsolute4(inside)) return { refused: `kernel_cache.dir ${JSON.stringify(rel.slice(0, 200))} is not inside the model dir` };
+  if (isAbsolute5(rel) || rel.split(/[\\/]/).includes("..")) return { refused: `kernel_cache.dir ${JSON.stringify(rel.slice(0, 200))} is not a relative path below the tree` };
+  const target = resolve6(model.airRoot, rel);
+  const inside2 = relative3(model.dir, target);
+  if (!inside2 || inside2.startsWith("..") || isAbsolute5(inside2)) return { refused: `kernel_cache.dir ${JSON.stringify(rel.slice(0, 200))} is not inside the model dir` };
   let at = model.dir;
-  for (const part of inside.split(sep3)) {
-    at = join12(at, part);
+  for (const part of inside2.split(sep5)) {
+    at = join14(at, part);
     let st;
     try {
-      st = lstatSync6(at);
+      st = lstatSync8(at);
     } catch {
       break;
     }
@@ -24276,7 +24669,16 @@ function kernelTarget(model, rel) {
   }
   return { target };
 }
-function restoreKernels(model, runDir, cacheRoot, log) {
+var placeDirect = (staged, target) => {
+  const tmp = `${target}.nbg-new-${process.pid}`;
+  rmSync5(tmp, { recursive: true, force: true });
+  mkdirSync5(dirname7(target), { recursive: true });
+  cpSync2(staged, tmp, { recursive: true });
+  rmSync5(target, { recursive: true, force: true });
+  renameSync4(tmp, target);
+};
+var PLACE_SCRIPT = 'set -e; umask "$3"; mkdir -p -- "$(dirname -- "$1")"; rm -rf -- "$1.nbg-new"; cp -R -- "$2" "$1.nbg-new"; rm -rf -- "$1"; mv -- "$1.nbg-new" "$1"';
+function restoreKernels(model, runDir, cacheRoot, log, place = placeDirect) {
   const p = readProbeJson(runDir, false);
   if (p.emulate) {
     log.step("kernel cache: not used (emulated run: nothing compiles; the twins stand in for the ELFs)");
@@ -24303,7 +24705,18 @@ function restoreKernels(model, runDir, cacheRoot, log) {
     inputs: kc.inputs ?? null
   });
   const store = new KernelStore(cacheRoot);
-  const restored = store.restore(key, where.target, (why3) => log.step(`kernel cache: entry ${key.slice(0, 12)} refused (${why3}); kernels will compile`));
+  const staged = store.stage(key, where.target, (why3) => log.step(`kernel cache: entry ${key.slice(0, 12)} refused (${why3}); kernels will compile`));
+  let restored = null;
+  if (staged) {
+    try {
+      place(staged.cache, where.target);
+      restored = staged.meta;
+    } catch (e) {
+      log.warn(`kernel cache: hit ${key.slice(0, 12)} not restored (${oneLine(e)}); kernels will compile`);
+    } finally {
+      rmSync5(staged.dir, { recursive: true, force: true });
+    }
+  }
   log.step(restored ? `kernel cache: hit ${key.slice(0, 12)} (stored ${restored.created_at}${restored.compile_seconds ? `, saves about ${restored.compile_seconds.toFixed(1)}s of compile` : ""}) -> ${kc.dir}` : `kernel cache: miss ${key.slice(0, 12)} (${files} source files hashed); kernels will compile`);
   return { store, key, target: where.target, restored };
 }
@@ -24312,7 +24725,7 @@ function recordKernels(runDir, c) {
   const kc = p.kernel_cache;
   const hit = !!c.restored && (kc.compiled ?? []).length === 0;
   const next = { ...p, kernel_cache: { ...kc, key: c.key, hit, seconds_saved: hit ? c.restored?.compile_seconds ?? null : null } };
-  writeAtomic(join12(runDir, RUN_FILES.probe), JSON.stringify(next, null, 2) + "\n", false);
+  writeAtomic(join14(runDir, RUN_FILES.probe), JSON.stringify(next, null, 2) + "\n", false);
 }
 function storeKernels(c, p, now, log) {
   const compiled = p.kernel_cache.compiled ?? [];
@@ -24322,7 +24735,7 @@ function storeKernels(c, p, now, log) {
     c.store.store(c.key, c.target, { model: p.model.name, created_at: now.toISOString(), compile_seconds: p.kernel_cache.compile_seconds ?? null });
     log.step(`kernel cache: stored ${c.key.slice(0, 12)} in ${c.store.root}`);
   } catch (e) {
-    log.warn(`kernel cache: not stored (${fsError(e, c.store.root, "cannot write").message})`);
+    log.warn(`kernel cache: not stored (${e.code ? fsError(e, c.store.root, "cannot write").message : oneLine(e)})`);
   }
 }
 
@@ -24335,7 +24748,7 @@ function checkCacheRoot(plan) {
   const root = cacheRootOf(plan);
   const from = plan.cacheDir ? "--cache-dir" : process.env.NPU_BLOCK_GATE_CACHE_DIR ? "$NPU_BLOCK_GATE_CACHE_DIR" : "the kernel cache root";
   try {
-    const st = statSync7(root);
+    const st = statSync8(root);
     if (!st.isDirectory()) throw new InputError(`${from} is a file, not a directory; point it at a directory, or pass --no-cache`, root);
   } catch (e) {
     if (e instanceof GateError) throw e;
@@ -24369,10 +24782,10 @@ function runOptions(plan) {
 }
 function groupWritable(dir) {
   const walk2 = (p) => {
-    const st = lstatSync7(p);
+    const st = lstatSync9(p);
     if (st.isSymbolicLink()) return;
     chmodSync3(p, st.mode & 4095 | (st.isDirectory() ? 56 : 48));
-    if (st.isDirectory()) for (const n of readdirSync4(p)) walk2(join13(p, n));
+    if (st.isDirectory()) for (const n of readdirSync5(p)) walk2(join15(p, n));
   };
   try {
     walk2(dir);
@@ -24380,48 +24793,137 @@ function groupWritable(dir) {
     throw fsError(e, dir, "cannot give the probe user write access");
   }
 }
+function closeGitDirs(dir) {
+  const uid = process.getuid?.();
+  const close = (d) => {
+    try {
+      const st = lstatSync9(d);
+      if (st.isDirectory() && st.uid === uid && st.mode & 63) chmodSync3(d, st.mode & 4032);
+    } catch {
+    }
+  };
+  for (let up = resolve7(dir); ; up = dirname8(up)) {
+    const g = join15(up, ".git");
+    let st;
+    try {
+      st = lstatSync9(g);
+    } catch {
+      st = null;
+    }
+    if (st?.isDirectory()) return close(g);
+    if (st?.isFile()) {
+      const m = /^gitdir:\s*(.+)$/m.exec(readFileSync5(g, "utf8"));
+      if (!m) return;
+      const real = resolve7(up, m[1].trim());
+      close(real);
+      try {
+        close(resolve7(real, readFileSync5(join15(real, "commondir"), "utf8").trim()));
+      } catch {
+      }
+      return;
+    }
+    if (up === "/") return;
+  }
+}
 function refCacheRoot(plan) {
   if (!plan.cache || process.env.NPU_BLOCK_GATE_REF_CACHE?.trim().toLowerCase() === "none") return null;
   return referenceRoot(cacheRootOf(plan));
 }
-async function probe(plan, log) {
+function knobsFor(ev, plan, log) {
+  const names = (Array.isArray(ev.names) ? ev.names : []).filter((n) => typeof n === "string" && ENV_NAME.test(n));
+  const admin = plan.probeEnvNames ?? [];
+  const set = names.filter((n) => process.env[n] !== void 0 && !allowed(n, { names: admin }));
+  if (!set.length) return { pass: [], env: {} };
+  if (plan.isolation?.untrusted) {
+    log.step(`probe env: the tree's knobs ${set.join(", ")} are set here but not passed to an untrusted run (list them in probe-env to pass them)`);
+    return { pass: [], env: {} };
+  }
+  const pass = set.filter((n) => allowed(n, { knobs: set }));
+  const held = set.filter((n) => !pass.includes(n));
+  if (held.length) log.step(`probe env: the tree's knobs ${held.join(", ")} look like credentials and are not passed (list them in probe-env to pass them)`);
+  return { pass, env: Object.fromEntries(pass.map((n) => [n, process.env[n]])) };
+}
+function sandboxedPlacer(iso, model, runDir) {
+  if (iso.mode === "none") return placeDirect;
+  return (staged, target) => {
+    const sh = ["/bin/sh", "-c", PLACE_SCRIPT, "sh", target, staged, iso.mode === "uid" ? "002" : "022"];
+    const env = { PATH: "/usr/bin:/bin" };
+    const argv = iso.wrap(sh, { writable: [model.dir, runDir], readable: [staged], env: process.env, probeEnv: env, network: false, cwd: runDir });
+    const r = spawnSync4(argv[0], argv.slice(1), { env, cwd: runDir, encoding: "utf8", stdio: ["ignore", "ignore", "pipe"], timeout: 6e5 });
+    if (r.status !== 0) throw new InfraError(`the copy into ${target} failed: ${oneLine(r.stderr?.trim().split("\n").pop() || r.error?.message || `exit ${r.status}`)}`);
+  };
+}
+async function probe(plan, log, host2 = realHost) {
   if (!plan.modelDir) throw new InputError("a model dir is required to run the probe (--model-dir)");
   const model = modelDirAt(plan.modelDir);
-  const runDir = resolve5(plan.runDir);
+  const runDir = resolve7(plan.runDir);
   checkCacheRoot(plan);
   const request2 = plan.isolation ?? { mode: "auto", untrusted: false, allowUnisolated: false };
-  const iso = chooseIsolation(request2);
+  const refRoot = refCacheRoot(plan);
+  const writable = [model.dir, runDir];
+  const readable = [...model.airRoot ? [model.airRoot] : [], ...refRoot && existsSync8(refRoot) ? [refRoot] : []];
+  const fresh = !existsSync8(runDir);
   prepareRunDir(runDir, plan.force);
-  if (iso.mode === "uid") for (const d of [model.dir, runDir]) groupWritable(d);
+  let iso;
+  try {
+    iso = chooseIsolation(request2, host2, { writable, readable, env: process.env, network: !!plan.online, cwd: runDir });
+  } catch (e) {
+    if (fresh) try {
+      rmdirSync(runDir);
+    } catch {
+    }
+    throw e;
+  }
+  if (iso.mode === "uid") {
+    for (const d of writable) groupWritable(d);
+    closeGitDirs(model.dir);
+  }
   let kernels = null;
+  let knobs = [];
   log.step(`probe: block 0 of ${basename4(model.dir)} -> ${runDir}`);
   log.step(`isolation: ${iso.detail}`);
-  const refRoot = refCacheRoot(plan);
+  if (iso.degraded) log.warn(`isolation degraded: ${iso.degraded}`);
   const { python } = await runProbe(pythonCandidates(plan.python), {
     subcommand: "check",
     args: [...blockArgs(modelOptions(plan, model.dir), runDir), "--events", ...runOptions(plan), "--ref-cache", refRoot ?? "none"],
     runDir,
     timeoutSec: plan.timeoutSec,
     extraEnv: { ...iso.mode === "uid" ? { NPU_BLOCK_GATE_UMASK: "002" } : {}, ...plan.probeEnv },
+    envAllow: { names: plan.probeEnvNames ?? [] },
     // Readable inside the sandbox: the tree, and the reference cache (read only, wherever it lives).
     isolation: iso,
-    writable: [model.dir, runDir],
+    writable,
     network: !!plan.online,
-    readable: [...model.airRoot ? [model.airRoot] : [], ...refRoot && existsSync8(refRoot) ? [refRoot] : []]
+    readable
   }, {
     onLine: (line2) => log.step(`probe: ${line2}`),
     onPython: (p) => log.step(`python: ${describePython(p)}`),
     onEvent: (ev) => {
+      if (ev.event === "knobs") {
+        const k = knobsFor(ev, plan, log);
+        knobs = k.pass;
+        if (knobs.length) log.step(`probe env: the tree's knobs ${knobs.join(", ")} passed`);
+        return { env: k.env };
+      }
       if (ev.event !== "config") return;
-      kernels = plan.cache ? restoreKernels(model, runDir, cacheRootOf(plan), log) : null;
+      kernels = plan.cache ? restoreKernels(model, runDir, cacheRootOf(plan), log, sandboxedPlacer(iso, model, runDir)) : null;
       return { reuse_kernels: !!kernels?.restored };
     }
   }).catch((e) => {
     throw diskFull(e, runDir) ?? e;
   });
   if (kernels) recordKernels(runDir, kernels);
-  const fellBack = iso.mode === "none" && request2.mode !== "none" ? iso.detail.replace(/^none\s*/, "").replace(/^\((.*)\)$/, "$1") || "no isolation was available" : null;
-  return { runDir, model, python, isolation: { mode: iso.mode, detail: iso.detail, source: "this run" }, unisolatedFallback: fellBack, kernels, sandbox: iso };
+  const fellBack = iso.mode === "none" && request2.mode !== "none" ? (iso.unavailable ?? []).join("; ") || "no isolation was available" : null;
+  return {
+    runDir,
+    model,
+    python,
+    unisolatedFallback: fellBack,
+    kernels,
+    sandbox: iso,
+    knobs,
+    isolation: { mode: iso.mode, detail: iso.detail, source: "this run", ...iso.degraded ? { degraded: iso.degraded } : {} }
+  };
 }
 async function planModel(plan, json2) {
   if (!plan.modelDir) throw new InputError("plan needs --model-dir DIR");
@@ -24431,7 +24933,8 @@ async function planModel(plan, json2) {
     args: [...modelArgs(modelOptions(plan, model.dir)), ...json2 ? ["--json"] : []],
     runDir: null,
     timeoutSec: plan.timeoutSec,
-    extraEnv: plan.probeEnv
+    extraEnv: plan.probeEnv,
+    envAllow: { names: plan.probeEnvNames ?? [] }
   }, { onLine: () => void 0 });
   return r.stdout;
 }
@@ -24445,6 +24948,7 @@ async function bisectStep(plan, probed, runDir, log) {
       runDir,
       timeoutSec: plan.timeoutSec,
       extraEnv: { ...probed.sandbox.mode === "uid" ? { NPU_BLOCK_GATE_UMASK: "002" } : {}, ...plan.probeEnv },
+      envAllow: { names: plan.probeEnvNames ?? [], knobs: probed.knobs },
       isolation: probed.sandbox,
       writable: [m.dir, runDir],
       network: !!plan.online,
@@ -24458,7 +24962,31 @@ async function bisectStep(plan, probed, runDir, log) {
 }
 
 // src/check/documents.ts
-import { join as join14 } from "node:path";
+import { join as join17 } from "node:path";
+
+// src/fs/confine.ts
+import { lstatSync as lstatSync10 } from "node:fs";
+import { isAbsolute as isAbsolute6, join as join16, relative as relative4, resolve as resolve8, sep as sep6 } from "node:path";
+function confineBelow(dir, path, what) {
+  const root = resolve8(dir);
+  const target = resolve8(path);
+  const rel = relative4(root, target);
+  if (!rel || rel.startsWith("..") || isAbsolute6(rel)) throw new InputError(`${what} is not inside ${root}; refusing to write it`, path);
+  let at = root;
+  const parts = rel.split(sep6);
+  for (let i = 0; i < parts.length; i++) {
+    at = join16(at, parts[i]);
+    let st;
+    try {
+      st = lstatSync10(at);
+    } catch (e) {
+      if (e.code === "ENOENT") return;
+      throw fsError(e, at, "cannot read");
+    }
+    if (st.isSymbolicLink()) throw new InputError(`${relative4(root, at)} is a symlink; ${what} is never written through one (a pull request's code may have left it)`, at);
+    if (i < parts.length - 1 && !st.isDirectory()) throw new InputError(`${relative4(root, at)} is not a directory`, at);
+  }
+}
 
 // src/docs/text.ts
 function decodeDoc(buf) {
@@ -25530,10 +26058,11 @@ function readDoc(path) {
   const b = readDocument(path);
   return b === null ? null : decodeDoc(b);
 }
-function readDocs(modelDir) {
-  const phase2Path = join14(modelDir, DOC_PATHS.phase2);
-  const todoPath = join14(modelDir, DOC_PATHS.todo);
-  return { phase2Path, todoPath, phase2: readDoc(phase2Path), todo: readDoc(todoPath) };
+function readDocs(modelDir, confined = false) {
+  const phase2Path = join17(modelDir, DOC_PATHS.phase2);
+  const todoPath = join17(modelDir, DOC_PATHS.todo);
+  if (confined) for (const p of [phase2Path, todoPath]) confineBelow(modelDir, p, "a document");
+  return { phase2Path, todoPath, phase2: readDoc(phase2Path), todo: readDoc(todoPath), confined };
 }
 function baselineIn(old, view) {
   return old ? baselineFor(readHistory(old.phase2, old.phase2Path), view) : null;
@@ -25545,8 +26074,9 @@ function planDocs(report, old, withTodo) {
   const newPhase2 = updatePhase2(old.phase2, report, renderMarkdown(report, { flavor: "doc" }), old.phase2Path);
   const todo = withTodo ? updateTodo(old.todo, report, old.todoPath) : null;
   const writes = [];
-  if (newPhase2 !== old.phase2) writes.push({ path: old.phase2Path, data: encodeDoc(newPhase2) });
-  if (todo && todo.text !== old.todo) writes.push({ path: old.todoPath, data: encodeDoc(todo.text) });
+  const follow = !old.confined;
+  if (newPhase2 !== old.phase2) writes.push({ path: old.phase2Path, data: encodeDoc(newPhase2), follow });
+  if (todo && todo.text !== old.todo) writes.push({ path: old.todoPath, data: encodeDoc(todo.text), follow });
   return { writes, result: { phase2: old.phase2Path, todo: old.todoPath, changed: writes.length > 0, ...todo?.notes.length ? { notes: todo.notes } : {} } };
 }
 function reportWrites(report, runDir) {
@@ -25554,8 +26084,8 @@ function reportWrites(report, runDir) {
   return {
     markdown,
     writes: [
-      { path: join14(runDir, RUN_FILES.markdown), data: Buffer.from(markdown, "utf8"), follow: false },
-      { path: join14(runDir, RUN_FILES.report), data: Buffer.from(toJson(report), "utf8"), follow: false }
+      { path: join17(runDir, RUN_FILES.markdown), data: Buffer.from(markdown, "utf8"), follow: false },
+      { path: join17(runDir, RUN_FILES.report), data: Buffer.from(toJson(report), "utf8"), follow: false }
     ]
   };
 }
@@ -25567,7 +26097,7 @@ function logDocs(docs, log) {
 
 // src/check/index.ts
 function checkModelName(p, modelDir) {
-  const want = basename5(resolve6(modelDir));
+  const want = basename5(resolve9(modelDir));
   if (p.model.name !== want) {
     throw new InputError(`model.name ${JSON.stringify(plain(p.model.name, 64))} is not the model dir's name ${JSON.stringify(want)}; refusing a run dir for another model`, "probe.json");
   }
@@ -25575,8 +26105,8 @@ function checkModelName(p, modelDir) {
 function docsModelDir(plan, p) {
   if (plan.modelDir) return modelDirAt(plan.modelDir).dir;
   const rel = p.model.dir;
-  if (!p.environment.air_root || isAbsolute5(rel) || rel.split(/[\\/]/).includes("..")) return null;
-  const candidate = join15(p.environment.air_root, rel);
+  if (!p.environment.air_root || isAbsolute7(rel) || rel.split(/[\\/]/).includes("..")) return null;
+  const candidate = join18(p.environment.air_root, rel);
   return existsSync9(candidate) ? candidate : null;
 }
 function commitOf(plan, p, env) {
@@ -25611,15 +26141,15 @@ async function check(plan, deps) {
   const now = deps.now ?? (() => /* @__PURE__ */ new Date());
   const env = deps.env ?? process.env;
   if (plan.mode === "probe") throw new InputError("mode probe only runs the probe (probe()); check() reaches a verdict");
-  const probed = plan.mode === "full" ? await probe(plan, log) : null;
-  const runDir = resolve6(plan.runDir);
+  const probed = plan.mode === "full" ? await probe(plan, log, deps.isolationHost) : null;
+  const runDir = resolve9(plan.runDir);
   removeStaleReports(runDir);
   const measured = await measure(runDir, plan.threshold, log);
   if (plan.modelDir) checkModelName(measured.probe, plan.modelDir);
   const { m, failed } = await bisected(plan, probed, measured, log);
   const p = m.probe;
   const docsDir = plan.writeDocs ? docsModelDir(plan, p) : null;
-  const old = docsDir ? readDocs(docsDir) : null;
+  const old = docsDir ? readDocs(docsDir, !!plan.confineDocs) : null;
   const commit = commitOf(plan, p, env);
   const documented = documentedPlan(old, !!p.emulate, plan.writeDocs ? "model dir not available here; pass --model-dir to document" : "not written in this run (documents turned off, or a pull request)");
   const ctx = {
@@ -25657,10 +26187,10 @@ function errorReport(plan, message, exitCode, o = {}) {
     now: o.now ?? /* @__PURE__ */ new Date(),
     message,
     exitCode,
-    model: { name: plan.modelDir ? basename5(resolve6(plan.modelDir)) : "unknown", dir: plan.modelDir ?? "" },
+    model: { name: plan.modelDir ? basename5(resolve9(plan.modelDir)) : "unknown", dir: plan.modelDir ?? "" },
     commit: plan.commit ?? (o.env ?? process.env).GITHUB_SHA ?? "uncommitted",
     threshold: plan.threshold,
-    runDir: resolve6(plan.runDir),
+    runDir: resolve9(plan.runDir),
     isolation: o.isolation ?? null
   });
 }
@@ -25826,18 +26356,18 @@ function terminalLines(r) {
 
 // src/agent/cli.ts
 import { parseArgs } from "node:util";
-import { readFileSync as readFileSync13 } from "node:fs";
-import { resolve as resolve14 } from "node:path";
+import { readFileSync as readFileSync14 } from "node:fs";
+import { resolve as resolve17 } from "node:path";
 
 // src/agent/machine.ts
-import { spawn as spawnAsync, spawnSync as spawnSync3 } from "node:child_process";
-import { existsSync as existsSync10, readdirSync as readdirSync5, readFileSync as readFileSync5, readlinkSync, statfsSync as statfsSync2, statSync as statSync8 } from "node:fs";
-import { join as join16, resolve as resolve7 } from "node:path";
-import { homedir as homedir2, hostname, userInfo } from "node:os";
+import { spawn as spawnAsync, spawnSync as spawnSync5 } from "node:child_process";
+import { existsSync as existsSync10, readdirSync as readdirSync6, readFileSync as readFileSync6, readlinkSync, statfsSync as statfsSync2, statSync as statSync9 } from "node:fs";
+import { join as join19, resolve as resolve10 } from "node:path";
+import { homedir as homedir2, hostname, userInfo as userInfo2 } from "node:os";
 var DEFAULT_TIMEOUT_MS = 15e3;
 var KEEP_BYTES = 16 * 1024 * 1024;
 function spawnOne(cmd, args, env, timeoutMs) {
-  const r = spawnSync3(cmd, args, { encoding: "utf8", env, timeout: timeoutMs, maxBuffer: 64 * 1024 * 1024, stdio: ["ignore", "pipe", "pipe"] });
+  const r = spawnSync5(cmd, args, { encoding: "utf8", env, timeout: timeoutMs, maxBuffer: 64 * 1024 * 1024, stdio: ["ignore", "pipe", "pipe"] });
   if (r.error) {
     const code2 = r.error.code;
     if (code2 === "ENOENT") return { status: null, stdout: "", stderr: "", missing: true, error: "not found" };
@@ -25970,7 +26500,7 @@ var Machine = class {
   spawn;
   timeoutMs;
   constructor(o = {}) {
-    this.root = resolve7(o.root ?? "/");
+    this.root = resolve10(o.root ?? "/");
     this.env = o.env ?? process.env;
     this.commands = o.commands ?? {};
     this.spawn = o.spawn ?? true;
@@ -25988,28 +26518,28 @@ var Machine = class {
   }
   /** A system path under the root prefix: path('/proc/locks'). */
   path(p) {
-    return this.root === "/" ? p : join16(this.root, p);
+    return this.root === "/" ? p : join19(this.root, p);
   }
   exists(p) {
     return existsSync10(this.path(p));
   }
   read(p) {
     try {
-      return readFileSync5(this.path(p), "utf8");
+      return readFileSync6(this.path(p), "utf8");
     } catch {
       return null;
     }
   }
   readBytes(p) {
     try {
-      return readFileSync5(this.path(p));
+      return readFileSync6(this.path(p));
     } catch {
       return null;
     }
   }
   list(p) {
     try {
-      return readdirSync5(this.path(p)).sort();
+      return readdirSync6(this.path(p)).sort();
     } catch {
       return null;
     }
@@ -26017,7 +26547,7 @@ var Machine = class {
   /** The file's device (major, minor, as /proc/locks prints them) and inode, or null. */
   fileId(p) {
     try {
-      const s = statSync8(this.path(p), { bigint: true });
+      const s = statSync9(this.path(p), { bigint: true });
       const d = s.dev;
       const major = Number(d >> 8n & 0xfffn | d >> 32n & ~0xfffn);
       const minor = Number(d & 0xffn | d >> 12n & ~0xffn);
@@ -26057,7 +26587,7 @@ var Machine = class {
   /** A command on PATH, or the first existing fallback path under the root prefix; null when neither. */
   which(cmd, fallbacks = []) {
     for (const dir of (this.env.PATH ?? "").split(":").filter(Boolean)) {
-      if (existsSync10(join16(dir, cmd))) return join16(dir, cmd);
+      if (existsSync10(join19(dir, cmd))) return join19(dir, cmd);
     }
     for (const f2 of fallbacks) if (this.exists(f2)) return this.path(f2);
     return null;
@@ -26073,7 +26603,7 @@ var Machine = class {
   user() {
     if (this.env.USER) return this.env.USER;
     try {
-      return userInfo().username;
+      return userInfo2().username;
     } catch {
       return "runner";
     }
@@ -26081,8 +26611,8 @@ var Machine = class {
 };
 
 // src/agent/doctor.ts
-import { accessSync, constants as constants3, existsSync as existsSync11, readdirSync as readdirSync6 } from "node:fs";
-import { basename as basename6, dirname as dirname8, resolve as resolve9 } from "node:path";
+import { accessSync, constants as constants4, existsSync as existsSync11, readdirSync as readdirSync7 } from "node:fs";
+import { basename as basename6, dirname as dirname10, resolve as resolve12 } from "node:path";
 
 // src/agent/signatures.ts
 var RELOAD = "sudo modprobe -r amdxdna && sudo modprobe amdxdna";
@@ -26514,9 +27044,9 @@ async function waitLock(m, path, timeoutMs, progress) {
 }
 
 // src/agent/state.ts
-import { mkdirSync as mkdirSync5, readFileSync as readFileSync6, appendFileSync } from "node:fs";
-import { dirname as dirname7, join as join17, resolve as resolve8 } from "node:path";
-var defaultStateDir = (m) => resolve8(m.env.NPU_BLOCK_GATE_STATE_DIR || join17(m.home(), ".npu-block-gate", "state"));
+import { mkdirSync as mkdirSync6, readFileSync as readFileSync7, appendFileSync } from "node:fs";
+import { dirname as dirname9, join as join20, resolve as resolve11 } from "node:path";
+var defaultStateDir = (m) => resolve11(m.env.NPU_BLOCK_GATE_STATE_DIR || join20(m.home(), ".npu-block-gate", "state"));
 var STATE_FILES = {
   functional: "functional.json",
   job: "job.json",
@@ -26530,7 +27060,7 @@ var STATE_FILES = {
 };
 function readJson(path) {
   try {
-    return JSON.parse(readFileSync6(path, "utf8"));
+    return JSON.parse(readFileSync7(path, "utf8"));
   } catch {
     return null;
   }
@@ -26540,7 +27070,7 @@ function writeAtomic2(path, text4, mode = 420) {
 }
 var writeJson = (path, value2) => writeAtomic2(path, JSON.stringify(value2, null, 2) + "\n");
 function appendLine(path, value2) {
-  mkdirSync5(dirname7(path), { recursive: true });
+  mkdirSync6(dirname9(path), { recursive: true });
   appendFileSync(path, JSON.stringify(value2) + "\n");
 }
 var bootId = (m) => m.read("/proc/sys/kernel/random/boot_id")?.trim() || null;
@@ -26703,11 +27233,11 @@ function resetAfter(log, t) {
 }
 
 // src/agent/functional.ts
-import { join as join18 } from "node:path";
+import { join as join21 } from "node:path";
 var FUNCTIONAL_MAX_AGE_S = 600;
 var FUNCTIONAL_TIMEOUT_S = 30;
 var XRT_SMI_FALLBACK = "/opt/xilinx/xrt/bin/xrt-smi";
-var functionalPath = (stateDir) => join18(stateDir, STATE_FILES.functional);
+var functionalPath = (stateDir) => join21(stateDir, STATE_FILES.functional);
 function lastFunctional(stateDir) {
   return readJson(functionalPath(stateDir));
 }
@@ -26947,7 +27477,7 @@ function checkDevice(m, npus, nodes, explained = null) {
   const use = ours.length ? ours : unverified;
   const denied = use.filter((n) => {
     try {
-      accessSync(m.path(n.node), constants3.R_OK | constants3.W_OK);
+      accessSync(m.path(n.node), constants4.R_OK | constants4.W_OK);
       return false;
     } catch {
       return true;
@@ -26994,8 +27524,8 @@ ${r.stdout}`.trim().split("\n").pop() || `exit ${r.status}`);
   return host.ok("xrt-smi", `${devs}${versions ? `; ${versions}` : ""}`);
 }
 function freeBytes(m, path) {
-  let p = resolve9(path);
-  while (!existsSync11(p) && dirname8(p) !== p) p = dirname8(p);
+  let p = resolve12(path);
+  while (!existsSync11(p) && dirname10(p) !== p) p = dirname10(p);
   try {
     const s = m.statfs(p);
     return { path: p, free: s.bavail * s.bsize };
@@ -27015,7 +27545,7 @@ function checkHfCache(m) {
   const offline = hfOffline(m.env);
   let entries = [];
   try {
-    entries = readdirSync6(dir).filter((n) => !n.startsWith("."));
+    entries = readdirSync7(dir).filter((n) => !n.startsWith("."));
   } catch {
   }
   if (entries.length) {
@@ -27193,13 +27723,13 @@ function renderFleet(rows) {
 }
 
 // src/agent/runner.ts
-import { readFileSync as readFileSync7, statSync as statSync9 } from "node:fs";
-import { join as join20, resolve as resolve10 } from "node:path";
+import { readFileSync as readFileSync8, statSync as statSync10 } from "node:fs";
+import { join as join23, resolve as resolve13 } from "node:path";
 function readRunnerSettings(runnerDir) {
-  const file = join20(resolve10(runnerDir), ".runner");
+  const file = join23(resolve13(runnerDir), ".runner");
   let text4;
   try {
-    text4 = readFileSync7(file, "utf8");
+    text4 = readFileSync8(file, "utf8");
   } catch {
     throw new InputError(`no .runner file: is --runner-dir the runner's install dir (where config.sh wrote it)?`, file);
   }
@@ -27216,7 +27746,7 @@ function readRunnerSettings(runnerDir) {
 function serviceName(runnerDir) {
   if (!runnerDir) return null;
   try {
-    return readFileSync7(join20(resolve10(runnerDir), ".service"), "utf8").trim() || null;
+    return readFileSync8(join23(resolve13(runnerDir), ".service"), "utf8").trim() || null;
   } catch {
     return null;
   }
@@ -27249,7 +27779,7 @@ function runnerAccount(m, runnerDir) {
   if (!runnerDir) return null;
   let uid;
   try {
-    uid = statSync9(join20(resolve10(runnerDir), ".runner")).uid;
+    uid = statSync10(join23(resolve13(runnerDir), ".runner")).uid;
   } catch {
     return null;
   }
@@ -27260,12 +27790,12 @@ var sudoersArg = (a) => a.replace(/[\\,:=]/g, (c) => `\\${c}`);
 var drainSudoersRule = (user, service, systemctl = "/usr/bin/systemctl") => `${user} ALL=(root) NOPASSWD: ${systemctl} stop ${sudoersArg(service)}, ${systemctl} start ${sudoersArg(service)}`;
 
 // src/agent/status.ts
-import { existsSync as existsSync12, readdirSync as readdirSync7, readFileSync as readFileSync9, statSync as statSync11 } from "node:fs";
-import { join as join22 } from "node:path";
+import { existsSync as existsSync12, readdirSync as readdirSync8, readFileSync as readFileSync10, statSync as statSync12 } from "node:fs";
+import { join as join25 } from "node:path";
 
 // src/agent/drain.ts
-import { readFileSync as readFileSync8, rmSync as rmSync5, statSync as statSync10 } from "node:fs";
-import { join as join21, resolve as resolve11 } from "node:path";
+import { readFileSync as readFileSync9, rmSync as rmSync6, statSync as statSync11 } from "node:fs";
+import { join as join24, resolve as resolve14 } from "node:path";
 
 // node_modules/universal-user-agent/index.js
 function getUserAgent() {
@@ -28368,8 +28898,8 @@ function withCustomRequest(customRequest) {
 
 // node_modules/@octokit/auth-token/dist-bundle/index.js
 var b64url = "(?:[a-zA-Z0-9_-]+)";
-var sep4 = "\\.";
-var jwtRE = new RegExp(`^${b64url}${sep4}${b64url}${sep4}${b64url}$`);
+var sep7 = "\\.";
+var jwtRE = new RegExp(`^${b64url}${sep7}${b64url}${sep7}${b64url}$`);
 var isJWT = jwtRE.test.bind(jwtRE);
 async function auth(token) {
   const isApp = isJWT(token);
@@ -31490,15 +32020,15 @@ function runnerScope(s, apiUrl) {
   throw new InputError(`"gitHubUrl" ${s.gitHubUrl} names neither a repository nor an organization`, s.file);
 }
 function readTokenFile(path) {
-  const p = resolve11(path);
+  const p = resolve14(path);
   let mode;
   try {
-    mode = statSync10(p).mode & 511;
+    mode = statSync11(p).mode & 511;
   } catch {
     throw new InputError("no such token file", `--token-file ${p}`);
   }
   if (mode & 63) throw new InputError(`readable by group or others (mode ${mode.toString(8).padStart(4, "0")}): chmod 600 it`, `--token-file ${p}`);
-  const token = readFileSync8(p, "utf8").trim();
+  const token = readFileSync9(p, "utf8").trim();
   if (!token || /\s/.test(token)) throw new InputError("empty, or more than one word: it must hold only the token", `--token-file ${p}`);
   return token;
 }
@@ -31536,7 +32066,7 @@ var Labels = class {
     return this.call("POST", "", { labels: labels2 });
   }
 };
-var drainPath = (stateDir) => join21(stateDir, STATE_FILES.drain);
+var drainPath = (stateDir) => join24(stateDir, STATE_FILES.drain);
 var readDrain = (stateDir) => readJson(drainPath(stateDir));
 var AgentOctokit = Octokit2.plugin(retry);
 function octokitFor(m, scope, token) {
@@ -31611,7 +32141,7 @@ async function drain(m, o) {
     return { record: record3, lines };
   }
   const svc = serviceName(o.runnerDir);
-  if (!svc) throw new InputError("no .service file (svc.sh install writes it): drain needs the runner installed as a service, or --token-file to drain by label", join21(resolve11(o.runnerDir), ".service"));
+  if (!svc) throw new InputError("no .service file (svc.sh install writes it): drain needs the runner installed as a service, or --token-file to drain by label", join24(resolve14(o.runnerDir), ".service"));
   const rec = (state, evidence) => ({ ...base, method: "service", labels: [], service: svc, state, evidence });
   const refuse = (e) => {
     if (prev?.state !== "drained") writeJson(drainPath(o.stateDir), rec("refused", oneLine(e)));
@@ -31709,14 +32239,14 @@ async function undrain(m, o) {
     lines.push(`restored label${want.length > 1 ? "s" : ""} ${want.join(", ")} on runner ${settings.agentName ?? settings.agentId} (id ${settings.agentId}); read back: present`);
   } else {
     const svc = rec?.service ?? serviceName(o.runnerDir);
-    if (!svc) throw new InputError("no .service file: start the runner yourself (./run.sh)", join21(resolve11(o.runnerDir), ".service"));
+    if (!svc) throw new InputError("no .service file: start the runner yourself (./run.sh)", join24(resolve14(o.runnerDir), ".service"));
     const r = m.run("sudo", ["-n", "systemctl", "start", svc], 12e4);
     if (r.status !== 0) throw new InfraError(`sudo -n systemctl start ${svc} failed: ${why(r)}; ${sudoersHint(m, svc)}`);
     const state = serviceState(m, svc);
     if (state !== null && state !== "active" && state !== "activating") throw new InfraError(`sudo -n systemctl start ${svc} exited 0 but systemctl is-active says ${state}: still out of rotation`);
     lines.push(`started the runner service ${svc}${state ? ` (systemctl is-active: ${state})` : ""}`);
   }
-  rmSync5(drainPath(o.stateDir), { force: true });
+  rmSync6(drainPath(o.stateDir), { force: true });
   return { functional, lines };
 }
 
@@ -31724,10 +32254,10 @@ async function undrain(m, o) {
 var INNER_NPU_LOCK = "/tmp/npu.lock";
 function lastRuns(dir, n = 3) {
   if (!existsSync12(dir)) return [];
-  const dirs = readdirSync7(dir, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => ({ p: join22(dir, e.name), t: statSync11(join22(dir, e.name)).mtimeMs })).sort((a, b) => b.t - a.t).slice(0, n);
+  const dirs = readdirSync8(dir, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => ({ p: join25(dir, e.name), t: statSync12(join25(dir, e.name)).mtimeMs })).sort((a, b) => b.t - a.t).slice(0, n);
   return dirs.map(({ p }) => {
     try {
-      const r = JSON.parse(readFileSync9(join22(p, "report.json"), "utf8"));
+      const r = JSON.parse(readFileSync10(join25(p, "report.json"), "utf8"));
       return { dir: p, outcome: r.outcome ?? null, model: r.model?.name ?? null, created_at: r.created_at ?? null };
     } catch {
       return { dir: p, outcome: null, model: null, created_at: null };
@@ -31783,7 +32313,7 @@ function status(m, o = {}) {
   const p = runXrtSmi(m, ["examine", "-r", "platform"], 2e4);
   const f2 = lastFunctional(stateDir);
   const versions = { xrt: xrt?.xrt ?? null, amdxdna: driverVersion(m) ?? xrt?.amdxdna ?? null, firmware: npu?.fwVersion ?? xrt?.firmware ?? null };
-  const lastJob = readJson(join22(stateDir, STATE_FILES.lastJob));
+  const lastJob = readJson(join25(stateDir, STATE_FILES.lastJob));
   const cacheRoot = o.cacheDir ?? defaultCacheRoot(m.env);
   const entries = new KernelStore(cacheRoot).list();
   return {
@@ -31805,7 +32335,7 @@ function status(m, o = {}) {
     functional: f2 ? { at: f2.at, status: f2.status, detail: f2.detail } : null,
     drain: drainStatus(m, stateDir),
     cache: { root: cacheRoot, entries: entries.length, bytes: entries.reduce((n, e) => n + e.bytes, 0) },
-    runs: lastRuns(o.runsDir ?? join22(m.cwd, "runs"))
+    runs: lastRuns(o.runsDir ?? join25(m.cwd, "runs"))
   };
 }
 function renderStatus(s) {
@@ -31866,37 +32396,37 @@ function renderGc(g) {
 // src/agent/hooks.ts
 import { createHash as createHash3 } from "node:crypto";
 import { createRequire as createRequire2 } from "node:module";
-import { existsSync as existsSync14, mkdirSync as mkdirSync6, readdirSync as readdirSync8, readFileSync as readFileSync11, rmSync as rmSync7, statSync as statSync13, writeFileSync as writeFileSync3, appendFileSync as appendFileSync2 } from "node:fs";
-import { tmpdir } from "node:os";
-import { dirname as dirname9, extname as extname2, join as join24, resolve as resolve12 } from "node:path";
+import { existsSync as existsSync14, mkdirSync as mkdirSync7, readdirSync as readdirSync9, readFileSync as readFileSync12, rmSync as rmSync8, statSync as statSync14, writeFileSync as writeFileSync3, appendFileSync as appendFileSync2 } from "node:fs";
+import { tmpdir as tmpdir2 } from "node:os";
+import { dirname as dirname11, extname as extname2, join as join27, resolve as resolve15 } from "node:path";
 import { fileURLToPath as fileURLToPath3, pathToFileURL } from "node:url";
 
 // src/agent/metrics.ts
-import { existsSync as existsSync13, readFileSync as readFileSync10, renameSync as renameSync4, rmSync as rmSync6, statSync as statSync12 } from "node:fs";
-import { join as join23 } from "node:path";
+import { existsSync as existsSync13, readFileSync as readFileSync11, renameSync as renameSync5, rmSync as rmSync7, statSync as statSync13 } from "node:fs";
+import { join as join26 } from "node:path";
 var JOBS_MAX_BYTES = 1024 * 1024;
 var JOBS_MAX_AGE_DAYS = 30;
 function appendJob(stateDir, line2, o) {
-  const path = join23(stateDir, STATE_FILES.jobs);
-  const old = join23(stateDir, STATE_FILES.jobsOld);
+  const path = join26(stateDir, STATE_FILES.jobs);
+  const old = join26(stateDir, STATE_FILES.jobsOld);
   const maxBytes = o.maxBytes ?? JOBS_MAX_BYTES;
   const maxAgeMs = (o.maxAgeDays ?? JOBS_MAX_AGE_DAYS) * 864e5;
   let rotated = false;
   let dropped = false;
-  if (existsSync13(old) && o.now.getTime() - statSync12(old).mtimeMs > maxAgeMs) {
-    rmSync6(old, { force: true });
+  if (existsSync13(old) && o.now.getTime() - statSync13(old).mtimeMs > maxAgeMs) {
+    rmSync7(old, { force: true });
     dropped = true;
   }
   if (existsSync13(path)) {
-    const size = statSync12(path).size;
+    const size = statSync13(path).size;
     let first = null;
     try {
-      first = JSON.parse(readFileSync10(path, "utf8").split("\n", 1)[0]).ts ?? null;
+      first = JSON.parse(readFileSync11(path, "utf8").split("\n", 1)[0]).ts ?? null;
     } catch {
     }
     const tooOld = first !== null && o.now.getTime() - new Date(first).getTime() > maxAgeMs;
     if (size + JSON.stringify(line2).length + 1 > maxBytes || tooOld) {
-      renameSync4(path, old);
+      renameSync5(path, old);
       rotated = true;
     }
   }
@@ -31904,7 +32434,7 @@ function appendJob(stateDir, line2, o) {
   return { rotated, dropped };
 }
 function countJob(stateDir, outcome) {
-  const path = join23(stateDir, STATE_FILES.counters);
+  const path = join26(stateDir, STATE_FILES.counters);
   const prev = readJson(path) ?? {};
   const c = Object.fromEntries(JOB_OUTCOMES.map((k) => [k, Number.isFinite(prev[k]) ? prev[k] : 0]));
   c[outcome]++;
@@ -31963,22 +32493,22 @@ function selfCommand() {
     let loader = [];
     try {
       const pkg = createRequire2(import.meta.url).resolve("tsx/package.json");
-      loader = ["--import", pathToFileURL(join24(dirname9(pkg), "dist", "loader.mjs")).href];
+      loader = ["--import", pathToFileURL(join27(dirname11(pkg), "dist", "loader.mjs")).href];
     } catch {
     }
-    return { node: process.execPath, execArgv: loader, script: resolve12(dirname9(here), "..", "cli.ts"), kind: "source" };
+    return { node: process.execPath, execArgv: loader, script: resolve15(dirname11(here), "..", "cli.ts"), kind: "source" };
   }
-  const sibling = join24(dirname9(here), "cli.js");
+  const sibling = join27(dirname11(here), "cli.js");
   return { node: process.execPath, execArgv: [], script: existsSync14(sibling) ? sibling : here, kind: "bundle" };
 }
 function unstableReason(path, env = process.env) {
-  const p = resolve12(path).replace(/\\/g, "/");
+  const p = resolve15(path).replace(/\\/g, "/");
   if (/\/_npx\//.test(p)) return "an npx cache, which npm prunes";
-  const cache = env.npm_config_cache ? resolve12(env.npm_config_cache).replace(/\\/g, "/") : null;
+  const cache = env.npm_config_cache ? resolve15(env.npm_config_cache).replace(/\\/g, "/") : null;
   if (cache && p.startsWith(cache + "/") || /\/\.npm\//.test(p)) return "the npm cache";
   if (/\/(\.cache\/pnpm|pnpm\/dlx|\.bun\/install\/cache|\.yarn\/berry\/cache)\//.test(p)) return "a package manager cache";
   if (/\/_work\/(_actions|_temp|_tool)\//.test(p)) return "the runner's work folder, which the runner replaces or cleans";
-  const tmp = resolve12(tmpdir()).replace(/\\/g, "/");
+  const tmp = resolve15(tmpdir2()).replace(/\\/g, "/");
   if (p.startsWith(tmp + "/") || /^\/(tmp|var\/tmp)\//.test(p)) return "a temp dir";
   return null;
 }
@@ -31992,26 +32522,26 @@ function installCli(self2, dir, env) {
   }
   let bytes;
   try {
-    bytes = readFileSync11(self2.script);
+    bytes = readFileSync12(self2.script);
   } catch (e) {
     throw new InputError(`cannot read the CLI to copy it (${oneLine(e)})`, self2.script);
   }
   const hash = createHash3("sha256").update(bytes).digest("hex").slice(0, 12);
-  const root = join24(dir, "cli");
-  const dest = join24(root, hash, "cli.js");
-  const pkg = join24(root, hash, "package.json");
+  const root = join27(dir, "cli");
+  const dest = join27(root, hash, "cli.js");
+  const pkg = join27(root, hash, "package.json");
   const pkgText = JSON.stringify({ type: "module", private: true, description: "the copy of npu-block-gate the runner hooks run" }) + "\n";
   let line2 = `unchanged copy of the CLI ${dest}`;
-  if (!existsSync14(dest) || !readFileSync11(dest).equals(bytes) || !existsSync14(pkg)) {
-    mkdirSync6(dirname9(dest), { recursive: true });
+  if (!existsSync14(dest) || !readFileSync12(dest).equals(bytes) || !existsSync14(pkg)) {
+    mkdirSync7(dirname11(dest), { recursive: true });
     writeFileSync3(pkg, pkgText);
     writeAtomic(dest, bytes, { mode: 493, follow: false });
     line2 = `installed a copy of the CLI ${dest} (from ${self2.script}; the hooks no longer depend on where that lives)`;
   }
-  for (const old of readdirSync8(root)) if (old !== hash) rmSync7(join24(root, old), { recursive: true, force: true });
+  for (const old of readdirSync9(root)) if (old !== hash) rmSync8(join27(root, old), { recursive: true, force: true });
   return { argv: [self2.node, ...self2.execArgv, dest], line: line2 };
 }
-var defaultHooksDir = (m) => join24(m.home(), ".npu-block-gate", "hooks");
+var defaultHooksDir = (m) => join27(m.home(), ".npu-block-gate", "hooks");
 var sq = (s) => /^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
 function chainCommand(path, node) {
   switch (extname2(path)) {
@@ -32045,7 +32575,7 @@ function hookScript(o) {
 function shimChain(path) {
   let text4;
   try {
-    text4 = readFileSync11(path, "utf8");
+    text4 = readFileSync12(path, "utf8");
   } catch {
     return void 0;
   }
@@ -32054,7 +32584,7 @@ function shimChain(path) {
 }
 function writeAtomic3(path, text4, mode) {
   try {
-    if (readFileSync11(path, "utf8") === text4 && (statSync13(path).mode & 511) === mode) return false;
+    if (readFileSync12(path, "utf8") === text4 && (statSync14(path).mode & 511) === mode) return false;
   } catch {
   }
   writeAtomic(path, text4, { mode, follow: false });
@@ -32086,24 +32616,24 @@ function updateEnv(text4, lines) {
   return out.join("");
 }
 function installHooks(o) {
-  const dir = resolve12(o.dir);
-  const runner = o.runnerDir ? resolve12(o.runnerDir) : null;
+  const dir = resolve15(o.dir);
+  const runner = o.runnerDir ? resolve15(o.runnerDir) : null;
   if (runner && !existsSync14(runner)) throw new InputError("no such directory", `--runner-dir ${runner}`);
   if (o.python && o.python.includes("/") && !existsSync14(o.python)) throw new InputError("no such file", `--python ${o.python}`);
   if (o.hfHome && !existsSync14(o.hfHome)) throw new InputError("no such directory (the HF cache the jobs use, e.g. ~/.cache/huggingface)", `--hf-home ${o.hfHome}`);
   if (o.tokenFile) readTokenFile(o.tokenFile);
   if (o.labels.length && !o.tokenFile) throw new InputError("labels are removed through the GitHub API: pass --token-file too", "--label");
   if (o.drainOnFailure && !runner) throw new InputError("needs --runner-dir (its .runner names the runner; its .service the service to stop)", "--drain-on-failure");
-  mkdirSync6(dir, { recursive: true });
+  mkdirSync7(dir, { recursive: true });
   const report = [];
-  const paths = { "job-started": join24(dir, "job-started.sh"), "job-completed": join24(dir, "job-completed.sh") };
-  const envPath = runner ? join24(runner, ".env") : null;
+  const paths = { "job-started": join27(dir, "job-started.sh"), "job-completed": join27(dir, "job-completed.sh") };
+  const envPath = runner ? join27(runner, ".env") : null;
   let envText = "";
   let envMode = 420;
   if (envPath) {
     try {
-      envText = readFileSync11(envPath, "utf8");
-      envMode = statSync13(envPath).mode & 511;
+      envText = readFileSync12(envPath, "utf8");
+      envMode = statSync14(envPath).mode & 511;
     } catch {
     }
   }
@@ -32111,7 +32641,7 @@ function installHooks(o) {
   for (const name of Object.keys(paths)) {
     let chain = shimChain(paths[name]) ?? null;
     const existing = envPath ? envValue(envText, HOOK_VARS[name]) : null;
-    if (existing && resolve12(existing) !== paths[name]) {
+    if (existing && resolve15(existing) !== paths[name]) {
       const theirs = shimChain(existing);
       if (theirs !== void 0) {
         chain = theirs;
@@ -32129,9 +32659,9 @@ function installHooks(o) {
   const cli = installCli(o.self, dir, o.env);
   report.push(cli.line);
   const shimEnv = {};
-  if (o.hfHome) shimEnv.HF_HOME = resolve12(o.hfHome);
+  if (o.hfHome) shimEnv.HF_HOME = resolve15(o.hfHome);
   if (o.offline) shimEnv.HF_HUB_OFFLINE = "1";
-  const common = [...o.stateDir ? ["--state-dir", resolve12(o.stateDir)] : [], ...runner ? ["--runner-dir", runner] : []];
+  const common = [...o.stateDir ? ["--state-dir", resolve15(o.stateDir)] : [], ...runner ? ["--runner-dir", runner] : []];
   const args = {
     "job-started": [
       "--fork-policy",
@@ -32146,10 +32676,10 @@ function installHooks(o) {
       ...o.cacheMaxBytes ? ["--cache-max-bytes", o.cacheMaxBytes] : [],
       ...common,
       ...o.drainOnFailure ? ["--drain-on-failure"] : [],
-      ...o.tokenFile ? ["--token-file", resolve12(o.tokenFile)] : [],
+      ...o.tokenFile ? ["--token-file", resolve15(o.tokenFile)] : [],
       ...o.labels.flatMap((l) => ["--label", l]),
       ...o.apiUrl ? ["--api-url", o.apiUrl] : [],
-      ...o.textfile ? ["--textfile", resolve12(o.textfile)] : []
+      ...o.textfile ? ["--textfile", resolve15(o.textfile)] : []
     ]
   };
   for (const name of ["job-started", "job-completed"]) {
@@ -32174,7 +32704,7 @@ function forkVerdict(env, policy) {
   if (!p) return null;
   let ev;
   try {
-    ev = JSON.parse(readFileSync11(p, "utf8"));
+    ev = JSON.parse(readFileSync12(p, "utf8"));
   } catch (e) {
     return `npu-block-gate: fork policy ${policy}: cannot read the job's event ${p} (${oneLine(e)}); refusing to run`;
   }
@@ -32208,7 +32738,7 @@ async function jobStarted(m, o) {
     out += annotation("warning", `npu-block-gate: ${c.id}`, checkNote(c));
     warnings++;
   }
-  const last = readJson(join24(o.stateDir, STATE_FILES.lastJob));
+  const last = readJson(join27(o.stateDir, STATE_FILES.lastJob));
   const changes = versionChanges(last?.versions, rep.facts.versions);
   if (changes.length) {
     out += annotation("warning", "npu-block-gate: versions changed", `since the last job (${last.finished_at}): ${describeChanges(changes)}; a result that differs from before may come from this`);
@@ -32225,7 +32755,7 @@ async function jobStarted(m, o) {
   };
   const save = () => {
     try {
-      writeJson(join24(o.stateDir, STATE_FILES.job), job);
+      writeJson(join27(o.stateDir, STATE_FILES.job), job);
     } catch {
     }
   };
@@ -32249,8 +32779,8 @@ async function jobStarted(m, o) {
 }
 var day = (d) => d.toISOString().slice(0, 10);
 async function recordDiagnostics(m, dir, bdf = null) {
-  const logs = join24(resolve12(dir), "logs");
-  mkdirSync6(logs, { recursive: true });
+  const logs = join27(resolve15(dir), "logs");
+  mkdirSync7(logs, { recursive: true });
   const now = m.now();
   const e = m.env;
   const parts = [`=== job-completed ${now.toISOString()}${e.GITHUB_REPOSITORY ? ` ${e.GITHUB_REPOSITORY}` : ""}${e.GITHUB_RUN_ID ? ` run ${e.GITHUB_RUN_ID}` : ""}${e.GITHUB_JOB ? ` job ${e.GITHUB_JOB}` : ""} ===`];
@@ -32260,14 +32790,14 @@ async function recordDiagnostics(m, dir, bdf = null) {
   const x = runXrtSmi(m);
   if (x.missing) parts.push("--- xrt-smi examine: not found");
   else parts.push(`--- xrt-smi examine (exit ${x.status ?? x.error})`, (x.stdout + x.stderr).trimEnd());
-  const log = join24(logs, `${day(now)}.log`);
+  const log = join27(logs, `${day(now)}.log`);
   appendFileSync2(log, parts.join("\n") + "\n");
   const oldest = day(new Date(now.getTime() - (LOG_DAYS - 1) * 864e5));
   const pruned = [];
-  for (const n of readdirSync8(logs)) {
+  for (const n of readdirSync9(logs)) {
     const m2 = /^(\d{4}-\d{2}-\d{2})\.log$/.exec(n);
     if (m2 && m2[1] < oldest) {
-      rmSync7(join24(logs, n), { force: true });
+      rmSync8(join27(logs, n), { force: true });
       pruned.push(n);
     }
   }
@@ -32322,7 +32852,7 @@ async function jobCompleted(m, o) {
   }
   try {
     const now = m.now();
-    const job = readJson(join24(o.stateDir, STATE_FILES.job));
+    const job = readJson(join27(o.stateDir, STATE_FILES.job));
     const started = job ? new Date(job.started_at) : null;
     const f2 = lastFunctional(o.stateDir);
     const drainNow = drainStatus(m, o.stateDir);
@@ -32346,12 +32876,12 @@ async function jobCompleted(m, o) {
     };
     const rot = appendJob(o.stateDir, line2, { now, maxBytes: o.jobsMaxBytes, maxAgeDays: o.jobsMaxAgeDays });
     const counts = countJob(o.stateDir, outcome);
-    const textfile = o.textfile ?? join24(o.stateDir, STATE_FILES.textfile);
+    const textfile = o.textfile ?? join27(o.stateDir, STATE_FILES.textfile);
     writeTextfile(textfile, line2, counts);
     const last = { finished_at: line2.ts, versions: rep.facts.versions, device_ok: line2.device_ok, outcome, run_id: line2.run_id };
-    writeJson(join24(o.stateDir, STATE_FILES.lastJob), last);
-    rmSync7(join24(o.stateDir, STATE_FILES.job), { force: true });
-    say(`npu-block-gate: job recorded in ${join24(o.stateDir, STATE_FILES.jobs)}${rot.rotated ? " (rotated the previous lines to jobs.ndjson.1)" : ""}; metrics in ${textfile}`);
+    writeJson(join27(o.stateDir, STATE_FILES.lastJob), last);
+    rmSync8(join27(o.stateDir, STATE_FILES.job), { force: true });
+    say(`npu-block-gate: job recorded in ${join27(o.stateDir, STATE_FILES.jobs)}${rot.rotated ? " (rotated the previous lines to jobs.ndjson.1)" : ""}; metrics in ${textfile}`);
   } catch (e) {
     say(`npu-block-gate: metrics not recorded: ${oneLine(e)}`);
   }
@@ -32360,8 +32890,8 @@ async function jobCompleted(m, o) {
 }
 
 // src/agent/setup.ts
-import { closeSync as closeSync5, constants as constants4, fchmodSync as fchmodSync2, fchownSync as fchownSync2, fstatSync as fstatSync4, lstatSync as lstatSync8, mkdirSync as mkdirSync7, openSync as openSync5, readdirSync as readdirSync9, readFileSync as readFileSync12, realpathSync as realpathSync5 } from "node:fs";
-import { dirname as dirname10, isAbsolute as isAbsolute6, join as join25, resolve as resolve13 } from "node:path";
+import { closeSync as closeSync5, constants as constants5, fchmodSync as fchmodSync3, fchownSync as fchownSync2, fstatSync as fstatSync4, lstatSync as lstatSync11, mkdirSync as mkdirSync8, openSync as openSync5, readdirSync as readdirSync10, readFileSync as readFileSync13, realpathSync as realpathSync6 } from "node:fs";
+import { dirname as dirname12, isAbsolute as isAbsolute8, join as join28, resolve as resolve16 } from "node:path";
 var DEFAULT_PROBE_USER = "npu-probe";
 var PROBE_GROUP = "npu-block-gate";
 var SUDOERS_FILE = "/etc/sudoers.d/npu-block-gate";
@@ -32370,7 +32900,7 @@ var ACCEL_NODE = "/dev/accel/accel0";
 var PRIVILEGED_GROUPS = ["root", "sudo", "wheel", "admin", "docker", "lxd", "libvirt", "disk", "shadow"];
 var NAME = /^[a-z_][a-z0-9_-]{0,31}$/;
 function onInode(path, owner, fn) {
-  const fd = openSync5(path, constants4.O_RDONLY | constants4.O_NOFOLLOW | constants4.O_NONBLOCK);
+  const fd = openSync5(path, constants5.O_RDONLY | constants5.O_NOFOLLOW | constants5.O_NONBLOCK);
   try {
     const s = fstatSync4(fd);
     if (!s.isFile() && !s.isDirectory() || s.uid !== owner) throw new InfraError("changed while setup ran (its owner or type); nothing done to it, run setup again", path);
@@ -32382,7 +32912,7 @@ function onInode(path, owner, fn) {
 var realSetupFs = {
   lstat: (p) => {
     try {
-      const s = lstatSync8(p);
+      const s = lstatSync11(p);
       return { uid: s.uid, gid: s.gid, mode: s.mode & 4095, kind: s.isSymbolicLink() ? "link" : s.isDirectory() ? "dir" : s.isFile() ? "file" : "other" };
     } catch {
       return null;
@@ -32390,12 +32920,12 @@ var realSetupFs = {
   },
   readdir: (p) => {
     try {
-      return readdirSync9(p).sort();
+      return readdirSync10(p).sort();
     } catch {
       return null;
     }
   },
-  chmod: (p, mode, owner) => onInode(p, owner, (fd) => fchmodSync2(fd, mode)),
+  chmod: (p, mode, owner) => onInode(p, owner, (fd) => fchmodSync3(fd, mode)),
   chown: (p, uid, gid, owner) => onInode(p, owner, (fd) => fchownSync2(fd, uid, gid))
 };
 function parsePasswdLine(l) {
@@ -32484,21 +33014,21 @@ function mustRun(m, cmd, args, pkg) {
 }
 function realOr(p) {
   try {
-    return realpathSync5(p);
+    return realpathSync6(p);
   } catch {
-    return resolve13(p);
+    return resolve16(p);
   }
 }
 function readPlain(p) {
   try {
-    return readFileSync12(p, "utf8");
+    return readFileSync13(p, "utf8");
   } catch {
     return null;
   }
 }
 function workFolder(runnerDir) {
   try {
-    const j = JSON.parse((readPlain(join25(runnerDir, ".runner")) ?? "").replace(/^\uFEFF/, ""));
+    const j = JSON.parse((readPlain(join28(runnerDir, ".runner")) ?? "").replace(/^\uFEFF/, ""));
     if (typeof j.workFolder === "string" && j.workFolder.trim()) return j.workFolder.trim();
   } catch {
   }
@@ -32529,26 +33059,26 @@ function resolveInputs(m, fs, db, o, uid) {
   if (runnerName2 === probeName) throw new InputError(`the probe user must not be the runner user (${runnerName2}): pass another --user`);
   const runner = db.user(runnerName2);
   if (!runner) throw new InputError(`no user ${runnerName2} (the user the runner service runs as): pass --runner-user`, m.path("/etc/passwd"));
-  let runnerDir = o.runnerDir ? resolve13(o.runnerDir) : null;
+  let runnerDir = o.runnerDir ? resolve16(o.runnerDir) : null;
   if (!runnerDir && !o.workDir) {
-    const guess = join25(runner.home, "actions-runner");
-    if (readPlain(join25(guess, ".runner")) !== null) runnerDir = guess;
+    const guess = join28(runner.home, "actions-runner");
+    if (readPlain(join28(guess, ".runner")) !== null) runnerDir = guess;
     else throw new InputError(`pass --runner-dir (the runner's install dir, with its .runner file) or --work-dir: no runner at ${guess}`, "--runner-dir");
   }
-  if (runnerDir && readPlain(join25(runnerDir, ".runner")) === null && !o.workDir) {
-    throw new InputError("no .runner file: is --runner-dir the runner's install dir (where config.sh wrote it)?", join25(runnerDir, ".runner"));
+  if (runnerDir && readPlain(join28(runnerDir, ".runner")) === null && !o.workDir) {
+    throw new InputError("no .runner file: is --runner-dir the runner's install dir (where config.sh wrote it)?", join28(runnerDir, ".runner"));
   }
   const wf = runnerDir ? workFolder(runnerDir) : "_work";
-  const workDir = o.workDir ? resolve13(o.workDir) : isAbsolute6(wf) ? wf : join25(runnerDir, wf);
+  const workDir = o.workDir ? resolve16(o.workDir) : isAbsolute8(wf) ? wf : join28(runnerDir, wf);
   const wst = fs.lstat(workDir);
   if (wst && wst.kind !== "dir") throw new InputError("not a directory: is it the runner's work dir (--work-dir)?", workDir);
   if (wst && wst.uid !== runner.uid) throw new InputError(`owned by uid ${wst.uid}, not by the runner user ${runner.name}: is it the runner's work dir (--work-dir, --runner-user)?`, workDir);
-  if (!wst && fs.lstat(dirname10(workDir))?.kind !== "dir") throw new InputError("no such directory, nor its parent: is it the runner's work dir (--work-dir, --runner-dir)?", workDir);
-  const cacheDir = resolve13(o.cacheDir ?? m.env.NPU_BLOCK_GATE_CACHE_DIR ?? join25(runner.home, ".cache", "npu-block-gate"));
+  if (!wst && fs.lstat(dirname12(workDir))?.kind !== "dir") throw new InputError("no such directory, nor its parent: is it the runner's work dir (--work-dir, --runner-dir)?", workDir);
+  const cacheDir = resolve16(o.cacheDir ?? m.env.NPU_BLOCK_GATE_CACHE_DIR ?? join28(runner.home, ".cache", "npu-block-gate"));
   const refOff = m.env.NPU_BLOCK_GATE_REF_CACHE?.trim().toLowerCase() === "none";
   const refDir = refOff ? null : referenceRoot(cacheDir, m.env);
-  const hfHome2 = resolve13(o.hfHome ?? hfHome(m.env, runner.home));
-  const hubDir = resolve13(o.hfHome ? join25(hfHome2, HF_HUB.home_hub) : hfHubCache(m.env, runner.home));
+  const hfHome2 = resolve16(o.hfHome ?? hfHome(m.env, runner.home));
+  const hubDir = resolve16(o.hfHome ? join28(hfHome2, HF_HUB.home_hub) : hfHubCache(m.env, runner.home));
   return { probeName, runner, runnerDir, workDir, cacheDir, refDir, hfHome: hfHome2, hubDir };
 }
 function setup(m, o = {}) {
@@ -32632,14 +33162,14 @@ ${r.probeName}
       run.add("setup-file", "done", `wrote ${SETUP_FILE} naming ${r.probeName} (0644)${cur !== null && was !== r.probeName ? `, was ${was ?? "empty"}` : ""}`);
     }
   }
-  const sudoLine = `${runner.name} ALL=(${r.probeName}) NOPASSWD:SETENV: ALL`;
+  const sudoLine = `${runner.name} ALL=(${r.probeName}) NOPASSWD:NOSETENV: ALL`;
   if (runnerRoot) {
     run.add("sudoers", "skipped", `the runner runs as root: it starts the probe with setpriv, no sudoers rule needed`);
     if (!m.has("setpriv", ["/usr/bin/setpriv", "/bin/setpriv"])) run.add("setpriv", "warn", "setpriv is not installed: a root runner cannot start the probe as another user", "apt install util-linux (setpriv)");
   } else {
     const want = [
       "# Written by `npu-block-gate agent setup`: the runner user may start processes as the probe user, and",
-      "# nothing else. SETENV: the Action passes the probe an environment it has already scrubbed (env -i under sudo).",
+      "# nothing else. NOSETENV: no variable passes through sudo; the Action hands the probe a fixed environment with env -i.",
       sudoLine,
       ""
     ].join("\n");
@@ -32685,7 +33215,8 @@ ${r.probeName}
   hfSteps(fs, run, r, runner, probe2, dry, fix);
   workDirStep(fs, run, r, runner, group, dry);
   if (r.runnerDir) secretsStep(fs, run, r.runnerDir, probe2, db, dry, fix);
-  reachStep(fs, run, r, probe2, db, dry, fix, o.python ?? null);
+  checkoutsStep(fs, run, r, runner, dry);
+  reachStep(m, fs, run, r, probe2, db, dry, fix, o.python ?? null);
   const pending = run.steps.some((s) => s.status === "would");
   if (!runnerRoot) {
     const args = ["--reuid", runner.name, "--regid", String(runner.gid), "--init-groups", "--", "sudo", "-n", "-u", r.probeName, "--", "true"];
@@ -32697,6 +33228,7 @@ ${r.probeName}
     }
   }
   pythonStep(m, fs, run, r, probe2, db, dry, uid, pending, o.python ?? null);
+  sandboxStep(m, run, r, runner, probe2, uid, pending);
   const changed = run.steps.filter((s) => s.status === "done").length;
   return {
     root: m.root,
@@ -32722,7 +33254,7 @@ function drainStep(m, fs, run, r, runner, dry) {
     run.add("drain-sudoers", "skipped", "the runner runs as root, which sudo lets stop and start its service without a rule: none installed");
     return null;
   }
-  const svc = r.runnerDir ? readPlain(join25(r.runnerDir, ".service"))?.trim() || null : null;
+  const svc = r.runnerDir ? readPlain(join28(r.runnerDir, ".service"))?.trim() || null : null;
   if (!svc) {
     run.add("drain-sudoers", "skipped", `no .service in ${r.runnerDir ?? "the runner dir (no --runner-dir)"}: the runner is not installed as a service, so no rule was installed; agent drain works by label (--token-file)`);
     return null;
@@ -32770,7 +33302,7 @@ function memlockEntries(m, user, db) {
   return out;
 }
 function memlockSteps(m, run, runner, probe2, r, db) {
-  const svc = r.runnerDir ? readPlain(join25(r.runnerDir, ".service"))?.trim() || null : null;
+  const svc = r.runnerDir ? readPlain(join28(r.runnerDir, ".service"))?.trim() || null : null;
   const need = `XRT needs ~${formatBytes(MEMLOCK_NEEDED)} of locked memory`;
   if (!svc) {
     run.add(
@@ -32804,14 +33336,14 @@ function memlockSteps(m, run, runner, probe2, r, db) {
 function ensureDir(fs, dir, owner, dry) {
   const made = [];
   const missing2 = [];
-  for (let d = dir; !fs.lstat(d); d = dirname10(d)) {
+  for (let d = dir; !fs.lstat(d); d = dirname12(d)) {
     missing2.unshift(d);
-    if (d === dirname10(d)) break;
+    if (d === dirname12(d)) break;
   }
   if (dry) return missing2;
   for (const d of missing2) {
     try {
-      mkdirSync7(d, { mode: 493 });
+      mkdirSync8(d, { mode: 493 });
       const st = fs.lstat(d);
       fs.chmod(d, 493, st.uid);
       fs.chown(d, owner.uid, owner.gid, st.uid);
@@ -32830,7 +33362,7 @@ function walk(fs, root, skip, visit) {
     const st = fs.lstat(p);
     if (!st) continue;
     visit(p, st);
-    if (st.kind === "dir") for (const n of fs.readdir(p) ?? []) stack.push(join25(p, n));
+    if (st.kind === "dir") for (const n of fs.readdir(p) ?? []) stack.push(join28(p, n));
   }
 }
 function cacheStep(fs, run, id2, dir, skip, owner, probe2, dry) {
@@ -32927,7 +33459,7 @@ function hfSteps(fs, run, r, runner, probe2, dry, fix) {
       run.add("hf-cache", foreign.length ? "warn" : "done", `repaired ${hub} (${n}): ${found}${left}`, leftFix);
     }
   }
-  const tokens = ["token", "stored_tokens"].map((f2) => join25(r.hfHome, f2)).map((p) => [p, fs.lstat(p)]).filter((x) => x[1]?.kind === "file");
+  const tokens = ["token", "stored_tokens"].map((f2) => join28(r.hfHome, f2)).map((p) => [p, fs.lstat(p)]).filter((x) => x[1]?.kind === "file");
   const open = tokens.filter(([, st]) => st.mode & 63);
   if (!tokens.length) run.add("hf-token", "already", `no HF token stored in ${r.hfHome}`);
   else if (!open.length) run.add("hf-token", "already", `${tokens.map(([p, st]) => `${p} (${octal(st.mode)})`).join(", ")}: only its owner reads it`);
@@ -32983,7 +33515,7 @@ function workDirStep(fs, run, r, runner, group, dry) {
 }
 function secretsStep(fs, run, runnerDir, probe2, db, dry, fix) {
   const gids = probe2 ? db.gidsOf(probe2) : [];
-  const files = [".credentials", ".credentials_rsaparams", ".env"].map((f2) => join25(runnerDir, f2));
+  const files = [".credentials", ".credentials_rsaparams", ".env"].map((f2) => join28(runnerDir, f2));
   const open = [];
   for (const p of files) {
     const st = fs.lstat(p);
@@ -33013,9 +33545,16 @@ function canSearch(st, probe2, gids) {
   if (gids.includes(st.gid)) return !!(st.mode & 8);
   return !!(st.mode & 1);
 }
-function reachStep(fs, run, r, probe2, db, dry, fix, python) {
+function isHome(d, r) {
+  return d === r.runner.home || d === "/root" || /^\/home\/[^/]+$/.test(d);
+}
+function aclSearch(m, d, probe2) {
+  const c = m.run("getfacl", ["--omit-header", "--absolute-names", d], 15e3);
+  return c.status === 0 && new RegExp(`^user:${probe2}:..x`, "m").test(c.stdout);
+}
+function reachStep(m, fs, run, r, probe2, db, dry, fix, python) {
   const gids = probe2 ? db.gidsOf(probe2) : [];
-  const targets = [r.cacheDir, r.refDir, r.hubDir, r.workDir, python && isAbsolute6(python) ? dirname10(python) : null].filter((t) => !!t && !!fs.lstat(t));
+  const targets = [r.cacheDir, r.refDir, r.hubDir, r.workDir, python && isAbsolute8(python) ? dirname12(python) : null].filter((t) => !!t && !!fs.lstat(t));
   const blockers = /* @__PURE__ */ new Map();
   for (const t of targets) {
     const real = realOr(t);
@@ -33024,7 +33563,7 @@ function reachStep(fs, run, r, probe2, db, dry, fix, python) {
       const d = "/" + parts.slice(0, i).join("/");
       const st = fs.lstat(d);
       if (!st || st.kind !== "dir") continue;
-      if (!canSearch(st, probe2, gids) && !blockers.has(d)) blockers.set(d, { st, for: t });
+      if (!canSearch(st, probe2, gids) && !blockers.has(d) && !aclSearch(m, d, r.probeName)) blockers.set(d, { st, for: t });
     }
   }
   if (!blockers.size) {
@@ -33032,18 +33571,32 @@ function reachStep(fs, run, r, probe2, db, dry, fix, python) {
     return;
   }
   const list3 = [...blockers].map(([d, b]) => `${d} (mode ${octal(b.st.mode)}, on the way to ${b.for})`).join("; ");
-  const dirs = [...blockers.keys()];
-  if (!fix) run.add("reach", "warn", `${r.probeName} cannot search ${list3}`, `chmod o+x ${dirs.join(" ")} (search only, no listing; or run setup again with --fix)`);
-  else if (dry) run.add("reach", "would", `chmod o+x ${list3}`);
+  const homes2 = [...blockers.keys()].filter((d) => isHome(d, r));
+  const others = [...blockers.keys()].filter((d) => !isHome(d, r));
+  const how = [
+    homes2.length ? `setfacl -m u:${r.probeName}:x ${homes2.join(" ")} (the probe user alone, search only; never o+x on a home)` : "",
+    others.length ? `chmod o+x ${others.join(" ")} (search only, no listing)` : ""
+  ].filter(Boolean).join("; ");
+  const outside = homes2.length ? "; or keep the caches, the HF cache, the work dir and the Python outside the home" : "";
+  if (!fix) run.add("reach", "warn", `${r.probeName} cannot search ${list3}`, `${how}${outside}; or run setup again with --fix`);
+  else if (dry) run.add("reach", "would", `${how}: ${list3}`);
   else {
-    for (const [d, b] of blockers) {
+    if (homes2.length) {
+      const c = runSbin(m, "setfacl", ["-m", `u:${r.probeName}:x`, ...homes2], 3e4);
+      if (c.status !== 0) {
+        run.add("reach", "warn", `${r.probeName} cannot search ${list3}; setfacl: ${c.missing ? "not installed (apt install acl)" : why2(c)}`, `setfacl -m u:${r.probeName}:x ${homes2.join(" ")}${outside}`);
+        return;
+      }
+    }
+    for (const d of others) {
+      const b = blockers.get(d);
       try {
         fs.chmod(d, b.st.mode | 1, b.st.uid);
       } catch (e) {
         throw fsError(e, d, "cannot change the mode");
       }
     }
-    run.add("reach", "done", `chmod o+x ${list3}`);
+    run.add("reach", "done", `${how}: ${list3}`);
   }
 }
 function pythonStep(m, fs, run, r, probe2, db, dry, uid, pending, python) {
@@ -33065,20 +33618,80 @@ function pythonStep(m, fs, run, r, probe2, db, dry, uid, pending, python) {
   }
   const gids = db.gidsOf(probe2);
   const fixes = [];
-  if (isAbsolute6(python)) {
-    const parts = realOr(dirname10(python)).split("/").filter(Boolean);
+  if (/No module named '?numpy/.test(`${c.stderr}
+${c.stdout}`)) fixes.push(`install numpy into that environment (${python} -m pip install numpy)`);
+  else if (isAbsolute8(python)) {
+    const parts = realOr(dirname12(python)).split("/").filter(Boolean);
     const blocked = [];
     for (let i = 0; i <= parts.length; i++) {
       const d = "/" + parts.slice(0, i).join("/");
       const st = fs.lstat(d);
-      if (st?.kind === "dir" && !canSearch(st, probe2, gids)) blocked.push(d);
+      if (st?.kind === "dir" && !canSearch(st, probe2, gids) && !aclSearch(m, d, probe2.name)) blocked.push(d);
     }
-    if (blocked.length) fixes.push(`chmod o+x ${blocked.join(" ")}`);
-    const env = dirname10(dirname10(python));
-    fixes.push(`chmod -R o+rX ${env}`);
+    const homes2 = blocked.filter((d) => isHome(d, r));
+    if (homes2.length) fixes.push(`setfacl -m u:${probe2.name}:x ${homes2.join(" ")} (search only), or install the environment outside the home (e.g. /opt/mlir-air)`);
+    if (blocked.length > homes2.length) fixes.push(`chmod o+x ${blocked.filter((d) => !isHome(d, r)).join(" ")} (search only)`);
+    if (!blocked.length) fixes.push(`install the environment where others may read it (as pip and venv make it: files 0644, dirs 0755)`);
   }
   fixes.push(`or point --python (and the Action's python input) at a Python ${probe2.name} can read, with numpy`);
   run.add("python", "fail", `${probe2.name} cannot run ${check2}: ${why2(c)}`, fixes.join("; "));
+}
+function sandboxStep(m, run, r, runner, probe2, uid, pending) {
+  if (!m.has("bwrap", ["/usr/bin/bwrap", "/bin/bwrap"])) {
+    run.add("sandbox", "warn", "bubblewrap is not installed: the probe would run as the probe user without its sandbox (pull requests refused, trusted runs warned)", "apt install bubblewrap");
+    return;
+  }
+  const test = ["--unshare-pid", "--unshare-net", "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", "true"];
+  const as = runner.uid === 0 ? "root (the runner)" : r.probeName;
+  if (!probe2 || uid !== 0 || pending) {
+    run.add("sandbox", "skipped", `check that ${as} can start bubblewrap${uid !== 0 ? " (needs root)" : ""}`);
+    return;
+  }
+  const c = runner.uid === 0 ? m.run("bwrap", test, 3e4) : runSbin(m, "setpriv", ["--reuid", probe2.name, "--regid", String(probe2.gid), "--init-groups", "--", "bwrap", "--unshare-user", ...test], 3e4);
+  if (c.status === 0) {
+    run.add("sandbox", "already", `${as} can start bubblewrap${runner.uid === 0 ? "" : " in a user namespace"}: the probe runs in its sandbox`);
+    return;
+  }
+  const apparmor = (m.read("/proc/sys/kernel/apparmor_restrict_unprivileged_userns") ?? "").trim() === "1";
+  const max = (m.read("/proc/sys/user/max_user_namespaces") ?? "").trim() === "0";
+  const cause = apparmor ? "unprivileged user namespaces are restricted by AppArmor (kernel.apparmor_restrict_unprivileged_userns=1)" : max ? "user namespaces are off (user.max_user_namespaces=0)" : why2(c);
+  const fix = apparmor ? "an AppArmor profile for /usr/bin/bwrap with the userns rule (/etc/apparmor.d/bwrap, docs/action.md section 2; apparmor_parser -r it), or sysctl kernel.apparmor_restrict_unprivileged_userns=0" : max ? "sysctl user.max_user_namespaces=15000 (and in /etc/sysctl.d)" : `run bwrap${runner.uid === 0 ? "" : " --unshare-user"} ${test.join(" ")} as ${as} to see why`;
+  run.add("sandbox", "warn", `${as} cannot start bubblewrap: ${cause}; until then pull requests are refused and trusted runs go without the sandbox`, fix);
+}
+function checkoutsStep(fs, run, r, runner, dry) {
+  const open = [];
+  const foreign = [];
+  for (const repo of fs.readdir(r.workDir) ?? []) {
+    if (repo.startsWith("_")) continue;
+    for (const name of fs.readdir(join28(r.workDir, repo)) ?? []) {
+      const g = join28(r.workDir, repo, name, ".git");
+      const st = fs.lstat(g);
+      if (st?.kind !== "dir" || !(st.mode & 63)) continue;
+      if (st.uid !== runner.uid) {
+        foreign.push(g);
+        continue;
+      }
+      open.push([g, st]);
+    }
+  }
+  const left = foreign.length ? `; ${foreign.length} of another owner left alone (e.g. ${foreign[0]})` : "";
+  if (!open.length) {
+    run.add("checkouts", foreign.length ? "warn" : "already", `the checkouts' git dirs under ${r.workDir} are closed to group and others${left}`, foreign.length ? `chmod go-rwx ${foreign.join(" ")}` : null);
+    return;
+  }
+  const list3 = open.map(([p, st]) => `${p} (mode ${octal(st.mode)})`).join(", ");
+  if (dry) {
+    run.add("checkouts", "would", `chmod go-rwx ${list3} (a persisted token in .git/config)${left}`);
+    return;
+  }
+  for (const [p, st] of open) {
+    try {
+      fs.chmod(p, st.mode & 4032, st.uid);
+    } catch (e) {
+      throw fsError(e, p, "cannot change the mode");
+    }
+  }
+  run.add("checkouts", foreign.length ? "warn" : "done", `chmod go-rwx ${list3} (a persisted token in .git/config is the owner's alone)${left}`, foreign.length ? `chmod go-rwx ${foreign.join(" ")}` : null);
 }
 var LABEL2 = { done: "done", already: "already", would: "would", skipped: "skipped", warn: "WARN", fail: "FAIL" };
 function setupHeader(root, dry) {
@@ -33189,8 +33802,8 @@ skipped, WARN (yours to do; --fix does some) or FAIL. A second run changes nothi
   group            create the group ${PROBE_GROUP}; add the runner user and the probe user to it
   setup-file       write ${SETUP_FILE} (0644) naming the probe user: the Action reads it
   sudoers          a runner that is not root: ${SUDOERS_FILE} (0440, checked with visudo -cf):
-                     <runner> ALL=(<probe user>) NOPASSWD:SETENV: ALL
-                   (SETENV: the Action runs sudo -E with an environment it has already scrubbed)
+                     <runner> ALL=(<probe user>) NOPASSWD:NOSETENV: ALL
+                   (no variable passes through sudo: the Action hands the probe a fixed environment with env -i)
   drain-sudoers    a runner service that is not root: ${DRAIN_SUDOERS_FILE} (0440, visudo -cf) with the
                    one rule agent drain/undrain need (no SETENV):
                      <runner> ALL=(root) NOPASSWD: /usr/bin/systemctl stop <its unit>, /usr/bin/systemctl start <its unit>
@@ -33203,8 +33816,12 @@ skipped, WARN (yours to do; --fix does some) or FAIL. A second run changes nothi
                    the HF hub cache readable and not group/world-writable; a stored HF token 0600
   work-dir         the runner's work dir: group ${PROBE_GROUP}, setgid, not group-writable
   runner-secrets   the runner's .credentials, .credentials_rsaparams and .env unreadable by the probe user
+  checkouts        every checkout's .git under the work dir closed to group and others (a persisted token)
   reach            the probe user can search every directory on the way to the caches, work dir, Python
+                   (--fix: an ACL entry for the probe user alone on a home, never o+x; o+x elsewhere)
   switch, python   the runner user can start processes as the probe user; P -c "import numpy" works as it
+  sandbox          the probe user can start bubblewrap in a user namespace (root: bubblewrap at all);
+                   where AppArmor restricts user namespaces (Ubuntu 23.10+) it names the profile to add
 
 Options:
   --user NAME          the probe user (default ${DEFAULT_PROBE_USER})
@@ -33371,7 +33988,7 @@ function testName(v) {
 }
 function needRunnerDir(v, sub) {
   if (!v["runner-dir"]) throw new InputError(`agent ${sub} needs --runner-dir (the runner's install dir, with its .runner file)`, "--runner-dir");
-  return resolve14(v["runner-dir"]);
+  return resolve17(v["runner-dir"]);
 }
 var json = (x) => JSON.stringify(x, null, 2) + "\n";
 async function agentMain(argv, out = process.stdout, err = process.stderr, deps = {}) {
@@ -33388,13 +34005,13 @@ async function agentMain(argv, out = process.stdout, err = process.stderr, deps 
     const m = new Machine({ ...deps, root: values.root ?? deps.root });
     const env = m.env;
     const cacheDir = values["cache-dir"] ?? null;
-    const stateDir = values["state-dir"] ? resolve14(values["state-dir"]) : defaultStateDir(m);
+    const stateDir = values["state-dir"] ? resolve17(values["state-dir"]) : defaultStateDir(m);
     const functional = {
       functionalTest: testName(values["functional-test"]),
       functionalMaxAgeS: secondsOption("functional-max-age", values["functional-max-age"], FUNCTIONAL_MAX_AGE_S),
       functionalTimeoutS: secondsOption("functional-timeout", values["functional-timeout"], FUNCTIONAL_TIMEOUT_S)
     };
-    const runnerDir = values["runner-dir"] ? resolve14(values["runner-dir"]) : null;
+    const runnerDir = values["runner-dir"] ? resolve17(values["runner-dir"]) : null;
     const service = serviceName(runnerDir);
     const runner = m.uid === 0 ? runnerAccount(m, runnerDir) : null;
     switch (sub) {
@@ -33441,9 +34058,9 @@ async function agentMain(argv, out = process.stdout, err = process.stderr, deps 
       case "fleet": {
         if (!files.length) throw new InputError("agent fleet needs the agent status --json of each runner: files, or - for stdin (see npu-block-gate agent --help)");
         const inputs = files.map((f2) => {
-          if (f2 === "-") return { source: "stdin", text: deps.stdin ? deps.stdin() : readFileSync13(0, "utf8") };
+          if (f2 === "-") return { source: "stdin", text: deps.stdin ? deps.stdin() : readFileSync14(0, "utf8") };
           try {
-            return { source: f2, text: readFileSync13(f2, "utf8") };
+            return { source: f2, text: readFileSync14(f2, "utf8") };
           } catch (e) {
             throw new InputError(`cannot read it (${oneLine(e)})`, f2);
           }
@@ -33579,7 +34196,7 @@ drained: ${r.record.reason}; undo with npu-block-gate agent undrain
 
 // src/fleet/cli.ts
 import { parseArgs as parseArgs2 } from "node:util";
-import { readFileSync as readFileSync15 } from "node:fs";
+import { readFileSync as readFileSync16 } from "node:fs";
 
 // src/fleet/affected.ts
 import { posix } from "node:path";
@@ -33750,8 +34367,8 @@ function affectedMarkdown(a, runners) {
 
 // src/fleet/changes.ts
 import { execFileSync } from "node:child_process";
-import { readFileSync as readFileSync14 } from "node:fs";
-import { relative as relative4, resolve as resolve15 } from "node:path";
+import { readFileSync as readFileSync15 } from "node:fs";
+import { relative as relative5, resolve as resolve18 } from "node:path";
 function git(cwd, args) {
   return execFileSync("git", args, { cwd, encoding: "utf8", maxBuffer: 64 << 20, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, GIT_TERMINAL_PROMPT: "0", LC_ALL: "C" } });
 }
@@ -33768,7 +34385,7 @@ function topLevel(dir) {
 }
 function prefixOf(airRoot, top) {
   if (!top) return "";
-  const rel = relative4(resolve15(top), resolve15(airRoot)).split("\\").join("/");
+  const rel = relative5(resolve18(top), resolve18(airRoot)).split("\\").join("/");
   return rel.startsWith("..") ? "" : rel;
 }
 var REV = /^[A-Za-z0-9._/@^~-]{1,200}$/;
@@ -33793,37 +34410,37 @@ function parseFileList(text4) {
 }
 function readFileList(path) {
   try {
-    return parseFileList(readFileSync14(path, "utf8"));
+    return parseFileList(readFileSync15(path, "utf8"));
   } catch (e) {
     throw fsError(e, path, "cannot read the list of changed files");
   }
 }
 
 // src/fleet/plans.ts
-import { existsSync as existsSync15, readdirSync as readdirSync10, statSync as statSync14 } from "node:fs";
-import { join as join26, posix as posix2, resolve as resolve16 } from "node:path";
+import { existsSync as existsSync15, readdirSync as readdirSync11, statSync as statSync15 } from "node:fs";
+import { join as join29, posix as posix2, resolve as resolve19 } from "node:path";
 function airRootAt(tree) {
-  const dir = resolve16(tree);
+  const dir = resolve19(tree);
   if (!existsSync15(dir)) throw new InputError("no such directory", tree);
-  if (existsSync15(join26(dir, LLMS))) return dir;
+  if (existsSync15(join29(dir, LLMS))) return dir;
   const up = airRootOf(dir);
   if (up) return up;
   throw new InputError(`not an mlir-air tree (no ${LLMS} here or above)`, tree);
 }
 function modelNames(airRoot) {
-  const llms = join26(airRoot, LLMS);
+  const llms = join29(airRoot, LLMS);
   let names;
   try {
-    names = readdirSync10(llms);
+    names = readdirSync11(llms);
   } catch {
     throw new InputError(`no ${LLMS} here; point --tree at an mlir-air checkout`, airRoot);
   }
-  return names.filter((n) => !n.startsWith(".") && existsSync15(join26(llms, n, "verify_adapter.py")) && statSync14(join26(llms, n)).isDirectory()).sort();
+  return names.filter((n) => !n.startsWith(".") && existsSync15(join29(llms, n, "verify_adapter.py")) && statSync15(join29(llms, n)).isDirectory()).sort();
 }
 function promptSets(airRoot) {
-  const dir = join26(airRoot, LLMS, "verify/prompts");
+  const dir = join29(airRoot, LLMS, "verify/prompts");
   try {
-    return readdirSync10(dir).filter((f2) => f2.endsWith(".txt")).sort().map((f2) => posix2.join(LLMS, "verify/prompts", f2));
+    return readdirSync11(dir).filter((f2) => f2.endsWith(".txt")).sort().map((f2) => posix2.join(LLMS, "verify/prompts", f2));
   } catch {
     return [];
   }
@@ -33833,7 +34450,7 @@ function sourceFile(src, airRoot) {
   if (typeof src !== "string") return null;
   const path = /^([^\s:]+):\d+/.exec(src)?.[1];
   if (!path || path.startsWith("/") || path.split("/").includes("..")) return null;
-  for (const rel of [path, posix2.join(LLMS, path)]) if (existsSync15(join26(airRoot, rel))) return rel;
+  for (const rel of [path, posix2.join(LLMS, path)]) if (existsSync15(join29(airRoot, rel))) return rel;
   return null;
 }
 function factsOf(name, plan, airRoot, prompts) {
@@ -33864,7 +34481,7 @@ function failedFacts(name, error) {
 async function planFacts(airRoot, names, o) {
   if (!names.length) return [];
   const prompts = promptSets(airRoot);
-  const dirs = names.map((n) => join26(airRoot, LLMS, n));
+  const dirs = names.map((n) => join29(airRoot, LLMS, n));
   const r = await runProbe(pythonCandidates(o.python), {
     subcommand: "plans",
     args: [...dirs.flatMap((d) => ["--model-dir", d]), "--air-root", airRoot],
@@ -33888,7 +34505,7 @@ async function planFacts(airRoot, names, o) {
 }
 
 // src/fleet/status.ts
-import { join as join27 } from "node:path";
+import { join as join30 } from "node:path";
 var STATUS_SCHEMA = "npu-block-gate/status";
 var TREND_RUNS = 5;
 var num3 = (x) => Number.isFinite(x) ? x : null;
@@ -33917,7 +34534,7 @@ function modelStatus(airRoot, name, prefix = "") {
   const model = [prefix, LLMS, name].filter(Boolean).join("/");
   const base = { name, model, phase2_done: null, generations: [], blockers: [], problem: null };
   try {
-    const docs = readDocs(join27(airRoot, LLMS, name));
+    const docs = readDocs(join30(airRoot, LLMS, name));
     const todo = readTodo(docs.todo);
     const history = readHistory(docs.phase2, docs.phase2Path);
     const byNpu = /* @__PURE__ */ new Map();
@@ -34087,7 +34704,7 @@ async function affectedCommand(v, out, err) {
   } else if (v.changed?.length) changed = v.changed;
   else {
     const from = v["changed-from"];
-    changed = from === "-" ? parseFileList(readFileSync15(0, "utf8")) : readFileList(from);
+    changed = from === "-" ? parseFileList(readFileSync16(0, "utf8")) : readFileList(from);
   }
   const runners = parseLabels(v.runners ?? []);
   const log = stderrLog(void 0, (s) => err.write(s));
@@ -34127,7 +34744,11 @@ var MODEL_OPTIONS = `  --prompt TEXT          use TEXT as the prompt (default: t
   --model CHOICE         MODEL_CHOICES key (base, instruct) or HF id (default: make diagnosis's MODEL)
   --cpu-attn, --npu-attn attention on the CPU or the NPU (default: NPU, as make diagnosis)
   --online               allow HuggingFace hub calls (default: offline, the local HF cache only)
-  --python P             Python that imports numpy (default: $NPU_BLOCK_GATE_PYTHON, python3, /usr/bin/python3)`;
+  --python P             Python that imports numpy (default: $NPU_BLOCK_GATE_PYTHON, python3, /usr/bin/python3)
+  --probe-env NAMES      also pass these environment variables to the probe (comma-separated); it gets an
+                         allow-list otherwise: PATH, HOME, locale, PYTHONPATH, LD_LIBRARY_PATH, the HF cache and
+                         offline switches, the XRT/mlir-air toolchain's (XILINX*, XRT_*, AIE*, AIR_*, MLIR_*,
+                         PEANO_*), and the tree's own knobs that \`plan\` lists under the kernel cache`;
 var NUMBERS = "Numbers are decimal (0.98; not 0x1 or 1e-2), as --opt X or --opt=X.";
 var PLAN_HELP = `${HEAD2}
 
@@ -34221,6 +34842,7 @@ var OPTIONS3 = {
   inject: { type: "string" },
   "no-cache": { type: "boolean" },
   "cache-dir": { type: "string" },
+  "probe-env": { type: "string" },
   model: { type: "string" },
   "cpu-attn": { type: "boolean" },
   "npu-attn": { type: "boolean" },
@@ -34230,8 +34852,8 @@ var OPTIONS3 = {
   version: { type: "boolean" }
 };
 var ALLOWED3 = {
-  check: ["model-dir", "prompt-style", "prompt", "python", "out", "force", "threshold", "timeout", "commit", "no-docs", "no-bisect", "no-cache", "cache-dir", "layers", "positions", "no-boundaries", "emulate", "inject", "model", "cpu-attn", "npu-attn", "online", "json", "help"],
-  plan: ["model-dir", "prompt-style", "prompt", "python", "model", "cpu-attn", "npu-attn", "online", "timeout", "json", "help"],
+  check: ["model-dir", "prompt-style", "prompt", "python", "probe-env", "out", "force", "threshold", "timeout", "commit", "no-docs", "no-bisect", "no-cache", "cache-dir", "layers", "positions", "no-boundaries", "emulate", "inject", "model", "cpu-attn", "npu-attn", "online", "json", "help"],
+  plan: ["model-dir", "prompt-style", "prompt", "python", "probe-env", "model", "cpu-attn", "npu-attn", "online", "timeout", "json", "help"],
   report: ["run-dir", "model-dir", "threshold", "commit", "no-docs", "json", "help"]
 };
 function joinNegativeValues(argv) {
@@ -34270,7 +34892,7 @@ function planFrom(command, v, now = /* @__PURE__ */ new Date()) {
   if (command === "report" && !v["run-dir"]) throw new InputError("report needs --run-dir DIR (see npu-block-gate report --help)");
   if (v.inject !== void 0 && !v.emulate) throw new InputError("--inject needs --emulate (bugs are injected into the emulated NPU only)");
   const modelDir = v["model-dir"] ?? null;
-  const runDir = command === "report" ? v["run-dir"] : v.out ?? defaultRunDirName(basename7(resolve17(modelDir)), now);
+  const runDir = command === "report" ? v["run-dir"] : v.out ?? defaultRunDirName(basename7(resolve20(modelDir)), now);
   return {
     mode: command === "report" ? "report" : "full",
     modelDir,
@@ -34280,6 +34902,7 @@ function planFrom(command, v, now = /* @__PURE__ */ new Date()) {
     cpuAttn: v["cpu-attn"] ? true : v["npu-attn"] ? false : null,
     online: !!v.online,
     python: v.python ?? null,
+    ...v["probe-env"] !== void 0 ? { probeEnvNames: parseProbeEnv(v["probe-env"]) } : {},
     runDir,
     threshold: v.threshold !== void 0 ? parseThreshold(v.threshold, "--threshold") : null,
     writeDocs: !v["no-docs"],
@@ -34296,6 +34919,11 @@ function planFrom(command, v, now = /* @__PURE__ */ new Date()) {
     commit: v.commit !== void 0 ? parseCommit(v.commit, "--commit") : null,
     force: command === "check" ? !!v.force : void 0
   };
+}
+function parseProbeEnv(v) {
+  const { names, bad } = parseEnvNames(v);
+  if (bad.length) throw new InputError(`--probe-env takes environment variable names separated by commas, got ${JSON.stringify(bad[0].slice(0, 60))}`);
+  return names;
 }
 async function printPlan(plan, json2, out, err) {
   try {
@@ -34352,7 +34980,7 @@ ${renderTerminal(result.report)}
     return code2;
   }
 }
-var invoked = process.argv[1] ? resolve17(process.argv[1]) : "";
+var invoked = process.argv[1] ? resolve20(process.argv[1]) : "";
 if (invoked.endsWith("cli.js") || invoked.endsWith("cli.ts") || basename7(invoked) === "npu-block-gate") {
   main(process.argv.slice(2)).then((code2) => {
     process.exitCode = code2;
