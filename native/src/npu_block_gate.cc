@@ -109,7 +109,7 @@ constexpr int W = 2;  // doubles per SSE2 register
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
 #define NBG_HAVE_AVX2 1
 #pragma GCC push_options
-#pragma GCC target("avx2")
+#pragma GCC target("avx2,fma")
 namespace avx2 {
 constexpr int W = 4;  // doubles per AVX2 register
 #define NBG_W 4
@@ -144,7 +144,7 @@ Isa pickIsa() {
     const Isa cap = !want ? ISA_AVX512 : std::strcmp(want, "sse2") == 0 ? ISA_SSE2 : std::strcmp(want, "avx2") == 0 ? ISA_AVX2 : ISA_AVX512;
     __builtin_cpu_init();
     if (cap >= ISA_AVX512 && __builtin_cpu_supports("avx512f")) return ISA_AVX512;
-    if (cap >= ISA_AVX2 && __builtin_cpu_supports("avx2")) return ISA_AVX2;
+    if (cap >= ISA_AVX2 && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return ISA_AVX2;
     return ISA_SSE2;
   }();
   return isa;
