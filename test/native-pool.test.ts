@@ -101,7 +101,7 @@ test('native pool: compares in flight at once give the numbers they give one at 
   const dir = tempDir();
   try {
     const pairs = [writePair(dir, 'a', 'f32', 400, 900, 3), writePair(dir, 'b', 'bf16', 500, 1000, 4), writePair(dir, 'c', 'f32', 64, 4100, 5)];
-    const one = [];
+    const one: Metrics[] = [];
     for (const p of pairs) one.push(await run(p, native));
     const started = poolThreads();
     const together = await Promise.all([...pairs, ...pairs, ...pairs].map((p) => run(p, native.tuned({ threads: 2 }))));
