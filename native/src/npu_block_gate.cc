@@ -50,6 +50,14 @@ float halfToFloat(uint16_t h) {
   return sign * std::ldexp(static_cast<float>(1024 + mant), exp - 25);
 }
 
+/** Fills kF16 on the first f16 scan (65,536 conversions would cost every process a millisecond or more at load). */
+void ensureF16() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    for (uint32_t i = 0; i < 65536; i++) kF16[i] = halfToFloat(static_cast<uint16_t>(i));
+  });
+}
+
 struct RowSums {
   double dot, a2, b2, absErr, absRef, sqErr, relErr;
 };
@@ -267,6 +275,7 @@ unsigned defaultThreads() {
 /** Split the job into chunks for up to `threads` threads (0: min(cores, 4)). */
 void planBatch(Batch& b, unsigned threads) {
   Job& job = b.job;
+  if (job.npuDtype == 1 || job.refDtype == 1) ensureF16();  // before any scanning thread reads the table
   b.fn = pickTable()[job.npuDtype][job.refDtype];
   const size_t count = job.count;
   unsigned n = threads ? threads : defaultThreads();
@@ -680,10 +689,6 @@ Napi::Value ScanFiles(const Napi::CallbackInfo& info) {
 #endif
 
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    for (uint32_t i = 0; i < 65536; i++) kF16[i] = halfToFloat(static_cast<uint16_t>(i));
-  });
   // Start the scanning threads now, while the caller still opens files and parses headers: the
   // first scan then finds them running (a new thread can take milliseconds to be scheduled).
   Pool::get().reserve(defaultThreads());
