@@ -68,16 +68,17 @@ export function selfCommand(): SelfCommand {
 const BUNDLE_IMPORT = /(?:\bfrom\s*|\bimport\s*\(\s*|^import\s*)["'](\.{1,2}\/[^"'\n]+?\.js)["']/gm;
 
 /**
- * A bundle entry and every file it imports, at start or on demand, as paths relative to the
- * entry's dir (the entry first): what a copy of it needs. A match naming no file is not one of
- * the bundle's own imports (text inside a bundled dependency) and is left out.
+ * A bundle entry and every file it imports, at start or (with onDemand) on demand, as paths
+ * relative to the entry's dir (the entry first): what a copy of it needs. A match naming no file
+ * is not one of the bundle's own imports (text inside a bundled dependency) and is left out.
  */
-export function bundleFiles(entry: string): string[] {
+export function bundleFiles(entry: string, onDemand = true): string[] {
   const base = dirname(entry);
   const files = [basename(entry)];
   for (let i = 0; i < files.length; i++) {
     const from = join(base, files[i]);
     for (const m of readFileSync(from, 'utf8').matchAll(BUNDLE_IMPORT)) {
+      if (!onDemand && m[0].includes('(')) continue;
       const rel = relative(base, join(dirname(from), m[1]));
       if (rel.startsWith('..') || isAbsolute(rel) || files.includes(rel) || !existsSync(join(base, rel))) continue;
       files.push(rel);
