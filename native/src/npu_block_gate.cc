@@ -23,10 +23,10 @@
 #include <immintrin.h>
 #endif
 #include <limits>
+#include <memory>
 #include <condition_variable>
 #include <deque>
 #include <mutex>
-#include <system_error>
 #include <thread>
 #include <vector>
 #ifndef _WIN32
@@ -326,8 +326,8 @@ class Pool {
     return *pool;
   }
 
-  /** Start threads until there are n (up to 64); false when the OS refuses a thread. */
-  bool reserve(unsigned n) {
+  /** Start threads until there are n (up to 64); returns how many there are (fewer when the OS refuses one). */
+  unsigned reserve(unsigned n) {
     std::lock_guard<std::mutex> lock(m_);
     n = std::min(n, 64u);
     try {
@@ -335,10 +335,11 @@ class Pool {
         std::thread(&Pool::loop, this).detach();
         threads_++;
       }
-    } catch (const std::system_error&) {
-      return false;  // run with the threads there are (a synchronous scan's caller does the rest)
+    } catch (...) {
+      // Run with the threads there are: a synchronous scan's caller does the rest, and an
+      // asynchronous one runs on the caller when there is none (submit).
     }
-    return true;
+    return threads_;
   }
 
   unsigned threads() {
@@ -348,11 +349,16 @@ class Pool {
 
   /** Hand an asynchronous batch to the threads; b->done runs when its last chunk is done. */
   void submit(Batch* b) {
-    reserve(std::min(b->maxWorkers, static_cast<unsigned>(b->chunks.size())));
-    {
-      std::lock_guard<std::mutex> lock(m_);
-      enqueue(b);
+    const bool none = reserve(std::min(b->maxWorkers, static_cast<unsigned>(b->chunks.size()))) == 0;
+    std::unique_lock<std::mutex> lock(m_);
+    if (none) {
+      // No thread could be started: scan here rather than leave the promise pending forever.
+      b->workers = 1;
+      work(lock, *b);
+      return;
     }
+    enqueue(b);
+    lock.unlock();
     wake(b->maxWorkers);
   }
 
@@ -578,7 +584,7 @@ struct AsyncScan {
 
   /** Plan, start and return the promise; throws (on the JS thread) if the scan cannot start. */
   static Napi::Value Start(Napi::Env env, const Job& job, const std::vector<Napi::Value>& keep, unsigned threads, const FileSrc* files = nullptr) {
-    auto* self = new AsyncScan(env, job, keep);
+    std::unique_ptr<AsyncScan> self(new AsyncScan(env, job, keep));
     if (files) {
       self->batch.files = *files;
       self->batch.hasFiles = true;
@@ -587,11 +593,11 @@ struct AsyncScan {
     napi_value name;
     napi_create_string_utf8(env, "npu-block-gate:scan", NAPI_AUTO_LENGTH, &name);
     if (napi_create_threadsafe_function(env, nullptr, nullptr, name, 0, 1, nullptr, nullptr, nullptr, settle, &self->tsfn) != napi_ok) {
-      delete self;
       throw Napi::Error::New(env, "could not start the scan (napi_create_threadsafe_function failed)");
     }
     Napi::Promise p = self->deferred.Promise();
-    Pool::get().submit(&self->batch);
+    // From here the scan owns itself: settle() deletes it on this thread once it is done.
+    Pool::get().submit(&self.release()->batch);
     return p;
   }
 };
