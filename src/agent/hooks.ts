@@ -8,7 +8,7 @@
 // GITHUB_EVENT_NAME and GITHUB_EVENT_PATH), .sh hooks with `bash --noprofile --norc -e -o pipefail` (HostContext
 // GetDefaultShellForScript, ScriptHandlerHelpers); job-started runs before the job's steps and
 // fails the job when it exits non-zero; job-completed runs under always().
-import { createHash } from 'node:crypto';
+import type * as Crypto from 'node:crypto';
 import { createRequire } from 'node:module';
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync, appendFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -121,7 +121,8 @@ export function installCli(self: SelfCommand, dir: string, env: NodeJS.ProcessEn
   try {
     files = bundleFiles(self.script).map((rel) => ({ rel, bytes: readFileSync(join(dirname(self.script), rel)) }));
   } catch (e) { throw new InputError(`cannot read the CLI to copy it (${oneLine(e)})`, self.script); }
-  const h = createHash('sha256');
+  // crypto is loaded here, by hooks install only: the hooks themselves never pay its load.
+  const h = (process.getBuiltinModule('node:crypto') as typeof Crypto).createHash('sha256');
   for (const f of files) h.update(f.rel).update('\0').update(f.bytes).update('\0');
   const hash = h.digest('hex').slice(0, 12);
   const root = join(dir, 'cli');
