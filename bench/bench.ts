@@ -1,88 +1,45 @@
-// npm run bench [-- --runs 5 --layers 16 --rows 2048 --cols 2048 --dir DIR --keep --no-cold --air DIR]
+// npm run bench [-- --runs 7 --layers 16 --rows 2048 --cols 2048 --dir DIR --keep --no-cold --air DIR --python P --no-twin]
 //
 // On the same files (L layers of rows x cols, an NPU and a reference tensor per layer, as f32
-// and as bf16 stored <u2), times over all L pairs, median of --runs:
-//   (a) native     compare() with the native addon (it reads the files itself on its threads,
-//                  threads = min(cores, 4)); also shown: the addon fed blocks read by TypeScript
-//   (b) twin       compare() with the TypeScript kernel
-//   (c) mlir-air   mlir-air's real programming_examples/llms/verify/comparators.py, run by
-//                  bench/mlir_air_compare.py as a user's diagnosis runs it: np.load both files,
-//                  compare_pair(). The tree: --air DIR, else $NPU_BLOCK_GATE_MLIR_AIR, else
-//                  ../shared/mlir-air next to the repo; missing, the column is skipped.
-//   (d) read       reading the same bytes with readSync into one reused buffer: the limit
-// and prints GB/s (file bytes / second) for each and the ratios native/mlir-air,
-// twin/mlir-air, native/read. compare_pair's per-position min and max_abs are checked against
-// our engine's on every pair (the largest difference is printed). Each contender opens and reads the files itself inside its timing. No
-// assertions: this measures, it does not judge.
-//
-// Two tables per dtype:
-//   warm   the files are read once before timing, so every contender reads through a warm page
-//          cache and "read" is memory-copy bandwidth, the same for everyone.
-//   cold   read, native and twin each timed right after `sync; echo 1 > /proc/sys/vm/drop_caches`
-//          (median of --runs), so "read" is the storage's own read bandwidth. Needs root on
-//          Linux (a writable drop_caches); otherwise the cold table says it could not be
-//          measured and why. --no-cold skips it. Only this script drops caches, never a test.
-import { spawnSync } from 'node:child_process';
-import { closeSync, existsSync, openSync, readSync, rmSync } from 'node:fs';
-import { availableParallelism, loadavg, tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+// and as bf16 stored <u2), times over all L pairs, interleaved run by run (each round times every
+// contender once, so the machine's load hits them alike), median and minimum of --runs:
+//   read       reading the same bytes with readSync into one reused buffer, one thread: the bar
+//   native     compare() with the native addon (it reads the files itself on its threads)
+//   blocks     the addon fed row blocks read by TypeScript (the path for big-endian, fortran or
+//              deflated sources)
+//   twin       compare() with the TypeScript kernel (--no-twin skips it)
+//   mlir-air   mlir-air's real programming_examples/llms/verify/comparators.py, run by
+//              bench/mlir_air_compare.py in the Python the check would use (--python P, else
+//              $NPU_BLOCK_GATE_PYTHON, python3, /usr/bin/python3), as a user's diagnosis runs it:
+//              np.load both files, compare_pair(). The tree: --air DIR, else
+//              $NPU_BLOCK_GATE_MLIR_AIR, else ../shared/mlir-air next to the repo; missing, the
+//              column is skipped in one line.
+// Printed with every ratio: the warm read bandwidth and the load average over the runs; in the
+// header: numpy and ml_dtypes versions and OPENBLAS_CORETYPE. compare_pair's per-position min
+// and max_abs are checked against our engine's on every pair (the largest difference is
+// printed). Then, when the page cache can be dropped (root on Linux), read/native/twin again,
+// each right after `sync; echo 1 > /proc/sys/vm/drop_caches` (--no-cold skips it; only this
+// script drops caches, never a test). No assertions: this measures, it does not judge.
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { existsSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { compare, jsKernel, selectEngine, type Kernel } from '../src/metrics/index.ts';
 import type { NativeKernel } from '../src/metrics/native.ts';
-import { describePython, findPython } from '../src/probe/python.ts';
 import { openTensor } from '../src/tensor/index.ts';
 import { dropCaches, generate, type BenchDType } from './files.ts';
+import {
+  airTree, interleave, isMain, load, machineLine, median, medMin, minimum, option, pythonEnv, readAll, timed, verifyDir,
+  type Contender, type PythonEnv,
+} from './lib.ts';
 
-const args = process.argv.slice(2);
-const opt = (name: string, def: string) => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 ? args[i + 1] : def;
-};
-const RUNS = Number(opt('runs', '5'));
-const LAYERS = Number(opt('layers', '16'));
-const ROWS = Number(opt('rows', '2048'));
-const COLS = Number(opt('cols', '2048'));
-const KEEP = args.includes('--keep');
-const COLD = !args.includes('--no-cold');
-const DIR = opt('dir', join(tmpdir(), `npu-block-gate-bench-${LAYERS}x${ROWS}x${COLS}`));
-// The mlir-air tree whose comparators.py is the baseline: --air DIR, $NPU_BLOCK_GATE_MLIR_AIR,
-// else ../shared/mlir-air relative to the repo root.
-const AIR = args.includes('--air')
-  ? resolve(opt('air', ''))
-  : process.env.NPU_BLOCK_GATE_MLIR_AIR
-    ? resolve(process.env.NPU_BLOCK_GATE_MLIR_AIR)
-    : resolve(fileURLToPath(new URL('..', import.meta.url)), '..', 'shared', 'mlir-air');
-const AIR_FROM = args.includes('--air') ? '--air' : process.env.NPU_BLOCK_GATE_MLIR_AIR ? '$NPU_BLOCK_GATE_MLIR_AIR' : 'default ../shared/mlir-air';
-const COMPARATORS = join(AIR, 'programming_examples', 'llms', 'verify', 'comparators.py');
-
-const median = (xs: number[]) => {
-  const s = [...xs].sort((x, y) => x - y);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
-};
-
-const buf = Buffer.allocUnsafe(8 << 20);
-function readAllFiles(files: string[]): number {
-  let total = 0;
-  for (const f of files) {
-    const fd = openSync(f, 'r');
-    try {
-      for (;;) {
-        const n = readSync(fd, buf, 0, buf.length, null);
-        if (n === 0) break;
-        total += n;
-      }
-    } finally {
-      closeSync(fd);
-    }
-  }
-  return total;
-}
-
+type Pair = { npu: string; ref: string };
 /** Per pair: the per-position cosine min and max_abs, what the mlir-air cross-check compares. */
 interface Check { min: number; max_abs: number }
 
-async function judgeAll(pairs: { npu: string; ref: string }[], k: Kernel, checks?: Check[]): Promise<number> {
+export async function judgeAll(pairs: Pair[], k: Kernel, checks?: Check[]): Promise<number> {
   let sum = 0;
   for (const [i, p] of pairs.entries()) {
     const a = openTensor(p.npu, { u2IsBf16: true });
@@ -99,128 +56,182 @@ async function judgeAll(pairs: { npu: string; ref: string }[], k: Kernel, checks
   return sum;
 }
 
-async function time(fn: () => unknown): Promise<number> {
-  const t0 = performance.now();
-  await fn();
-  return (performance.now() - t0) / 1000;
-}
+interface AirHeader { python: string; numpy: string; ml_dtypes: string | null; bf16: string | null; tree_modules: string[] }
 
-interface AirResult { seconds: number[]; bf16: string | null; check: Check[]; tree_modules: string[] }
-
-/** mlir-air's real compare_pair over every pair, --runs times, in one Python process (bench/mlir_air_compare.py). */
-function airTimes(python: string, pairs: { npu: string; ref: string }[], dtype: BenchDType): AirResult | string {
-  const script = fileURLToPath(new URL('./mlir_air_compare.py', import.meta.url));
-  const r = spawnSync(python, [script, COMPARATORS, String(RUNS), dtype, ...pairs.flatMap((p) => [p.npu, p.ref])], { encoding: 'utf8', maxBuffer: 1 << 24 });
-  if (r.status !== 0) return `mlir-air baseline failed: ${(r.stderr || r.error?.message || '').trim().split('\n').pop()}`;
-  return JSON.parse(r.stdout) as AirResult;
-}
-
-const native = selectEngine({ NPU_BLOCK_GATE_ENGINE: 'auto' });
-const hasNative = native.name === 'native';
-// The addon fed row blocks read by TypeScript instead of reading the files itself: for comparison.
-const nativeBlocks = hasNative ? (native as NativeKernel).tuned({ files: false }) : null;
-console.log(
-  `bench: ${LAYERS} layers x ${ROWS} x ${COLS}, NPU + reference per layer, f32 and bf16 (<u2); ${RUNS} runs, median; ` +
-    `${availableParallelism()} cores; native engine ${hasNative ? `${(native as { path?: string }).path} (${(native as { isa?: string }).isa})` : 'UNAVAILABLE'}`,
-);
-// Probe once, up front: a cold table is only printed when dropping the cache works.
-const coldWhyNot = COLD ? dropCaches() : 'skipped: --no-cold';
-console.log(
-  `bench: files in ${DIR}; warm: page cache warm for every contender (files read once before timing); ` +
-    `cold: ${coldWhyNot ? `NOT MEASURED, ${coldWhyNot}` : `each of read / native / twin timed right after sync + drop_caches`}; ` +
-    `load average ${loadavg().map((x) => x.toFixed(1)).join(' ')}`,
-);
-
-// The baseline's Python: the repo's own rule (NPU_BLOCK_GATE_PYTHON, python3, /usr/bin/python3:
-// the first that imports numpy). Without the tree or a Python the column is skipped, in one line.
-let airWhyNot: string | null = null;
-let python = '';
-if (!existsSync(COMPARATORS)) {
-  airWhyNot = `no mlir-air comparators at ${COMPARATORS} (from ${AIR_FROM}; pass --air DIR or set NPU_BLOCK_GATE_MLIR_AIR): mlir-air column skipped`;
-} else {
-  try {
-    const p = findPython(null);
-    python = p.command;
-    console.log(`bench: mlir-air baseline: ${COMPARATORS} (from ${AIR_FROM}), its compare_pair() on ${describePython(p)}`);
-  } catch (e) {
-    airWhyNot = `${(e as Error).message}: mlir-air column skipped`;
+/** mlir-air's compare_pair over every pair, one run per request, in a Python server (bench/mlir_air_compare.py). */
+class AirCompare {
+  private child: ChildProcessWithoutNullStreams;
+  private lines: AsyncIterableIterator<string>;
+  header!: AirHeader;
+  lastCheck: Check[] = [];
+  constructor(python: string, comparators: string, pairs: Pair[], dtype: BenchDType) {
+    const script = fileURLToPath(new URL('./mlir_air_compare.py', import.meta.url));
+    this.child = spawn(python, [script, comparators, dtype, ...pairs.flatMap((p) => [p.npu, p.ref])], { stdio: ['pipe', 'pipe', 'pipe'] });
+    let stderr = '';
+    this.child.stderr.on('data', (d) => { stderr += d; });
+    this.child.on('exit', (code) => { if (code) process.stderr.write(`bench: mlir-air baseline exited ${code}: ${stderr.trim().split('\n').pop()}\n`); });
+    this.lines = createInterface({ input: this.child.stdout })[Symbol.asyncIterator]();
+  }
+  private async next(): Promise<string> {
+    const r = await this.lines.next();
+    if (r.done) throw new Error('the mlir-air baseline stopped (see its error above)');
+    return r.value;
+  }
+  async start(): Promise<this> {
+    this.header = JSON.parse(await this.next());
+    return this;
+  }
+  async run(): Promise<number> {
+    this.child.stdin.write('run\n');
+    const r = JSON.parse(await this.next()) as { seconds: number; check: Check[] };
+    this.lastCheck = r.check;
+    return r.seconds;
+  }
+  close(): void {
+    this.child.stdin.end();
   }
 }
-if (airWhyNot) console.log(`bench: ${airWhyNot}`);
 
-const fmt = (x: number, d = 2) => x.toFixed(d);
-const ratio = (x: number[], y: number[] | string) => (typeof y === 'string' || !x.length || !y.length ? 'n/a' : `${fmt(median(y) / median(x))}x`);
-const pct = (x: number[], y: number[]) => (x.length && y.length ? `${fmt((100 * median(y)) / median(x), 0)}%` : 'n/a');
-for (const dtype of ['f32', 'bf16'] as const) {
-  const pairs = generate(DIR, dtype, LAYERS, ROWS, COLS);
+export interface CompareOptions {
+  dtype: BenchDType;
+  dir: string;
+  layers: number;
+  rows: number;
+  cols: number;
+  runs: number;
+  /** The mlir-air comparators.py and the Python to run it in; null: the column is skipped (why). */
+  air: { comparators: string; python: PythonEnv } | { skip: string };
+  twin: boolean;
+  blocks: boolean;
+}
+
+export interface CompareBench {
+  contenders: Contender[];
+  /** The lines to print once the runs are in. */
+  summary(times: Record<string, number[]>, loads: number[]): string[];
+  /** Ratios for the acceptance table: native throughput / one-thread read, peer time / native time. */
+  figures(times: Record<string, number[]>): { nativeOfRead: number | null; vsPeer: number | null };
+  files: string[];
+  pairs: Pair[];
+  close(): void;
+}
+
+/** The contenders of one dtype, its files generated (or reused) and the page cache warmed. */
+export async function compareBench(o: CompareOptions): Promise<CompareBench> {
+  const pairs = generate(o.dir, o.dtype, o.layers, o.rows, o.cols);
   const files = pairs.flatMap((p) => [p.npu, p.ref]);
-  const bytes = readAllFiles(files); // warm the cache
-  readAllFiles(files);
-  const t: Record<string, number[]> = { read: [], native: [], blocks: [], twin: [] };
+  const bytes = readAll(files);
+  readAll(files); // warm: every contender reads from the page cache
+  const native = selectEngine({ NPU_BLOCK_GATE_ENGINE: 'auto' });
+  const hasNative = native.name === 'native';
+  const nativeBlocks = hasNative && o.blocks ? (native as NativeKernel).tuned({ files: false }) : null;
   const ours: Check[] = [];
-  for (let r = 0; r < RUNS; r++) {
-    t.read.push(await time(() => readAllFiles(files)));
-    if (hasNative) t.native.push(await time(() => judgeAll(pairs, native, ours)));
-    if (nativeBlocks) t.blocks.push(await time(() => judgeAll(pairs, nativeBlocks)));
-    t.twin.push(await time(() => judgeAll(pairs, jsKernel, hasNative ? undefined : ours)));
-  }
-  const air = airWhyNot ? 'skipped' : airTimes(python, pairs, dtype);
-  const airSeconds = typeof air === 'string' ? air : air.seconds;
-  // Cold: every timing starts from an empty page cache (after the warm runs, so those stay warm).
-  const c: Record<string, number[]> = { read: [], native: [], twin: [] };
-  if (!coldWhyNot) {
-    const cold = async (fn: () => unknown) => {
-      const why = dropCaches();
-      if (why) throw new Error(`bench: dropping the page cache stopped working: ${why}`);
-      return time(fn);
+  await judgeAll(pairs, hasNative ? native : jsKernel, ours); // the cross-check's numbers (and a warm-up)
+  const air = 'skip' in o.air ? null : await new AirCompare(o.air.python.command, o.air.comparators, pairs, o.dtype).start();
+  const d = o.dtype;
+  const contenders: Contender[] = [{ name: `compare/read ${d}`, runs: o.runs, run: () => timed(() => readAll(files)) }];
+  if (hasNative) contenders.push({ name: `compare/native ${d}`, runs: o.runs, run: () => timed(() => judgeAll(pairs, native)) });
+  if (nativeBlocks) contenders.push({ name: `compare/blocks ${d}`, runs: o.runs, run: () => timed(() => judgeAll(pairs, nativeBlocks)) });
+  if (o.twin) contenders.push({ name: `compare/twin ${d}`, runs: o.runs, run: () => timed(() => judgeAll(pairs, jsKernel)) });
+  if (air) contenders.push({ name: `compare/mlir-air ${d}`, runs: o.runs, run: () => air.run() });
+
+  const gbps = (xs: number[]) => `${(bytes / median(xs) / 1e9).toFixed(2).padStart(6)} GB/s`;
+  const figures = (t: Record<string, number[]>) => {
+    const read = t[`compare/read ${d}`], nat = t[`compare/native ${d}`], peer = t[`compare/mlir-air ${d}`];
+    return {
+      nativeOfRead: nat?.length ? median(read) / median(nat) : null,
+      vsPeer: nat?.length && peer?.length ? median(peer) / median(nat) : null,
     };
-    for (let r = 0; r < RUNS; r++) {
-      c.read.push(await cold(() => readAllFiles(files)));
-      if (hasNative) c.native.push(await cold(() => judgeAll(pairs, native)));
-      c.twin.push(await cold(() => judgeAll(pairs, jsKernel)));
+  };
+  const summary = (t: Record<string, number[]>, loads: number[]) => {
+    const row = (name: string, note = '') => {
+      const xs = t[`compare/${name} ${d}`];
+      return xs?.length ? `  ${name.padEnd(8)} ${medMin(xs)}  ${gbps(xs)}${note}` : null;
+    };
+    const read = t[`compare/read ${d}`];
+    const beside = `[read ${gbps(read).trim()} on one thread; load average ${Math.min(...loads).toFixed(2)}-${Math.max(...loads).toFixed(2)} over the runs]`;
+    const lines = [`${d}: ${(bytes / 1e9).toFixed(3)} GB over ${files.length} files (${o.layers} layers x ${o.rows} x ${o.cols}), warm page cache, median (min) of ${read.length} interleaved runs`];
+    lines.push(row('read', '   (readSync, one thread: the bar)')!);
+    lines.push(row('native') ?? '  native   unavailable (the addon did not load)');
+    if (nativeBlocks) lines.push(row('blocks', '   (native, fed blocks read by TypeScript)')!);
+    if (o.twin) lines.push(row('twin')!);
+    if (!air) lines.push(`  mlir-air skipped: ${'skip' in o.air ? o.air.skip : ''}`);
+    else {
+      lines.push(row('mlir-air', `   (np.load + compare_pair${air.header.bf16 && d === 'bf16' ? `; bf16 fed as ${air.header.bf16}` : ''})`)!);
+      const diff = (k: keyof Check) => Math.max(...air.lastCheck.map((c, i) => Math.abs(c[k] - ours[i][k])));
+      const modules = air.header.tree_modules.length ? `; ALSO IMPORTED FROM THE TREE: ${air.header.tree_modules.join(', ')}` : '';
+      lines.push(`           cross-check vs ${hasNative ? 'native' : 'twin'} over ${air.lastCheck.length} pairs: largest |diff| per-position min ${diff('min').toExponential(2)}, max_abs ${diff('max_abs').toExponential(2)}${modules}`);
     }
-  }
-  const gbps = (s: number) => bytes / s / 1e9;
-  const row = (name: string, xs: number[] | string, note = '') =>
-    typeof xs === 'string'
-      ? `  ${name.padEnd(8)} ${xs}`
-      : `  ${name.padEnd(8)} ${fmt(median(xs), 3).padStart(7)} s  ${fmt(gbps(median(xs))).padStart(6)} GB/s${note}`;
-  const judged = (tt: Record<string, number[]>) => (hasNative ? tt.native : tt.twin);
-  console.log(`\n${dtype}: ${fmt(bytes / 1e9, 3)} GB over ${files.length} files`);
-  console.log(`  warm page cache:`);
-  console.log(row('read', t.read));
-  console.log(row('native', hasNative ? t.native : 'unavailable'));
-  if (nativeBlocks) console.log(row('blocks', t.blocks, '   (native, fed blocks read by TypeScript)'));
-  console.log(row('twin', t.twin));
-  if (typeof air === 'string') console.log(row('mlir-air', air === 'skipped' ? 'skipped (see the line above the tables)' : air));
-  else {
-    console.log(row('mlir-air', air.seconds, `   (np.load + compare_pair${air.bf16 ? `; bf16 fed as ${air.bf16}` : ''})`));
-    // Cross-check: the real compare_pair and our engine (float32 vs float64 accumulation) on every pair.
-    const d = (k: keyof Check) => Math.max(...air.check.map((c, i) => Math.abs(c[k] - ours[i][k])));
-    const modules = air.tree_modules.length ? `; ALSO IMPORTED FROM THE TREE: ${air.tree_modules.join(', ')}` : '';
-    console.log(
-      `           cross-check vs ${hasNative ? 'native' : 'twin'} over ${air.check.length} pairs: largest |diff| ` +
-        `per-position min ${d('min').toExponential(2)}, max_abs ${d('max_abs').toExponential(2)}${modules}`,
-    );
-  }
-  console.log(
-    `  warm ratios: native/mlir-air ${ratio(t.native, airSeconds)}, twin/mlir-air ${ratio(t.twin, airSeconds)}, ` +
-      `native/read ${pct(t.native, t.read)}, twin/read ${pct(t.twin, t.read)}; ` +
-      `judging all ${LAYERS} layers takes ${fmt(median(judged(t)) / median(t.read))}x the warm read time`,
-  );
-  if (coldWhyNot) {
-    console.log(`  cold page cache: NOT MEASURED (${coldWhyNot})`);
-    continue;
-  }
-  console.log(`  cold page cache (dropped before each timing):`);
-  console.log(row('read', c.read));
-  console.log(row('native', hasNative ? c.native : 'unavailable'));
-  console.log(row('twin', c.twin));
-  console.log(
-    `  cold ratios: native/read ${pct(c.native, c.read)}, twin/read ${pct(c.twin, c.read)}; ` +
-      `judging all ${LAYERS} layers takes ${fmt(median(judged(c)) / median(c.read))}x the cold read time; ` +
-      `cold read is ${fmt(median(c.read) / median(t.read), 1)}x slower than warm`,
-  );
+    const f = figures(t);
+    const pct = (x: number | null) => (x === null ? 'n/a' : `${(100 * x).toFixed(0)}%`);
+    const times = (x: number | null) => (x === null ? 'n/a' : `${x.toFixed(2)}x`);
+    const twin = t[`compare/twin ${d}`];
+    lines.push(`  ratios: native ${times(f.vsPeer)} faster than mlir-air, native at ${pct(f.nativeOfRead)} of the read's throughput` +
+      (twin?.length ? `, twin ${times(t[`compare/mlir-air ${d}`]?.length ? median(t[`compare/mlir-air ${d}`]) / median(twin) : null)} faster than mlir-air, twin at ${pct(median(read) / median(twin))} of the read's` : '') +
+      `; by minima: native ${t[`compare/native ${d}`]?.length ? pct(minimum(read) / minimum(t[`compare/native ${d}`])) : 'n/a'} of the read ${beside}`);
+    return lines;
+  };
+  return { contenders, summary, figures, files, pairs, close: () => air?.close() };
 }
-console.log(`\nbench: load average at the end ${loadavg().map((x) => x.toFixed(1)).join(' ')} (other processes on these cores slow every contender)`);
-if (!KEEP && !args.includes('--dir')) rmSync(DIR, { recursive: true, force: true });
+
+/** The compare bench's header lines and the mlir-air setting shared by both dtypes. */
+export function airSetting(args: string[]): { air: CompareOptions['air']; lines: string[] } {
+  const tree = airTree(args);
+  const comparators = join(verifyDir(tree.dir), 'comparators.py');
+  if (!existsSync(comparators)) {
+    const skip = `no mlir-air comparators at ${comparators} (from ${tree.from}; pass --air DIR or set NPU_BLOCK_GATE_MLIR_AIR)`;
+    return { air: { skip }, lines: [`bench: ${skip}: mlir-air column skipped`] };
+  }
+  try {
+    const python = pythonEnv(args);
+    return { air: { comparators, python }, lines: [`bench: mlir-air baseline ${comparators} (from ${tree.from}); ${python.line}`] };
+  } catch (e) {
+    const skip = (e as Error).message;
+    return { air: { skip }, lines: [`bench: ${skip}: mlir-air column skipped`] };
+  }
+}
+
+async function main(args: string[]): Promise<void> {
+  const runs = Number(option(args, 'runs', '7'));
+  const layers = Number(option(args, 'layers', '16'));
+  const rows = Number(option(args, 'rows', '2048'));
+  const cols = Number(option(args, 'cols', '2048'));
+  const dir = option(args, 'dir', join(tmpdir(), `npu-block-gate-bench-${layers}x${rows}x${cols}`));
+  const native = selectEngine({ NPU_BLOCK_GATE_ENGINE: 'auto' });
+  console.log(`bench: ${layers} layers x ${rows} x ${cols}, NPU + reference per layer, f32 and bf16 (<u2); ${machineLine()}; ` +
+    `native engine ${native.name === 'native' ? `${(native as NativeKernel).path} (${(native as NativeKernel).isa})` : 'UNAVAILABLE'}; files in ${dir}`);
+  const { air, lines } = airSetting(args);
+  for (const l of lines) console.log(l);
+  const coldWhyNot = args.includes('--no-cold') ? 'skipped: --no-cold' : dropCaches();
+  for (const dtype of ['f32', 'bf16'] as const) {
+    const b = await compareBench({ dtype, dir, layers, rows, cols, runs, air, twin: !args.includes('--no-twin'), blocks: true });
+    const { times, loads } = await interleave(b.contenders);
+    b.close();
+    console.log('');
+    for (const l of b.summary(times, loads)) console.log(l);
+    if (coldWhyNot) {
+      console.log(`  cold page cache: NOT MEASURED (${coldWhyNot})`);
+      continue;
+    }
+    // Cold: every timing starts from an empty page cache, so "read" is the storage's own bandwidth.
+    const cold = (name: string, fn: () => unknown): Contender => ({
+      name, runs, run: async () => {
+        const why = dropCaches();
+        if (why) throw new Error(`bench: dropping the page cache stopped working: ${why}`);
+        return timed(fn);
+      },
+    });
+    const c = await interleave([
+      cold('read', () => readAll(b.files)),
+      ...(native.name === 'native' ? [cold('native', () => judgeAll(b.pairs, native))] : []),
+      ...(args.includes('--no-twin') ? [] : [cold('twin', () => judgeAll(b.pairs, jsKernel))]),
+    ]);
+    console.log(`  cold page cache (dropped before each timing), median (min):`);
+    for (const [name, xs] of Object.entries(c.times)) console.log(`  ${name.padEnd(8)} ${medMin(xs)}`);
+    if (c.times.native) console.log(`  cold: native at ${(100 * median(c.times.read) / median(c.times.native)).toFixed(0)}% of the cold read's throughput; cold read ${(median(c.times.read) / median(times[`compare/read ${dtype}`])).toFixed(1)}x slower than warm`);
+  }
+  console.log(`\nbench: load average at the end ${load()} (other processes on these cores slow every contender, the fastest ones most)`);
+  if (!args.includes('--keep') && !args.includes('--dir')) rmSync(dir, { recursive: true, force: true });
+}
+
+if (isMain(import.meta.url)) await main(process.argv.slice(2));

@@ -1,36 +1,40 @@
-// npx tsx bench/report.ts [--runs 5 --dir DIR]
+// npx tsx bench/report.ts [--runs 9 --dir DIR --air DIR --python P --no-cold]
 //
-// The issue-3 target as the user meets it: `npu-block-gate report` on a 16-layer run dir
-// (block 0 plus layers/ for every layer, 2048 x 2048, f32 and bf16 stored <u2) should take
-// under 2x the time it takes to read the run dir's files. Times the real command
-// (`node dist/cli.js report --run-dir D --no-docs --json`, process start included) against
-// reading the same files once (readSync into one buffer), median of --runs, with a warm page
-// cache and, when /proc/sys/vm/drop_caches is writable, a cold one. No assertions.
-import { spawnSync } from 'node:child_process';
-import { closeSync, existsSync, linkSync, mkdirSync, openSync, readSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { loadavg, tmpdir } from 'node:os';
+// `npu-block-gate report` as the user meets it, against the peer's path end to end. On a 16-layer
+// run dir (block 0 plus layers/ for every layer, 2048 x 2048, f32 and bf16 stored <u2; hard links
+// to the bench files), interleaved, median and minimum of --runs, process start to exit:
+//   report     node dist/cli.js report --run-dir D --no-docs --json (judges block 0 and the 16
+//              layers: 17 pairs; writes report.json and report.md)
+//   mlir-air   the same judgement by mlir-air's own code (bench/mlir_air_report.py) in the Python
+//              the check would use (--python P, else $NPU_BLOCK_GATE_PYTHON, python3,
+//              /usr/bin/python3): Python start, numpy import, the tree's verify/comparators.py
+//              and verify/report.py, np.load + compare_pair for the 16 layers, then its report
+//              writer (Report.dump_json and dump_markdown). The tree: --air DIR, else
+//              $NPU_BLOCK_GATE_MLIR_AIR, else ../shared/mlir-air.
+//   read       reading the run dir's 16 pairs once (readSync, one thread), in this process
+//   node -e 0  Node's own start-up
+// With a writable /proc/sys/vm/drop_caches (root on Linux), `report` and read again from a
+// cold page cache (--no-cold skips it). No assertions.
+import { existsSync, linkSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { dropCaches, generate, type BenchDType } from './files.ts';
+import {
+  airTree, interleave, isMain, load, machineLine, median, medMin, option, pythonEnv, readAll, spawnTimed, timed, verifyDir,
+  type Contender, type PythonEnv,
+} from './lib.ts';
 
-const args = process.argv.slice(2);
-const opt = (name: string, def: string) => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 ? args[i + 1] : def;
-};
-const RUNS = Number(opt('runs', '5'));
 const LAYERS = 16;
 const ROWS = 2048;
 const COLS = 2048;
-const DIR = opt('dir', join(tmpdir(), `npu-block-gate-bench-${LAYERS}x${ROWS}x${COLS}`));
 const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
-
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const PEER = fileURLToPath(new URL('./mlir_air_report.py', import.meta.url));
 
 /** A run dir whose tensors are hard links to the bench files (no copy; same bytes on disk). */
-function runDir(dtype: BenchDType): { dir: string; files: string[] } {
-  const pairs = generate(DIR, dtype, LAYERS, ROWS, COLS);
-  const dir = join(DIR, `rundir-${dtype}`);
+function runDir(base: string, dtype: BenchDType): { dir: string; pairs: { npu: string; ref: string }[]; files: string[] } {
+  const pairs = generate(base, dtype, LAYERS, ROWS, COLS);
+  const dir = join(base, `rundir-${dtype}`);
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(join(dir, 'layers'), { recursive: true });
   const link = (src: string, rel: string) => { linkSync(src, join(dir, rel)); return rel; };
@@ -53,44 +57,97 @@ function runDir(dtype: BenchDType): { dir: string; files: string[] } {
     layers: { source: 'bench', entries },
     bisect: null,
   }));
-  return { dir, files: pairs.flatMap((p) => [p.npu, p.ref]) };
+  return { dir, pairs, files: pairs.flatMap((p) => [p.npu, p.ref]) };
 }
 
-function readAll(files: string[]): number {
-  const buf = Buffer.allocUnsafe(1 << 22);
-  const t0 = performance.now();
-  for (const f of files) {
-    const fd = openSync(f, 'r');
-    while (readSync(fd, buf, 0, buf.length, null) > 0);
-    closeSync(fd);
+export interface ReportBench {
+  contenders: Contender[];
+  summary(times: Record<string, number[]>, loads: number[]): string[];
+  /** How many times faster `report` is than the peer's path (medians), per dtype. */
+  figures(times: Record<string, number[]>): Record<BenchDType, number | null>;
+  cleanup(): void;
+}
+
+export interface ReportOptions { base: string; runs: number; peer: { verify: string; python: PythonEnv } | { skip: string } }
+
+export function reportBench(o: ReportOptions): ReportBench {
+  if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run npm run build first`);
+  const out = mkdtempSync(join(tmpdir(), 'nbg-bench-peer-'));
+  const contenders: Contender[] = [{ name: 'report/node -e 0', runs: o.runs, run: () => spawnTimed(process.execPath, ['-e', '0']).seconds }];
+  const sets = (['f32', 'bf16'] as BenchDType[]).map((dtype) => ({ dtype, ...runDir(o.base, dtype) }));
+  for (const s of sets) readAll(s.files); // warm
+  for (const s of sets) {
+    contenders.push({ name: `report/read ${s.dtype}`, runs: o.runs, run: () => timed(() => readAll(s.files)) });
+    contenders.push({ name: `report/report ${s.dtype}`, runs: o.runs, run: () => spawnTimed(process.execPath, [CLI, 'report', '--run-dir', s.dir, '--no-docs', '--json'], { ok: [0, 1] }).seconds });
+    if (!('skip' in o.peer)) {
+      const { verify, python } = o.peer;
+      contenders.push({ name: `report/mlir-air ${s.dtype}`, runs: o.runs, run: () => spawnTimed(python.command, [PEER, verify, s.dtype, out, ...s.pairs.flatMap((p) => [p.npu, p.ref])]).seconds });
+    }
   }
-  return (performance.now() - t0) / 1000;
+  const figures = (t: Record<string, number[]>) => Object.fromEntries(sets.map((s) => {
+    const peer = t[`report/mlir-air ${s.dtype}`];
+    return [s.dtype, peer?.length ? median(peer) / median(t[`report/report ${s.dtype}`]) : null];
+  })) as Record<BenchDType, number | null>;
+  const summary = (t: Record<string, number[]>, loads: number[]) => {
+    const f = figures(t);
+    const lines = [`report: npu-block-gate report on a ${LAYERS}-layer run dir (${ROWS} x ${COLS}; block 0 + ${LAYERS} layers), process start to exit, median (min) of ${t['report/node -e 0'].length} interleaved runs`];
+    lines.push(`  node -e 0           ${medMin(t['report/node -e 0'])}`);
+    for (const s of sets) {
+      const bytes = s.files.length * (128 + ROWS * COLS * (s.dtype === 'f32' ? 4 : 2));
+      const read = t[`report/read ${s.dtype}`];
+      lines.push(`  ${s.dtype}: read ${medMin(read)} (${(bytes / median(read) / 1e9).toFixed(2)} GB/s, one thread)`);
+      lines.push(`    report            ${medMin(t[`report/report ${s.dtype}`])}`);
+      lines.push('skip' in o.peer ? `    mlir-air          skipped: ${o.peer.skip}` : `    mlir-air          ${medMin(t[`report/mlir-air ${s.dtype}`])}   (python + numpy + comparators.compare_pair x ${LAYERS} + report.dump_json/dump_markdown)`);
+      lines.push(`    report is ${f[s.dtype] === null ? 'n/a' : `${f[s.dtype]!.toFixed(2)}x`} faster than the peer's path end to end; report takes ${(median(t[`report/report ${s.dtype}`]) / median(read)).toFixed(2)}x the read time ` +
+        `[read ${(bytes / median(read) / 1e9).toFixed(2)} GB/s; load average ${Math.min(...loads).toFixed(2)}-${Math.max(...loads).toFixed(2)} over the runs]`);
+    }
+    return lines;
+  };
+  return { contenders, summary, figures, cleanup: () => rmSync(out, { recursive: true, force: true }) };
 }
 
-function report(dir: string): number {
-  const t0 = performance.now();
-  const r = spawnSync(process.execPath, [CLI, 'report', '--run-dir', dir, '--no-docs', '--json'], { encoding: 'utf8', maxBuffer: 1 << 26 });
-  const s = (performance.now() - t0) / 1000;
-  if (r.status !== 0 && r.status !== 1) throw new Error(`report failed (exit ${r.status}): ${r.stderr.trim().split('\n').pop()}`);
-  return s;
+/** The peer setting: the tree's verify/ and the Python the check would use, or why it is skipped. */
+export function peerSetting(args: string[]): { peer: ReportOptions['peer']; line: string } {
+  const tree = airTree(args);
+  const verify = verifyDir(tree.dir);
+  if (!existsSync(join(verify, 'report.py'))) {
+    const skip = `no mlir-air verify/report.py at ${verify} (from ${tree.from}; pass --air DIR or set NPU_BLOCK_GATE_MLIR_AIR)`;
+    return { peer: { skip }, line: `bench: ${skip}` };
+  }
+  try {
+    const python = pythonEnv(args);
+    return { peer: { verify, python }, line: `bench: peer ${verify} (from ${tree.from}); ${python.line}` };
+  } catch (e) {
+    return { peer: { skip: (e as Error).message }, line: `bench: ${(e as Error).message}: the peer is skipped` };
+  }
 }
 
-if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run npm run build first`);
-console.log(`bench/report: npu-block-gate report on a ${LAYERS}-layer run dir (${ROWS} x ${COLS}), ${RUNS} runs, median; load ${loadavg().map((x) => x.toFixed(1)).join(' ')}`);
-for (const dtype of ['f32', 'bf16'] as BenchDType[]) {
-  const { dir, files } = runDir(dtype);
-  const bytes = files.reduce((n, f) => n + statSync(f).size, 0);
-  readAll(files); // warm the page cache
-  const warmRead = median(Array.from({ length: RUNS }, () => readAll(files)));
-  const warmReport = median(Array.from({ length: RUNS }, () => report(dir)));
-  console.log(`${dtype}: ${(bytes / 1e9).toFixed(3)} GB in ${files.length} files`);
-  console.log(`  warm: read ${warmRead.toFixed(3)} s, report ${warmReport.toFixed(3)} s = ${(warmReport / warmRead).toFixed(2)}x the read time`);
-  const why = dropCaches();
-  if (why) {
-    console.log(`  cold: NOT MEASURED (${why})`);
-  } else {
-    const coldRead = median(Array.from({ length: RUNS }, () => (dropCaches(), readAll(files))));
-    const coldReport = median(Array.from({ length: RUNS }, () => (dropCaches(), report(dir))));
-    console.log(`  cold: read ${coldRead.toFixed(3)} s, report ${coldReport.toFixed(3)} s = ${(coldReport / coldRead).toFixed(2)}x the read time`);
+if (isMain(import.meta.url)) {
+  const args = process.argv.slice(2);
+  const runs = Number(option(args, 'runs', '9'));
+  const base = option(args, 'dir', join(tmpdir(), `npu-block-gate-bench-${LAYERS}x${ROWS}x${COLS}`));
+  console.log(`bench/report: ${machineLine()}`);
+  const { peer, line } = peerSetting(args);
+  console.log(line);
+  const b = reportBench({ base, runs, peer });
+  try {
+    const { times, loads } = await interleave(b.contenders);
+    for (const l of b.summary(times, loads)) console.log(l);
+    const why = args.includes('--no-cold') ? 'skipped: --no-cold' : dropCaches();
+    if (why) console.log(`  cold: NOT MEASURED (${why})`);
+    else {
+      for (const dtype of ['f32', 'bf16'] as BenchDType[]) {
+        const s = runDir(base, dtype);
+        const cold = (name: string, fn: () => unknown): Contender => ({ name, runs, run: () => { dropCaches(); return timed(fn); } });
+        const c = await interleave([
+          cold('read', () => readAll(s.files)),
+          cold('report', () => spawnTimed(process.execPath, [CLI, 'report', '--run-dir', s.dir, '--no-docs', '--json'], { ok: [0, 1] })),
+        ]);
+        console.log(`  cold ${dtype}: read ${medMin(c.times.read)}, report ${medMin(c.times.report)} = ${(median(c.times.report) / median(c.times.read)).toFixed(2)}x the cold read time`);
+      }
+    }
+    console.log(`bench/report: load average at the end ${load()}`);
+  } finally {
+    b.cleanup();
   }
 }

@@ -10,8 +10,6 @@ import { TOOL } from './tool.ts';
 import { stderrLog } from './log.ts';
 import { renderTerminal } from './report/terminal.ts';
 import { toJson } from './report/json.ts';
-import { agentMain } from './agent/cli.ts';
-import { fleetMain } from './fleet/cli.ts';
 
 const HEAD = `npu-block-gate ${TOOL.version}: Phase 2 single-block validation for LLMs on AMD NPUs (Xilinx/mlir-air)`;
 const EXITS = 'Exit codes: 0 pass, 1 fail (a gate), 2 usage or bad input, 3 infrastructure (could not judge).';
@@ -257,9 +255,16 @@ async function printPlan(plan: Plan, json: boolean, out: NodeJS.WritableStream, 
 export async function main(argv: string[], out: NodeJS.WritableStream = process.stdout, err: NodeJS.WritableStream = process.stderr): Promise<ExitCode> {
   let json = false;
   let plan: Plan | null = null;
-  if (argv[0] === 'agent' || (argv[0] === 'help' && argv[1] === 'agent')) return agentMain(argv[0] === 'agent' ? argv.slice(1) : ['--help'], out, err);
+  if (argv[0] === 'agent' || (argv[0] === 'help' && argv[1] === 'agent')) {
+    // Loaded only here: report, check and plan never load the agent (or octokit and undici).
+    const { agentMain } = await import('./agent/cli.ts');
+    return agentMain(argv[0] === 'agent' ? argv.slice(1) : ['--help'], out, err);
+  }
   const fleet = argv[0] === 'help' ? argv[1] : argv[0];
-  if (fleet === 'affected' || fleet === 'status') return fleetMain(fleet, argv[0] === 'help' ? ['--help'] : argv.slice(1), out, err);
+  if (fleet === 'affected' || fleet === 'status') {
+    const { fleetMain } = await import('./fleet/cli.ts');
+    return fleetMain(fleet, argv[0] === 'help' ? ['--help'] : argv.slice(1), out, err);
+  }
   try {
     const { command, values, topic: helpTopic } = parseCli(argv);
     if (command === 'version') { out.write(`${TOOL.version}\n`); return EXIT.pass; }

@@ -4,9 +4,11 @@
 // fills exactly the Accumulator arrays of src/metrics/accumulator.ts for NPU rows
 // [start, start + count), the first `real` of which are compared against `ref`. npu/ref are the
 // raw little-endian payload bytes (dtype 0 = f32, 1 = f16, 2 = bf16) of those rows. With
-// sync = false it returns a Promise and runs on the libuv thread pool; either way the rows are
-// split over up to 4 threads. Every argument is checked before any memory is touched: bad
-// arguments throw a JS TypeError/RangeError, never crash.
+// sync = false it returns a Promise and runs on the addon's own scanning threads (Pool: started
+// at load and kept); with sync = true the calling thread scans too. Either way the rows are
+// split over up to `threads` threads (0: min(cores, 4)). Every argument is checked before any
+// memory is touched: bad arguments throw a JS TypeError/RangeError, never crash.
+// poolThreads() says how many scanning threads this process has started (for tests: never one per scan).
 #include <napi.h>
 
 #include <algorithm>
@@ -21,6 +23,9 @@
 #include <immintrin.h>
 #endif
 #include <limits>
+#include <memory>
+#include <condition_variable>
+#include <deque>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -31,6 +36,7 @@
 namespace {
 
 constexpr int kAbi = 1;
+constexpr size_t kSliceBytes = 256 * 1024;  // file mode: bytes of a tensor read per slice
 constexpr double kRelFloor = static_cast<double>(1e-6f);  // mlir-air: max(|ref|, 1e-6) in float32
 
 float kF16[65536];
@@ -42,6 +48,14 @@ float halfToFloat(uint16_t h) {
   if (exp == 0) return sign * std::ldexp(static_cast<float>(mant), -24);
   if (exp == 0x1f) return mant ? std::numeric_limits<float>::quiet_NaN() : sign * std::numeric_limits<float>::infinity();
   return sign * std::ldexp(static_cast<float>(1024 + mant), exp - 25);
+}
+
+/** Fills kF16 on the first f16 scan (65,536 conversions would cost every process a millisecond or more at load). */
+void ensureF16() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    for (uint32_t i = 0; i < 65536; i++) kF16[i] = halfToFloat(static_cast<uint16_t>(i));
+  });
 }
 
 struct RowSums {
@@ -71,7 +85,6 @@ struct Job {
   const uint8_t* ref;
   int npuDtype, refDtype;
   size_t cols, start, count, real;
-  unsigned threads;
   double* scratch;  // 4 doubles per real row: absErr, absRef, sqErr, relErr
 };
 
@@ -104,7 +117,7 @@ constexpr int W = 2;  // doubles per SSE2 register
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
 #define NBG_HAVE_AVX2 1
 #pragma GCC push_options
-#pragma GCC target("avx2")
+#pragma GCC target("avx2,fma")
 namespace avx2 {
 constexpr int W = 4;  // doubles per AVX2 register
 #define NBG_W 4
@@ -139,7 +152,7 @@ Isa pickIsa() {
     const Isa cap = !want ? ISA_AVX512 : std::strcmp(want, "sse2") == 0 ? ISA_SSE2 : std::strcmp(want, "avx2") == 0 ? ISA_AVX2 : ISA_AVX512;
     __builtin_cpu_init();
     if (cap >= ISA_AVX512 && __builtin_cpu_supports("avx512f")) return ISA_AVX512;
-    if (cap >= ISA_AVX2 && __builtin_cpu_supports("avx2")) return ISA_AVX2;
+    if (cap >= ISA_AVX2 && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return ISA_AVX2;
     return ISA_SSE2;
   }();
   return isa;
@@ -189,25 +202,28 @@ bool readFully(int fd, uint8_t* dst, size_t length, uint64_t offset, std::string
 }
 
 /**
- * One thread's rows in file mode: read a slice of rows of both files into this thread's own
- * small buffers (a few hundred KiB, so they stay in cache) and scan it, slice after slice.
+ * One chunk's rows in file mode: read a slice of rows of both files into this thread's own
+ * small buffers (a few hundred KiB, so they stay in cache; kept between chunks, so no page is
+ * faulted in afresh per call) and scan it, slice after slice.
  */
 void fileChunk(const Job& job, const FileSrc& f, Chunk& ch, ChunkFn fn) {
+  thread_local std::vector<uint8_t> bufA, bufB;
   const size_t itemA = job.npuDtype == 0 ? 4 : 2, itemB = job.refDtype == 0 ? 4 : 2;
   const size_t rowA = job.cols * itemA, rowB = job.cols * itemB;
-  const size_t slice = std::max<size_t>(1, (256 * 1024) / std::max(rowA, rowB));
-  std::vector<uint8_t> bufA(slice * rowA), bufB(slice * rowB);
+  const size_t slice = std::max<size_t>(1, kSliceBytes / std::max(rowA, rowB));
+  bufA.resize(slice * rowA);
+  bufB.resize(slice * rowB);
   const size_t r0 = ch.r0, r1 = ch.r1;
   for (size_t r = r0; r < r1; r += slice) {
     const size_t n = std::min(slice, r1 - r);
     const size_t real = r < job.real ? std::min(n, job.real - r) : 0;
     if (!readFully(f.fdA, bufA.data(), n * rowA, f.offA + r * rowA, ch.error)) {
       ch.error = "npu: " + ch.error;
-      return;
+      break;
     }
     if (real && !readFully(f.fdB, bufB.data(), real * rowB, f.offB + r * rowB, ch.error)) {
       ch.error = "ref: " + ch.error;
-      return;
+      break;
     }
     Job sub = job;
     sub.npu = bufA.data();
@@ -222,41 +238,208 @@ void fileChunk(const Job& job, const FileSrc& f, Chunk& ch, ChunkFn fn) {
   }
   ch.r0 = r0;
   ch.r1 = r1;
+  // A tensor with huge rows grew the buffers: give that memory back rather than keep it for good.
+  for (auto* b : {&bufA, &bufB}) {
+    if (b->capacity() > 4 * kSliceBytes) std::vector<uint8_t>().swap(*b);
+  }
 }
 #endif
 
-/** Scan the block (or, with `files`, read and scan the whole tensors); throws on a read error. */
-void runJob(Job& job, const FileSrc* files = nullptr) {
+/**
+ * One scan, split by rows into chunks that threads claim one at a time. The results are
+ * combined by chunk index afterwards (finishBatch), so which thread ran which chunk, and in
+ * what order, never changes a bit.
+ */
+struct Batch {
+  Job job;
+  FileSrc files{};
+  bool hasFiles = false;
+  ChunkFn fn = nullptr;
+  std::vector<Chunk> chunks;
+  unsigned maxWorkers = 1;  // the job's thread count: at most this many threads on it at once
+  // Under Pool::m_:
+  unsigned next = 0;     // the next chunk to claim
+  unsigned workers = 0;  // threads on it now
+  unsigned left = 0;     // chunks not finished
+  bool queued = false;
+  /** Asynchronous scans: called by the thread that finishes the last chunk, with `owner`. */
+  void (*done)(Batch*) = nullptr;
+  void* owner = nullptr;
+};
+
+unsigned defaultThreads() {
+  const unsigned hw = std::thread::hardware_concurrency();
+  return std::min(hw ? hw : 1, 4u);
+}
+
+/** Split the job into chunks for up to `threads` threads (0: min(cores, 4)). */
+void planBatch(Batch& b, unsigned threads) {
+  Job& job = b.job;
+  if (job.npuDtype == 1 || job.refDtype == 1) ensureF16();  // before any scanning thread reads the table
+  b.fn = pickTable()[job.npuDtype][job.refDtype];
   const size_t count = job.count;
-  const ChunkFn fn = pickTable()[job.npuDtype][job.refDtype];
-  unsigned hw = std::thread::hardware_concurrency();
-  if (hw == 0) hw = 1;
-  unsigned n = job.threads ? job.threads : std::min(hw, 4u);
-  // At least ~256 Ki elements per thread, or the thread start costs more than it saves.
+  unsigned n = threads ? threads : defaultThreads();
+  // At least ~256 Ki elements per thread, or waking a thread costs more than it saves.
   const size_t elems = count * job.cols;
   n = static_cast<unsigned>(std::max<size_t>(1, std::min<size_t>({n, count, elems / (256 * 1024) + 1})));
-  std::vector<Chunk> chunks(n);
-  for (unsigned i = 0; i < n; i++) {
-    chunks[i].r0 = count * i / n;
-    chunks[i].r1 = count * (i + 1) / n;
-    chunks[i].maxAbs = job.sums[S_MAXABS];
-    chunks[i].maxRel = job.sums[S_MAXREL];
+  // A few chunks per thread, so a thread the OS holds back (other work on the cores) leaves
+  // its share to the others instead of making everyone wait; each chunk >= 256 Ki elements.
+  const size_t k = std::max<size_t>(n, std::min<size_t>({size_t(4) * n, count, elems / (256 * 1024)}));
+  b.maxWorkers = n;
+  b.chunks.resize(k);
+  for (size_t i = 0; i < k; i++) {
+    b.chunks[i].r0 = count * i / k;
+    b.chunks[i].r1 = count * (i + 1) / k;
+    b.chunks[i].maxAbs = job.sums[S_MAXABS];
+    b.chunks[i].maxRel = job.sums[S_MAXREL];
   }
-  auto work = [&job, files, fn](Chunk& ch) {
+  b.left = static_cast<unsigned>(k);
+}
+
+/** Scan chunk i; never throws (a failure is the chunk's error, reported by finishBatch). */
+void runChunk(Batch& b, unsigned i) noexcept {
+  Chunk& ch = b.chunks[i];
+  try {
 #ifndef _WIN32
-    if (files) return fileChunk(job, *files, ch, fn);
+    if (b.hasFiles) return fileChunk(b.job, b.files, ch, b.fn);
 #endif
-    fn(job, ch);
-  };
-  std::vector<std::thread> pool;
-  pool.reserve(n - 1);
-  for (unsigned i = 1; i < n; i++) pool.emplace_back(work, std::ref(chunks[i]));
-  work(chunks[0]);
-  for (auto& t : pool) t.join();
-  for (const Chunk& ch : chunks) {
-    if (!ch.error.empty()) throw std::runtime_error(ch.error);
+    b.fn(b.job, ch);
+  } catch (const std::exception& e) {
+    ch.error = e.what();
+  } catch (...) {
+    ch.error = "scan failed";
+  }
+}
+
+/**
+ * The scanning threads: started once (at addon load, then more only if a job asks for more
+ * threads than ever before) and kept, parked on a condition variable between scans. Starting
+ * a thread per scan cost up to milliseconds on a VM (bench/threads.ts), a wake costs
+ * microseconds. Process-wide (every Node environment in the process shares it) and never
+ * destroyed: the threads are detached, touch no JS state and hold nothing the process must
+ * release, so a process that is done comparing exits with them parked (no join, no hang).
+ */
+class Pool {
+ public:
+  static Pool& get() {
+    static Pool* const pool = new Pool();  // never deleted: see above
+    return *pool;
   }
 
+  /** Start threads until there are n (up to 64); returns how many there are (fewer when the OS refuses one). */
+  unsigned reserve(unsigned n) {
+    std::lock_guard<std::mutex> lock(m_);
+    n = std::min(n, 64u);
+    try {
+      while (threads_ < n) {
+        std::thread(&Pool::loop, this).detach();
+        threads_++;
+      }
+    } catch (...) {
+      // Run with the threads there are: a synchronous scan's caller does the rest, and an
+      // asynchronous one runs on the caller when there is none (submit).
+    }
+    return threads_;
+  }
+
+  unsigned threads() {
+    std::lock_guard<std::mutex> lock(m_);
+    return threads_;
+  }
+
+  /** Hand an asynchronous batch to the threads; b->done runs when its last chunk is done. */
+  void submit(Batch* b) {
+    const bool none = reserve(std::min(b->maxWorkers, static_cast<unsigned>(b->chunks.size()))) == 0;
+    std::unique_lock<std::mutex> lock(m_);
+    if (none) {
+      // No thread could be started: scan here rather than leave the promise pending forever.
+      b->workers = 1;
+      work(lock, *b);
+      return;
+    }
+    enqueue(b);
+    lock.unlock();
+    wake(b->maxWorkers);
+  }
+
+  /** Run a batch on the calling thread, with up to maxWorkers - 1 pool threads helping. */
+  void runHere(Batch& b) {
+    std::unique_lock<std::mutex> lock(m_);
+    b.workers = 1;  // this thread
+    if (b.maxWorkers > 1 && b.chunks.size() > 1) {
+      lock.unlock();
+      reserve(b.maxWorkers - 1);
+      lock.lock();
+      enqueue(&b);
+      lock.unlock();
+      wake(b.maxWorkers - 1);
+      lock.lock();
+    }
+    work(lock, b);
+    idle_.wait(lock, [&b] { return b.left == 0; });
+  }
+
+ private:
+  std::mutex m_;
+  std::condition_variable work_, idle_;
+  std::deque<Batch*> queue_;
+  unsigned threads_ = 0;
+
+  void enqueue(Batch* b) {
+    b->queued = true;
+    queue_.push_back(b);
+  }
+  void dequeue(Batch* b) {
+    if (!b->queued) return;
+    b->queued = false;
+    queue_.erase(std::find(queue_.begin(), queue_.end(), b));
+  }
+  void wake(unsigned n) {
+    if (n >= 2) work_.notify_all();
+    else work_.notify_one();
+  }
+
+  /** Claim and run b's chunks until none is left; called and returns with `lock` held. */
+  void work(std::unique_lock<std::mutex>& lock, Batch& b) {
+    while (b.next < b.chunks.size()) {
+      const unsigned i = b.next++;
+      if (b.next == b.chunks.size()) dequeue(&b);  // nothing left to hand out
+      lock.unlock();
+      runChunk(b, i);
+      lock.lock();
+      if (--b.left == 0) {
+        b.workers--;
+        if (b.done) {
+          // Nobody else can reach b now: every chunk is claimed and finished.
+          lock.unlock();
+          b.done(&b);
+          lock.lock();
+        } else {
+          idle_.notify_all();
+        }
+        return;
+      }
+    }
+    b.workers--;
+  }
+
+  void loop() {
+    std::unique_lock<std::mutex> lock(m_);
+    for (;;) {
+      work_.wait(lock, [this] { return !queue_.empty(); });
+      Batch* b = queue_.front();
+      if (++b->workers >= b->maxWorkers) dequeue(b);  // enough threads on it
+      work(lock, *b);
+    }
+  }
+};
+
+/** After the last chunk: fold the chunks into the job's sums in row order; the first chunk error, or "". */
+std::string finishBatch(Batch& b) {
+  for (const Chunk& ch : b.chunks) {
+    if (!ch.error.empty()) return ch.error;
+  }
+  Job& job = b.job;
   // Combine in row order, exactly as the TypeScript kernel adds its row totals.
   double* s = job.sums;
   double ab = s[S_AB], a2 = s[S_A2], b2 = s[S_B2], absErr = s[S_ABSERR], relErr = s[S_RELERR];
@@ -280,7 +463,7 @@ void runJob(Job& job, const FileSrc* files = nullptr) {
   s[S_ABSREF] = absRef;
   s[S_SQERR] = sqErr;
   double* nf = job.nonFinite;
-  for (const Chunk& ch : chunks) {
+  for (const Chunk& ch : b.chunks) {
     s[S_MAXABS] = base::maxNan(s[S_MAXABS], ch.maxAbs);
     s[S_MAXREL] = base::maxNan(s[S_MAXREL], ch.maxRel);
     for (int k = 0; k < 3; k++) {
@@ -292,6 +475,7 @@ void runJob(Job& job, const FileSrc* files = nullptr) {
       nf[3 * k] += ch.nf.count[k];
     }
   }
+  return "";
 }
 
 // ---- argument checking ----
@@ -346,36 +530,76 @@ size_t mulChecked(const Napi::Env& env, size_t a, size_t b) {
 
 constexpr size_t kItem[3] = {4, 2, 2};
 
-class ScanWorker : public Napi::AsyncWorker {
- public:
-  ScanWorker(Napi::Env env, const Job& job, std::vector<Napi::Value> keep, const FileSrc* files = nullptr)
-      : Napi::AsyncWorker(env, "npu-block-gate:scan"), job_(job), deferred_(Napi::Promise::Deferred::New(env)) {
-    if (files) {
-      files_ = *files;
-      hasFiles_ = true;
-    }
-    for (auto& v : keep) refs_.push_back(Napi::Persistent(v.As<Napi::Object>()));
-    scratch_.resize(4 * std::max<size_t>(job_.real, 1));
-    job_.scratch = scratch_.data();
-  }
-  Napi::Promise Promise() const { return deferred_.Promise(); }
-  void Execute() override {
-    try {
-      runJob(job_, hasFiles_ ? &files_ : nullptr);
-    } catch (const std::exception& e) {
-      SetError(e.what());
-    }
-  }
-  void OnOK() override { deferred_.Resolve(Env().Undefined()); }
-  void OnError(const Napi::Error& e) override { deferred_.Reject(e.Value()); }
+/**
+ * An asynchronous scan: its batch runs on the pool; the thread that finishes the last chunk
+ * folds the results and hands this object back to the JS thread through a thread-safe
+ * function, which settles the promise and deletes it. The references keep the typed arrays
+ * the threads read and write alive until then; the thread-safe function keeps the event loop
+ * alive while the scan runs, and nothing after.
+ */
+struct AsyncScan {
+  Batch batch;
+  std::vector<double> scratch;
+  std::string error;
+  Napi::Promise::Deferred deferred;
+  std::vector<Napi::ObjectReference> refs;
+  napi_threadsafe_function tsfn = nullptr;
 
- private:
-  Job job_;
-  Napi::Promise::Deferred deferred_;
-  std::vector<Napi::ObjectReference> refs_;
-  std::vector<double> scratch_;
-  FileSrc files_{};
-  bool hasFiles_ = false;
+  AsyncScan(Napi::Env env, const Job& job, const std::vector<Napi::Value>& keep) : deferred(Napi::Promise::Deferred::New(env)) {
+    batch.job = job;
+    for (auto& v : keep) refs.push_back(Napi::Persistent(v.As<Napi::Object>()));
+    scratch.resize(4 * std::max<size_t>(job.real, 1));
+    batch.job.scratch = scratch.data();
+    batch.owner = this;
+    batch.done = [](Batch* b) {
+      auto* self = static_cast<AsyncScan*>(b->owner);
+      self->error = finishBatch(*b);
+      const napi_threadsafe_function t = self->tsfn;  // self may be gone once the call is queued
+      if (napi_call_threadsafe_function(t, self, napi_tsfn_blocking) != napi_ok) {
+        // The environment is being torn down: nobody awaits the promise. Its references cannot
+        // be released from this thread, so this small object is left behind.
+        return;
+      }
+      napi_release_threadsafe_function(t, napi_tsfn_release);
+    };
+  }
+
+  /** On the JS thread (env null: the environment is being torn down). */
+  static void settle(napi_env env, napi_value, void*, void* data) {
+    auto* self = static_cast<AsyncScan*>(data);
+    if (!env) {
+      for (auto& r : self->refs) r.SuppressDestruct();
+      delete self;
+      return;
+    }
+    try {
+      Napi::Env e(env);
+      if (self->error.empty()) self->deferred.Resolve(e.Undefined());
+      else self->deferred.Reject(Napi::Error::New(e, self->error).Value());
+    } catch (...) {
+      // a pending exception on a dying environment: nothing more to tell anyone
+    }
+    delete self;
+  }
+
+  /** Plan, start and return the promise; throws (on the JS thread) if the scan cannot start. */
+  static Napi::Value Start(Napi::Env env, const Job& job, const std::vector<Napi::Value>& keep, unsigned threads, const FileSrc* files = nullptr) {
+    std::unique_ptr<AsyncScan> self(new AsyncScan(env, job, keep));
+    if (files) {
+      self->batch.files = *files;
+      self->batch.hasFiles = true;
+    }
+    planBatch(self->batch, threads);
+    napi_value name;
+    napi_create_string_utf8(env, "npu-block-gate:scan", NAPI_AUTO_LENGTH, &name);
+    if (napi_create_threadsafe_function(env, nullptr, nullptr, name, 0, 1, nullptr, nullptr, nullptr, settle, &self->tsfn) != napi_ok) {
+      throw Napi::Error::New(env, "could not start the scan (napi_create_threadsafe_function failed)");
+    }
+    Napi::Promise p = self->deferred.Promise();
+    // From here the scan owns itself: settle() deletes it on this thread once it is done.
+    Pool::get().submit(&self.release()->batch);
+    return p;
+  }
 };
 
 Napi::Value Scan(const Napi::CallbackInfo& info) {
@@ -387,7 +611,7 @@ Napi::Value Scan(const Napi::CallbackInfo& info) {
   job.start = sizeOf(env, info[11], "start");
   job.count = sizeOf(env, info[12], "count");
   job.real = sizeOf(env, info[13], "real");
-  job.threads = static_cast<unsigned>(std::min<size_t>(sizeOf(env, info[14], "threads"), 64));
+  const unsigned threads = static_cast<unsigned>(std::min<size_t>(sizeOf(env, info[14], "threads"), 64));
   if (job.cols == 0) throw Napi::RangeError::New(env, "cols must be at least 1");
   if (job.real > job.count) throw Napi::RangeError::New(env, "real rows exceed the block");
   const size_t rowEnd = job.real ? job.start + job.real : 0;  // padding-only blocks write no row
@@ -416,14 +640,16 @@ Napi::Value Scan(const Napi::CallbackInfo& info) {
   }
   if (sync) {
     std::vector<double> scratch(4 * std::max<size_t>(job.real, 1));
-    job.scratch = scratch.data();
-    runJob(job);
+    Batch b;
+    b.job = job;
+    b.job.scratch = scratch.data();
+    planBatch(b, threads);
+    Pool::get().runHere(b);
+    const std::string error = finishBatch(b);
+    if (!error.empty()) throw Napi::Error::New(env, error);
     return env.Undefined();
   }
-  auto* w = new ScanWorker(env, job, {info[1], info[2], info[3], info[4], info[5], info[6], info[8]});
-  Napi::Promise p = w->Promise();
-  w->Queue();
-  return p;
+  return AsyncScan::Start(env, job, {info[1], info[2], info[3], info[4], info[5], info[6], info[8]}, threads);
 }
 
 #ifndef _WIN32
@@ -449,7 +675,7 @@ Napi::Value ScanFiles(const Napi::CallbackInfo& info) {
   job.cols = sizeOf(env, info[11], "cols");
   job.count = sizeOf(env, info[12], "rows");
   job.real = sizeOf(env, info[13], "real");
-  job.threads = static_cast<unsigned>(std::min<size_t>(sizeOf(env, info[14], "threads"), 64));
+  const unsigned threads = static_cast<unsigned>(std::min<size_t>(sizeOf(env, info[14], "threads"), 64));
   job.start = 0;
   if (job.cols == 0) throw Napi::RangeError::New(env, "cols must be at least 1");
   if (job.real > job.count) throw Napi::RangeError::New(env, "real rows exceed the NPU rows");
@@ -464,22 +690,19 @@ Napi::Value ScanFiles(const Napi::CallbackInfo& info) {
   job.rowB2 = f64Of(env, info[2], job.real, "rowB2");
   job.sums = f64Of(env, info[3], 9, "sums");
   job.nonFinite = f64Of(env, info[4], 9, "nonFinite");
-  auto* w = new ScanWorker(env, job, {info[0], info[1], info[2], info[3], info[4]}, &f);
-  Napi::Promise p = w->Promise();
-  w->Queue();
-  return p;
+  return AsyncScan::Start(env, job, {info[0], info[1], info[2], info[3], info[4]}, threads, &f);
 }
 #endif
 
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    for (uint32_t i = 0; i < 65536; i++) kF16[i] = halfToFloat(static_cast<uint16_t>(i));
-  });
+  // Start the scanning threads now, while the caller still opens files and parses headers: the
+  // first scan then finds them running (a new thread can take milliseconds to be scheduled).
+  Pool::get().reserve(defaultThreads());
   exports.Set("abi", Napi::Number::New(env, kAbi));
   exports.Set("isa", Napi::String::New(env, isaName()));
   exports.Set("hardwareThreads", Napi::Number::New(env, std::thread::hardware_concurrency()));
   exports.Set("scan", Napi::Function::New(env, Scan, "scan"));
+  exports.Set("poolThreads", Napi::Function::New(env, [](const Napi::CallbackInfo& info) { return Napi::Number::New(info.Env(), Pool::get().threads()); }, "poolThreads"));
 #ifndef _WIN32
   exports.Set("scanFiles", Napi::Function::New(env, ScanFiles, "scanFiles"));
 #endif

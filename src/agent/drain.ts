@@ -14,9 +14,7 @@
 import { readFileSync, rmSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { InfraError, InputError, oneLine } from '../errors.ts';
-import { Octokit } from '@octokit/rest';
-import { retry } from '@octokit/plugin-retry';
-import { httpStatus, proxyFetch } from '../github/octokit.ts';
+import type { Octokit } from '@octokit/rest';
 import type { Machine } from './machine.ts';
 import { findNpus, runXrtSmi } from './doctor.ts';
 import type { Check } from './checks.ts';
@@ -57,7 +55,12 @@ export function readTokenFile(path: string): string {
 interface Label { name: string; type?: string }
 
 class Labels {
-  constructor(private readonly gh: GateOctokit, private readonly scope: RunnerScope, private readonly id: number) {}
+  constructor(
+    private readonly gh: Pick<Octokit, 'request'>,
+    private readonly scope: RunnerScope,
+    private readonly id: number,
+    private readonly httpStatus: (e: unknown) => number | null,
+  ) {}
   private base() {
     return this.scope.kind === 'repo'
       ? { route: 'repos/{owner}/{repo}', params: { owner: this.scope.owner, repo: this.scope.repo } }
@@ -70,7 +73,7 @@ class Labels {
       const r = await this.gh.request(`${method} /${b.route}/actions/runners/{runner_id}/labels${tail}`, { ...b.params, runner_id: this.id, ...extra });
       return ((r.data as { labels?: Label[] }).labels ?? []);
     } catch (e) {
-      const st = httpStatus(e);
+      const st = this.httpStatus(e);
       const hint = st === 401 ? ': the token is not valid' : st === 403 ? ': the token may not administer this runner (repository Administration: write, or organization Self-hosted runners: write)' : st === 404 ? ': no such runner here (or the token cannot see it)' : '';
       throw new InfraError(`GitHub ${what}: ${st ?? 'no answer'} ${oneLine(e)}${hint}`);
     }
@@ -99,13 +102,16 @@ export interface DrainResult { record: DrainRecord; lines: string[] }
 const drainPath = (stateDir: string) => join(stateDir, STATE_FILES.drain);
 export const readDrain = (stateDir: string) => readJson<DrainRecord>(drainPath(stateDir));
 
-const AgentOctokit = Octokit.plugin(retry);
-type GateOctokit = InstanceType<typeof AgentOctokit>;
-
-/** A few label calls: retry on 5xx, the proxy variables honoured (proxyFetch), GHES through the API URL; no write throttling. */
-function octokitFor(m: Machine, scope: RunnerScope, token: string): GateOctokit {
+/**
+ * A few label calls: retry on 5xx, the proxy variables honoured (proxyFetch), GHES through the API
+ * URL; no write throttling. The GitHub client is imported here, only when a token is used, so
+ * the job hooks and the rest of the agent never load octokit or undici.
+ */
+async function labelsFor(m: Machine, scope: RunnerScope, token: string, id: number): Promise<Labels> {
+  const [{ Octokit }, { retry }, { httpStatus, proxyFetch }] = await Promise.all([import('@octokit/rest'), import('@octokit/plugin-retry'), import('../github/octokit.ts')]);
   const quiet = { debug() {}, info() {}, warn() {}, error() {} };
-  return new AgentOctokit({ auth: token, baseUrl: scope.apiUrl, userAgent: 'npu-block-gate-agent', request: { fetch: proxyFetch(m.env, scope.apiUrl) }, log: quiet, retry: { retries: 2 } });
+  const gh = new (Octokit.plugin(retry))({ auth: token, baseUrl: scope.apiUrl, userAgent: 'npu-block-gate-agent', request: { fetch: proxyFetch(m.env, scope.apiUrl) }, log: quiet, retry: { retries: 2 } });
+  return new Labels(gh, scope, id, httpStatus);
 }
 
 /** Why the service drain cannot work, with the one fix: the narrow sudoers rule `agent setup` installs. */
@@ -153,7 +159,7 @@ export async function drain(m: Machine, o: DrainOptions): Promise<DrainResult> {
   const base = { at: prev?.state === 'drained' ? prev.at : now, reason: o.reason, runner_id: settings.agentId, runner_name: settings.agentName };
   if (o.tokenFile) {
     const scope = runnerScope(settings, o.apiUrl);
-    const labels = new Labels(octokitFor(m, scope, readTokenFile(o.tokenFile)), scope, settings.agentId);
+    const labels = await labelsFor(m, scope, readTokenFile(o.tokenFile), settings.agentId);
     const current = await labels.list();
     const custom = current.filter((l) => l.type !== 'read-only').map((l) => l.name);
     const want = o.labels.length ? o.labels : custom;
@@ -281,7 +287,7 @@ export async function undrain(m: Machine, o: UndrainOptions): Promise<UndrainRes
     const want = [...new Set([...(rec?.labels ?? []), ...o.labels])];
     if (!want.length) throw new InputError('no drain record names the labels to restore: pass --label', '--label');
     const scope = runnerScope(settings, o.apiUrl);
-    const labels = new Labels(octokitFor(m, scope, readTokenFile(o.tokenFile)), scope, settings.agentId);
+    const labels = await labelsFor(m, scope, readTokenFile(o.tokenFile), settings.agentId);
     await labels.add(want);
     const after = (await labels.list()).map((l) => l.name);
     const missing = want.filter((l) => !after.includes(l));

@@ -9,11 +9,11 @@
 // GetDefaultShellForScript, ScriptHandlerHelpers); job-started runs before the job's steps and
 // fails the job when it exits non-zero; job-completed runs under always().
 import { writeAtomic as writeFileAtomic } from '../fs/atomic.ts';
-import { createHash } from 'node:crypto';
+import type * as Crypto from 'node:crypto';
 import { createRequire } from 'node:module';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync, appendFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, extname, join, resolve } from 'node:path';
+import { basename, dirname, extname, isAbsolute, join, relative, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { defaultCacheRoot } from '../cache/kernel.ts';
 import { InputError, oneLine } from '../errors.ts';
@@ -57,8 +57,35 @@ export function selfCommand(): SelfCommand {
     } catch { /* no tsx: the shim will say so when it runs */ }
     return { node: process.execPath, execArgv: loader, script: resolve(dirname(here), '..', 'cli.ts'), kind: 'source' };
   }
-  const sibling = join(dirname(here), 'cli.js');
-  return { node: process.execPath, execArgv: [], script: existsSync(sibling) ? sibling : here, kind: 'bundle' };
+  // The bundle: this module is in dist/ or in dist/chunks/; the hooks run dist/hook.js (the agent
+  // without the judging pipeline), else dist/cli.js.
+  for (const dir of [dirname(here), dirname(dirname(here))]) {
+    for (const entry of ['hook.js', 'cli.js']) if (existsSync(join(dir, entry))) return { node: process.execPath, execArgv: [], script: join(dir, entry), kind: 'bundle' };
+  }
+  return { node: process.execPath, execArgv: [], script: here, kind: 'bundle' };
+}
+
+// esbuild's code splitting writes `import ... from "./chunks/x.js"`, `import "./x.js"` and `import("./chunks/y.js")`.
+const BUNDLE_IMPORT = /(?:\bfrom\s*|\bimport\s*\(\s*|^import\s*)["'](\.{1,2}\/[^"'\n]+?\.js)["']/gm;
+
+/**
+ * A bundle entry and every file it imports, at start or (with onDemand) on demand, as paths
+ * relative to the entry's dir (the entry first): what a copy of it needs. A match naming no file
+ * is not one of the bundle's own imports (text inside a bundled dependency) and is left out.
+ */
+export function bundleFiles(entry: string, onDemand = true): string[] {
+  const base = dirname(entry);
+  const files = [basename(entry)];
+  for (let i = 0; i < files.length; i++) {
+    const from = join(base, files[i]);
+    for (const m of readFileSync(from, 'utf8').matchAll(BUNDLE_IMPORT)) {
+      if (!onDemand && m[0].includes('(')) continue;
+      const rel = relative(base, join(dirname(from), m[1]));
+      if (rel.startsWith('..') || isAbsolute(rel) || files.includes(rel) || !existsSync(join(base, rel))) continue;
+      files.push(rel);
+    }
+  }
+  return files;
 }
 
 /** Why a path will not last (npm prunes its npx cache; the runner replaces _work/_actions), or null. */
@@ -91,19 +118,32 @@ export function installCli(self: SelfCommand, dir: string, env: NodeJS.ProcessEn
     if (why) throw new InputError(`is under ${why}, so every job would break once it goes: install npu-block-gate where it stays (npm install -g npu-block-gate, or a git checkout) and run hooks install from there`, self.script);
     return { argv: [self.node, ...self.execArgv, self.script], line: `hooks run the CLI in place: ${self.script} (a source checkout: keep it there)` };
   }
-  let bytes: Buffer;
-  try { bytes = readFileSync(self.script); } catch (e) { throw new InputError(`cannot read the CLI to copy it (${oneLine(e)})`, self.script); }
-  const hash = createHash('sha256').update(bytes).digest('hex').slice(0, 12);
+  let files: { rel: string; bytes: Buffer }[];
+  try {
+    files = bundleFiles(self.script).map((rel) => ({ rel, bytes: readFileSync(join(dirname(self.script), rel)) }));
+  } catch (e) { throw new InputError(`cannot read the CLI to copy it (${oneLine(e)})`, self.script); }
+  // crypto is loaded here, by hooks install only: the hooks themselves never pay its load.
+  const h = (process.getBuiltinModule('node:crypto') as typeof Crypto).createHash('sha256');
+  for (const f of files) h.update(f.rel).update('\0').update(f.bytes).update('\0');
+  const hash = h.digest('hex').slice(0, 12);
   const root = join(dir, 'cli');
-  const dest = join(root, hash, 'cli.js');
-  const pkg = join(root, hash, 'package.json');
+  const copy = join(root, hash);
+  const dest = join(copy, files[0].rel);
+  const pkg = join(copy, 'package.json');
   const pkgText = JSON.stringify({ type: 'module', private: true, description: 'the copy of npu-block-gate the runner hooks run' }) + '\n';
+  const same = (f: { rel: string; bytes: Buffer }) => { try { return readFileSync(join(copy, f.rel)).equals(f.bytes); } catch { return false; } };
   let line = `unchanged copy of the CLI ${dest}`;
-  if (!existsSync(dest) || !readFileSync(dest).equals(bytes) || !existsSync(pkg)) {
-    mkdirSync(dirname(dest), { recursive: true });
+  if (!existsSync(pkg) || !files.every(same)) {
+    mkdirSync(copy, { recursive: true });
     writeFileSync(pkg, pkgText);
-    writeFileAtomic(dest, bytes, { mode: 0o755, follow: false });
-    line = `installed a copy of the CLI ${dest} (from ${self.script}; the hooks no longer depend on where that lives)`;
+    // The chunks first, the entry last: the copy runs only once it is whole.
+    for (const f of [...files.slice(1), files[0]]) {
+      const to = join(copy, f.rel);
+      mkdirSync(dirname(to), { recursive: true });
+      writeFileAtomic(to, f.bytes, { mode: f === files[0] ? 0o755 : 0o644, follow: false });
+    }
+    const chunks = files.length > 1 ? ` and the ${files.length - 1} chunk(s) it loads` : '';
+    line = `installed a copy of the CLI ${dest}${chunks} (from ${self.script}; the hooks no longer depend on where that lives)`;
   }
   for (const old of readdirSync(root)) if (old !== hash) rmSync(join(root, old), { recursive: true, force: true });
   return { argv: [self.node, ...self.execArgv, dest], line };

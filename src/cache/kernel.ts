@@ -2,7 +2,7 @@
 // mlir-air's own manifest only notices a toolchain change; it does not notice a new seq_len,
 // config, builder source, registry tile or compile command. Our key covers all of those, and a
 // hit restores the stored cache dir into <model>/build_peano/prefill_kernel_cache/.
-import { createHash } from 'node:crypto';
+import type * as Crypto from 'node:crypto';
 import { chmodSync, cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { basename, dirname, isAbsolute, join, relative, sep } from 'node:path';
@@ -51,6 +51,9 @@ function fallbackFiles(k: KeyInputs): string[] {
   return roots.flatMap((root) => listFiles(root).sort()).map((f) => relative(k.airRoot, f).split(sep).join('/'));
 }
 
+/** crypto is loaded on the first key: the agent's hooks and `report` use this module without one. */
+const sha256 = () => (process.getBuiltinModule('node:crypto') as typeof Crypto).createHash('sha256');
+
 /** A path from probe.json, kept inside the air root (anything else is hashed as its name only). */
 function insideRoot(airRoot: string, rel: string): string | null {
   if (!rel || isAbsolute(rel) || rel.split(/[\\/]/).includes('..')) return null;
@@ -59,13 +62,13 @@ function insideRoot(airRoot: string, rel: string): string | null {
 
 /** The key and what went into it (sources hashed file by file, so a report can say what changed). */
 export function kernelCacheKey(k: KeyInputs): { key: string; files: number } {
-  const h = createHash('sha256');
+  const h = sha256();
   h.update(`npu-block-gate kernel cache v${KERNEL_CACHE_VERSION}\n`);
   const rels = k.inputs ? [...new Set(k.inputs.files)].sort() : fallbackFiles(k);
   for (const rel of rels) {
     const abs = insideRoot(k.airRoot, rel);
     let digest = 'missing';
-    if (abs && existsSync(abs) && statSync(abs).isFile()) digest = createHash('sha256').update(readFileSync(abs)).digest('hex');
+    if (abs && existsSync(abs) && statSync(abs).isFile()) digest = sha256().update(readFileSync(abs)).digest('hex');
     h.update(`${rel}\0${digest}\n`);
   }
   const env = k.inputs ? Object.fromEntries(Object.entries(k.inputs.env ?? {}).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : null;

@@ -3,7 +3,7 @@
 // bounded before inflating (the declared size against a cap and against the member's own .npy
 // header, read from the first compressed bytes), and stopped the moment the output passes the
 // declared size, so a zip bomb costs no more memory than the size it admits to.
-import { constants as zlibConstants, inflateRawSync } from 'node:zlib';
+import type * as Zlib from 'node:zlib';
 import { InputError } from '../errors.ts';
 import { BufferBytes, type ByteSource } from './bytes.ts';
 import { crc32 } from './crc32.ts';
@@ -28,6 +28,9 @@ export const NPZ_MAX_INFLATED = 1 << 30;
 const PEEK_BYTES = 512;
 
 function inflateMember(src: ByteSource, entry: ZipEntry, dataStart: number, path: string, where: string, opts: OpenOptions): Buffer {
+  // zlib is loaded here, on the first deflated member: every process that only reads .npy (a
+  // report, the runner hooks) would otherwise pay its load at start.
+  const { constants: zlibConstants, inflateRawSync } = process.getBuiltinModule('node:zlib') as typeof Zlib;
   const name = entry.name;
   if (entry.size > NPZ_MAX_INFLATED) {
     throw new InputError(`member '${name}' declares ${entry.size} bytes uncompressed; at most ${NPZ_MAX_INFLATED} are inflated in memory (save large tensors as .npy, or with np.savez, uncompressed)`, path);

@@ -1,0 +1,82 @@
+// npx tsx bench/hook.ts [--runs 20]
+//
+// The runner's job-started hook as every job pays it: `agent hooks install` from the built
+// dist/ (so the hooks run their own copy of dist/hook.js and the chunks it loads), then that
+// copy's job-started command, as the shim runs it, against a healthy fake NPU host (the agent
+// tests' fake root, test/fixtures/agent/fake.ts: sysfs of an NPU bound to amdxdna, a clean kernel
+// log; its commands as stub scripts on PATH: xrt-smi, journalctl, dmesg, prlimit, and a python3
+// that answers like one with numpy, as the tests' Python tester does). Process start to exit, median
+// and minimum of --runs, interleaved with `node -e 0` (Node's own start-up, the floor) and with
+// the same command through dist/cli.js (the whole CLI) for comparison. Exit 0 and "NPU usable"
+// are checked on every run. No assertions on time: figures.
+import { chmodSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { fakeRunner } from '../test/fixtures/agent/fake.ts';
+import { journal, LINES } from '../test/fixtures/agent/kernel-log.ts';
+import { EXAMINE_CURRENT, PLATFORM_CURRENT, VALIDATE_CURRENT_PASS } from '../test/fixtures/agent/xrt-smi.ts';
+import { interleave, isMain, load, machineLine, median, medMin, option, spawnTimed, type Contender } from './lib.ts';
+
+const DIST = fileURLToPath(new URL('../dist/', import.meta.url));
+
+export interface HookBench {
+  contenders: Contender[];
+  summary(times: Record<string, number[]>): string[];
+  cleanup(): void;
+}
+
+/** The fake host, the hooks installed from dist/, and the contenders. */
+export function hookBench(runs: number): HookBench {
+  const f = fakeRunner();
+  const bin = join(f.base, 'bin');
+  mkdirSync(bin);
+  const data = (name: string, text: string) => { const p = join(f.base, name); writeFileSync(p, text); return p; };
+  const stub = (name: string, body: string) => { const p = join(bin, name); writeFileSync(p, `#!/bin/sh\n${body}\n`); chmodSync(p, 0o755); };
+  const examine = data('examine.txt', EXAMINE_CURRENT);
+  const platform = data('platform.txt', PLATFORM_CURRENT);
+  const validate = data('validate.txt', VALIDATE_CURRENT_PASS);
+  const kernel = data('journal.txt', journal([LINES.enabling, LINES.load]));
+  stub('xrt-smi', `case "$1 $2 $3" in\n  "examine -r platform") exec /bin/cat ${platform} ;;\n  examine*) exec /bin/cat ${examine} ;;\n  validate*) exec /bin/cat ${validate} ;;\nesac\nexit 1`);
+  stub('journalctl', `exec /bin/cat ${kernel}`);
+  stub('dmesg', `echo 'dmesg: read kernel buffer failed: Operation not permitted' >&2; exit 1`);
+  stub('prlimit', 'while [ "$1" != "--" ]; do shift; done; shift; exec "$@"');
+  stub('python3', `printf '/opt/mlir-air/ironenv/bin/python3\\n3.12.3\\n1.26.4\\n'`);
+  const env: NodeJS.ProcessEnv = { ...f.env, PATH: bin };
+  const hooks = join(f.base, 'hooks');
+  spawnTimed(process.execPath, [join(DIST, 'cli.js'), 'agent', 'hooks', 'install', '--dir', hooks], { env });
+  // The shim's own command line (exec node COPY/hook.js agent hook job-started ...), plus the fake root.
+  const shim = readFileSync(join(hooks, 'job-started.sh'), 'utf8');
+  const exec = /^exec (\S+) (\S+) (agent hook job-started.*)$/m.exec(shim);
+  if (!exec) throw new Error(`bench/hook: no exec line in ${join(hooks, 'job-started.sh')}:\n${shim}`);
+  const [, node, copy, rest] = exec;
+  const argv = [...rest.split(' '), '--root', f.root];
+  const healthy = (out: string) => {
+    if (!/job-started hook: NPU usable/.test(out)) throw new Error(`bench/hook: the fake host is not healthy:\n${out}`);
+  };
+  const contenders: Contender[] = [
+    { name: 'hook/node -e 0', runs, run: () => spawnTimed(node, ['-e', '0']).seconds },
+    { name: 'hook/job-started', runs, run: () => { const r = spawnTimed(node, [copy, ...argv], { env }); healthy(r.stdout); return r.seconds; } },
+    { name: 'hook/via cli.js', runs, run: () => { const r = spawnTimed(node, [join(DIST, 'cli.js'), ...argv], { env }); healthy(r.stdout); return r.seconds; } },
+  ];
+  const summary = (t: Record<string, number[]>) => [
+    `hook: job-started on a healthy fake NPU host, process start to exit, median (min) of ${t['hook/job-started'].length} interleaved runs`,
+    `  job-started            ${medMin(t['hook/job-started'])}   (the hooks' copy: ${copy})`,
+    `  node -e 0              ${medMin(t['hook/node -e 0'])}   (Node's start-up: the floor)`,
+    `  job-started via cli.js ${medMin(t['hook/via cli.js'])}   (the same command through the whole CLI)`,
+    `  job-started above node -e 0: ${(median(t['hook/job-started']) - median(t['hook/node -e 0'])).toFixed(3)} s (medians)`,
+  ];
+  return { contenders, summary, cleanup: () => rmSync(f.base, { recursive: true, force: true }) };
+}
+
+if (isMain(import.meta.url)) {
+  const args = process.argv.slice(2);
+  console.log(`bench/hook: ${machineLine()}`);
+  const b = hookBench(Number(option(args, 'runs', '20')));
+  try {
+    const { times } = await interleave(b.contenders);
+    for (const l of b.summary(times)) console.log(l);
+    console.log(`bench/hook: load average at the end ${load()}`);
+  } finally {
+    b.cleanup();
+  }
+}

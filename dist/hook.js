@@ -1,0 +1,18 @@
+import { createRequire as __nbgCreateRequire } from 'node:module'; const require = __nbgCreateRequire(import.meta.url);
+import {
+  agentMain
+} from "./chunks/chunk-277ASPJ5.js";
+import "./chunks/chunk-REHB662O.js";
+import "./chunks/chunk-54JU7T32.js";
+import "./chunks/chunk-A6YGPO6E.js";
+
+// src/hook.ts
+var [command, ...rest] = process.argv.slice(2);
+if (command !== "agent") {
+  process.stderr.write("npu-block-gate: error: dist/hook.js runs `agent ...` only (the runner hooks); for anything else run dist/cli.js\n");
+  process.exitCode = 2;
+} else {
+  agentMain(rest).then((code) => {
+    process.exitCode = code;
+  });
+}
