@@ -4,7 +4,7 @@
 // environment. In every isolation mode this machine supports, nothing leaks and nothing is written;
 // unisolated (the admin's explicit, unsafe opt-in) shows the attack is real. Also: a probe timeout
 // and a cancel stop the probe's whole tree, including a grandchild that left its process group.
-import { test } from 'uvu';
+import { test, type Missing } from './helpers/skip.ts';
 import * as assert from 'uvu/assert';
 import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -86,8 +86,12 @@ test('unisolated (allow-unisolated): the attack is real, which is why untrusted 
   assert.throws(() => chooseIsolation({ mode: 'none', untrusted: true, allowUnisolated: false }), /refusing to run an untrusted event's model code without isolation/);
 });
 
-const bwrapWorks = realHost.which('bwrap') !== null && realHost.works(['bwrap', '--die-with-parent', '--unshare-pid', '--ro-bind', '/', '/', '--proc', '/proc', '--dev', '/dev', 'true']);
-(bwrapWorks ? test : test.skip)('namespace (bubblewrap): no token anywhere it can read, and it cannot write the caches', () => {
+const noBwrap: Missing | null = realHost.which('bwrap') === null
+  ? { need: 'bwrap', why: 'bubblewrap is not installed (apt install bubblewrap)' }
+  : realHost.works(['bwrap', '--die-with-parent', '--unshare-pid', '--ro-bind', '/', '/', '--proc', '/proc', '--dev', '/dev', 'true'])
+    ? null
+    : { need: 'bwrap', why: 'bubblewrap cannot create namespaces here (unprivileged user namespaces disabled?)' };
+test.unless(noBwrap)('namespace (bubblewrap): no token anywhere it can read, and it cannot write the caches', () => {
   const w = workspace();
   const { result, loot } = hostileRun('namespace', w);
   assert.is(result.mode, 'namespace');
@@ -98,22 +102,22 @@ const bwrapWorks = realHost.which('bwrap') !== null && realHost.works(['bwrap', 
   assert.not.ok(existsSync(join(w.temp, 'poisoned')));
   assert.ok(existsSync(join(w.run, 'probe.json')), 'the probe itself still ran');
 });
-if (!bwrapWorks) console.warn('probe-isolation: namespace mode SKIPPED (bubblewrap missing or cannot create namespaces here)');
 
 // uid mode needs a user to switch to (root here: setpriv) and a Python that user can run.
 const uidUser = 'nobody';
-function uidRuns(): boolean {
-  if (realHost.uid() !== 0) return false;
+function uidMissing(): Missing | null {
+  if (realHost.uid() !== 0) return { need: 'uid', why: 'switching to another user needs root (setpriv); this process is not root' };
   try {
     const iso = chooseIsolation({ mode: 'uid', untrusted: true, allowUnisolated: false, user: uidUser });
     const argv = iso.wrap([python, '-c', 'import numpy'], { writable: [tmpdir()], env: process.env, network: false });
-    return spawnSync(argv[0], argv.slice(1), { stdio: 'ignore' }).status === 0;
-  } catch {
-    return false;
+    const r = spawnSync(argv[0], argv.slice(1), { encoding: 'utf8' });
+    if (r.status === 0) return null;
+    return { need: 'uid', why: `${uidUser} cannot run ${python} with numpy (${(r.stderr || r.error?.message || `exit ${r.status}`).trim().split('\n').pop()}); build the venv where ${uidUser} can read it, as .ci/run does` };
+  } catch (e) {
+    return { need: 'uid', why: `uid isolation as ${uidUser} is not available here: ${(e as Error).message}` };
   }
 }
-const uidWorks = uidRuns();
-(uidWorks ? test : test.skip)('uid (a separate user, as `agent setup` makes one): no token, no cache write', () => {
+test.unless(uidMissing())('uid (a separate user, as `agent setup` makes one): no token, no cache write', () => {
   const w = workspace();
   chmodSync(w.runner, 0o755); // a runner's home, as the runner service makes it
   for (const d of [w.run, w.model]) chmodSync(d, 0o777); // `agent setup` gives the probe user write access here
@@ -124,7 +128,6 @@ const uidWorks = uidRuns();
   assert.equal(readdirSync(w.cache), []);
   assert.not.ok(existsSync(join(w.temp, 'poisoned')));
 });
-if (!uidWorks) console.warn('probe-isolation: uid mode SKIPPED (not root, or nobody cannot run this Python)');
 
 /** check as the pipeline runs it, on one runner's cache root (the Action's trusted or untrusted plan). */
 async function checkOn(w: ReturnType<typeof workspace>, cacheRoot: string, who: 'trusted' | 'hostile' | 'hostile-unisolated', extraEnv: Record<string, string> = {}) {
@@ -140,7 +143,7 @@ async function checkOn(w: ReturnType<typeof workspace>, cacheRoot: string, who: 
   return runCheck(plan, quiet);
 }
 
-(bwrapWorks ? test : test.skip)('a trusted run after a hostile pull request on the same runner: the same verdict and numbers as on a clean runner', async () => {
+test.unless(noBwrap)('a trusted run after a hostile pull request on the same runner: the same verdict and numbers as on a clean runner', async () => {
   const w = workspace();
   // A clean runner: the trusted run's verdict and numbers, and the reference cache key it uses.
   const clean = await checkOn(w, mkdtempSync(join(tmpdir(), 'nbg-clean-cache-')), 'trusted');
