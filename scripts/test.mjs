@@ -23,7 +23,7 @@ const filter = args.find((a, i) => !a.startsWith('-') && a !== only && i !== job
 const ci = process.env.CI === 'true' || process.env.CI === '1';
 
 /** What .ci/run provides, so that under CI a test skipping for want of it fails (see test/helpers/skip.ts). */
-const PROVIDED = new Set(['real-tree', 'torch', 'numpy', 'python-without-transformers', 'bwrap', 'tmpfs', 'uid', 'native', 'mkfifo', 'stable-dir']);
+const PROVIDED = new Set(['real-tree', 'torch', 'ml_dtypes', 'numpy', 'python-without-transformers', 'bwrap', 'tmpfs', 'uid', 'native', 'mkfifo', 'stable-dir']);
 /** What `npm run test:fast` leaves out. */
 const SLOW = new Set(['real-tree', 'torch']);
 

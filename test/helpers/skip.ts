@@ -13,10 +13,10 @@ import type { Test } from 'uvu';
 import { REPO } from './airmini.ts';
 
 /**
- * What a test may lack. scripts/test.mjs holds the list of those .ci/run provides (all of these
- * but 'fast', which `npm run test:fast` uses to leave out what needs torch or the real tree).
+ * What a test may lack (Python tests name theirs the same way: test/python/support.py `needs`).
+ * .ci/run provides every one of them; `npm run test:fast` leaves out 'real-tree' and 'torch'.
  */
-export type Need = 'real-tree' | 'torch' | 'numpy' | 'python-without-transformers' | 'bwrap' | 'tmpfs' | 'uid' | 'native' | 'mkfifo' | 'stable-dir';
+export type Need = 'real-tree' | 'torch' | 'ml_dtypes' | 'numpy' | 'python-without-transformers' | 'bwrap' | 'tmpfs' | 'uid' | 'native' | 'mkfifo' | 'stable-dir';
 
 /** A precondition that does not hold here: what is missing and why. */
 export interface Missing { need: Need; why: string }
