@@ -42,9 +42,11 @@ const HINTS = {
 /** Python modules split into one job per test method (each long, and independent of the others). */
 const SPLIT = new Set(['test_real_twins']);
 
+/** The Python the suites use (as test/helpers/python.ts picks it), as the interpreter's own path. */
 function numpyPython() {
   for (const p of [process.env.NPU_BLOCK_GATE_PYTHON, 'python3', '/usr/bin/python3'].filter(Boolean)) {
-    if (spawnSync(p, ['-c', 'import numpy'], { stdio: 'ignore' }).status === 0) return p;
+    const r = spawnSync(p, ['-c', 'import numpy, sys; print(sys.executable)'], { encoding: 'utf8' });
+    if (r.status === 0 && r.stdout.trim()) return r.stdout.trim();
   }
   return null;
 }
@@ -103,7 +105,10 @@ if (only !== 'py') {
     jobs.push({ lang: 'ts', names, weight: names.reduce((s, f) => s + (HINTS[f] ?? 1.5), 0) });
   }
 }
-const py = only === 'ts' ? null : numpyPython();
+const py = numpyPython();
+// Every suite and every CLI run in them uses it, by path: a version manager's python3 shim costs
+// half a second of CPU on each of the hundreds of starts.
+if (py) env.NPU_BLOCK_GATE_PYTHON = py;
 let broken = 0;
 if (only !== 'ts') {
   if (!py) {

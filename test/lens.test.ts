@@ -135,7 +135,7 @@ function turned(ref: number[][], c: number): number[][] {
     const norm = Math.hypot(...r);
     const u = r.map((v) => v / norm);
     // A unit vector orthogonal to u: a basis vector minus its projection on u.
-    const e = r.map((_, j) => (j === i % r.length ? 1 : 0));
+    const e: number[] = r.map((_, j) => (j === i % r.length ? 1 : 0));
     const d = e.reduce((acc, v, j) => acc + v * u[j], 0);
     const w0 = e.map((v, j) => v - d * u[j]);
     const wn = Math.hypot(...w0);
