@@ -20990,6 +20990,7 @@ var package_default = {
     build: "node scripts/build.mjs",
     typecheck: "tsc --noEmit",
     test: "node scripts/test.mjs",
+    "test:fast": "node scripts/test.mjs --fast",
     "test:ts": "uvu -r tsx test",
     demo: 'd=$(mktemp -d) && cp -r examples/air-mini "$d" && node dist/cli.js check --model-dir "$d/air-mini/programming_examples/llms/tiny_llama"',
     install: 'node-gyp rebuild --directory=native || echo "npu-block-gate: native addon not built; the TypeScript engine will be used"',
