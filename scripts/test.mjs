@@ -12,6 +12,7 @@ import { dirname, join, relative } from 'node:path';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
+import { tally, uvuCounts } from './test/tally.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const args = process.argv.slice(2);
@@ -19,13 +20,8 @@ const fast = args.includes('--fast');
 const only = args.find((a) => a === 'ts' || a === 'py');
 const jobsAt = args.indexOf('--jobs');
 const width = Number(jobsAt >= 0 ? args[jobsAt + 1] : process.env.NPU_BLOCK_GATE_TEST_JOBS ?? 3) || 3;
-const filter = args.find((a, i) => !a.startsWith('-') && a !== only && i !== jobsAt + 1);
+const filter = args.find((a, i) => !a.startsWith('-') && a !== only && (jobsAt < 0 || i !== jobsAt + 1));
 const ci = process.env.CI === 'true' || process.env.CI === '1';
-
-/** What .ci/run provides, so that under CI a test skipping for want of it fails (see test/helpers/skip.ts). */
-const PROVIDED = new Set(['real-tree', 'torch', 'ml_dtypes', 'numpy', 'python-without-transformers', 'bwrap', 'tmpfs', 'uid', 'native', 'mkfifo', 'stable-dir']);
-/** What `npm run test:fast` leaves out. */
-const SLOW = new Set(['real-tree', 'torch']);
 
 /**
  * Scheduling hints: seconds a job took on a calm 2-core machine. The longest start first; a file
@@ -39,7 +35,7 @@ const HINTS = {
   test_real_twins: 250, test_real_reference: 40, test_probe: 40, test_air_mini: 40, test_probe_cache: 25,
   test_real_aliasing: 15, test_probe_refcache: 15, test_probe_bisect: 15, test_probe_plan: 10,
 };
-/** Python modules split into one job per test method (each long, and independent of the others). */
+/** Python modules run as one job per test (each long, and independent of the others); not under --fast. */
 const SPLIT = new Set(['test_real_twins']);
 
 /** The Python the suites use (as test/helpers/python.ts picks it), as the interpreter's own path. */
@@ -65,17 +61,16 @@ function listPy() {
   return readdirSync(join(root, 'test/python')).filter((f) => /^test_\w+\.py$/.test(f)).map((f) => f.slice(0, -3)).sort();
 }
 
-/** module.Class.test_method for each test method of a module (a plain reading: classes at column 0). */
-function methodsOf(mod) {
-  const out = [];
-  let cls = null;
-  for (const line of readFileSync(join(root, 'test/python', `${mod}.py`), 'utf8').split('\n')) {
-    const c = /^class (\w+)\(/.exec(line);
-    if (c) cls = c[1];
-    const m = /^ {4}def (test_\w+)\(/.exec(line);
-    if (m && cls) out.push(`test.python.${mod}.${cls}.${m[1]}`);
-  }
-  return out;
+/** The ids (module.Class.test_method) of a module's tests, as unittest loads them; [] if it cannot. */
+function testIds(py, mod) {
+  const code = `import sys, unittest
+sys.path.insert(0, ".")
+def ids(s):
+    for t in s:
+        yield from (ids(t) if isinstance(t, unittest.TestSuite) else [t.id()])
+print("\\n".join(ids(unittest.TestLoader().loadTestsFromName("test.python.${mod}"))))`;
+  const r = spawnSync(py, ['-c', code], { cwd: root, encoding: 'utf8', env: { ...process.env, PYTHONDONTWRITEBYTECODE: '1' } });
+  return r.status === 0 ? r.stdout.split('\n').filter((l) => l.startsWith(`test.python.${mod}.`)) : [];
 }
 
 // ---- the jobs
@@ -116,7 +111,7 @@ if (only !== 'ts') {
     console.error('test: no Python that imports numpy (install python3-numpy or set NPU_BLOCK_GATE_PYTHON)');
   } else {
     for (const mod of listPy().filter((m) => !filter || m.includes(filter))) {
-      const names = SPLIT.has(mod) ? methodsOf(mod) : [];
+      const names = SPLIT.has(mod) && !fast ? testIds(py, mod) : [];
       if (names.length) for (const n of names) jobs.push({ lang: 'py', names: [n], weight: (HINTS[mod] ?? 5) / names.length });
       else jobs.push({ lang: 'py', names: [`test.python.${mod}`], weight: HINTS[mod] ?? 5 });
     }
@@ -169,15 +164,12 @@ let skippedNative = 0;
 function count(r) {
   const { job, out } = r;
   if (job.lang === 'ts') {
-    const total = Number(/Total:\s+(\d+)/.exec(out)?.[1] ?? NaN);
-    const ok = Number(/Passed:\s+(\d+)/.exec(out)?.[1] ?? NaN);
-    const skips = Number(/Skipped:\s+(?:\x1b\[\d+m)?(\d+)/.exec(out)?.[1] ?? 0);
-    const loadErrors = Number(/Load errors: (\d+)/.exec(out)?.[1] ?? 0);
-    if (Number.isNaN(total) || Number.isNaN(ok)) return false;
-    passed += ok; // less the skips test/helpers/skip.ts recorded, below
-    failed += total - ok + loadErrors;
-    skippedNative += skips;
-    return r.code === 0 || total - ok + loadErrors > 0;
+    const c = uvuCounts(out);
+    if (!c) return false;
+    passed += c.passed; // less the skips test/helpers/skip.ts recorded (tally)
+    failed += c.total - c.passed + c.loadErrors;
+    skippedNative += c.nativeSkips;
+    return r.code === 0 || c.total - c.passed + c.loadErrors > 0;
   }
   if (!existsSync(job.summary)) return false;
   const s = JSON.parse(readFileSync(job.summary, 'utf8'));
@@ -194,7 +186,14 @@ function show(r) {
 function stopAll(signal) {
   for (const c of children) try { process.kill(-c.pid, signal); } catch { /* gone */ }
 }
-for (const s of ['SIGINT', 'SIGTERM']) process.on(s, () => { stopAll('SIGTERM'); rmSync(tmp, { recursive: true, force: true }); process.exit(130); });
+for (const s of ['SIGINT', 'SIGTERM']) {
+  process.on(s, () => {
+    stopAll('SIGTERM');
+    rmSync(tmp, { recursive: true, force: true });
+    console.log(`test: interrupted (${s}) with jobs still running\n${passed} passed, ${failed + 1} failed, 0 skipped`);
+    process.exit(130);
+  });
+}
 
 const t0 = Date.now();
 let next = 0;
@@ -221,25 +220,9 @@ if (fixtures) {
 // ---- skips, the CI rule, the closing line
 
 const records = readFileSync(skipsFile, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
-passed -= records.filter((s) => s.lang === 'ts').length; // uvu counted them as passed
-const leftOut = fast ? records.filter((s) => SLOW.has(s.need)) : [];
-const skips = records.filter((s) => !leftOut.includes(s));
-let skipped = 0;
-if (skips.length || skippedNative) process.stdout.write('\n');
-for (const s of skips) {
-  const provided = ci && PROVIDED.has(s.need);
-  console.log(`${provided ? 'FAIL (CI provides it) ' : ''}skip: ${s.file} > ${s.test}: needs ${s.need}: ${s.why}`);
-  if (provided) failed++;
-  else skipped++;
-}
-if (skippedNative) {
-  console.log(`skip: ${skippedNative} uvu test(s) marked test.skip, which says no reason (use test/helpers/skip.ts)`);
-  if (ci) failed += skippedNative;
-  else skipped += skippedNative;
-}
-if (leftOut.length) console.log(`test:fast left out ${leftOut.length} tests that need torch or the real mlir-air tree (npm test runs them)`);
+const t = tally({ passed, failed, nativeSkips: skippedNative, records, fast, ci, broken });
+if (t.lines.length) process.stdout.write(`\n${t.lines.join('\n')}\n`);
 console.log(`test: ${jobs.length} jobs, ${width} at a time, ${((Date.now() - t0) / 1000).toFixed(1)} s`);
 rmSync(tmp, { recursive: true, force: true });
-if (broken && failed === 0) failed = broken; // a crashed suite counts as a failure
-console.log(`${passed} passed, ${failed} failed, ${skipped} skipped`);
-process.exit(failed > 0 || broken ? 1 : 0);
+console.log(t.closing);
+process.exit(t.failed > 0 || broken ? 1 : 0);

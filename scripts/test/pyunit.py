@@ -58,7 +58,10 @@ def main(argv):
     runner = unittest.TextTestRunner(resultclass=CountingResult, verbosity=1, stream=sys.stderr)
     res = runner.run(suite)
     # By test: a test whose subtests fail twice is one failed test; a setUpClass error is one.
-    failed = len({t.id() for t, _ in res.failures + res.errors} | {t.id() for t in res.unexpectedSuccesses}) + broken
+    def test_id(t):  # a subtest's failure is its test's
+        return getattr(t, "test_case", t).id()
+
+    failed = len({test_id(t) for t, _ in res.failures + res.errors} | {test_id(t) for t in res.unexpectedSuccesses}) + broken
     skipped = len(res.skipped)
     log = os.environ.get("NPU_BLOCK_GATE_TEST_SKIPS")
     lines = "".join(json.dumps(r) + "\n" for r in res.skip_records)

@@ -297,8 +297,23 @@ class RealTreeTwinTests(unittest.TestCase):
 
     # -- injected bugs ---------------------------------------------------------------
 
-    def test_each_injected_bug_is_named_by_the_lens_and_the_bisect(self):
+    # One test per model (scripts/test.mjs runs each test of this file as a job of its own).
+    def test_each_injected_bug_is_named_by_the_lens_and_the_bisect_llama32_1b(self):
+        self.check_injected_bugs("llama32_1b")
+
+    def test_each_injected_bug_is_named_by_the_lens_and_the_bisect_qwen25_0_5b(self):
+        self.check_injected_bugs("qwen25_0_5b")
+
+    def test_each_injected_bug_is_named_by_the_lens_and_the_bisect_qwen3_0_6b(self):
+        self.check_injected_bugs("qwen3_0_6b")
+
+    def test_every_bug_has_its_test(self):
+        self.assertEqual({m for m, _ in BUGS}, {"llama32_1b", "qwen25_0_5b", "qwen3_0_6b"})
+
+    def check_injected_bugs(self, only):
         for (model, bug), (boundary, launch) in BUGS.items():
+            if model != only:
+                continue
             hd = MODELS[model][1]
             with self.subTest(model=model, bug=bug):
                 run = self.block(model, bug, "--inject", bug)
@@ -339,10 +354,27 @@ class RealTreeTwinTests(unittest.TestCase):
 
     # -- long inputs -------------------------------------------------------------------
 
+    def test_2048_positions_llama32_1b(self):
+        self.check_2048_positions("llama32_1b")
+
+    def test_2048_positions_smollm2_1_7b(self):
+        self.check_2048_positions("smollm2_1_7b")
+
+    def test_2048_positions_qwen25_0_5b(self):
+        self.check_2048_positions("qwen25_0_5b")
+
+    def test_2048_positions_qwen3_0_6b(self):
+        self.check_2048_positions("qwen3_0_6b")
+
     def test_2048_positions_on_every_architecture(self):
+        self.assertEqual(set(MODELS), {"llama32_1b", "smollm2_1_7b", "qwen25_0_5b", "qwen3_0_6b"}, "one test each above")
+
+    def check_2048_positions(self, only):
         import numpy as np  # noqa: PLC0415
 
         for model, (arch, hd) in MODELS.items():
+            if model != only:
+                continue
             with self.subTest(model=model):
                 run = self.block(model, "2048", "--positions", "2048", seq_len=None)
                 pos = run.probe["prompt"]["positions"]
