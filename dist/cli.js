@@ -8,7 +8,7 @@ import {
   check,
   errorReport,
   planModel
-} from "./chunks/chunk-B2QF7YOX.js";
+} from "./chunks/chunk-RWJQXZT7.js";
 import {
   INJECTIONS,
   MAX_TIMEOUT_SECONDS,

@@ -1,84 +1,228 @@
 #!/usr/bin/env node
-// The README's test command: every uvu suite (through tsx) and the Python unittest suites,
-// then one closing line "N passed, N failed" over all of them. Exit non-zero on any failure.
+// The README's test commands.
+//   npm test            every uvu suite (through tsx) and every Python unittest module
+//   npm run test:fast   the same, leaving out what needs torch or the real mlir-air tree
+// Suites run as parallel jobs (uvu files in batches, Python modules one a job): each job's output
+// is printed whole when it ends. Every skip prints one line (the test, what it needs, why); the
+// last line is "N passed, N failed, N skipped" over both languages, and the exit status is
+// non-zero on any failure. Under CI=true a skip of a test whose need .ci/run provides is a failure.
+// Options: --fast, ts | py (one language), --jobs N (default 3), a filter (substring of a file name).
 import { spawn, spawnSync } from 'node:child_process';
-import { dirname, join } from 'node:path';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
+import { tally, uvuCounts } from './test/tally.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const only = process.argv[2]; // optional: "ts" or "py"
+const args = process.argv.slice(2);
+const fast = args.includes('--fast');
+const only = args.find((a) => a === 'ts' || a === 'py');
+const jobsAt = args.indexOf('--jobs');
+const width = Number(jobsAt >= 0 ? args[jobsAt + 1] : process.env.NPU_BLOCK_GATE_TEST_JOBS ?? 3) || 3;
+const filter = args.find((a, i) => !a.startsWith('-') && a !== only && (jobsAt < 0 || i !== jobsAt + 1));
+const ci = process.env.CI === 'true' || process.env.CI === '1';
 
-function run(cmd, args, env = {}) {
-  return new Promise((resolve) => {
-    const child = spawn(cmd, args, { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    const tee = (stream) => (d) => { out += d; stream.write(d); };
-    child.stdout.on('data', tee(process.stdout));
-    child.stderr.on('data', tee(process.stderr));
-    child.on('close', (code, signal) => resolve({ code: code ?? (signal ? 1 : 0), out }));
-    child.on('error', (e) => resolve({ code: 1, out: String(e) }));
-  });
-}
+/**
+ * Scheduling hints: seconds a job took on a calm 2-core machine. The longest start first; a file
+ * not listed counts as light (uvu files are batched, Python modules run one a job). A wrong hint
+ * costs time, never a result.
+ */
+const HINTS = {
+  'github/action.test.ts': 90, 'cli.test.ts': 45, 'github/octokit.test.ts': 34, 'github/hostile.test.ts': 24,
+  'lens.test.ts': 30, 'cache-reference.test.ts': 30, 'github/split.test.ts': 15, 'faults.test.ts': 14,
+  'fuzz.test.ts': 11, 'engines.test.ts': 9, 'contract.test.ts': 8, 'real-tree.test.ts': 8, 'probe-isolation.test.ts': 8,
+  test_real_twins: 250, test_real_reference: 40, test_probe: 40, test_air_mini: 40, test_probe_cache: 25,
+  test_real_aliasing: 15, test_probe_refcache: 15, test_probe_bisect: 15, test_probe_plan: 10,
+};
+/** Python modules run as one job per test (each long, and independent of the others); not under --fast. */
+const SPLIT = new Set(['test_real_twins']);
 
+/** The Python the suites use (as test/helpers/python.ts picks it), as the interpreter's own path. */
 function numpyPython() {
   for (const p of [process.env.NPU_BLOCK_GATE_PYTHON, 'python3', '/usr/bin/python3'].filter(Boolean)) {
-    const r = spawnSync(p, ['-c', 'import numpy'], { stdio: 'ignore' });
-    if (r.status === 0) return p;
+    const r = spawnSync(p, ['-c', 'import numpy, sys; print(sys.executable)'], { encoding: 'utf8' });
+    if (r.status === 0 && r.stdout.trim()) return r.stdout.trim();
   }
   return null;
 }
 
-// Caches written by the suites (kernel store, reference cache) go to a private dir, never ~/.cache.
-const cacheDir = mkdtempSync(join(tmpdir(), 'npu-block-gate-test-cache-'));
-process.env.NPU_BLOCK_GATE_CACHE_DIR = cacheDir;
-process.on('exit', () => rmSync(cacheDir, { recursive: true, force: true }));
+function listTs(dir = join(root, 'test')) {
+  const out = [];
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, e.name);
+    if (e.isDirectory() && e.name !== 'fixtures' && e.name !== 'python' && e.name !== 'helpers') out.push(...listTs(p));
+    else if (e.isFile() && e.name.endsWith('.test.ts')) out.push(relative(join(root, 'test'), p));
+  }
+  return out.sort();
+}
+
+function listPy() {
+  return readdirSync(join(root, 'test/python')).filter((f) => /^test_\w+\.py$/.test(f)).map((f) => f.slice(0, -3)).sort();
+}
+
+/** The ids (module.Class.test_method) of a module's tests, as unittest loads them; [] if it cannot. */
+function testIds(py, mod) {
+  const code = `import sys, unittest
+sys.path.insert(0, ".")
+def ids(s):
+    for t in s:
+        yield from (ids(t) if isinstance(t, unittest.TestSuite) else [t.id()])
+print("\\n".join(ids(unittest.TestLoader().loadTestsFromName("test.python.${mod}"))))`;
+  const r = spawnSync(py, ['-c', code], { cwd: root, encoding: 'utf8', env: { ...process.env, PYTHONDONTWRITEBYTECODE: '1' } });
+  return r.status === 0 ? r.stdout.split('\n').filter((l) => l.startsWith(`test.python.${mod}.`)) : [];
+}
+
+// ---- the jobs
+
+const tmp = mkdtempSync(join(tmpdir(), 'npu-block-gate-test-'));
+const skipsFile = join(tmp, 'skips.jsonl');
+writeFileSync(skipsFile, '');
+const env = {
+  ...process.env,
+  // Caches written by the suites (kernel store, reference cache) go to a private dir, never ~/.cache.
+  NPU_BLOCK_GATE_CACHE_DIR: join(tmp, 'cache'),
+  NPU_BLOCK_GATE_TEST_SKIPS: skipsFile,
+};
+if (fast) env.NPU_BLOCK_GATE_TEST_FAST = '1';
+else delete env.NPU_BLOCK_GATE_TEST_FAST;
+
+const jobs = [];
+if (only !== 'py') {
+  const files = listTs().filter((f) => !filter || f.includes(filter));
+  const heavy = files.filter((f) => (HINTS[f] ?? 1) >= 8);
+  const light = files.filter((f) => !heavy.includes(f));
+  for (const f of heavy) jobs.push({ lang: 'ts', names: [f], weight: HINTS[f] });
+  // Light files in a few batches: one tsx start each, and still spread over the workers.
+  const batches = Math.min(light.length, Math.max(1, width));
+  for (let b = 0; b < batches; b++) {
+    const names = light.filter((_, i) => i % batches === b);
+    jobs.push({ lang: 'ts', names, weight: names.reduce((s, f) => s + (HINTS[f] ?? 1.5), 0) });
+  }
+}
+const py = numpyPython();
+// Every suite and every CLI run in them uses it, by path: a version manager's python3 shim costs
+// half a second of CPU on each of the hundreds of starts.
+if (py) env.NPU_BLOCK_GATE_PYTHON = py;
+let broken = 0;
+if (only !== 'ts') {
+  if (!py) {
+    broken++;
+    console.error('test: no Python that imports numpy (install python3-numpy or set NPU_BLOCK_GATE_PYTHON)');
+  } else {
+    for (const mod of listPy().filter((m) => !filter || m.includes(filter))) {
+      const names = SPLIT.has(mod) && !fast ? testIds(py, mod) : [];
+      if (names.length) for (const n of names) jobs.push({ lang: 'py', names: [n], weight: (HINTS[mod] ?? 5) / names.length });
+      else jobs.push({ lang: 'py', names: [`test.python.${mod}`], weight: HINTS[mod] ?? 5 });
+    }
+  }
+}
+jobs.sort((a, b) => b.weight - a.weight);
+
+const children = new Set();
+/** Runs one process; resolves with its exit code and everything it wrote. */
+function start(job, cmd, argv, extra = {}) {
+  const t0 = Date.now();
+  return new Promise((resolve) => {
+    const child = spawn(cmd, argv, { cwd: root, env: { ...env, ...extra }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    children.add(child);
+    let out = '';
+    child.stdout.on('data', (d) => { out += d; });
+    child.stderr.on('data', (d) => { out += d; });
+    child.on('error', (e) => { out += String(e); });
+    child.on('close', (code, signal) => {
+      children.delete(child);
+      resolve({ job, code: code ?? (signal ? 1 : 0), out, seconds: (Date.now() - t0) / 1000 });
+    });
+  });
+}
+
+// The real-tree fixtures (a tree copy made parseable here, the tiny HF checkpoints), built once
+// while the first jobs run; the tests that use them wait for them (test/python/fakes/shared_fixtures.py).
+let fixtures = null;
+if (!fast && py) {
+  const dir = join(tmp, 'fixtures');
+  mkdirSync(dir);
+  const given = process.env.NPU_BLOCK_GATE_MLIR_AIR || join(dirname(root), 'shared/mlir-air');
+  const tree = existsSync(join(given, 'programming_examples/llms/verify')) ? given : '-';
+  env.NPU_BLOCK_GATE_TEST_FIXTURES = dir;
+  fixtures = start({ lang: 'fixtures', names: ['shared real-tree fixtures'] },
+    py, [join(root, 'test/python/fakes/shared_fixtures.py'), dir, tree], { PYTHONDONTWRITEBYTECODE: '1' });
+}
+
+function runJob(job, i) {
+  if (job.lang === 'ts') return start(job, process.execPath, ['--import', 'tsx', join(root, 'scripts/test/uvu.mjs'), ...job.names]);
+  const summary = join(tmp, `py-${i}.json`);
+  job.summary = summary;
+  return start(job, py, [join(root, 'scripts/test/pyunit.py'), summary, ...job.names], { PYTHONDONTWRITEBYTECODE: '1' });
+}
 
 let passed = 0;
 let failed = 0;
-let broken = false;
+let skippedNative = 0;
 
-if (only !== 'py') {
-  const r = await run(process.execPath, [join(root, 'node_modules/uvu/bin.js'), '-r', 'tsx', 'test', '\\.test\\.ts$']);
-  const total = Number(/Total:\s+(\d+)/.exec(r.out)?.[1] ?? NaN);
-  const ok = Number(/Passed:\s+(\d+)/.exec(r.out)?.[1] ?? NaN);
-  if (Number.isNaN(total) || Number.isNaN(ok)) {
-    broken = true;
-    console.error('test: the uvu run printed no totals (a suite crashed while loading?)');
-  } else {
-    passed += ok;
-    failed += total - ok; // uvu's Total already leaves the skipped tests out
+function count(r) {
+  const { job, out } = r;
+  if (job.lang === 'ts') {
+    const c = uvuCounts(out);
+    if (!c) return false;
+    passed += c.passed; // less the skips test/helpers/skip.ts recorded (tally)
+    failed += c.total - c.passed + c.loadErrors;
+    skippedNative += c.nativeSkips;
+    return r.code === 0 || c.total - c.passed + c.loadErrors > 0;
   }
-  if (r.code !== 0) broken = true;
+  if (!existsSync(job.summary)) return false;
+  const s = JSON.parse(readFileSync(job.summary, 'utf8'));
+  passed += s.passed; // the Python skips are not in it
+  failed += s.failed;
+  return r.code === 0 || s.failed > 0;
 }
 
-if (only !== 'ts') {
-  const py = numpyPython();
-  if (!py) {
-    broken = true;
-    console.error('test: no Python that imports numpy (install python3-numpy or set NPU_BLOCK_GATE_PYTHON)');
-  } else {
-    const r = await run(py, ['-m', 'unittest', 'discover', '-s', 'test/python', '-t', '.'], { PYTHONDONTWRITEBYTECODE: '1' });
-    const ran = Number(/Ran (\d+) tests?/.exec(r.out)?.[1] ?? NaN);
-    const m = /FAILED \(([^)]*)\)/.exec(r.out);
-    let bad = 0;
-    if (m) for (const part of m[1].split(',')) {
-      const [k, v] = part.trim().split('=');
-      if (k === 'failures' || k === 'errors' || k === 'unexpected_successes') bad += Number(v);
+function show(r) {
+  const what = r.job.names.length > 3 ? `${r.job.names.slice(0, 3).join(', ')} and ${r.job.names.length - 3} more` : r.job.names.join(', ');
+  process.stdout.write(`\n── ${r.job.lang}: ${what} (${r.seconds.toFixed(1)} s)\n${r.out.replace(/\n*$/, '\n')}`);
+}
+
+function stopAll(signal) {
+  for (const c of children) try { process.kill(-c.pid, signal); } catch { /* gone */ }
+}
+for (const s of ['SIGINT', 'SIGTERM']) {
+  process.on(s, () => {
+    stopAll('SIGTERM');
+    rmSync(tmp, { recursive: true, force: true });
+    console.log(`test: interrupted (${s}) with jobs still running\n${passed} passed, ${failed + 1} failed, 0 skipped`);
+    process.exit(130);
+  });
+}
+
+const t0 = Date.now();
+let next = 0;
+async function worker() {
+  while (next < jobs.length) {
+    const i = next++;
+    const r = await runJob(jobs[i], i);
+    show(r);
+    if (!count(r)) {
+      broken++;
+      console.error(`test: ${r.job.names.join(', ')} ended with status ${r.code} and no totals (a crash while loading?)`);
     }
-    const skipped = Number(/skipped=(\d+)/.exec(r.out)?.[1] ?? 0);
-    if (Number.isNaN(ran)) {
-      broken = true;
-      console.error('test: the Python run printed no totals');
-    } else {
-      passed += ran - bad - skipped;
-      failed += bad;
-    }
-    if (r.code !== 0) broken = true;
+  }
+}
+await Promise.all(Array.from({ length: Math.min(width, jobs.length) }, worker));
+if (fixtures) {
+  const r = await fixtures;
+  if (r.code !== 0) {
+    show(r);
+    broken++;
   }
 }
 
-if (broken && failed === 0) failed = 1; // a crashed suite counts as a failure
-console.log(`${passed} passed, ${failed} failed`);
-process.exit(failed > 0 || broken ? 1 : 0);
+// ---- skips, the CI rule, the closing line
+
+const records = readFileSync(skipsFile, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+const t = tally({ passed, failed, nativeSkips: skippedNative, records, fast, ci, broken });
+if (t.lines.length) process.stdout.write(`\n${t.lines.join('\n')}\n`);
+console.log(`test: ${jobs.length} jobs, ${width} at a time, ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+rmSync(tmp, { recursive: true, force: true });
+console.log(t.closing);
+process.exit(t.failed > 0 || broken ? 1 : 0);

@@ -1,14 +1,15 @@
 // The runner's job hooks, drain/undrain and the per-job metrics, on the fake NPU runner
 // (test/fixtures/agent/fake.ts) and the local GitHub fake (test/helpers/github-server.ts, every
 // request checked against GitHub's OpenAPI description). Traffic goes to 127.0.0.1 only.
-import { test } from 'uvu';
+import { test, skip } from './helpers/skip.ts';
 import * as assert from 'uvu/assert';
 import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
 import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { FakeGitHub } from './helpers/github-server.ts';
+import { selfCommand } from '../src/agent/hooks.ts';
 import { fakeRunner, storeThreeKernels as store, agent, ok, restub, type Fake } from './fixtures/agent/fake.ts';
 import { LINES, journal, BLIND_JOURNAL, DMESG_RESTRICTED } from './fixtures/agent/kernel-log.ts';
 import { dotRunner } from './fixtures/agent/runner.ts';
@@ -260,17 +261,28 @@ test('hooks install copies the CLI out of an npx cache, so pruning the cache bre
 test('the shim written from this checkout runs this CLI (src/cli.ts through tsx)', async () => {
   const f = fakeRunner();
   const dir = join(f.base, 'hooks');
-  const r = await agent(['hooks', 'install', '--dir', dir], f.deps);
-  // A checkout under the temp dir (a CI clone in /tmp) is not a place hooks may point at: refused, one line.
-  const checkout = fileURLToPath(new URL('..', import.meta.url));
-  if (realpathSync(checkout).startsWith(realpathSync(tmpdir()) + '/')) {
+  let self = selfCommand();
+  let stable: string | null = null;
+  const checkout = realpathSync(fileURLToPath(new URL('..', import.meta.url)));
+  if (checkout.startsWith(realpathSync(tmpdir()) + '/') || /^\/(tmp|var\/tmp)\//.test(checkout)) {
+    // A checkout under the temp dir (a CI clone in /tmp) is not a place hooks may point at: refused, one line.
+    const r = await agent(['hooks', 'install', '--dir', dir], f.deps);
     assert.is(r.code, 2, r.out);
     assert.match(r.err, /^npu-block-gate: error: .*src\/cli\.ts: is under a temp dir, so every job would break once it goes/);
-    console.warn('agent-hooks: this checkout is under the temp dir; the in-place shim run is not exercised here');
-    return;
+    assert.not.ok(existsSync(join(dir, 'job-started.sh')), 'no shim written');
+    // The in-place shim itself, from this checkout reached through a path outside the temp dir.
+    try {
+      stable = mkdtempSync('/dev/shm/nbg-checkout-');
+    } catch (e) {
+      skip('stable-dir', `this checkout is under the temp dir and /dev/shm is not writable (${(e as Error).message}); clone it elsewhere to run this`);
+    }
+    symlinkSync(checkout, join(stable, 'checkout'));
+    self = { ...self, script: join(stable, 'checkout', relative(checkout, realpathSync(self.script))) };
   }
+  const r = await agent(['hooks', 'install', '--dir', dir], { ...f.deps, self });
   assert.is(r.code, 0, r.err);
   assert.match(r.out, /^hooks run the CLI in place: .*src\/cli\.ts/m);
+  assert.ok(r.out.includes(self.script), r.out);
   const text = readFileSync(join(dir, 'job-started.sh'), 'utf8');
   const exec = /^exec (.*) agent hook job-started --fork-policy probe-only "?\$?@?"?$/m.exec(text) ?? /^exec (.*) agent hook job-started --fork-policy probe-only$/m.exec(text);
   assert.ok(exec, text);
@@ -279,6 +291,7 @@ test('the shim written from this checkout runs this CLI (src/cli.ts through tsx)
   const h = spawnSync(argv[0], [...argv.slice(1), 'agent', '--help'], { encoding: 'utf8', cwd: f.base });
   assert.is(h.status, 0, h.stderr);
   assert.match(h.stdout, /^npu-block-gate agent: the self-hosted NPU runner side/);
+  if (stable) rmSync(stable, { recursive: true }); // the link, not the checkout
 });
 
 // ---- drain / undrain

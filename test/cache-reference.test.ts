@@ -1,7 +1,7 @@
 // The reference cache across the trust boundary: the probe (which imports the model tree's code)
 // only reads it and records its key; this side stores an entry after a trusted verdict; the next
 // probe run hits it. Nothing the probe wrote decides where an entry goes.
-import { test } from 'uvu';
+import { test } from './helpers/skip.ts';
 import * as assert from 'uvu/assert';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -11,7 +11,7 @@ import { storeReference } from '../src/cache/reference.ts';
 import type { ProbeJson } from '../src/rundir/schema.ts';
 import { copyAirMini, REPO } from './helpers/airmini.ts';
 import { findNumpyPython } from './helpers/python.ts';
-import { twinsSkipReason, twinsTree } from './helpers/twins.ts';
+import { missingTwins, twinsTree } from './helpers/twins.ts';
 
 const tree = copyAirMini();
 const root = mkdtempSync(join(tmpdir(), 'nbg-refcache-'));
@@ -65,9 +65,7 @@ test('a broken entry the probe refused is replaced; a record naming no real key 
 
 // The lens on a real HF reference: the key covers the HF side of every boundary, so a hit must
 // bring them back (probe_refcache.load_boundaries), and the trusted side stores them.
-const noTwins = twinsSkipReason();
-if (noTwins) console.warn(`cache-reference.test: the boundaries case is SKIPPED: ${noTwins}`);
-(noTwins ? test.skip : test)('with the lens on an HF reference: the boundaries are stored by the trusted side and a second probe run hits them', () => {
+test.unless(missingTwins())('with the lens on an HF reference: the boundaries are stored by the trusted side and a second probe run hits them', () => {
   const t = twinsTree(['llama']);
   const bRoot = mkdtempSync(join(tmpdir(), 'nbg-refcache-b-'));
   const run = () => {

@@ -154,12 +154,21 @@ test('stale_tail fails G2 and names the contiguous bad run at the tail', async (
   assert.match(md, /Offending boundary: `residual2`/);
 });
 
-test('nan_row fails G3 and G1/G2', async () => {
+test('nan_row fails G3, and the NaN row is in the whole cosine (G1) and the per-position minimum (G2)', async () => {
   const r = await check('tiny_llama', 'nan_row', ['--no-docs']);
   assert.is(r.code, 1);
-  const failed = r.report!.gates.filter((g) => g.status === 'fail').map((g) => g.id);
-  assert.ok(failed.includes('G3'));
-  assert.ok(failed.includes('G1') || failed.includes('G2'));
+  const rep = r.report!;
+  const m = rep.metrics!;
+  const row = Math.floor(m.realLen / 2); // air-mini's nan_row: NaN at (real_len // 2, 0)
+  assert.equal(m.nonFinite.nan.first, { row, col: 0 });
+  assert.ok(Number.isNaN(m.perPosition.cosines[row]), `row ${row}: ${m.perPosition.cosines[row]}`);
+  assert.ok(m.perPosition.cosines.every((c, i) => i === row || c >= 0.99), 'every other row is clean');
+  assert.ok(Number.isNaN(m.perPosition.min), `the minimum holds the NaN row: ${m.perPosition.min}`);
+  assert.is(m.perPosition.worst[0].row, row);
+  assert.ok(Number.isNaN(m.wholeCosine));
+  assert.equal(rep.gates.map((g) => g.status), ['fail', 'fail', 'fail', 'skip']);
+  assert.match(gate(rep, 'G2').detail, 'per-position cosine is NaN for at least one real row');
+  assert.match(gate(rep, 'G3').detail, `1 NaN (first at row ${row}, col 0)`);
 });
 
 test('nan_padded fails G3 only', async () => {

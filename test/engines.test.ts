@@ -8,7 +8,7 @@
 import { spawnSync } from 'node:child_process';
 import { truncateSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { test } from 'uvu';
+import { test, skip } from './helpers/skip.ts';
 import * as assert from 'uvu/assert';
 import { InfraError, InputError } from '../src/errors.ts';
 import {
@@ -26,8 +26,11 @@ import { tempDir } from './helpers/tmp.ts';
 
 const loaded = tryLoadNative(nativeCandidates());
 const native: NativeKernel | null = loaded.kernel;
-if (!native) console.log(`engines.test: native addon unavailable, native half SKIPPED (${loaded.reason})`);
-else console.log(`engines.test: native addon ${native.path} (${native.isa})`);
+if (native) console.log(`engines.test: native addon ${native.path} (${native.isa})`);
+/** The tests only the addon can run skip without it (the others still check the TypeScript engine). */
+function noNative(): never {
+  skip('native', `native addon unavailable (${loaded.reason}); npm run build:native`);
+}
 
 /** The native kernel without its raw path: exercises scanBlock over TS-widened float32 rows. */
 const nativeF32: Kernel | null = native ? { name: 'native', scanBlock: native.scanBlock } : null;
@@ -383,7 +386,7 @@ test('mixed dtypes: bf16 NPU against f32 reference, big-endian and fortran files
 });
 
 test('native: rows split over threads combine to the same sums and first positions', async () => {
-  if (!native) return console.log('  SKIPPED: native addon unavailable');
+  if (!native) noNative();
   const rows = 700;
   const cols = 1024; // 716,800 elements: three threads with the auto split
   const rng = mulberry32(99);
@@ -425,7 +428,7 @@ test('native: rows split over threads combine to the same sums and first positio
 });
 
 test('native: a file that shrinks while it is judged is an InputError naming it, not a crash', async () => {
-  if (!native) return console.log('  SKIPPED: native addon unavailable');
+  if (!native) noNative();
   const dir = tempDir();
   try {
     const t: Tensor = { dtype: 'f32', rows: 64, cols: 16, bits: new Uint32Array(64 * 16).fill(f32Bits(1)) };
@@ -450,7 +453,7 @@ test('native: a file that shrinks while it is judged is an InputError naming it,
 });
 
 test('native: bad arguments to the addon throw, never crash', () => {
-  if (!native) return console.log('  SKIPPED: native addon unavailable');
+  if (!native) noNative();
   const acc = createAccumulator(4, 2, 3);
   const { rowDot, rowA2, rowB2, sums, nonFinite } = acc;
   const scan = (...over: [number, unknown][]) => {

@@ -3,7 +3,7 @@
 // naming the file or argument, exit 2 (bad input) or 3 (infrastructure), and leave the documents
 // byte-identical with no report.json behind. Synthetic run dirs (no Python) unless a point needs
 // the probe. Points 1 (signals) and the probe's own faults are tested elsewhere.
-import { test } from 'uvu';
+import { test, skip } from './helpers/skip.ts';
 import * as assert from 'uvu/assert';
 import {
   chmodSync, cpSync, existsSync, lstatSync, mkdirSync, readFileSync, readlinkSync, rmSync, statSync, symlinkSync, writeFileSync,
@@ -268,7 +268,7 @@ test('point 4: a FIFO as a tensor or as probe.json is refused at once (no hang)'
     const f = fixture();
     rmSync(join(f.runDir, victim));
     const mk = spawnSync('mkfifo', [join(f.runDir, victim)]);
-    if (mk.status !== 0) { console.log('  (skipped: mkfifo unavailable)'); return; }
+    if (mk.status !== 0) skip('mkfifo', `mkfifo failed: ${(mk.stderr?.toString() || mk.error?.message || `exit ${mk.status}`).trim()}`);
     const r = reportChild(f);
     assert.is(r.error, undefined, `${victim}: the CLI hung (${r.error})`);
     assert.is(r.status, 2, r.stderr);
@@ -474,7 +474,7 @@ test('point 8: a read-only model dir is exit 2 saying so; nothing written', asyn
   const f = fixture();
   const t = mountTmpfs(256);
   if (typeof t === 'string') {
-    if (process.getuid?.() === 0) { console.log(`  (skipped: ${t})`); return; }
+    if (process.getuid?.() === 0) skip('tmpfs', t); // root writes through a mode 0555 dir: only a read-only mount refuses it
     chmodSync(join(f.modelDir, 'docs/development_progress'), 0o555);
     chmodSync(f.modelDir, 0o555);
     await refused(f, 2, /permission denied; nothing was changed/);
@@ -497,7 +497,7 @@ test('point 8: a read-only model dir is exit 2 saying so; nothing written', asyn
 
 test('point 2/8: disk full while writing the documents: exit 3 "disk full", every file as before (tmpfs)', async () => {
   const t = mountTmpfs(64);
-  if (typeof t === 'string') { console.log(`  (skipped: ${t})`); return; }
+  if (typeof t === 'string') skip('tmpfs', t);
   try {
     // TODO.md large, phase2_block.md new: the first prepared file fits, the second does not, and
     // the first must not be left behind.
@@ -519,9 +519,9 @@ test('point 2/8: disk full while writing the documents: exit 3 "disk full", ever
 });
 
 test('point 8: disk full under --out while the probe writes: exit 3 saying "disk full" (tmpfs, real probe)', async () => {
-  if (!findNumpyPython()) { console.log('  (skipped: no Python with numpy)'); return; }
+  if (!findNumpyPython()) skip('numpy', 'no Python with numpy (NPU_BLOCK_GATE_PYTHON, python3, /usr/bin/python3)');
   const t = mountTmpfs(64);
-  if (typeof t === 'string') { console.log(`  (skipped: ${t})`); return; }
+  if (typeof t === 'string') skip('tmpfs', t);
   try {
     const tree = copyAirMini();
     const r = await cli(['check', '--model-dir', tree.model('tiny_llama'), '--out', join(t.dir, 'run'), '--no-docs', '--no-cache']);

@@ -3,7 +3,7 @@
 // engine. Every case must be judged or refused as bad input in one line naming the file; a thrown
 // error of any other kind, a worker that dies, or a case that never finishes fails the test.
 // No timing or memory assertions here (figures: npm run fuzz).
-import { test } from 'uvu';
+import { test, skip } from './helpers/skip.ts';
 import * as assert from 'uvu/assert';
 import { fuzz, makeCase, type FuzzSummary } from './helpers/fuzz.ts';
 import { selectEngine } from '../src/metrics/index.ts';
@@ -39,10 +39,7 @@ test(`fuzz, TypeScript engine: ${CASES} mutated files (seed ${SEED}), no crash, 
 });
 
 test(`fuzz, native engine: ${CASES} mutated files (seed ${SEED}), no crash, no hang`, async () => {
-  if (!nativeAvailable()) {
-    console.log('  (skipped: the native addon is not built here; npm run build:native)');
-    return;
-  }
+  if (!nativeAvailable()) skip('native', 'the native addon is not built here; npm run build:native');
   clean(await fuzz({ seed: SEED, cases: CASES, engine: 'native' }));
 });
 

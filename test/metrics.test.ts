@@ -1,4 +1,4 @@
-import { test } from 'uvu';
+import { test, skip } from './helpers/skip.ts';
 import * as assert from 'uvu/assert';
 import { InfraError, InputError } from '../src/errors.ts';
 import {
@@ -16,7 +16,7 @@ import {
 } from '../src/metrics/index.ts';
 import { openTensor } from '../src/tensor/index.ts';
 import { memTensor } from './helpers/mem-tensor.ts';
-import { findNumpyPython, runPython } from './helpers/python.ts';
+import { missingNumpy, runPython } from './helpers/python.ts';
 import { tempDir } from './helpers/tmp.ts';
 
 const near = (actual: number, expected: number, tol: number, what: string) => {
@@ -273,10 +273,8 @@ test('JSON-safe metrics round-trip non-finite values', async () => {
 });
 
 test('cross-check against a numpy implementation of mlir-air comparators (1e-5)', async () => {
-  if (findNumpyPython() === null) {
-    console.warn('skipped: no Python with numpy');
-    return;
-  }
+  const no = missingNumpy();
+  if (no) skip(no);
   const tmp = tempDir('npu-block-gate-metrics-');
   try {
     // The comparators' definitions, written independently: float32 per-row cosine with 0.0 where a

@@ -3,7 +3,7 @@
 // numbers bit for bit; and a process that is done comparing exits on its own.
 import { spawnSync } from 'node:child_process';
 import { truncateSync, writeFileSync } from 'node:fs';
-import { test } from 'uvu';
+import { test, skip } from './helpers/skip.ts';
 import * as assert from 'uvu/assert';
 import { InputError } from '../src/errors.ts';
 import { compare, createAccumulator, jsKernel, type Kernel, type Metrics } from '../src/metrics/index.ts';
@@ -15,7 +15,7 @@ import { tempDir } from './helpers/tmp.ts';
 const loaded = tryLoadNative(nativeCandidates());
 const native: NativeKernel | null = loaded.kernel;
 const poolThreads = () => (native!.addon as unknown as { poolThreads(): number }).poolThreads();
-const skip = () => console.log(`  SKIPPED: native addon unavailable (${loaded.reason})`);
+function noNative(): never { return skip('native', `native addon unavailable (${loaded.reason})`); }
 
 /** Every number identical (Object.is: NaN only against NaN, 0 and -0 apart); engine ignored. */
 function same(a: Metrics, b: Metrics, what: string): void {
@@ -75,7 +75,7 @@ async function run(pair: { npuFile: string; refFile: string }, k: Kernel): Promi
 }
 
 test('native pool: the scanning threads start once; 60 compares in a row, in every mode, give the same numbers', async () => {
-  if (!native) return skip();
+  if (!native) noNative();
   const dir = tempDir();
   try {
     // 600 x 1024 elements: several chunks per thread, so chunks are claimed dynamically.
@@ -97,7 +97,7 @@ test('native pool: the scanning threads start once; 60 compares in a row, in eve
 });
 
 test('native pool: compares in flight at once give the numbers they give one at a time', async () => {
-  if (!native) return skip();
+  if (!native) noNative();
   const dir = tempDir();
   try {
     const pairs = [writePair(dir, 'a', 'f32', 400, 900, 3), writePair(dir, 'b', 'bf16', 500, 1000, 4), writePair(dir, 'c', 'f32', 64, 4100, 5)];
@@ -113,7 +113,7 @@ test('native pool: compares in flight at once give the numbers they give one at 
 });
 
 test('native pool: after a failed read and bad arguments the threads still scan, with the same numbers', async () => {
-  if (!native) return skip();
+  if (!native) noNative();
   const dir = tempDir();
   try {
     const good = writePair(dir, 'good', 'f32', 300, 1024, 6);
@@ -146,7 +146,7 @@ test('native pool: after a failed read and bad arguments the threads still scan,
 });
 
 test('native pool: a process that has compared exits by itself (its parked threads hold nothing open)', () => {
-  if (!native) return skip();
+  if (!native) noNative();
   const dir = tempDir();
   try {
     const pair = writePair(dir, 'exit', 'f32', 256, 2048, 8);

@@ -11,7 +11,7 @@
 // the PR survives the job. Unisolated (the admin's explicit, unsafe opt-in) shows the attack is
 // real. And a trusted run after a hostile one gives the clean runner's verdict and numbers, in uid
 // mode with and without the probe user's sandbox (bubblewrap refused, as AppArmor does on Ubuntu 24.04).
-import { test } from 'uvu';
+import { test, type Missing } from './helpers/skip.ts';
 import * as assert from 'uvu/assert';
 import { createServer, type Server } from 'node:net';
 import { chmodSync, chownSync, copyFileSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -237,11 +237,22 @@ function assertHeld(h: Hostile, w: Workspace, what: string): void {
   assert.equal(h.alive, [], `${what}: a process of the PR survived the job`);
 }
 
-const bwrapWorks = realHost.which('bwrap') !== null;
+const noBwrap: Missing | null = realHost.which('bwrap') === null
+  ? { need: 'bwrap', why: 'bubblewrap is not installed (apt install bubblewrap)' }
+  : realHost.works(['bwrap', '--die-with-parent', '--unshare-pid', '--ro-bind', '/', '/', '--proc', '/proc', '--dev', '/dev', 'true'])
+    ? null
+    : { need: 'bwrap', why: 'bubblewrap cannot create namespaces here (unprivileged user namespaces disabled?)' };
+const notRoot: Missing | null = ROOT ? null : { need: 'uid', why: 'the root-runner modes and a second uid need root; this process is not root' };
+const noUser: Missing | null = noUsers ? { need: 'uid', why: noUsers } : null;
+const noSharedPy: Missing | null = sharedPy ? null : { need: 'uid', why: NO_SHARED_PY };
+const sudo = realHost.which('sudo');
+const noSudo: Missing | null = sudo ? null : { need: 'sudo', why: 'sudo is not installed (apt install sudo): the non-root runner reaches the probe user through it' };
+/** The first precondition that does not hold, or null. */
+const first = (...ms: (Missing | null)[]): Missing | null => ms.find((m) => m !== null) ?? null;
 
 // ---- as root ---------------------------------------------------------------------------------------
 
-(ROOT && bwrapWorks ? test : test.skip)('root runner, namespace: user namespace, no capabilities, nobody inside; nothing leaks, nothing changes, nothing survives', async () => {
+test.unless(first(notRoot, noBwrap))('root runner, namespace: user namespace, no capabilities, nobody inside; nothing leaks, nothing changes, nothing survives', async () => {
   const w = workspace();
   const h = await hostile(w, 'namespace');
   assert.is(h.result.mode, 'namespace');
@@ -250,7 +261,7 @@ const bwrapWorks = realHost.which('bwrap') !== null;
   assert.ok(existsSync(join(w.run, 'probe.json')), 'the probe itself still ran');
 });
 
-(ROOT && bwrapWorks && probeUser ? test : test.skip)('root runner, uid: the probe user inside the sandbox (setpriv after bubblewrap); PID 1 is not readable', async () => {
+test.unless(first(notRoot, noBwrap, noUser))('root runner, uid: the probe user inside the sandbox (setpriv after bubblewrap); PID 1 is not readable', async () => {
   const w = workspace();
   const h = await hostile(w, 'uid', { user: probeUser! });
   assert.is(h.result.mode, 'uid');
@@ -260,7 +271,7 @@ const bwrapWorks = realHost.which('bwrap') !== null;
   assert.is(h.loot.escape.proc1_environ_error, 'PermissionError', '/proc/1/environ is the sandbox\'s root-owned init: unreadable');
 });
 
-(ROOT ? test : test.skip)('unisolated (allow-unisolated): the attack is real, which is why untrusted runs refuse it; still no process survives (PID namespace)', async () => {
+test.unless(notRoot)('unisolated (allow-unisolated): the attack is real, which is why untrusted runs refuse it; still no process survives (PID namespace)', async () => {
   const w = workspace();
   const h = await hostile(w, 'none');
   assert.ok(h.result.ok, h.result.error);
@@ -274,7 +285,7 @@ const bwrapWorks = realHost.which('bwrap') !== null;
   assert.throws(() => chooseIsolation({ mode: 'none', untrusted: true, allowUnisolated: false }), /refusing to run an untrusted event's model code without isolation/);
 });
 
-(ROOT && probeUser && sharedPy ? test : test.skip)('root runner, uid with bubblewrap refused: an untrusted event is refused; a trusted run is degraded, warned, and every process of the probe user is ended', async () => {
+test.unless(first(notRoot, noUser, noSharedPy))('root runner, uid with bubblewrap refused: an untrusted event is refused; a trusted run is degraded, warned, and every process of the probe user is ended', async () => {
   const w = workspace();
   const refused = await hostile(w, 'uid', { user: probeUser!, stub: 'bwrap-refused', python: sharedPy! });
   assert.not.ok(refused.result.ok);
@@ -286,12 +297,10 @@ const bwrapWorks = realHost.which('bwrap') !== null;
   assert.equal(trusted.alive, [], 'the daemon was ended with the probe user\'s processes');
   assert.equal(realHost.processesOf(probeUser!.uid), []);
 });
-if (!ROOT) console.warn('probe-isolation: root runner modes SKIPPED (not root)');
-if (ROOT && !sharedPy) console.warn(`probe-isolation: second-uid and degraded-uid runs SKIPPED (${noUsers ?? NO_SHARED_PY})`);
 
 // ---- a runner service user that is not root ------------------------------------------------------
 
-(runnerUser && sharedPy && bwrapWorks ? test : test.skip)('non-root runner, namespace: the same, from a second uid', async () => {
+test.unless(first(noUser, noSharedPy, noBwrap))('non-root runner, namespace: the same, from a second uid', async () => {
   const w = workspace(runnerUser);
   const h = await hostile(w, 'namespace', { as: runnerUser!, python: sharedPy! });
   assert.is(h.result.mode, 'namespace', h.result.error);
@@ -299,17 +308,15 @@ if (ROOT && !sharedPy) console.warn(`probe-isolation: second-uid and degraded-ui
   assert.is(h.loot.escape.uid, runnerUser!.uid);
 });
 
-(runnerUser && sharedPy ? test : test.skip)('non-root runner, none: no process survives (a PID namespace in a user namespace)', async () => {
+test.unless(first(noUser, noSharedPy))('non-root runner, none: no process survives (a PID namespace in a user namespace)', async () => {
   const w = workspace(runnerUser);
   const h = await hostile(w, 'none', { as: runnerUser!, python: sharedPy! });
   assert.ok(h.result.ok, h.result.error);
   assert.equal(h.alive, []);
 });
 
-// The non-root runner reaches the probe user through sudo (agent setup's rule); without sudo here,
-// that path is covered by isolate.test.ts on a fake host only.
-const sudo = realHost.which('sudo');
-(runnerUser && sharedPy && sudo ? test : test.skip)('non-root runner, uid: sudo to the probe user, who starts the sandbox', async () => {
+// The non-root runner reaches the probe user through sudo (agent setup's rule); .ci/run installs sudo.
+test.unless(first(noUser, noSharedPy, noSudo))('non-root runner, uid: sudo to the probe user, who starts the sandbox', async () => {
   const rule = `/etc/sudoers.d/nbg-test-${process.pid}`;
   writeFileSync(rule, `${runnerUser!.name} ALL=(${probeUser!.name}) NOPASSWD: ALL\n`, { mode: 0o440 });
   cleanups.push(() => rmSync(rule, { force: true }));
@@ -318,7 +325,6 @@ const sudo = realHost.which('sudo');
   assert.is(h.result.mode, 'uid', h.result.error);
   assertHeld(h, w, 'uid (non-root)');
 });
-if (!sudo) console.warn('probe-isolation: non-root runner in uid mode SKIPPED (sudo is not installed)');
 
 // ---- a trusted run after a hostile one --------------------------------------------------------------
 
@@ -344,7 +350,7 @@ function resetCheckout(w: Workspace): void {
 
 const sameNumbers = (a: any, b: any) => assert.equal(a.report.metrics, { ...b.report.metrics, engine: a.report.metrics.engine });
 
-(ROOT && bwrapWorks ? test : test.skip)('namespace: a trusted run after a hostile pull request gives the clean runner\'s verdict and numbers (forged cache entry, daemon)', async () => {
+test.unless(first(notRoot, noBwrap))('namespace: a trusted run after a hostile pull request gives the clean runner\'s verdict and numbers (forged cache entry, daemon)', async () => {
   const w = workspace();
   const clean = await checkOn(w, mkdtempSync(join(w.base, 'clean-cache-')), { who: 'trusted' });
   assert.is(clean.report.outcome, 'pass');
@@ -374,7 +380,7 @@ const sameNumbers = (a: any, b: any) => assert.equal(a.report.metrics, { ...b.re
   sameNumbers(after, clean);
 });
 
-(ROOT && bwrapWorks && probeUser ? test : test.skip)('uid with its sandbox: a hostile pull request\'s daemon does not outlive it; the next trusted run is the clean runner\'s', async () => {
+test.unless(first(notRoot, noBwrap, noUser))('uid with its sandbox: a hostile pull request\'s daemon does not outlive it; the next trusted run is the clean runner\'s', async () => {
   const w = workspace();
   const clean = await checkOn(w, mkdtempSync(join(w.base, 'clean-cache-')), { who: 'trusted', mode: 'uid', user: probeUser! });
   assert.is(clean.report.isolation!.mode, 'uid');
@@ -390,7 +396,7 @@ const sameNumbers = (a: any, b: any) => assert.equal(a.report.metrics, { ...b.re
   sameNumbers(after, clean);
 });
 
-(ROOT && probeUser && sharedPy ? test : test.skip)('uid without its sandbox (bubblewrap refused): untrusted refused; a trusted run\'s leftover daemon is ended; the next trusted run is the clean runner\'s', async () => {
+test.unless(first(notRoot, noUser, noSharedPy))('uid without its sandbox (bubblewrap refused): untrusted refused; a trusted run\'s leftover daemon is ended; the next trusted run is the clean runner\'s', async () => {
   const refusedHost: IsolationHost = { ...realHost, works: (argv) => !argv.some((x) => x.endsWith('/bwrap')) && realHost.works(argv) };
   const w = workspace();
   const uid = { mode: 'uid' as const, user: probeUser!, python: sharedPy!, host: refusedHost };

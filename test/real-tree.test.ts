@@ -1,7 +1,7 @@
-// The tool on the real Xilinx/mlir-air tree (../shared/mlir-air, copied per test file): `plan` and
+// The tool on the real Xilinx/mlir-air tree ($NPU_BLOCK_GATE_MLIR_AIR, else ../shared/mlir-air; copied per test file): `plan` and
 // `check` as a new user meets them on a machine without an NPU, and the kernel cache key and
 // restore on the real compile inputs. test/python/test_probe_plan.py asserts every model's plan.
-import { test } from 'uvu';
+import { test } from './helpers/skip.ts';
 import * as assert from 'uvu/assert';
 import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -11,13 +11,12 @@ import { spawnSync } from 'node:child_process';
 import { Writable } from 'node:stream';
 import { main } from '../src/cli.ts';
 import { kernelCacheKey, KernelStore, type CompileInputs } from '../src/cache/kernel.ts';
-import { copyRealTree, realTreeRoot } from './helpers/mlirair.ts';
+import { copyRealTree, missingRealTree } from './helpers/mlirair.ts';
 import { findNumpyPython } from './helpers/python.ts';
 import { REPO } from './helpers/airmini.ts';
 
-const present = realTreeRoot() !== null;
-if (!present) console.warn('real-tree tests: SKIPPED, the mlir-air tree is not found (set NPU_BLOCK_GATE_MLIR_AIR)');
-const t = present ? copyRealTree() : null;
+const noTree = missingRealTree();
+const t = noTree ? null : copyRealTree();
 const PROBE = join(REPO, 'scripts/probe');
 
 function sink() {
@@ -52,7 +51,7 @@ function keyOf(model: string, env: Record<string, string> = {}): string {
   }).key;
 }
 
-const maybe = present ? test : test.skip;
+const maybe = test.unless(noTree);
 
 maybe('plan: a bf16 model answers Steps 1 and 2; a quantized one is refused in one line, exit 2', async () => {
   const ok = await cli(['plan', '--model-dir', t!.model('smollm2_1_7b'), '--json']);

@@ -1,11 +1,11 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { basename } from 'node:path';
-import { test } from 'uvu';
+import { test, skip } from './helpers/skip.ts';
 import * as assert from 'uvu/assert';
 import { InputError } from '../src/errors.ts';
 import { bf16ToF32, f16ToF32, openTensor, readAll } from '../src/tensor/index.ts';
 import type { OpenOptions } from '../src/tensor/types.ts';
-import { findNumpyPython, runPython } from './helpers/python.ts';
+import { missingNumpy, runPython } from './helpers/python.ts';
 import { tempDir } from './helpers/tmp.ts';
 import { f32Bytes, npyBytes, npyHeader, safetensorsBytes, u16Bytes, zipBytes } from './helpers/bytes.ts';
 
@@ -230,13 +230,9 @@ test('malformed .npz files are refused with the file named', () => {
   rejects(write('inner-i4.npz', zipBytes([{ name: 'q.npy', data: npyBytes(npyHeader('<i4', [1]), Buffer.alloc(4)) }])), {}, /inner-i4\.npz\[q\]/);
 });
 
-const haveNumpy = findNumpyPython() !== null;
-
 test('numpy-written files round-trip (npy v1/v2/v3, endianness, fortran, npz, bf16 as <u2 and V2)', () => {
-  if (!haveNumpy) {
-    console.warn('skipped: no Python with numpy');
-    return;
-  }
+  const no = missingNumpy();
+  if (no) skip(no);
   const dir = tmp.path('numpy');
   const manifest = JSON.parse(
     runPython(

@@ -3,7 +3,7 @@
 // the model dir pointing at a victim (~/.bashrc, ~/.ssh), directories where files go, a probe.json
 // that names a restore target of its choosing. Each write lands in the run dir or the model's build
 // dir, or is refused; the victim never changes.
-import { test } from 'uvu';
+import { test } from './helpers/skip.ts';
 import * as assert from 'uvu/assert';
 import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -143,7 +143,7 @@ const bwrapIso = (() => {
   } catch { return null; }
 })();
 
-(bwrapIso ? test : test.skip)('kernel cache restore: a hit is placed from inside the probe\'s sandbox, so a link swapped in after the check leads nowhere', () => {
+test.unless(bwrapIso ? null : { need: 'bwrap', why: 'namespace isolation (bubblewrap) is not available here' })('kernel cache restore: a hit is placed from inside the probe\'s sandbox, so a link swapped in after the check leads nowhere', () => {
   const v = victim();
   const t = treeWith('programming_examples/llms/tiny_m/build_peano/prefill_kernel_cache');
   const cache = mkdtempSync(join(tmpdir(), 'nbg-kc-'));

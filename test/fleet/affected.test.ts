@@ -1,7 +1,7 @@
 // `affected` (issue 19): which model dirs a change touches, from the same inputs the kernel-cache
 // key and the check read. On the real mlir-air tree (a private copy) and on made-up facts; the CLI
 // on a git checkout of air-mini.
-import { test } from 'uvu';
+import { test } from '../helpers/skip.ts';
 import * as assert from 'uvu/assert';
 import { readdirSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -11,15 +11,13 @@ import { affectedMarkdown } from '../../src/fleet/affected-text.ts';
 import { modelNames, planFacts } from '../../src/fleet/plans.ts';
 import { main } from '../../src/cli.ts';
 import { silentLog } from '../../src/log.ts';
-import { copyParseableRealTree, realTreeRoot } from '../helpers/mlirair.ts';
-import { findNumpyPython } from '../helpers/python.ts';
+import { copyParseableRealTree, missingRealTree } from '../helpers/mlirair.ts';
+import { findNumpyPython, missingNumpy } from '../helpers/python.ts';
 import { makeGitRemote, git } from '../helpers/git-remote.ts';
 
 const LLMS = 'programming_examples/llms';
 const python = findNumpyPython();
-const present = realTreeRoot() !== null && python !== null;
-if (!present) console.warn('affected on the real tree: SKIPPED (the mlir-air tree or a Python with numpy is not found)');
-const maybe = present ? test : test.skip;
+const maybe = test.unless(missingRealTree() ?? missingNumpy());
 
 let real: { root: string; facts: ModelFacts[] } | null = null;
 async function realFacts() {

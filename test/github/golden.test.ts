@@ -16,6 +16,8 @@ import type { Report } from '../../src/record/report.ts';
 
 const DIR = join(REPO, 'test/golden');
 const UPDATE = process.env.UPDATE_GOLDEN === '1';
+// Goldens are tests: CI compares, never writes (and .ci/run fails when test/golden differs from the commit).
+const CI = process.env.CI === 'true' || process.env.CI === '1';
 const KEY = 'programming_examples/llms/tiny_llama';
 const RUN = 'https://github.example/acme/mlir-air/actions/runs/1001';
 const ART = 'https://github.example/acme/mlir-air/actions/runs/1001/artifacts/9';
@@ -24,6 +26,8 @@ const MERGE = 'e2'.repeat(20);
 
 function golden(name: string, actual: string): void {
   const path = join(DIR, name);
+  if (CI && UPDATE) throw new Error('UPDATE_GOLDEN is refused under CI=true: regenerate the goldens by hand, read the diff, commit it');
+  if (CI && !existsSync(path)) throw new Error(`${name} is missing from test/golden (CI writes no golden): regenerate it by hand and commit it`);
   if (UPDATE || !existsSync(path)) {
     mkdirSync(DIR, { recursive: true });
     writeFileSync(path, actual);

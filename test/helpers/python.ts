@@ -1,5 +1,6 @@
 // Find a Python that has numpy, for tests that generate fixtures or cross-check numbers.
 import { spawnSync } from 'node:child_process';
+import type { Missing } from './skip.ts';
 
 let found: string | null | undefined;
 
@@ -16,6 +17,25 @@ export function findNumpyPython(): string | null {
     }
   }
   return found;
+}
+
+export function missingNumpy(): Missing | null {
+  return findNumpyPython() ? null : { need: 'numpy', why: 'no Python with numpy (NPU_BLOCK_GATE_PYTHON, python3, /usr/bin/python3)' };
+}
+
+let torch: Missing | null | undefined;
+
+/** Why the tests that run the real HfRunner cannot run here, or null. `npm run test:fast` leaves them out. */
+export function missingTorch(): Missing | null {
+  if (process.env.NPU_BLOCK_GATE_TEST_FAST === '1') return { need: 'torch', why: 'npm run test:fast leaves out what needs torch and transformers' };
+  if (torch !== undefined) return torch;
+  const py = findNumpyPython();
+  torch = missingNumpy();
+  if (py && !torch) {
+    const r = spawnSync(py, ['-c', 'import importlib.util as u, sys; sys.exit(any(u.find_spec(n) is None for n in ("torch", "transformers", "ml_dtypes", "tokenizers", "safetensors")))'], { timeout: 60_000 });
+    if (r.status !== 0) torch = { need: 'torch', why: `${py} has no torch/transformers/ml_dtypes/tokenizers/safetensors; run with NPU_BLOCK_GATE_PYTHON=$PWD/.venv/bin/python (.ci/run builds it)` };
+  }
+  return torch;
 }
 
 /** Run a Python snippet with numpy; throws with stderr on failure. Returns stdout. */

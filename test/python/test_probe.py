@@ -24,7 +24,7 @@ AIR_MINI = os.path.join(REPO, "examples", "air-mini")
 AIR_MINI_LLMS = os.path.join(AIR_MINI, "programming_examples", "llms")
 sys.path.insert(0, PROBE)
 sys.path.insert(0, os.path.join(REPO, "test", "python"))
-from support import run_probe  # noqa: E402
+from support import NO_TRANSFORMERS_VAR, needs, python_without_transformers, run_probe  # noqa: E402
 
 from npu_probe.run import block as probe_block  # noqa: E402
 from npu_probe.core import call as probe_call  # noqa: E402
@@ -554,12 +554,11 @@ class FakeTreeCliTests(TempDirCase):
 
     def test_no_tokenize_and_no_transformers_is_exit_3(self):
         mdir = self.build(tokenize=False)
-        probe_env_has_transformers = subprocess.run(
-            [sys.executable, "-c", "import transformers"], capture_output=True
-        ).returncode == 0
-        if probe_env_has_transformers:
-            self.skipTest("transformers is installed here")
-        res = run_probe("config", "--model-dir", mdir, "--out", self.out())
+        python = python_without_transformers()
+        if not python:
+            self.skipTest(needs("python-without-transformers", f"{sys.executable} has transformers; set {NO_TRANSFORMERS_VAR} "
+                                "to a Python with numpy and without transformers (.ci/run makes one)"))
+        res = run_probe("config", "--model-dir", mdir, "--out", self.out(), python=python)
         self.assert_one_line_error(res, 3, r"transformers\.AutoTokenizer: ImportError: transformers is not importable")
 
     def test_sigterm_leaves_no_probe_json(self):

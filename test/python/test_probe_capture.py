@@ -23,19 +23,16 @@ import tempfile
 import types
 import unittest
 
-from test.python.support import PROBE, find_mlir_air
+from test.python.support import PROBE, find_mlir_air, missing_modules, missing_real_tree
 
 MLIR_AIR = find_mlir_air()
 CACHE_PY = os.path.join(MLIR_AIR, "programming_examples", "llms", "shared", "infra", "cache.py")
 
 
 def why_skip():
-    missing = [n for n in ("numpy", "ml_dtypes") if importlib.util.find_spec(n) is None]
-    if missing:
-        return f"the tree's cache.py imports {', '.join(missing)}, which {sys.executable} lacks (use .venv/bin/python)"
-    if not os.path.isfile(CACHE_PY):
-        return f"the real mlir-air tree is not at {MLIR_AIR} (set NPU_BLOCK_GATE_MLIR_AIR)"
-    return None
+    # the tree's cache.py imports ml_dtypes
+    return (missing_real_tree(os.path.join("programming_examples", "llms", "shared", "infra", "cache.py"))
+            or missing_modules(("numpy", "ml_dtypes"), need="ml_dtypes"))
 
 
 SKIP = why_skip()

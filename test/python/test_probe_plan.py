@@ -20,7 +20,7 @@ sys.path.insert(0, os.path.join(REPO, "scripts", "probe"))
 
 from npu_probe.plan import build, report, step1  # noqa: E402
 from npu_probe.plan.request import Host, PlanRequest  # noqa: E402
-from test.python.support import find_mlir_air  # noqa: E402
+from test.python.support import find_mlir_air, missing_real_tree  # noqa: E402
 from npu_probe.plan.static import imports, makefile, parse, paths  # noqa: E402
 from npu_probe.core.errors import ProbeError  # noqa: E402
 
@@ -47,8 +47,10 @@ def rule_set(plan):
     return {b["rule"] for b in plan["step1"]["breaks"]}
 
 
-@unittest.skipUnless(os.path.isdir(os.path.join(REAL_TREE, "programming_examples", "llms")),
-                     f"real mlir-air tree not found at {REAL_TREE}")
+NO_REAL_TREE = missing_real_tree(os.path.join("programming_examples", "llms"))
+
+
+@unittest.skipIf(NO_REAL_TREE, NO_REAL_TREE)
 class RealTreePlanTest(unittest.TestCase):
     """One plan per model dir of a temp copy of the real tree (copied once)."""
 
@@ -79,9 +81,37 @@ class RealTreePlanTest(unittest.TestCase):
     # -- every model dir gets an answer
 
     def test_copy_keeps_license_and_all_19_models(self):
-        self.assertTrue(os.path.isfile(os.path.join(self.root, "LICENSE")))
-        self.assertEqual(len(self.models), 19)
+        # This class's copy (what the plans below read) and the copy the emulated real-tree tests
+        # run on (fakes/shared_fixtures.copy_tree): the MIT LICENSE, all 19 model dirs, and every
+        # file as in the tree but the PEP 701 lines of cache.py this Python cannot parse.
         self.assertEqual(set(self.models), set(BF16) | set(QUANTIZED) | {"smolvla"})
+        sys.path.insert(0, os.path.join(REPO, "test", "python"))
+        try:
+            from fakes import shared_fixtures  # noqa: PLC0415
+        finally:
+            sys.path.remove(os.path.join(REPO, "test", "python"))
+        fixture = os.path.join(self.tmp, "fixture-copy")
+        rewritten = shared_fixtures.copy_tree(REAL_TREE, fixture)
+        for copy in (self.root, fixture):
+            with open(os.path.join(REAL_TREE, "LICENSE"), "rb") as a, open(os.path.join(copy, "LICENSE"), "rb") as b:
+                self.assertEqual(a.read(), b.read(), copy)
+        llms = os.path.join(fixture, "programming_examples", "llms")
+        self.assertEqual(sorted(d for d in os.listdir(llms) if os.path.isfile(os.path.join(llms, d, "verify_adapter.py"))),
+                         self.models)
+        cache_py = os.path.join("programming_examples", "llms", "shared", "infra", "cache.py")
+        self.assertEqual(bool(rewritten), OLD_PYTHON)
+        src_root = os.path.join(REAL_TREE, "programming_examples")
+        for d, dirs, files in os.walk(src_root):
+            dirs[:] = [x for x in dirs if x not in ("__pycache__", "build_peano", "build_chess")]
+            for name in files:
+                rel = os.path.relpath(os.path.join(d, name), REAL_TREE)
+                with open(os.path.join(REAL_TREE, rel), "rb") as a, open(os.path.join(fixture, rel), "rb") as b:
+                    want, got = a.read(), b.read()
+                if rel != cache_py:
+                    self.assertEqual(got, want, rel)
+                    continue
+                differ = [i + 1 for i, (x, y) in enumerate(zip(want.split(b"\n"), got.split(b"\n"))) if x != y]
+                self.assertEqual(differ, rewritten, "only the rewritten lines of cache.py differ")
 
     def test_bf16_models_plan_with_exit_0(self):
         for m in BF16:

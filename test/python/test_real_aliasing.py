@@ -63,21 +63,19 @@ EOS = 2
 
 
 
-from test.python.support import find_mlir_air  # noqa: E402
+from test.python.support import find_mlir_air, missing_modules, missing_real_tree  # noqa: E402
 
 MLIR_AIR = find_mlir_air()
 LLMS_REL = os.path.join("programming_examples", "llms")
 
 
 def why_skip():
-    missing = [n for n in ("numpy", "ml_dtypes") if importlib.util.find_spec(n) is None]
-    if missing:
-        return (f"the real-tree aliasing test imports the tree, which needs numpy and ml_dtypes; "
-                f"{sys.executable} has no {', '.join(missing)}. Run it with .venv/bin/python.")
+    # The test imports the tree, which needs numpy and ml_dtypes.
     for rel in (os.path.join(MODEL, "verify_adapter.py"), os.path.join("shared", "infra", "cache.py")):
-        if not os.path.isfile(os.path.join(MLIR_AIR, LLMS_REL, rel)):
-            return f"the real mlir-air tree is not at {MLIR_AIR} (no {LLMS_REL}/{rel}; set NPU_BLOCK_GATE_MLIR_AIR)"
-    return None
+        missing = missing_real_tree(os.path.join(LLMS_REL, rel))
+        if missing:
+            return missing
+    return missing_modules(("numpy", "ml_dtypes"), need="ml_dtypes")
 
 
 SKIP = why_skip()

@@ -43,7 +43,7 @@ PROBE = os.path.join(REPO, "scripts", "probe")
 
 if REPO not in sys.path:  # this file also runs as the worker script, outside the test package
     sys.path.insert(0, REPO)
-from test.python.support import find_mlir_air  # noqa: E402
+from test.python.support import find_mlir_air, missing_modules, missing_real_tree, needs  # noqa: E402
 
 MLIR_AIR = find_mlir_air()
 REAL_VERIFY = os.path.join(MLIR_AIR, "programming_examples", "llms", "verify")
@@ -64,15 +64,8 @@ PROXY_VARS = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_pro
 def why_skip():
     """None when the tests can run, else why not. find_spec only: importing torch at
     discovery would cost seconds in every run of the suite (setUpClass imports for real)."""
-    import importlib.util  # noqa: PLC0415
-
-    missing = [n for n in ("numpy", "torch", "transformers", "tokenizers", "safetensors") if importlib.util.find_spec(n) is None]
-    if missing:
-        return (f"the real HF reference tests need torch and transformers; {sys.executable} has no "
-                f"{', '.join(missing)}. Run them with .venv/bin/python (.ci/run builds it) or set NPU_BLOCK_GATE_PYTHON.")
-    if not os.path.isfile(os.path.join(REAL_VERIFY, "runners", "hf_runner.py")):
-        return f"the real mlir-air tree is not at {MLIR_AIR} (set NPU_BLOCK_GATE_MLIR_AIR)"
-    return None
+    return (missing_real_tree(os.path.join("programming_examples", "llms", "verify", "runners", "hf_runner.py"))
+            or missing_modules(("numpy", "torch", "transformers", "tokenizers", "safetensors")))
 
 
 SKIP = why_skip()
@@ -261,7 +254,7 @@ class RealHfReferenceTests(unittest.TestCase):
             import torch  # noqa: F401, PLC0415
             import transformers  # noqa: F401, PLC0415
         except Exception as exc:  # installed but broken
-            raise unittest.SkipTest(f"{sys.executable}: torch/transformers do not import ({type(exc).__name__}: {exc})") from exc
+            raise unittest.SkipTest(needs("torch", f"{sys.executable}: torch/transformers do not import ({type(exc).__name__}: {exc})")) from exc
 
         cls.np = np
         cls.env_before = dict(os.environ)

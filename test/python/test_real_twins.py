@@ -45,7 +45,7 @@ REPO = os.path.dirname(os.path.dirname(HERE))
 PROBE = os.path.join(REPO, "scripts", "probe")
 if REPO not in sys.path:
     sys.path.insert(0, REPO)
-from test.python.support import find_mlir_air  # noqa: E402
+from test.python.support import find_mlir_air, missing_modules, missing_real_tree  # noqa: E402
 
 MLIR_AIR = find_mlir_air()
 LLMS_REL = os.path.join("programming_examples", "llms")
@@ -75,14 +75,9 @@ BUGS = {
 
 
 def why_skip():
-    missing = [n for n in ("numpy", "ml_dtypes", "torch", "transformers", "tokenizers", "safetensors")
-               if importlib.util.find_spec(n) is None]
-    if missing:
-        return (f"the emulated real-tree tests run the real HfRunner; {sys.executable} has no {', '.join(missing)}. "
-                "Run them with .venv/bin/python.")
-    if not os.path.isfile(os.path.join(MLIR_AIR, LLMS_REL, "llama32_1b", "llama32_1b_prefill.py")):
-        return f"the real mlir-air tree is not at {MLIR_AIR} (set NPU_BLOCK_GATE_MLIR_AIR)"
-    return None
+    # The emulated real-tree tests run the real HfRunner.
+    return (missing_real_tree(os.path.join(LLMS_REL, "llama32_1b", "llama32_1b_prefill.py"))
+            or missing_modules(("numpy", "ml_dtypes", "torch", "transformers", "tokenizers", "safetensors")))
 
 
 SKIP = why_skip()
@@ -176,16 +171,24 @@ class RealTreeTwinTests(unittest.TestCase):
     def setUpClass(cls):
         sys.path.insert(0, HERE)
         try:
-            from fakes import tiny_hf  # noqa: PLC0415
+            from fakes import shared_fixtures, tiny_hf  # noqa: PLC0415
             from test_real_aliasing import make_parseable_here  # noqa: PLC0415
         finally:
             sys.path.remove(HERE)
         cls.tmp = tempfile.mkdtemp(prefix="npu-block-gate-twins-")
         cls.root = os.path.join(cls.tmp, "mlir-air")
-        shutil.copytree(MLIR_AIR, cls.root, ignore=shutil.ignore_patterns("__pycache__", "build_peano", "build_chess"))
-        make_parseable_here(os.path.join(cls.root, LLMS_REL, "shared", "infra", "cache.py"))
         hub = os.path.join(cls.tmp, "hub")
-        cls.ckpt = {arch: tiny_hf.build(arch, hub) for arch in sorted({a for a, _ in MODELS.values()})}
+        fx = shared_fixtures.load()
+        if fx and fx["tree"] and fx["hub"]:
+            # This run's shared fixtures: a copy of its parseable tree, its checkpoints hard-linked
+            # (only read; the directories are this copy's own).
+            shutil.copytree(fx["tree"], cls.root)
+            subprocess.run(["cp", "-al", fx["hub"], hub], check=True)
+            cls.ckpt = shared_fixtures.checkpoints(fx)
+        else:
+            shutil.copytree(MLIR_AIR, cls.root, ignore=shutil.ignore_patterns("__pycache__", "build_peano", "build_chess"))
+            make_parseable_here(os.path.join(cls.root, LLMS_REL, "shared", "infra", "cache.py"))
+            cls.ckpt = {arch: tiny_hf.build(arch, hub) for arch in sorted({a for a, _ in MODELS.values()})}
         cls.env = dict(os.environ)
         for k in list(cls.env):
             if k.startswith(("HF_", "HUGGINGFACE_", "TRANSFORMERS_")) or k == "AIR_MINI_INJECT":
@@ -294,8 +297,23 @@ class RealTreeTwinTests(unittest.TestCase):
 
     # -- injected bugs ---------------------------------------------------------------
 
-    def test_each_injected_bug_is_named_by_the_lens_and_the_bisect(self):
+    # One test per model (scripts/test.mjs runs each test of this file as a job of its own).
+    def test_each_injected_bug_is_named_by_the_lens_and_the_bisect_llama32_1b(self):
+        self.check_injected_bugs("llama32_1b")
+
+    def test_each_injected_bug_is_named_by_the_lens_and_the_bisect_qwen25_0_5b(self):
+        self.check_injected_bugs("qwen25_0_5b")
+
+    def test_each_injected_bug_is_named_by_the_lens_and_the_bisect_qwen3_0_6b(self):
+        self.check_injected_bugs("qwen3_0_6b")
+
+    def test_every_bug_has_its_test(self):
+        self.assertEqual({m for m, _ in BUGS}, {"llama32_1b", "qwen25_0_5b", "qwen3_0_6b"})
+
+    def check_injected_bugs(self, only):
         for (model, bug), (boundary, launch) in BUGS.items():
+            if model != only:
+                continue
             hd = MODELS[model][1]
             with self.subTest(model=model, bug=bug):
                 run = self.block(model, bug, "--inject", bug)
@@ -336,10 +354,27 @@ class RealTreeTwinTests(unittest.TestCase):
 
     # -- long inputs -------------------------------------------------------------------
 
+    def test_2048_positions_llama32_1b(self):
+        self.check_2048_positions("llama32_1b")
+
+    def test_2048_positions_smollm2_1_7b(self):
+        self.check_2048_positions("smollm2_1_7b")
+
+    def test_2048_positions_qwen25_0_5b(self):
+        self.check_2048_positions("qwen25_0_5b")
+
+    def test_2048_positions_qwen3_0_6b(self):
+        self.check_2048_positions("qwen3_0_6b")
+
     def test_2048_positions_on_every_architecture(self):
+        self.assertEqual(set(MODELS), {"llama32_1b", "smollm2_1_7b", "qwen25_0_5b", "qwen3_0_6b"}, "one test each above")
+
+    def check_2048_positions(self, only):
         import numpy as np  # noqa: PLC0415
 
         for model, (arch, hd) in MODELS.items():
+            if model != only:
+                continue
             with self.subTest(model=model):
                 run = self.block(model, "2048", "--positions", "2048", seq_len=None)
                 pos = run.probe["prompt"]["positions"]

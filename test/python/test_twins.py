@@ -27,7 +27,7 @@ import unittest
 
 import numpy as np
 
-from test.python.support import PROBE, find_mlir_air
+from test.python.support import PROBE, find_mlir_air, missing_modules, missing_real_tree
 
 sys.path.insert(0, PROBE)
 
@@ -36,9 +36,9 @@ from npu_probe.emulate import twins as tw  # noqa: E402
 
 MLIR_AIR = find_mlir_air()
 LLMS = os.path.join(MLIR_AIR, "programming_examples", "llms")
-HAVE_TREE = os.path.isfile(os.path.join(LLMS, "llama32_1b", "llama32_1b_prefill.py"))
-NO_TREE = f"the real mlir-air tree is not at {MLIR_AIR} (set NPU_BLOCK_GATE_MLIR_AIR)"
-HAVE_ML_DTYPES = importlib.util.find_spec("ml_dtypes") is not None
+NO_TREE = missing_real_tree(os.path.join("programming_examples", "llms", "llama32_1b", "llama32_1b_prefill.py"))
+HAVE_TREE = not NO_TREE
+NO_ML_DTYPES = missing_modules(("ml_dtypes",), need="ml_dtypes")
 
 BF16_MODELS = ("llama32_1b", "llama32_3b", "qwen25_0_5b", "qwen25_1_5b", "qwen25_3b", "qwen3_0_6b", "qwen3_1_7b",
                "qwen3_4b", "smollm2_1_7b")
@@ -65,7 +65,7 @@ def load_by_path(name, path):
 
 
 class Bf16Tests(unittest.TestCase):
-    @unittest.skipUnless(HAVE_ML_DTYPES, "ml_dtypes is not installed here: nothing to compare the rounding with")
+    @unittest.skipIf(NO_ML_DTYPES, NO_ML_DTYPES)  # nothing to compare the rounding with
     def test_rounding_is_ml_dtypes(self):
         from ml_dtypes import bfloat16
 
