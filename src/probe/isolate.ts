@@ -169,7 +169,8 @@ function bwrapWrap(bwrap: string, unshareUser: boolean): Isolation['wrap'] {
     for (const d of (ctx.readable ?? []).map(realDir)) { args.push('--ro-bind', d, d); gitAbove(d); }
     for (const d of ctx.writable.map(realDir)) { args.push('--bind', d, d); gitAbove(d); }
     // The checkout's credentials (persist-credentials) live in .git/config above the tree.
-    for (const g of gits) args.push('--tmpfs', g);
+    // A worktree's or submodule's .git is a file (a pointer): covered by an empty file, not a tmpfs.
+    for (const g of gits) args.push(...(statSync(g).isDirectory() ? ['--tmpfs', g] : ['--ro-bind', '/dev/null', g]));
     return [...args, '--', ...argv];
   };
 }
