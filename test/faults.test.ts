@@ -643,4 +643,100 @@ function satisfiesMinimum(range: string, [major, minor]: number[]): boolean {
   }));
 }
 
+// ---- Issue 16: two runs at once, the wrong model dir, a read-only disk, a new user ----
+
+/** The history rows of phase2_block.md. */
+const historyRows = (f: Fixture) => readFileSync(f.phase2, 'utf8').split('\n').filter((l) => /^\| \d{4}-/.test(l));
+
+test('issue 16.2: report --model-dir of another model is exit 2 naming both models; nothing written', async () => {
+  const f = fixture();
+  const other = join(f.root, 'tiny_qwen25');
+  mkdirSync(other);
+  writeFileSync(join(other, 'TODO.md'), TODO_MD);
+  const before = readFileSync(join(other, 'TODO.md'));
+  const r = await cli(['report', '--run-dir', f.runDir, '--model-dir', other]);
+  assert.is(r.code, 2, r.err);
+  assert.match(errorLine(r), /probe\.json: model\.name "tiny_m" is not the model dir's name "tiny_qwen25"/);
+  assert.ok(readFileSync(join(other, 'TODO.md')).equals(before));
+  assert.not.ok(existsSync(join(other, 'docs')), 'no phase2_block.md for the other model');
+});
+
+test('issue 16.18: a short and a full id of the same commit make one history row, in either order', async () => {
+  const full = 'abcdef0123456789abcdef0123456789abcdef01';
+  for (const order of [[full, 'abcdef0'], ['abcdef0', full], ['ABCDEF0123', full.slice(0, 20)]]) {
+    const f = fixture();
+    for (const c of order) assert.is((await report(f, ['--commit', c])).code, 0);
+    assert.is(historyRows(f).length, 1, `${order}: ${historyRows(f).join('\n')}`);
+    assert.is((await report(f, ['--commit', '1234567'])).code, 0);
+    assert.is(historyRows(f).length, 2, 'another commit is another row');
+  }
+});
+
+test('issue 16.12: markers quoted in a fenced code block are text: the user\'s example stays, the live block is updated', async () => {
+  const example = ['```markdown', MARK.latestBegin, '(an example of what the tool writes)', MARK.latestEnd, MARK.historyBegin, MARK.historyEnd, '```'].join('\n');
+  const tilde = ['~~~', MARK.latestBegin, '~~~'].join('\n');
+  const doc = `# Phase 2\n\nHow the markers look:\n\n${example}\n\n${tilde}\n\n${MARK.latestBegin}\nold\n${MARK.latestEnd}\n\n${MARK.historyBegin}\n${MARK.historyEnd}\n\n## Notes\nmine\n`;
+  const f = fixture({ phase2: doc });
+  const r = await report(f);
+  assert.is(r.code, 0, r.err);
+  const after = readFileSync(f.phase2, 'utf8');
+  assert.ok(after.startsWith(`# Phase 2\n\nHow the markers look:\n\n${example}\n\n${tilde}\n\n${MARK.latestBegin}\n`), after.slice(0, 600));
+  assert.not.match(after, /\nold\n/);
+  assert.is(historyRows(f).length, 1);
+  // Only fenced markers: the live sections are added outside the fence, and a second run finds them.
+  const g = fixture({ phase2: `# Phase 2\n\n${example}\n` });
+  assert.is((await report(g)).code, 0);
+  assert.is((await report(g, ['--commit', '1234567'])).code, 0);
+  const text = readFileSync(g.phase2, 'utf8');
+  assert.ok(text.startsWith(`# Phase 2\n\n${example}\n`));
+  assert.is(text.split(MARK.latestBegin).length, 3, 'one fenced and one live latest:begin');
+  assert.is(historyRows(g).length, 2);
+  // Inline code is text too: a marker quoted in backticks is not refused as "sharing a line".
+  const h = fixture({ phase2: `# Phase 2\n\nThe tool writes \`${MARK.latestBegin}\` on a line of its own.\n` });
+  assert.is((await report(h)).code, 0);
+});
+
+test('issue 16.12: TODO.md: a blocker or prerequisite line quoted in a fence is text, never replaced', async () => {
+  const quoted = ['```', `- Phase 2 single-block validation FAILS at abc (example) ${MARK.blocker}`, `  - a prerequisite (example) ${MARK.prereq('qkv_bias')}`, `- x ${MARK.blocker}`, '```'].join('\n');
+  const f = fixture({ todo: TODO_MD.replace('## Resolved config', `${quoted}\n\n## Resolved config`) });
+  const r = await report(f);
+  assert.is(r.code, 0, r.err);
+  const after = readFileSync(f.todo, 'utf8');
+  assert.ok(after.includes(quoted), after);
+  assert.match(after, /- \[ \] 4: Prefill Optimization\n {2}- Phase 4\/5 prerequisite: .* <!-- npu-block-gate:prereq:qkv_bias -->\n/);
+});
+
+test('issue 16.13: a marker in probe.json model.name is exit 2 naming probe.json and model.name, not a document', async () => {
+  for (const name of [`tiny_m${MARK.latestBegin}`, 'a-->b', 'x<!--y', '../tiny_m', 'a/b']) {
+    const f = fixture({ probe: (p) => { p.model.name = name; } });
+    await refused(f, 2, /probe\.json: model\.name must be a directory name/);
+  }
+});
+
+test('issue 16.15: head_dim must agree with n_heads and emb_dim unless the config declares it; a wild one is refused', async () => {
+  for (const hd of [1e15, 256, 4]) {
+    const f = fixture({ probe: (p) => { p.model.config.head_dim = hd; } });
+    await refused(f, 2, /probe\.json: model\.config\.head_dim \S+ does not agree with emb_dim 16 \/ n_heads 2 = 8/);
+  }
+  // A config that declares its head_dim (Qwen3: 128 with emb_dim 1024 and 16 heads) is taken, within reason.
+  const ok = fixture({ probe: (p) => { Object.assign(p.model.config, { head_dim: 16, head_dim_explicit: true }); } });
+  const r = await report(ok, ['--json']);
+  assert.is(r.code, 0, r.err);
+  assert.is(fromJson<Report>(r.out).thresholds.headDim, 16);
+  const wild = fixture({ probe: (p) => { Object.assign(p.model.config, { head_dim: 1e15, head_dim_explicit: true }); } });
+  await refused(wild, 2, /probe\.json: model\.config\.head_dim 1000000000000000 is not a plausible head size/);
+});
+
+test('issue 16.4: a long prompt recorded by our own probe passes our own validation (defaults.differs)', async () => {
+  const prompt = 'The capital of France is '.repeat(400);
+  const f = fixture({
+    probe: (p) => {
+      p.prompt.text = prompt;
+      p.defaults.differs = [`prompt: ${JSON.stringify(prompt)} here (--prompt), make diagnosis runs 'The capital of France is' (Makefile PROMPT)`];
+    },
+  });
+  const r = await report(f);
+  assert.is(r.code, 0, r.err);
+});
+
 test.run();
