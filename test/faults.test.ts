@@ -22,6 +22,7 @@ import { openTensor } from '../src/tensor/index.ts';
 import { InputError } from '../src/errors.ts';
 import { NPZ_MAX_INFLATED } from '../src/tensor/npz.ts';
 import { fromJson } from '../src/report/json.ts';
+import { renderTerminal } from '../src/report/terminal.ts';
 import type { Report } from '../src/record/report.ts';
 import { PROBE_KEYS } from '../src/rundir/schema.ts';
 import { PROBE_SPEC } from '../src/rundir/probe-spec.ts';
@@ -737,6 +738,47 @@ test('issue 16.4: a long prompt recorded by our own probe passes our own validat
   });
   const r = await report(f);
   assert.is(r.code, 0, r.err);
+});
+
+test('issue 16.14: a NaN in a boundary\'s reference is an error row for that boundary, never a hint blaming the NPU', async () => {
+  const f = fixture({
+    probe: (p) => {
+      const shape = [p.prompt.real_len, p.tensors.ref.shape[1]];
+      const entry = (name: string, order: number, step: string) => ({
+        name, order, step, launch: 'rms_gemms_rope', arg: 3, source: 'launch', produced_by: 'rms_gemms_rope',
+        npu: { file: `boundaries/${order}-${name}.npu.npy`, dtype: 'f32', shape }, ref: { file: `boundaries/${order}-${name}.ref.npy`, dtype: 'f32', shape },
+      });
+      p.boundaries = {
+        source: 'launches', table: 'scripts/probe/elf_boundaries.json#tiny_m', emulated: false, reference: 'hf-layer0-hooks/1', layout: 'seq-first',
+        entries: [entry('q', 2, 'Q/K/V GEMM'), entry('attn_out', 6, 'FA'), entry('ffn_out', 20, 'residual add')], unpaired: [],
+      };
+    },
+  });
+  mkdirSync(join(f.runDir, 'boundaries'));
+  const ref = refValues();
+  const broken = refValues();
+  broken[3][2] = NaN;
+  for (const [n, r] of [['2-q', ref], ['6-attn_out', broken], ['20-ffn_out', ref]] as const) {
+    writeFileSync(join(f.runDir, `boundaries/${n}.npu.npy`), npyOf(ref));
+    writeFileSync(join(f.runDir, `boundaries/${n}.ref.npy`), npyOf(r));
+  }
+  const r = await report(f, ['--json']);
+  assert.is(r.code, 0, r.err);
+  const rep = fromJson<Report>(r.out);
+  const lens = rep.lens!;
+  assert.equal(lens.rows.map((x) => [x.name, x.below, x.error ?? null]), [
+    ['q', false, null],
+    ['attn_out', false, 'the reference is broken: row 3, column 2 of the reference is NaN (a real token); not a verdict on the NPU'],
+    ['ffn_out', false, null],
+  ]);
+  assert.is(lens.firstBelow, null);
+  assert.is(lens.hiding, null);
+  assert.not.ok(rep.warnings.some((w) => w.id === 'lens'), 'no warning blaming the NPU');
+  const text = (await report(f)).err + renderTerminal(rep) + readFileSync(join(f.runDir, 'report.md'), 'utf8');
+  assert.not.match(text, /UNDER|❌ under|First boundary under|causal|likely/);
+  assert.match(renderTerminal(rep), /attn_out .*ERROR/);
+  assert.match(renderTerminal(rep), /attn_out: the reference is broken: row 3, column 2 .* is NaN/);
+  assert.match(readFileSync(join(f.runDir, 'report.md'), 'utf8'), /attn_out.*error: the reference is broken/);
 });
 
 test.run();

@@ -67,9 +67,11 @@ function lensLines(r: Report): string[] {
   const onset = n && lens.onset && lens.onset.order < n.order ? lens.onset.order : null;
   const rows = [['#', 'boundary', 'step', 'cosine', 'per-pos min', 'norm ratio', 'max_abs', '']];
   for (const x of lens.rows.slice(0, 64)) {
-    rows.push([String(x.order).padStart(2, '0'), f(x.name, 64), f(x.step ?? '', 20), fmtCos(x.wholeCosine), fmtCos(x.perPositionMin), fmtRatio(x.normRatio), fmtSci(x.maxAbs), x.below ? 'UNDER' : x.order === onset ? 'onset' : '']);
+    if (x.error) rows.push([String(x.order).padStart(2, '0'), f(x.name, 64), f(x.step ?? '', 20), '-', '-', '-', '-', 'ERROR']);
+    else rows.push([String(x.order).padStart(2, '0'), f(x.name, 64), f(x.step ?? '', 20), fmtCos(x.wholeCosine), fmtCos(x.perPositionMin), fmtRatio(x.normRatio), fmtSci(x.maxAbs), x.below ? 'UNDER' : x.order === onset ? 'onset' : '']);
   }
   out.push(...pad(rows).map((l) => `    ${l}`));
+  for (const x of lens.rows.filter((y) => y.error).slice(0, 16)) out.push(`  not judged: ${f(x.name, 64)}: ${f(x.error, 300)}`);
   if (n) {
     out.push(`  first boundary under ${formatThreshold(lens.threshold)}: ${namedText(n)}${hint(n.hint)}`);
     const o = lens.onset;
@@ -77,8 +79,9 @@ function lensLines(r: Report): string[] {
   } else out.push(`  every boundary is at or above ${formatThreshold(lens.threshold)}`);
   for (const u of lens.unpaired.slice(0, 16)) out.push(`  not judged: ${f(u.name, 64)} (${u.side === 'both' ? 'different shapes' : `${u.side} side only`}): ${f(u.reason)}`);
   if (r.prompt?.positions) {
-    const pr = lens.rows.find((x) => x.order === n?.order) ?? [...lens.rows].sort((a, b) => low(a) - low(b))[0];
-    out.push(`  ${f(pr.name, 64)} by position (lowest per-position cosine in each range): ${byPosition(pr)}`);
+    const judged = lens.rows.filter((x) => !x.error);
+    const pr = lens.rows.find((x) => x.order === n?.order) ?? [...judged].sort((a, b) => low(a) - low(b))[0];
+    if (pr) out.push(`  ${f(pr.name, 64)} by position (lowest per-position cosine in each range): ${byPosition(pr)}`);
   }
   return out;
 }
