@@ -22,6 +22,7 @@ import { openTensor } from '../src/tensor/index.ts';
 import { InputError } from '../src/errors.ts';
 import { NPZ_MAX_INFLATED } from '../src/tensor/npz.ts';
 import { fromJson } from '../src/report/json.ts';
+import { prepareRunDir } from '../src/check/rundir.ts';
 import { renderTerminal } from '../src/report/terminal.ts';
 import type { Report } from '../src/record/report.ts';
 import { PROBE_KEYS } from '../src/rundir/schema.ts';
@@ -779,6 +780,24 @@ test('issue 16.14: a NaN in a boundary\'s reference is an error row for that bou
   assert.match(renderTerminal(rep), /attn_out .*ERROR/);
   assert.match(renderTerminal(rep), /attn_out: the reference is broken: row 3, column 2 .* is NaN/);
   assert.match(readFileSync(join(f.runDir, 'report.md'), 'utf8'), /attn_out.*error: the reference is broken/);
+});
+
+test('issue 16.17: --force removes only the files a run writes; a user\'s file in boundaries/, layers/ or bisect/ stays', () => {
+  const f = fixture();
+  const mine = ['boundaries/my-notes.txt', 'layers/keep.npy', 'bisect/README', 'notes.md'];
+  const ours = ['boundaries/20-ffn_out.npu.npy', 'boundaries/20-ffn_out.ref.npy', 'layers/layer_00.npu.npy', 'layers/layer_01.ref.npy',
+    'bisect/bisect.json', 'bisect/01-rms_gemms_rope.npy', 'bisect/launch-03-o_ffn.npy', 'probe.json', 'block0.npu.npy', 'report.md', 'probe.log'];
+  for (const d of ['boundaries', 'layers', 'bisect', 'bisect/sub']) mkdirSync(join(f.runDir, d), { recursive: true });
+  for (const n of [...mine, ...ours, 'bisect/sub/x']) writeFileSync(join(f.runDir, n), 'x');
+  prepareRunDir(f.runDir, true);
+  for (const n of [...mine, 'bisect/sub/x']) assert.ok(existsSync(join(f.runDir, n)), `${n} kept`);
+  for (const n of ours) assert.not.ok(existsSync(join(f.runDir, n)), `${n} removed`);
+  // Dirs of ours that end up empty go too.
+  const g = fixture();
+  mkdirSync(join(g.runDir, 'boundaries'));
+  writeFileSync(join(g.runDir, 'boundaries/02-q.npu.npy'), 'x');
+  prepareRunDir(g.runDir, true);
+  assert.not.ok(existsSync(join(g.runDir, 'boundaries')));
 });
 
 test.run();
