@@ -800,4 +800,25 @@ test('issue 16.17: --force removes only the files a run writes; a user\'s file i
   assert.not.ok(existsSync(join(g.runDir, 'boundaries')));
 });
 
+test('issue 16.7: a read-only file system is "read-only file system", never "no such file", for --out and for the docs dir', async () => {
+  const t = mountTmpfs(256);
+  if (typeof t === 'string') { console.log(`  (skipped: ${t})`); return; }
+  try {
+    const f = fixture();
+    const model = join(t.dir, 'tiny_m');
+    mkdirSync(model);
+    writeFileSync(join(model, 'TODO.md'), TODO_MD);
+    t.remount(true);
+    const out = await cli(['check', '--model-dir', f.modelDir, '--out', join(t.dir, 'run/deeper'), '--no-cache']);
+    assert.is(out.code, 2, out.err);
+    assert.match(errorLine(out), new RegExp(`${t.dir}/run/deeper: cannot create the run dir: read-only file system`));
+    const r = await cli(['report', '--run-dir', f.runDir, '--model-dir', model]);
+    assert.is(r.code, 2, r.err);
+    assert.match(errorLine(r), /tiny_m\/docs(\/development_progress)?: cannot create the directory: read-only file system; nothing was changed/);
+    assert.not.match(r.err, /no such file/);
+  } finally {
+    t.unmount();
+  }
+});
+
 test.run();

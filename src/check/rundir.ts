@@ -1,10 +1,11 @@
 // The run dir before a probe writes it, and before a judge writes into it.
-import { existsSync, lstatSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { existsSync, lstatSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { InputError, fsError } from '../errors.ts';
 import { CONTRACT } from '../contract.ts';
 import { RUN_FILES } from '../rundir/schema.ts';
 import { readDocument } from '../fs/atomic.ts';
+import { makeDirs } from '../fs/mkdir.ts';
 import { REPORT_SCHEMA } from '../record/report.ts';
 
 /** Every file a run leaves at the top of its run dir (the contract's names). */
@@ -84,7 +85,7 @@ export function prepareRunDir(runDir: string, force: boolean | undefined): void 
     for (const [d, ours] of RUN_DIRS) removeOurs(join(runDir, d), ours);
   }
   try {
-    mkdirSync(runDir, { recursive: true });
+    makeDirs(runDir);
   } catch (e) {
     throw fsError(e, runDir, 'cannot create the run dir');
   }

@@ -6,13 +6,14 @@
 // changes, the link stays), the file's mode (and, as root, its owner) is kept, and a read-only file
 // is refused, never overwritten.
 import {
-  closeSync, copyFileSync, fstatSync, fsyncSync, fchmodSync, fchownSync, linkSync, lstatSync, mkdirSync, openSync,
+  closeSync, copyFileSync, fstatSync, fsyncSync, fchmodSync, fchownSync, linkSync, lstatSync, openSync,
   realpathSync, renameSync, rmSync, statSync, unlinkSync, writeSync, type Stats,
 } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { GateError, InputError, fsError } from '../errors.ts';
 import { kindOf, readWhole } from './read.ts';
+import { makeDirs } from './mkdir.ts';
 
 const NOTHING_CHANGED = '; nothing was changed';
 
@@ -119,7 +120,7 @@ export function commitWrites(writes: readonly PlannedWrite[]): void {
     for (const t of targets) {
       const dir = dirname(t.real);
       try {
-        const made = mkdirSync(dir, { recursive: true });
+        const made = makeDirs(dir);
         if (made) createdDirs.push(made);
       } catch (e) {
         throw fsError(e, dir, 'cannot create the directory', NOTHING_CHANGED);
