@@ -254,6 +254,8 @@ export async function main(argv: string[], out: NodeJS.WritableStream = process.
     if (command === 'plan') return await printPlan(plan, json, out, err);
     const log = stderrLog(undefined, (s) => err.write(s));
     const result: CheckResult = await check(plan, { log });
+    // The documents could not be written: said as an error, with the verdict that stands below it.
+    if (result.docsError) err.write(`npu-block-gate: error: ${oneLine(result.docsError)} (the verdict stands; the documents were not written)\n`);
     out.write(json ? toJson(result.report) : `\n${renderTerminal(result.report)}\n  run dir: ${result.runDir}\n`);
     return result.exitCode;
   } catch (e) {

@@ -10,8 +10,8 @@ import {
   mkdtempSync, renameSync,
 } from 'node:fs';
 import { join } from 'node:path';
-import { tmpdir } from 'node:os';
-import { spawnSync } from 'node:child_process';
+import { hostname, tmpdir } from 'node:os';
+import { spawn, spawnSync } from 'node:child_process';
 import { deflateRawSync } from 'node:zlib';
 import { fixture, report, cli, errorLine, refValues, npyOf, REAL_LEN, PADDED, COLS, TODO_MD, fullProbeJson, type Fixture } from './helpers/rundir.ts';
 import { mountTmpfs } from './helpers/tmpfs.ts';
@@ -49,6 +49,30 @@ async function refused(f: Fixture, code: 2 | 3, line: RegExp, args: string[] = [
   assert.equal(docs(f), before, 'documents byte-identical');
   assert.not.ok(existsSync(join(f.runDir, 'report.json')) || existsSync(join(f.runDir, 'report.md')), 'no report left in the run dir');
   return r;
+}
+
+/** A documents failure (issue 16.16): the exit code and one error line, the documents as they were,
+ * and the verdict kept: report.json in the run dir, G4 skipped saying why, a warning naming how to re-judge. */
+async function docsRefused(f: Fixture, code: 2 | 3, line: RegExp, args: string[] = []) {
+  const before = docs(f);
+  const r = await report(f, args);
+  assert.is(r.code, code, r.err);
+  assert.match(errorLine(r), line);
+  assert.equal(docs(f), before, 'documents byte-identical');
+  assertVerdictKept(f.runDir, code);
+  return r;
+}
+
+/** report.json holds the verdict (pass) with G4 skipped and a warning that says how to re-judge. */
+function assertVerdictKept(runDir: string, code: number): Report {
+  const rep = fromJson<Report>(readFileSync(join(runDir, 'report.json'), 'utf8'));
+  assert.is(rep.outcome, 'pass');
+  assert.is(rep.exit_code, code);
+  assert.equal(rep.gates.map((g) => `${g.id} ${g.status}`), ['G1 pass', 'G2 pass', 'G3 pass', 'G4 skip']);
+  assert.match(rep.gates[3].detail, /^not written: /);
+  assert.match(rep.warnings.map((w) => w.message).join('\n'), new RegExp(`re-judge this run dir with \`npx npu-block-gate report --run-dir ${runDir}\` \\(add --no-docs`));
+  assert.is(rep.docs, null);
+  return rep;
 }
 
 test('the synthetic run dir passes and documents (the baseline every fault below starts from)', async () => {
@@ -178,10 +202,10 @@ test('point 2/9: a symlinked TODO.md is written through (the link stays); modes 
   assert.is(statSync(shared).mode & 0o777, 0o640);
 });
 
-test('point 2/9: a read-only TODO.md is refused with a message, never overwritten; nothing else is written', async () => {
+test('point 2/9: a read-only TODO.md is refused with a message, never overwritten; no document is written (the verdict is kept)', async () => {
   const f = fixture();
   chmodSync(f.todo, 0o444);
-  await refused(f, 2, /TODO\.md: is read-only \(mode 0444\).*--no-docs; nothing was changed/);
+  await docsRefused(f, 2, /TODO\.md: is read-only \(mode 0444\).*--no-docs; nothing was changed/);
   assert.not.ok(existsSync(f.phase2), 'phase2_block.md not created either');
 });
 
@@ -241,16 +265,16 @@ const MARKER_CASES: [string, string, RegExp][] = [
   ['unknown marker', P2(`<!-- npu-block-gate:latest:begn -->\n`), /line 3: .* is not an npu-block-gate marker/],
 ];
 for (const [name, text, message] of MARKER_CASES) {
-  test(`point 3: ${name} is refused naming the line; nothing changed, exit 2`, async () => {
+  test(`point 3: ${name} is refused naming the line; no document changed, exit 2, the verdict kept`, async () => {
     const f = fixture({ phase2: text });
-    await refused(f, 2, new RegExp(`phase2_block\\.md: ${message.source}`));
+    await docsRefused(f, 2, new RegExp(`phase2_block\\.md: ${message.source}`));
   });
 }
 
 test('point 3: a duplicated TODO.md marker is refused naming the line', async () => {
   const dup = `- x ${MARK.blocker}\n`;
   const f = fixture({ todo: TODO_MD.replace('(none yet)\n', `(none yet)\n${dup}${dup}`) });
-  await refused(f, 2, /TODO\.md: line 14: marker .*phase2-blocker.* appears again \(first on line 13\)/);
+  await docsRefused(f, 2, /TODO\.md: line 14: marker .*phase2-blocker.* appears again \(first on line 13\)/);
 });
 
 test('point 3: a prompt that spells a marker cannot break the next run', async () => {
@@ -447,14 +471,14 @@ test('point 7: --out on an existing run dir asks for --force; a stale report.jso
 
 // ---- Point 8: user filesystem mistakes ----
 
-test('point 8: phase2_block.md or TODO.md a directory is exit 2 naming it, nothing written', async () => {
+test('point 8: phase2_block.md or TODO.md a directory is exit 2 naming it, no document written (the verdict is kept)', async () => {
   const f = fixture();
   mkdirSync(f.phase2);
-  await refused(f, 2, /phase2_block\.md: is a directory, not a regular file/);
+  await docsRefused(f, 2, /phase2_block\.md: is a directory, not a regular file/);
   const g = fixture();
   rmSync(g.todo);
   mkdirSync(g.todo);
-  await refused(g, 2, /TODO\.md: is a directory, not a regular file/);
+  await docsRefused(g, 2, /TODO\.md: is a directory, not a regular file/);
 });
 
 test('point 8: --out an existing file and --cache-dir a file are exit 2 naming them', async () => {
@@ -472,14 +496,14 @@ test('point 8: --out an existing file and --cache-dir a file are exit 2 naming t
   assert.is(readFileSync(file, 'utf8'), 'x');
 });
 
-test('point 8: a read-only model dir is exit 2 saying so; nothing written', async () => {
+test('point 8: a read-only model dir is exit 2 saying so; no document written (the verdict is kept)', async () => {
   const f = fixture();
   const t = mountTmpfs(256);
   if (typeof t === 'string') {
     if (process.getuid?.() === 0) { console.log(`  (skipped: ${t})`); return; }
     chmodSync(join(f.modelDir, 'docs/development_progress'), 0o555);
     chmodSync(f.modelDir, 0o555);
-    await refused(f, 2, /permission denied; nothing was changed/);
+    await docsRefused(f, 2, /permission denied; nothing was changed/);
     return;
   }
   try {
@@ -491,13 +515,13 @@ test('point 8: a read-only model dir is exit 2 saying so; nothing written', asyn
     assert.is(r.code, 2, r.err);
     assert.match(errorLine(r), /tiny_m\/docs\/development_progress\/phase2_block\.md: cannot (write|create the directory).*: read-only file system; nothing was changed/);
     assert.ok(readFileSync(g.todo).equals(before));
-    assert.not.ok(existsSync(join(f.runDir, 'report.json')));
+    assertVerdictKept(f.runDir, 2);
   } finally {
     t.unmount();
   }
 });
 
-test('point 2/8: disk full while writing the documents: exit 3 "disk full", every file as before (tmpfs)', async () => {
+test('point 2/8: disk full while writing the documents: exit 3 "disk full", every document as before, the verdict kept (tmpfs)', async () => {
   const t = mountTmpfs(64);
   if (typeof t === 'string') { console.log(`  (skipped: ${t})`); return; }
   try {
@@ -514,7 +538,7 @@ test('point 2/8: disk full while writing the documents: exit 3 "disk full", ever
     assert.match(errorLine(r), /tiny_m\/(TODO\.md|docs\/development_progress\/phase2_block\.md): cannot (write|create the directory).*: disk full; nothing was changed/);
     assert.ok(readFileSync(join(model, 'TODO.md')).equals(before), 'TODO.md as before');
     assert.not.ok(existsSync(join(model, 'docs')), 'no docs dir left behind');
-    assert.not.ok(existsSync(join(f.runDir, 'report.json')));
+    assertVerdictKept(f.runDir, 3);
   } finally {
     t.unmount();
   }
@@ -819,6 +843,127 @@ test('issue 16.7: a read-only file system is "read-only file system", never "no 
   } finally {
     t.unmount();
   }
+});
+
+test('issue 16.16: check with a refused document prints and keeps the verdict, and says how to re-judge', async () => {
+  if (!findNumpyPython()) { console.log('  (skipped: no Python with numpy)'); return; }
+  const tree = copyAirMini();
+  const model = tree.model('tiny_llama');
+  const phase2 = join(model, 'docs/development_progress/phase2_block.md');
+  mkdirSync(join(model, 'docs/development_progress'), { recursive: true });
+  writeFileSync(phase2, `# mine\n\n${MARK.latestBegin}\n${MARK.historyBegin}\n${MARK.historyEnd}\n`);
+  const before = readFileSync(phase2);
+  const out = join(tree.root, 'run');
+  const r = await cli(['check', '--model-dir', model, '--out', out, '--no-cache']);
+  assert.is(r.code, 2, r.err);
+  assert.match(errorLine(r), /phase2_block\.md: line 3: marker .*latest:begin.* has no .*latest:end.* after it/);
+  assert.match(r.out, /^PASS {2}tiny_llama/m, 'the verdict is printed');
+  assert.match(r.out, /G4 +result documented .* SKIP/);
+  assert.match(r.out, new RegExp(`re-judge this run dir with \`npx npu-block-gate report --run-dir ${out}\``));
+  assert.ok(readFileSync(phase2).equals(before));
+  assertVerdictKept(out, 2);
+  // Fixed by hand, the same run dir is judged and documented without running anything again.
+  writeFileSync(phase2, `# mine\n`);
+  const again = await cli(['report', '--run-dir', out, '--model-dir', model]);
+  assert.is(again.code, 0, again.err);
+  assert.match(readFileSync(phase2, 'utf8'), /^# mine\n\n## Latest result \(npu-block-gate\)/);
+});
+
+test('issue 16.5: a run dir on read-only media is judged: the verdict printed and returned (--json), the files not written named', async () => {
+  const t = mountTmpfs(1024);
+  if (typeof t === 'string') { console.log(`  (skipped: ${t})`); return; }
+  try {
+    const f = fixture();
+    assert.is((await report(f, ['--no-docs'])).code, 0);
+    cpSync(f.runDir, join(t.dir, 'run'), { recursive: true });
+    t.remount(true);
+    const ro = join(t.dir, 'run');
+    for (const args of [['--no-docs'], ['--model-dir', f.modelDir]]) {
+      const r = await cli(['report', '--run-dir', ro, '--json', ...args]);
+      assert.is(r.code, 0, r.err);
+      const rep = fromJson<Report>(r.out);
+      assert.is(rep.outcome, 'pass');
+      const w = rep.warnings.find((x) => x.id === 'run_dir');
+      assert.ok(w, JSON.stringify(rep.warnings));
+      assert.match(w!.message, new RegExp(`report\\.json and report\\.md were not written \\(${ro}: cannot write: read-only file system\\); an earlier judge's report\\.json and report\\.md could not be removed`));
+      assert.match(r.err, /warning: .*report\.json and report\.md were not written/);
+    }
+    // The documents were written all the same (the model dir is writable).
+    assert.match(readFileSync(f.todo, 'utf8'), /- \[x\] 2: Single-Block Validation/);
+    const plain = await cli(['report', '--run-dir', ro, '--no-docs']);
+    assert.is(plain.code, 0, plain.err);
+    assert.match(plain.out, /^PASS {2}tiny_m/m);
+    assert.match(plain.out, /warning: report\.json and report\.md were not written/);
+  } finally {
+    t.unmount();
+  }
+});
+
+/** A pid that was running a moment ago and is not now. */
+function deadPid(): number {
+  const r = spawnSync('true');
+  return r.pid;
+}
+
+test('issue 16.1: ten concurrent report runs on one model dir, each with another commit, leave ten history rows', async () => {
+  const f = fixture();
+  const runs = Array.from({ length: 10 }, (_, i) => {
+    const dir = join(f.root, `run-${i}`);
+    cpSync(f.runDir, dir, { recursive: true });
+    return dir;
+  });
+  const results = await Promise.all(runs.map((dir, i) => new Promise<{ code: number | null; err: string }>((res) => {
+    const child = spawn(process.execPath, [TSX, CLI, 'report', '--run-dir', dir, '--model-dir', f.modelDir, '--commit', `${String(i).repeat(7)}abc`], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let err = '';
+    child.stderr.on('data', (d) => { err += d; });
+    child.on('close', (code) => res({ code, err }));
+  })));
+  for (const r of results) assert.is(r.code, 0, r.err);
+  const rows = historyRows(f);
+  assert.is(rows.length, 10, rows.join('\n'));
+  assert.equal(new Set(rows.map((l) => l.split('|')[2].trim())).size, 10);
+  assert.not.ok(existsSync(join(f.modelDir, '.npu-block-gate.lock')), 'the lock is released');
+  // Some of them waited, and said so.
+  assert.ok(results.some((r) => /docs: waiting for the lock on /.test(r.err)), results.map((r) => r.err).join('\n---\n'));
+});
+
+test('issue 16.1: a run that finds the documents locked waits and says so; a lock whose owner is gone is removed', async () => {
+  const f = fixture();
+  const lock = join(f.modelDir, '.npu-block-gate.lock');
+  // Held by a live process (this one: the report below runs in it, so it must wait for the file to go).
+  writeFileSync(lock, JSON.stringify({ pid: process.pid, host: hostname(), start: null, since: 'now', nonce: 'held' }));
+  setTimeout(() => rmSync(lock, { force: true }), 400);
+  const r = await report(f);
+  assert.is(r.code, 0, r.err);
+  assert.match(r.err, new RegExp(`docs: waiting for the lock on ${f.modelDir} \\(another run is writing its documents: pid ${process.pid} since now\\)`));
+  assert.is(historyRows(f).length, 1);
+  // Left by a run that was killed: removed, and the run goes on at once.
+  writeFileSync(lock, JSON.stringify({ pid: deadPid(), host: hostname(), start: null, since: 'then', nonce: 'dead' }));
+  const s = await report(f, ['--commit', '1234567']);
+  assert.is(s.code, 0, s.err);
+  assert.match(s.err, /docs: removed a stale lock .*\.npu-block-gate\.lock \(pid \d+ is no longer running\)/);
+  assert.not.match(s.err, /waiting for the lock/);
+  assert.not.ok(existsSync(lock));
+});
+
+test('issue 16.11: what a killed write left (hidden temp files, backups) is swept by the next run, and named', async () => {
+  const f = fixture();
+  const pid = deadPid();
+  assert.is((await report(f)).code, 0);
+  const left = [
+    join(f.modelDir, `.TODO.md.nbg-${pid}-deadbeef.tmp`),
+    join(f.modelDir, 'docs/development_progress', `.phase2_block.md.nbg-${pid}-0badf00d.tmp.bak`),
+    join(f.runDir, `.report.json.nbg-${pid}-12345678.tmp`),
+  ];
+  for (const l of left) writeFileSync(l, 'x'.repeat(1000));
+  const mine = join(f.modelDir, '.TODO.md.mine.tmp');
+  writeFileSync(mine, 'not ours');
+  const r = await report(f, ['--commit', '1234567']);
+  assert.is(r.code, 0, r.err);
+  for (const l of left) assert.not.ok(existsSync(l), `${l} swept`);
+  assert.ok(existsSync(mine), 'a file that is not ours stays');
+  assert.match(r.err, /docs: removed 2 file\(s\) an interrupted write left: .*\.TODO\.md\.nbg-.*\.phase2_block\.md\.nbg-/);
+  assert.match(r.err, /docs: removed 1 file\(s\) an interrupted write left: .*\.report\.json\.nbg-/);
 });
 
 test.run();

@@ -92,8 +92,9 @@ export function prepareRunDir(runDir: string, force: boolean | undefined): void 
 }
 
 /** report.json and report.md of an earlier judge of this run dir: removed before judging again, so a
- * stale verdict never outlives a judge that fails. */
-export function removeStaleReports(runDir: string): void {
+ * stale verdict never outlives a judge that fails. Returns those that could not be removed (a
+ * read-only run dir). */
+export function removeStaleReports(runDir: string): string[] {
   // Only in a run dir: one with a probe.json, or whose report.json is ours.
   const ours = existsSync(join(runDir, RUN_FILES.probe)) || (() => {
     try {
@@ -102,7 +103,8 @@ export function removeStaleReports(runDir: string): void {
       return false;
     }
   })();
-  if (!ours) return;
+  const kept: string[] = [];
+  if (!ours) return kept;
   for (const name of [RUN_FILES.report, RUN_FILES.markdown]) {
     const path = join(runDir, name);
     let st;
@@ -115,7 +117,11 @@ export function removeStaleReports(runDir: string): void {
     try {
       rmSync(path, { force: true });
     } catch (e) {
-      throw fsError(e, path, 'cannot remove the report of an earlier judge');
+      // A run dir on read-only media is judged all the same; the earlier report there is named.
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code === 'EROFS' || code === 'EACCES' || code === 'EPERM') kept.push(path);
+      else throw fsError(e, path, 'cannot remove the report of an earlier judge');
     }
   }
+  return kept;
 }
