@@ -274,5 +274,8 @@ export async function main(argv: string[], out: NodeJS.WritableStream = process.
 // Run when executed directly (the bundle, or tsx src/cli.ts), not when imported by tests.
 const invoked = process.argv[1] ? resolve(process.argv[1]) : '';
 if (invoked.endsWith('cli.js') || invoked.endsWith('cli.ts') || basename(invoked) === 'npu-block-gate') {
+  // A reader that went away (EPIPE: `| head`) or a full device (ENOSPC) on stdout or stderr loses
+  // output, never the verdict: no stack trace, and the exit code stays the run's.
+  for (const s of [process.stdout, process.stderr]) s.on('error', () => undefined);
   main(process.argv.slice(2)).then((code) => { process.exitCode = code; });
 }

@@ -7,7 +7,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import {
   chmodSync, cpSync, existsSync, lstatSync, mkdirSync, readFileSync, readlinkSync, rmSync, statSync, symlinkSync, writeFileSync,
-  mkdtempSync, renameSync,
+  mkdtempSync, renameSync, openSync, closeSync,
 } from 'node:fs';
 import { join } from 'node:path';
 import { hostname, tmpdir } from 'node:os';
@@ -964,6 +964,39 @@ test('issue 16.11: what a killed write left (hidden temp files, backups) is swep
   assert.ok(existsSync(mine), 'a file that is not ours stays');
   assert.match(r.err, /docs: removed 2 file\(s\) an interrupted write left: .*\.TODO\.md\.nbg-.*\.phase2_block\.md\.nbg-/);
   assert.match(r.err, /docs: removed 1 file\(s\) an interrupted write left: .*\.report\.json\.nbg-/);
+});
+
+test('issue 16.6: EPIPE or ENOSPC on stdout or stderr never changes a judged run\'s exit code and never prints a stack trace', async () => {
+  const pass = fixture();
+  const fail = fixture({ npu: [...refValues().map((row) => row.map((v) => -v)), ...refValues(PADDED - REAL_LEN, COLS, 3)] });
+  const full = existsSync('/dev/full');
+  for (const [f, want] of [[pass, 0], [fail, 1]] as const) {
+    for (const json of [[], ['--json']]) {
+      const args = [TSX, CLI, 'report', '--run-dir', f.runDir, '--no-docs', ...json];
+      if (full) {
+        const devFull = openSync('/dev/full', 'w');
+        try {
+          const out = spawnSync(process.execPath, args, { stdio: ['ignore', devFull, 'pipe'], encoding: 'utf8' });
+          assert.is(out.status, want, `stdout full: ${out.stderr}`);
+          assert.not.match(out.stderr, /\n\s+at |Unhandled|ENOSPC/);
+          const err = spawnSync(process.execPath, args, { stdio: ['ignore', 'pipe', devFull], encoding: 'utf8' });
+          assert.is(err.status, want, 'stderr full');
+        } finally {
+          closeSync(devFull);
+        }
+      }
+      // A reader that is gone before anything is written (EPIPE).
+      const epipe = await new Promise<{ code: number | null; err: string }>((res) => {
+        const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+        child.stdout.destroy();
+        let err = '';
+        child.stderr.on('data', (d) => { err += d; });
+        child.on('close', (code) => res({ code, err }));
+      });
+      assert.is(epipe.code, want, epipe.err);
+      assert.not.match(epipe.err, /\n\s+at |Unhandled|EPIPE/);
+    }
+  }
 });
 
 test.run();
