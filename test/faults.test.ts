@@ -999,4 +999,40 @@ test('issue 16.6: EPIPE or ENOSPC on stdout or stderr never changes a judged run
   }
 });
 
+test('issue 16.9: a probe that exits 0 without finishing the run dir is exit 3 naming the probe, never bad input', async () => {
+  if (!findNumpyPython()) { console.log('  (skipped: no Python with numpy)'); return; }
+  const tree = copyAirMini();
+  const prefill = join(tree.model('tiny_llama'), 'tiny_llama_prefill.py');
+  writeFileSync(prefill, readFileSync(prefill, 'utf8').replace(/(def run_transformer_block\([^)]*\):\n)/, '$1    import os\n    os._exit(0)\n'));
+  const out = join(tree.root, 'run');
+  const r = await cli(['check', '--model-dir', tree.model('tiny_llama'), '--out', out, '--no-cache', '--no-docs']);
+  assert.is(r.code, 3, r.err);
+  assert.match(errorLine(r), new RegExp(`${out}: probe check \\(.*python.*\\) exited 0 but (wrote no probe\\.json|probe\\.json is still at stage config \\(block 0 never finished\\)): the probe, or the model code it ran, ended the process early`));
+});
+
+test('issue 16.10: a --python that is not a Python is exit 2 naming it, never a probe.log that was never written', async () => {
+  const f = fixture();
+  const dir = mkdtempSync(join(tmpdir(), 'nbg-py-'));
+  const script = join(dir, 'not-python');
+  writeFileSync(script, '#!/bin/sh\necho hello\n', { mode: 0o755 });
+  const cases: [string, RegExp][] = [
+    ['/bin/false', /--python \/bin\/false: is not a Python: it exited with status 1 without a word from the probe/],
+    ['/bin/true', /--python \/bin\/true: is not a Python: it exited 0 without a word from the probe/],
+    [dir, new RegExp(`--python ${dir}: is a directory, not a Python`)],
+    ['/etc/passwd', /--python \/etc\/passwd: is not executable, not a Python/],
+    [script, /--python .*not-python: is not a Python: it exited 0 without saying which Python it is/],
+    [join(dir, 'nope'), /--python .*nope: not found/],
+  ];
+  for (const [py, want] of cases) {
+    for (const cmd of ['check', 'plan']) {
+      if (cmd === 'plan' && py === script) continue; // plan prints what the program printed; `hello` is not a plan, but it is output
+      const out = join(dir, `run-${cmd}-${py.replace(/\W/g, '_')}`);
+      const r = await cli([cmd, '--model-dir', f.modelDir, '--python', py, ...(cmd === 'check' ? ['--out', out, '--no-cache', '--no-docs'] : [])]);
+      assert.is(r.code, 2, `${cmd} --python ${py}: ${r.err}`);
+      assert.match(errorLine(r), want, `${cmd} --python ${py}`);
+      assert.not.match(r.err, /probe\.log/);
+    }
+  }
+});
+
 test.run();

@@ -1,7 +1,8 @@
 // The probe step: the Python side runs block 0 into a fresh run dir, isolated from this process.
 // One Python process: plan, config, a pause in which the kernel cache is restored (kernels.ts),
 // then block 0. The probe runs the model tree's own code: it can read the caches, never write them.
-import { chmodSync, existsSync, lstatSync, readdirSync, statSync, statfsSync } from 'node:fs';
+import { chmodSync, existsSync, lstatSync, readdirSync, readFileSync, statSync, statfsSync } from 'node:fs';
+import { RUN_FILES } from '../rundir/schema.ts';
 import { basename, join, resolve } from 'node:path';
 import { EXIT, GateError, InfraError, InputError, fsError, oneLine } from '../errors.ts';
 import type { Log } from '../log.ts';
@@ -101,6 +102,23 @@ export function refCacheRoot(plan: Plan): string | null {
   return referenceRoot(cacheRootOf(plan));
 }
 
+/** Why the run dir a probe left behind is not a finished one (probe.json missing, or still at stage
+ * config), or null. A probe that exits 0 without finishing is the probe's failure, not bad input. */
+function probeUnfinished(runDir: string): string | null {
+  let text: string;
+  try {
+    text = readFileSync(join(runDir, RUN_FILES.probe), 'utf8');
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'ENOENT' ? `wrote no ${RUN_FILES.probe}` : null;
+  }
+  try {
+    const stage = (JSON.parse(text) as { stage?: unknown }).stage;
+    return stage === 'config' ? `${RUN_FILES.probe} is still at stage config (block 0 never finished)` : null;
+  } catch {
+    return null; // judged (and refused, naming the file) by the measure step
+  }
+}
+
 /** The probe step: a fresh run dir holding block 0 on the NPU and the reference. */
 export async function probe(plan: Plan, log: Log): Promise<Probed> {
   if (!plan.modelDir) throw new InputError('a model dir is required to run the probe (--model-dir)');
@@ -135,6 +153,10 @@ export async function probe(plan: Plan, log: Log): Promise<Probed> {
   }).catch((e: unknown) => {
     throw diskFull(e, runDir) ?? e;
   });
+  const unfinished = probeUnfinished(runDir);
+  if (unfinished) {
+    throw new InfraError(`probe check (${python.executable}) exited 0 but ${unfinished}: the probe, or the model code it ran, ended the process early (os._exit, sys.exit in the block?); log: ${join(runDir, RUN_FILES.probeLog)}`, runDir);
+  }
   if (kernels) recordKernels(runDir, kernels);
   const fellBack = iso.mode === 'none' && request.mode !== 'none' ? iso.detail.replace(/^none\s*/, '').replace(/^\((.*)\)$/, '$1') || 'no isolation was available' : null;
   return { runDir, model, python, isolation: { mode: iso.mode, detail: iso.detail, source: 'this run' }, unisolatedFallback: fellBack, kernels, sandbox: iso };

@@ -3,7 +3,7 @@
 // EXIT_CODES.no_numpy, then the next candidate is tried), says which Python it is on an event
 // line, and pauses once after its config stage so the kernel cache can be restored.
 import { spawn } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { accessSync, constants, existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { InputError, InfraError } from '../errors.ts';
@@ -134,6 +134,21 @@ export async function runProbe(python: PythonInfo | PythonCandidate[] | string |
 
 type Once = { kind: 'ok'; python: PythonInfo; stdout: string } | { kind: 'skip'; why: string };
 
+/** Why a candidate named by path cannot be run at all (a directory, a file without the execute bit), or null. */
+function notAProgram(command: string): string | null {
+  if (!command.includes('/')) return null;
+  try {
+    const st = statSync(command);
+    if (st.isDirectory()) return 'is a directory, not a Python';
+    if (!st.isFile()) return 'is not a regular file, not a Python';
+    accessSync(command, constants.X_OK);
+    return null;
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    return code === 'ENOENT' ? 'not found' : code === 'EACCES' ? 'is not executable, not a Python' : null;
+  }
+}
+
 /** A candidate that cannot start: checked here, because behind a wrapper (bwrap, setpriv) a
  * missing interpreter is the wrapper's exit status, not a spawn error. */
 function missing(command: string): boolean {
@@ -143,6 +158,8 @@ function missing(command: string): boolean {
 
 function runOnce(c: PythonCandidate, a: ProbeArgs, h: ProbeHandlers): Promise<Once> {
   if (a.isolation && missing(c.command)) return Promise.resolve({ kind: 'skip', why: 'not found' });
+  const notRunnable = notAProgram(c.command);
+  if (notRunnable) return Promise.resolve({ kind: 'skip', why: notRunnable });
   const env = { ...probeEnv(process.env), PYTHONUNBUFFERED: '1', PYTHONDONTWRITEBYTECODE: '1', ...a.extraEnv };
   const plain = [c.command, probeDir(), a.subcommand, ...a.args];
   // The sandbox has a private /tmp: the probe's own code and the interpreter's prefix (a venv may sit
@@ -163,6 +180,8 @@ function runOnce(c: PythonCandidate, a: ProbeArgs, h: ProbeHandlers): Promise<On
     let timedOut = false;
     let stdout = '';
     let buf = '';
+    // Whether the probe said anything at all: a program that is not a Python says nothing.
+    let spoke = false;
     let pending: Promise<unknown> = Promise.resolve();
     const onEvent = (ev: ProbeEvent) => {
       if (ev.event === 'python') {
@@ -180,6 +199,7 @@ function runOnce(c: PythonCandidate, a: ProbeArgs, h: ProbeHandlers): Promise<On
       });
     };
     const takeErr = (chunk: Buffer) => {
+      if (chunk.length) spoke = true;
       buf += chunk.toString('utf8');
       let nl: number;
       while ((nl = buf.indexOf('\n')) !== -1) {
@@ -242,6 +262,13 @@ function runOnce(c: PythonCandidate, a: ProbeArgs, h: ProbeHandlers): Promise<On
         if (failure) return reject(failure);
         if (interrupted) return reject(new ProbeInterrupted(interrupted, a.subcommand));
         if (timedOut) return reject(new InfraError(`probe ${a.subcommand} timed out after ${a.timeoutSec}s; its process group was stopped`));
+        if (!spoke && !stdout.trim()) {
+          // Not a word from the probe (a check says which Python it is first): not a Python at all.
+          return resolve({ kind: 'skip', why: `is not a Python: it ${code === 0 ? 'exited 0' : signal ? `was killed by ${signal}` : `exited with status ${code}`} without a word from the probe` });
+        }
+        if (code === 0 && wantsEvents && python.version === '?') {
+          return resolve({ kind: 'skip', why: 'is not a Python: it exited 0 without saying which Python it is (the probe\'s first line)' });
+        }
         if (code === 0) return resolve({ kind: 'ok', python, stdout });
         if (code === EXIT_CODES.no_numpy) return resolve({ kind: 'skip', why: 'cannot import numpy' });
         const why = lastError || (signal ? `killed by ${signal}` : `exited with status ${code}`);
