@@ -1035,4 +1035,24 @@ test('issue 16.10: a --python that is not a Python is exit 2 naming it, never a 
   }
 });
 
+test('issue 16.3: a symlink anywhere in the --model-dir path is resolved before the sandbox binds it (check and plan)', async () => {
+  if (!findNumpyPython()) { console.log('  (skipped: no Python with numpy)'); return; }
+  const tree = copyAirMini();
+  const links = mkdtempSync(join(tmpdir(), 'nbg-links-'));
+  symlinkSync(tree.root, join(links, 'air'));
+  symlinkSync(tree.model('tiny_llama'), join(links, 'my_model'));
+  for (const model of [join(links, 'air/programming_examples/llms/tiny_llama'), join(links, 'my_model')]) {
+    const out = join(links, `run-${model.length}`);
+    const r = await cli(['check', '--model-dir', model, '--out', out, '--no-cache', '--json']);
+    assert.is(r.code, 0, r.err);
+    assert.is(fromJson<Report>(r.out).model.name, 'tiny_llama');
+    const p = await cli(['plan', '--model-dir', model]);
+    assert.is(p.code, 0, p.err);
+    // report with the link as --model-dir documents the same model.
+    const again = await cli(['report', '--run-dir', out, '--model-dir', model]);
+    assert.is(again.code, 0, again.err);
+  }
+  assert.is(historyRows({ phase2: join(tree.model('tiny_llama'), 'docs/development_progress/phase2_block.md') } as Fixture).length, 1);
+});
+
 test.run();
