@@ -224,7 +224,7 @@ export function planFrom(command: string, v: Values, now = new Date()): Plan {
 /** `plan`: the probe's answer as it printed it; a model Phase 2 cannot run on is one line and exit 2. */
 async function printPlan(plan: Plan, json: boolean, out: NodeJS.WritableStream, err: NodeJS.WritableStream): Promise<ExitCode> {
   try {
-    out.write(await planModel(plan, json));
+    out.write(await planModel(plan, json, stderrLog(undefined, (s) => err.write(s))));
     return EXIT.pass;
   } catch (e) {
     const stdout = (e as { stdout?: string }).stdout;

@@ -16,7 +16,7 @@ import { deflateRawSync } from 'node:zlib';
 import { fixture, report, cli, errorLine, refValues, npyOf, REAL_LEN, PADDED, COLS, TODO_MD, fullProbeJson, type Fixture } from './helpers/rundir.ts';
 import { mountTmpfs } from './helpers/tmpfs.ts';
 import { copyAirMini, REPO } from './helpers/airmini.ts';
-import { findNumpyPython } from './helpers/python.ts';
+import { findNumpyPython, runPython } from './helpers/python.ts';
 import { zipBytes, npyBytes, npyHeader, f32Bytes } from './helpers/bytes.ts';
 import { openTensor } from '../src/tensor/index.ts';
 import { InputError } from '../src/errors.ts';
@@ -1053,6 +1053,33 @@ test('issue 16.3: a symlink anywhere in the --model-dir path is resolved before 
     assert.is(again.code, 0, again.err);
   }
   assert.is(historyRows({ phase2: join(tree.model('tiny_llama'), 'docs/development_progress/phase2_block.md') } as Fixture).length, 1);
+});
+
+/** Runs `fn` with these environment variables set (a value) or unset (undefined), restored after. */
+async function withEnvVars<T>(vars: Record<string, string | undefined>, fn: () => Promise<T>): Promise<T> {
+  const saved = Object.fromEntries(Object.keys(vars).map((k) => [k, process.env[k]]));
+  for (const [k, v] of Object.entries(vars)) if (v === undefined) delete process.env[k]; else process.env[k] = v;
+  try {
+    return await fn();
+  } finally {
+    for (const [k, v] of Object.entries(saved)) if (v === undefined) delete process.env[k]; else process.env[k] = v;
+  }
+}
+
+test('issue 16 (newcomer): check and plan find the environment mlir-air\'s docs create in the tree, and say which and why', async () => {
+  const py = findNumpyPython();
+  if (!py) { console.log('  (skipped: no Python with numpy)'); return; }
+  const exe = runPython('import sys; print(sys.executable)').trim();
+  const tree = copyAirMini();
+  mkdirSync(join(tree.root, 'sandbox/bin'), { recursive: true });
+  symlinkSync(exe, join(tree.root, 'sandbox/bin/python3'));
+  const r = await withEnvVars({ NPU_BLOCK_GATE_PYTHON: undefined, VIRTUAL_ENV: undefined }, () =>
+    cli(['check', '--model-dir', tree.model('tiny_llama'), '--out', join(tree.root, 'run'), '--no-cache', '--no-docs']));
+  assert.is(r.code, 0, r.err);
+  assert.match(r.err, new RegExp(`python: .*; from ${tree.root}/sandbox, in the mlir-air tree \\(mlir-air's utils/setup_python_packages\\.sh\\)\\)`));
+  const p = await withEnvVars({ NPU_BLOCK_GATE_PYTHON: undefined, VIRTUAL_ENV: undefined }, () => cli(['plan', '--model-dir', tree.model('tiny_llama')]));
+  assert.is(p.code, 0, p.err);
+  assert.match(p.err, new RegExp(`python: ${tree.root}/sandbox/bin/python3 \\(from ${tree.root}/sandbox, in the mlir-air tree`));
 });
 
 test.run();

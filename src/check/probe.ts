@@ -135,7 +135,7 @@ export async function probe(plan: Plan, log: Log): Promise<Probed> {
   log.step(`probe: block 0 of ${basename(model.dir)} -> ${runDir}`);
   log.step(`isolation: ${iso.detail}`);
   const refRoot = refCacheRoot(plan);
-  const { python } = await runProbe(pythonCandidates(plan.python), {
+  const { python } = await runProbe(pythonCandidates(plan.python, process.env, { airRoot: model.airRoot, modelDir: model.dir }), {
     subcommand: 'check',
     args: [...blockArgs(modelOptions(plan, model.dir), runDir), '--events', ...runOptions(plan), '--ref-cache', refRoot ?? 'none'],
     runDir, timeoutSec: plan.timeoutSec, extraEnv: { ...(iso.mode === 'uid' ? { NPU_BLOCK_GATE_UMASK: '002' } : {}), ...plan.probeEnv },
@@ -145,6 +145,7 @@ export async function probe(plan: Plan, log: Log): Promise<Probed> {
   }, {
     onLine: (line) => log.step(`probe: ${line}`),
     onPython: (p) => log.step(`python: ${describePython(p)}`),
+    onSkip: (c, why) => log.step(`python: passed over ${c.command}${c.why ? ` (${c.why})` : ''}: ${why}`),
     onEvent: (ev) => {
       if (ev.event !== 'config') return;
       kernels = plan.cache ? restoreKernels(model, runDir, cacheRootOf(plan), log) : null;
@@ -163,13 +164,14 @@ export async function probe(plan: Plan, log: Log): Promise<Probed> {
 }
 
 /** `npu-block-gate plan`: the probe's static plan (Steps 1-2, preflight), as text or JSON. */
-export async function planModel(plan: Plan, json: boolean): Promise<string> {
+export async function planModel(plan: Plan, json: boolean, log?: Log): Promise<string> {
   if (!plan.modelDir) throw new InputError('plan needs --model-dir DIR');
   const model = modelDirAt(plan.modelDir);
-  const r = await runProbe(pythonCandidates(plan.python), {
+  const r = await runProbe(pythonCandidates(plan.python, process.env, { airRoot: model.airRoot, modelDir: model.dir }), {
     subcommand: 'plan', args: [...modelArgs(modelOptions(plan, model.dir)), ...(json ? ['--json'] : [])],
     runDir: null, timeoutSec: plan.timeoutSec, extraEnv: plan.probeEnv,
-  }, { onLine: () => undefined });
+  }, { onLine: () => undefined, onSkip: (c, why) => log?.step(`python: passed over ${c.command}${c.why ? ` (${c.why})` : ''}: ${why}`) });
+  log?.step(`python: ${r.python.command} (from ${r.python.why ?? r.python.source})`);
   return r.stdout;
 }
 

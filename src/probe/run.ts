@@ -56,6 +56,8 @@ export interface ProbeHandlers {
   onEvent?: (ev: ProbeEvent) => Promise<object | void> | object | void;
   /** The Python the probe runs on, as soon as it says (check --events). */
   onPython?: (p: PythonInfo) => void;
+  /** A candidate Python passed over, and why (the next is tried). */
+  onSkip?: (c: PythonCandidate, why: string) => void;
 }
 
 export interface ProbeResult {
@@ -119,17 +121,18 @@ export function blockArgs(m: ModelArgs, runDir: string): string[] {
  */
 export async function runProbe(python: PythonInfo | PythonCandidate[] | string | null, a: ProbeArgs, h: ProbeHandlers): Promise<ProbeResult> {
   const candidates = Array.isArray(python) ? python
-    : python && typeof python === 'object' ? [{ command: python.executable, source: python.source }]
+    : python && typeof python === 'object' ? [{ command: python.executable, source: python.source, why: python.why }]
       : pythonCandidates(python);
   const tried: string[] = [];
   for (const c of candidates) {
-    const r = await runOnce(c, a, h);
+    const r = c.skip ? { kind: 'skip' as const, why: c.skip } : await runOnce(c, a, h);
     if (r.kind === 'ok') return { python: r.python, stdout: r.stdout };
     if (c.source === 'option') throw new InputError(`--python ${c.command}: ${r.why}`);
     if (c.source === 'env') throw new InputError(`NPU_BLOCK_GATE_PYTHON=${c.command}: ${r.why}`);
     tried.push(`${c.command} (${r.why})`);
+    h.onSkip?.(c, r.why);
   }
-  throw new InfraError(`no Python with numpy found: tried ${tried.join(', ')}; pass --python or set NPU_BLOCK_GATE_PYTHON`);
+  throw new InfraError(`no Python with numpy found: tried ${tried.join(', ')}; activate your mlir-air environment (e.g. source airenv/bin/activate), pass --python or set NPU_BLOCK_GATE_PYTHON`);
 }
 
 type Once = { kind: 'ok'; python: PythonInfo; stdout: string } | { kind: 'skip'; why: string };
@@ -174,7 +177,7 @@ function runOnce(c: PythonCandidate, a: ProbeArgs, h: ProbeHandlers): Promise<On
       // Its own process group: a timeout or a cancel stops the probe and everything it started.
       detached: true,
     });
-    let python: PythonInfo = { command: c.command, executable: c.command, version: '?', numpy: '?', source: c.source };
+    let python: PythonInfo = { command: c.command, executable: c.command, version: '?', numpy: '?', source: c.source, why: c.why };
     let lastError = '';
     let failure: unknown = null;
     let timedOut = false;
@@ -185,7 +188,7 @@ function runOnce(c: PythonCandidate, a: ProbeArgs, h: ProbeHandlers): Promise<On
     let pending: Promise<unknown> = Promise.resolve();
     const onEvent = (ev: ProbeEvent) => {
       if (ev.event === 'python') {
-        python = { command: c.command, executable: String(ev.executable), version: String(ev.version), numpy: String(ev.numpy), source: c.source };
+        python = { command: c.command, executable: String(ev.executable), version: String(ev.version), numpy: String(ev.numpy), source: c.source, why: c.why };
         h.onPython?.(python);
       }
       if (!h.onEvent) return;
