@@ -7,7 +7,7 @@ import { parsePromptStyle, parseThreshold, parseTimeout, parseCommit, parsePosit
 import { check, errorReport, planModel, type CheckResult } from './check/index.ts';
 import { TOOL } from './tool.ts';
 import { stderrLog } from './log.ts';
-import { renderTerminal } from './report/terminal.ts';
+import { renderTerminal, wantsColor } from './report/terminal.ts';
 import { toJson } from './report/json.ts';
 import { agentMain } from './agent/cli.ts';
 
@@ -256,7 +256,7 @@ export async function main(argv: string[], out: NodeJS.WritableStream = process.
     const result: CheckResult = await check(plan, { log });
     // The documents could not be written: said as an error, with the verdict that stands below it.
     if (result.docsError) err.write(`npu-block-gate: error: ${oneLine(result.docsError)} (the verdict stands; the documents were not written)\n`);
-    out.write(json ? toJson(result.report) : `\n${renderTerminal(result.report)}\n  run dir: ${result.runDir}\n`);
+    out.write(json ? toJson(result.report) : `\n${renderTerminal(result.report, { color: wantsColor(out as { isTTY?: boolean }) })}\n  run dir: ${result.runDir}\n`);
     return result.exitCode;
   } catch (e) {
     const code = e instanceof GateError ? e.exitCode : EXIT.infra;

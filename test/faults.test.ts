@@ -22,6 +22,8 @@ import { openTensor } from '../src/tensor/index.ts';
 import { InputError } from '../src/errors.ts';
 import { NPZ_MAX_INFLATED } from '../src/tensor/npz.ts';
 import { fromJson } from '../src/report/json.ts';
+import { main } from '../src/cli.ts';
+import { Writable } from 'node:stream';
 import { prepareRunDir } from '../src/check/rundir.ts';
 import { renderTerminal } from '../src/report/terminal.ts';
 import type { Report } from '../src/record/report.ts';
@@ -1080,6 +1082,47 @@ test('issue 16 (newcomer): check and plan find the environment mlir-air\'s docs 
   const p = await withEnvVars({ NPU_BLOCK_GATE_PYTHON: undefined, VIRTUAL_ENV: undefined }, () => cli(['plan', '--model-dir', tree.model('tiny_llama')]));
   assert.is(p.code, 0, p.err);
   assert.match(p.err, new RegExp(`python: ${tree.root}/sandbox/bin/python3 \\(from ${tree.root}/sandbox, in the mlir-air tree`));
+});
+
+test('issue 16 (newcomer): a PASS shows only what helps: no empty-lens line, SQNR and max_rel as information', async () => {
+  const ref = refValues();
+  ref[0][0] = 1e-7;
+  const noise = (() => { let x = 5; return () => ((x = (x * 1103515245 + 12345) % 2147483648) / 2147483648 - 0.5) * 0.04; })();
+  const npu = [...ref.map((row) => row.map((v) => v + noise())), ...refValues(PADDED - REAL_LEN, COLS, 3)];
+  const f = fixture({
+    ref, npu,
+    probe: (p) => { p.boundaries = { source: 'returned', table: null, emulated: true, reference: null, layout: 'seq-first', entries: [], unpaired: [{ name: 'q', side: 'npu', reason: 'the reference is emulated: no HF model to hook' }] }; },
+  });
+  const r = await report(f, ['--no-docs']);
+  assert.is(r.code, 0, r.err);
+  assert.match(r.out, /^PASS/m);
+  const json = fromJson<Report>((await report(f, ['--no-docs', '--json'])).out);
+  assert.ok(json.metrics!.errors.sqnrDb < 40 && json.metrics!.errors.maxRel > 1000, JSON.stringify(json.metrics!.errors));
+  assert.not.match(r.out, /lens: no boundary pairs/);
+  assert.not.match(r.out, /< 40 dB/);
+  assert.match(r.out, /errors \(informational\) .* max_rel \S+ \(where the reference is near 0\)/);
+});
+
+test('issue 16 (newcomer): colour on a terminal, none with NO_COLOR or when piped', async () => {
+  const f = fixture();
+  const tty = (): { w: NodeJS.WritableStream; text: () => string } => {
+    let text = '';
+    const w = Object.assign(new Writable({ write(c, _e, cb) { text += c; cb(); } }), { isTTY: true });
+    return { w: w as unknown as NodeJS.WritableStream, text: () => text };
+  };
+  const run = async (env: Record<string, string | undefined>) => {
+    const out = tty();
+    const err = tty();
+    const code = await withEnvVars(env, () => main(['report', '--run-dir', f.runDir, '--no-docs'], out.w, err.w));
+    assert.is(code, 0, err.text());
+    return out.text();
+  };
+  const colored = await run({ NO_COLOR: undefined, TERM: 'xterm' });
+  assert.match(colored, /\x1b\[1m\x1b\[32mPASS\x1b\[0m {2}tiny_m/);
+  assert.match(colored, /G1 .*\x1b\[32mPASS\x1b\[0m/);
+  assert.not.match(await run({ NO_COLOR: '1', TERM: 'xterm' }), /\x1b/);
+  assert.not.match(await run({ NO_COLOR: undefined, TERM: 'dumb' }), /\x1b/);
+  assert.not.match((await report(f, ['--no-docs'])).out, /\x1b/, 'piped: no colour');
 });
 
 test.run();

@@ -1,7 +1,7 @@
 // Plain-text rendering for the terminal: the verdict, the gates, the numbers that matter.
 import type { Report } from '../record/report.ts';
 import { isolationText } from './markdown.ts';
-import { fmtCos, fmtSci, fmtSqnr, fmtRatio, fmtRun } from '../text/format.ts';
+import { fmtCos, fmtDb, fmtSci, fmtSqnr, fmtRatio, fmtRun } from '../text/format.ts';
 import { formatThreshold, SQNR_GOOD_DB } from '../seed/thresholds.ts';
 import { logLine, plain } from '../text/escape.ts';
 import type { LensNamed, LensReport } from '../record/lens.ts';
@@ -26,10 +26,37 @@ function pad(rows: string[][]): string[] {
  * The report as terminal text. Every foreign string is cut to one bounded line without control
  * characters, and no line can start a GitHub workflow command (the CLI also runs in CI logs).
  */
-export function renderTerminal(r: Report): string {
-  return logLine(terminalLines(r).join('\n'));
+export function renderTerminal(r: Report, o: { color?: boolean } = {}): string {
+  const text = logLine(terminalLines(r).join('\n'));
+  return o.color ? colored(text) : text;
 }
 
+const SGR = { green: '\x1b[32m', red: '\x1b[31m', yellow: '\x1b[33m', bold: '\x1b[1m', reset: '\x1b[0m' } as const;
+const paint = (s: string, ...codes: string[]) => `${codes.join('')}${s}${SGR.reset}`;
+
+/**
+ * The verdict, the gate results and the warnings in colour (a terminal; the CLI decides: a TTY, and
+ * no NO_COLOR). Applied to the finished text, whose foreign strings logLine already cleaned, so
+ * nothing a file says can add an escape sequence.
+ */
+function colored(text: string): string {
+  const word: Record<string, string> = { PASS: SGR.green, FAIL: SGR.red, ERROR: SGR.red, SKIP: SGR.yellow };
+  return text.split('\n').map((l, i) => {
+    if (i === 0) return l.replace(/^(PASS|FAIL|ERROR)\b/, (w) => paint(w, SGR.bold, word[w]));
+    if (/^ {2}G\d /.test(l)) return l.replace(/(PASS|FAIL|SKIP)$/, (w) => paint(w, word[w]));
+    if (/^ {2}warning: /.test(l)) return l.replace(/^( {2})(warning:)/, (_m, a: string, w: string) => `${a}${paint(w, SGR.yellow)}`);
+    if (/^ {4}\d{2} .* (UNDER|ERROR)$/.test(l)) return l.replace(/(UNDER|ERROR)$/, (w) => paint(w, SGR.red));
+    return l;
+  }).join('\n');
+}
+
+/** Colour for a stream: a terminal, unless NO_COLOR is set (no-color.org) or TERM is dumb. */
+export function wantsColor(stream: { isTTY?: boolean }, env: NodeJS.ProcessEnv = process.env): boolean {
+  return !!stream.isTTY && !env.NO_COLOR && env.TERM !== 'dumb';
+}
+
+/** SQNR as information: the 40 dB "very good" mark is named on a FAIL only (on a PASS it is noise). */
+const sqnr = (r: Report, db: number) => (r.outcome === 'pass' ? fmtDb(db) : fmtSqnr(db, SQNR_GOOD_DB));
 const hint = (h: Hint | null) => (h ? `: likely ${f(h.cause)}; ${f(h.where)}` : '');
 const low = (x: { wholeCosine: number; perPositionMin: number }) => Math.min(x.wholeCosine, x.perPositionMin);
 
@@ -57,6 +84,8 @@ function byPosition(row: LensReport['rows'][number]): string {
 function lensLines(r: Report): string[] {
   const lens = r.lens;
   if (!lens) return [];
+  // A PASS shows only what helps: a lens with nothing to judge says nothing here (report.md says why).
+  if (!lens.rows.length && r.outcome === 'pass') return [];
   const out: string[] = [''];
   if (!lens.rows.length) {
     out.push(`  lens: no boundary pairs to judge${lens.unpaired.length ? ` (${lens.unpaired.length} with one side only: ${f(lens.unpaired[0].reason)})` : ''}`);
@@ -132,7 +161,9 @@ function terminalLines(r: Report): string[] {
     const pp = m.perPosition;
     out.push('');
     out.push(`  per-position cosine  min ${fmtCos(pp.min)}  p5 ${fmtCos(pp.p5)}  median ${fmtCos(pp.median)}  mean ${fmtCos(pp.mean)}  (${m.realLen} real rows of ${m.npuRows})`);
-    out.push(`  errors  max_abs ${fmtSci(e.maxAbs)}  mean_abs ${fmtSci(e.meanAbs)}  max_rel ${fmtSci(e.maxRel)}  mean_rel ${fmtSci(e.meanRel)}  mean_rel_L1 ${fmtSci(e.meanRelL1)}  SQNR ${fmtSqnr(e.sqnrDb, SQNR_GOOD_DB)}  norm ratio ${fmtRatio(e.normRatio)}`);
+    // Information, worded so: on a PASS no bar is flagged; max_rel is large wherever the reference is near 0.
+    const rel = `${fmtSci(e.maxRel)}${e.maxRel > 1 ? ' (where the reference is near 0)' : ''}`;
+    out.push(`  errors (informational)  max_abs ${fmtSci(e.maxAbs)}  mean_abs ${fmtSci(e.meanAbs)}  max_rel ${rel}  mean_rel ${fmtSci(e.meanRel)}  mean_rel_L1 ${fmtSci(e.meanRelL1)}  SQNR ${sqnr(r, e.sqnrDb)}  norm ratio ${fmtRatio(e.normRatio)}`);
     if (pp.badRuns.length) out.push(`  rows under threshold: ${pp.badRuns.map((b) => fmtRun(b.start, b.end)).join(', ')}${pp.badRuns.some((b) => b.end === m.realLen - 1) ? ' (tail of the prompt)' : ''}`);
     if (pp.worst.length) out.push(`  worst rows: ${pp.worst.map((w) => `${w.row}=${fmtCos(w.cosine)}`).join(' ')}`);
   }
@@ -154,7 +185,7 @@ function terminalLines(r: Report): string[] {
   if (r.layers?.length) {
     out.push('', '  every layer (informational):');
     const rows = [['layer', 'whole', 'per-pos min', 'max_abs', 'SQNR']];
-    for (const l of r.layers) rows.push([String(l.layer), fmtCos(l.wholeCosine), fmtCos(l.perPositionMin), fmtSci(l.maxAbs), fmtSqnr(l.sqnrDb, SQNR_GOOD_DB)]);
+    for (const l of r.layers) rows.push([String(l.layer), fmtCos(l.wholeCosine), fmtCos(l.perPositionMin), fmtSci(l.maxAbs), sqnr(r, l.sqnrDb)]);
     out.push(...pad(rows).map((l) => `    ${l}`));
   }
   if (r.integration) {
