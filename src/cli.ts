@@ -5,7 +5,7 @@ import { EXIT, GateError, oneLine, InputError, type ExitCode } from './errors.ts
 import { ProbeInterrupted } from './probe/run.ts';
 import { parsePromptStyle, parseThreshold, parseTimeout, parseCommit, parsePositions, parseInject, defaultRunDirName, INJECTIONS, MAX_TIMEOUT_SECONDS, type Plan } from './plan.ts';
 import { check, errorReport, planModel, type CheckResult } from './check/index.ts';
-import { TOOL } from './tool.ts';
+import { COMMAND, TOOL } from './tool.ts';
 import { stderrLog } from './log.ts';
 import { renderTerminal, wantsColor } from './report/terminal.ts';
 import { toJson } from './report/json.ts';
@@ -13,17 +13,22 @@ import { agentMain } from './agent/cli.ts';
 
 const HEAD = `npu-block-gate ${TOOL.version}: Phase 2 single-block validation for LLMs on AMD NPUs (Xilinx/mlir-air)`;
 const EXITS = 'Exit codes: 0 pass, 1 fail (a gate), 2 usage or bad input, 3 infrastructure (could not judge).';
+/** plan judges nothing: no gate can fail it. */
+const PLAN_EXITS = 'Exit codes: 0 the plan was printed (its last line says whether the model is ready), 2 usage or bad input\n(or a model Phase 2 cannot run on), 3 infrastructure (no Python with numpy, a timeout).';
+const RUN_AS = `From a clone after \`npm ci\`, run it as \`${COMMAND}\`; \`npm link\` (or a global install) also puts
+\`npu-block-gate\` itself on your PATH.`;
 
 const HELP = `${HEAD}
 
 Usage:
-  npu-block-gate plan   --model-dir DIR [options]   Steps 1-2 without an NPU: what the run needs, integration path, workarounds
-  npu-block-gate check  --model-dir DIR [options]   run block 0 on the NPU and the HF bf16 reference, judge, document
-  npu-block-gate report --run-dir DIR [options]     judge an existing run dir (no Python needed)
-  npu-block-gate agent setup|doctor|status|lock|hooks|drain|undrain|cache ...  runner side (agent --help)
-  npu-block-gate help [command] | <command> --help | --version
+  ${COMMAND} plan   --model-dir DIR [options]   Steps 1-2 without an NPU: what the run needs, integration path, workarounds
+  ${COMMAND} check  --model-dir DIR [options]   run block 0 on the NPU and the HF bf16 reference, judge, document
+  ${COMMAND} report --run-dir DIR [options]     judge an existing run dir (no Python needed)
+  ${COMMAND} agent setup|doctor|status|lock|hooks|drain|undrain|cache ...  runner side (agent --help)
+  ${COMMAND} help [command] | <command> --help | --version
 
-Each command's options: npu-block-gate <command> --help.
+${RUN_AS}
+Each command's options: ${COMMAND} <command> --help.
 ${EXITS}
 Gates: G1 whole cosine >= 0.99; G2 per-position min >= T(head_dim) on real tokens (0.99 at 64, 0.98 at 128,
 0.97 at 256); G3 no NaN/Inf in the NPU output; G4 result documented in phase2_block.md.
@@ -40,7 +45,7 @@ const NUMBERS = 'Numbers are decimal (0.98; not 0x1 or 1e-2), as --opt X or --op
 
 const PLAN_HELP = `${HEAD}
 
-Usage: npu-block-gate plan --model-dir DIR [options]
+Usage: ${COMMAND} plan --model-dir DIR [options]
 
 Reads the model dir without importing it (Python + numpy, no NPU, no network, seconds) and prints
 the preflight, seed Steps 1-2, Phase 1 coverage, the make-diagnosis defaults and the kernel cache.
@@ -52,12 +57,12 @@ ${MODEL_OPTIONS}
   --timeout SECONDS      stop after this long (at most ${MAX_TIMEOUT_SECONDS})
 
 A model Phase 2 cannot run on is one line and exit 2.
-${EXITS}
+${PLAN_EXITS}
 `;
 
 const CHECK_HELP = `${HEAD}
 
-Usage: npu-block-gate check --model-dir DIR [options]
+Usage: ${COMMAND} check --model-dir DIR [options]
 
 Runs block 0 on the NPU and the HF bf16 reference (one Python process), judges layer-0 ffn_out
 against G1-G3, and records the result in <model>/docs/development_progress/phase2_block.md and
@@ -94,7 +99,7 @@ ${EXITS}
 
 const REPORT_HELP = `${HEAD}
 
-Usage: npu-block-gate report --run-dir DIR [options]
+Usage: ${COMMAND} report --run-dir DIR [options]
 
 Judges an existing run dir (from check, or the Action's probe mode) without Python: probe.json is
 validated whole, the tensors must be regular files inside the run dir, then the gates, report.json,
@@ -174,23 +179,23 @@ export function parseCli(argv: string[]): { command: string; values: Values; top
   try {
     parsed = parseArgs({ args: joinNegativeValues(argv), options: OPTIONS, allowPositionals: true, strict: true });
   } catch (e) {
-    throw new InputError(`${oneLine(e).replace(/^TypeError \[[A-Z_]+\]: /, '')} (see npu-block-gate --help)`);
+    throw new InputError(`${oneLine(e).replace(/^TypeError \[[A-Z_]+\]: /, '')} (see ${COMMAND} --help)`);
   }
   const values = parsed.values as Values;
   const [command = values.version ? 'version' : 'help', ...rest] = parsed.positionals;
   if (command === 'help' || command === 'version') return { command, values, topic: rest[0] };
   if (!(command in ALLOWED)) throw new InputError(`unknown command ${JSON.stringify(command)} (commands: plan, check, report, agent, help)`);
-  if (rest.length) throw new InputError(`unexpected argument ${JSON.stringify(rest[0])} (see npu-block-gate ${command} --help)`);
+  if (rest.length) throw new InputError(`unexpected argument ${JSON.stringify(rest[0])} (see ${COMMAND} ${command} --help)`);
   for (const k of Object.keys(values)) {
-    if (!ALLOWED[command].includes(k) && k !== 'version') throw new InputError(`option --${k} does not apply to ${command} (see npu-block-gate ${command} --help)`);
+    if (!ALLOWED[command].includes(k) && k !== 'version') throw new InputError(`option --${k} does not apply to ${command} (see ${COMMAND} ${command} --help)`);
   }
   return { command, values };
 }
 
 export function planFrom(command: string, v: Values, now = new Date()): Plan {
-  if ((command === 'check' || command === 'plan') && !v['model-dir']) throw new InputError(`${command} needs --model-dir DIR (see npu-block-gate ${command} --help)`);
+  if ((command === 'check' || command === 'plan') && !v['model-dir']) throw new InputError(`${command} needs --model-dir DIR (see ${COMMAND} ${command} --help)`);
   if (v['cpu-attn'] && v['npu-attn']) throw new InputError('--cpu-attn and --npu-attn exclude each other');
-  if (command === 'report' && !v['run-dir']) throw new InputError('report needs --run-dir DIR (see npu-block-gate report --help)');
+  if (command === 'report' && !v['run-dir']) throw new InputError(`report needs --run-dir DIR (see ${COMMAND} report --help)`);
   if (v.inject !== undefined && !v.emulate) throw new InputError('--inject needs --emulate (bugs are injected into the emulated NPU only)');
   const modelDir = v['model-dir'] ?? null;
   const runDir = command === 'report' ? v['run-dir']! : v.out ?? defaultRunDirName(basename(resolve(modelDir!)), now);

@@ -628,7 +628,7 @@ test('point 10: check, report and plan --help each print their own help; help <c
     for (const args of [[cmd, '--help'], ['help', cmd], [cmd, '-h']]) {
       const r = await cli(args);
       assert.is(r.code, 0);
-      assert.match(r.out, new RegExp(`^npu-block-gate .*\\n\\nUsage: npu-block-gate ${cmd} `), `${args}`);
+      assert.match(r.out, new RegExp(`^npu-block-gate .*\\n\\nUsage: npx npu-block-gate ${cmd} `), `${args}`);
     }
   }
   assert.match((await cli(['check', '--help'])).out, /--force/);
@@ -1123,6 +1123,29 @@ test('issue 16 (newcomer): colour on a terminal, none with NO_COLOR or when pipe
   assert.not.match(await run({ NO_COLOR: '1', TERM: 'xterm' }), /\x1b/);
   assert.not.match(await run({ NO_COLOR: undefined, TERM: 'dumb' }), /\x1b/);
   assert.not.match((await report(f, ['--no-docs'])).out, /\x1b/, 'piped: no colour');
+});
+
+test('issue 16 (newcomer): the command the README and --help use runs from a clone after npm ci (npx); plan --help lists only exit codes that apply', async () => {
+  const pkg = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8'));
+  assert.is(pkg.bin['npu-block-gate'], 'dist/cli.js');
+  assert.match(readFileSync(join(REPO, 'dist/cli.js'), 'utf8'), /^#!\/usr\/bin\/env node\n/);
+  const help = (await cli(['--help'])).out;
+  assert.match(help, /^ {2}npx npu-block-gate check {2}--model-dir DIR/m);
+  assert.match(help, /run it as `npx npu-block-gate`/);
+  const npx = spawnSync('npx', ['--no-install', 'npu-block-gate', '--version'], { cwd: REPO, encoding: 'utf8', timeout: 120_000 });
+  assert.is(npx.status, 0, `${npx.error ?? ''} ${npx.stderr}`);
+  assert.is(npx.stdout.trim(), pkg.version);
+  // Every command the README tells a user to type runs as written: npx, npm, or node dist/cli.js.
+  const readme = readFileSync(join(REPO, 'README.md'), 'utf8');
+  const typed = [...readme.matchAll(/```sh\n([\s\S]*?)```/g)].flatMap((m) => m[1].split('\n')).filter((l) => /^\S/.test(l));
+  assert.ok(typed.length > 3, typed.join('\n'));
+  for (const l of typed) assert.not.match(l, /^npu-block-gate /, `README: ${l}`);
+  assert.match(readme, /npx npu-block-gate plan --model-dir/);
+  // plan judges nothing: its help lists no gate failure.
+  const plan = (await cli(['plan', '--help'])).out;
+  assert.match(plan, /Exit codes: 0 the plan was printed/);
+  assert.not.match(plan, /1 fail|\bgate\b.*exit/);
+  assert.match((await cli(['check', '--help'])).out, /Exit codes: 0 pass, 1 fail \(a gate\)/);
 });
 
 test.run();
