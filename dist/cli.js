@@ -53,8 +53,8 @@ var require_dist = __commonJS({
       C.prototype = /* @__PURE__ */ Object.create(null);
       return C;
     })();
-    function format(obj2) {
-      const { type, parameters } = obj2;
+    function format(obj3) {
+      const { type, parameters } = obj3;
       if (!type || !TYPE_REGEXP.test(type)) {
         throw new TypeError(`Invalid type: ${type}`);
       }
@@ -108,20 +108,20 @@ var require_dist = __commonJS({
             index = skipOWS(header, index + 1, len);
             if (index < len && header.charCodeAt(index) === DQUOTE) {
               index++;
-              let value = "";
+              let value2 = "";
               while (index < len) {
                 const code3 = header.charCodeAt(index++);
                 if (code3 === DQUOTE) {
                   index = skipValue(header, index, len, stopChar);
                   if (parameters[key] === void 0)
-                    parameters[key] = value;
+                    parameters[key] = value2;
                   break;
                 }
                 if (code3 === BSLASH && index < len) {
-                  value += header[index++];
+                  value2 += header[index++];
                   continue;
                 }
-                value += String.fromCharCode(code3);
+                value2 += String.fromCharCode(code3);
               }
               continue parameter;
             }
@@ -138,9 +138,9 @@ var require_dist = __commonJS({
       }
       return { type, index, parameters };
     }
-    function skipValue(str3, index, len, stopChar) {
+    function skipValue(str4, index, len, stopChar) {
       while (index < len) {
-        const code2 = str3.charCodeAt(index);
+        const code2 = str4.charCodeAt(index);
         if (code2 === SEMI || code2 === stopChar)
           break;
         index++;
@@ -165,12 +165,12 @@ var require_dist = __commonJS({
       }
       return end;
     }
-    function qstring(str3) {
-      if (TOKEN_REGEXP.test(str3))
-        return str3;
-      if (TEXT_REGEXP.test(str3))
-        return `"${str3.replace(QUOTE_REGEXP, "\\$&")}"`;
-      throw new TypeError(`Invalid parameter value: ${str3}`);
+    function qstring(str4) {
+      if (TOKEN_REGEXP.test(str4))
+        return str4;
+      if (TEXT_REGEXP.test(str4))
+        return `"${str4.replace(QUOTE_REGEXP, "\\$&")}"`;
+      throw new TypeError(`Invalid parameter value: ${str4}`);
     }
   }
 });
@@ -217,14 +217,14 @@ var require_light = __commonJS({
           this._last = null;
           this.length = 0;
         }
-        push(value) {
+        push(value2) {
           var node;
           this.length++;
           if (typeof this.incr === "function") {
             this.incr();
           }
           node = {
-            value,
+            value: value2,
             prev: this._last,
             next: null
           };
@@ -237,7 +237,7 @@ var require_light = __commonJS({
           return void 0;
         }
         shift() {
-          var value;
+          var value2;
           if (this._first == null) {
             return;
           } else {
@@ -246,13 +246,13 @@ var require_light = __commonJS({
               this.decr();
             }
           }
-          value = this._first.value;
+          value2 = this._first.value;
           if ((this._first = this._first.next) != null) {
             this._first.prev = null;
           } else {
             this._last = null;
           }
-          return value;
+          return value2;
         }
         first() {
           if (this._first != null) {
@@ -516,7 +516,7 @@ var require_light = __commonJS({
           return this.Events.trigger("scheduled", { args: this.args, options: this.options });
         }
         async doExecute(chained, clearGlobalState, run, free) {
-          var error, eventInfo, passed;
+          var error, eventInfo, passed2;
           if (this.retryCount === 0) {
             this._assertStatus("RUNNING");
             this._states.next(this.options.id);
@@ -526,12 +526,12 @@ var require_light = __commonJS({
           eventInfo = { args: this.args, options: this.options, retryCount: this.retryCount };
           this.Events.trigger("executing", eventInfo);
           try {
-            passed = await (chained != null ? chained.schedule(this.options, this.task, ...this.args) : this.task(...this.args));
+            passed2 = await (chained != null ? chained.schedule(this.options, this.task, ...this.args) : this.task(...this.args));
             if (clearGlobalState()) {
               this.doDone(eventInfo);
               await free(this.options, eventInfo);
               this._assertStatus("DONE");
-              return this._resolve(passed);
+              return this._resolve(passed2);
             }
           } catch (error1) {
             error = error1;
@@ -628,8 +628,8 @@ var require_light = __commonJS({
           return this.Promise.resolve();
         }
         yieldLoop(t = 0) {
-          return new this.Promise(function(resolve15, reject) {
-            return setTimeout(resolve15, t);
+          return new this.Promise(function(resolve16, reject) {
+            return setTimeout(resolve16, t);
           });
         }
         computePenalty() {
@@ -840,15 +840,15 @@ var require_light = __commonJS({
           return this._queue.length === 0;
         }
         async _tryToRun() {
-          var args, cb, error, reject, resolve15, returned, task;
+          var args, cb, error, reject, resolve16, returned, task;
           if (this._running < 1 && this._queue.length > 0) {
             this._running++;
-            ({ task, args, resolve: resolve15, reject } = this._queue.shift());
+            ({ task, args, resolve: resolve16, reject } = this._queue.shift());
             cb = await (async function() {
               try {
                 returned = await task(...args);
                 return function() {
-                  return resolve15(returned);
+                  return resolve16(returned);
                 };
               } catch (error1) {
                 error = error1;
@@ -863,13 +863,13 @@ var require_light = __commonJS({
           }
         }
         schedule(task, ...args) {
-          var promise, reject, resolve15;
-          resolve15 = reject = null;
+          var promise, reject, resolve16;
+          resolve16 = reject = null;
           promise = new this.Promise(function(_resolve, _reject) {
-            resolve15 = _resolve;
+            resolve16 = _resolve;
             return reject = _reject;
           });
-          this._queue.push({ task, args, resolve: resolve15, reject });
+          this._queue.push({ task, args, resolve: resolve16, reject });
           this._tryToRun();
           return promise;
         }
@@ -1270,14 +1270,14 @@ var require_light = __commonJS({
                 counts = this._states.counts;
                 return counts[0] + counts[1] + counts[2] + counts[3] === at;
               };
-              return new this.Promise((resolve15, reject) => {
+              return new this.Promise((resolve16, reject) => {
                 if (finished()) {
-                  return resolve15();
+                  return resolve16();
                 } else {
                   return this.on("done", () => {
                     if (finished()) {
                       this.removeAllListeners("done");
-                      return resolve15();
+                      return resolve16();
                     }
                   });
                 }
@@ -1370,9 +1370,9 @@ var require_light = __commonJS({
               options = parser$5.load(options, this.jobDefaults);
             }
             task = (...args2) => {
-              return new this.Promise(function(resolve15, reject) {
+              return new this.Promise(function(resolve16, reject) {
                 return fn(...args2, function(...args3) {
-                  return (args3[0] != null ? reject : resolve15)(args3);
+                  return (args3[0] != null ? reject : resolve16)(args3);
                 });
               });
             };
@@ -2064,7 +2064,7 @@ var require_tree = __commonJS({
        * @param {any} value
        * @param {number} index
        */
-      constructor(key, value, index) {
+      constructor(key, value2, index) {
         if (index === void 0 || index >= key.length) {
           throw new TypeError("Unreachable");
         }
@@ -2073,16 +2073,16 @@ var require_tree = __commonJS({
           throw new TypeError("key must be ascii string");
         }
         if (key.length !== ++index) {
-          this.middle = new _TstNode(key, value, index);
+          this.middle = new _TstNode(key, value2, index);
         } else {
-          this.value = value;
+          this.value = value2;
         }
       }
       /**
        * @param {string} key
        * @param {any} value
        */
-      add(key, value) {
+      add(key, value2) {
         const length = key.length;
         if (length === 0) {
           throw new TypeError("Unreachable");
@@ -2096,25 +2096,25 @@ var require_tree = __commonJS({
           }
           if (node.code === code2) {
             if (length === ++index) {
-              node.value = value;
+              node.value = value2;
               break;
             } else if (node.middle !== null) {
               node = node.middle;
             } else {
-              node.middle = new _TstNode(key, value, index);
+              node.middle = new _TstNode(key, value2, index);
               break;
             }
           } else if (node.code < code2) {
             if (node.left !== null) {
               node = node.left;
             } else {
-              node.left = new _TstNode(key, value, index);
+              node.left = new _TstNode(key, value2, index);
               break;
             }
           } else if (node.right !== null) {
             node = node.right;
           } else {
-            node.right = new _TstNode(key, value, index);
+            node.right = new _TstNode(key, value2, index);
             break;
           }
         }
@@ -2153,11 +2153,11 @@ var require_tree = __commonJS({
        * @param {string} key
        * @param {any} value
        * */
-      insert(key, value) {
+      insert(key, value2) {
         if (this.node === null) {
-          this.node = new TstNode(key, value, 0);
+          this.node = new TstNode(key, value2, 0);
         } else {
-          this.node.add(key, value);
+          this.node.add(key, value2);
         }
       }
       /**
@@ -2232,8 +2232,8 @@ var require_util = __commonJS({
     }
     function nop() {
     }
-    function isStream(obj2) {
-      return obj2 && typeof obj2 === "object" && typeof obj2.pipe === "function" && typeof obj2.on === "function";
+    function isStream(obj3) {
+      return obj3 && typeof obj3 === "object" && typeof obj3.pipe === "function" && typeof obj3.on === "function";
     }
     function isBlobLike(object) {
       if (object === null) {
@@ -2258,11 +2258,11 @@ var require_util = __commonJS({
       return url;
     }
     function isValidPort(port) {
-      const value = parseInt(port, 10);
-      return value === Number(port) && value >= 0 && value <= 65535;
+      const value2 = parseInt(port, 10);
+      return value2 === Number(port) && value2 >= 0 && value2 <= 65535;
     }
-    function isHttpOrHttpsPrefixed(value) {
-      return value != null && value[0] === "h" && value[1] === "t" && value[2] === "t" && value[3] === "p" && (value[4] === ":" || value[4] === "s" && value[5] === ":");
+    function isHttpOrHttpsPrefixed(value2) {
+      return value2 != null && value2[0] === "h" && value2[1] === "t" && value2[2] === "t" && value2[3] === "p" && (value2[4] === ":" || value2[4] === "s" && value2[5] === ":");
     }
     function parseURL(url) {
       if (typeof url === "string") {
@@ -2338,14 +2338,14 @@ var require_util = __commonJS({
       }
       return servername;
     }
-    function deepClone(obj2) {
-      return JSON.parse(JSON.stringify(obj2));
+    function deepClone(obj3) {
+      return JSON.parse(JSON.stringify(obj3));
     }
-    function isAsyncIterable(obj2) {
-      return !!(obj2 != null && typeof obj2[Symbol.asyncIterator] === "function");
+    function isAsyncIterable(obj3) {
+      return !!(obj3 != null && typeof obj3[Symbol.asyncIterator] === "function");
     }
-    function isIterable(obj2) {
-      return !!(obj2 != null && (typeof obj2[Symbol.iterator] === "function" || typeof obj2[Symbol.asyncIterator] === "function"));
+    function isIterable(obj3) {
+      return !!(obj3 != null && (typeof obj3[Symbol.iterator] === "function" || typeof obj3[Symbol.asyncIterator] === "function"));
     }
     function bodyLength(body) {
       if (body == null) {
@@ -2386,36 +2386,36 @@ var require_util = __commonJS({
       const m = val.toString().match(KEEPALIVE_TIMEOUT_EXPR);
       return m ? parseInt(m[1], 10) * 1e3 : null;
     }
-    function headerNameToString(value) {
-      return typeof value === "string" ? headerNameLowerCasedRecord[value] ?? value.toLowerCase() : tree.lookup(value) ?? value.toString("latin1").toLowerCase();
+    function headerNameToString(value2) {
+      return typeof value2 === "string" ? headerNameLowerCasedRecord[value2] ?? value2.toLowerCase() : tree.lookup(value2) ?? value2.toString("latin1").toLowerCase();
     }
-    function bufferToLowerCasedHeaderName(value) {
-      return tree.lookup(value) ?? value.toString("latin1").toLowerCase();
+    function bufferToLowerCasedHeaderName(value2) {
+      return tree.lookup(value2) ?? value2.toString("latin1").toLowerCase();
     }
-    function parseHeaders(headers, obj2) {
-      if (obj2 === void 0) obj2 = {};
+    function parseHeaders(headers, obj3) {
+      if (obj3 === void 0) obj3 = {};
       for (let i = 0; i < headers.length; i += 2) {
         const key = headerNameToString(headers[i]);
-        let val = obj2[key];
+        let val = obj3[key];
         if (val) {
           if (typeof val === "string") {
             val = [val];
-            obj2[key] = val;
+            obj3[key] = val;
           }
           val.push(headers[i + 1].toString("utf8"));
         } else {
           const headersValue = headers[i + 1];
           if (typeof headersValue === "string") {
-            obj2[key] = headersValue;
+            obj3[key] = headersValue;
           } else {
-            obj2[key] = Array.isArray(headersValue) ? headersValue.map((x) => x.toString("utf8")) : headersValue.toString("utf8");
+            obj3[key] = Array.isArray(headersValue) ? headersValue.map((x) => x.toString("utf8")) : headersValue.toString("utf8");
           }
         }
       }
-      if ("content-length" in obj2 && "content-disposition" in obj2) {
-        obj2["content-disposition"] = Buffer.from(obj2["content-disposition"]).toString("latin1");
+      if ("content-length" in obj3 && "content-disposition" in obj3) {
+        obj3["content-disposition"] = Buffer.from(obj3["content-disposition"]).toString("latin1");
       }
-      return obj2;
+      return obj3;
     }
     function parseRawHeaders(headers) {
       const len = headers.length;
@@ -2505,14 +2505,14 @@ var require_util = __commonJS({
             iterator2 = iterable[Symbol.asyncIterator]();
           },
           async pull(controller) {
-            const { done, value } = await iterator2.next();
+            const { done, value: value2 } = await iterator2.next();
             if (done) {
               queueMicrotask(() => {
                 controller.close();
                 controller.byobRequest?.respond(0);
               });
             } else {
-              const buf = Buffer.isBuffer(value) ? value : Buffer.from(value);
+              const buf = Buffer.isBuffer(value2) ? value2 : Buffer.from(value2);
               if (buf.byteLength) {
                 controller.enqueue(new Uint8Array(buf));
               }
@@ -2593,17 +2593,17 @@ var require_util = __commonJS({
         size: m[3] ? parseInt(m[3]) : null
       } : null;
     }
-    function addListener(obj2, name, listener) {
-      const listeners = obj2[kListeners] ??= [];
+    function addListener(obj3, name, listener) {
+      const listeners = obj3[kListeners] ??= [];
       listeners.push([name, listener]);
-      obj2.on(name, listener);
-      return obj2;
+      obj3.on(name, listener);
+      return obj3;
     }
-    function removeAllListeners(obj2) {
-      for (const [name, listener] of obj2[kListeners] ?? []) {
-        obj2.removeListener(name, listener);
+    function removeAllListeners(obj3) {
+      for (const [name, listener] of obj3[kListeners] ?? []) {
+        obj3.removeListener(name, listener);
       }
-      obj2[kListeners] = null;
+      obj3[kListeners] = null;
     }
     function errorRequest2(client, request2, err) {
       try {
@@ -3177,8 +3177,8 @@ var require_request = __commonJS({
           this.endHandler = null;
         }
       }
-      addHeader(key, value) {
-        processHeader(this, key, value);
+      addHeader(key, value2) {
+        processHeader(this, key, value2);
         return this;
       }
     };
@@ -3208,11 +3208,11 @@ var require_request = __commonJS({
           } else if (typeof val[i] === "object") {
             throw new InvalidArgumentError(`invalid ${key} header`);
           } else {
-            const str3 = `${val[i]}`;
-            if (!isValidHeaderValue(str3)) {
+            const str4 = `${val[i]}`;
+            if (!isValidHeaderValue(str4)) {
               throw new InvalidArgumentError(`invalid ${key} header`);
             }
-            arr2.push(str3);
+            arr2.push(str4);
           }
         }
         val = arr2;
@@ -3250,11 +3250,11 @@ var require_request = __commonJS({
       } else if (headerName === "transfer-encoding" || headerName === "keep-alive" || headerName === "upgrade") {
         throw new InvalidArgumentError(`invalid ${headerName} header`);
       } else if (headerName === "connection") {
-        const value = typeof val === "string" ? val.toLowerCase() : null;
-        if (value !== "close" && value !== "keep-alive") {
+        const value2 = typeof val === "string" ? val.toLowerCase() : null;
+        if (value2 !== "close" && value2 !== "keep-alive") {
           throw new InvalidArgumentError("invalid connection header");
         }
-        if (value === "close") {
+        if (value2 === "close") {
           request2.reset = true;
         }
       } else if (headerName === "expect") {
@@ -3382,9 +3382,9 @@ var require_dispatcher_base = __commonJS({
       }
       close(callback) {
         if (callback === void 0) {
-          return new Promise((resolve15, reject) => {
+          return new Promise((resolve16, reject) => {
             this.close((err, data) => {
-              return err ? reject(err) : resolve15(data);
+              return err ? reject(err) : resolve16(data);
             });
           });
         }
@@ -3422,12 +3422,12 @@ var require_dispatcher_base = __commonJS({
           err = null;
         }
         if (callback === void 0) {
-          return new Promise((resolve15, reject) => {
+          return new Promise((resolve16, reject) => {
             this.destroy(err, (err2, data) => {
               return err2 ? (
                 /* istanbul ignore next: should never error */
                 reject(err2)
-              ) : resolve15(data);
+              ) : resolve16(data);
             });
           });
         }
@@ -3799,14 +3799,14 @@ var require_connect = __commonJS({
       const sessionCache = new SessionCache(maxCachedSessions == null ? 100 : maxCachedSessions);
       timeout = timeout == null ? 1e4 : timeout;
       allowH2 = allowH2 != null ? allowH2 : false;
-      return function connect({ hostname, host: host2, protocol, port, servername, localAddress, httpSocket }, callback) {
+      return function connect({ hostname: hostname2, host: host2, protocol, port, servername, localAddress, httpSocket }, callback) {
         let socket;
         if (protocol === "https:") {
           if (!tls) {
             tls = __require("node:tls");
           }
           servername = servername || options.servername || util.getServerName(host2) || null;
-          const sessionKey = servername || hostname;
+          const sessionKey = servername || hostname2;
           assert(sessionKey);
           const session = customSession || sessionCache.get(sessionKey) || null;
           port = port || 443;
@@ -3822,7 +3822,7 @@ var require_connect = __commonJS({
             socket: httpSocket,
             // upgrade socket connection
             port,
-            host: hostname
+            host: hostname2
           });
           socket.on("session", function(session2) {
             sessionCache.set(sessionKey, session2);
@@ -3836,14 +3836,14 @@ var require_connect = __commonJS({
             ...options,
             localAddress,
             port,
-            host: hostname
+            host: hostname2
           });
         }
         if (options.keepAlive == null || options.keepAlive) {
           const keepAliveInitialDelay = options.keepAliveInitialDelay === void 0 ? 6e4 : options.keepAliveInitialDelay;
           socket.setKeepAlive(true, keepAliveInitialDelay);
         }
-        const clearConnectTimeout = setupConnectTimeout(new WeakRef(socket), { timeout, hostname, port });
+        const clearConnectTimeout = setupConnectTimeout(new WeakRef(socket), { timeout, hostname: hostname2, port });
         socket.setNoDelay(true).once(protocol === "https:" ? "secureConnect" : "connect", function() {
           queueMicrotask(clearConnectTimeout);
           if (callback) {
@@ -3916,12 +3916,12 @@ var require_utils = __commonJS({
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
     exports.enumToMap = void 0;
-    function enumToMap(obj2) {
+    function enumToMap(obj3) {
       const res = {};
-      Object.keys(obj2).forEach((key) => {
-        const value = obj2[key];
-        if (typeof value === "number") {
-          res[key] = value;
+      Object.keys(obj3).forEach((key) => {
+        const value2 = obj3[key];
+        if (typeof value2 === "number") {
+          res[key] = value2;
         }
       });
       return res;
@@ -4734,11 +4734,11 @@ var require_data_url = __commonJS({
     }
     function collectAnHTTPQuotedString(input, position, extractValue) {
       const positionStart = position.position;
-      let value = "";
+      let value2 = "";
       assert(input[position.position] === '"');
       position.position++;
       while (true) {
-        value += collectASequenceOfCodePoints(
+        value2 += collectASequenceOfCodePoints(
           (char) => char !== '"' && char !== "\\",
           input,
           position
@@ -4750,10 +4750,10 @@ var require_data_url = __commonJS({
         position.position++;
         if (quoteOrBackslash === "\\") {
           if (position.position >= input.length) {
-            value += "\\";
+            value2 += "\\";
             break;
           }
-          value += input[position.position];
+          value2 += input[position.position];
           position.position++;
         } else {
           assert(quoteOrBackslash === '"');
@@ -4761,7 +4761,7 @@ var require_data_url = __commonJS({
         }
       }
       if (extractValue) {
-        return value;
+        return value2;
       }
       return input.slice(positionStart, position.position);
     }
@@ -4769,41 +4769,41 @@ var require_data_url = __commonJS({
       assert(mimeType !== "failure");
       const { parameters, essence } = mimeType;
       let serialization = essence;
-      for (let [name, value] of parameters.entries()) {
+      for (let [name, value2] of parameters.entries()) {
         serialization += ";";
         serialization += name;
         serialization += "=";
-        if (!HTTP_TOKEN_CODEPOINTS.test(value)) {
-          value = value.replace(/(\\|")/g, "\\$1");
-          value = '"' + value;
-          value += '"';
+        if (!HTTP_TOKEN_CODEPOINTS.test(value2)) {
+          value2 = value2.replace(/(\\|")/g, "\\$1");
+          value2 = '"' + value2;
+          value2 += '"';
         }
-        serialization += value;
+        serialization += value2;
       }
       return serialization;
     }
     function isHTTPWhiteSpace(char) {
       return char === 13 || char === 10 || char === 9 || char === 32;
     }
-    function removeHTTPWhitespace(str3, leading = true, trailing = true) {
-      return removeChars(str3, leading, trailing, isHTTPWhiteSpace);
+    function removeHTTPWhitespace(str4, leading = true, trailing = true) {
+      return removeChars(str4, leading, trailing, isHTTPWhiteSpace);
     }
     function isASCIIWhitespace(char) {
       return char === 13 || char === 10 || char === 9 || char === 12 || char === 32;
     }
-    function removeASCIIWhitespace(str3, leading = true, trailing = true) {
-      return removeChars(str3, leading, trailing, isASCIIWhitespace);
+    function removeASCIIWhitespace(str4, leading = true, trailing = true) {
+      return removeChars(str4, leading, trailing, isASCIIWhitespace);
     }
-    function removeChars(str3, leading, trailing, predicate) {
+    function removeChars(str4, leading, trailing, predicate) {
       let lead = 0;
-      let trail = str3.length - 1;
+      let trail = str4.length - 1;
       if (leading) {
-        while (lead < str3.length && predicate(str3.charCodeAt(lead))) lead++;
+        while (lead < str4.length && predicate(str4.charCodeAt(lead))) lead++;
       }
       if (trailing) {
-        while (trail > 0 && predicate(str3.charCodeAt(trail))) trail--;
+        while (trail > 0 && predicate(str4.charCodeAt(trail))) trail--;
       }
-      return lead === 0 && trail === str3.length - 1 ? str3 : str3.slice(lead, trail + 1);
+      return lead === 0 && trail === str4.length - 1 ? str4 : str4.slice(lead, trail + 1);
     }
     function isomorphicDecode(input) {
       const length = input.length;
@@ -5051,11 +5051,11 @@ var require_webidl = __commonJS({
           });
         }
         while (true) {
-          const { done, value } = method.next();
+          const { done, value: value2 } = method.next();
           if (done) {
             break;
           }
-          seq.push(converter(value, prefix, `${argument}[${index++}]`));
+          seq.push(converter(value2, prefix, `${argument}[${index++}]`));
         }
         return seq;
       };
@@ -5123,20 +5123,20 @@ var require_webidl = __commonJS({
               });
             }
           }
-          let value = dictionary[key];
+          let value2 = dictionary[key];
           const hasDefault = Object.hasOwn(options, "defaultValue");
-          if (hasDefault && value !== null) {
-            value ??= defaultValue();
+          if (hasDefault && value2 !== null) {
+            value2 ??= defaultValue();
           }
-          if (required || hasDefault || value !== void 0) {
-            value = converter(value, prefix, `${argument}.${key}`);
-            if (options.allowedValues && !options.allowedValues.includes(value)) {
+          if (required || hasDefault || value2 !== void 0) {
+            value2 = converter(value2, prefix, `${argument}.${key}`);
+            if (options.allowedValues && !options.allowedValues.includes(value2)) {
               throw webidl.errors.exception({
                 header: prefix,
-                message: `${value} is not an accepted type. Expected one of ${options.allowedValues.join(", ")}.`
+                message: `${value2} is not an accepted type. Expected one of ${options.allowedValues.join(", ")}.`
               });
             }
-            dict[key] = value;
+            dict[key] = value2;
           }
         }
         return dict;
@@ -5347,8 +5347,8 @@ var require_util2 = __commonJS({
       }
       return true;
     }
-    function normalizeBinaryStringToUtf8(value) {
-      return Buffer.from(value, "binary").toString("utf8");
+    function normalizeBinaryStringToUtf8(value2) {
+      return Buffer.from(value2, "binary").toString("utf8");
     }
     function requestCurrentURL(request2) {
       return request2.urlList[request2.urlList.length - 1];
@@ -5694,8 +5694,8 @@ var require_util2 = __commonJS({
     function createDeferredPromise() {
       let res;
       let rej;
-      const promise = new Promise((resolve15, reject) => {
-        res = resolve15;
+      const promise = new Promise((resolve16, reject) => {
+        res = resolve16;
         rej = reject;
       });
       return { promise, resolve: res, reject: rej };
@@ -5709,8 +5709,8 @@ var require_util2 = __commonJS({
     function normalizeMethod(method) {
       return normalizedMethodRecordsBase[method.toLowerCase()] ?? method;
     }
-    function serializeJavascriptValueToJSONString(value) {
-      const result = JSON.stringify(value);
+    function serializeJavascriptValueToJSONString(value2) {
+      const result = JSON.stringify(value2);
       if (result === void 0) {
         throw new TypeError("Value is not JSON serializable");
       }
@@ -5751,7 +5751,7 @@ var require_util2 = __commonJS({
               done: true
             };
           }
-          const { [keyIndex]: key, [valueIndex]: value } = values[index];
+          const { [keyIndex]: key, [valueIndex]: value2 } = values[index];
           this.#index = index + 1;
           let result;
           switch (this.#kind) {
@@ -5759,10 +5759,10 @@ var require_util2 = __commonJS({
               result = key;
               break;
             case "value":
-              result = value;
+              result = value2;
               break;
             case "key+value":
-              result = [key, value];
+              result = [key, value2];
               break;
           }
           return {
@@ -5828,8 +5828,8 @@ var require_util2 = __commonJS({
                 `Failed to execute 'forEach' on '${name}': parameter 1 is not of type 'Function'.`
               );
             }
-            for (const { 0: key, 1: value } of makeIterator(this, "key+value")) {
-              callbackfn.call(thisArg, value, key, this);
+            for (const { 0: key, 1: value2 } of makeIterator(this, "key+value")) {
+              callbackfn.call(thisArg, value2, key, this);
             }
           }
         }
@@ -5906,8 +5906,8 @@ var require_util2 = __commonJS({
       const protocol = url.protocol;
       return protocol === "http:" || protocol === "https:";
     }
-    function simpleRangeHeaderValue(value, allowWhitespace) {
-      const data = value;
+    function simpleRangeHeaderValue(value2, allowWhitespace) {
+      const data = value2;
       if (!data.startsWith("bytes")) {
         return "failure";
       }
@@ -6025,8 +6025,8 @@ var require_util2 = __commonJS({
       if (values === null) {
         return "failure";
       }
-      for (const value of values) {
-        const temporaryMimeType = parseMIMEType(value);
+      for (const value2 of values) {
+        const temporaryMimeType = parseMIMEType(value2);
         if (temporaryMimeType === "failure" || temporaryMimeType.essence === "*/*") {
           continue;
         }
@@ -6046,8 +6046,8 @@ var require_util2 = __commonJS({
       }
       return mimeType;
     }
-    function gettingDecodingSplitting(value) {
-      const input = value;
+    function gettingDecodingSplitting(value2) {
+      const input = value2;
       const position = { position: 0 };
       const values = [];
       let temporaryValue = "";
@@ -6078,11 +6078,11 @@ var require_util2 = __commonJS({
       return values;
     }
     function getDecodeSplit(name, list3) {
-      const value = list3.get(name, true);
-      if (value === null) {
+      const value2 = list3.get(name, true);
+      if (value2 === null) {
         return null;
       }
-      return gettingDecodingSplitting(value);
+      return gettingDecodingSplitting(value2);
     }
     var textDecoder = new TextDecoder();
     function utf8DecodeBytes(buffer) {
@@ -6265,19 +6265,19 @@ var require_formdata = __commonJS({
         }
         this[kState] = [];
       }
-      append(name, value, filename = void 0) {
+      append(name, value2, filename = void 0) {
         webidl.brandCheck(this, _FormData);
         const prefix = "FormData.append";
         webidl.argumentLengthCheck(arguments, 2, prefix);
-        if (arguments.length === 3 && !isBlobLike(value)) {
+        if (arguments.length === 3 && !isBlobLike(value2)) {
           throw new TypeError(
             "Failed to execute 'append' on 'FormData': parameter 2 is not of type 'Blob'"
           );
         }
         name = webidl.converters.USVString(name, prefix, "name");
-        value = isBlobLike(value) ? webidl.converters.Blob(value, prefix, "value", { strict: false }) : webidl.converters.USVString(value, prefix, "value");
+        value2 = isBlobLike(value2) ? webidl.converters.Blob(value2, prefix, "value", { strict: false }) : webidl.converters.USVString(value2, prefix, "value");
         filename = arguments.length === 3 ? webidl.converters.USVString(filename, prefix, "filename") : void 0;
-        const entry = makeEntry(name, value, filename);
+        const entry = makeEntry(name, value2, filename);
         this[kState].push(entry);
       }
       delete(name) {
@@ -6312,19 +6312,19 @@ var require_formdata = __commonJS({
         name = webidl.converters.USVString(name, prefix, "name");
         return this[kState].findIndex((entry) => entry.name === name) !== -1;
       }
-      set(name, value, filename = void 0) {
+      set(name, value2, filename = void 0) {
         webidl.brandCheck(this, _FormData);
         const prefix = "FormData.set";
         webidl.argumentLengthCheck(arguments, 2, prefix);
-        if (arguments.length === 3 && !isBlobLike(value)) {
+        if (arguments.length === 3 && !isBlobLike(value2)) {
           throw new TypeError(
             "Failed to execute 'set' on 'FormData': parameter 2 is not of type 'Blob'"
           );
         }
         name = webidl.converters.USVString(name, prefix, "name");
-        value = isBlobLike(value) ? webidl.converters.Blob(value, prefix, "name", { strict: false }) : webidl.converters.USVString(value, prefix, "name");
+        value2 = isBlobLike(value2) ? webidl.converters.Blob(value2, prefix, "name", { strict: false }) : webidl.converters.USVString(value2, prefix, "name");
         filename = arguments.length === 3 ? webidl.converters.USVString(filename, prefix, "name") : void 0;
-        const entry = makeEntry(name, value, filename);
+        const entry = makeEntry(name, value2, filename);
         const idx = this[kState].findIndex((entry2) => entry2.name === name);
         if (idx !== -1) {
           this[kState] = [
@@ -6368,21 +6368,21 @@ var require_formdata = __commonJS({
         configurable: true
       }
     });
-    function makeEntry(name, value, filename) {
-      if (typeof value === "string") {
+    function makeEntry(name, value2, filename) {
+      if (typeof value2 === "string") {
       } else {
-        if (!isFileLike(value)) {
-          value = value instanceof Blob ? new File([value], "blob", { type: value.type }) : new FileLike(value, "blob", { type: value.type });
+        if (!isFileLike(value2)) {
+          value2 = value2 instanceof Blob ? new File([value2], "blob", { type: value2.type }) : new FileLike(value2, "blob", { type: value2.type });
         }
         if (filename !== void 0) {
           const options = {
-            type: value.type,
-            lastModified: value.lastModified
+            type: value2.type,
+            lastModified: value2.lastModified
           };
-          value = value instanceof NativeFile ? new File([value], filename, options) : new FileLike(value, filename, options);
+          value2 = value2 instanceof NativeFile ? new File([value2], filename, options) : new FileLike(value2, filename, options);
         }
       }
-      return { name, value };
+      return { name, value: value2 };
     }
     module.exports = { FormData, makeEntry };
   }
@@ -6480,19 +6480,19 @@ var require_formdata_parser = __commonJS({
         } else {
           position.position += 2;
         }
-        let value;
+        let value2;
         if (filename !== null) {
           contentType ??= "text/plain";
           if (!isAsciiString(contentType)) {
             contentType = "";
           }
-          value = new File([body], filename, { type: contentType });
+          value2 = new File([body], filename, { type: contentType });
         } else {
-          value = utf8DecodeBytes(Buffer.from(body));
+          value2 = utf8DecodeBytes(Buffer.from(body));
         }
         assert(isUSVString(name));
-        assert(typeof value === "string" && isUSVString(value) || isFileLike(value));
-        entryList.push(makeEntry(name, value, filename));
+        assert(typeof value2 === "string" && isUSVString(value2) || isFileLike(value2));
+        entryList.push(makeEntry(name, value2, filename));
       }
     }
     function parseMultipartFormDataHeaders(input, position) {
@@ -6722,28 +6722,28 @@ var require_body = __commonJS({
         const boundary = `----formdata-undici-0${`${random(1e11)}`.padStart(11, "0")}`;
         const prefix = `--${boundary}\r
 Content-Disposition: form-data`;
-        const escape = (str3) => str3.replace(/\n/g, "%0A").replace(/\r/g, "%0D").replace(/"/g, "%22");
-        const normalizeLinefeeds = (value) => value.replace(/\r?\n|\r/g, "\r\n");
+        const escape = (str4) => str4.replace(/\n/g, "%0A").replace(/\r/g, "%0D").replace(/"/g, "%22");
+        const normalizeLinefeeds = (value2) => value2.replace(/\r?\n|\r/g, "\r\n");
         const blobParts = [];
         const rn = new Uint8Array([13, 10]);
         length = 0;
         let hasUnknownSizeValue = false;
-        for (const [name, value] of object) {
-          if (typeof value === "string") {
+        for (const [name, value2] of object) {
+          if (typeof value2 === "string") {
             const chunk2 = textEncoder.encode(prefix + `; name="${escape(normalizeLinefeeds(name))}"\r
 \r
-${normalizeLinefeeds(value)}\r
+${normalizeLinefeeds(value2)}\r
 `);
             blobParts.push(chunk2);
             length += chunk2.byteLength;
           } else {
-            const chunk2 = textEncoder.encode(`${prefix}; name="${escape(normalizeLinefeeds(name))}"` + (value.name ? `; filename="${escape(value.name)}"` : "") + `\r
-Content-Type: ${value.type || "application/octet-stream"}\r
+            const chunk2 = textEncoder.encode(`${prefix}; name="${escape(normalizeLinefeeds(name))}"` + (value2.name ? `; filename="${escape(value2.name)}"` : "") + `\r
+Content-Type: ${value2.type || "application/octet-stream"}\r
 \r
 `);
-            blobParts.push(chunk2, value, rn);
-            if (typeof value.size === "number") {
-              length += chunk2.byteLength + value.size + rn.byteLength;
+            blobParts.push(chunk2, value2, rn);
+            if (typeof value2.size === "number") {
+              length += chunk2.byteLength + value2.size + rn.byteLength;
             } else {
               hasUnknownSizeValue = true;
             }
@@ -6794,7 +6794,7 @@ Content-Type: ${value.type || "application/octet-stream"}\r
             iterator2 = action(object)[Symbol.asyncIterator]();
           },
           async pull(controller) {
-            const { value, done } = await iterator2.next();
+            const { value: value2, done } = await iterator2.next();
             if (done) {
               queueMicrotask(() => {
                 controller.close();
@@ -6802,7 +6802,7 @@ Content-Type: ${value.type || "application/octet-stream"}\r
               });
             } else {
               if (!isErrored(stream)) {
-                const buffer = new Uint8Array(value);
+                const buffer = new Uint8Array(value2);
                 if (buffer.byteLength) {
                   controller.enqueue(buffer);
                 }
@@ -6865,12 +6865,12 @@ Content-Type: ${value.type || "application/octet-stream"}\r
           return consumeBody(this, parseJSONFromBytes, instance);
         },
         formData() {
-          return consumeBody(this, (value) => {
+          return consumeBody(this, (value2) => {
             const mimeType = bodyMimeType(this);
             if (mimeType !== null) {
               switch (mimeType.essence) {
                 case "multipart/form-data": {
-                  const parsed = multipartFormDataParser(value, mimeType);
+                  const parsed = multipartFormDataParser(value2, mimeType);
                   if (parsed === "failure") {
                     throw new TypeError("Failed to parse body as FormData.");
                   }
@@ -6879,10 +6879,10 @@ Content-Type: ${value.type || "application/octet-stream"}\r
                   return fd;
                 }
                 case "application/x-www-form-urlencoded": {
-                  const entries = new URLSearchParams(value.toString());
+                  const entries = new URLSearchParams(value2.toString());
                   const fd = new FormData();
-                  for (const [name, value2] of entries) {
-                    fd.append(name, value2);
+                  for (const [name, value3] of entries) {
+                    fd.append(name, value3);
                   }
                   return fd;
                 }
@@ -7946,12 +7946,12 @@ upgrade: ${upgrade}\r
           cb();
         }
       }
-      const waitForDrain = () => new Promise((resolve15, reject) => {
+      const waitForDrain = () => new Promise((resolve16, reject) => {
         assert(callback === null);
         if (socket[kError]) {
           reject(socket[kError]);
         } else {
-          callback = resolve15;
+          callback = resolve16;
         }
       });
       socket.on("close", onDrain).on("drain", onDrain);
@@ -8138,13 +8138,13 @@ var require_client_h2 = __commonJS({
     } = http2;
     function parseH2Headers(headers) {
       const result = [];
-      for (const [name, value] of Object.entries(headers)) {
-        if (Array.isArray(value)) {
-          for (const subvalue of value) {
+      for (const [name, value2] of Object.entries(headers)) {
+        if (Array.isArray(value2)) {
+          for (const subvalue of value2) {
             result.push(Buffer.from(name), Buffer.from(subvalue));
           }
         } else {
-          result.push(Buffer.from(name), Buffer.from(value));
+          result.push(Buffer.from(name), Buffer.from(value2));
         }
       }
       return result;
@@ -8311,8 +8311,8 @@ var require_client_h2 = __commonJS({
         }
       }
       let stream;
-      const { hostname, port } = client[kUrl];
-      headers[HTTP2_HEADER_AUTHORITY] = host2 || `${hostname}${port ? `:${port}` : ""}`;
+      const { hostname: hostname2, port } = client[kUrl];
+      headers[HTTP2_HEADER_AUTHORITY] = host2 || `${hostname2}${port ? `:${port}` : ""}`;
       headers[HTTP2_HEADER_METHOD] = method;
       const abort = (error) => {
         if (request2.aborted) {
@@ -8621,12 +8621,12 @@ var require_client_h2 = __commonJS({
           cb();
         }
       }
-      const waitForDrain = () => new Promise((resolve15, reject) => {
+      const waitForDrain = () => new Promise((resolve16, reject) => {
         assert(callback === null);
         if (socket[kError]) {
           reject(socket[kError]);
         } else {
-          callback = resolve15;
+          callback = resolve16;
         }
       });
       h2stream.on("close", onDrain).on("drain", onDrain);
@@ -9062,8 +9062,8 @@ var require_client = __commonJS({
       get pipelining() {
         return this[kPipelining];
       }
-      set pipelining(value) {
-        this[kPipelining] = value;
+      set pipelining(value2) {
+        this[kPipelining] = value2;
         this[kResume](true);
       }
       get [kPending]() {
@@ -9105,16 +9105,16 @@ var require_client = __commonJS({
         return this[kNeedDrain] < 2;
       }
       async [kClose]() {
-        return new Promise((resolve15) => {
+        return new Promise((resolve16) => {
           if (this[kSize]) {
-            this[kClosedResolve] = resolve15;
+            this[kClosedResolve] = resolve16;
           } else {
-            resolve15(null);
+            resolve16(null);
           }
         });
       }
       async [kDestroy](err) {
-        return new Promise((resolve15) => {
+        return new Promise((resolve16) => {
           const requests = this[kQueue].splice(this[kPendingIdx]);
           for (let i = 0; i < requests.length; i++) {
             const request2 = requests[i];
@@ -9125,7 +9125,7 @@ var require_client = __commonJS({
               this[kClosedResolve]();
               this[kClosedResolve] = null;
             }
-            resolve15(null);
+            resolve16(null);
           };
           if (this[kHTTPContext]) {
             this[kHTTPContext].destroy(err, callback);
@@ -9152,20 +9152,20 @@ var require_client = __commonJS({
     async function connect(client) {
       assert(!client[kConnecting]);
       assert(!client[kHTTPContext]);
-      let { host: host2, hostname, protocol, port } = client[kUrl];
-      if (hostname[0] === "[") {
-        const idx = hostname.indexOf("]");
+      let { host: host2, hostname: hostname2, protocol, port } = client[kUrl];
+      if (hostname2[0] === "[") {
+        const idx = hostname2.indexOf("]");
         assert(idx !== -1);
-        const ip = hostname.substring(1, idx);
+        const ip = hostname2.substring(1, idx);
         assert(net.isIP(ip));
-        hostname = ip;
+        hostname2 = ip;
       }
       client[kConnecting] = true;
       if (channels.beforeConnect.hasSubscribers) {
         channels.beforeConnect.publish({
           connectParams: {
             host: host2,
-            hostname,
+            hostname: hostname2,
             protocol,
             port,
             version: client[kHTTPContext]?.version,
@@ -9176,10 +9176,10 @@ var require_client = __commonJS({
         });
       }
       try {
-        const socket = await new Promise((resolve15, reject) => {
+        const socket = await new Promise((resolve16, reject) => {
           client[kConnector]({
             host: host2,
-            hostname,
+            hostname: hostname2,
             protocol,
             port,
             servername: client[kServerName],
@@ -9188,7 +9188,7 @@ var require_client = __commonJS({
             if (err) {
               reject(err);
             } else {
-              resolve15(socket2);
+              resolve16(socket2);
             }
           });
         });
@@ -9212,7 +9212,7 @@ var require_client = __commonJS({
           channels.connected.publish({
             connectParams: {
               host: host2,
-              hostname,
+              hostname: hostname2,
               protocol,
               port,
               version: client[kHTTPContext]?.version,
@@ -9233,7 +9233,7 @@ var require_client = __commonJS({
           channels.connectError.publish({
             connectParams: {
               host: host2,
-              hostname,
+              hostname: hostname2,
               protocol,
               port,
               version: client[kHTTPContext]?.version,
@@ -9386,10 +9386,10 @@ var require_fixed_queue = __commonJS({
         this.head.push(data);
       }
       shift() {
-        const tail = this.tail;
-        const next = tail.shift();
-        if (tail.isEmpty() && tail.next !== null) {
-          this.tail = tail.next;
+        const tail2 = this.tail;
+        const next = tail2.shift();
+        if (tail2.isEmpty() && tail2.next !== null) {
+          this.tail = tail2.next;
         }
         return next;
       }
@@ -9524,8 +9524,8 @@ var require_pool_base = __commonJS({
         if (this[kQueue].isEmpty()) {
           await Promise.all(this[kClients].map((c) => c.close()));
         } else {
-          await new Promise((resolve15) => {
-            this[kClosedResolve] = resolve15;
+          await new Promise((resolve16) => {
+            this[kClosedResolve] = resolve16;
           });
         }
       }
@@ -10208,10 +10208,10 @@ var require_env_http_proxy_agent = __commonJS({
         }
       }
       #getProxyAgentForUrl(url) {
-        let { protocol, host: hostname, port } = url;
-        hostname = hostname.replace(/:\d*$/, "").toLowerCase();
+        let { protocol, host: hostname2, port } = url;
+        hostname2 = hostname2.replace(/:\d*$/, "").toLowerCase();
         port = Number.parseInt(port, 10) || DEFAULT_PORTS[protocol] || 0;
-        if (!this.#shouldProxy(hostname, port)) {
+        if (!this.#shouldProxy(hostname2, port)) {
           return this[kNoProxyAgent];
         }
         if (protocol === "https:") {
@@ -10219,7 +10219,7 @@ var require_env_http_proxy_agent = __commonJS({
         }
         return this[kHttpProxyAgent];
       }
-      #shouldProxy(hostname, port) {
+      #shouldProxy(hostname2, port) {
         if (this.#noProxyChanged) {
           this.#parseNoProxy();
         }
@@ -10235,11 +10235,11 @@ var require_env_http_proxy_agent = __commonJS({
             continue;
           }
           if (!/^[.*]/.test(entry.hostname)) {
-            if (hostname === entry.hostname) {
+            if (hostname2 === entry.hostname) {
               return false;
             }
           } else {
-            if (hostname.endsWith(entry.hostname.replace(/^\*/, ""))) {
+            if (hostname2.endsWith(entry.hostname.replace(/^\*/, ""))) {
               return false;
             }
           }
@@ -10794,7 +10794,7 @@ var require_readable = __commonJS({
         if (this._readableState.closeEmitted) {
           return null;
         }
-        return await new Promise((resolve15, reject) => {
+        return await new Promise((resolve16, reject) => {
           if (this[kContentLength] > limit) {
             this.destroy(new AbortError());
           }
@@ -10807,7 +10807,7 @@ var require_readable = __commonJS({
             if (signal?.aborted) {
               reject(signal.reason ?? new AbortError());
             } else {
-              resolve15(null);
+              resolve16(null);
             }
           }).on("error", noop4).on("data", function(chunk) {
             limit -= chunk.length;
@@ -10826,7 +10826,7 @@ var require_readable = __commonJS({
     }
     async function consume(stream, type) {
       assert(!stream[kConsume]);
-      return new Promise((resolve15, reject) => {
+      return new Promise((resolve16, reject) => {
         if (isUnusable(stream)) {
           const rState = stream._readableState;
           if (rState.destroyed && rState.closeEmitted === false) {
@@ -10843,7 +10843,7 @@ var require_readable = __commonJS({
             stream[kConsume] = {
               type,
               stream,
-              resolve: resolve15,
+              resolve: resolve16,
               reject,
               length: 0,
               body: []
@@ -10913,18 +10913,18 @@ var require_readable = __commonJS({
       return buffer;
     }
     function consumeEnd(consume2) {
-      const { type, body, resolve: resolve15, stream, length } = consume2;
+      const { type, body, resolve: resolve16, stream, length } = consume2;
       try {
         if (type === "text") {
-          resolve15(chunksDecode(body, length));
+          resolve16(chunksDecode(body, length));
         } else if (type === "json") {
-          resolve15(JSON.parse(chunksDecode(body, length)));
+          resolve16(JSON.parse(chunksDecode(body, length)));
         } else if (type === "arrayBuffer") {
-          resolve15(chunksConcat(body, length).buffer);
+          resolve16(chunksConcat(body, length).buffer);
         } else if (type === "blob") {
-          resolve15(new Blob(body, { type: stream[kContentType] }));
+          resolve16(new Blob(body, { type: stream[kContentType] }));
         } else if (type === "bytes") {
-          resolve15(chunksConcat(body, length));
+          resolve16(chunksConcat(body, length));
         }
         consumeFinish(consume2);
       } catch (err) {
@@ -11181,9 +11181,9 @@ var require_api_request = __commonJS({
     };
     function request2(opts, callback) {
       if (callback === void 0) {
-        return new Promise((resolve15, reject) => {
+        return new Promise((resolve16, reject) => {
           request2.call(this, opts, (err, data) => {
-            return err ? reject(err) : resolve15(data);
+            return err ? reject(err) : resolve16(data);
           });
         });
       }
@@ -11406,9 +11406,9 @@ var require_api_stream = __commonJS({
     };
     function stream(opts, factory, callback) {
       if (callback === void 0) {
-        return new Promise((resolve15, reject) => {
+        return new Promise((resolve16, reject) => {
           stream.call(this, opts, factory, (err, data) => {
-            return err ? reject(err) : resolve15(data);
+            return err ? reject(err) : resolve16(data);
           });
         });
       }
@@ -11693,9 +11693,9 @@ var require_api_upgrade = __commonJS({
     };
     function upgrade(opts, callback) {
       if (callback === void 0) {
-        return new Promise((resolve15, reject) => {
+        return new Promise((resolve16, reject) => {
           upgrade.call(this, opts, (err, data) => {
-            return err ? reject(err) : resolve15(data);
+            return err ? reject(err) : resolve16(data);
           });
         });
       }
@@ -11787,9 +11787,9 @@ var require_api_connect = __commonJS({
     };
     function connect(opts, callback) {
       if (callback === void 0) {
-        return new Promise((resolve15, reject) => {
+        return new Promise((resolve16, reject) => {
           connect.call(this, opts, (err, data) => {
-            return err ? reject(err) : resolve15(data);
+            return err ? reject(err) : resolve16(data);
           });
         });
       }
@@ -11892,15 +11892,15 @@ var require_mock_utils = __commonJS({
         isPromise
       }
     } = __require("node:util");
-    function matchValue(match, value) {
+    function matchValue(match, value2) {
       if (typeof match === "string") {
-        return match === value;
+        return match === value2;
       }
       if (match instanceof RegExp) {
-        return match.test(value);
+        return match.test(value2);
       }
       if (typeof match === "function") {
-        return match(value) === true;
+        return match(value2) === true;
       }
       return false;
     }
@@ -12041,14 +12041,14 @@ var require_mock_utils = __commonJS({
       const result = [];
       for (let i = 0; i < keys.length; ++i) {
         const key = keys[i];
-        const value = data[key];
+        const value2 = data[key];
         const name = Buffer.from(`${key}`);
-        if (Array.isArray(value)) {
-          for (let j = 0; j < value.length; ++j) {
-            result.push(name, Buffer.from(`${value[j]}`));
+        if (Array.isArray(value2)) {
+          for (let j = 0; j < value2.length; ++j) {
+            result.push(name, Buffer.from(`${value2[j]}`));
           }
         } else {
-          result.push(name, Buffer.from(`${value}`));
+          result.push(name, Buffer.from(`${value2}`));
         }
       }
       return result;
@@ -13198,25 +13198,25 @@ var require_headers = __commonJS({
         });
       }
     }
-    function appendHeader(headers, name, value) {
-      value = headerValueNormalize(value);
+    function appendHeader(headers, name, value2) {
+      value2 = headerValueNormalize(value2);
       if (!isValidHeaderName(name)) {
         throw webidl.errors.invalidArgument({
           prefix: "Headers.append",
           value: name,
           type: "header name"
         });
-      } else if (!isValidHeaderValue(value)) {
+      } else if (!isValidHeaderValue(value2)) {
         throw webidl.errors.invalidArgument({
           prefix: "Headers.append",
-          value,
+          value: value2,
           type: "header value"
         });
       }
       if (getHeadersGuard(headers) === "immutable") {
         throw new TypeError("immutable");
       }
-      return getHeadersList(headers).append(name, value, false);
+      return getHeadersList(headers).append(name, value2, false);
     }
     function compareHeaderName(a, b) {
       return a[0] < b[0] ? -1 : 1;
@@ -13253,7 +13253,7 @@ var require_headers = __commonJS({
        * @param {string} value
        * @param {boolean} isLowerCase
        */
-      append(name, value, isLowerCase) {
+      append(name, value2, isLowerCase) {
         this[kHeadersSortedMap] = null;
         const lowercaseName = isLowerCase ? name : name.toLowerCase();
         const exists = this[kHeadersMap].get(lowercaseName);
@@ -13261,13 +13261,13 @@ var require_headers = __commonJS({
           const delimiter = lowercaseName === "cookie" ? "; " : ", ";
           this[kHeadersMap].set(lowercaseName, {
             name: exists.name,
-            value: `${exists.value}${delimiter}${value}`
+            value: `${exists.value}${delimiter}${value2}`
           });
         } else {
-          this[kHeadersMap].set(lowercaseName, { name, value });
+          this[kHeadersMap].set(lowercaseName, { name, value: value2 });
         }
         if (lowercaseName === "set-cookie") {
-          (this.cookies ??= []).push(value);
+          (this.cookies ??= []).push(value2);
         }
       }
       /**
@@ -13276,13 +13276,13 @@ var require_headers = __commonJS({
        * @param {string} value
        * @param {boolean} isLowerCase
        */
-      set(name, value, isLowerCase) {
+      set(name, value2, isLowerCase) {
         this[kHeadersSortedMap] = null;
         const lowercaseName = isLowerCase ? name : name.toLowerCase();
         if (lowercaseName === "set-cookie") {
-          this.cookies = [value];
+          this.cookies = [value2];
         }
-        this[kHeadersMap].set(lowercaseName, { name, value });
+        this[kHeadersMap].set(lowercaseName, { name, value: value2 });
       }
       /**
        * @see https://fetch.spec.whatwg.org/#concept-header-list-delete
@@ -13307,15 +13307,15 @@ var require_headers = __commonJS({
         return this[kHeadersMap].get(isLowerCase ? name : name.toLowerCase())?.value ?? null;
       }
       *[Symbol.iterator]() {
-        for (const { 0: name, 1: { value } } of this[kHeadersMap]) {
-          yield [name, value];
+        for (const { 0: name, 1: { value: value2 } } of this[kHeadersMap]) {
+          yield [name, value2];
         }
       }
       get entries() {
         const headers = {};
         if (this[kHeadersMap].size !== 0) {
-          for (const { name, value } of this[kHeadersMap].values()) {
-            headers[name] = value;
+          for (const { name, value: value2 } of this[kHeadersMap].values()) {
+            headers[name] = value2;
           }
         }
         return headers;
@@ -13326,13 +13326,13 @@ var require_headers = __commonJS({
       get entriesList() {
         const headers = [];
         if (this[kHeadersMap].size !== 0) {
-          for (const { 0: lowerName, 1: { name, value } } of this[kHeadersMap]) {
+          for (const { 0: lowerName, 1: { name, value: value2 } } of this[kHeadersMap]) {
             if (lowerName === "set-cookie") {
               for (const cookie of this.cookies) {
                 headers.push([name, cookie]);
               }
             } else {
-              headers.push([name, value]);
+              headers.push([name, value2]);
             }
           }
         }
@@ -13350,9 +13350,9 @@ var require_headers = __commonJS({
           const firstValue = iterator2.next().value;
           array[0] = [firstValue[0], firstValue[1].value];
           assert(firstValue[1].value !== null);
-          for (let i = 1, j = 0, right = 0, left = 0, pivot = 0, x, value; i < size; ++i) {
-            value = iterator2.next().value;
-            x = array[i] = [value[0], value[1].value];
+          for (let i = 1, j = 0, right = 0, left = 0, pivot = 0, x, value2; i < size; ++i) {
+            value2 = iterator2.next().value;
+            x = array[i] = [value2[0], value2[1].value];
             assert(x[1] !== null);
             left = 0;
             right = i;
@@ -13378,9 +13378,9 @@ var require_headers = __commonJS({
           return array;
         } else {
           let i = 0;
-          for (const { 0: name, 1: { value } } of this[kHeadersMap]) {
-            array[i++] = [name, value];
-            assert(value !== null);
+          for (const { 0: name, 1: { value: value2 } } of this[kHeadersMap]) {
+            array[i++] = [name, value2];
+            assert(value2 !== null);
           }
           return array.sort(compareHeaderName);
         }
@@ -13402,13 +13402,13 @@ var require_headers = __commonJS({
         }
       }
       // https://fetch.spec.whatwg.org/#dom-headers-append
-      append(name, value) {
+      append(name, value2) {
         webidl.brandCheck(this, _Headers);
         webidl.argumentLengthCheck(arguments, 2, "Headers.append");
         const prefix = "Headers.append";
         name = webidl.converters.ByteString(name, prefix, "name");
-        value = webidl.converters.ByteString(value, prefix, "value");
-        return appendHeader(this, name, value);
+        value2 = webidl.converters.ByteString(value2, prefix, "value");
+        return appendHeader(this, name, value2);
       }
       // https://fetch.spec.whatwg.org/#dom-headers-delete
       delete(name) {
@@ -13462,30 +13462,30 @@ var require_headers = __commonJS({
         return this.#headersList.contains(name, false);
       }
       // https://fetch.spec.whatwg.org/#dom-headers-set
-      set(name, value) {
+      set(name, value2) {
         webidl.brandCheck(this, _Headers);
         webidl.argumentLengthCheck(arguments, 2, "Headers.set");
         const prefix = "Headers.set";
         name = webidl.converters.ByteString(name, prefix, "name");
-        value = webidl.converters.ByteString(value, prefix, "value");
-        value = headerValueNormalize(value);
+        value2 = webidl.converters.ByteString(value2, prefix, "value");
+        value2 = headerValueNormalize(value2);
         if (!isValidHeaderName(name)) {
           throw webidl.errors.invalidArgument({
             prefix,
             value: name,
             type: "header name"
           });
-        } else if (!isValidHeaderValue(value)) {
+        } else if (!isValidHeaderValue(value2)) {
           throw webidl.errors.invalidArgument({
             prefix,
-            value,
+            value: value2,
             type: "header value"
           });
         }
         if (this.#guard === "immutable") {
           throw new TypeError("immutable");
         }
-        this.#headersList.set(name, value, false);
+        this.#headersList.set(name, value2, false);
       }
       // https://fetch.spec.whatwg.org/#dom-headers-getsetcookie
       getSetCookie() {
@@ -13508,13 +13508,13 @@ var require_headers = __commonJS({
           return this.#headersList[kHeadersSortedMap] = names;
         }
         for (let i = 0; i < names.length; ++i) {
-          const { 0: name, 1: value } = names[i];
+          const { 0: name, 1: value2 } = names[i];
           if (name === "set-cookie") {
             for (let j = 0; j < cookies.length; ++j) {
               headers.push([name, cookies[j]]);
             }
           } else {
-            headers.push([name, value]);
+            headers.push([name, value2]);
           }
         }
         return this.#headersList[kHeadersSortedMap] = headers;
@@ -13658,8 +13658,8 @@ var require_response = __commonJS({
         }
         const responseObject = fromInnerResponse(makeResponse({}), "immutable");
         responseObject[kState].status = status2;
-        const value = isomorphicEncode(URLSerializer(parsedURL));
-        responseObject[kState].headersList.append("location", value, true);
+        const value2 = isomorphicEncode(URLSerializer(parsedURL));
+        responseObject[kState].headersList.append("location", value2, true);
         return responseObject;
       }
       // https://fetch.spec.whatwg.org/#dom-response
@@ -13841,9 +13841,9 @@ var require_response = __commonJS({
         get(target, p) {
           return p in state ? state[p] : target[p];
         },
-        set(target, p, value) {
+        set(target, p, value2) {
           assert(!(p in state));
-          target[p] = value;
+          target[p] = value2;
           return true;
         }
       });
@@ -13996,8 +13996,8 @@ var require_dispatcher_weakref = __commonJS({
     "use strict";
     var { kConnected, kSize } = require_symbols();
     var CompatWeakRef = class {
-      constructor(value) {
-        this.value = value;
+      constructor(value2) {
+        this.value = value2;
       }
       deref() {
         return this.value[kConnected] === 0 && this.value[kSize] === 0 ? void 0 : this.value;
@@ -14321,8 +14321,8 @@ var require_request2 = __commonJS({
           const headers = init.headers !== void 0 ? init.headers : new HeadersList(headersList);
           headersList.clear();
           if (headers instanceof HeadersList) {
-            for (const { name, value } of headers.rawValues()) {
-              headersList.append(name, value, false);
+            for (const { name, value: value2 } of headers.rawValues()) {
+              headersList.append(name, value2, false);
             }
             headersList.cookies = headers.cookies;
           } else {
@@ -14995,8 +14995,8 @@ var require_fetch = __commonJS({
         }
       }
       if (!request2.headersList.contains("accept", true)) {
-        const value = "*/*";
-        request2.headersList.append("accept", value, true);
+        const value2 = "*/*";
+        request2.headersList.append("accept", value2, true);
       }
       if (!request2.headersList.contains("accept-language", true)) {
         request2.headersList.append("accept-language", "*", true);
@@ -15595,11 +15595,11 @@ var require_fetch = __commonJS({
           let bytes;
           let isFailure;
           try {
-            const { done, value } = await fetchParams.controller.next();
+            const { done, value: value2 } = await fetchParams.controller.next();
             if (isAborted(fetchParams)) {
               break;
             }
-            bytes = done ? void 0 : value;
+            bytes = done ? void 0 : value2;
           } catch (err) {
             if (fetchParams.controller.ended && !timingInfo.encodedBodySize) {
               bytes = void 0;
@@ -15652,7 +15652,7 @@ var require_fetch = __commonJS({
       function dispatch({ body }) {
         const url = requestCurrentURL(request2);
         const agent = fetchParams.controller.dispatcher;
-        return new Promise((resolve15, reject) => agent.dispatch(
+        return new Promise((resolve16, reject) => agent.dispatch(
           {
             path: url.pathname + url.search,
             origin: url.origin,
@@ -15728,7 +15728,7 @@ var require_fetch = __commonJS({
               }
               this.body = new Readable({ read: resume });
               const onError = this.onError.bind(this);
-              resolve15({
+              resolve16({
                 status: status2,
                 statusText,
                 headersList,
@@ -15771,7 +15771,7 @@ var require_fetch = __commonJS({
               for (let i = 0; i < rawHeaders.length; i += 2) {
                 headersList.append(bufferToLowerCasedHeaderName(rawHeaders[i]), rawHeaders[i + 1].toString("latin1"), true);
               }
-              resolve15({
+              resolve16({
                 status: status2,
                 statusText: STATUS_CODES[status2],
                 headersList,
@@ -16198,15 +16198,15 @@ var require_util4 = __commonJS({
       (async () => {
         while (!fr[kAborted]) {
           try {
-            const { done, value } = await chunkPromise;
+            const { done, value: value2 } = await chunkPromise;
             if (isFirstChunk && !fr[kAborted]) {
               queueMicrotask(() => {
                 fireAProgressEvent("loadstart", fr);
               });
             }
             isFirstChunk = false;
-            if (!done && types.isUint8Array(value)) {
-              bytes.push(value);
+            if (!done && types.isUint8Array(value2)) {
+              bytes.push(value2);
               if ((fr[kLastProgressEventFired] === void 0 || Date.now() - fr[kLastProgressEventFired] >= 50) && !fr[kAborted]) {
                 fr[kLastProgressEventFired] = Date.now();
                 queueMicrotask(() => {
@@ -16630,10 +16630,10 @@ var require_util5 = __commonJS({
     function getFieldValues(header) {
       assert(header !== null);
       const values = [];
-      for (let value of header.split(",")) {
-        value = value.trim();
-        if (isValidHeaderName(value)) {
-          values.push(value);
+      for (let value2 of header.split(",")) {
+        value2 = value2.trim();
+        if (isValidHeaderName(value2)) {
+          values.push(value2);
         }
       }
       return values;
@@ -17317,9 +17317,9 @@ var require_constants4 = __commonJS({
 var require_util6 = __commonJS({
   "node_modules/undici/lib/web/cookies/util.js"(exports, module) {
     "use strict";
-    function isCTLExcludingHtab(value) {
-      for (let i = 0; i < value.length; ++i) {
-        const code2 = value.charCodeAt(i);
+    function isCTLExcludingHtab(value2) {
+      for (let i = 0; i < value2.length; ++i) {
+        const code2 = value2.charCodeAt(i);
         if (code2 >= 0 && code2 <= 8 || code2 >= 10 && code2 <= 31 || code2 === 127) {
           return true;
         }
@@ -17352,18 +17352,18 @@ var require_util6 = __commonJS({
         }
       }
     }
-    function validateCookieValue(value) {
-      let len = value.length;
+    function validateCookieValue(value2) {
+      let len = value2.length;
       let i = 0;
-      if (value[0] === '"') {
-        if (len === 1 || value[len - 1] !== '"') {
+      if (value2[0] === '"') {
+        if (len === 1 || value2[len - 1] !== '"') {
           throw new Error("Invalid cookie value");
         }
         --len;
         ++i;
       }
       while (i < len) {
-        const code2 = value.charCodeAt(i++);
+        const code2 = value2.charCodeAt(i++);
         if (code2 < 33 || // exclude CTLs (0-31)
         code2 > 126 || // non-ascii and DEL (127)
         code2 === 34 || // "
@@ -17501,9 +17501,9 @@ var require_util6 = __commonJS({
         if (!part.includes("=")) {
           throw new Error("Invalid unparsed");
         }
-        const [key, ...value] = part.split("=");
+        const [key, ...value2] = part.split("=");
         const trimmedKey = key.trim();
-        const joinedValue = value.join("=");
+        const joinedValue = value2.join("=");
         validateCookieName(trimmedKey);
         validateCookieValue(joinedValue);
         out.push(`${trimmedKey}=${joinedValue}`);
@@ -17536,7 +17536,7 @@ var require_parse = __commonJS({
       let nameValuePair = "";
       let unparsedAttributes = "";
       let name = "";
-      let value = "";
+      let value2 = "";
       if (header.includes(";")) {
         const position = { position: 0 };
         nameValuePair = collectASequenceOfCodePointsFast(";", header, position);
@@ -17545,7 +17545,7 @@ var require_parse = __commonJS({
         nameValuePair = header;
       }
       if (!nameValuePair.includes("=")) {
-        value = nameValuePair;
+        value2 = nameValuePair;
       } else {
         const position = { position: 0 };
         name = collectASequenceOfCodePointsFast(
@@ -17553,16 +17553,16 @@ var require_parse = __commonJS({
           nameValuePair,
           position
         );
-        value = nameValuePair.slice(position.position + 1);
+        value2 = nameValuePair.slice(position.position + 1);
       }
       name = name.trim();
-      value = value.trim();
-      if (name.length + value.length > maxNameValuePairSize) {
+      value2 = value2.trim();
+      if (name.length + value2.length > maxNameValuePairSize) {
         return null;
       }
       return {
         name,
-        value,
+        value: value2,
         ...parseUnparsedAttributes(unparsedAttributes)
       };
     }
@@ -17674,8 +17674,8 @@ var require_cookies = __commonJS({
         return out;
       }
       for (const piece of cookie.split(";")) {
-        const [name, ...value] = piece.split("=");
-        out[name.trim()] = value.join("=");
+        const [name, ...value2] = piece.split("=");
+        out[name.trim()] = value2.join("=");
       }
       return out;
     }
@@ -17705,9 +17705,9 @@ var require_cookies = __commonJS({
       webidl.argumentLengthCheck(arguments, 2, "setCookie");
       webidl.brandCheck(headers, Headers, { strict: false });
       cookie = webidl.converters.Cookie(cookie);
-      const str3 = stringify(cookie);
-      if (str3) {
-        headers.append("Set-Cookie", str3);
+      const str4 = stringify(cookie);
+      if (str4) {
+        headers.append("Set-Cookie", str4);
       }
     }
     webidl.converters.DeleteCookieAttributes = webidl.dictionaryConverter([
@@ -17732,11 +17732,11 @@ var require_cookies = __commonJS({
         key: "value"
       },
       {
-        converter: webidl.nullableConverter((value) => {
-          if (typeof value === "number") {
-            return webidl.converters["unsigned long long"](value);
+        converter: webidl.nullableConverter((value2) => {
+          if (typeof value2 === "number") {
+            return webidl.converters["unsigned long long"](value2);
           }
-          return new Date(value);
+          return new Date(value2);
         }),
         key: "expires",
         defaultValue: () => null
@@ -18248,27 +18248,27 @@ var require_util7 = __commonJS({
       const extensionList = /* @__PURE__ */ new Map();
       while (position.position < extensions.length) {
         const pair = collectASequenceOfCodePointsFast(";", extensions, position);
-        const [name, value = ""] = pair.split("=");
+        const [name, value2 = ""] = pair.split("=");
         extensionList.set(
           removeHTTPWhitespace(name, true, false),
-          removeHTTPWhitespace(value, false, true)
+          removeHTTPWhitespace(value2, false, true)
         );
         position.position++;
       }
       return extensionList;
     }
-    function isValidClientWindowBits(value) {
-      if (value.length === 0) {
+    function isValidClientWindowBits(value2) {
+      if (value2.length === 0) {
         return false;
       }
-      for (let i = 0; i < value.length; i++) {
-        const byte = value.charCodeAt(i);
+      for (let i = 0; i < value2.length; i++) {
+        const byte = value2.charCodeAt(i);
         if (byte < 48 || byte > 57) {
           return false;
         }
       }
-      const num2 = Number.parseInt(value, 10);
-      return num2 >= 8 && num2 <= 15;
+      const num3 = Number.parseInt(value2, 10);
+      return num3 >= 8 && num3 <= 15;
     }
     var hasIntl = typeof process.versions.icu === "string";
     var fatalDecoder = hasIntl ? new TextDecoder("utf-8", { fatal: true }) : void 0;
@@ -18568,7 +18568,7 @@ var require_permessage_deflate = __commonJS({
     var { createInflateRaw, Z_DEFAULT_WINDOWBITS } = __require("node:zlib");
     var { isValidClientWindowBits } = require_util7();
     var { MessageSizeExceededError } = require_errors();
-    var tail = Buffer.from([0, 0, 255, 255]);
+    var tail2 = Buffer.from([0, 0, 255, 255]);
     var kBuffer = /* @__PURE__ */ Symbol("kBuffer");
     var kLength = /* @__PURE__ */ Symbol("kLength");
     var PerMessageDeflate = class {
@@ -18626,7 +18626,7 @@ var require_permessage_deflate = __commonJS({
         }
         this.#inflate.write(chunk);
         if (fin) {
-          this.#inflate.write(tail);
+          this.#inflate.write(tail2);
         }
         this.#inflate.flush(() => {
           if (!this.#inflate) {
@@ -19501,19 +19501,19 @@ var require_websocket = __commonJS({
 var require_util8 = __commonJS({
   "node_modules/undici/lib/web/eventsource/util.js"(exports, module) {
     "use strict";
-    function isValidLastEventId(value) {
-      return value.indexOf("\0") === -1;
+    function isValidLastEventId(value2) {
+      return value2.indexOf("\0") === -1;
     }
-    function isASCIINumber(value) {
-      if (value.length === 0) return false;
-      for (let i = 0; i < value.length; i++) {
-        if (value.charCodeAt(i) < 48 || value.charCodeAt(i) > 57) return false;
+    function isASCIINumber(value2) {
+      if (value2.length === 0) return false;
+      for (let i = 0; i < value2.length; i++) {
+        if (value2.charCodeAt(i) < 48 || value2.charCodeAt(i) > 57) return false;
       }
       return true;
     }
     function delay(ms) {
-      return new Promise((resolve15) => {
-        setTimeout(resolve15, ms).unref();
+      return new Promise((resolve16) => {
+        setTimeout(resolve16, ms).unref();
       });
     }
     module.exports = {
@@ -19738,12 +19738,12 @@ var require_eventsource_stream = __commonJS({
           const valueBytes = line2.length - valueStart;
           const dataSize = this.eventFieldSizes.data + (event.data === void 0 ? 0 : 1) + valueBytes;
           this.setEventFieldSize("data", dataSize);
-          const value = line2.toString("utf8", valueStart);
+          const value2 = line2.toString("utf8", valueStart);
           if (event.data === void 0) {
-            event.data = value;
+            event.data = value2;
           } else {
             event.data += `
-${value}`;
+${value2}`;
           }
           this.dataLineCount++;
           return;
@@ -20373,7 +20373,7 @@ var require_undici = __commonJS({
 
 // src/cli.ts
 import { parseArgs as parseArgs2 } from "node:util";
-import { resolve as resolve14, basename as basename7 } from "node:path";
+import { resolve as resolve15, basename as basename7 } from "node:path";
 
 // scripts/probe/contract.json
 var contract_default = {
@@ -20511,10 +20511,10 @@ function errnoWords(code2) {
       return code2 ? `system error ${code2}` : "unknown error";
   }
 }
-function fsError(err, path, doing, tail = "") {
+function fsError(err, path, doing, tail2 = "") {
   if (err instanceof GateError) return err;
   const code2 = err?.code;
-  const msg = `${doing}: ${errnoWords(code2)}${tail}`;
+  const msg = `${doing}: ${errnoWords(code2)}${tail2}`;
   return code2 && !INFRA_ERRNO.has(code2) ? new InputError(msg, path) : new InfraError(msg, path);
 }
 
@@ -20554,8 +20554,8 @@ function findPython(explicit, env = process.env, test = testPython) {
   throw new InfraError(`no Python with numpy found: tried ${tried.join(", ")}; pass --python or set NPU_BLOCK_GATE_PYTHON`);
 }
 function describePython(p) {
-  const why2 = p.source === "option" ? "--python" : p.source === "env" ? "$NPU_BLOCK_GATE_PYTHON" : p.command;
-  return `${p.executable} (Python ${p.version}, numpy ${p.numpy}; from ${why2})`;
+  const why3 = p.source === "option" ? "--python" : p.source === "env" ? "$NPU_BLOCK_GATE_PYTHON" : p.command;
+  return `${p.executable} (Python ${p.version}, numpy ${p.numpy}; from ${why3})`;
 }
 
 // src/probe/isolate.ts
@@ -20662,9 +20662,33 @@ function bwrapWrap(bwrap, unshareUser) {
       args.push("--bind", d, d);
       gitAbove(d);
     }
-    for (const g of gits) args.push("--tmpfs", g);
+    for (const g of gits) args.push(...hideGit(g));
     return [...args, "--", ...argv];
   };
+}
+function hideGit(git) {
+  let st;
+  try {
+    st = statSync(git);
+  } catch {
+    return [];
+  }
+  if (st.isDirectory()) return ["--tmpfs", git];
+  const out = ["--ro-bind", "/dev/null", git];
+  try {
+    const m = /^gitdir:\s*(.+?)\s*$/m.exec(readFileSync(git, "utf8"));
+    if (m) {
+      const dir = resolve(dirname(git), m[1]);
+      if (existsSync(dir) && statSync(dir).isDirectory()) out.push("--tmpfs", dir);
+      const common = join(dir, "commondir");
+      if (existsSync(common)) {
+        const c = resolve(dir, readFileSync(common, "utf8").trim());
+        if (existsSync(join(c, "config"))) out.push("--ro-bind", "/dev/null", join(c, "config"));
+      }
+    }
+  } catch {
+  }
+  return out;
 }
 function findBwrap(host2) {
   const bwrap = host2.which("bwrap");
@@ -20779,7 +20803,7 @@ function runOnce(c, a, h) {
   const own = [dirname2(dirname2(probeDir())), ...c.command.includes("/") ? [dirname2(dirname2(c.command))] : []];
   const argv = a.isolation ? a.isolation.wrap(plain2, { writable: a.writable ?? [], readable: [...own, ...a.readable ?? []], env: process.env, probeEnv: env, network: !!a.network }) : plain2;
   const wantsEvents = a.args.includes("--events");
-  return new Promise((resolve15, reject) => {
+  return new Promise((resolve16, reject) => {
     const child = spawn(argv[0], argv.slice(1), {
       stdio: [wantsEvents ? "pipe" : "ignore", "pipe", "pipe"],
       env,
@@ -20867,7 +20891,7 @@ function runOnce(c, a, h) {
     };
     child.on("error", (e) => {
       cleanup();
-      if (e.code === "ENOENT") resolve15({ kind: "skip", why: "not found" });
+      if (e.code === "ENOENT") resolve16({ kind: "skip", why: "not found" });
       else reject(new InfraError(`cannot start ${argv[0]}: ${e.message}`));
     });
     child.on("exit", () => {
@@ -20884,12 +20908,12 @@ function runOnce(c, a, h) {
         if (failure) return reject(failure);
         if (interrupted) return reject(new ProbeInterrupted(interrupted, a.subcommand));
         if (timedOut) return reject(new InfraError(`probe ${a.subcommand} timed out after ${a.timeoutSec}s; its process group was stopped`));
-        if (code2 === 0) return resolve15({ kind: "ok", python, stdout });
-        if (code2 === EXIT_CODES.no_numpy) return resolve15({ kind: "skip", why: "cannot import numpy" });
-        const why2 = lastError || (signal ? `killed by ${signal}` : `exited with status ${code2}`);
-        if (code2 === EXIT_CODES.input) return reject(Object.assign(new InputError(why2), { stdout }));
+        if (code2 === 0) return resolve16({ kind: "ok", python, stdout });
+        if (code2 === EXIT_CODES.no_numpy) return resolve16({ kind: "skip", why: "cannot import numpy" });
+        const why3 = lastError || (signal ? `killed by ${signal}` : `exited with status ${code2}`);
+        if (code2 === EXIT_CODES.input) return reject(Object.assign(new InputError(why3), { stdout }));
         const log = a.runDir ? ` (log: ${join2(a.runDir, "probe.log")})` : "";
-        reject(new InfraError(`probe ${a.subcommand} failed: ${why2}${log}`));
+        reject(new InfraError(`probe ${a.subcommand} failed: ${why3}${log}`));
       });
     });
   });
@@ -21076,8 +21100,8 @@ function commitWrites(writes) {
   };
   const targets = writes.map((w) => {
     const t = resolveTarget(w.path, w.follow ?? true);
-    checkWritable(t);
-    return { ...t, data: w.data };
+    if (w.mode === void 0) checkWritable(t);
+    return { ...t, data: w.data, mode: w.mode, validate: w.validate };
   });
   try {
     for (const t of targets) {
@@ -21091,15 +21115,16 @@ function commitWrites(writes) {
       const tmp = join3(dir, `.${basename(t.real)}.nbg-${process.pid}-${randomBytes(4).toString("hex")}.tmp`);
       let fd;
       try {
-        fd = openSync2(tmp, "wx", t.stat ? t.stat.mode & 511 : 438);
+        fd = openSync2(tmp, "wx", t.mode ?? (t.stat ? t.stat.mode & 511 : 438));
       } catch (e) {
         throw fsError(e, t.path, `cannot write (in ${dir})`, NOTHING_CHANGED);
       }
       prepared.push({ ...t, tmp, backup: null, placed: false });
       try {
         writeAll(fd, t.data);
+        if (t.mode !== void 0) fchmodSync(fd, t.mode);
+        else if (t.stat) fchmodSync(fd, t.stat.mode & 4095);
         if (t.stat) {
-          fchmodSync(fd, t.stat.mode & 4095);
           if (process.getuid?.() === 0 && (t.stat.uid !== 0 || t.stat.gid !== 0)) fchownSync(fd, t.stat.uid, t.stat.gid);
         }
         fsyncSync(fd);
@@ -21108,6 +21133,7 @@ function commitWrites(writes) {
       } finally {
         closeSync2(fd);
       }
+      t.validate?.(tmp);
     }
   } catch (e) {
     undoPrepare();
@@ -21141,8 +21167,9 @@ function commitWrites(writes) {
   }
   for (const p of prepared) if (p.backup) rmSync(p.backup, { force: true });
 }
-function writeAtomic(path, data, follow = true) {
-  commitWrites([{ path, data: typeof data === "string" ? Buffer.from(data, "utf8") : data, follow }]);
+function writeAtomic(path, data, o = true) {
+  const opts = typeof o === "boolean" ? { follow: o } : o;
+  commitWrites([{ path, data: typeof data === "string" ? Buffer.from(data, "utf8") : data, ...opts }]);
 }
 
 // src/cache/reference.ts
@@ -21277,14 +21304,14 @@ var num = (min = -Infinity) => {
   return make(what, (v, at) => typeof v === "number" && Number.isFinite(v) && v >= min ? v : fail(at, what, v));
 };
 var bool = () => make("true or false", (v, at) => typeof v === "boolean" ? v : fail(at, "true or false", v));
-var literal2 = (value) => make(JSON.stringify(value), (v, at) => v === value ? value : fail(at, JSON.stringify(value), v));
+var literal2 = (value2) => make(JSON.stringify(value2), (v, at) => v === value2 ? value2 : fail(at, JSON.stringify(value2), v));
 var any = () => make("any value", (v) => v);
 var scalar = () => make("a string, number, true/false or null", (v, at) => v === null || typeof v === "string" || typeof v === "boolean" || typeof v === "number" && Number.isFinite(v) ? v : fail(at, "a string, number, true/false or null", v));
 function nullable(s) {
   return { describe: `${s.describe} or null`, keys: s.keys, check: (v, at) => v === null ? null : s.check(v, at) };
 }
-function withDefault(s, value) {
-  return { ...s, absent: { value } };
+function withDefault(s, value2) {
+  return { ...s, absent: { value: value2 } };
 }
 function optional(s) {
   return { ...s, absent: { optional: true } };
@@ -21298,12 +21325,12 @@ function list(item, max = 1 << 20) {
   });
 }
 var isObj = (v) => typeof v === "object" && v !== null && !Array.isArray(v);
-function record(value) {
-  const what = `an object of ${value.describe}`;
+function record(value2) {
+  const what = `an object of ${value2.describe}`;
   return make(what, (v, at) => {
     if (!isObj(v)) return fail(at, what, v);
     const out = {};
-    for (const [k, x] of Object.entries(v)) out[k] = value.check(x, `${at}.${k}`);
+    for (const [k, x] of Object.entries(v)) out[k] = value2.check(x, `${at}.${k}`);
     return out;
   });
 }
@@ -21785,24 +21812,24 @@ function parsePyLiteral(text4) {
   const fail2 = (what) => {
     throw new Error(`${what} at character ${i}`);
   };
-  const value = () => {
+  const value2 = () => {
     ws();
     const ch = text4[i];
     if (ch === "{") {
       i++;
-      const obj2 = {};
+      const obj3 = {};
       for (; ; ) {
         ws();
         if (text4[i] === "}") {
           i++;
-          return obj2;
+          return obj3;
         }
-        const k = value();
+        const k = value2();
         if (typeof k !== "string") fail2("dict key is not a string");
         ws();
         if (text4[i] !== ":") fail2("expected ':'");
         i++;
-        obj2[k] = value();
+        obj3[k] = value2();
         ws();
         if (text4[i] === ",") i++;
         else if (text4[i] !== "}") fail2("expected ',' or '}'");
@@ -21818,7 +21845,7 @@ function parsePyLiteral(text4) {
           i++;
           return arr2;
         }
-        arr2.push(value());
+        arr2.push(value2());
         ws();
         if (text4[i] === ",") i++;
         else if (text4[i] !== close) fail2(`expected ',' or '${close}'`);
@@ -21839,7 +21866,7 @@ function parsePyLiteral(text4) {
     if (m[0] === "None") return null;
     return Number(m[0].replace("L", ""));
   };
-  const v = value();
+  const v = value2();
   ws();
   if (i !== text4.length) fail2("trailing text");
   return v;
@@ -21941,20 +21968,20 @@ function readZipDirectory(src, bad, rules = {}) {
   if (src.size < 22) bad("file too short for a zip end record");
   const tailLen = Math.min(src.size, 22 + 65535);
   const tailStart = src.size - tailLen;
-  const tail = src.read(tailStart, tailLen);
+  const tail2 = src.read(tailStart, tailLen);
   let eocd = -1;
   for (let i = tailLen - 22; i >= 0; i--) {
-    if (tail.readUInt32LE(i) === EOCD_SIG) {
+    if (tail2.readUInt32LE(i) === EOCD_SIG) {
       eocd = i;
       break;
     }
   }
   if (eocd < 0) bad("no end-of-central-directory record");
   const eocdAt = tailStart + eocd;
-  if (rules.singleDisk && (tail.readUInt16LE(eocd + 4) !== 0 || tail.readUInt16LE(eocd + 6) !== 0)) bad("multi-disk zips are not supported");
-  let count = tail.readUInt16LE(eocd + 10);
-  let cdSize = tail.readUInt32LE(eocd + 12);
-  let cdOffset = tail.readUInt32LE(eocd + 16);
+  if (rules.singleDisk && (tail2.readUInt16LE(eocd + 4) !== 0 || tail2.readUInt16LE(eocd + 6) !== 0)) bad("multi-disk zips are not supported");
+  let count = tail2.readUInt16LE(eocd + 10);
+  let cdSize = tail2.readUInt32LE(eocd + 12);
+  let cdOffset = tail2.readUInt32LE(eocd + 16);
   let cdEnd = eocdAt;
   if (count === U16 || cdSize === U32 || cdOffset === U32) {
     if (eocdAt < 20) bad("Zip64 locator missing");
@@ -22043,8 +22070,8 @@ function inflateMember(src, entry, dataStart, path, where, opts) {
     try {
       openNpyAt(new BufferBytes(where, peek), where, opts, 0, entry.size);
     } catch (err) {
-      const why2 = err.message.replace(`${where}: `, "");
-      throw new InputError(`member '${name}' is refused before inflating: ${why2} (a corrupt archive, or not a tensor)`, path);
+      const why3 = err.message.replace(`${where}: `, "");
+      throw new InputError(`member '${name}' is refused before inflating: ${why3} (a corrupt archive, or not a tensor)`, path);
     }
   }
   try {
@@ -22433,17 +22460,17 @@ function createAccumulator(cols, realLen, npuRows) {
 
 // src/metrics/kernel-js.ts
 var REL_FLOOR = Math.fround(1e-6);
-function noteNonFinite(nf, base, row, col) {
+function noteNonFinite(nf, base, row2, col) {
   if (nf[base] === 0) {
-    nf[base + 1] = row;
+    nf[base + 1] = row2;
     nf[base + 2] = col;
   }
   nf[base]++;
 }
-function noteRow(nf, npu, o, cols, row) {
+function noteRow(nf, npu, o, cols, row2) {
   for (let c = 0; c < cols; c++) {
     const a = npu[o + c];
-    if (!(a - a === 0)) noteNonFinite(nf, a !== a ? NF.nan : a > 0 ? NF.posInf : NF.negInf, row, c);
+    if (!(a - a === 0)) noteNonFinite(nf, a !== a ? NF.nan : a > 0 ? NF.posInf : NF.negInf, row2, c);
   }
 }
 var jsKernel = {
@@ -22466,7 +22493,7 @@ var jsKernel = {
     const tailA = new Float32Array(4);
     const tailB = new Float32Array(4);
     for (let r = 0; r < count; r++) {
-      const row = start + r;
+      const row2 = start + r;
       const o = r * cols;
       if (r < real) {
         let d0 = 0, d1 = 0, d2 = 0, d3 = 0;
@@ -22559,19 +22586,19 @@ var jsKernel = {
           }
         }
         const a2 = p0 + p1 + (p2 + p3);
-        rowDot[row] = d0 + d1 + (d2 + d3);
-        rowA2[row] = a2;
-        rowB2[row] = q0 + q1 + (q2 + q3);
-        sAB += rowDot[row];
+        rowDot[row2] = d0 + d1 + (d2 + d3);
+        rowA2[row2] = a2;
+        rowB2[row2] = q0 + q1 + (q2 + q3);
+        sAB += rowDot[row2];
         sA2 += a2;
-        sB2 += rowB2[row];
+        sB2 += rowB2[row2];
         sAbs += e0 + e1 + (e2 + e3);
         sAbsRef += f0 + f1 + (f2 + f3);
         sSq += g0 + g1 + (g2 + g3);
         sRel += h0 + h1 + (h2 + h3);
-        if (!(a2 - a2 === 0)) noteRow(nonFinite, npu, o, cols, row);
+        if (!(a2 - a2 === 0)) noteRow(nonFinite, npu, o, cols, row2);
       } else {
-        noteRow(nonFinite, npu, o, cols, row);
+        noteRow(nonFinite, npu, o, cols, row2);
       }
     }
     sums[SUM.ab] = sAB;
@@ -22688,7 +22715,7 @@ function worstRows(cosines, k) {
     }
     top[j] = i;
   }
-  return top.map((row) => ({ row, cosine: cosines[row] }));
+  return top.map((row2) => ({ row: row2, cosine: cosines[row2] }));
 }
 function firstOf(nf, base) {
   const count = nf[base];
@@ -23058,8 +23085,8 @@ function fmtSqnr(x, goodDb) {
 }
 
 // src/gates/evaluate.ts
-function gate(id2, name, ok, value, bar, detail) {
-  return { id: id2, name, status: ok ? "pass" : "fail", passed: ok, value, bar, detail };
+function gate(id2, name, ok, value2, bar, detail) {
+  return { id: id2, name, status: ok ? "pass" : "fail", passed: ok, value: value2, bar, detail };
 }
 function metricGates(m, th) {
   const pp = m.perPosition;
@@ -23142,7 +23169,7 @@ function referenceFault(ref, realLen) {
     const block = ref.readRows(start, count);
     for (let r = 0; r < count; r++) {
       const o = r * cols;
-      const row = start + r;
+      const row2 = start + r;
       const first = block[o];
       let constant = true;
       let zero = true;
@@ -23150,16 +23177,16 @@ function referenceFault(ref, realLen) {
         const v = block[o + c];
         if (!(v - v === 0)) {
           const what = v !== v ? "NaN" : v > 0 ? "+Inf" : "-Inf";
-          return `row ${row}, column ${c} of the reference is ${what} (a real token)`;
+          return `row ${row2}, column ${c} of the reference is ${what} (a real token)`;
         }
         if (v !== first) constant = false;
         if (v !== 0) zero = false;
       }
       if (zero) {
         zeroRows++;
-        if (firstZero < 0) firstZero = row;
+        if (firstZero < 0) firstZero = row2;
       } else if (constant && cols > 1) {
-        return `row ${row} of the reference is constant (every one of its ${cols} values is ${first}) on a real token`;
+        return `row ${row2} of the reference is constant (every one of its ${cols} values is ${first}) on a real token`;
       }
     }
   }
@@ -23547,10 +23574,10 @@ async function measureBlock(runDir, p, th, log) {
   }
 }
 async function bisectOf(m) {
-  const why2 = wantsBisect(m);
-  if (!why2) return null;
+  const why3 = wantsBisect(m);
+  if (!why3) return null;
   const p = m.probe;
-  return judgeBisect(m.runDir, tensorPath(m.runDir, p.tensors.ref), p.prompt.real_len, m.thresholds, m.metrics, why2 === "lens");
+  return judgeBisect(m.runDir, tensorPath(m.runDir, p.tensors.ref), p.prompt.real_len, m.thresholds, m.metrics, why3 === "lens");
 }
 async function measure(runDir, threshold, log) {
   runDirReal(runDir);
@@ -23635,13 +23662,13 @@ var REPORT_SCHEMA_VERSION = 1;
 
 // src/judge/verdict.ts
 function bisectOf2(m, ctx) {
-  const why2 = wantsBisect(m);
-  if (!why2) return null;
-  const situation = why2 === "gate" ? situationOf(m.metrics) : null;
+  const why3 = wantsBisect(m);
+  if (!why3) return null;
+  const situation = why3 === "gate" ? situationOf(m.metrics) : null;
   const unavailable = (reason) => ({ available: false, reason, hook: null, steps: [], offender: null, situation });
   if (ctx.bisectFailed) return unavailable(`probe bisect failed: ${ctx.bisectFailed}`);
   if (m.bisect) return m.bisect;
-  return why2 === "gate" ? unavailable(ctx.bisectUnavailable) : null;
+  return why3 === "gate" ? unavailable(ctx.bisectUnavailable) : null;
 }
 function verdict(m, ctx) {
   const p = m.probe;
@@ -24039,7 +24066,7 @@ function restoreKernels(model, runDir, cacheRoot, log) {
     inputs: kc.inputs ?? null
   });
   const store = new KernelStore(cacheRoot);
-  const restored = store.restore(key, where.target, (why2) => log.step(`kernel cache: entry ${key.slice(0, 12)} refused (${why2}); kernels will compile`));
+  const restored = store.restore(key, where.target, (why3) => log.step(`kernel cache: entry ${key.slice(0, 12)} refused (${why3}); kernels will compile`));
   log.step(restored ? `kernel cache: hit ${key.slice(0, 12)} (stored ${restored.created_at}${restored.compile_seconds ? `, saves about ${restored.compile_seconds.toFixed(1)}s of compile` : ""}) -> ${kc.dir}` : `kernel cache: miss ${key.slice(0, 12)} (${files} source files hashed); kernels will compile`);
   return { store, key, target: where.target, restored };
 }
@@ -24479,18 +24506,18 @@ function shown2(s) {
 }
 function updateHistoryLines(lines, blk, r) {
   const k = historyKey(r);
-  const row = historyRow(r);
+  const row2 = historyRow(r);
   for (let i = blk.begin + 1; i < blk.end; i++) {
     const c = tableCells(lines[i].text);
     if (c && c[1] === k.commit && c[2] === k.prompt) {
-      lines[i].text = row;
+      lines[i].text = row2;
       return;
     }
   }
   let last = -1;
   for (let i = blk.begin + 1; i < blk.end; i++) if (tableCells(lines[i].text)) last = i;
-  if (last === -1) insertLines(lines, blk.begin, [...HISTORY_HEADER, row]);
-  else insertLines(lines, last, [row]);
+  if (last === -1) insertLines(lines, blk.begin, [...HISTORY_HEADER, row2]);
+  else insertLines(lines, last, [row2]);
 }
 function readHistory(text4, file) {
   if (!text4) return [];
@@ -24705,8 +24732,8 @@ function removeEmptyBlockersHeading(lines) {
 }
 
 // node_modules/markdown-table/index.js
-function defaultStringLength(value) {
-  return value.length;
+function defaultStringLength(value2) {
+  return value2.length;
 }
 function markdownTable(table2, options) {
   const settings = options || {};
@@ -24719,7 +24746,7 @@ function markdownTable(table2, options) {
   let mostCellsPerRow = 0;
   let rowIndex = -1;
   while (++rowIndex < table2.length) {
-    const row2 = [];
+    const row3 = [];
     const sizes2 = [];
     let columnIndex2 = -1;
     if (table2[rowIndex].length > mostCellsPerRow) {
@@ -24734,9 +24761,9 @@ function markdownTable(table2, options) {
           longestCellByColumn[columnIndex2] = size;
         }
       }
-      row2.push(cell2);
+      row3.push(cell2);
     }
-    cellMatrix[rowIndex] = row2;
+    cellMatrix[rowIndex] = row3;
     sizeMatrix[rowIndex] = sizes2;
   }
   let columnIndex = -1;
@@ -24751,7 +24778,7 @@ function markdownTable(table2, options) {
     }
   }
   columnIndex = -1;
-  const row = [];
+  const row2 = [];
   const sizes = [];
   while (++columnIndex < mostCellsPerRow) {
     const code2 = alignments[columnIndex];
@@ -24777,20 +24804,20 @@ function markdownTable(table2, options) {
       }
       sizes[columnIndex] = size;
     }
-    row[columnIndex] = cell2;
+    row2[columnIndex] = cell2;
   }
-  cellMatrix.splice(1, 0, row);
+  cellMatrix.splice(1, 0, row2);
   sizeMatrix.splice(1, 0, sizes);
   rowIndex = -1;
   const lines = [];
   while (++rowIndex < cellMatrix.length) {
-    const row2 = cellMatrix[rowIndex];
+    const row3 = cellMatrix[rowIndex];
     const sizes2 = sizeMatrix[rowIndex];
     const cellsInRow = settings.fillRows === false ? Math.max(1, cellMatrix[rowIndex === 1 ? 0 : rowIndex].length) : mostCellsPerRow;
     columnIndex = -1;
     const line2 = [];
     while (++columnIndex < cellsInRow) {
-      const cell2 = row2[columnIndex] || "";
+      const cell2 = row3[columnIndex] || "";
       let before = "";
       let after = "";
       if (settings.alignDelimiters !== false) {
@@ -24839,11 +24866,11 @@ function markdownTable(table2, options) {
   }
   return lines.join("\n");
 }
-function serialize(value) {
-  return value === null || value === void 0 ? "" : String(value);
+function serialize(value2) {
+  return value2 === null || value2 === void 0 ? "" : String(value2);
 }
-function toAlignment(value) {
-  const code2 = typeof value === "string" ? value.codePointAt(0) : 0;
+function toAlignment(value2) {
+  const code2 = typeof value2 === "string" ? value2.codePointAt(0) : 0;
   return code2 === 67 || code2 === 99 ? 99 : code2 === 76 || code2 === 108 ? 108 : code2 === 82 || code2 === 114 ? 114 : 0;
 }
 
@@ -24935,9 +24962,9 @@ function metricsSection(r) {
     out.push(`Worst positions: ${pp.worst.map((w) => `${w.row} (${fmtCos(w.cosine)})`).join(", ")}`, "");
   }
   if (pp.badRuns.length) {
-    const tail = (end) => end === m.realLen - 1 ? ", at the tail of the prompt" : "";
+    const tail2 = (end) => end === m.realLen - 1 ? ", at the tail of the prompt" : "";
     out.push("Contiguous runs under the threshold:", "");
-    for (const b of pp.badRuns) out.push(`- rows ${fmtRun(b.start, b.end)} (${b.length} row${b.length > 1 ? "s" : ""}${tail(b.end)})`);
+    for (const b of pp.badRuns) out.push(`- rows ${fmtRun(b.start, b.end)} (${b.length} row${b.length > 1 ? "s" : ""}${tail2(b.end)})`);
     out.push("");
   }
   return out;
@@ -25210,8 +25237,8 @@ function renderMarkdown(r, opts) {
 }
 
 // src/report/json.ts
-function toJson(value) {
-  return JSON.stringify(toJsonSafe(value), null, 2) + "\n";
+function toJson(value2) {
+  return JSON.stringify(toJsonSafe(value2), null, 2) + "\n";
 }
 
 // src/check/documents.ts
@@ -25227,8 +25254,8 @@ function readDocs(modelDir) {
 function baselineIn(old, view) {
   return old ? baselineFor(readHistory(old.phase2, old.phase2Path), view) : null;
 }
-function documentedPlan(old, emulated, why2) {
-  return old ? { attempted: true, ok: true, path: DOC_PATHS.phase2, detail: `latest result and history row written${emulated ? " (emulated run, marked so; TODO.md left as it is: no NPU ran)" : ""}` } : { attempted: false, ok: false, path: "", detail: why2 };
+function documentedPlan(old, emulated, why3) {
+  return old ? { attempted: true, ok: true, path: DOC_PATHS.phase2, detail: `latest result and history row written${emulated ? " (emulated run, marked so; TODO.md left as it is: no NPU ran)" : ""}` } : { attempted: false, ok: false, path: "", detail: why3 };
 }
 function planDocs(report, old, withTodo) {
   const newPhase2 = updatePhase2(old.phase2, report, renderMarkdown(report, { flavor: "doc" }), old.phase2Path);
@@ -25386,8 +25413,8 @@ function namedText(n) {
   const where = [n.step ? f(n.step, 40) : "", n.producedBy ? `written by ${f(n.producedBy, 64)}` : ""].filter(Boolean).join(", ");
   return `${f(n.name, 64)}${where ? ` (${where})` : ""}, cosine ${fmtCos(n.wholeCosine)}, per-position min ${fmtCos(n.perPositionMin)}`;
 }
-function byPosition(row) {
-  const { bucket, points } = row.profile;
+function byPosition(row2) {
+  const { bucket, points } = row2.profile;
   const ranges = Math.min(8, points.length);
   const per = Math.ceil(points.length / ranges);
   const parts = [];
@@ -25395,7 +25422,7 @@ function byPosition(row) {
     const chunk = points.slice(i, i + per);
     const lo = chunk.some(Number.isNaN) ? NaN : Math.min(...chunk);
     const start = i * bucket;
-    const end = Math.min(row.rows, (i + chunk.length) * bucket) - 1;
+    const end = Math.min(row2.rows, (i + chunk.length) * bucket) - 1;
     parts.push(`${fmtRun(start, end)} ${fmtCos(lo)}`);
   }
   return parts.join(", ");
@@ -25515,14 +25542,16 @@ function terminalLines(r) {
 
 // src/agent/cli.ts
 import { parseArgs } from "node:util";
-import { resolve as resolve13 } from "node:path";
+import { readFileSync as readFileSync13 } from "node:fs";
+import { resolve as resolve14 } from "node:path";
 
 // src/agent/machine.ts
 import { spawn as spawnAsync, spawnSync as spawnSync3 } from "node:child_process";
 import { existsSync as existsSync10, readdirSync as readdirSync5, readFileSync as readFileSync5, readlinkSync, statfsSync as statfsSync2, statSync as statSync8 } from "node:fs";
 import { join as join15, resolve as resolve7 } from "node:path";
-import { homedir as homedir2, userInfo } from "node:os";
+import { homedir as homedir2, hostname, userInfo } from "node:os";
 var DEFAULT_TIMEOUT_MS = 15e3;
+var KEEP_BYTES = 16 * 1024 * 1024;
 function spawnOne(cmd, args, env, timeoutMs) {
   const r = spawnSync3(cmd, args, { encoding: "utf8", env, timeout: timeoutMs, maxBuffer: 64 * 1024 * 1024, stdio: ["ignore", "pipe", "pipe"] });
   if (r.error) {
@@ -25546,6 +25575,103 @@ function spawnDetached(cmd, args, env) {
     return { status: null, stdout: "", stderr: "", error: e.message };
   }
 }
+function execReal(cmd, args, env, o) {
+  return new Promise((done) => {
+    let child;
+    const out = { status: null, stdout: "", stderr: "", bytes: 0, truncated: false, stopped: false, timedOut: false };
+    try {
+      child = spawnAsync(cmd, args, { env, stdio: ["ignore", "pipe", "pipe"], detached: true });
+    } catch (e) {
+      done({ ...out, error: e.message });
+      return;
+    }
+    let finished = false;
+    let partial = "";
+    const kill = () => {
+      try {
+        if (child.pid) process.kill(-child.pid, "SIGKILL");
+      } catch {
+      }
+      try {
+        child.kill("SIGKILL");
+      } catch {
+      }
+    };
+    const finish = (extra) => {
+      if (finished) return;
+      finished = true;
+      clearTimeout(timer);
+      if (partial && o.onLine && !out.stopped && !out.truncated) o.onLine(partial);
+      else if (partial && !o.onLine) out.stdout += partial;
+      partial = "";
+      child.stdout?.destroy();
+      child.stderr?.destroy();
+      child.unref();
+      done({ ...out, ...extra });
+    };
+    const timer = setTimeout(() => {
+      kill();
+      finish({ timedOut: true, error: `timed out after ${o.timeoutMs / 1e3}s` });
+    }, o.timeoutMs);
+    child.on("error", (e) => finish(e.code === "ENOENT" ? { missing: true, error: "not found" } : { error: e.message }));
+    child.stderr.on("data", (b) => {
+      if (out.stderr.length < KEEP_BYTES) out.stderr += b.toString("utf8");
+    });
+    child.stdout.on("data", (b) => {
+      if (finished) return;
+      let chunk = b;
+      if (o.maxBytes !== void 0 && out.bytes + chunk.length > o.maxBytes) {
+        chunk = chunk.subarray(0, Math.max(0, o.maxBytes - out.bytes));
+        out.truncated = true;
+      }
+      out.bytes += chunk.length;
+      const text4 = partial + chunk.toString("utf8");
+      if (!o.onLine) {
+        if (out.stdout.length < KEEP_BYTES) out.stdout += text4;
+        partial = "";
+      } else {
+        const lines = text4.split("\n");
+        const last = lines.pop();
+        partial = out.truncated ? "" : last;
+        for (const l of lines) {
+          if (o.onLine(l) === false) {
+            out.stopped = true;
+            break;
+          }
+        }
+      }
+      if (out.truncated || out.stopped) {
+        kill();
+        finish({});
+      }
+    });
+    child.on("close", (code2) => finish({ status: code2 }));
+  });
+}
+function execStub(fn, args, o) {
+  const r = fn(args, { timeoutMs: o.timeoutMs });
+  const out = { ...r, stdout: "", bytes: 0, truncated: false, stopped: false, timedOut: /timed out/.test(r.error ?? "") };
+  let text4 = r.stdout;
+  if (o.maxBytes !== void 0 && Buffer.byteLength(text4) > o.maxBytes) {
+    text4 = Buffer.from(text4).subarray(0, o.maxBytes).toString("utf8");
+    out.truncated = true;
+  }
+  out.bytes = Buffer.byteLength(text4);
+  if (!o.onLine) {
+    out.stdout = text4;
+    return out;
+  }
+  const lines = text4.split("\n");
+  if (lines[lines.length - 1] === "" || out.truncated) lines.pop();
+  for (const l of lines) {
+    if (o.onLine(l) === false) {
+      out.stopped = true;
+      out.status = null;
+      break;
+    }
+  }
+  return out;
+}
 var Machine = class {
   root;
   env;
@@ -25554,6 +25680,8 @@ var Machine = class {
   cwd;
   sleep;
   now;
+  uid;
+  hostname;
   commands;
   spawn;
   timeoutMs;
@@ -25571,6 +25699,8 @@ var Machine = class {
     this.cwd = o.cwd ?? process.cwd();
     this.sleep = o.sleep ?? ((ms) => new Promise((r) => setTimeout(r, ms)));
     this.now = o.now ?? (() => /* @__PURE__ */ new Date());
+    this.uid = o.uid ?? (typeof process.getuid === "function" ? process.getuid() : -1);
+    this.hostname = o.hostname ?? hostname();
   }
   /** A system path under the root prefix: path('/proc/locks'). */
   path(p) {
@@ -25600,9 +25730,14 @@ var Machine = class {
       return null;
     }
   }
-  inode(p) {
+  /** The file's device (major, minor, as /proc/locks prints them) and inode, or null. */
+  fileId(p) {
     try {
-      return statSync8(this.path(p)).ino;
+      const s = statSync8(this.path(p), { bigint: true });
+      const d = s.dev;
+      const major = Number(d >> 8n & 0xfffn | d >> 32n & ~0xfffn);
+      const minor = Number(d & 0xffn | d >> 12n & ~0xffn);
+      return { major, minor, ino: Number(s.ino) };
     } catch {
       return null;
     }
@@ -25623,6 +25758,17 @@ var Machine = class {
     if (!this.spawn) return { status: null, stdout: "", stderr: "", missing: true, error: "not found" };
     if (o.detached) return spawnDetached(cmd, args, this.env);
     return spawnOne(cmd, args, this.env, o.timeoutMs ?? this.timeoutMs);
+  }
+  /**
+   * Runs a command and streams its stdout (see ExecOptions): for output of any size (the kernel
+   * log) and for commands that may hang in the driver (xrt-smi validate).
+   */
+  async exec(cmd, args = [], o = {}) {
+    const opts = { ...o, timeoutMs: o.timeoutMs ?? this.timeoutMs };
+    const stub = this.commands[cmd];
+    if (stub) return execStub(stub, args, opts);
+    if (!this.spawn) return { status: null, stdout: "", stderr: "", missing: true, error: "not found", bytes: 0, truncated: false, stopped: false, timedOut: false };
+    return execReal(cmd, args, this.env, opts);
   }
   /** A command on PATH, or the first existing fallback path under the root prefix; null when neither. */
   which(cmd, fallbacks = []) {
@@ -25652,7 +25798,143 @@ var Machine = class {
 
 // src/agent/doctor.ts
 import { accessSync, constants as constants3, existsSync as existsSync11, readdirSync as readdirSync6 } from "node:fs";
-import { basename as basename6, dirname as dirname8, join as join17, resolve as resolve9 } from "node:path";
+import { basename as basename6, dirname as dirname8, join as join18, resolve as resolve9 } from "node:path";
+
+// src/agent/signatures.ts
+var RELOAD = "sudo modprobe -r amdxdna && sudo modprobe amdxdna";
+var powerCycleFix = (bdf) => `power-cycle the runner (a cold boot: mlir-air's CI finds a module reload does not bring the NPU back), or remove and rescan the NPU's PCI device: echo 1 | sudo tee /sys/bus/pci/devices/${bdf ?? "<bdf>"}/remove && echo 1 | sudo tee /sys/bus/pci/rescan`;
+var RELOAD_FIX = `reload the driver: ${RELOAD}; if /dev/accel does not come back or the log then says "Access power failed", power-cycle the runner`;
+var MGMT_FIX = `the driver dropped the NPU's management channel, so no hardware context can be created until the module is reloaded: ${RELOAD}; if /dev/accel does not come back, power-cycle the runner`;
+var pciRescanFix = (bdf) => `remove and rescan the NPU's PCI device (a module reload does not bring it back after an IOMMU fault): echo 1 | sudo tee /sys/bus/pci/devices/${bdf ?? "<bdf>"}/remove && echo 1 | sudo tee /sys/bus/pci/rescan; else power-cycle the runner`;
+var PROBE_DECIDES = `npu-block-gate runs the functional probe on it (agent doctor --functional by hand); if the probe fails: ${RELOAD}, else power-cycle the runner`;
+var UNEXPLAINED_FIX = `the NPU does not run a command (userspace sees DRM_IOCTL_AMDXDNA_EXEC_CMD err=-5 or a timeout): ${RELOAD}; if /dev/accel does not come back or the log then says "Access power failed", power-cycle the runner`;
+var firmwareFix = (file, err) => {
+  const dir = file.endsWith("/") ? file : file.replace(/[^/]*$/, "");
+  const what = file.endsWith("/") ? `an NPU firmware file in /lib/firmware/${file} (the driver tries npu.dev.sbin, npu_7.sbin, npu.sbin)` : `the NPU firmware /lib/firmware/${file}`;
+  const why3 = err === "-2" ? "it is not there (error -2, ENOENT)" : `the kernel could not load it (error ${err ?? "?"})`;
+  return `${why3}: install ${what} (the linux-firmware package's amdnpu/, or the firmware amd/xdna-driver's packages put in /lib/firmware/${dir}), then ${RELOAD}`;
+};
+var OPCODES = { 2: "create context", 3: "destroy context" };
+var STATUSES = {
+  33554433: "ERT self test failure",
+  33554434: "ERT hash mismatch",
+  33554435: "ERT not available",
+  33554436: "ERT invalid parameter",
+  33554437: "ERT suspend failure",
+  33554438: "ERT busy",
+  33554439: "ERT application active"
+};
+var SIGNATURES = [
+  // kernel firmware_loader/main.c _request_firmware: dev_warn(device, "Direct firmware load for %s failed with error %d\n") (OOT's
+  // request_firmware warns; the in-tree driver's firmware_request_nowarn does not);
+  // then amdxdna "failed to request_firmware %s, ret %d": in-tree aie2_pci.c:596 (names the directory), OOT aie2_pci.c:515 (the file).
+  {
+    id: "firmware-missing",
+    severity: "fail",
+    re: /Direct firmware load for (\S+) failed with error (-?\d+)|failed to request_firmware (\S+), ret (-?\d+)/,
+    what: (m) => `the NPU firmware ${m[1] ?? m[3]} could not be loaded (error ${m[2] ?? m[4]})`,
+    fix: (m) => firmwareFix(m[1] ?? m[3], m[2] ?? m[4])
+  },
+  // OOT aie2_pci.c:88: XDNA_ERR(xdna, "Firmware %d.%d below minimum %d.%d", ...).
+  {
+    id: "firmware-too-old",
+    severity: "fail",
+    re: /Firmware (\d+)\.(\d+) below minimum (\d+)\.(\d+)/,
+    what: (m) => `the NPU firmware (protocol ${m[1]}.${m[2]}) is older than this driver needs (${m[3]}.${m[4]})`,
+    fix: () => `install the NPU firmware that matches this amdxdna (update linux-firmware's amdnpu/ or amd/xdna-driver's firmware package), then ${RELOAD}`
+  },
+  // in-tree aie2_pci.c:570: XDNA_ERR(xdna, "Running under hypervisor not supported").
+  {
+    id: "hypervisor",
+    severity: "host",
+    re: /Running under hypervisor not supported/,
+    what: () => "amdxdna refuses to drive the NPU inside a virtual machine",
+    fix: () => "run the runner on the NPU host itself (bare metal): the in-tree amdxdna does not support a hypervisor"
+  },
+  // in-tree aie_smu.c:83 (aie_smu_init): drm_err(smu->ddev, "Access power failed, ret %d"); OOT aie2_smu.c:145 (aie2_smu_start).
+  { id: "smu-power", severity: "fail", re: /Access power failed/, what: () => "the SMU could not power the NPU (Access power failed)", fix: (_m, bdf) => powerCycleFix(bdf) },
+  // in-tree aie2_pci.c:536 (aie2_hw_reset): "NPU power-cycle start failed: %d"; :547 "resume failed after NPU reset: %d".
+  { id: "power-cycle-failed", severity: "fail", re: /NPU power-cycle start failed|resume failed after NPU reset/, what: () => "the driver's in-kernel NPU power-cycle failed", fix: (_m, bdf) => powerCycleFix(bdf) },
+  // drivers/base/dd.c call_driver_probe: dev_err(dev, "probe with driver %s failed with error %d\n").
+  { id: "probe-failed", severity: "fail", re: /probe with driver amdxdna failed/, what: () => "the driver could not probe the NPU", fix: (_m, bdf) => powerCycleFix(bdf) },
+  // in-tree amdxdna_pci_drv.c:508 (amdxdna_probe): "Hardware init failed, ret %d"; OOT amdxdna_pci_drv.c:153.
+  { id: "hw-init-failed", severity: "fail", re: /Hardware init failed/, what: () => "NPU hardware init failed", fix: (_m, bdf) => powerCycleFix(bdf) },
+  // in-tree aie2_pci.c:390 (aie2_hw_start): "firmware is not alive".
+  { id: "fw-not-alive", severity: "fail", re: /firmware is not alive/, what: () => "the NPU firmware is not alive", fix: (_m, bdf) => powerCycleFix(bdf) },
+  // in-tree amdxdna_mailbox_helper.c:71 (xdna_send_msg_wait): "Wait for completion timeout", returns -ETIME; its caller
+  // aie.c:72-73 (aie_send_mgmt_msg_wait) then destroys the management channel. OOT: amdxdna_mailbox_helper.c:57, aie2_message.c:61-65.
+  { id: "mgmt-timeout", severity: "fail", re: /Wait for completion timeout/, what: () => "a management mailbox message timed out (the driver then drops the channel)", fix: () => MGMT_FIX },
+  // OOT amdxdna_mailbox.c:959: MB_DBG(mb_chann, "Mailbox channel released type %d irq: %d") (dynamic debug); type 0 is
+  // MB_CHANNEL_MGMT (amdxdna_mailbox.h:97): the management channel is gone.
+  { id: "mgmt-channel-released", severity: "fail", re: /Mailbox channel released type 0\b/, what: () => "the NPU's management mailbox channel was released", fix: () => MGMT_FIX },
+  // OOT aie2_ctx_runqueue.c:322 (part_ctx_start): XDNA_ERR(xdna, "%s connect failed, err %d", ctx->name, err).
+  { id: "ctx-connect", severity: "fail", re: /part_ctx_start:.*connect failed/, what: () => "a hardware context could not connect", fix: () => RELOAD_FIX },
+  // in-tree amdxdna_mailbox.c:407 "Channel in bad state, work aborted", :467 "Channel in bad state"; OOT :439, :664.
+  { id: "channel-bad-state", severity: "fail", re: /Channel in bad state/, what: () => "a mailbox channel is in a bad state", fix: () => RELOAD_FIX },
+  // in-tree amdxdna_mailbox.c:296 "Bad message ID 0x%x"; OOT :218 (the channel goes to a bad state after it).
+  { id: "bad-message-id", severity: "fail", re: /Bad message ID/, what: () => "the mailbox got a bad message ID", fix: () => RELOAD_FIX },
+  // in-tree aie2_pci.c:519 (aie2_hw_reset): XDNA_WARN "NPU reset skipped: last reset %d ms ago": the firmware is unhealthy
+  // again within the reset window and the driver leaves it so.
+  { id: "reset-skipped", severity: "fail", re: /NPU reset skipped: last reset/, what: () => "the firmware wedged again within the in-kernel reset window and was left so", fix: () => RELOAD_FIX },
+  // drivers/iommu/amd/iommu.c amd_iommu_report_page_fault: pci_err(pdev, "Event logged [IO_PAGE_FAULT domain=0x%04x address=0x%llx
+  // flags=0x%04x]"), or pr_err_ratelimited("Event logged [IO_PAGE_FAULT device=%04x:%02x:%02x.%x ...]") when no driver owns it.
+  { id: "iommu-fault", severity: "warn", re: /IO_PAGE_FAULT/, what: () => "the NPU's DMA hit an unmapped address (IO_PAGE_FAULT)", fix: (_m, bdf) => pciRescanFix(bdf) },
+  // in-tree aie.c:76 (aie_send_mgmt_msg_wait): "command opcode 0x%x failed, status 0x%x"; OOT aie2_message.c:69.
+  {
+    id: "fw-command-failed",
+    severity: "warn",
+    re: /command opcode 0x([0-9a-f]+) failed, status 0x([0-9a-f]+)/i,
+    what: (m) => {
+      const op = parseInt(m[1], 16);
+      const st = parseInt(m[2], 16);
+      return `the NPU firmware refused a command (${OPCODES[op] ?? `opcode 0x${m[1]}`}: ${STATUSES[st] ?? `status 0x${m[2]}`})`;
+    },
+    fix: () => PROBE_DECIDES
+  },
+  // in-tree aie2_ctx.c:841 (aie2_hwctx_init): "Alloc hw resource failed, ret %d"; OOT aie2_hwctx.c:124.
+  { id: "hwctx-alloc-failed", severity: "warn", re: /Alloc hw resource failed/, what: () => "a hardware context got no NPU columns", fix: () => `if agent status shows another process holding /dev/accel, that one holds the columns; otherwise ${PROBE_DECIDES}` },
+  // in-tree amdxdna_ctx.c:333 (amdxdna_drm_create_hwctx_ioctl): "Init hwctx failed, ret %d".
+  { id: "hwctx-init-failed", severity: "warn", re: /Init hwctx failed/, what: () => "a hardware context could not be created", fix: () => PROBE_DECIDES },
+  // in-tree aie2_pci.c:267 (aie2_xrs_load): "create context failed, ret %d"; OOT aie2_hwctx.c:31.
+  { id: "context-create-failed", severity: "warn", re: /create context failed, ret/, what: () => "the firmware could not create a context", fix: () => PROBE_DECIDES },
+  // in-tree aie2_tdr.c:59 and aie2_ctx.c:71 "TDR timeout detected", aie2_tdr.c:159 "Device isn't making progress";
+  // OOT aie2_tdr.c:55-56 "Device isn't making progress... Count %d timeout %u dump_only %d". TDR = timeout detection and recovery.
+  { id: "tdr", severity: "warn", re: /TDR timeout detected|Device isn't making progress/, what: () => "an NPU command timed out (the driver's TDR)", fix: () => PROBE_DECIDES },
+  // in-tree aie2_ctx.c:269 (aie2_set_cmd_timeout) and OOT aie2_ctx.c:75: "Firmware timeout state capture:".
+  { id: "fw-timeout-capture", severity: "warn", re: /Firmware timeout state capture/, what: () => "a command timed out in the firmware", fix: () => PROBE_DECIDES },
+  // in-tree aie2_ctx.c:561-563 (aie2_sched_job_timedout): XDNA_WARN "NPU context restart rejected (ret %d) without fatal report - not power-cycling".
+  { id: "ctx-restart-rejected", severity: "warn", re: /context restart rejected/, what: () => "the firmware rejected a context restart after a timeout", fix: () => PROBE_DECIDES },
+  // in-tree amdxdna_pci_drv.c:131 (amdxdna_sva_init, from amdxdna_drm_open): "SVA bind device failed, ret %ld"; OOT amdxdna_drm.c:42.
+  {
+    id: "sva-bind-failed",
+    severity: "host",
+    re: /SVA bind device failed/,
+    what: () => "the IOMMU gave a process no shared virtual addressing for the NPU",
+    fix: () => "turn the IOMMU on (BIOS: IOMMU / AMD-Vi enabled) and boot without amd_iommu=off: amdxdna binds every process that opens the NPU through IOMMU SVA"
+  },
+  // in-tree amdxdna_pci_drv.c:183: XDNA_WARN "PASID not available for pid %d" (the driver falls back to its carveout).
+  {
+    id: "pasid-unavailable",
+    severity: "host",
+    re: /PASID not available for pid/,
+    what: () => "the IOMMU had no PASID for a process (the driver fell back to its carveout memory)",
+    fix: () => "turn the IOMMU on with PASID support (BIOS: IOMMU / AMD-Vi enabled) so every process gets one"
+  }
+];
+var SIGNATURE_IDS = SIGNATURES.map((s) => s.id);
+function matchSignature(line2, bdf = null) {
+  for (const s of SIGNATURES) {
+    const m = s.re.exec(line2);
+    if (m) return { id: s.id, severity: s.severity, what: s.what(m), fix: s.fix(m, bdf) };
+  }
+  return null;
+}
+function isDriverLoad(line2) {
+  return /\[drm\] Initialized amdxdna/i.test(line2);
+}
+function isRecovery(line2) {
+  return /aie2_hw_reset: NPU firmware unhealthy: power-cycling NPU/i.test(line2);
+}
 
 // src/agent/parse.ts
 var na = (v) => !v || /^(n\/a|unknown)$/i.test(v.trim()) ? null : v.trim();
@@ -25685,16 +25967,16 @@ function parseXrtSmi(text4) {
     const kv = /^\s+([^:]+?)\s*:\s?(.*)$/.exec(line2);
     if (!kv) continue;
     const key = kv[1].trim();
-    const value = kv[2].trim();
-    if (section === "System Configuration" && key === "Release") release = value;
+    const value2 = kv[2].trim();
+    if (section === "System Configuration" && key === "Release") release = value2;
     if (section !== "XRT") continue;
-    if (key === "Version") info.xrt = na(value);
+    if (key === "Version") info.xrt = na(value2);
     else if (/^amdxdna( version)?$/i.test(key)) {
       driverKey = key;
-      const [v, h] = value.split(/,\s*/);
+      const [v, h] = value2.split(/,\s*/);
       info.amdxdna = na(v);
       info.amdxdnaHash = na(h);
-    } else if (/^(NPU )?Firmware Version$/i.test(key)) info.firmware = na(value);
+    } else if (/^(NPU )?Firmware Version$/i.test(key)) info.firmware = na(value2);
   }
   if (driverKey) {
     info.layout = driverKey === "AMDXDNA" ? "2.17" : /version$/i.test(driverKey) && (info.amdxdnaHash || tableColumns > 2) ? "current" : "2.19";
@@ -25727,42 +26009,46 @@ function parseXrtValidate(text4) {
     if ((m = /^\s{4}(\S[^:]*?)?\s*:\s(.*)$/.exec(line2)) || (m = /^\s{28}()(\S.*)$/.exec(line2))) {
       const continued = !(m[1] ?? "").trim();
       const key = (m[1] ?? "").trim() || tag;
-      const value = m[2].trim();
+      const value2 = m[2].trim();
       if (key) tag = key;
       if (cur && continued && key === "Error(s)" && cur.errors.length) {
-        cur.errors[cur.errors.length - 1] += ` ${value}`;
+        cur.errors[cur.errors.length - 1] += ` ${value2}`;
         continue;
       }
       if (!cur) {
-        if (key === "Platform") v.platform = value;
-        else if (key === "Power Mode" || key === "Performance Mode") v.powerMode = value;
+        if (key === "Platform") v.platform = value2;
+        else if (key === "Power Mode" || key === "Performance Mode") v.powerMode = value2;
         continue;
       }
-      if (key === "Test Status") cur.status = value.replace(/^\[|\]$/g, "");
-      else if (key === "Details") cur.details.push(value);
-      else if (key === "Error(s)") cur.errors.push(value);
+      if (key === "Test Status") cur.status = value2.replace(/^\[|\]$/g, "");
+      else if (key === "Details") cur.details.push(value2);
+      else if (key === "Error(s)") cur.errors.push(value2);
     }
   }
   return v;
+}
+var firstLine = (text4, re) => text4.split(/\r?\n/).map((l) => l.trim()).find((l) => re.test(l)) ?? null;
+function classifyValidate(text4, exitStatus) {
+  const v = parseXrtValidate(text4);
+  const failed = v.tests.filter((t) => /^FAILED/.test(t.status));
+  const passed2 = v.tests.filter((t) => /^PASSED/.test(t.status));
+  if (exitStatus === 0 && passed2.length && !failed.length && v.result !== "failed") return { kind: "pass", line: null };
+  const mem = memlockError(text4);
+  if (mem) return { kind: "memlock", line: mem };
+  const perm = firstLine(text4, /\(err=-?13\)|Permission denied/i);
+  if (perm) return { kind: "permissions", line: perm, denied: /SET_STATE/.test(perm) ? "set-state" : /Open \S+ failed|\/dev\/accel/.test(perm) ? "node" : null };
+  const install = firstLine(text4, /No archive (found|provided)|\bnot available\b|Invalid test name|No devices found|cannot open shared object file/i);
+  if (install) return { kind: "xrt-install", line: install };
+  const errors = v.tests.flatMap((t) => t.errors);
+  if (exitStatus === 0 || !failed.length && !errors.length && v.result !== "failed" && /^Validation completed/m.test(text4)) {
+    return { kind: "xrt-install", line: v.tests.length ? `every test was skipped (${v.tests.map((t) => `${t.name}: ${t.status || "?"}`).join(", ")})` : "xrt-smi validate ran no test" };
+  }
+  return { kind: "device", line: errors[0] ?? firstLine(text4, /ERROR|error|failed/) };
 }
 function parsePowerMode(text4) {
   const m = /^\s*Power Mode\s*:\s*(\S[^\n]*?)\s*$/m.exec(text4);
   return m ? m[1] : null;
 }
-var SIGNATURES = [
-  { id: "smu-power", severity: "fail", fix: "power-cycle", what: "the SMU could not power the NPU (Access power failed)", re: /Access power failed/i },
-  { id: "power-cycle-failed", severity: "fail", fix: "power-cycle", what: "the driver's in-kernel NPU power-cycle failed", re: /NPU power-cycle start failed|resume failed after NPU reset/i },
-  { id: "probe-failed", severity: "fail", fix: "power-cycle", what: "the driver could not probe the NPU", re: /probe with driver amdxdna failed/i },
-  { id: "hw-init-failed", severity: "fail", fix: "power-cycle", what: "NPU hardware init failed", re: /Hardware init failed/i },
-  { id: "fw-not-alive", severity: "fail", fix: "power-cycle", what: "the NPU firmware is not alive", re: /firmware is not alive/i },
-  { id: "ctx-connect", severity: "fail", fix: "reload", what: "a hardware context could not connect", re: /part_ctx_start:.*connect failed|aie2_ctx_connect\b.*(fail|err|ret\s*-?\d)|\*ERROR\*\s*aie2_ctx_connect/i },
-  { id: "channel-bad-state", severity: "fail", fix: "reload", what: "a mailbox channel is in a bad state", re: /Channel in bad state/i },
-  { id: "bad-message-id", severity: "fail", fix: "reload", what: "the mailbox got a bad message ID", re: /Bad message ID/i },
-  { id: "iommu-fault", severity: "warn", fix: "watch", what: "the NPU's DMA hit an unmapped address (IO_PAGE_FAULT)", re: /IO_PAGE_FAULT/ },
-  { id: "reset-skipped", severity: "warn", fix: "watch", what: "the firmware wedged again within a minute of an in-kernel reset", re: /NPU reset skipped: last reset/i },
-  { id: "command-timeout", severity: "warn", fix: "watch", what: "an NPU command timed out", re: /Wait for completion timeout|TDR timeout detected|Device isn't making progress|Firmware timeout state capture/i }
-];
-var SIGNATURE_IDS = SIGNATURES.map((s) => s.id);
 var shortBdf = (bdf) => bdf.replace(/^[0-9a-f]{4}:/i, "").toLowerCase();
 function isNpuLine(line2, bdf) {
   if (/amdxdna|aie2_|xdna_mailbox/i.test(line2)) return true;
@@ -25772,14 +26058,7 @@ function isNpuLine(line2, bdf) {
 }
 function classifyKernelLine(line2, bdf) {
   if (!isNpuLine(line2, bdf)) return null;
-  for (const s of SIGNATURES) if (s.re.test(line2)) return { id: s.id, severity: s.severity, fix: s.fix, what: s.what };
-  return null;
-}
-function isDriverLoad(line2) {
-  return /\[drm\] Initialized amdxdna/i.test(line2);
-}
-function isRecovery(line2) {
-  return /aie2_hw_reset: NPU firmware unhealthy: power-cycling NPU/i.test(line2);
+  return matchSignature(line2, bdf ?? null);
 }
 function lineTime(line2) {
   const m = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(?:[.,](\d+))?(Z|[+-]\d{2}:?\d{2})?\s/.exec(line2);
@@ -25847,9 +26126,11 @@ function parseProcLocks(text4) {
     const p = blocked ? [parts[0], ...parts.slice(2)] : parts;
     if (p.length < 6) continue;
     const pid = Number(p[4]);
-    const inode = Number(p[5].split(":").pop());
+    const f2 = p[5].split(":");
+    if (f2.length !== 3 || !/^[0-9a-f]+$/i.test(f2[0]) || !/^[0-9a-f]+$/i.test(f2[1])) continue;
+    const inode = Number(f2[2]);
     if (!Number.isInteger(pid) || !Number.isInteger(inode)) continue;
-    out.push({ kind: p[1], mode: p[2], access: p[3], pid, inode, blocked });
+    out.push({ kind: p[1], mode: p[2], access: p[3], pid, major: parseInt(f2[0], 16), minor: parseInt(f2[1], 16), inode, blocked });
   }
   return out;
 }
@@ -25892,9 +26173,9 @@ function npuLockPath(env, explicit) {
 }
 function lockState(m, path = npuLockPath(m.env)) {
   if (!path) return { path, holder: null, waiters: 0, exists: false };
-  const ino = m.inode(path);
-  if (ino === null) return { path, holder: null, waiters: 0, exists: false };
-  const locks = parseProcLocks(m.read("/proc/locks") ?? "").filter((l) => l.inode === ino);
+  const id2 = m.fileId(path);
+  if (id2 === null) return { path, holder: null, waiters: 0, exists: false };
+  const locks = parseProcLocks(m.read("/proc/locks") ?? "").filter((l) => l.inode === id2.ino && l.major === id2.major && l.minor === id2.minor);
   const h = locks.find((l) => !l.blocked);
   const holder = h ? { pid: h.pid, cmdline: (m.readBytes(`/proc/${h.pid}/cmdline`)?.toString("utf8") ?? "").replace(/\0/g, " ").trim().slice(0, 120) } : null;
   return { path, holder, waiters: locks.filter((l) => l.blocked).length, exists: true };
@@ -25949,7 +26230,7 @@ async function waitLock(m, path, timeoutMs, progress) {
 }
 
 // src/agent/state.ts
-import { mkdirSync as mkdirSync5, readFileSync as readFileSync6, renameSync as renameSync4, writeFileSync as writeFileSync3, appendFileSync } from "node:fs";
+import { mkdirSync as mkdirSync5, readFileSync as readFileSync6, appendFileSync } from "node:fs";
 import { dirname as dirname7, join as join16, resolve as resolve8 } from "node:path";
 var defaultStateDir = (m) => resolve8(m.env.NPU_BLOCK_GATE_STATE_DIR || join16(m.home(), ".npu-block-gate", "state"));
 var STATE_FILES = {
@@ -25958,6 +26239,9 @@ var STATE_FILES = {
   lastJob: "last-job.json",
   drain: "drain.json",
   jobs: "jobs.ndjson",
+  /** jobs.ndjson's previous generation (rotated by size and age). */
+  jobsOld: "jobs.ndjson.1",
+  counters: "counters.json",
   textfile: "npu_block_gate.prom"
 };
 function readJson(path) {
@@ -25968,32 +26252,17 @@ function readJson(path) {
   }
 }
 function writeAtomic2(path, text4, mode = 420) {
-  mkdirSync5(dirname7(path), { recursive: true });
-  const tmp = `${path}.tmp-${process.pid}`;
-  writeFileSync3(tmp, text4, { mode });
-  renameSync4(tmp, path);
+  writeAtomic(path, text4, { mode, follow: false });
 }
-var writeJson = (path, value) => writeAtomic2(path, JSON.stringify(value, null, 2) + "\n");
-function appendLine(path, value) {
+var writeJson = (path, value2) => writeAtomic2(path, JSON.stringify(value2, null, 2) + "\n");
+function appendLine(path, value2) {
   mkdirSync5(dirname7(path), { recursive: true });
-  appendFileSync(path, JSON.stringify(value) + "\n");
+  appendFileSync(path, JSON.stringify(value2) + "\n");
 }
 var bootId = (m) => m.read("/proc/sys/kernel/random/boot_id")?.trim() || null;
+var JOB_OUTCOMES = ["ok", "refused", "device_failed"];
 
-// src/agent/doctor.ts
-var MIN_FREE_BYTES = 5 * 1024 ** 3;
-var FUNCTIONAL_MAX_AGE_S = 600;
-var FUNCTIONAL_TIMEOUT_S = 120;
-var MEMLOCK_NEEDED = 64 * 1024 ** 2;
-var NPU_PCI_DEVICE_IDS = ["1502", "17f0", "17f1", "17f2", "17f3", "1b0a", "1b0b", "1b0c"];
-var RELOAD = "sudo modprobe -r amdxdna && sudo modprobe amdxdna";
-var powerCycleFix = (bdf) => `power-cycle the runner (a cold boot: mlir-air's CI finds a module reload does not bring the NPU back), or remove and rescan the NPU's PCI device: echo 1 | sudo tee /sys/bus/pci/devices/${bdf ?? "<bdf>"}/remove && echo 1 | sudo tee /sys/bus/pci/rescan`;
-var RELOAD_FIX = `the NPU is wedged (userspace sees DRM_IOCTL_AMDXDNA_EXEC_CMD err=-5): ${RELOAD}; if /dev/accel does not come back or the log then says "Access power failed", power-cycle the runner`;
-var WATCH_FIX = `if NPU calls then fail with DRM_IOCTL_AMDXDNA_EXEC_CMD err=-5: ${RELOAD}, else power-cycle the runner`;
-var JOURNAL_FIX = "let the runner user read the kernel log: sudo usermod -aG systemd-journal <runner user> (then restart the runner service), or allow dmesg: sudo sysctl -w kernel.dmesg_restrict=0";
-function fixFor(fix, bdf) {
-  return fix === "power-cycle" ? powerCycleFix(bdf) : fix === "reload" ? RELOAD_FIX : WATCH_FIX;
-}
+// src/agent/checks.ts
 var mk = (scope) => ({
   ok: (id2, detail) => ({ id: id2, status: "ok", scope, detail, fix: null }),
   warn: (id2, detail, fix) => ({ id: id2, status: "warn", scope, detail, fix }),
@@ -26002,6 +26271,343 @@ var mk = (scope) => ({
 });
 var dev = mk("device");
 var host = mk("host");
+var deviceFailures = (checks) => checks.filter((c) => c.scope === "device" && c.status === "fail");
+function summarize2(checks) {
+  const s = { ok: 0, warn: 0, fail: 0, unknown: 0 };
+  for (const c of checks) s[c.status]++;
+  return s;
+}
+
+// src/agent/memlock.ts
+var MEMLOCK_NEEDED = 64 * 1024 ** 2;
+function memlockLimits(m) {
+  const text4 = m.read("/proc/self/limits");
+  return text4 === null ? null : parseMemlockLimits(text4);
+}
+function systemdLimit(v) {
+  const t = v?.trim();
+  if (!t) return null;
+  if (t === "infinity") return "unlimited";
+  return /^\d+$/.test(t) ? Number(t) : null;
+}
+function serviceLimits(m, service) {
+  const r = m.run("systemctl", ["show", "-p", "LimitMEMLOCK", "-p", "LimitMEMLOCKSoft", service], 15e3);
+  if (r.status !== 0) return null;
+  const kv = Object.fromEntries(r.stdout.split("\n").map((l) => l.split("=")).filter((p) => p.length === 2).map(([k, v]) => [k.trim(), v]));
+  const hard = systemdLimit(kv.LimitMEMLOCK);
+  const soft = systemdLimit(kv.LimitMEMLOCKSoft) ?? hard;
+  return hard !== null && soft !== null ? { soft, hard } : null;
+}
+var big = (v, n = MEMLOCK_NEEDED) => v === "unlimited" || v >= n;
+var lowMemlock = (l) => !!l && !big(l.soft);
+var fmtLimit = (v) => v === "unlimited" ? "unlimited" : formatBytes(v);
+var fmtLimits = (l) => `soft ${fmtLimit(l.soft)}, hard ${fmtLimit(l.hard)}`;
+function memlockFix(l, service) {
+  const svc = service ?? "<the runner service>";
+  if (l && !big(l.hard)) {
+    return `the hard limit (${fmtLimit(l.hard)}) caps every job and this tool: sudo systemctl edit ${svc} with [Service] LimitMEMLOCK=infinity, then restart it (or sudo prlimit -lunlimited --pid $$ in each job, as mlir-air's CI does)`;
+  }
+  return `raise it before NPU work: ulimit -l unlimited in the job (the hard limit allows it, no sudo), or sudo prlimit -lunlimited --pid $$ as mlir-air's CI does; for every job: LimitMEMLOCK=infinity in ${svc}`;
+}
+var MEMLOCK_FIRST = (limits, service) => `memlock first: ${memlockFix(limits, service)}`;
+function checkMemlock(l, service) {
+  if (!l) return host.warn("memlock", 'cannot read "Max locked memory" from /proc/self/limits', memlockFix(null, service));
+  const detail = `Max locked memory: ${fmtLimits(l)}`;
+  if (l.soft === "unlimited") return host.ok("memlock", detail);
+  return host.warn("memlock", `${detail} (the NPU driver maps ~64 MiB locked; XRT fails with mmap err=-11 under it)`, memlockFix(l, service));
+}
+
+// src/agent/klog.ts
+var KERNEL_LOG_MAX_BYTES = 64 * 1024 ** 2;
+var JOURNAL_FIX = "let the runner user read the kernel log: sudo usermod -aG systemd-journal <runner user> (then restart the runner service), or allow dmesg: sudo sysctl -w kernel.dmesg_restrict=0";
+var HEAD_BYTES = 64 * 1024;
+var bare = (why3) => oneLine(why3).replace(/^(dmesg|journalctl):\s*/, "");
+async function readOne(m, cmd, args, o, newestFirst) {
+  const bound = o.maxBytes ?? KERNEL_LOG_MAX_BYTES;
+  const kept = [];
+  let head = "";
+  let stop = null;
+  const since = o.since?.getTime() ?? null;
+  const r = await m.exec(cmd, args, {
+    maxBytes: bound,
+    timeoutMs: 6e4,
+    onLine: (line2) => {
+      if (head.length < HEAD_BYTES) head += line2 + "\n";
+      if (newestFirst && since !== null) {
+        const t = lineTime(line2);
+        if (t && t.getTime() <= since) {
+          stop = "since";
+          return false;
+        }
+      }
+      if (!isNpuLine(line2, o.bdf)) return true;
+      kept.push(line2);
+      if (newestFirst && isDriverLoad(line2)) {
+        stop = "load";
+        return false;
+      }
+      if (newestFirst && isRecovery(line2)) {
+        stop = "recovery";
+        return false;
+      }
+      return true;
+    }
+  });
+  const why3 = r.missing ? "not found" : r.timedOut ? r.error ?? "timed out" : r.status !== 0 && !r.stopped && !r.truncated ? r.error ?? (r.stderr.trim().split("\n").pop() || `exit ${r.status}`) : blindJournal(head, r.stderr);
+  return { why: why3, r, kept, stop, bound };
+}
+async function readKernelLog(m, o) {
+  const readAt = m.now().toISOString();
+  const since = o.sinceHours ? ["--since", `-${o.sinceHours}h`] : [];
+  const j = await readOne(m, "journalctl", ["-k", "-b", "0", "-r", ...since, "--no-pager", "-o", "short-iso-precise"], o, true);
+  if (!j.why) {
+    return { source: `journalctl -k -b 0${o.sinceHours ? ` (last ${o.sinceHours}h)` : ""}`, lines: j.kept.reverse(), bytes: j.r.bytes, bound: j.bound, truncated: j.r.truncated, stop: j.stop, newestFirst: true, readAt };
+  }
+  let d = await readOne(m, "dmesg", ["--time-format", "iso"], o, false);
+  if (d.r.status !== 0 && /unrecognized option|invalid option|unknown time format/i.test(d.r.stderr)) d = await readOne(m, "dmesg", [], o, false);
+  if (!d.why) return { source: "dmesg", lines: d.kept, bytes: d.r.bytes, bound: d.bound, truncated: d.r.truncated, stop: null, newestFirst: false, readAt };
+  return { error: `kernel log unreadable: journalctl -k: ${bare(j.why)}; dmesg: ${bare(d.why)}` };
+}
+function readNote(log) {
+  return `${formatBytes(log.bytes)} read${log.newestFirst ? " newest first" : ""}, bound ${formatBytes(log.bound)}`;
+}
+function checkKernelLog(log, o) {
+  if ("error" in log) return { check: dev.unknown("kernel-log", `${log.error}: no wedge can be seen, so none is ruled out`, JOURNAL_FIX), host: null, scan: null };
+  const f2 = o.cleared;
+  const scan = scanKernelLog(log.lines.join("\n"), { bdf: o.bdf, clearedAt: f2 ? new Date(f2.at) : null, clearedLines: f2?.npu_lines ?? null });
+  if (log.stop === "since" && !scan.reset) scan.reset = { kind: "functional", line: null };
+  const note = readNote(log);
+  const resetNote = scan.cleared ? `; ${scan.cleared} older signature line(s) cleared by ${scan.reset?.kind === "recovery" ? "an in-kernel NPU reset (aie2_hw_reset)" : scan.reset?.kind === "functional" ? `a passing functional probe (${f2.at})` : "a driver load"}` : "";
+  const device = scan.found.filter((w) => w.severity !== "host");
+  const hosted = scan.found.filter((w) => w.severity === "host");
+  const hostCheck = hosted.length ? host.warn("kernel-log-host", `${log.source}: ${hosted.map((w) => `${w.what} x${w.count}`).join("; ")}; last: ${hosted[0].last}`, hosted.map((w) => w.fix).join("; ")) : null;
+  if (device.length) {
+    const worst = device[0];
+    const detail = `${log.source}: ${device.map((w) => `${w.what} x${w.count}`).join("; ")}; last: ${worst.last}${resetNote} (${note})`;
+    return { check: worst.severity === "fail" ? dev.fail("kernel-log", detail, worst.fix) : dev.warn("kernel-log", detail, worst.fix), host: hostCheck, scan };
+  }
+  const covered = !!f2 && new Date(f2.at).getTime() >= new Date(log.readAt).getTime();
+  if (log.truncated && !scan.reset && !covered) {
+    return {
+      check: dev.unknown(
+        "kernel-log",
+        `${log.source}: no wedge signatures in the newest ${formatBytes(log.bytes)} of this boot's log (the bound), but no driver load, in-kernel reset or passing functional probe in it either: the older part was not read, so it cannot vouch for the NPU`,
+        "npu-block-gate agent doctor --functional tests the NPU itself (the hooks run it on their own); a passing probe becomes the point the log is read back to"
+      ),
+      host: hostCheck,
+      scan
+    };
+  }
+  if (o.node && !scan.loaded && log.stop === null) {
+    if (f2) return { check: dev.ok("kernel-log", `${log.source}: no wedge signatures in ${scan.lines} NPU line(s); no driver-load line this boot, but the functional probe passed at ${f2.at} (${note})`), host: hostCheck, scan };
+    return {
+      check: dev.unknown(
+        "kernel-log",
+        `${log.source}: ${scan.lines} NPU line(s) and no amdxdna driver-load line ("[drm] Initialized amdxdna_accel_driver") this boot: the log does not reach back to the driver load, so it cannot vouch for the NPU (${note})`,
+        "npu-block-gate agent doctor --functional tests the NPU itself; make the journal keep this boot (Storage=persistent, a larger SystemMaxUse)"
+      ),
+      host: hostCheck,
+      scan
+    };
+  }
+  const since = !scan.reset ? "this boot" : `since the ${scan.reset.kind === "recovery" ? "in-kernel reset" : scan.reset.kind === "functional" ? `functional pass (${f2?.at ?? "?"})` : "driver load"}`;
+  return { check: dev.ok("kernel-log", `${log.source}: no wedge signatures in ${scan.lines} NPU line(s) ${since}${resetNote} (${note})`), host: hostCheck, scan };
+}
+function resetAfter(log, t) {
+  if ("error" in log) return false;
+  return log.lines.some((l) => (isDriverLoad(l) || isRecovery(l)) && (lineTime(l)?.getTime() ?? 0) > t.getTime());
+}
+
+// src/agent/functional.ts
+import { join as join17 } from "node:path";
+var FUNCTIONAL_MAX_AGE_S = 600;
+var FUNCTIONAL_TIMEOUT_S = 30;
+var XRT_SMI_FALLBACK = "/opt/xilinx/xrt/bin/xrt-smi";
+var functionalPath = (stateDir) => join17(stateDir, STATE_FILES.functional);
+function lastFunctional(stateDir) {
+  return readJson(functionalPath(stateDir));
+}
+var defaultFunctionalTest = (xrt) => !xrt || compareVersions(xrt, "2.18") >= 0 ? "latency" : "verify";
+function lastPass(rec, boot) {
+  if (!rec || !rec.boot_id || rec.boot_id !== boot) return null;
+  if (rec.last_ok) return rec.last_ok;
+  return rec.status === "ok" ? { at: rec.at, npu_lines: rec.npu_lines } : null;
+}
+function probeReason(o) {
+  if (o.kernel.status === "warn" || o.kernel.status === "fail") return `the kernel log shows a ${o.kernel.status === "fail" ? "failure" : "warning"} signature since the last good probe`;
+  if (o.kernel.status === "unknown") return "the kernel log cannot vouch for the NPU";
+  if (!o.lastPass) return "no functional probe has passed this boot";
+  const age = (o.now.getTime() - new Date(o.lastPass.at).getTime()) / 1e3;
+  if (!(age >= 0 && age <= o.intervalS)) return `the last good probe is ${Math.round(age)}s old (interval ${o.intervalS}s)`;
+  return null;
+}
+function reusable(rec, o) {
+  if (!rec || rec.status === "ok" || !rec.boot_id || rec.boot_id !== o.boot || o.resetSince) return false;
+  const age = (o.now.getTime() - new Date(rec.at).getTime()) / 1e3;
+  return age >= 0 && age < o.intervalS;
+}
+var limitArg = (v) => v === "unlimited" ? "unlimited" : String(v);
+var tail = (text4, n) => text4.split(/\r?\n/).map((l) => l.trim()).filter(Boolean).slice(-n);
+function hostFix(f2, o) {
+  if (f2.kind === "memlock") return memlockFix(o.limits, o.service);
+  if (f2.kind === "permissions") {
+    if (f2.denied === "set-state") return `XRT ${o.xrt ?? "before 2.19.194"}'s xrt-smi validate first sets the NPU's power mode, which only root may: upgrade XRT to 2.19.194 or later, whose validate keeps the current mode without root (Xilinx/XRT PR #8791)`;
+    if (f2.denied === "node") return `${o.user} cannot open /dev/accel/accel0: add it to the node's group (sudo usermod -aG render ${o.user}), then restart the runner service`;
+    return `run xrt-smi validate --run ${o.test} as ${o.user} to see what it may not open; /dev/accel/accel0 must be readable and writable by ${o.user}'s groups`;
+  }
+  const line2 = f2.line ?? "";
+  const xrt = `XRT${o.xrt ? ` ${o.xrt}` : ""}`;
+  if (/No archive/i.test(line2)) return `the XRT install lacks xrt-smi's validate archive (amdxdna/bins/xrt_smi_*.a, found through XRT's platform path): reinstall the amdxdna plugin package that matches ${xrt} (xrt_plugin-amdxdna), which ships it`;
+  if (/not available/i.test(line2)) return `the XRT install lacks the file the test needs (${line2}): reinstall the amdxdna plugin package that matches ${xrt} (xrt_plugin-amdxdna)`;
+  if (/Invalid test name/i.test(line2)) return `this XRT has no "${o.test}" test: pass --functional-test with one that xrt-smi validate --help lists`;
+  if (/No devices found/i.test(line2)) return `XRT sees no NPU although sysfs has one: its amdxdna plugin (libxrt_driver_xdna.so, the xrt_plugin-amdxdna package) is missing or does not match ${xrt}: reinstall it`;
+  return `run xrt-smi validate --run ${o.test} --verbose to see why (XRT prints nothing for a skipped test): usually the test's xclbin or archive is missing from the XRT install; reinstall the amdxdna plugin package that matches XRT`;
+}
+var HOST_WHAT = { memlock: "the memlock limit", permissions: "a permission", "xrt-install": "the XRT install" };
+async function runFunctional(m, c) {
+  const test = c.test ?? defaultFunctionalTest(c.xrt);
+  const cmd = `xrt-smi validate --run ${test}`;
+  const switchTo = c.runAs && m.uid === 0 && c.runAs.uid !== 0 ? c.runAs : null;
+  let user = m.user();
+  const now = m.now();
+  const save = (r2) => {
+    const rec = { at: now.toISOString(), test, boot_id: bootId(m), npu_lines: c.npuLines, user, memlock: c.limits, ...r2 };
+    try {
+      writeJson(functionalPath(c.stateDir), rec);
+    } catch {
+    }
+    return { checks: checksFromRecord(rec), record: rec };
+  };
+  const base = { power_mode: null, host: null, last_ok: c.lastPass };
+  if (!m.has("xrt-smi", [XRT_SMI_FALLBACK])) {
+    return save({ ...base, status: "unknown", finding: "xrt-install", detail: "xrt-smi not found: the functional probe needs XRT", fix: "source /opt/xilinx/xrt/setup.sh (or install XRT) so xrt-smi is on PATH" });
+  }
+  const exe = m.which("xrt-smi", [XRT_SMI_FALLBACK]) ?? "xrt-smi";
+  const notes = [];
+  let asUser = [];
+  if (switchTo) {
+    if (m.has("setpriv", ["/usr/bin/setpriv", "/bin/setpriv"])) {
+      asUser = ["setpriv", "--reuid", String(switchTo.uid), "--regid", String(switchTo.gid), "--init-groups", "--"];
+      user = switchTo.name;
+    } else notes.push(`setpriv not found, so not as ${switchTo.name}`);
+  }
+  const run = async (limits) => {
+    const wrap = limits ? ["prlimit", `--memlock=${limitArg(limits.soft)}:${limitArg(limits.hard)}`, "--"] : [];
+    const argv = [...wrap, ...asUser, exe, "validate", "--run", test];
+    let r2 = await m.exec(argv[0], argv.slice(1), { timeoutMs: c.timeoutS * 1e3 });
+    if (limits && (r2.missing || /prlimit: failed to set/i.test(r2.stderr))) {
+      notes.push(r2.missing ? "prlimit not found: the limits were not applied" : `prlimit could not apply the limits (${oneLine(r2.stderr.trim().split("\n")[0])})`);
+      const plain2 = [...asUser, exe, "validate", "--run", test];
+      r2 = await m.exec(plain2[0], plain2.slice(1), { timeoutMs: c.timeoutS * 1e3 });
+    }
+    return r2;
+  };
+  const limitsNote = c.limits ? `memlock ${fmtLimits(c.limits)} (${c.limitsFrom})` : "memlock unknown";
+  const who = () => `as ${user}, ${limitsNote}${notes.length ? `; ${notes.join("; ")}` : ""}`;
+  const r = await run(c.applyLimits ? c.limits : null);
+  const out = `${r.stdout}
+${r.stderr}`;
+  const power = parseXrtValidate(out).powerMode;
+  const evidence = async () => {
+    const lines = await c.linesSince(now);
+    return lines.length ? `; the driver logged meanwhile: ${lines.slice(-3).map((l) => l.trim()).join(" | ")}` : "";
+  };
+  if (r.timedOut) {
+    const said = tail(out, 2);
+    return save({
+      ...base,
+      status: "fail",
+      finding: "timeout",
+      power_mode: power,
+      detail: `${cmd} did not finish in ${c.timeoutS}s and was killed (${who()}): the NPU does not answer${said.length ? `; its last output: ${said.join(" | ")}` : ""}${await evidence()}`,
+      fix: c.kernelFix ?? UNEXPLAINED_FIX
+    });
+  }
+  const f2 = classifyValidate(out, r.status);
+  if (f2.kind === "pass") return save({ ...base, ...passed(cmd, out, who(), power), last_ok: { at: now.toISOString(), npu_lines: c.npuLines } });
+  if (f2.kind === "device") {
+    return save({ ...base, status: "fail", finding: "device", power_mode: power, detail: `${cmd} failed (${who()}): ${oneLine(f2.line ?? `exit ${r.status}`)}${await evidence()}`, fix: c.kernelFix ?? UNEXPLAINED_FIX });
+  }
+  const hostFinding = {
+    kind: f2.kind,
+    detail: `${cmd} failed on ${HOST_WHAT[f2.kind]} (${who()}), not on the NPU: ${oneLine(f2.line ?? `exit ${r.status}`)}`,
+    fix: hostFix(f2, { limits: c.limits, service: c.service, user, xrt: c.xrt, test })
+  };
+  const raised = c.limits && f2.kind === "memlock" && c.limits.soft !== "unlimited" && (c.limits.hard === "unlimited" || c.limits.hard > c.limits.soft) ? { soft: c.limits.hard, hard: c.limits.hard } : null;
+  if (raised) {
+    const r2 = await run(raised);
+    const out2 = `${r2.stdout}
+${r2.stderr}`;
+    const again = `then with memlock raised to ${fmtLimit(raised.hard)}, as a job that raises it`;
+    if (r2.timedOut) {
+      return save({ ...base, host: hostFinding, status: "fail", finding: "timeout", detail: `${cmd} did not finish in ${c.timeoutS}s ${again}: the NPU does not answer${await evidence()}`, fix: c.kernelFix ?? UNEXPLAINED_FIX });
+    }
+    const f22 = classifyValidate(out2, r2.status);
+    const power2 = parseXrtValidate(out2).powerMode;
+    if (f22.kind === "pass") {
+      const p = passed(cmd, out2, `${who()}; ${again}`, power2);
+      return save({ ...base, host: hostFinding, ...p, last_ok: { at: now.toISOString(), npu_lines: c.npuLines } });
+    }
+    if (f22.kind === "device") {
+      return save({ ...base, host: hostFinding, status: "fail", finding: "device", power_mode: power2, detail: `${cmd} failed ${again}: ${oneLine(f22.line ?? `exit ${r2.status}`)}${await evidence()}`, fix: c.kernelFix ?? UNEXPLAINED_FIX });
+    }
+  }
+  return save({ ...base, host: hostFinding, status: "unknown", finding: hostFinding.kind, power_mode: power, detail: `${hostFinding.detail}; the NPU itself was not tested`, fix: hostFinding.fix });
+}
+function passed(cmd, out, who, power) {
+  const details = parseXrtValidate(out).tests.flatMap((t) => t.details).join("; ");
+  return { status: "ok", finding: "pass", power_mode: power, fix: null, detail: `${cmd} passed${details ? `: ${details}` : ""}${power ? ` (power mode ${power})` : ""} [${who}]` };
+}
+function checksFromRecord(rec, cached = null) {
+  const note = cached ? ` (cached: ran at ${rec.at}, re-runs after ${cached.intervalS}s)` : "";
+  const detail = rec.detail + note;
+  const out = [];
+  if (rec.status === "ok") out.push(dev.ok("functional", detail));
+  else if (rec.status === "fail") out.push(dev.fail("functional", detail, rec.fix ?? UNEXPLAINED_FIX));
+  else out.push(host.warn("functional", detail, rec.fix ?? "see the detail"));
+  if (rec.host && rec.status !== "unknown") out.push(host.warn("functional-host", rec.host.detail + note, rec.host.fix));
+  return out;
+}
+function withFix(res, stateDir, fix) {
+  const rec = { ...res.record, fix };
+  try {
+    writeJson(functionalPath(stateDir), rec);
+  } catch {
+  }
+  return { record: rec, checks: checksFromRecord(rec) };
+}
+
+// src/agent/doctor.ts
+var MIN_FREE_BYTES = 5 * 1024 ** 3;
+var NPU_PCI_DEVICE_IDS = ["1502", "17f0", "17f1", "17f2", "17f3", "1b0a", "1b0b", "1b0c"];
+var NPU_GENERATIONS = [
+  ["1502", "00", "npu1"],
+  ["17f0", "10", "npu4"],
+  ["17f0", "11", "npu5"],
+  ["17f0", "20", "npu6"],
+  ["17f1", "10", "npu3"],
+  ["17f2", "10", "npu3"],
+  ["17f3", "10", "npu3"],
+  ["1b0a", "00", "npu3"],
+  ["1b0b", "00", "npu3"],
+  ["1b0c", "00", "npu3"],
+  ["17f1", "13", "npu9"],
+  ["17f2", "13", "npu9"],
+  ["17f3", "13", "npu9"],
+  ["17f1", "14", "npu10"],
+  ["17f2", "14", "npu10"],
+  ["17f3", "14", "npu10"],
+  ["17f1", "15", "npu11"],
+  ["17f2", "15", "npu11"],
+  ["17f3", "15", "npu11"]
+];
+function npuGeneration(n) {
+  if (!n) return null;
+  const v = /npu\d+/i.exec(n.vbnv ?? "");
+  if (v) return v[0].toLowerCase();
+  const rev = (n.revision ?? "").padStart(2, "0");
+  return NPU_GENERATIONS.find(([d, r]) => d === n.device && r === rev)?.[2] ?? null;
+}
 var hex = (s) => s?.trim().replace(/^0x/i, "").toLowerCase() ?? null;
 function findNpus(m) {
   const base = "/sys/bus/pci/devices";
@@ -26047,7 +26653,7 @@ function checkPci(npus) {
   }
   return dev.ok("pci", npus.map((n) => `1022:${n.device}${n.revision ? ` rev ${n.revision}` : ""} at ${n.bdf}`).join(", "));
 }
-function checkDriver(m, npus) {
+function checkDriver(m, npus, explained = null) {
   if (!m.exists("/sys/module/amdxdna")) {
     return dev.fail("driver", "amdxdna module not loaded", "sudo modprobe amdxdna (in-tree since Linux 6.14; older kernels need amd/xdna-driver's xrt_plugin-amdxdna package)");
   }
@@ -26057,14 +26663,14 @@ function checkDriver(m, npus) {
     const bound = npus.filter((n) => n.driver === "amdxdna");
     if (!bound.length) {
       const other = npus.find((n) => n.driver);
-      const why2 = other ? `bound to ${other.driver}, not amdxdna` : "not bound to it: its probe failed (see kernel-log)";
-      return dev.fail("driver", `${ver} loaded; the NPU at ${npus[0].bdf} is ${why2}`, other ? `unbind ${other.driver} from ${other.bdf}, then ${RELOAD}` : powerCycleFix(npus[0].bdf));
+      const why3 = other ? `bound to ${other.driver}, not amdxdna` : "not bound to it: its probe failed (see kernel-log)";
+      return dev.fail("driver", `${ver} loaded; the NPU at ${npus[0].bdf} is ${why3}`, other ? `unbind ${other.driver} from ${other.bdf}, then ${RELOAD}` : explained ?? powerCycleFix(npus[0].bdf));
     }
     return dev.ok("driver", `${ver}, bound to ${bound.map((n) => n.bdf).join(", ")}`);
   }
   return dev.ok("driver", `${ver} loaded`);
 }
-function checkDevice(m, npus, nodes) {
+function checkDevice(m, npus, nodes, explained = null) {
   const ours = nodes.filter((n) => n.driver === "amdxdna");
   const unverified = nodes.filter((n) => n.driver === null);
   if (!ours.length && !unverified.length) {
@@ -26073,7 +26679,7 @@ function checkDevice(m, npus, nodes) {
     if (npus && !npus.length) return dev.fail("device", `${base}: no NPU on the PCI bus`, "enable the NPU in the BIOS setup, or take this host out of NPU rotation");
     if (!m.exists("/sys/module/amdxdna")) return dev.fail("device", `${base}: the amdxdna module is not loaded`, "sudo modprobe amdxdna");
     const bdf = npus?.[0]?.bdf ?? null;
-    return dev.fail("device", `${base}: the driver could not probe the NPU${bdf ? ` at ${bdf}` : ""}`, powerCycleFix(bdf));
+    return dev.fail("device", `${base}: the driver could not probe the NPU${bdf ? ` at ${bdf}` : ""}`, explained ?? powerCycleFix(bdf));
   }
   const use = ours.length ? ours : unverified;
   const denied = use.filter((n) => {
@@ -26108,15 +26714,14 @@ function runXrtSmi(m, args = ["examine"], timeoutMs) {
   if (r.missing && m.exists(bundled)) r = m.run(m.path(bundled), args, timeoutMs);
   return r;
 }
-var MEMLOCK_FIRST = (limits, service) => `memlock first: ${memlockFix(limits, service)}`;
 function checkXrt(m, r, limits, service) {
   if (r.missing) return host.warn("xrt-smi", "xrt-smi not found", "source /opt/xilinx/xrt/setup.sh (or install XRT) so xrt-smi is on PATH");
   const x = parseXrtSmi(r.stdout + "\n" + r.stderr);
   if (x.memlockError) return host.warn("xrt-smi", `xrt-smi examine: ${oneLine(x.memlockError)}`, MEMLOCK_FIRST(limits, service));
   if (r.status !== 0) {
-    const why2 = r.error ?? (`${r.stderr}
+    const why3 = r.error ?? (`${r.stderr}
 ${r.stdout}`.trim().split("\n").pop() || `exit ${r.status}`);
-    return host.warn("xrt-smi", `xrt-smi examine failed: ${oneLine(why2)}`, lowMemlock(limits) ? MEMLOCK_FIRST(limits, service) : "check the XRT install and the amdxdna driver (xrt-smi examine by hand)");
+    return host.warn("xrt-smi", `xrt-smi examine failed: ${oneLine(why3)}`, lowMemlock(limits) ? MEMLOCK_FIRST(limits, service) : "check the XRT install and the amdxdna driver (xrt-smi examine by hand)");
   }
   const versions = [x.xrt && `XRT ${x.xrt}`, x.amdxdna && `amdxdna ${x.amdxdna}${x.inTree ? " (in-tree)" : ""}`, x.firmware && `firmware ${x.firmware}`].filter(Boolean).join(", ");
   if (!x.devices.length) {
@@ -26124,115 +26729,6 @@ ${r.stdout}`.trim().split("\n").pop() || `exit ${r.status}`);
   }
   const devs = x.devices.map((d) => `${d.name} [${d.bdf}]`).join(", ");
   return host.ok("xrt-smi", `${devs}${versions ? `; ${versions}` : ""}`);
-}
-function memlockLimits(m) {
-  const text4 = m.read("/proc/self/limits");
-  return text4 === null ? null : parseMemlockLimits(text4);
-}
-var big = (v, n = MEMLOCK_NEEDED) => v === "unlimited" || v >= n;
-var lowMemlock = (l) => !!l && !big(l.soft);
-var fmtLimit = (v) => v === "unlimited" ? "unlimited" : formatBytes(v);
-function memlockFix(l, service) {
-  const svc = service ?? "<the runner service>";
-  if (l && !big(l.hard)) {
-    return `the hard limit (${fmtLimit(l.hard)}) caps every job and this tool: sudo systemctl edit ${svc} with [Service] LimitMEMLOCK=infinity, then restart it (or sudo prlimit -lunlimited --pid $$ in each job, as mlir-air's CI does)`;
-  }
-  return `raise it before NPU work: ulimit -l unlimited in the job (the hard limit allows it, no sudo), or sudo prlimit -lunlimited --pid $$ as mlir-air's CI does; for every job: LimitMEMLOCK=infinity in ${svc}`;
-}
-function checkMemlock(l, service) {
-  if (!l) return host.warn("memlock", 'cannot read "Max locked memory" from /proc/self/limits', memlockFix(null, service));
-  const detail = `Max locked memory: soft ${fmtLimit(l.soft)}, hard ${fmtLimit(l.hard)}`;
-  if (l.soft === "unlimited") return host.ok("memlock", detail);
-  return host.warn("memlock", `${detail} (the NPU driver maps ~64 MiB locked; XRT fails with mmap err=-11 under it)`, memlockFix(l, service));
-}
-function kernelLog(m, o = {}) {
-  const since = o.sinceHours ? ["--since", `-${o.sinceHours}h`] : [];
-  const j = m.run("journalctl", ["-k", "-b", "0", ...since, "--no-pager", "-o", "short-iso-precise"]);
-  const jWhy = j.missing ? "not found" : j.status !== 0 ? j.error ?? (j.stderr.trim().split("\n").pop() || `exit ${j.status}`) : blindJournal(j.stdout, j.stderr);
-  if (!jWhy) return { text: j.stdout, source: `journalctl -k -b 0${o.sinceHours ? ` (last ${o.sinceHours}h)` : ""}` };
-  let d = m.run("dmesg", ["--time-format", "iso"]);
-  if (d.status !== 0 && /unrecognized option|invalid option|unknown time format/i.test(d.stderr)) d = m.run("dmesg", []);
-  const dWhy = d.missing ? "not found" : d.status !== 0 ? d.error ?? (d.stderr.trim().split("\n").pop() || `exit ${d.status}`) : blindJournal(d.stdout, d.stderr);
-  if (!dWhy) return { text: d.stdout, source: "dmesg" };
-  const bare = (why2) => oneLine(why2).replace(/^(dmesg|journalctl):\s*/, "");
-  return { error: `kernel log unreadable: journalctl -k: ${bare(jWhy)}; dmesg: ${bare(dWhy)}` };
-}
-function checkKernelLog(log, o) {
-  if ("error" in log) return { check: dev.unknown("kernel-log", `${log.error}: no wedge can be seen, so none is ruled out`, JOURNAL_FIX), scan: null };
-  const f2 = o.functional && o.functional.status === "ok" && o.functional.boot_id && o.functional.boot_id === o.boot ? o.functional : null;
-  const scan = scanKernelLog(log.text, { bdf: o.bdf, clearedAt: f2 ? new Date(f2.at) : null, clearedLines: f2?.npu_lines ?? null });
-  const resetNote = scan.cleared ? `; ${scan.cleared} older signature line(s) cleared by ${scan.reset?.kind === "recovery" ? "an in-kernel NPU reset (aie2_hw_reset)" : scan.reset?.kind === "functional" ? `a passing functional probe (${f2.at})` : "a driver load"}` : "";
-  if (scan.found.length) {
-    const worst = scan.found[0];
-    const detail = `${log.source}: ${scan.found.map((w) => `${w.what} x${w.count}`).join("; ")}; last: ${worst.last}${resetNote}`;
-    const fix = fixFor(worst.fix, o.bdf);
-    return { check: worst.severity === "fail" ? dev.fail("kernel-log", detail, fix) : dev.warn("kernel-log", detail, fix), scan };
-  }
-  if (o.node && !scan.loaded) {
-    if (f2) return { check: dev.ok("kernel-log", `${log.source}: no wedge signatures in ${scan.lines} NPU line(s); no driver-load line this boot, but the functional probe passed at ${f2.at}`), scan };
-    return {
-      check: dev.unknown(
-        "kernel-log",
-        `${log.source}: ${scan.lines} NPU line(s) and no amdxdna driver-load line ("[drm] Initialized amdxdna_accel_driver") this boot: the log does not reach back to the driver load, so it cannot vouch for the NPU`,
-        "npu-block-gate agent doctor --functional tests the NPU itself; make the journal keep this boot (Storage=persistent, a larger SystemMaxUse)"
-      ),
-      scan
-    };
-  }
-  const since = !scan.reset ? "this boot" : `since the ${scan.reset.kind === "recovery" ? "in-kernel reset" : scan.reset.kind === "functional" ? "functional pass" : "driver load"}`;
-  return { check: dev.ok("kernel-log", `${log.source}: no wedge signatures in ${scan.lines} NPU line(s) ${since}${resetNote}`), scan };
-}
-var functionalPath = (stateDir) => join17(stateDir, STATE_FILES.functional);
-function lastFunctional(stateDir) {
-  return readJson(functionalPath(stateDir));
-}
-var defaultFunctionalTest = (xrt) => !xrt || compareVersions(xrt, "2.18") >= 0 ? "latency" : "verify";
-var limitArg = (v) => v === "unlimited" ? "unlimited" : String(v);
-function checkFunctional(m, c) {
-  const prev = lastFunctional(c.stateDir);
-  const ageS = prev ? (m.now().getTime() - new Date(prev.at).getTime()) / 1e3 : Infinity;
-  if (prev && !c.force && ageS >= 0 && ageS < c.maxAgeS) {
-    return { id: "functional", status: prev.status, scope: "device", detail: `${prev.detail} (cached: ran at ${prev.at}, re-runs after ${c.maxAgeS}s)`, fix: prev.fix };
-  }
-  const test = c.test ?? defaultFunctionalTest(c.xrt);
-  const args = ["validate", "--run", test];
-  const fallback = ["/opt/xilinx/xrt/bin/xrt-smi"];
-  if (!m.has("xrt-smi", fallback)) return { id: "functional", status: "unknown", scope: "device", detail: "xrt-smi not found: the functional probe needs XRT", fix: "source /opt/xilinx/xrt/setup.sh (or install XRT) so xrt-smi is on PATH" };
-  const exe = m.which("xrt-smi", fallback) ?? "xrt-smi";
-  const timeoutMs = c.timeoutS * 1e3;
-  const raise = c.limits && c.limits.soft !== c.limits.hard;
-  let r = raise ? m.run("prlimit", [`--memlock=${limitArg(c.limits.hard)}:${limitArg(c.limits.hard)}`, "--", exe, ...args], { timeoutMs }) : m.run(exe, args, { timeoutMs });
-  let note = raise ? ` (memlock raised to ${fmtLimit(c.limits.hard)})` : "";
-  if (raise && r.missing) {
-    r = m.run(exe, args, { timeoutMs });
-    note = " (prlimit not found: memlock not raised)";
-  }
-  const cmd = `xrt-smi validate --run ${test}`;
-  const effective = raise && !note.includes("not raised") ? c.limits.hard : c.limits?.soft ?? null;
-  const memlockLikely = (out2) => !!memlockError(out2) || effective !== null && !big(effective);
-  const record2 = (status2, detail, fix2, power2) => {
-    const rec = { at: m.now().toISOString(), status: status2, detail, fix: fix2, test, boot_id: bootId(m), npu_lines: c.npuLines, power_mode: power2 };
-    try {
-      writeJson(functionalPath(c.stateDir), rec);
-    } catch {
-    }
-    return { id: "functional", status: status2, scope: "device", detail, fix: fix2 };
-  };
-  const out = `${r.stdout}
-${r.stderr}`;
-  if (r.status === null && /timed out/.test(r.error ?? "")) {
-    return record2("fail", `${cmd} did not finish in ${c.timeoutS}s${note}: the NPU does not answer`, memlockLikely(out) ? MEMLOCK_FIRST(c.limits, c.service) + `; then ${RELOAD_FIX}` : RELOAD_FIX, null);
-  }
-  const v = parseXrtValidate(out);
-  const passed = r.status === 0 && (v.result === "passed" || v.result === "warning" || v.result === null && v.tests.length > 0 && v.tests.every((t) => /^PASSED/.test(t.status)));
-  const power = v.powerMode;
-  if (passed) {
-    const details = v.tests.flatMap((t) => t.details).join("; ");
-    return record2("ok", `${cmd} passed${note}${details ? `: ${details}` : ""}${power ? ` (power mode ${power})` : ""}`, null, power);
-  }
-  const why2 = memlockError(out) ?? v.tests.flatMap((t) => t.errors)[0] ?? (r.error || out.trim().split("\n").filter(Boolean).pop() || `exit ${r.status}`);
-  const fix = memlockLikely(out) ? `${MEMLOCK_FIRST(c.limits, c.service)}; if it still fails: ${RELOAD_FIX}` : RELOAD_FIX;
-  return record2("fail", `${cmd} failed${note}: ${oneLine(why2)}`, fix, power);
 }
 function freeBytes(m, path) {
   let p = resolve9(path);
@@ -26253,8 +26749,8 @@ function checkDisk(m, id2, label2, path, min) {
 }
 function hfHubCache(env, home) {
   if (env.HF_HUB_CACHE) return env.HF_HUB_CACHE;
-  if (env.HF_HOME) return join17(env.HF_HOME, "hub");
-  return join17(env.XDG_CACHE_HOME || join17(home, ".cache"), "huggingface", "hub");
+  if (env.HF_HOME) return join18(env.HF_HOME, "hub");
+  return join18(env.XDG_CACHE_HOME || join18(home, ".cache"), "huggingface", "hub");
 }
 function checkHfCache(m) {
   const dir = hfHubCache(m.env, m.home());
@@ -26287,47 +26783,78 @@ function checkLock(m) {
   if (!s.holder) return host.ok("npu-lock", `${s.path}: free${s.exists ? "" : " (no lock file yet)"}`);
   return host.warn("npu-lock", `${s.path}: ${describeHolder(s)}`, `a run is using the NPU; wait for it (the kernel drops the lock when pid ${s.holder.pid} exits)`);
 }
-function doctorReport(m, o = {}) {
+var EXPLAINS_PROBE = ["firmware-missing", "firmware-too-old", "hypervisor"];
+async function doctorReport(m, o = {}) {
   const min = o.minFreeBytes ?? MIN_FREE_BYTES;
   const cacheRoot = o.cacheDir ?? defaultCacheRoot(m.env);
   const workspace = o.workspace ?? m.env.GITHUB_WORKSPACE ?? m.cwd;
   const stateDir = o.stateDir ?? defaultStateDir(m);
   const service = o.service ?? null;
+  const intervalS = o.functionalMaxAgeS ?? FUNCTIONAL_MAX_AGE_S;
   const npus = findNpus(m);
   const nodes = accelNodes(m);
   const npu = npus?.find((n) => n.driver === "amdxdna") ?? npus?.[0] ?? null;
+  const bdf = npu?.bdf ?? null;
   const limits = memlockLimits(m);
   const xr = runXrtSmi(m);
   const xrt = xr.missing ? null : parseXrtSmi(xr.stdout + "\n" + xr.stderr);
   const boot = bootId(m);
-  const log = kernelLog(m);
   const node = nodes.some((n) => n.driver === "amdxdna" || n.driver === null);
-  let kl = checkKernelLog(log, { bdf: npu?.bdf ?? null, node, functional: lastFunctional(stateDir), boot });
-  const checks = [checkPci(npus), checkDriver(m, npus), checkDevice(m, npus, nodes), checkFirmware(npus), kl.check, checkMemlock(limits, service), checkXrt(m, xr, limits, service)];
-  const when = o.functional ?? "never";
   const prev = lastFunctional(stateDir);
-  const wanted = when === "always" || when === "auto" && node && (kl.check.status === "fail" || kl.check.status === "unknown" || prev !== null && prev.status === "fail");
+  let cleared = lastPass(prev, boot);
+  const readOpts = { bdf, maxBytes: o.kernelLogMaxBytes };
+  let log = await readKernelLog(m, { ...readOpts, since: cleared ? new Date(cleared.at) : null });
+  let kl = checkKernelLog(log, { bdf, node, cleared });
+  const explained = kl.scan?.found.find((w) => EXPLAINS_PROBE.includes(w.id))?.fix ?? null;
+  const checks = [checkPci(npus), checkDriver(m, npus, explained), checkDevice(m, npus, nodes, explained), checkFirmware(npus), kl.check];
+  const tail2 = [checkMemlock(limits, service), checkXrt(m, xr, limits, service)];
+  const when = o.functional ?? "never";
+  const reason = node ? probeReason({ kernel: kl.check, lastPass: cleared, now: m.now(), intervalS }) : null;
+  let functional = [];
   let functionalRan = false;
-  if (wanted) {
-    const f2 = checkFunctional(m, {
-      stateDir,
-      test: o.functionalTest ?? null,
-      xrt: xrt?.xrt ?? null,
-      limits,
-      maxAgeS: o.functionalMaxAgeS ?? FUNCTIONAL_MAX_AGE_S,
-      timeoutS: o.functionalTimeoutS ?? FUNCTIONAL_TIMEOUT_S,
-      force: !!o.functionalForce,
-      bdf: npu?.bdf ?? null,
-      npuLines: kl.scan?.lines ?? null,
-      service
-    });
-    functionalRan = true;
-    if (f2.status === "ok" && kl.check.status !== "ok") {
-      kl = checkKernelLog(log, { bdf: npu?.bdf ?? null, node, functional: lastFunctional(stateDir), boot });
-      checks[4] = kl.check;
+  let power = prev?.power_mode ?? null;
+  if (when === "always" || when === "auto" && reason) {
+    const stands = when === "auto" && prev && reusable(prev, { boot, now: m.now(), intervalS, resetSince: resetAfter(log, new Date(prev.at)) });
+    if (stands) functional = checksFromRecord(prev, { intervalS });
+    else {
+      const svcLimits = service ? serviceLimits(m, service) : null;
+      const apply = !!svcLimits && (!limits || svcLimits.soft !== limits.soft || svcLimits.hard !== limits.hard);
+      const device = kl.check.status === "fail" || kl.check.status === "warn" ? kl.check.fix : null;
+      let res = await runFunctional(m, {
+        stateDir,
+        test: o.functionalTest ?? null,
+        xrt: xrt?.xrt ?? null,
+        timeoutS: o.functionalTimeoutS ?? FUNCTIONAL_TIMEOUT_S,
+        limits: apply ? svcLimits : limits,
+        limitsFrom: apply ? `${service}'s LimitMEMLOCK` : "this process's, as the runner's jobs get them",
+        applyLimits: apply,
+        runAs: o.runnerAccount ?? null,
+        bdf,
+        npuLines: kl.scan?.lines ?? null,
+        service,
+        kernelFix: device,
+        linesSince: async (t) => {
+          const l = await readKernelLog(m, { ...readOpts, since: t });
+          return "error" in l ? [] : l.lines;
+        },
+        lastPass: cleared
+      });
+      functionalRan = true;
+      power = res.record.power_mode ?? power;
+      if (res.record.status === "ok") {
+        cleared = res.record.last_ok;
+        kl = checkKernelLog(log, { bdf, node, cleared });
+      } else if (res.record.status === "fail") {
+        log = await readKernelLog(m, { ...readOpts, since: cleared ? new Date(cleared.at) : null });
+        kl = checkKernelLog(log, { bdf, node, cleared });
+        if ((kl.check.status === "fail" || kl.check.status === "warn") && kl.check.fix) res = withFix(res, stateDir, kl.check.fix);
+      }
+      functional = res.checks;
     }
-    checks.push(f2);
   }
+  checks[4] = kl.check;
+  if (kl.host) checks.push(kl.host);
+  checks.push(...tail2, ...functional);
   if (!o.deviceOnly) checks.push(
     checkDisk(m, "disk-cache", "kernel cache", cacheRoot, min),
     checkDisk(m, "disk-workspace", "workspace", workspace, min),
@@ -26335,20 +26862,13 @@ function doctorReport(m, o = {}) {
     checkPython(m, o.python ?? null),
     checkLock(m)
   );
-  const lastF = lastFunctional(stateDir);
   const versions = {
     xrt: xrt?.xrt ?? null,
     amdxdna: driverVersion(m) ?? xrt?.amdxdna ?? null,
     firmware: npu?.fwVersion ?? xrt?.firmware ?? null
   };
-  return { checks, facts: { npu, nodes, xrt, versions, powerMode: lastF?.power_mode ?? null, kernel: kl.scan, functionalRan } };
+  return { checks, facts: { npu, nodes, xrt, versions, powerMode: power, kernel: kl.scan, functionalRan, functionalReason: reason } };
 }
-function summarize2(checks) {
-  const s = { ok: 0, warn: 0, fail: 0, unknown: 0 };
-  for (const c of checks) s[c.status]++;
-  return s;
-}
-var deviceFailures = (checks) => checks.filter((c) => c.scope === "device" && c.status === "fail");
 var LABEL = { ok: "ok", warn: "WARN", fail: "FAIL", unknown: "UNKNOWN" };
 function renderChecks(checks, root) {
   const w = Math.max(...checks.map((c) => c.id.length));
@@ -26362,150 +26882,132 @@ function renderChecks(checks, root) {
   return lines.join("\n") + "\n";
 }
 
-// src/agent/status.ts
-import { existsSync as existsSync12, readdirSync as readdirSync7, readFileSync as readFileSync7, statSync as statSync9 } from "node:fs";
-import { join as join18 } from "node:path";
-var INNER_NPU_LOCK = "/tmp/npu.lock";
-function lastRuns(dir, n = 3) {
-  if (!existsSync12(dir)) return [];
-  const dirs = readdirSync7(dir, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => ({ p: join18(dir, e.name), t: statSync9(join18(dir, e.name)).mtimeMs })).sort((a, b) => b.t - a.t).slice(0, n);
-  return dirs.map(({ p }) => {
-    try {
-      const r = JSON.parse(readFileSync7(join18(p, "report.json"), "utf8"));
-      return { dir: p, outcome: r.outcome ?? null, model: r.model?.name ?? null, created_at: r.created_at ?? null };
-    } catch {
-      return { dir: p, outcome: null, model: null, created_at: null };
-    }
-  });
-}
-function accelHolders(m, nodes) {
-  const holders = [];
-  let unreadable = 0;
-  if (!nodes.length) return { holders, unreadable };
-  for (const pid of (m.list("/proc") ?? []).filter((n) => /^\d+$/.test(n))) {
-    const fds = m.list(`/proc/${pid}/fd`);
-    if (!fds) {
-      unreadable++;
-      continue;
-    }
-    const hit = fds.map((fd) => m.readlink(`/proc/${pid}/fd/${fd}`)).find((t) => t && nodes.includes(t));
-    if (!hit) continue;
-    const cmdline = (m.readBytes(`/proc/${pid}/cmdline`)?.toString("utf8") ?? "").replace(/\0/g, " ").trim().slice(0, 120);
-    holders.push({ pid: Number(pid), cmdline, node: hit });
-  }
-  return { holders: holders.sort((a, b) => a.pid - b.pid), unreadable };
-}
-function versionChanges(before, now) {
-  if (!before) return [];
-  return ["xrt", "amdxdna", "firmware"].filter((k) => now[k] !== null && before[k] !== null && now[k] !== before[k]).map((k) => ({ what: k, from: before[k], to: now[k] }));
-}
-var describeChanges = (c) => c.map((x) => `${x.what === "xrt" ? "XRT" : x.what} ${x.from} -> ${x.to}`).join(", ");
-function status(m, o = {}) {
-  const stateDir = o.stateDir ?? defaultStateDir(m);
-  const outer = lockState(m);
-  const lockViews = [];
-  const view = (path, role) => {
-    const s = lockState(m, path);
-    lockViews.push({ path, role, holder: describeHolder(s), waiters: s.waiters, exists: s.exists });
-  };
-  if (outer.path) view(outer.path, "whole runs (mlir-air skills: flock -x -w 1800)");
-  const inner = npuLockPath({}, m.env.NPU_BLOCK_GATE_INNER_LOCK || INNER_NPU_LOCK) ?? INNER_NPU_LOCK;
-  if (inner !== outer.path) view(inner, "each dispatch (mlir-air load_and_run, lit NPU tests)");
-  const nodes = accelNodes(m);
-  const npus = findNpus(m);
-  const npu = npus?.find((n) => n.driver === "amdxdna") ?? npus?.[0] ?? null;
-  const { holders, unreadable } = accelHolders(m, nodes.map((n) => n.node));
-  const x = runXrtSmi(m, ["examine"], 2e4);
-  const xrt = x.missing || x.status !== 0 ? null : parseXrtSmi(x.stdout);
-  const p = runXrtSmi(m, ["examine", "-r", "platform"], 2e4);
-  const f2 = lastFunctional(stateDir);
-  const versions = { xrt: xrt?.xrt ?? null, amdxdna: driverVersion(m) ?? xrt?.amdxdna ?? null, firmware: npu?.fwVersion ?? xrt?.firmware ?? null };
-  const lastJob = readJson(join18(stateDir, STATE_FILES.lastJob));
-  const cacheRoot = o.cacheDir ?? defaultCacheRoot(m.env);
-  const entries = new KernelStore(cacheRoot).list();
+// src/agent/fleet.ts
+var obj2 = (v) => v && typeof v === "object" && !Array.isArray(v) ? v : null;
+var str3 = (v) => typeof v === "string" && v ? v : null;
+function row(s, source) {
+  const npu = obj2(s.npu);
+  const versions = obj2(s.versions);
+  const driver = obj2(s.driver);
+  const lastJob = obj2(s.last_job);
+  const drain2 = obj2(s.drain);
+  const gen = str3(npu?.generation);
+  const name = str3(npu?.name);
+  const drained = !drain2 ? "no" : drain2.drained === true ? `yes (${str3(drain2.method) ?? "?"}, since ${str3(drain2.at) ?? "?"})` : `no (${str3(drain2.state) ?? "?"})`;
   return {
-    root: m.root,
-    device: nodes.map((n) => n.node),
-    npu: npu ? { bdf: npu.bdf, name: npu.vbnv, driver: npu.driver } : null,
-    driver: { loaded: m.exists("/sys/module/amdxdna"), version: driverVersion(m) },
-    lock: { path: outer.path, holder: outer.path ? describeHolder(outer) : "off" },
-    locks: lockViews,
-    accel_holders: holders,
-    accel_unreadable: unreadable,
-    versions,
-    versions_changed: versionChanges(lastJob?.versions, versions),
-    last_job: lastJob,
-    power_mode: (p.status === 0 ? parsePowerMode(p.stdout) : null) ?? f2?.power_mode ?? null,
-    platform_profile: m.read("/sys/firmware/acpi/platform_profile")?.trim() || null,
-    functional: f2 ? { at: f2.at, status: f2.status, detail: f2.detail } : null,
-    drain: readJson(join18(stateDir, STATE_FILES.drain)),
-    cache: { root: cacheRoot, entries: entries.length, bytes: entries.reduce((n, e) => n + e.bytes, 0) },
-    runs: lastRuns(o.runsDir ?? join18(m.cwd, "runs"))
+    runner: str3(s.runner) ?? source,
+    npu: gen && name && !name.toLowerCase().includes(gen) ? `${gen} ${name}` : name ?? gen ?? (Array.isArray(s.device) && s.device.length ? "?" : "none"),
+    driver: str3(versions?.amdxdna) ?? str3(driver?.version) ?? (driver?.loaded === false ? "not loaded" : "?"),
+    firmware: str3(versions?.firmware) ?? "?",
+    health: str3(s.health) ?? "unknown",
+    drained,
+    last_job: lastJob ? `${str3(lastJob.finished_at) ?? "?"}${str3(lastJob.outcome) ? ` ${lastJob.outcome}` : ""}${lastJob.device_ok === false ? " (NPU failed after it)" : ""}` : "none",
+    source
   };
 }
-function renderStatus(s) {
-  const v = s.versions;
-  const lines = [
-    `device:    ${s.device.length ? s.device.join(", ") : "none (no /dev/accel: see agent doctor)"}${s.npu ? `  ${s.npu.name ?? "NPU"} [${s.npu.bdf}]${s.npu.driver && s.npu.driver !== "amdxdna" ? ` bound to ${s.npu.driver}` : ""}` : ""}`,
-    `driver:    ${s.driver.loaded ? `amdxdna${s.driver.version ? ` ${s.driver.version}` : " (in-tree)"}` : "amdxdna not loaded"}`,
-    `versions:  XRT ${v.xrt ?? "?"}, amdxdna ${v.amdxdna ?? "?"}, firmware ${v.firmware ?? "?"}`
-  ];
-  if (s.versions_changed.length) lines.push(`WARNING:   changed since the last job (${s.last_job?.finished_at ?? "?"}): ${describeChanges(s.versions_changed)}`);
-  lines.push(`power:     ${s.power_mode ?? "not exposed (xrt-smi examine -r platform)"}${s.platform_profile ? `; ACPI platform profile ${s.platform_profile}` : ""}`);
-  for (const l of s.locks) lines.push(`lock:      ${l.path}: ${l.holder}  (${l.role}; read only)`);
-  if (!s.locks.length) lines.push("lock:      off");
-  if (s.accel_holders.length) for (const h of s.accel_holders) lines.push(`using NPU: pid ${h.pid} ${h.cmdline}  (${h.node})`);
-  else lines.push(`using NPU: nobody${s.accel_unreadable ? ` this user can see (${s.accel_unreadable} processes of other users unreadable)` : ""}`);
-  if (s.functional) lines.push(`probe:     ${s.functional.status} at ${s.functional.at}: ${s.functional.detail}`);
-  if (s.drain) lines.push(`DRAINED:   since ${s.drain.at} (${s.drain.method}${s.drain.pending ? ", service stops after the current job" : ""}): ${s.drain.reason}; undo: npu-block-gate agent undrain`);
-  lines.push(`cache:     ${s.cache.root}: ${s.cache.entries} entr${s.cache.entries === 1 ? "y" : "ies"}, ${formatBytes(s.cache.bytes)}`);
-  if (s.runs.length) {
-    lines.push("runs:");
-    for (const r of s.runs) lines.push(`  ${r.outcome ?? "?"}`.padEnd(9) + `${r.model ?? ""}${r.model ? "  " : ""}${r.dir}`);
+function fleetRows(inputs) {
+  const rows = [];
+  for (const { source, text: text4 } of inputs) {
+    let j;
+    try {
+      j = JSON.parse(text4);
+    } catch (e) {
+      throw new InputError(`not JSON (${oneLine(e)}): expected the output of npu-block-gate agent status --json`, source);
+    }
+    const list3 = Array.isArray(j) ? j : [j];
+    list3.forEach((s, i) => {
+      const o = obj2(s);
+      const where = Array.isArray(j) ? `${source}[${i}]` : source;
+      if (!o || !("device" in o) || !("versions" in o)) throw new InputError('not an agent status (no "device" and "versions"): expected the output of npu-block-gate agent status --json', where);
+      rows.push(row(o, where));
+    });
   }
-  return lines.join("\n") + "\n";
+  return rows.sort((a, b) => a.runner.localeCompare(b.runner) || a.source.localeCompare(b.source));
+}
+var HEAD = [["runner", "runner"], ["npu", "npu"], ["driver", "driver"], ["firmware", "firmware"], ["health", "health"], ["drained", "drained"], ["last_job", "last job"]];
+function renderFleet(rows) {
+  const cells = rows.map((r) => HEAD.map(([k]) => r[k]));
+  const w = HEAD.map(([, h], i) => Math.max(h.length, ...cells.map((c) => c[i].length)));
+  const line2 = (c) => c.map((x, i) => x.padEnd(w[i])).join("  ").trimEnd();
+  const failing = rows.filter((r) => r.health === "failing").length;
+  const drained = rows.filter((r) => r.drained.startsWith("yes")).length;
+  return [line2(HEAD.map(([, h]) => h)), ...cells.map(line2), `${rows.length} runner(s): ${failing} failing, ${drained} drained`].join("\n") + "\n";
 }
 
-// src/agent/cache.ts
-function cacheStats(root, maxBytes = DEFAULT_MAX_BYTES) {
-  const entries = new KernelStore(root, maxBytes).list().sort((a, b) => b.used - a.used).map((e) => ({ key: e.key, model: e.model, bytes: e.bytes, created_at: e.created_at, last_used: new Date(e.used).toISOString() }));
-  return { root, entries, total_bytes: entries.reduce((n, e) => n + e.bytes, 0), max_bytes: maxBytes };
+// src/agent/runner.ts
+import { readFileSync as readFileSync7, statSync as statSync9 } from "node:fs";
+import { join as join19, resolve as resolve10 } from "node:path";
+function readRunnerSettings(runnerDir) {
+  const file = join19(resolve10(runnerDir), ".runner");
+  let text4;
+  try {
+    text4 = readFileSync7(file, "utf8");
+  } catch {
+    throw new InputError(`no .runner file: is --runner-dir the runner's install dir (where config.sh wrote it)?`, file);
+  }
+  let j;
+  try {
+    j = JSON.parse(text4.replace(/^\uFEFF/, ""));
+  } catch (e) {
+    throw new InputError(`not JSON (${oneLine(e)})`, file);
+  }
+  const id2 = Number(j.agentId);
+  if (!Number.isInteger(id2) || id2 <= 0) throw new InputError('no "agentId" (the runner id): configure the runner with config.sh first', file);
+  return { agentId: id2, agentName: typeof j.agentName === "string" ? j.agentName : null, gitHubUrl: typeof j.gitHubUrl === "string" ? j.gitHubUrl : null, ephemeral: j.ephemeral === true, file };
 }
-function cacheGc(root, maxBytes) {
-  const before = new Map(cacheStats(root, maxBytes).entries.map((e) => [e.key, e]));
-  const dropped = new KernelStore(root, maxBytes).gc().map((k) => before.get(k)).filter(Boolean);
-  const after = cacheStats(root, maxBytes);
-  return { root, max_bytes: maxBytes, dropped, kept: after.entries.length, total_bytes: after.total_bytes };
+function serviceName(runnerDir) {
+  if (!runnerDir) return null;
+  try {
+    return readFileSync7(join19(resolve10(runnerDir), ".service"), "utf8").trim() || null;
+  } catch {
+    return null;
+  }
 }
-var short = (t) => t.replace(/\.\d+Z$/, "Z").replace("T", " ");
-function table(rows) {
-  const head = ["key", "model", "size", "created", "last used"];
-  const cells = rows.map((e) => [e.key.slice(0, 16), e.model, formatBytes(e.bytes), short(e.created_at), short(e.last_used)]);
-  const w = head.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i].length)));
-  return [head, ...cells].map((c) => "  " + c.map((x, i) => x.padEnd(w[i])).join("  ").trimEnd());
+function runnerName(m, runnerDir) {
+  if (runnerDir) {
+    try {
+      const s = readRunnerSettings(runnerDir);
+      if (s.agentName) return s.agentName;
+    } catch {
+    }
+  }
+  return m.env.RUNNER_NAME || m.hostname;
 }
-function renderStats(s) {
-  const lines = [`kernel cache ${s.root}: ${s.entries.length} entr${s.entries.length === 1 ? "y" : "ies"}, ${formatBytes(s.total_bytes)} of ${formatBytes(s.max_bytes)}`];
-  if (s.entries.length) lines.push(...table(s.entries));
-  return lines.join("\n") + "\n";
+function jobRunning(m) {
+  for (const pid of (m.list("/proc") ?? []).filter((n) => /^\d+$/.test(n))) {
+    const c = m.readBytes(`/proc/${pid}/cmdline`)?.toString("utf8") ?? "";
+    if (/Runner\.Worker/.test(c)) return true;
+  }
+  return false;
 }
-function renderGc(g) {
-  const lines = [`kernel cache ${g.root}: dropped ${g.dropped.length} (${formatBytes(g.dropped.reduce((n, e) => n + e.bytes, 0))}), kept ${g.kept} (${formatBytes(g.total_bytes)} of ${formatBytes(g.max_bytes)})`];
-  if (g.dropped.length) lines.push(...table(g.dropped));
-  return lines.join("\n") + "\n";
+function accountByUid(m, uid) {
+  for (const l of (m.read("/etc/passwd") ?? "").split("\n")) {
+    const f2 = l.split(":");
+    if (f2.length >= 4 && Number(f2[2]) === uid && f2[2].trim() !== "") return { name: f2[0], uid, gid: Number(f2[3]) };
+  }
+  return null;
 }
+function runnerAccount(m, runnerDir) {
+  if (!runnerDir) return null;
+  let uid;
+  try {
+    uid = statSync9(join19(resolve10(runnerDir), ".runner")).uid;
+  } catch {
+    return null;
+  }
+  return accountByUid(m, uid) ?? { name: String(uid), uid, gid: uid };
+}
+var systemctlPath = (m) => m.exists("/usr/bin/systemctl") || !m.exists("/bin/systemctl") ? "/usr/bin/systemctl" : "/bin/systemctl";
+var sudoersArg = (a) => a.replace(/[\\,:=]/g, (c) => `\\${c}`);
+var drainSudoersRule = (user, service, systemctl = "/usr/bin/systemctl") => `${user} ALL=(root) NOPASSWD: ${systemctl} stop ${sudoersArg(service)}, ${systemctl} start ${sudoersArg(service)}`;
 
-// src/agent/hooks.ts
-import { createHash as createHash3 } from "node:crypto";
-import { createRequire as createRequire2 } from "node:module";
-import { chmodSync as chmodSync4, existsSync as existsSync14, mkdirSync as mkdirSync6, readdirSync as readdirSync9, readFileSync as readFileSync10, renameSync as renameSync5, rmSync as rmSync6, statSync as statSync12, writeFileSync as writeFileSync4, appendFileSync as appendFileSync2 } from "node:fs";
-import { tmpdir } from "node:os";
-import { dirname as dirname9, extname as extname2, join as join21, resolve as resolve11 } from "node:path";
-import { fileURLToPath as fileURLToPath3, pathToFileURL } from "node:url";
+// src/agent/status.ts
+import { existsSync as existsSync12, readdirSync as readdirSync7, readFileSync as readFileSync9, statSync as statSync11 } from "node:fs";
+import { join as join21 } from "node:path";
 
 // src/agent/drain.ts
 import { readFileSync as readFileSync8, rmSync as rmSync5, statSync as statSync10 } from "node:fs";
-import { join as join19, resolve as resolve10 } from "node:path";
+import { join as join20, resolve as resolve11 } from "node:path";
 
 // node_modules/universal-user-agent/index.js
 function getUserAgent() {
@@ -26647,13 +27149,13 @@ function lowercaseKeys(object) {
     return newObj;
   }, {});
 }
-function isPlainObject(value) {
-  if (typeof value !== "object" || value === null) return false;
-  if (Object.prototype.toString.call(value) !== "[object Object]") return false;
-  const proto = Object.getPrototypeOf(value);
+function isPlainObject(value2) {
+  if (typeof value2 !== "object" || value2 === null) return false;
+  if (Object.prototype.toString.call(value2) !== "[object Object]") return false;
+  const proto = Object.getPrototypeOf(value2);
   if (proto === null) return true;
   const Ctor = Object.prototype.hasOwnProperty.call(proto, "constructor") && proto.constructor;
-  return typeof Ctor === "function" && Ctor instanceof Ctor && Function.prototype.call(Ctor) === Function.prototype.call(value);
+  return typeof Ctor === "function" && Ctor instanceof Ctor && Function.prototype.call(Ctor) === Function.prototype.call(value2);
 }
 function mergeDeep(defaults, options) {
   const result = Object.assign({}, defaults);
@@ -26667,13 +27169,13 @@ function mergeDeep(defaults, options) {
   });
   return result;
 }
-function removeUndefinedProperties(obj2) {
-  for (const key in obj2) {
-    if (obj2[key] === void 0) {
-      delete obj2[key];
+function removeUndefinedProperties(obj3) {
+  for (const key in obj3) {
+    if (obj3[key] === void 0) {
+      delete obj3[key];
     }
   }
-  return obj2;
+  return obj3;
 }
 function merge(defaults, route, options) {
   if (typeof route === "string") {
@@ -26729,70 +27231,70 @@ function omit(object, keysToOmit) {
   }
   return result;
 }
-function encodeReserved(str3) {
-  return str3.split(/(%[0-9A-Fa-f]{2})/g).map(function(part) {
+function encodeReserved(str4) {
+  return str4.split(/(%[0-9A-Fa-f]{2})/g).map(function(part) {
     if (!/%[0-9A-Fa-f]/.test(part)) {
       part = encodeURI(part).replace(/%5B/g, "[").replace(/%5D/g, "]");
     }
     return part;
   }).join("");
 }
-function encodeUnreserved(str3) {
-  return encodeURIComponent(str3).replace(/[!'()*]/g, function(c) {
+function encodeUnreserved(str4) {
+  return encodeURIComponent(str4).replace(/[!'()*]/g, function(c) {
     return "%" + c.charCodeAt(0).toString(16).toUpperCase();
   });
 }
-function encodeValue(operator, value, key) {
-  value = operator === "+" || operator === "#" ? encodeReserved(value) : encodeUnreserved(value);
+function encodeValue(operator, value2, key) {
+  value2 = operator === "+" || operator === "#" ? encodeReserved(value2) : encodeUnreserved(value2);
   if (key) {
-    return encodeUnreserved(key) + "=" + value;
+    return encodeUnreserved(key) + "=" + value2;
   } else {
-    return value;
+    return value2;
   }
 }
-function isDefined(value) {
-  return value !== void 0 && value !== null;
+function isDefined(value2) {
+  return value2 !== void 0 && value2 !== null;
 }
 function isKeyOperator(operator) {
   return operator === ";" || operator === "&" || operator === "?";
 }
 function getValues(context, operator, key, modifier) {
-  var value = context[key], result = [];
-  if (isDefined(value) && value !== "") {
-    if (typeof value === "string" || typeof value === "number" || typeof value === "bigint" || typeof value === "boolean") {
-      value = value.toString();
+  var value2 = context[key], result = [];
+  if (isDefined(value2) && value2 !== "") {
+    if (typeof value2 === "string" || typeof value2 === "number" || typeof value2 === "bigint" || typeof value2 === "boolean") {
+      value2 = value2.toString();
       if (modifier && modifier !== "*") {
-        value = value.substring(0, parseInt(modifier, 10));
+        value2 = value2.substring(0, parseInt(modifier, 10));
       }
       result.push(
-        encodeValue(operator, value, isKeyOperator(operator) ? key : "")
+        encodeValue(operator, value2, isKeyOperator(operator) ? key : "")
       );
     } else {
       if (modifier === "*") {
-        if (Array.isArray(value)) {
-          value.filter(isDefined).forEach(function(value2) {
+        if (Array.isArray(value2)) {
+          value2.filter(isDefined).forEach(function(value22) {
             result.push(
-              encodeValue(operator, value2, isKeyOperator(operator) ? key : "")
+              encodeValue(operator, value22, isKeyOperator(operator) ? key : "")
             );
           });
         } else {
-          Object.keys(value).forEach(function(k) {
-            if (isDefined(value[k])) {
-              result.push(encodeValue(operator, value[k], k));
+          Object.keys(value2).forEach(function(k) {
+            if (isDefined(value2[k])) {
+              result.push(encodeValue(operator, value2[k], k));
             }
           });
         }
       } else {
         const tmp = [];
-        if (Array.isArray(value)) {
-          value.filter(isDefined).forEach(function(value2) {
-            tmp.push(encodeValue(operator, value2));
+        if (Array.isArray(value2)) {
+          value2.filter(isDefined).forEach(function(value22) {
+            tmp.push(encodeValue(operator, value22));
           });
         } else {
-          Object.keys(value).forEach(function(k) {
-            if (isDefined(value[k])) {
+          Object.keys(value2).forEach(function(k) {
+            if (isDefined(value2[k])) {
               tmp.push(encodeUnreserved(k));
-              tmp.push(encodeValue(operator, value[k].toString()));
+              tmp.push(encodeValue(operator, value2[k].toString()));
             }
           });
         }
@@ -26805,12 +27307,12 @@ function getValues(context, operator, key, modifier) {
     }
   } else {
     if (operator === ";") {
-      if (isDefined(value)) {
+      if (isDefined(value2)) {
         result.push(encodeUnreserved(key));
       }
-    } else if (value === "" && (operator === "&" || operator === "?")) {
+    } else if (value2 === "" && (operator === "&" || operator === "?")) {
       result.push(encodeUnreserved(key) + "=");
-    } else if (value === "") {
+    } else if (value2 === "") {
       result.push("");
     }
   }
@@ -27105,12 +27607,12 @@ var stringifyIteratively = (rootValue, replacer, spaceParam) => {
   }
   return chunks.join("");
 };
-var JSONStringify = (value, replacer, space) => {
+var JSONStringify = (value2, replacer, space) => {
   try {
     const supportsRawJSON = "rawJSON" in JSON;
     if (supportsRawJSON) {
       return originalStringify(
-        value,
+        value2,
         (key, val) => {
           if (typeof val === "bigint") return JSON.rawJSON(val.toString());
           const hasFunctionReplacer = typeof replacer === "function";
@@ -27122,9 +27624,9 @@ var JSONStringify = (value, replacer, space) => {
         space
       );
     }
-    if (!value) return originalStringify(value, replacer, space);
+    if (!value2) return originalStringify(value2, replacer, space);
     const convertedToCustomJSON = originalStringify(
-      value,
+      value2,
       (key, val) => {
         const isNoise = typeof val === "string" && noiseValue.test(val);
         if (isNoise) return val.toString() + "n";
@@ -27145,7 +27647,7 @@ var JSONStringify = (value, replacer, space) => {
     return denoisedJSON;
   } catch (error) {
     if (error instanceof RangeError) {
-      const convertedJSON = stringifyIteratively(value, replacer, space);
+      const convertedJSON = stringifyIteratively(value2, replacer, space);
       if (convertedJSON === void 0) return void 0;
       const supportsRawJSON = "rawJSON" in JSON;
       if (supportsRawJSON) return convertedJSON;
@@ -27173,26 +27675,26 @@ var isContextSourceSupported = () => {
     return false;
   }
 };
-var convertMarkedBigIntsReviver = (key, value, context, userReviver) => {
-  const isCustomFormatBigInt = typeof value === "string" && customFormat.test(value);
-  if (isCustomFormatBigInt) return BigInt(value.slice(0, -1));
-  const isNoiseValue = typeof value === "string" && noiseValue.test(value);
-  if (isNoiseValue) return value.slice(0, -1);
+var convertMarkedBigIntsReviver = (key, value2, context, userReviver) => {
+  const isCustomFormatBigInt = typeof value2 === "string" && customFormat.test(value2);
+  if (isCustomFormatBigInt) return BigInt(value2.slice(0, -1));
+  const isNoiseValue = typeof value2 === "string" && noiseValue.test(value2);
+  if (isNoiseValue) return value2.slice(0, -1);
   const hasUserReviver = typeof userReviver === "function";
-  if (!hasUserReviver) return value;
-  return userReviver(key, value, context);
+  if (!hasUserReviver) return value2;
+  return userReviver(key, value2, context);
 };
 var JSONParseV2 = (text4, reviver) => {
-  return JSON.parse(text4, (key, value, context) => {
-    const isNumber = typeof value === "number";
-    const isOutOfBounds = value > Number.MAX_SAFE_INTEGER || value < Number.MIN_SAFE_INTEGER;
+  return JSON.parse(text4, (key, value2, context) => {
+    const isNumber = typeof value2 === "number";
+    const isOutOfBounds = value2 > Number.MAX_SAFE_INTEGER || value2 < Number.MIN_SAFE_INTEGER;
     const isBigNumber = isNumber && isOutOfBounds;
     const isInt = context && intRegex.test(context.source);
     const isBigInt = isBigNumber && isInt;
     if (isBigInt) return BigInt(context.source);
     const hasCustomReviver = typeof reviver === "function";
-    if (!hasCustomReviver) return value;
-    return reviver(key, value, context);
+    if (!hasCustomReviver) return value2;
+    return reviver(key, value2, context);
   });
 };
 var MAX_INT = Number.MAX_SAFE_INTEGER.toString();
@@ -27206,35 +27708,35 @@ var applyReviverIteratively = (parsed, userReviver) => {
     const node = stack[stack.length - 1];
     if (!node.visited) {
       node.visited = true;
-      const value = node.parent[node.key];
-      const isComplexObject = value !== null && typeof value === "object";
+      const value2 = node.parent[node.key];
+      const isComplexObject = value2 !== null && typeof value2 === "object";
       if (isComplexObject) {
-        const keys = Object.keys(value);
+        const keys = Object.keys(value2);
         for (let i = keys.length - 1; i >= 0; i--) {
-          stack.push({ parent: value, key: keys[i], visited: false });
+          stack.push({ parent: value2, key: keys[i], visited: false });
         }
       }
     } else {
       const { parent, key } = node;
-      let value = parent[key];
-      if (typeof value === "string") {
-        const isCustomFormatBigInt = customFormat.test(value);
+      let value2 = parent[key];
+      if (typeof value2 === "string") {
+        const isCustomFormatBigInt = customFormat.test(value2);
         if (isCustomFormatBigInt) {
-          value = BigInt(value.slice(0, -1));
+          value2 = BigInt(value2.slice(0, -1));
         } else {
-          const isNoise = noiseValue.test(value);
-          if (isNoise) value = value.slice(0, -1);
+          const isNoise = noiseValue.test(value2);
+          if (isNoise) value2 = value2.slice(0, -1);
         }
       }
       const hasUserReviver = typeof userReviver === "function";
       if (hasUserReviver) {
-        value = userReviver.call(parent, key, value);
+        value2 = userReviver.call(parent, key, value2);
       }
-      const isDeleted = value === void 0;
+      const isDeleted = value2 === void 0;
       if (isDeleted) {
         delete parent[key];
       } else {
-        parent[key] = value;
+        parent[key] = value2;
       }
       stack.pop();
     }
@@ -27263,7 +27765,7 @@ var JSONParse = (text4, reviver) => {
     const serializedData = serializeBigInts(text4);
     return originalParse(
       serializedData,
-      (key, value, context) => convertMarkedBigIntsReviver(key, value, context, reviver)
+      (key, value2, context) => convertMarkedBigIntsReviver(key, value2, context, reviver)
     );
   } catch (error) {
     if (error instanceof RangeError) {
@@ -27321,13 +27823,13 @@ var defaults_default = {
     "user-agent": `octokit-request.js/${VERSION2} ${getUserAgent()}`
   }
 };
-function isPlainObject2(value) {
-  if (typeof value !== "object" || value === null) return false;
-  if (Object.prototype.toString.call(value) !== "[object Object]") return false;
-  const proto = Object.getPrototypeOf(value);
+function isPlainObject2(value2) {
+  if (typeof value2 !== "object" || value2 === null) return false;
+  if (Object.prototype.toString.call(value2) !== "[object Object]") return false;
+  const proto = Object.getPrototypeOf(value2);
   if (proto === null) return true;
   const Ctor = Object.prototype.hasOwnProperty.call(proto, "constructor") && proto.constructor;
-  return typeof Ctor === "function" && Ctor instanceof Ctor && Function.prototype.call(Ctor) === Function.prototype.call(value);
+  return typeof Ctor === "function" && Ctor instanceof Ctor && Function.prototype.call(Ctor) === Function.prototype.call(value2);
 }
 var noop = () => "";
 async function fetchWrapper(requestOptions) {
@@ -27341,9 +27843,9 @@ async function fetchWrapper(requestOptions) {
   const parseSuccessResponseBody = requestOptions.request?.parseSuccessResponseBody !== false;
   const body = isPlainObject2(requestOptions.body) || Array.isArray(requestOptions.body) ? JSONStringify(requestOptions.body) : requestOptions.body;
   const requestHeaders = Object.fromEntries(
-    Object.entries(requestOptions.headers).map(([name, value]) => [
+    Object.entries(requestOptions.headers).map(([name, value2]) => [
       name,
-      String(value)
+      String(value2)
     ])
   );
   let fetchResponse;
@@ -27383,8 +27885,8 @@ async function fetchWrapper(requestOptions) {
   const status2 = fetchResponse.status;
   const url = fetchResponse.url;
   const responseHeaders = {};
-  for (const [key, value] of fetchResponse.headers) {
-    responseHeaders[key] = value;
+  for (const [key, value2] of fetchResponse.headers) {
+    responseHeaders[key] = value2;
   }
   const octokitResponse = {
     url,
@@ -30274,8 +30776,8 @@ var handler = {
   ownKeys({ scope }) {
     return [...endpointMethodsMap.get(scope).keys()];
   },
-  set(target, methodName, value) {
-    return target.cache[methodName] = value;
+  set(target, methodName, value2) {
+    return target.cache[methodName] = value2;
   },
   get({ octokit, scope, cache }, methodName) {
     if (cache[methodName]) {
@@ -30697,8 +31199,8 @@ function proxyFor(env, url) {
     if (raw === "*") return null;
     const [h, p] = raw.toLowerCase().split(/:(?=\d+$)/);
     if (p && p !== port) continue;
-    const bare = h.replace(/^\*?\./, "");
-    if (host2 === bare || host2.endsWith(`.${bare}`)) return null;
+    const bare2 = h.replace(/^\*?\./, "");
+    if (host2 === bare2 || host2.endsWith(`.${bare2}`)) return null;
   }
   return proxy;
 }
@@ -30714,24 +31216,6 @@ function httpStatus(err) {
 }
 
 // src/agent/drain.ts
-function readRunnerSettings(runnerDir) {
-  const file = join19(resolve10(runnerDir), ".runner");
-  let text4;
-  try {
-    text4 = readFileSync8(file, "utf8");
-  } catch {
-    throw new InputError(`no .runner file: is --runner-dir the runner's install dir (where config.sh wrote it)?`, file);
-  }
-  let j;
-  try {
-    j = JSON.parse(text4.replace(/^\uFEFF/, ""));
-  } catch (e) {
-    throw new InputError(`not JSON (${oneLine(e)})`, file);
-  }
-  const id2 = Number(j.agentId);
-  if (!Number.isInteger(id2) || id2 <= 0) throw new InputError('no "agentId" (the runner id): configure the runner with config.sh first', file);
-  return { agentId: id2, agentName: typeof j.agentName === "string" ? j.agentName : null, gitHubUrl: typeof j.gitHubUrl === "string" ? j.gitHubUrl : null, ephemeral: j.ephemeral === true, file };
-}
 function runnerScope(s, apiUrl) {
   if (!s.gitHubUrl) throw new InputError('no "gitHubUrl": cannot tell which repository or organization the runner belongs to', s.file);
   let u;
@@ -30748,7 +31232,7 @@ function runnerScope(s, apiUrl) {
   throw new InputError(`"gitHubUrl" ${s.gitHubUrl} names neither a repository nor an organization`, s.file);
 }
 function readTokenFile(path) {
-  const p = resolve10(path);
+  const p = resolve11(path);
   let mode;
   try {
     mode = statSync10(p).mode & 511;
@@ -30759,21 +31243,6 @@ function readTokenFile(path) {
   const token = readFileSync8(p, "utf8").trim();
   if (!token || /\s/.test(token)) throw new InputError("empty, or more than one word: it must hold only the token", `--token-file ${p}`);
   return token;
-}
-function serviceName(runnerDir) {
-  if (!runnerDir) return null;
-  try {
-    return readFileSync8(join19(resolve10(runnerDir), ".service"), "utf8").trim() || null;
-  } catch {
-    return null;
-  }
-}
-function jobRunning(m) {
-  for (const pid of (m.list("/proc") ?? []).filter((n) => /^\d+$/.test(n))) {
-    const c = m.readBytes(`/proc/${pid}/cmdline`)?.toString("utf8") ?? "";
-    if (/Runner\.Worker/.test(c)) return true;
-  }
-  return false;
 }
 var Labels = class {
   constructor(gh, scope, id2) {
@@ -30787,11 +31256,11 @@ var Labels = class {
   base() {
     return this.scope.kind === "repo" ? { route: "repos/{owner}/{repo}", params: { owner: this.scope.owner, repo: this.scope.repo } } : { route: "orgs/{org}", params: { org: this.scope.org } };
   }
-  async call(method, tail, extra = {}) {
+  async call(method, tail2, extra = {}) {
     const b = this.base();
-    const what = `${method} /${b.route}/actions/runners/${this.id}/labels${tail.replace("{name}", String(extra.name ?? ""))}`;
+    const what = `${method} /${b.route}/actions/runners/${this.id}/labels${tail2.replace("{name}", String(extra.name ?? ""))}`;
     try {
-      const r = await this.gh.request(`${method} /${b.route}/actions/runners/{runner_id}/labels${tail}`, { ...b.params, runner_id: this.id, ...extra });
+      const r = await this.gh.request(`${method} /${b.route}/actions/runners/{runner_id}/labels${tail2}`, { ...b.params, runner_id: this.id, ...extra });
       return r.data.labels ?? [];
     } catch (e) {
       const st = httpStatus(e);
@@ -30809,7 +31278,7 @@ var Labels = class {
     return this.call("POST", "", { labels: labels2 });
   }
 };
-var drainPath = (stateDir) => join19(stateDir, STATE_FILES.drain);
+var drainPath = (stateDir) => join20(stateDir, STATE_FILES.drain);
 var readDrain = (stateDir) => readJson(drainPath(stateDir));
 var AgentOctokit = Octokit2.plugin(retry);
 function octokitFor(m, scope, token) {
@@ -30820,23 +31289,37 @@ function octokitFor(m, scope, token) {
   } };
   return new AgentOctokit({ auth: token, baseUrl: scope.apiUrl, userAgent: "npu-block-gate-agent", request: { fetch: proxyFetch(m.env, scope.apiUrl) }, log: quiet, retry: { retries: 2 } });
 }
-var sudoers = (user, svc) => `${user} ALL=(root) NOPASSWD: /usr/bin/systemctl stop ${svc}, /usr/bin/systemctl start ${svc}`;
-function stopService(m, svc, o) {
-  if (o.background) {
-    const r2 = m.run("sh", ["-c", `sleep ${o.delayS}; exec sudo -n systemctl stop ${svc}`], { detached: true });
-    if (r2.status !== 0) throw new InfraError(`could not start the background stop of ${svc}: ${r2.error ?? r2.stderr.trim()}`);
-    return `the runner service ${svc} stops in ${o.delayS}s, after this job (sudo -n systemctl stop ${svc})`;
-  }
+var sudoersHint = (m, svc) => `install the sudoers rule drain needs with sudo npu-block-gate agent setup --runner-user ${m.user()} --runner-dir <runner dir> (it writes: ${drainSudoersRule(m.user(), svc, systemctlPath(m))})`;
+var why = (r) => oneLine(r.error ?? (r.stderr.trim() || r.stdout.trim() || `exit ${r.status}`));
+function serviceState(m, svc) {
+  const r = m.run("systemctl", ["is-active", svc], 15e3);
+  if (r.missing) return null;
+  return r.stdout.trim().split("\n").pop() || null;
+}
+var stopped = (state) => state === "inactive" || state === "failed";
+async function stopNow(m, svc) {
   const r = m.run("sudo", ["-n", "systemctl", "stop", svc], 12e4);
-  if (r.status !== 0) {
-    throw new InfraError(`sudo -n systemctl stop ${svc} failed: ${oneLine(r.error ?? (r.stderr.trim() || `exit ${r.status}`))}; allow it in sudoers: ${sudoers(m.user(), svc)}`);
+  if (r.status !== 0) throw new InfraError(`sudo -n systemctl stop ${svc} failed: ${why(r)}; not drained: ${sudoersHint(m, svc)}`);
+  let state = serviceState(m, svc);
+  for (let i = 0; i < 10 && state === "deactivating"; i++) {
+    await m.sleep(1e3);
+    state = serviceState(m, svc);
   }
-  return `stopped the runner service ${svc}`;
+  if (!stopped(state)) throw new InfraError(`sudo -n systemctl stop ${svc} exited 0 but systemctl is-active says ${state ?? "nothing (systemctl not found)"}: not drained`);
+  return `stopped the runner service ${svc} (systemctl is-active: ${state})`;
+}
+function scheduleStop(m, svc, delayS) {
+  const may = m.run("sudo", ["-n", "-l", "systemctl", "stop", svc], 15e3);
+  if (may.status !== 0) throw new InfraError(`sudo will not run systemctl stop ${svc} for ${m.user()} (sudo -n -l: ${why(may)}): not drained, the runner keeps taking jobs; ${sudoersHint(m, svc)}`);
+  const r = m.run("sh", ["-c", `sleep ${delayS}; exec sudo -n systemctl stop ${svc}`], { detached: true });
+  if (r.status !== 0) throw new InfraError(`could not start the background stop of ${svc}: ${why(r)}: not drained`);
+  return `the runner service ${svc} is to stop in ${delayS}s, after this job (sudo -n systemctl stop ${svc}; sudo allows it); not drained until systemctl is-active says so (agent status checks)`;
 }
 async function drain(m, o) {
   const prev = readDrain(o.stateDir);
   const now = m.now().toISOString();
   const settings = readRunnerSettings(o.runnerDir);
+  const base = { at: prev?.state === "drained" ? prev.at : now, reason: o.reason, runner_id: settings.agentId, runner_name: settings.agentName };
   if (o.tokenFile) {
     const scope = runnerScope(settings, o.apiUrl);
     const labels2 = new Labels(octokitFor(m, scope, readTokenFile(o.tokenFile)), scope, settings.agentId);
@@ -30852,42 +31335,72 @@ async function drain(m, o) {
       }
       await labels2.remove(name);
       removed.push(name);
-      lines.push(`removed label ${name} from runner ${settings.agentName ?? settings.agentId} (id ${settings.agentId})`);
     }
-    if (!removed.length && !prev) {
+    const had = [.../* @__PURE__ */ new Set([...prev?.state === "drained" ? prev.labels : [], ...removed])];
+    if (!had.length) {
       throw new InputError(`nothing to drain: runner ${settings.agentName ?? settings.agentId} has labels ${current.map((l) => l.name).join(", ") || "(none)"} and none of them ${o.labels.length ? "is one of --label" : "is a custom label"}`, o.labels.length ? "--label" : void 0);
     }
-    const record3 = {
-      at: prev?.at ?? now,
-      reason: o.reason,
-      method: "labels",
-      runner_id: settings.agentId,
-      runner_name: settings.agentName,
-      labels: [.../* @__PURE__ */ new Set([...prev?.labels ?? [], ...removed])],
-      service: null,
-      pending: false
-    };
+    const after = (await labels2.list()).map((l) => l.name);
+    const left = had.filter((l) => after.includes(l));
+    if (left.length) {
+      const record4 = { ...base, method: "labels", labels: had, service: null, state: "refused", evidence: `label${left.length > 1 ? "s" : ""} ${left.join(", ")} still on the runner after DELETE` };
+      if (prev?.state !== "drained") writeJson(drainPath(o.stateDir), record4);
+      throw new InfraError(`runner ${settings.agentName ?? settings.agentId} still has ${left.join(", ")} after removing them (read back): not drained`);
+    }
+    for (const name of removed) lines.push(`removed label ${name} from runner ${settings.agentName ?? settings.agentId} (id ${settings.agentId}); read back: gone`);
+    const record3 = { ...base, method: "labels", labels: had, service: null, state: "drained", evidence: `labels read back: ${had.join(", ")} gone (runner has ${after.join(", ") || "no labels"})` };
     writeJson(drainPath(o.stateDir), record3);
     return { record: record3, lines };
   }
   const svc = serviceName(o.runnerDir);
-  if (!svc) throw new InputError("no .service file (svc.sh install writes it): drain needs the runner installed as a service, or --token-file to drain by label", join19(resolve10(o.runnerDir), ".service"));
-  const record2 = { at: prev?.at ?? now, reason: o.reason, method: "service", runner_id: settings.agentId, runner_name: settings.agentName, labels: [], service: svc, pending: false };
+  if (!svc) throw new InputError("no .service file (svc.sh install writes it): drain needs the runner installed as a service, or --token-file to drain by label", join20(resolve11(o.runnerDir), ".service"));
+  const rec = (state, evidence) => ({ ...base, method: "service", labels: [], service: svc, state, evidence });
+  const refuse = (e) => {
+    if (prev?.state !== "drained") writeJson(drainPath(o.stateDir), rec("refused", oneLine(e)));
+    throw e;
+  };
+  let record2;
   let line2;
-  if (o.fromHook) line2 = stopService(m, svc, { background: true, delayS: o.stopDelayS ?? 30 });
-  else if (jobRunning(m)) {
-    record2.pending = true;
-    line2 = `a job is running: the job-completed hook stops ${svc} when it ends`;
-  } else line2 = stopService(m, svc, { background: false, delayS: 0 });
+  try {
+    if (o.fromHook) {
+      line2 = scheduleStop(m, svc, o.stopDelayS ?? 30);
+      record2 = rec("pending", line2);
+    } else if (jobRunning(m)) {
+      const may = m.run("sudo", ["-n", "-l", "systemctl", "stop", svc], 15e3);
+      if (may.status !== 0) throw new InfraError(`sudo will not run systemctl stop ${svc} for ${m.user()} (sudo -n -l: ${why(may)}): not drained; ${sudoersHint(m, svc)}`);
+      line2 = `a job is running: the job-completed hook stops ${svc} when it ends (not drained until then)`;
+      record2 = rec("waiting", line2);
+    } else {
+      line2 = await stopNow(m, svc);
+      record2 = rec("drained", line2);
+    }
+  } catch (e) {
+    return refuse(e);
+  }
   writeJson(drainPath(o.stateDir), record2);
   return { record: record2, lines: [line2] };
 }
 function finishPendingDrain(m, stateDir, delayS = 30) {
   const rec = readDrain(stateDir);
-  if (!rec || rec.method !== "service" || !rec.pending || !rec.service) return null;
-  const line2 = stopService(m, rec.service, { background: true, delayS });
-  writeJson(drainPath(stateDir), { ...rec, pending: false });
-  return line2;
+  if (!rec || rec.method !== "service" || rec.state !== "waiting" || !rec.service) return null;
+  try {
+    const line2 = scheduleStop(m, rec.service, delayS);
+    writeJson(drainPath(stateDir), { ...rec, state: "pending", evidence: line2 });
+    return line2;
+  } catch (e) {
+    writeJson(drainPath(stateDir), { ...rec, state: "refused", evidence: oneLine(e) });
+    throw e;
+  }
+}
+function drainStatus(m, stateDir) {
+  const rec = readDrain(stateDir);
+  if (!rec) return null;
+  if (rec.method === "service" && rec.service && (rec.state === "pending" || rec.state === "waiting")) {
+    const state = serviceState(m, rec.service);
+    if (stopped(state)) return { ...rec, state: "drained", evidence: `systemctl is-active ${rec.service}: ${state}`, drained: true };
+    return { ...rec, evidence: `${rec.evidence}; systemctl is-active ${rec.service}: ${state ?? "unknown"}`, drained: false };
+  }
+  return { ...rec, drained: rec.state === "drained" };
 }
 async function undrain(m, o) {
   const rec = readDrain(o.stateDir);
@@ -30895,22 +31408,30 @@ async function undrain(m, o) {
   let functional = null;
   if (!o.force) {
     const last = lastFunctional(o.stateDir);
-    const fresh = last && last.status === "ok" && (!rec || new Date(last.at).getTime() >= new Date(rec.at).getTime());
-    const x = runXrtSmi(m);
-    const xrt = x.missing ? null : parseXrtSmi(x.stdout).xrt;
-    const npu = findNpus(m)?.find((n) => n.driver === "amdxdna") ?? null;
-    functional = checkFunctional(m, {
-      stateDir: o.stateDir,
-      test: o.functionalTest ?? defaultFunctionalTest(xrt),
-      xrt,
-      limits: memlockLimits(m),
-      maxAgeS: fresh ? FUNCTIONAL_MAX_AGE_S : 0,
-      timeoutS: o.functionalTimeoutS ?? FUNCTIONAL_TIMEOUT_S,
-      force: !fresh,
-      bdf: npu?.bdf ?? null,
-      npuLines: null,
-      service: serviceName(o.runnerDir)
-    });
+    const fresh = last && last.status === "ok" && (!rec || new Date(last.at).getTime() >= new Date(rec.at).getTime()) && (m.now().getTime() - new Date(last.at).getTime()) / 1e3 < FUNCTIONAL_MAX_AGE_S;
+    if (fresh) functional = { id: "functional", status: "ok", scope: "device", detail: `${last.detail} (ran at ${last.at}, after the drain)`, fix: null };
+    else {
+      const x = runXrtSmi(m);
+      const xrt = x.missing ? null : parseXrtSmi(x.stdout).xrt;
+      const npu = findNpus(m)?.find((n) => n.driver === "amdxdna") ?? null;
+      const res = await runFunctional(m, {
+        stateDir: o.stateDir,
+        test: o.functionalTest,
+        xrt,
+        timeoutS: o.functionalTimeoutS ?? FUNCTIONAL_TIMEOUT_S,
+        limits: memlockLimits(m),
+        limitsFrom: "this process's",
+        applyLimits: false,
+        runAs: m.uid === 0 ? runnerAccount(m, o.runnerDir) : null,
+        bdf: npu?.bdf ?? null,
+        npuLines: null,
+        service: serviceName(o.runnerDir),
+        kernelFix: null,
+        linesSince: async () => [],
+        lastPass: last?.last_ok ?? null
+      });
+      functional = res.checks[0];
+    }
     if (functional.status !== "ok") {
       throw new InfraError(`the functional probe did not pass (${functional.status}: ${functional.detail}); the runner stays drained${functional.fix ? `; fix: ${functional.fix}` : ""}`);
     }
@@ -30924,81 +31445,248 @@ async function undrain(m, o) {
     const scope = runnerScope(settings, o.apiUrl);
     const labels2 = new Labels(octokitFor(m, scope, readTokenFile(o.tokenFile)), scope, settings.agentId);
     await labels2.add(want);
-    lines.push(`restored label${want.length > 1 ? "s" : ""} ${want.join(", ")} on runner ${settings.agentName ?? settings.agentId} (id ${settings.agentId})`);
+    const after = (await labels2.list()).map((l) => l.name);
+    const missing2 = want.filter((l) => !after.includes(l));
+    if (missing2.length) throw new InfraError(`runner ${settings.agentName ?? settings.agentId} lacks ${missing2.join(", ")} after adding them (read back): still drained`);
+    lines.push(`restored label${want.length > 1 ? "s" : ""} ${want.join(", ")} on runner ${settings.agentName ?? settings.agentId} (id ${settings.agentId}); read back: present`);
   } else {
     const svc = rec?.service ?? serviceName(o.runnerDir);
-    if (!svc) throw new InputError("no .service file: start the runner yourself (./run.sh)", join19(resolve10(o.runnerDir), ".service"));
+    if (!svc) throw new InputError("no .service file: start the runner yourself (./run.sh)", join20(resolve11(o.runnerDir), ".service"));
     const r = m.run("sudo", ["-n", "systemctl", "start", svc], 12e4);
-    if (r.status !== 0) throw new InfraError(`sudo -n systemctl start ${svc} failed: ${oneLine(r.error ?? (r.stderr.trim() || `exit ${r.status}`))}; allow it in sudoers: ${sudoers(m.user(), svc)}`);
-    lines.push(`started the runner service ${svc}`);
+    if (r.status !== 0) throw new InfraError(`sudo -n systemctl start ${svc} failed: ${why(r)}; ${sudoersHint(m, svc)}`);
+    const state = serviceState(m, svc);
+    if (state !== null && state !== "active" && state !== "activating") throw new InfraError(`sudo -n systemctl start ${svc} exited 0 but systemctl is-active says ${state}: still out of rotation`);
+    lines.push(`started the runner service ${svc}${state ? ` (systemctl is-active: ${state})` : ""}`);
   }
   rmSync5(drainPath(o.stateDir), { force: true });
   return { functional, lines };
 }
 
-// src/agent/metrics.ts
-import { existsSync as existsSync13, readdirSync as readdirSync8, readFileSync as readFileSync9, statSync as statSync11 } from "node:fs";
-import { join as join20 } from "node:path";
-function jobRun(workspace, since) {
-  const none = { run_dir: null, outcome: null, lock_wait_s: null };
-  if (!workspace) return none;
-  const runs = join20(workspace, "runs");
-  if (!existsSync13(runs)) return none;
-  let best = null;
-  for (const e of readdirSync8(runs, { withFileTypes: true })) {
-    if (!e.isDirectory()) continue;
-    const p = join20(runs, e.name);
-    const t = statSync11(p).mtimeMs;
-    if (since && t < since.getTime() - 1e3) continue;
-    if (!best || t > best.t) best = { p, t };
-  }
-  if (!best) return none;
-  const read = (f2) => {
+// src/agent/status.ts
+var INNER_NPU_LOCK = "/tmp/npu.lock";
+function lastRuns(dir, n = 3) {
+  if (!existsSync12(dir)) return [];
+  const dirs = readdirSync7(dir, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => ({ p: join21(dir, e.name), t: statSync11(join21(dir, e.name)).mtimeMs })).sort((a, b) => b.t - a.t).slice(0, n);
+  return dirs.map(({ p }) => {
     try {
-      return JSON.parse(readFileSync9(join20(best.p, f2), "utf8"));
+      const r = JSON.parse(readFileSync9(join21(p, "report.json"), "utf8"));
+      return { dir: p, outcome: r.outcome ?? null, model: r.model?.name ?? null, created_at: r.created_at ?? null };
     } catch {
-      return null;
+      return { dir: p, outcome: null, model: null, created_at: null };
     }
-  };
-  const report = read("report.json");
-  const probe2 = read("probe.json");
-  const wait = probe2?.timings?.lock_wait;
-  return { run_dir: best.p, outcome: typeof report?.outcome === "string" ? report.outcome : null, lock_wait_s: typeof wait === "number" ? wait : null };
+  });
 }
-function outcomeCounts(ndjson) {
-  const counts = {};
-  for (const line2 of ndjson.split("\n")) {
-    if (!line2.trim()) continue;
+function accelHolders(m, nodes) {
+  const holders = [];
+  let unreadable = 0;
+  if (!nodes.length) return { holders, unreadable };
+  for (const pid of (m.list("/proc") ?? []).filter((n) => /^\d+$/.test(n))) {
+    const fds = m.list(`/proc/${pid}/fd`);
+    if (!fds) {
+      unreadable++;
+      continue;
+    }
+    const hit = fds.map((fd) => m.readlink(`/proc/${pid}/fd/${fd}`)).find((t) => t && nodes.includes(t));
+    if (!hit) continue;
+    const cmdline = (m.readBytes(`/proc/${pid}/cmdline`)?.toString("utf8") ?? "").replace(/\0/g, " ").trim().slice(0, 120);
+    holders.push({ pid: Number(pid), cmdline, node: hit });
+  }
+  return { holders: holders.sort((a, b) => a.pid - b.pid), unreadable };
+}
+function versionChanges(before, now) {
+  if (!before) return [];
+  return ["xrt", "amdxdna", "firmware"].filter((k) => now[k] !== null && before[k] !== null && now[k] !== before[k]).map((k) => ({ what: k, from: before[k], to: now[k] }));
+}
+var describeChanges = (c) => c.map((x) => `${x.what === "xrt" ? "XRT" : x.what} ${x.from} -> ${x.to}`).join(", ");
+function health(lastJob, f2) {
+  const looks = [];
+  if (lastJob) looks.push([new Date(lastJob.finished_at).getTime(), lastJob.device_ok ? "ok" : "failing"]);
+  if (f2 && f2.status !== "unknown") looks.push([new Date(f2.at).getTime(), f2.status === "ok" ? "ok" : "failing"]);
+  looks.sort((a, b) => b[0] - a[0]);
+  return looks[0]?.[1] ?? "unknown";
+}
+function status(m, o = {}) {
+  const stateDir = o.stateDir ?? defaultStateDir(m);
+  const outer = lockState(m);
+  const lockViews = [];
+  const view = (path, role) => {
+    const s = lockState(m, path);
+    lockViews.push({ path, role, holder: describeHolder(s), waiters: s.waiters, exists: s.exists });
+  };
+  if (outer.path) view(outer.path, "whole runs (mlir-air skills: flock -x -w 1800)");
+  const inner = npuLockPath({}, m.env.NPU_BLOCK_GATE_INNER_LOCK || INNER_NPU_LOCK) ?? INNER_NPU_LOCK;
+  if (inner !== outer.path) view(inner, "each dispatch (mlir-air load_and_run, lit NPU tests)");
+  const nodes = accelNodes(m);
+  const npus = findNpus(m);
+  const npu = npus?.find((n) => n.driver === "amdxdna") ?? npus?.[0] ?? null;
+  const { holders, unreadable } = accelHolders(m, nodes.map((n) => n.node));
+  const x = runXrtSmi(m, ["examine"], 2e4);
+  const xrt = x.missing || x.status !== 0 ? null : parseXrtSmi(x.stdout);
+  const p = runXrtSmi(m, ["examine", "-r", "platform"], 2e4);
+  const f2 = lastFunctional(stateDir);
+  const versions = { xrt: xrt?.xrt ?? null, amdxdna: driverVersion(m) ?? xrt?.amdxdna ?? null, firmware: npu?.fwVersion ?? xrt?.firmware ?? null };
+  const lastJob = readJson(join21(stateDir, STATE_FILES.lastJob));
+  const cacheRoot = o.cacheDir ?? defaultCacheRoot(m.env);
+  const entries = new KernelStore(cacheRoot).list();
+  return {
+    root: m.root,
+    runner: runnerName(m, o.runnerDir ?? null),
+    device: nodes.map((n) => n.node),
+    npu: npu ? { bdf: npu.bdf, name: npu.vbnv, driver: npu.driver, generation: npuGeneration(npu) } : null,
+    health: health(lastJob, f2),
+    driver: { loaded: m.exists("/sys/module/amdxdna"), version: driverVersion(m) },
+    lock: { path: outer.path, holder: outer.path ? describeHolder(outer) : "off" },
+    locks: lockViews,
+    accel_holders: holders,
+    accel_unreadable: unreadable,
+    versions,
+    versions_changed: versionChanges(lastJob?.versions, versions),
+    last_job: lastJob,
+    power_mode: (p.status === 0 ? parsePowerMode(p.stdout) : null) ?? f2?.power_mode ?? null,
+    platform_profile: m.read("/sys/firmware/acpi/platform_profile")?.trim() || null,
+    functional: f2 ? { at: f2.at, status: f2.status, detail: f2.detail } : null,
+    drain: drainStatus(m, stateDir),
+    cache: { root: cacheRoot, entries: entries.length, bytes: entries.reduce((n, e) => n + e.bytes, 0) },
+    runs: lastRuns(o.runsDir ?? join21(m.cwd, "runs"))
+  };
+}
+function renderStatus(s) {
+  const v = s.versions;
+  const lines = [
+    `runner:    ${s.runner}${s.npu?.generation ? ` (${s.npu.generation})` : ""}; health ${s.health}`,
+    `device:    ${s.device.length ? s.device.join(", ") : "none (no /dev/accel: see agent doctor)"}${s.npu ? `  ${s.npu.name ?? "NPU"} [${s.npu.bdf}]${s.npu.driver && s.npu.driver !== "amdxdna" ? ` bound to ${s.npu.driver}` : ""}` : ""}`,
+    `driver:    ${s.driver.loaded ? `amdxdna${s.driver.version ? ` ${s.driver.version}` : " (in-tree)"}` : "amdxdna not loaded"}`,
+    `versions:  XRT ${v.xrt ?? "?"}, amdxdna ${v.amdxdna ?? "?"}, firmware ${v.firmware ?? "?"}`
+  ];
+  if (s.versions_changed.length) lines.push(`WARNING:   changed since the last job (${s.last_job?.finished_at ?? "?"}): ${describeChanges(s.versions_changed)}`);
+  lines.push(`power:     ${s.power_mode ?? "not exposed (xrt-smi examine -r platform)"}${s.platform_profile ? `; ACPI platform profile ${s.platform_profile}` : ""}`);
+  for (const l of s.locks) lines.push(`lock:      ${l.path}: ${l.holder}  (${l.role}; read only)`);
+  if (!s.locks.length) lines.push("lock:      off");
+  if (s.accel_holders.length) for (const h of s.accel_holders) lines.push(`using NPU: pid ${h.pid} ${h.cmdline}  (${h.node})`);
+  else lines.push(`using NPU: nobody${s.accel_unreadable ? ` this user can see (${s.accel_unreadable} processes of other users unreadable)` : ""}`);
+  if (s.functional) lines.push(`probe:     ${s.functional.status} at ${s.functional.at}: ${s.functional.detail}`);
+  const d = s.drain;
+  if (d?.drained) lines.push(`DRAINED:   since ${d.at} (${d.method}; ${d.evidence}): ${d.reason}; undo: npu-block-gate agent undrain`);
+  else if (d) lines.push(`NOT DRAINED: ${d.state === "refused" ? "the drain was refused" : d.state === "waiting" ? "the service stops after the current job" : "a service stop is pending, not verified"} (${d.method}, ${d.at}): ${d.evidence}`);
+  lines.push(`cache:     ${s.cache.root}: ${s.cache.entries} entr${s.cache.entries === 1 ? "y" : "ies"}, ${formatBytes(s.cache.bytes)}`);
+  if (s.runs.length) {
+    lines.push("runs:");
+    for (const r of s.runs) lines.push(`  ${r.outcome ?? "?"}`.padEnd(9) + `${r.model ?? ""}${r.model ? "  " : ""}${r.dir}`);
+  }
+  return lines.join("\n") + "\n";
+}
+
+// src/agent/cache.ts
+function cacheStats(root, maxBytes = DEFAULT_MAX_BYTES) {
+  const entries = new KernelStore(root, maxBytes).list().sort((a, b) => b.used - a.used).map((e) => ({ key: e.key, model: e.model, bytes: e.bytes, created_at: e.created_at, last_used: new Date(e.used).toISOString() }));
+  return { root, entries, total_bytes: entries.reduce((n, e) => n + e.bytes, 0), max_bytes: maxBytes };
+}
+function cacheGc(root, maxBytes) {
+  const before = new Map(cacheStats(root, maxBytes).entries.map((e) => [e.key, e]));
+  const dropped = new KernelStore(root, maxBytes).gc().map((k) => before.get(k)).filter(Boolean);
+  const after = cacheStats(root, maxBytes);
+  return { root, max_bytes: maxBytes, dropped, kept: after.entries.length, total_bytes: after.total_bytes };
+}
+var short = (t) => t.replace(/\.\d+Z$/, "Z").replace("T", " ");
+function table(rows) {
+  const head = ["key", "model", "size", "created", "last used"];
+  const cells = rows.map((e) => [e.key.slice(0, 16), e.model, formatBytes(e.bytes), short(e.created_at), short(e.last_used)]);
+  const w = head.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i].length)));
+  return [head, ...cells].map((c) => "  " + c.map((x, i) => x.padEnd(w[i])).join("  ").trimEnd());
+}
+function renderStats(s) {
+  const lines = [`kernel cache ${s.root}: ${s.entries.length} entr${s.entries.length === 1 ? "y" : "ies"}, ${formatBytes(s.total_bytes)} of ${formatBytes(s.max_bytes)}`];
+  if (s.entries.length) lines.push(...table(s.entries));
+  return lines.join("\n") + "\n";
+}
+function renderGc(g) {
+  const lines = [`kernel cache ${g.root}: dropped ${g.dropped.length} (${formatBytes(g.dropped.reduce((n, e) => n + e.bytes, 0))}), kept ${g.kept} (${formatBytes(g.total_bytes)} of ${formatBytes(g.max_bytes)})`];
+  if (g.dropped.length) lines.push(...table(g.dropped));
+  return lines.join("\n") + "\n";
+}
+
+// src/agent/hooks.ts
+import { createHash as createHash3 } from "node:crypto";
+import { createRequire as createRequire2 } from "node:module";
+import { existsSync as existsSync14, mkdirSync as mkdirSync6, readdirSync as readdirSync8, readFileSync as readFileSync11, rmSync as rmSync7, statSync as statSync13, writeFileSync as writeFileSync3, appendFileSync as appendFileSync2 } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname as dirname9, extname as extname2, join as join23, resolve as resolve12 } from "node:path";
+import { fileURLToPath as fileURLToPath3, pathToFileURL } from "node:url";
+
+// src/agent/metrics.ts
+import { existsSync as existsSync13, readFileSync as readFileSync10, renameSync as renameSync4, rmSync as rmSync6, statSync as statSync12 } from "node:fs";
+import { join as join22 } from "node:path";
+var JOBS_MAX_BYTES = 1024 * 1024;
+var JOBS_MAX_AGE_DAYS = 30;
+function appendJob(stateDir, line2, o) {
+  const path = join22(stateDir, STATE_FILES.jobs);
+  const old = join22(stateDir, STATE_FILES.jobsOld);
+  const maxBytes = o.maxBytes ?? JOBS_MAX_BYTES;
+  const maxAgeMs = (o.maxAgeDays ?? JOBS_MAX_AGE_DAYS) * 864e5;
+  let rotated = false;
+  let dropped = false;
+  if (existsSync13(old) && o.now.getTime() - statSync12(old).mtimeMs > maxAgeMs) {
+    rmSync6(old, { force: true });
+    dropped = true;
+  }
+  if (existsSync13(path)) {
+    const size = statSync12(path).size;
+    let first = null;
     try {
-      const j = JSON.parse(line2);
-      const k = j.outcome ?? "unknown";
-      counts[k] = (counts[k] ?? 0) + 1;
+      first = JSON.parse(readFileSync10(path, "utf8").split("\n", 1)[0]).ts ?? null;
     } catch {
     }
+    const tooOld = first !== null && o.now.getTime() - new Date(first).getTime() > maxAgeMs;
+    if (size + JSON.stringify(line2).length + 1 > maxBytes || tooOld) {
+      renameSync4(path, old);
+      rotated = true;
+    }
   }
-  return counts;
+  appendLine(path, line2);
+  return { rotated, dropped };
+}
+function countJob(stateDir, outcome) {
+  const path = join22(stateDir, STATE_FILES.counters);
+  const prev = readJson(path) ?? {};
+  const c = Object.fromEntries(JOB_OUTCOMES.map((k) => [k, Number.isFinite(prev[k]) ? prev[k] : 0]));
+  c[outcome]++;
+  writeJson(path, c);
+  return c;
 }
 var esc = (v) => v.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n");
 var labels = (o) => `{${Object.entries(o).map(([k, v]) => `${k}="${esc(v ?? "")}"`).join(",")}}`;
-var secs2 = (iso) => Math.round(new Date(iso).getTime() / 1e3);
+var secs2 = (iso) => iso ? Math.round(new Date(iso).getTime() / 1e3) : NaN;
+var num2 = (v) => v === null || v === void 0 || !Number.isFinite(v) ? NaN : v;
+var value = (v) => Number.isNaN(v) ? "NaN" : v === Infinity ? "+Inf" : v === -Infinity ? "-Inf" : String(v);
 function renderTextfile(j, counts) {
   const out = [];
+  const runner = { runner: j.runner };
   const metric = (name, help, type, rows) => {
     out.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`);
-    for (const [l, v] of rows) out.push(`${name}${l} ${Number.isFinite(v) ? v : "NaN"}`);
+    for (const [l, v] of rows) out.push(`${name}${labels({ ...runner, ...l })} ${value(v)}`);
   };
-  metric("npu_block_gate_healthy", "The NPU passed the device-level checks after the last job (1) or not (0).", "gauge", [["", j.device_ok ? 1 : 0]]);
-  metric("npu_block_gate_last_check_timestamp_seconds", "When the job-completed hook last checked the NPU.", "gauge", [["", secs2(j.ts)]]);
-  if (j.functional) {
-    metric("npu_block_gate_functional_ok", "The last functional probe (xrt-smi validate) passed (1) or not (0).", "gauge", [["", j.functional.status === "ok" ? 1 : 0]]);
-    metric("npu_block_gate_functional_timestamp_seconds", "When the last functional probe ran.", "gauge", [["", secs2(j.functional.at)]]);
-  }
-  metric("npu_block_gate_lock_wait_seconds", "The last job's wait for the NPU lock (NaN: the job ran no probe).", "gauge", [["", j.lock_wait_s ?? NaN]]);
-  if (j.duration_s !== null) metric("npu_block_gate_job_duration_seconds", "Wall time of the last job, job-started to job-completed hook.", "gauge", [["", j.duration_s]]);
-  metric("npu_block_gate_last_job_info", "The last job and its outcome (pass, fail, error, refused, unknown).", "gauge", [[labels({ outcome: j.outcome ?? "unknown", repository: j.repository, run_id: j.run_id, job: j.job }), 1]]);
-  metric("npu_block_gate_jobs_total", "Jobs seen by the job-completed hook, by outcome.", "counter", Object.entries(counts).sort().map(([k, v]) => [labels({ outcome: k }), v]));
-  metric("npu_block_gate_versions_info", "XRT, amdxdna and NPU firmware versions at the last job.", "gauge", [[labels({ xrt: j.versions.xrt, amdxdna: j.versions.amdxdna, firmware: j.versions.firmware }), 1]]);
-  metric("npu_block_gate_drained", "The runner is drained (out of rotation).", "gauge", [["", j.drained ? 1 : 0]]);
+  metric("npu_block_gate_healthy", "The NPU passed the device-level checks after the last job (1) or not (0).", "gauge", [[{}, j.device_ok ? 1 : 0]]);
+  metric("npu_block_gate_last_check_timestamp_seconds", "When the job-completed hook last checked the NPU.", "gauge", [[{}, secs2(j.ts)]]);
+  metric(
+    "npu_block_gate_functional_ok",
+    "The last functional probe (xrt-smi validate) passed (1), failed on the NPU (0), or did not test it (NaN).",
+    "gauge",
+    [[{}, !j.functional || j.functional.status === "unknown" ? NaN : j.functional.status === "ok" ? 1 : 0]]
+  );
+  metric("npu_block_gate_functional_timestamp_seconds", "When the last functional probe ran (NaN: never).", "gauge", [[{}, secs2(j.functional?.at)]]);
+  metric("npu_block_gate_last_job_timestamp_seconds", "When the last job ended (its job-completed hook).", "gauge", [[{}, secs2(j.ts)]]);
+  metric("npu_block_gate_last_job_duration_seconds", "Wall time of the last job, job-started to job-completed hook (NaN: unknown).", "gauge", [[{}, num2(j.duration_s)]]);
+  metric("npu_block_gate_last_job_run_id", "The last job's GitHub run id (GITHUB_RUN_ID; NaN: none).", "gauge", [[{}, j.run_id && /^\d+$/.test(j.run_id) ? Number(j.run_id) : NaN]]);
+  metric(
+    "npu_block_gate_last_job_outcome",
+    "The last job's outcome: 1 for it, 0 for the others (ok, refused, device_failed).",
+    "gauge",
+    JOB_OUTCOMES.map((k) => [{ outcome: k }, j.outcome === k ? 1 : 0])
+  );
+  metric("npu_block_gate_jobs_total", "Jobs seen by the job-completed hook, by outcome.", "counter", JOB_OUTCOMES.map((k) => [{ outcome: k }, counts[k] ?? 0]));
+  metric("npu_block_gate_versions_info", "XRT, amdxdna and NPU firmware versions at the last job.", "gauge", [[{ xrt: j.versions.xrt, amdxdna: j.versions.amdxdna, firmware: j.versions.firmware }, 1]]);
+  metric("npu_block_gate_drained", "The runner is out of rotation, verified (labels read back gone, or the service stopped).", "gauge", [[{}, j.drained ? 1 : 0]]);
+  metric("npu_block_gate_drain_pending", "A service stop is scheduled and not yet verified (agent status verifies it).", "gauge", [[{}, j.drain_pending ? 1 : 0]]);
   return out.join("\n") + "\n";
 }
 function writeTextfile(path, j, counts) {
@@ -31017,22 +31705,22 @@ function selfCommand() {
     let loader = [];
     try {
       const pkg = createRequire2(import.meta.url).resolve("tsx/package.json");
-      loader = ["--import", pathToFileURL(join21(dirname9(pkg), "dist", "loader.mjs")).href];
+      loader = ["--import", pathToFileURL(join23(dirname9(pkg), "dist", "loader.mjs")).href];
     } catch {
     }
-    return { node: process.execPath, execArgv: loader, script: resolve11(dirname9(here), "..", "cli.ts"), kind: "source" };
+    return { node: process.execPath, execArgv: loader, script: resolve12(dirname9(here), "..", "cli.ts"), kind: "source" };
   }
-  const sibling = join21(dirname9(here), "cli.js");
+  const sibling = join23(dirname9(here), "cli.js");
   return { node: process.execPath, execArgv: [], script: existsSync14(sibling) ? sibling : here, kind: "bundle" };
 }
 function unstableReason(path, env = process.env) {
-  const p = resolve11(path).replace(/\\/g, "/");
+  const p = resolve12(path).replace(/\\/g, "/");
   if (/\/_npx\//.test(p)) return "an npx cache, which npm prunes";
-  const cache = env.npm_config_cache ? resolve11(env.npm_config_cache).replace(/\\/g, "/") : null;
+  const cache = env.npm_config_cache ? resolve12(env.npm_config_cache).replace(/\\/g, "/") : null;
   if (cache && p.startsWith(cache + "/") || /\/\.npm\//.test(p)) return "the npm cache";
   if (/\/(\.cache\/pnpm|pnpm\/dlx|\.bun\/install\/cache|\.yarn\/berry\/cache)\//.test(p)) return "a package manager cache";
   if (/\/_work\/(_actions|_temp|_tool)\//.test(p)) return "the runner's work folder, which the runner replaces or cleans";
-  const tmp = resolve11(tmpdir()).replace(/\\/g, "/");
+  const tmp = resolve12(tmpdir()).replace(/\\/g, "/");
   if (p.startsWith(tmp + "/") || /^\/(tmp|var\/tmp)\//.test(p)) return "a temp dir";
   return null;
 }
@@ -31040,34 +31728,32 @@ function installCli(self2, dir, env) {
   const nodeWhy = unstableReason(self2.node, env);
   if (nodeWhy) throw new InputError(`is under ${nodeWhy}: the hooks need a node that stays (install Node.js system-wide, then run hooks install with it)`, `node ${self2.node}`);
   if (self2.kind === "source") {
-    const why2 = unstableReason(self2.script, env);
-    if (why2) throw new InputError(`is under ${why2}, so every job would break once it goes: install npu-block-gate where it stays (npm install -g npu-block-gate, or a git checkout) and run hooks install from there`, self2.script);
+    const why3 = unstableReason(self2.script, env);
+    if (why3) throw new InputError(`is under ${why3}, so every job would break once it goes: install npu-block-gate where it stays (npm install -g npu-block-gate, or a git checkout) and run hooks install from there`, self2.script);
     return { argv: [self2.node, ...self2.execArgv, self2.script], line: `hooks run the CLI in place: ${self2.script} (a source checkout: keep it there)` };
   }
   let bytes;
   try {
-    bytes = readFileSync10(self2.script);
+    bytes = readFileSync11(self2.script);
   } catch (e) {
     throw new InputError(`cannot read the CLI to copy it (${oneLine(e)})`, self2.script);
   }
   const hash = createHash3("sha256").update(bytes).digest("hex").slice(0, 12);
-  const root = join21(dir, "cli");
-  const dest = join21(root, hash, "cli.js");
-  const pkg = join21(root, hash, "package.json");
+  const root = join23(dir, "cli");
+  const dest = join23(root, hash, "cli.js");
+  const pkg = join23(root, hash, "package.json");
   const pkgText = JSON.stringify({ type: "module", private: true, description: "the copy of npu-block-gate the runner hooks run" }) + "\n";
   let line2 = `unchanged copy of the CLI ${dest}`;
-  if (!existsSync14(dest) || !readFileSync10(dest).equals(bytes) || !existsSync14(pkg)) {
+  if (!existsSync14(dest) || !readFileSync11(dest).equals(bytes) || !existsSync14(pkg)) {
     mkdirSync6(dirname9(dest), { recursive: true });
-    writeFileSync4(pkg, pkgText);
-    const tmp = `${dest}.tmp-${process.pid}`;
-    writeFileSync4(tmp, bytes, { mode: 493 });
-    renameSync5(tmp, dest);
+    writeFileSync3(pkg, pkgText);
+    writeAtomic(dest, bytes, { mode: 493, follow: false });
     line2 = `installed a copy of the CLI ${dest} (from ${self2.script}; the hooks no longer depend on where that lives)`;
   }
-  for (const old of readdirSync9(root)) if (old !== hash) rmSync6(join21(root, old), { recursive: true, force: true });
+  for (const old of readdirSync8(root)) if (old !== hash) rmSync7(join23(root, old), { recursive: true, force: true });
   return { argv: [self2.node, ...self2.execArgv, dest], line: line2 };
 }
-var defaultHooksDir = (m) => join21(m.home(), ".npu-block-gate", "hooks");
+var defaultHooksDir = (m) => join23(m.home(), ".npu-block-gate", "hooks");
 var sq = (s) => /^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
 function chainCommand(path, node) {
   switch (extname2(path)) {
@@ -31101,7 +31787,7 @@ function hookScript(o) {
 function shimChain(path) {
   let text4;
   try {
-    text4 = readFileSync10(path, "utf8");
+    text4 = readFileSync11(path, "utf8");
   } catch {
     return void 0;
   }
@@ -31110,13 +31796,10 @@ function shimChain(path) {
 }
 function writeAtomic3(path, text4, mode) {
   try {
-    if (readFileSync10(path, "utf8") === text4 && (statSync12(path).mode & 511) === mode) return false;
+    if (readFileSync11(path, "utf8") === text4 && (statSync13(path).mode & 511) === mode) return false;
   } catch {
   }
-  const tmp = `${path}.tmp-${process.pid}`;
-  writeFileSync4(tmp, text4, { mode });
-  chmodSync4(tmp, mode);
-  renameSync5(tmp, path);
+  writeAtomic(path, text4, { mode, follow: false });
   return true;
 }
 function envValue(text4, key) {
@@ -31145,8 +31828,8 @@ function updateEnv(text4, lines) {
   return out.join("");
 }
 function installHooks(o) {
-  const dir = resolve11(o.dir);
-  const runner = o.runnerDir ? resolve11(o.runnerDir) : null;
+  const dir = resolve12(o.dir);
+  const runner = o.runnerDir ? resolve12(o.runnerDir) : null;
   if (runner && !existsSync14(runner)) throw new InputError("no such directory", `--runner-dir ${runner}`);
   if (o.python && o.python.includes("/") && !existsSync14(o.python)) throw new InputError("no such file", `--python ${o.python}`);
   if (o.hfHome && !existsSync14(o.hfHome)) throw new InputError("no such directory (the HF cache the jobs use, e.g. ~/.cache/huggingface)", `--hf-home ${o.hfHome}`);
@@ -31155,14 +31838,14 @@ function installHooks(o) {
   if (o.drainOnFailure && !runner) throw new InputError("needs --runner-dir (its .runner names the runner; its .service the service to stop)", "--drain-on-failure");
   mkdirSync6(dir, { recursive: true });
   const report = [];
-  const paths = { "job-started": join21(dir, "job-started.sh"), "job-completed": join21(dir, "job-completed.sh") };
-  const envPath = runner ? join21(runner, ".env") : null;
+  const paths = { "job-started": join23(dir, "job-started.sh"), "job-completed": join23(dir, "job-completed.sh") };
+  const envPath = runner ? join23(runner, ".env") : null;
   let envText = "";
   let envMode = 420;
   if (envPath) {
     try {
-      envText = readFileSync10(envPath, "utf8");
-      envMode = statSync12(envPath).mode & 511;
+      envText = readFileSync11(envPath, "utf8");
+      envMode = statSync13(envPath).mode & 511;
     } catch {
     }
   }
@@ -31170,7 +31853,7 @@ function installHooks(o) {
   for (const name of Object.keys(paths)) {
     let chain = shimChain(paths[name]) ?? null;
     const existing = envPath ? envValue(envText, HOOK_VARS[name]) : null;
-    if (existing && resolve11(existing) !== paths[name]) {
+    if (existing && resolve12(existing) !== paths[name]) {
       const theirs = shimChain(existing);
       if (theirs !== void 0) {
         chain = theirs;
@@ -31188,9 +31871,9 @@ function installHooks(o) {
   const cli = installCli(o.self, dir, o.env);
   report.push(cli.line);
   const shimEnv = {};
-  if (o.hfHome) shimEnv.HF_HOME = resolve11(o.hfHome);
+  if (o.hfHome) shimEnv.HF_HOME = resolve12(o.hfHome);
   if (o.offline) shimEnv.HF_HUB_OFFLINE = "1";
-  const common = [...o.stateDir ? ["--state-dir", resolve11(o.stateDir)] : [], ...runner ? ["--runner-dir", runner] : []];
+  const common = [...o.stateDir ? ["--state-dir", resolve12(o.stateDir)] : [], ...runner ? ["--runner-dir", runner] : []];
   const args = {
     "job-started": [
       "--fork-policy",
@@ -31205,10 +31888,10 @@ function installHooks(o) {
       ...o.cacheMaxBytes ? ["--cache-max-bytes", o.cacheMaxBytes] : [],
       ...common,
       ...o.drainOnFailure ? ["--drain-on-failure"] : [],
-      ...o.tokenFile ? ["--token-file", resolve11(o.tokenFile)] : [],
+      ...o.tokenFile ? ["--token-file", resolve12(o.tokenFile)] : [],
       ...o.labels.flatMap((l) => ["--label", l]),
       ...o.apiUrl ? ["--api-url", o.apiUrl] : [],
-      ...o.textfile ? ["--textfile", resolve11(o.textfile)] : []
+      ...o.textfile ? ["--textfile", resolve12(o.textfile)] : []
     ]
   };
   for (const name of ["job-started", "job-completed"]) {
@@ -31233,7 +31916,7 @@ function forkVerdict(env, policy) {
   if (!p) return null;
   let ev;
   try {
-    ev = JSON.parse(readFileSync10(p, "utf8"));
+    ev = JSON.parse(readFileSync11(p, "utf8"));
   } catch (e) {
     return `npu-block-gate: fork policy ${policy}: cannot read the job's event ${p} (${oneLine(e)}); refusing to run`;
   }
@@ -31257,8 +31940,8 @@ function annotation(kind, title, message) {
 `;
 }
 var checkNote = (c) => `${c.status}: ${c.detail}${c.fix ? ` (fix: ${c.fix})` : ""}`;
-function jobStarted(m, o) {
-  const rep = doctorReport(m, { ...o, functional: o.functional ?? "auto" });
+async function jobStarted(m, o) {
+  const rep = await doctorReport(m, { ...o, functional: o.functional ?? "auto" });
   let out = renderChecks(rep.checks, m.root);
   const fails = deviceFailures(rep.checks);
   let warnings = 0;
@@ -31267,7 +31950,7 @@ function jobStarted(m, o) {
     out += annotation("warning", `npu-block-gate: ${c.id}`, checkNote(c));
     warnings++;
   }
-  const last = readJson(join21(o.stateDir, STATE_FILES.lastJob));
+  const last = readJson(join23(o.stateDir, STATE_FILES.lastJob));
   const changes = versionChanges(last?.versions, rep.facts.versions);
   if (changes.length) {
     out += annotation("warning", "npu-block-gate: versions changed", `since the last job (${last.finished_at}): ${describeChanges(changes)}; a result that differs from before may come from this`);
@@ -31279,13 +31962,12 @@ function jobStarted(m, o) {
     repository: e.GITHUB_REPOSITORY ?? null,
     run_id: e.GITHUB_RUN_ID ?? null,
     job: e.GITHUB_JOB ?? null,
-    workspace: e.GITHUB_WORKSPACE ?? null,
     versions: rep.facts.versions,
     refused: null
   };
   const save = () => {
     try {
-      writeJson(join21(o.stateDir, STATE_FILES.job), job);
+      writeJson(join23(o.stateDir, STATE_FILES.job), job);
     } catch {
     }
   };
@@ -31296,11 +31978,11 @@ function jobStarted(m, o) {
     return { code: 1, out: out + `npu-block-gate: job-started hook: the NPU is not usable (${fails.map((c) => c.id).join(", ")}); failing the job before it runs
 ` };
   }
-  const why2 = forkVerdict(m.env, o.forkPolicy);
-  if (why2) {
+  const why3 = forkVerdict(m.env, o.forkPolicy);
+  if (why3) {
     job.refused = `fork policy ${o.forkPolicy}`;
     save();
-    return { code: 1, out: out + annotation("error", "npu-block-gate: fork policy", why2) + why2 + "\n" };
+    return { code: 1, out: out + annotation("error", "npu-block-gate: fork policy", why3) + why3 + "\n" };
   }
   save();
   out += `npu-block-gate: job-started hook: NPU usable${warnings ? `, ${warnings} warning(s) on the job` : ""}; fork policy ${o.forkPolicy}: ok
@@ -31308,29 +31990,26 @@ function jobStarted(m, o) {
   return { code: 0, out };
 }
 var day = (d) => d.toISOString().slice(0, 10);
-function recordDiagnostics(m, dir, bdf = null) {
-  const logs = join21(resolve11(dir), "logs");
+async function recordDiagnostics(m, dir, bdf = null) {
+  const logs = join23(resolve12(dir), "logs");
   mkdirSync6(logs, { recursive: true });
   const now = m.now();
   const e = m.env;
   const parts = [`=== job-completed ${now.toISOString()}${e.GITHUB_REPOSITORY ? ` ${e.GITHUB_REPOSITORY}` : ""}${e.GITHUB_RUN_ID ? ` run ${e.GITHUB_RUN_ID}` : ""}${e.GITHUB_JOB ? ` job ${e.GITHUB_JOB}` : ""} ===`];
-  const k = kernelLog(m, { sinceHours: 1 });
+  const k = await readKernelLog(m, { bdf, sinceHours: 1 });
   if ("error" in k) parts.push(`--- kernel log: ${k.error}`);
-  else {
-    const lines = k.text.split(/\r?\n/).filter((l) => isNpuLine(l, bdf));
-    parts.push(`--- kernel log, NPU lines (${k.source}): ${lines.length}`, ...lines);
-  }
+  else parts.push(`--- kernel log, NPU lines (${k.source}; ${readNote(k)}): ${k.lines.length}`, ...k.lines);
   const x = runXrtSmi(m);
   if (x.missing) parts.push("--- xrt-smi examine: not found");
   else parts.push(`--- xrt-smi examine (exit ${x.status ?? x.error})`, (x.stdout + x.stderr).trimEnd());
-  const log = join21(logs, `${day(now)}.log`);
+  const log = join23(logs, `${day(now)}.log`);
   appendFileSync2(log, parts.join("\n") + "\n");
   const oldest = day(new Date(now.getTime() - (LOG_DAYS - 1) * 864e5));
   const pruned = [];
-  for (const n of readdirSync9(logs)) {
+  for (const n of readdirSync8(logs)) {
     const m2 = /^(\d{4}-\d{2}-\d{2})\.log$/.exec(n);
     if (m2 && m2[1] < oldest) {
-      rmSync6(join21(logs, n), { force: true });
+      rmSync7(join23(logs, n), { force: true });
       pruned.push(n);
     }
   }
@@ -31341,16 +32020,25 @@ async function jobCompleted(m, o) {
   const say = (s) => {
     out += s.endsWith("\n") ? s : s + "\n";
   };
-  const rep = doctorReport(m, { deviceOnly: true, stateDir: o.stateDir, functional: o.functional ?? "auto" });
+  const service = serviceName(o.runnerDir);
+  const rep = await doctorReport(m, {
+    deviceOnly: true,
+    stateDir: o.stateDir,
+    functional: o.functional ?? "auto",
+    service,
+    functionalMaxAgeS: o.functionalMaxAgeS,
+    functionalTimeoutS: o.functionalTimeoutS,
+    functionalTest: o.functionalTest
+  });
   const fails = deviceFailures(rep.checks);
   try {
-    const d = recordDiagnostics(m, o.dir, rep.facts.npu?.bdf ?? null);
+    const d = await recordDiagnostics(m, o.dir, rep.facts.npu?.bdf ?? null);
     say(`npu-block-gate: diagnostics appended to ${d.log}${d.pruned.length ? ` (dropped ${d.pruned.length} log(s) older than ${LOG_DAYS} days)` : ""}`);
   } catch (e) {
     say(`npu-block-gate: diagnostics not recorded: ${oneLine(e)}`);
   }
   for (const c of fails) say(annotation("error", `npu-block-gate: ${c.id} after the job`, checkNote(c)));
-  let drained = !!readDrain(o.stateDir);
+  for (const c of rep.checks.filter((x) => x.scope === "host" && x.status !== "ok" && x.id.startsWith("functional"))) say(annotation("warning", `npu-block-gate: ${c.id}`, checkNote(c)));
   try {
     if (fails.length && o.drainOnFailure && o.runnerDir) {
       const r = await drain(m, {
@@ -31363,9 +32051,8 @@ async function jobCompleted(m, o) {
         fromHook: true,
         stopDelayS: o.stopDelayS
       });
-      drained = true;
-      for (const l of r.lines) say(`npu-block-gate: drained: ${l}`);
-      say(annotation("warning", "npu-block-gate: runner drained", `${r.lines.join("; ")}; after the fix: npu-block-gate agent undrain`));
+      for (const l of r.lines) say(`npu-block-gate: drain: ${l}`);
+      say(annotation("warning", r.record.state === "drained" ? "npu-block-gate: runner drained" : "npu-block-gate: runner drain pending", `${r.lines.join("; ")}; after the fix: npu-block-gate agent undrain`));
     } else if (fails.length) {
       say(`npu-block-gate: the NPU failed device checks after this job (${fails.map((c) => c.id).join(", ")}); not drained (hooks install --drain-on-failure does that)`);
     } else {
@@ -31373,38 +32060,40 @@ async function jobCompleted(m, o) {
       if (line2) say(`npu-block-gate: drain: ${line2}`);
     }
   } catch (e) {
-    say(annotation("error", "npu-block-gate: drain failed", oneLine(e)));
+    say(annotation("error", "npu-block-gate: drain refused: not drained", oneLine(e)));
   }
   try {
     const now = m.now();
-    const job = readJson(join21(o.stateDir, STATE_FILES.job));
+    const job = readJson(join23(o.stateDir, STATE_FILES.job));
     const started = job ? new Date(job.started_at) : null;
-    const run = jobRun(m.env.GITHUB_WORKSPACE ?? job?.workspace ?? null, started);
     const f2 = lastFunctional(o.stateDir);
+    const drainNow = drainStatus(m, o.stateDir);
+    const outcome = job?.refused ? "refused" : fails.length ? "device_failed" : "ok";
     const line2 = {
       ts: now.toISOString(),
+      runner: runnerName(m, o.runnerDir),
       repository: m.env.GITHUB_REPOSITORY ?? job?.repository ?? null,
       run_id: m.env.GITHUB_RUN_ID ?? job?.run_id ?? null,
       job: m.env.GITHUB_JOB ?? job?.job ?? null,
       started_at: job?.started_at ?? null,
       duration_s: started ? Math.round((now.getTime() - started.getTime()) / 100) / 10 : null,
-      outcome: job?.refused ? "refused" : run.outcome,
-      lock_wait_s: run.lock_wait_s,
-      run_dir: run.run_dir,
+      outcome,
+      refused: job?.refused ?? null,
       device_ok: !fails.length,
       failing: fails.map((c) => c.id),
       versions: rep.facts.versions,
-      functional: f2 ? { at: f2.at, status: f2.status } : null,
-      drained
+      functional: f2 ? { at: f2.at, status: f2.status, finding: f2.finding ?? (f2.status === "ok" ? "pass" : "device") } : null,
+      drained: !!drainNow?.drained,
+      drain_pending: !!drainNow && !drainNow.drained && (drainNow.state === "pending" || drainNow.state === "waiting")
     };
-    const jobsPath = join21(o.stateDir, STATE_FILES.jobs);
-    appendLine(jobsPath, line2);
-    const textfile = o.textfile ?? join21(o.stateDir, STATE_FILES.textfile);
-    writeTextfile(textfile, line2, outcomeCounts(readFileSync10(jobsPath, "utf8")));
-    const last = { finished_at: line2.ts, versions: rep.facts.versions, device_ok: line2.device_ok };
-    writeJson(join21(o.stateDir, STATE_FILES.lastJob), last);
-    rmSync6(join21(o.stateDir, STATE_FILES.job), { force: true });
-    say(`npu-block-gate: job recorded in ${jobsPath}; metrics in ${textfile}`);
+    const rot = appendJob(o.stateDir, line2, { now, maxBytes: o.jobsMaxBytes, maxAgeDays: o.jobsMaxAgeDays });
+    const counts = countJob(o.stateDir, outcome);
+    const textfile = o.textfile ?? join23(o.stateDir, STATE_FILES.textfile);
+    writeTextfile(textfile, line2, counts);
+    const last = { finished_at: line2.ts, versions: rep.facts.versions, device_ok: line2.device_ok, outcome, run_id: line2.run_id };
+    writeJson(join23(o.stateDir, STATE_FILES.lastJob), last);
+    rmSync7(join23(o.stateDir, STATE_FILES.job), { force: true });
+    say(`npu-block-gate: job recorded in ${join23(o.stateDir, STATE_FILES.jobs)}${rot.rotated ? " (rotated the previous lines to jobs.ndjson.1)" : ""}; metrics in ${textfile}`);
   } catch (e) {
     say(`npu-block-gate: metrics not recorded: ${oneLine(e)}`);
   }
@@ -31413,11 +32102,12 @@ async function jobCompleted(m, o) {
 }
 
 // src/agent/setup.ts
-import { chmodSync as chmodSync5, closeSync as closeSync5, constants as constants4, fchmodSync as fchmodSync2, fchownSync as fchownSync2, fstatSync as fstatSync4, lstatSync as lstatSync8, mkdirSync as mkdirSync7, openSync as openSync5, readdirSync as readdirSync10, readFileSync as readFileSync11, realpathSync as realpathSync5, renameSync as renameSync6, rmSync as rmSync7, writeFileSync as writeFileSync5 } from "node:fs";
-import { dirname as dirname10, isAbsolute as isAbsolute6, join as join22, resolve as resolve12 } from "node:path";
+import { closeSync as closeSync5, constants as constants4, fchmodSync as fchmodSync2, fchownSync as fchownSync2, fstatSync as fstatSync4, lstatSync as lstatSync8, mkdirSync as mkdirSync7, openSync as openSync5, readdirSync as readdirSync9, readFileSync as readFileSync12, realpathSync as realpathSync5 } from "node:fs";
+import { dirname as dirname10, isAbsolute as isAbsolute6, join as join24, resolve as resolve13 } from "node:path";
 var DEFAULT_PROBE_USER = "npu-probe";
 var PROBE_GROUP = "npu-block-gate";
 var SUDOERS_FILE = "/etc/sudoers.d/npu-block-gate";
+var DRAIN_SUDOERS_FILE = "/etc/sudoers.d/npu-block-gate-drain";
 var ACCEL_NODE = "/dev/accel/accel0";
 var PRIVILEGED_GROUPS = ["root", "sudo", "wheel", "admin", "docker", "lxd", "libvirt", "disk", "shadow"];
 var NAME = /^[a-z_][a-z0-9_-]{0,31}$/;
@@ -31442,7 +32132,7 @@ var realSetupFs = {
   },
   readdir: (p) => {
     try {
-      return readdirSync10(p).sort();
+      return readdirSync9(p).sort();
     } catch {
       return null;
     }
@@ -31517,7 +32207,7 @@ var Db = class {
 };
 var octal = (n) => n.toString(8).padStart(4, "0");
 var plural = (n, one, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
-function why(r) {
+function why2(r) {
   return oneLine(r.error ?? (`${r.stderr}
 ${r.stdout}`.trim().split("\n").pop() || `exit ${r.status}`));
 }
@@ -31531,58 +32221,33 @@ function mustRun(m, cmd, args, pkg) {
   const r = runSbin(m, cmd, args, 6e4);
   const line2 = `${cmd} ${args.join(" ")}`;
   if (r.missing) throw new InfraError(`${cmd} not found (install ${pkg}): could not run ${line2}`);
-  if (r.status !== 0) throw new InfraError(`${line2} failed: ${why(r)}`);
+  if (r.status !== 0) throw new InfraError(`${line2} failed: ${why2(r)}`);
   return r;
 }
 function realOr(p) {
   try {
     return realpathSync5(p);
   } catch {
-    return resolve12(p);
+    return resolve13(p);
   }
 }
 function readPlain(p) {
   try {
-    return readFileSync11(p, "utf8");
+    return readFileSync12(p, "utf8");
   } catch {
     return null;
   }
 }
 function workFolder(runnerDir) {
   try {
-    const j = JSON.parse((readPlain(join22(runnerDir, ".runner")) ?? "").replace(/^\uFEFF/, ""));
+    const j = JSON.parse((readPlain(join24(runnerDir, ".runner")) ?? "").replace(/^\uFEFF/, ""));
     if (typeof j.workFolder === "string" && j.workFolder.trim()) return j.workFolder.trim();
   } catch {
   }
   return "_work";
 }
 function writeAtomic4(path, text4, mode, validate) {
-  const dir = dirname10(path);
-  try {
-    mkdirSync7(dir, { recursive: true, mode: 493 });
-  } catch (e) {
-    throw fsError(e, dir, "cannot create the directory");
-  }
-  const tmp = join22(dir, `.${path.split("/").pop()}.tmp-${process.pid}`);
-  try {
-    writeFileSync5(tmp, text4, { mode });
-    chmodSync5(tmp, mode);
-  } catch (e) {
-    rmSync7(tmp, { force: true });
-    throw fsError(e, path, "cannot write");
-  }
-  try {
-    validate?.(tmp);
-  } catch (e) {
-    rmSync7(tmp, { force: true });
-    throw e;
-  }
-  try {
-    renameSync6(tmp, path);
-  } catch (e) {
-    rmSync7(tmp, { force: true });
-    throw fsError(e, path, "cannot write");
-  }
+  writeAtomic(path, text4, { mode, validate, follow: false });
 }
 var Run = class {
   constructor(onStep) {
@@ -31601,31 +32266,31 @@ function resolveInputs(m, fs, db, o, uid) {
   const probeName = o.user ?? DEFAULT_PROBE_USER;
   if (!NAME.test(probeName)) throw new InputError(`--user ${JSON.stringify(probeName)}: not a user name (lower case letters, digits, _ and -, at most 32)`);
   const sudoUser = uid === 0 && m.env.SUDO_USER && m.env.SUDO_USER !== "root" ? m.env.SUDO_USER : null;
-  const runnerName = o.runnerUser ?? sudoUser ?? m.user();
-  if (!NAME.test(runnerName)) throw new InputError(`--runner-user ${JSON.stringify(runnerName)}: not a user name`);
-  if (runnerName === probeName) throw new InputError(`the probe user must not be the runner user (${runnerName}): pass another --user`);
-  const runner = db.user(runnerName);
-  if (!runner) throw new InputError(`no user ${runnerName} (the user the runner service runs as): pass --runner-user`, m.path("/etc/passwd"));
-  let runnerDir = o.runnerDir ? resolve12(o.runnerDir) : null;
+  const runnerName2 = o.runnerUser ?? sudoUser ?? m.user();
+  if (!NAME.test(runnerName2)) throw new InputError(`--runner-user ${JSON.stringify(runnerName2)}: not a user name`);
+  if (runnerName2 === probeName) throw new InputError(`the probe user must not be the runner user (${runnerName2}): pass another --user`);
+  const runner = db.user(runnerName2);
+  if (!runner) throw new InputError(`no user ${runnerName2} (the user the runner service runs as): pass --runner-user`, m.path("/etc/passwd"));
+  let runnerDir = o.runnerDir ? resolve13(o.runnerDir) : null;
   if (!runnerDir && !o.workDir) {
-    const guess = join22(runner.home, "actions-runner");
-    if (readPlain(join22(guess, ".runner")) !== null) runnerDir = guess;
+    const guess = join24(runner.home, "actions-runner");
+    if (readPlain(join24(guess, ".runner")) !== null) runnerDir = guess;
     else throw new InputError(`pass --runner-dir (the runner's install dir, with its .runner file) or --work-dir: no runner at ${guess}`, "--runner-dir");
   }
-  if (runnerDir && readPlain(join22(runnerDir, ".runner")) === null && !o.workDir) {
-    throw new InputError("no .runner file: is --runner-dir the runner's install dir (where config.sh wrote it)?", join22(runnerDir, ".runner"));
+  if (runnerDir && readPlain(join24(runnerDir, ".runner")) === null && !o.workDir) {
+    throw new InputError("no .runner file: is --runner-dir the runner's install dir (where config.sh wrote it)?", join24(runnerDir, ".runner"));
   }
   const wf = runnerDir ? workFolder(runnerDir) : "_work";
-  const workDir = o.workDir ? resolve12(o.workDir) : isAbsolute6(wf) ? wf : join22(runnerDir, wf);
+  const workDir = o.workDir ? resolve13(o.workDir) : isAbsolute6(wf) ? wf : join24(runnerDir, wf);
   const wst = fs.lstat(workDir);
   if (wst && wst.kind !== "dir") throw new InputError("not a directory: is it the runner's work dir (--work-dir)?", workDir);
   if (wst && wst.uid !== runner.uid) throw new InputError(`owned by uid ${wst.uid}, not by the runner user ${runner.name}: is it the runner's work dir (--work-dir, --runner-user)?`, workDir);
   if (!wst && fs.lstat(dirname10(workDir))?.kind !== "dir") throw new InputError("no such directory, nor its parent: is it the runner's work dir (--work-dir, --runner-dir)?", workDir);
-  const cacheDir = resolve12(o.cacheDir ?? m.env.NPU_BLOCK_GATE_CACHE_DIR ?? join22(runner.home, ".cache", "npu-block-gate"));
+  const cacheDir = resolve13(o.cacheDir ?? m.env.NPU_BLOCK_GATE_CACHE_DIR ?? join24(runner.home, ".cache", "npu-block-gate"));
   const refOff = m.env.NPU_BLOCK_GATE_REF_CACHE?.trim().toLowerCase() === "none";
   const refDir = refOff ? null : referenceRoot(cacheDir, m.env);
-  const hfHome = resolve12(o.hfHome ?? m.env.HF_HOME ?? join22(runner.home, ".cache", "huggingface"));
-  const hubDir = resolve12(o.hfHome ? join22(hfHome, "hub") : m.env.HF_HUB_CACHE ?? join22(hfHome, "hub"));
+  const hfHome = resolve13(o.hfHome ?? m.env.HF_HOME ?? join24(runner.home, ".cache", "huggingface"));
+  const hubDir = resolve13(o.hfHome ? join24(hfHome, "hub") : m.env.HF_HUB_CACHE ?? join24(hfHome, "hub"));
   return { probeName, runner, runnerDir, workDir, cacheDir, refDir, hfHome, hubDir };
 }
 function setup(m, o = {}) {
@@ -31725,11 +32390,7 @@ ${r.probeName}
     if (cur === want && st?.mode === 288) run.add("sudoers", "already", `${SUDOERS_FILE} (0440): ${sudoLine}`);
     else if (dry) run.add("sudoers", "would", `write ${SUDOERS_FILE} (0440, checked with visudo -cf): ${sudoLine}`);
     else {
-      writeAtomic4(m.path(SUDOERS_FILE), want, 288, (tmp) => {
-        const v = runSbin(m, "visudo", ["-cf", tmp], 3e4);
-        if (v.missing) throw new InfraError(`visudo not found (install sudo): could not check the rule before installing it`, m.path(SUDOERS_FILE));
-        if (v.status !== 0) throw new InfraError(`visudo -cf rejected the rule (${why(v)}); nothing installed`, m.path(SUDOERS_FILE));
-      });
+      writeSudoers(m, SUDOERS_FILE, want);
       run.add("sudoers", "done", `wrote ${SUDOERS_FILE} (0440, visudo -cf ok): ${sudoLine}`);
     }
     const main2 = m.read("/etc/sudoers");
@@ -31738,6 +32399,7 @@ ${r.probeName}
     }
     if (!m.has("sudo", ["/usr/bin/sudo", "/bin/sudo"])) run.add("sudo", "warn", "sudo is not installed: the runner user cannot start the probe as another user", "apt install sudo");
   }
+  const drainRule = drainStep(m, fs, run, r, runner, dry);
   {
     const st = fs.lstat(m.path(ACCEL_NODE));
     const g = st ? db.groupByGid(st.gid) : null;
@@ -31773,7 +32435,7 @@ ${r.probeName}
     else {
       const c = runSbin(m, "setpriv", args, 3e4);
       if (c.status === 0) run.add("switch", "already", `${runner.name} can start processes as ${r.probeName} (sudo -n -u ${r.probeName} -- true)`);
-      else run.add("switch", "fail", `${runner.name} cannot start processes as ${r.probeName}: setpriv ${args.join(" ")}: ${why(c)}`, `check ${SUDOERS_FILE} with sudo -l -U ${runner.name}`);
+      else run.add("switch", "fail", `${runner.name} cannot start processes as ${r.probeName}: setpriv ${args.join(" ")}: ${why2(c)}`, `check ${SUDOERS_FILE} with sudo -l -U ${runner.name}`);
     }
   }
   pythonStep(m, fs, run, r, probe2, db, dry, uid, pending, o.python ?? null);
@@ -31784,11 +32446,45 @@ ${r.probeName}
     probe_user: r.probeName,
     dry_run: dry,
     fix,
-    paths: { setup_file: SETUP_FILE, sudoers: runnerRoot ? null : SUDOERS_FILE, work_dir: r.workDir, cache_dir: r.cacheDir, reference_cache: r.refDir, hf_hub_cache: r.hubDir },
+    paths: { setup_file: SETUP_FILE, sudoers: runnerRoot ? null : SUDOERS_FILE, drain_sudoers: drainRule ? DRAIN_SUDOERS_FILE : null, work_dir: r.workDir, cache_dir: r.cacheDir, reference_cache: r.refDir, hf_hub_cache: r.hubDir },
     steps: run.steps,
     changed,
     exit_code: run.steps.some((s) => s.status === "fail") ? 3 : 0
   };
+}
+function writeSudoers(m, file, text4) {
+  writeAtomic4(m.path(file), text4, 288, (tmp) => {
+    const v = runSbin(m, "visudo", ["-cf", tmp], 3e4);
+    if (v.missing) throw new InfraError(`visudo not found (install sudo): could not check the rule before installing it`, m.path(file));
+    if (v.status !== 0) throw new InfraError(`visudo -cf rejected the rule (${why2(v)}); nothing installed`, m.path(file));
+  });
+}
+function drainStep(m, fs, run, r, runner, dry) {
+  if (runner.uid === 0) {
+    run.add("drain-sudoers", "skipped", "the runner runs as root, which sudo lets stop and start its service without a rule: none installed");
+    return null;
+  }
+  const svc = r.runnerDir ? readPlain(join24(r.runnerDir, ".service"))?.trim() || null : null;
+  if (!svc) {
+    run.add("drain-sudoers", "skipped", `no .service in ${r.runnerDir ?? "the runner dir (no --runner-dir)"}: the runner is not installed as a service, so no rule was installed; agent drain works by label (--token-file)`);
+    return null;
+  }
+  const rule = drainSudoersRule(runner.name, svc, systemctlPath(m));
+  const want = [
+    "# Written by `npu-block-gate agent setup`: agent drain and undrain stop and start this runner's service, and",
+    "# nothing else (no SETENV, no other unit, no other verb).",
+    rule,
+    ""
+  ].join("\n");
+  const cur = m.read(DRAIN_SUDOERS_FILE);
+  const st = fs.lstat(m.path(DRAIN_SUDOERS_FILE));
+  if (cur === want && st?.mode === 288) run.add("drain-sudoers", "already", `${DRAIN_SUDOERS_FILE} (0440): ${rule}`);
+  else if (dry) run.add("drain-sudoers", "would", `write ${DRAIN_SUDOERS_FILE} (0440, checked with visudo -cf): ${rule}`);
+  else {
+    writeSudoers(m, DRAIN_SUDOERS_FILE, want);
+    run.add("drain-sudoers", "done", `wrote ${DRAIN_SUDOERS_FILE} (0440, visudo -cf ok): ${rule}`);
+  }
+  return rule;
 }
 function parseSystemdLimit(v) {
   const t = v.trim();
@@ -31816,7 +32512,7 @@ function memlockEntries(m, user, db) {
   return out;
 }
 function memlockSteps(m, run, runner, probe2, r, db) {
-  const svc = r.runnerDir ? readPlain(join22(r.runnerDir, ".service"))?.trim() || null : null;
+  const svc = r.runnerDir ? readPlain(join24(r.runnerDir, ".service"))?.trim() || null : null;
   const need = `XRT needs ~${formatBytes(MEMLOCK_NEEDED)} of locked memory`;
   if (!svc) {
     run.add(
@@ -31829,7 +32525,7 @@ function memlockSteps(m, run, runner, probe2, r, db) {
     const c = m.run("systemctl", ["show", "-p", "LimitMEMLOCK", "--value", svc], 15e3);
     const v = c.status === 0 ? parseSystemdLimit(c.stdout) : null;
     const fixLine = `sudo systemctl edit ${svc} with [Service] LimitMEMLOCK=infinity, then restart it`;
-    if (v === null) run.add("memlock", "warn", `cannot read ${svc}'s LimitMEMLOCK (systemctl show: ${c.status === 0 ? JSON.stringify(c.stdout.trim()) : why(c)}); the probe inherits it`, fixLine);
+    if (v === null) run.add("memlock", "warn", `cannot read ${svc}'s LimitMEMLOCK (systemctl show: ${c.status === 0 ? JSON.stringify(c.stdout.trim()) : why2(c)}); the probe inherits it`, fixLine);
     else if (v === "unlimited" || v >= MEMLOCK_NEEDED) run.add("memlock", "already", `${svc}: LimitMEMLOCK=${v === "unlimited" ? "infinity" : formatBytes(v)}; the probe inherits it`);
     else run.add("memlock", "warn", `${svc}: LimitMEMLOCK=${formatBytes(v)}, inherited by the probe; ${need}`, fixLine);
   }
@@ -31876,7 +32572,7 @@ function walk(fs, root, skip, visit) {
     const st = fs.lstat(p);
     if (!st) continue;
     visit(p, st);
-    if (st.kind === "dir") for (const n of fs.readdir(p) ?? []) stack.push(join22(p, n));
+    if (st.kind === "dir") for (const n of fs.readdir(p) ?? []) stack.push(join24(p, n));
   }
 }
 function cacheStep(fs, run, id2, dir, skip, owner, probe2, dry) {
@@ -31973,7 +32669,7 @@ function hfSteps(fs, run, r, runner, probe2, dry, fix) {
       run.add("hf-cache", foreign.length ? "warn" : "done", `repaired ${hub} (${n}): ${found}${left}`, leftFix);
     }
   }
-  const tokens = ["token", "stored_tokens"].map((f2) => join22(r.hfHome, f2)).map((p) => [p, fs.lstat(p)]).filter((x) => x[1]?.kind === "file");
+  const tokens = ["token", "stored_tokens"].map((f2) => join24(r.hfHome, f2)).map((p) => [p, fs.lstat(p)]).filter((x) => x[1]?.kind === "file");
   const open = tokens.filter(([, st]) => st.mode & 63);
   if (!tokens.length) run.add("hf-token", "already", `no HF token stored in ${r.hfHome}`);
   else if (!open.length) run.add("hf-token", "already", `${tokens.map(([p, st]) => `${p} (${octal(st.mode)})`).join(", ")}: only its owner reads it`);
@@ -31996,10 +32692,10 @@ function hfSteps(fs, run, r, runner, probe2, dry, fix) {
 }
 function workDirStep(fs, run, r, runner, group, dry) {
   const dir = r.workDir;
-  const why2 = "what the runner creates below carries the group; not group-writable (the probe writes only its run's model dir and run dir)";
+  const why3 = "what the runner creates below carries the group; not group-writable (the probe writes only its run's model dir and run dir)";
   let st = fs.lstat(dir);
   if (!group || !st && dry) {
-    run.add("work-dir", "would", `${st ? "" : "create "}${dir}: owner ${runner.name}, group ${PROBE_GROUP}, setgid (${octal(1517)}): ${why2}`);
+    run.add("work-dir", "would", `${st ? "" : "create "}${dir}: owner ${runner.name}, group ${PROBE_GROUP}, setgid (${octal(1517)}): ${why3}`);
     return;
   }
   let created = false;
@@ -32011,12 +32707,12 @@ function workDirStep(fs, run, r, runner, group, dry) {
   const want = (st.mode & 493 | 1064) & ~18;
   const own = st.gid !== group.gid;
   if (!created && !own && st.mode === want) {
-    run.add("work-dir", "already", `${dir}: owner ${runner.name}, group ${PROBE_GROUP}, setgid (${octal(st.mode)}): ${why2}`);
+    run.add("work-dir", "already", `${dir}: owner ${runner.name}, group ${PROBE_GROUP}, setgid (${octal(st.mode)}): ${why3}`);
     return;
   }
   const changes = [created ? "created" : "", own ? `group ${PROBE_GROUP}` : "", st.mode !== want ? `mode ${octal(st.mode)} -> ${octal(want)}` : ""].filter(Boolean).join(", ");
   if (dry) {
-    run.add("work-dir", "would", `${dir}: ${changes}: ${why2}`);
+    run.add("work-dir", "would", `${dir}: ${changes}: ${why3}`);
     return;
   }
   try {
@@ -32025,11 +32721,11 @@ function workDirStep(fs, run, r, runner, group, dry) {
   } catch (e) {
     throw fsError(e, dir, "cannot set the group and mode");
   }
-  run.add("work-dir", "done", `${dir}: ${changes}: ${why2}`);
+  run.add("work-dir", "done", `${dir}: ${changes}: ${why3}`);
 }
 function secretsStep(fs, run, runnerDir, probe2, db, dry, fix) {
   const gids = probe2 ? db.gidsOf(probe2) : [];
-  const files = [".credentials", ".credentials_rsaparams", ".env"].map((f2) => join22(runnerDir, f2));
+  const files = [".credentials", ".credentials_rsaparams", ".env"].map((f2) => join24(runnerDir, f2));
   const open = [];
   for (const p of files) {
     const st = fs.lstat(p);
@@ -32124,7 +32820,7 @@ function pythonStep(m, fs, run, r, probe2, db, dry, uid, pending, python) {
     fixes.push(`chmod -R o+rX ${env}`);
   }
   fixes.push(`or point --python (and the Action's python input) at a Python ${probe2.name} can read, with numpy`);
-  run.add("python", "fail", `${probe2.name} cannot run ${check2}: ${why(c)}`, fixes.join("; "));
+  run.add("python", "fail", `${probe2.name} cannot run ${check2}: ${why2(c)}`, fixes.join("; "));
 }
 var LABEL2 = { done: "done", already: "already", would: "would", skipped: "skipped", warn: "WARN", fail: "FAIL" };
 function setupHeader(root, dry) {
@@ -32139,12 +32835,12 @@ function renderSummary(r) {
   const warn = r.steps.filter((s) => s.status === "warn").length;
   const fail2 = r.steps.filter((s) => s.status === "fail").map((s) => s.id);
   const would = r.steps.filter((s) => s.status === "would").length;
-  const tail = `${warn ? `; ${plural(warn, "warning")}` : ""}${fail2.length ? `; failed: ${fail2.join(", ")} (exit 3)` : ""}`;
-  if (r.dry_run) return `dry run: ${would ? `${plural(would, "step")} would change something` : "nothing would change"}${tail}
+  const tail2 = `${warn ? `; ${plural(warn, "warning")}` : ""}${fail2.length ? `; failed: ${fail2.join(", ")} (exit 3)` : ""}`;
+  if (r.dry_run) return `dry run: ${would ? `${plural(would, "step")} would change something` : "nothing would change"}${tail2}
 `;
-  if (!r.changed) return `nothing to change: already set up for ${r.probe_user}${tail}
+  if (!r.changed) return `nothing to change: already set up for ${r.probe_user}${tail2}
 `;
-  return `${plural(r.changed, "change")} made; the runner starts the probe as ${r.probe_user}${tail}
+  return `${plural(r.changed, "change")} made; the runner starts the probe as ${r.probe_user}${tail2}
 `;
 }
 
@@ -32156,20 +32852,27 @@ Usage:
         [--hf-home DIR] [--python P] [--fix] [--dry-run] [--json] [--root DIR]
       as root, once: the probe user that runs pull requests' model code (uid isolation), its sudoers
       rule, the NPU group, the caches read-only for it, the work dir's shared group (agent setup --help)
-  npu-block-gate agent doctor [--json] [--root DIR] [--python P] [--cache-dir DIR] [--functional] [--functional-test T]
+  npu-block-gate agent doctor [--json] [--root DIR] [--python P] [--cache-dir DIR] [--runner-dir D] [--functional] [--functional-test T]
       health checks. Device: the NPU on the PCI bus (AMD 1022:1502/17f0/...), amdxdna loaded and
-      bound to it, its /dev/accel node, the firmware (sysfs), this boot's kernel log (wedge
-      signatures not followed by a reload or an in-kernel reset; an unreadable log is UNKNOWN,
-      never ok) and, with --functional, xrt-smi validate under a raised memlock (cached 10 min).
+      bound to it, its /dev/accel node, the firmware (sysfs), this boot's kernel log (amdxdna's own
+      signatures since the last driver load, in-kernel reset or passing probe; read newest first up
+      to a stated bound; an unreadable log is UNKNOWN, never ok) and, with --functional, xrt-smi
+      validate run as the runner's jobs run NPU work (their user, their memlock; 30 s timeout): a
+      memlock, permission or XRT-install failure is a host warning, only the NPU's own failure fails.
       Host: memlock (soft and hard), xrt-smi examine, free disk, HF cache, Python, the NPU lock.
       Exit 0 when nothing fails, 3 when a check fails.
-  npu-block-gate agent status [--json] [--root DIR] [--cache-dir DIR]
-      one screen: device, versions (and what changed since the last job), power mode, both NPU
-      locks (read only), processes holding /dev/accel, functional probe, drain, cache, last runs
+  npu-block-gate agent status [--json] [--root DIR] [--cache-dir DIR] [--runner-dir D]
+      one screen: runner, NPU generation, health, device, versions (and what changed since the last
+      job), power mode, both NPU locks (read only), processes holding /dev/accel, functional probe,
+      drain (verified), cache, last runs
+  npu-block-gate agent fleet FILE... [--json]
+      the agent status --json of several runners (files, - for stdin) merged into one table:
+      runner, NPU generation, driver and firmware, health, drained, last job
   npu-block-gate agent drain --runner-dir D [--token-file F [--label L]... [--api-url U]] [--reason TEXT]
       take the runner out of rotation: with a token, remove its NPU label(s) through the GitHub
       API (runner id from D/.runner; default: every custom label); without, stop its service
-      (D/.service) now, or after the running job
+      (D/.service) now, or after the running job; drained only once verified (the labels read back
+      gone, systemctl is-active); a refused drain says why and leaves the runner in rotation
   npu-block-gate agent undrain --runner-dir D [--token-file F] [--label L]... [--force]
       run the functional probe; when it passes, put the labels back (or start the service)
   npu-block-gate agent cache stats [--cache-dir DIR] [--json]
@@ -32200,8 +32903,9 @@ Options:
   --python P           Python to check (default: $NPU_BLOCK_GATE_PYTHON, python3, /usr/bin/python3)
   --path P             the lock file (default $NPU_BLOCK_GATE_NPU_LOCK or /tmp/mlir-air-npu.lock)
   --functional-test T  the xrt-smi validate test (default latency; verify before XRT 2.18)
-  --functional-max-age S  reuse a functional result younger than S seconds (default ${FUNCTIONAL_MAX_AGE_S})
-  --functional-timeout S  give xrt-smi validate S seconds (default ${FUNCTIONAL_TIMEOUT_S})
+  --functional-max-age S  the interval: a good probe older than S seconds is run again; a failed
+                       result younger than S stands until a driver reload (default ${FUNCTIONAL_MAX_AGE_S})
+  --functional-timeout S  give xrt-smi validate S seconds; a timeout is a device failure (default ${FUNCTIONAL_TIMEOUT_S})
   --fix                setup: also repair what it otherwise reports (HF cache, tokens, search permission)
   --dry-run            setup: say what would change, change nothing
   --fork-policy P      pull requests from forks: probe-only (default: pull_request only, where
@@ -32229,6 +32933,10 @@ skipped, WARN (yours to do; --fix does some) or FAIL. A second run changes nothi
   sudoers          a runner that is not root: ${SUDOERS_FILE} (0440, checked with visudo -cf):
                      <runner> ALL=(<probe user>) NOPASSWD:SETENV: ALL
                    (SETENV: the Action runs sudo -E with an environment it has already scrubbed)
+  drain-sudoers    a runner service that is not root: ${DRAIN_SUDOERS_FILE} (0440, visudo -cf) with the
+                   one rule agent drain/undrain need (no SETENV):
+                     <runner> ALL=(root) NOPASSWD: /usr/bin/systemctl stop <its unit>, /usr/bin/systemctl start <its unit>
+                   or a line saying why none was installed (no .service: drain by label)
   npu-access       add the probe user to the group of /dev/accel/accel0
   memlock          the runner service's LimitMEMLOCK (the probe inherits it) and sudo's pam_limits
   kernel-cache, reference-cache
@@ -32296,7 +33004,8 @@ var FUNCTIONAL_OPTS = ["functional-test", "functional-max-age", "functional-time
 var ALLOWED = {
   setup: ["json", "root", "user", "runner-user", "runner-dir", "work-dir", "cache-dir", "hf-home", "python", "fix", "dry-run", "help"],
   doctor: ["json", "root", "python", "cache-dir", "state-dir", "functional", ...FUNCTIONAL_OPTS, "runner-dir", "help"],
-  status: ["json", "root", "cache-dir", "state-dir", "help"],
+  status: ["json", "root", "cache-dir", "state-dir", "runner-dir", "help"],
+  fleet: ["json", "help"],
   drain: ["root", "runner-dir", "token-file", "label", "api-url", "reason", "state-dir", "json", "help"],
   undrain: ["root", "runner-dir", "token-file", "label", "api-url", "state-dir", "force", "functional-test", "functional-timeout", "json", "help"],
   "cache stats": ["json", "cache-dir", "help"],
@@ -32354,26 +33063,26 @@ function parseAgent(argv) {
   }
   const values = parsed.values;
   const pos = parsed.positionals;
-  if (!pos.length) return { sub: "help", values };
-  if (pos[0] === "help") return { sub: "help", values };
+  if (!pos.length) return { sub: "help", values, files: [] };
+  if (pos[0] === "help") return { sub: "help", values, files: [] };
   let sub = pos[0];
   let rest = pos.slice(1);
   const group = GROUPS[sub];
   if (group) {
     if (!rest.length) {
-      if (values.help) return { sub: "help", values };
+      if (values.help) return { sub: "help", values, files: [] };
       throw new InputError(`agent ${sub} needs ${group.join(" or ")} (see npu-block-gate agent --help)`);
     }
     if (!group.includes(rest[0])) throw new InputError(`unknown ${sub} command ${JSON.stringify(rest[0])} (agent ${sub}: ${group.join(", ")})`);
     sub = `${sub} ${rest[0]}`;
     rest = rest.slice(1);
   }
-  if (!(sub in ALLOWED)) throw new InputError(`unknown agent command ${JSON.stringify(sub)} (agent commands: setup, doctor, status, drain, undrain, cache stats|gc, lock status|wait, hooks install)`);
-  if (rest.length) throw new InputError(`unexpected argument ${JSON.stringify(rest[0])} (see npu-block-gate agent --help)`);
+  if (!(sub in ALLOWED)) throw new InputError(`unknown agent command ${JSON.stringify(sub)} (agent commands: setup, doctor, status, fleet, drain, undrain, cache stats|gc, lock status|wait, hooks install)`);
+  if (rest.length && sub !== "fleet") throw new InputError(`unexpected argument ${JSON.stringify(rest[0])} (see npu-block-gate agent --help)`);
   for (const k of Object.keys(values)) {
     if (!ALLOWED[sub].includes(k)) throw new InputError(`option --${k} does not apply to agent ${sub} (see npu-block-gate agent --help)`);
   }
-  return { sub, values };
+  return { sub, values, files: sub === "fleet" ? rest : [] };
 }
 function sizeOption(name, v) {
   if (v === void 0) return DEFAULT_MAX_BYTES;
@@ -32404,12 +33113,12 @@ function testName(v) {
 }
 function needRunnerDir(v, sub) {
   if (!v["runner-dir"]) throw new InputError(`agent ${sub} needs --runner-dir (the runner's install dir, with its .runner file)`, "--runner-dir");
-  return resolve13(v["runner-dir"]);
+  return resolve14(v["runner-dir"]);
 }
 var json = (x) => JSON.stringify(x, null, 2) + "\n";
 async function agentMain(argv, out = process.stdout, err = process.stderr, deps = {}) {
   try {
-    const { sub, values } = parseAgent(argv);
+    const { sub, values, files } = parseAgent(argv);
     if (sub === "setup" && values.help) {
       out.write(SETUP_HELP);
       return EXIT.pass;
@@ -32421,13 +33130,15 @@ async function agentMain(argv, out = process.stdout, err = process.stderr, deps 
     const m = new Machine({ ...deps, root: values.root ?? deps.root });
     const env = m.env;
     const cacheDir = values["cache-dir"] ?? null;
-    const stateDir = values["state-dir"] ? resolve13(values["state-dir"]) : defaultStateDir(m);
+    const stateDir = values["state-dir"] ? resolve14(values["state-dir"]) : defaultStateDir(m);
     const functional = {
       functionalTest: testName(values["functional-test"]),
       functionalMaxAgeS: secondsOption("functional-max-age", values["functional-max-age"], FUNCTIONAL_MAX_AGE_S),
       functionalTimeoutS: secondsOption("functional-timeout", values["functional-timeout"], FUNCTIONAL_TIMEOUT_S)
     };
-    const service = serviceName(values["runner-dir"] ?? null);
+    const runnerDir = values["runner-dir"] ? resolve14(values["runner-dir"]) : null;
+    const service = serviceName(runnerDir);
+    const runner = m.uid === 0 ? runnerAccount(m, runnerDir) : null;
     switch (sub) {
       case "setup": {
         const dryRun = !!values["dry-run"];
@@ -32446,7 +33157,7 @@ async function agentMain(argv, out = process.stdout, err = process.stderr, deps 
           python: values.python ?? null,
           fix: !!values.fix,
           dryRun,
-          uid: deps.uid,
+          uid: m.uid,
           fs: deps.setupFs,
           onStep: values.json ? void 0 : (st) => {
             head();
@@ -32458,15 +33169,29 @@ async function agentMain(argv, out = process.stdout, err = process.stderr, deps 
         return r.exit_code;
       }
       case "doctor": {
-        const { checks } = doctorReport(m, { cacheDir, python: values.python ?? null, stateDir, functional: values.functional ? "always" : "never", service, ...functional });
+        const { checks } = await doctorReport(m, { cacheDir, python: values.python ?? null, stateDir, functional: values.functional ? "always" : "never", service, runnerAccount: runner, ...functional });
         const s = summarize2(checks);
         const code2 = s.fail ? EXIT.infra : EXIT.pass;
         out.write(values.json ? json({ root: m.root, checks, summary: s, exit_code: code2 }) : renderChecks(checks, m.root));
         return code2;
       }
       case "status": {
-        const s = status(m, { cacheDir, stateDir });
+        const s = status(m, { cacheDir, stateDir, runnerDir });
         out.write(values.json ? json(s) : renderStatus(s));
+        return EXIT.pass;
+      }
+      case "fleet": {
+        if (!files.length) throw new InputError("agent fleet needs the agent status --json of each runner: files, or - for stdin (see npu-block-gate agent --help)");
+        const inputs = files.map((f2) => {
+          if (f2 === "-") return { source: "stdin", text: deps.stdin ? deps.stdin() : readFileSync13(0, "utf8") };
+          try {
+            return { source: f2, text: readFileSync13(f2, "utf8") };
+          } catch (e) {
+            throw new InputError(`cannot read it (${oneLine(e)})`, f2);
+          }
+        });
+        const rows = fleetRows(inputs);
+        out.write(values.json ? json(rows) : renderFleet(rows));
         return EXIT.pass;
       }
       case "drain": {
@@ -32553,12 +33278,13 @@ drained: ${r.record.reason}; undo with npu-block-gate agent undrain
         return EXIT.pass;
       }
       case "hook job-started": {
-        const r = jobStarted(m, {
+        const r = await jobStarted(m, {
           cacheDir,
           python: values.python ?? null,
           forkPolicy: forkPolicy(values["fork-policy"]),
           stateDir,
           service,
+          runnerAccount: runner,
           functional: functionalWhen(values["functional-when"]) ?? "auto",
           ...functional
         });
@@ -32577,7 +33303,8 @@ drained: ${r.record.reason}; undo with npu-block-gate agent undrain
           labels: values.label ?? [],
           apiUrl: values["api-url"] ?? null,
           textfile: values.textfile ?? null,
-          functional: functionalWhen(values["functional-when"]) ?? "auto"
+          functional: functionalWhen(values["functional-when"]) ?? "auto",
+          ...functional
         });
         out.write(r.out);
         return r.code;
@@ -32593,15 +33320,15 @@ drained: ${r.record.reason}; undo with npu-block-gate agent undrain
 }
 
 // src/cli.ts
-var HEAD = `npu-block-gate ${TOOL.version}: Phase 2 single-block validation for LLMs on AMD NPUs (Xilinx/mlir-air)`;
+var HEAD2 = `npu-block-gate ${TOOL.version}: Phase 2 single-block validation for LLMs on AMD NPUs (Xilinx/mlir-air)`;
 var EXITS = "Exit codes: 0 pass, 1 fail (a gate), 2 usage or bad input, 3 infrastructure (could not judge).";
-var HELP = `${HEAD}
+var HELP = `${HEAD2}
 
 Usage:
   npu-block-gate plan   --model-dir DIR [options]   Steps 1-2 without an NPU: what the run needs, integration path, workarounds
   npu-block-gate check  --model-dir DIR [options]   run block 0 on the NPU and the HF bf16 reference, judge, document
   npu-block-gate report --run-dir DIR [options]     judge an existing run dir (no Python needed)
-  npu-block-gate agent setup|doctor|status|lock|hooks|drain|undrain|cache ...  runner side (agent --help)
+  npu-block-gate agent setup|doctor|status|fleet|lock|hooks|drain|undrain|cache ...  runner side (agent --help)
   npu-block-gate help [command] | <command> --help | --version
 
 Each command's options: npu-block-gate <command> --help.
@@ -32616,7 +33343,7 @@ var MODEL_OPTIONS = `  --prompt TEXT          use TEXT as the prompt (default: t
   --online               allow HuggingFace hub calls (default: offline, the local HF cache only)
   --python P             Python that imports numpy (default: $NPU_BLOCK_GATE_PYTHON, python3, /usr/bin/python3)`;
 var NUMBERS = "Numbers are decimal (0.98; not 0x1 or 1e-2), as --opt X or --opt=X.";
-var PLAN_HELP = `${HEAD}
+var PLAN_HELP = `${HEAD2}
 
 Usage: npu-block-gate plan --model-dir DIR [options]
 
@@ -32632,7 +33359,7 @@ ${MODEL_OPTIONS}
 A model Phase 2 cannot run on is one line and exit 2.
 ${EXITS}
 `;
-var CHECK_HELP = `${HEAD}
+var CHECK_HELP = `${HEAD2}
 
 Usage: npu-block-gate check --model-dir DIR [options]
 
@@ -32668,7 +33395,7 @@ ${MODEL_OPTIONS}
 ${NUMBERS}
 ${EXITS}
 `;
-var REPORT_HELP = `${HEAD}
+var REPORT_HELP = `${HEAD2}
 
 Usage: npu-block-gate report --run-dir DIR [options]
 
@@ -32757,7 +33484,7 @@ function planFrom(command, v, now = /* @__PURE__ */ new Date()) {
   if (command === "report" && !v["run-dir"]) throw new InputError("report needs --run-dir DIR (see npu-block-gate report --help)");
   if (v.inject !== void 0 && !v.emulate) throw new InputError("--inject needs --emulate (bugs are injected into the emulated NPU only)");
   const modelDir = v["model-dir"] ?? null;
-  const runDir = command === "report" ? v["run-dir"] : v.out ?? defaultRunDirName(basename7(resolve14(modelDir)), now);
+  const runDir = command === "report" ? v["run-dir"] : v.out ?? defaultRunDirName(basename7(resolve15(modelDir)), now);
   return {
     mode: command === "report" ? "report" : "full",
     modelDir,
@@ -32837,7 +33564,7 @@ ${renderTerminal(result.report)}
     return code2;
   }
 }
-var invoked = process.argv[1] ? resolve14(process.argv[1]) : "";
+var invoked = process.argv[1] ? resolve15(process.argv[1]) : "";
 if (invoked.endsWith("cli.js") || invoked.endsWith("cli.ts") || basename7(invoked) === "npu-block-gate") {
   main(process.argv.slice(2)).then((code2) => {
     process.exitCode = code2;

@@ -24,7 +24,7 @@ Usage:
   ${COMMAND} plan   --model-dir DIR [options]   Steps 1-2 without an NPU: what the run needs, integration path, workarounds
   ${COMMAND} check  --model-dir DIR [options]   run block 0 on the NPU and the HF bf16 reference, judge, document
   ${COMMAND} report --run-dir DIR [options]     judge an existing run dir (no Python needed)
-  ${COMMAND} agent setup|doctor|status|lock|hooks|drain|undrain|cache ...  runner side (agent --help)
+  ${COMMAND} agent setup|doctor|status|fleet|lock|hooks|drain|undrain|cache ...  runner side (agent --help)
   ${COMMAND} help [command] | <command> --help | --version
 
 ${RUN_AS}

@@ -106,7 +106,10 @@ function setupFake(): SetupFake {
   restub(f, 'visudo', (a) => {
     assert.is(a[0], '-cf');
     const text = readFileSync(a[1], 'utf8');
-    return /^[a-z_][a-z0-9_-]* ALL=\([a-z_][a-z0-9_-]*\) NOPASSWD:SETENV: ALL$/m.test(text) ? ok(`${a[1]}: parsed OK\n`) : { status: 1, stdout: '', stderr: `>>> ${a[1]}: syntax error near line 3 <<<\n` };
+    // The two rules setup writes, and nothing looser: the probe's, and the drain's (no SETENV, full paths, two verbs of one unit).
+    const probe = /^[a-z_][a-z0-9_-]* ALL=\([a-z_][a-z0-9_-]*\) NOPASSWD:SETENV: ALL$/m;
+    const drain = /^[a-z_][a-z0-9_-]* ALL=\(root\) NOPASSWD: \/usr\/bin\/systemctl stop ([\w.@-]|\\[\\,:=])+, \/usr\/bin\/systemctl start ([\w.@-]|\\[\\,:=])+$/m;
+    return probe.test(text) || drain.test(text) ? ok(`${a[1]}: parsed OK\n`) : { status: 1, stdout: '', stderr: `>>> ${a[1]}: syntax error near line 3 <<<\n` };
   });
   const memlock = { value: 'infinity' };
   restub(f, 'systemctl', (a) => (a[0] === 'show' && a.includes('LimitMEMLOCK') ? ok(`${memlock.value}\n`) : { status: 1, stdout: '', stderr: 'unexpected' }));
@@ -134,11 +137,11 @@ test('first run sets everything up, one line per step; the second run changes no
   assert.is(r.err, '');
   assert.match(r.out, /^npu-block-gate agent setup \(root .*\)\n/);
   assert.equal(steps(r.out), [
-    ['done', 'probe-user'], ['done', 'group'], ['done', 'group-members'], ['done', 'setup-file'], ['done', 'sudoers'], ['done', 'npu-access'],
+    ['done', 'probe-user'], ['done', 'group'], ['done', 'group-members'], ['done', 'setup-file'], ['done', 'sudoers'], ['done', 'drain-sudoers'], ['done', 'npu-access'],
     ['already', 'memlock'], ['done', 'kernel-cache'], ['done', 'reference-cache'], ['already', 'hf-cache'], ['already', 'hf-token'], ['done', 'work-dir'],
     ['already', 'runner-secrets'], ['already', 'reach'], ['already', 'switch'], ['already', 'python'],
   ]);
-  assert.match(r.out, /\n9 changes made; the runner starts the probe as npu-probe\n$/);
+  assert.match(r.out, /\n10 changes made; the runner starts the probe as npu-probe\n$/);
 
   // The probe user: a system user without a login shell or a home, in the shared group and the NPU's group.
   const useradd = f.calls.find(([n]) => n === 'useradd')![1];
@@ -155,9 +158,16 @@ test('first run sets everything up, one line per step; the second run changes no
   const sudoers = join(f.root, 'etc/sudoers.d/npu-block-gate');
   assert.is(mode(sudoers), 0o440);
   assert.equal(readFileSync(sudoers, 'utf8').split('\n').filter((l) => l && !l.startsWith('#')), [SUDO_LINE]);
-  assert.equal(readdirSync(join(f.root, 'etc/sudoers.d')), ['npu-block-gate']);
+  assert.equal(readdirSync(join(f.root, 'etc/sudoers.d')), ['npu-block-gate', 'npu-block-gate-drain']);
+  // The rule agent drain and undrain need: this service's stop and start as root, nothing else, no SETENV.
+  const drainRule = `runner ALL=(root) NOPASSWD: /usr/bin/systemctl stop ${SERVICE}, /usr/bin/systemctl start ${SERVICE}`;
+  const drainFile = join(f.root, 'etc/sudoers.d/npu-block-gate-drain');
+  assert.is(mode(drainFile), 0o440);
+  assert.equal(readFileSync(drainFile, 'utf8').split('\n').filter((l) => l && !l.startsWith('#')), [drainRule]);
+  assert.ok(f.calls.filter(([n]) => n === 'visudo').some(([, a]) => /\/\.npu-block-gate-drain\.[^/]*\.tmp$/.test(a[1])));
+  assert.match(step(r.out, 'drain-sudoers'), new RegExp(`visudo -cf ok\\): ${drainRule.replace(/[()]/g, '\\$&')}$`));
   const visudo = f.calls.find(([n]) => n === 'visudo')![1];
-  assert.match(visudo[1], /\/etc\/sudoers\.d\/\.npu-block-gate\.tmp-\d+$/); // a dotted name: sudo never reads a half-made rule
+  assert.match(visudo[1], /\/etc\/sudoers\.d\/\.npu-block-gate\.[^/]*\.tmp$/); // a dotted name: sudo never reads a half-made rule
   assert.match(step(r.out, 'sudoers'), new RegExp(`visudo -cf ok\\): ${SUDO_LINE.replace(/[()]/g, '\\$&')}$`));
 
   // Caches made for the runner, read-only for everybody else; the work dir carries the group (setgid), not group-writable.
@@ -256,6 +266,7 @@ test('a runner that runs as root needs no sudoers rule (setpriv); the runner use
   const r = await f.run(['--runner-user', 'root']);
   assert.is(r.code, 0, r.out + r.err);
   assert.match(step(r.out, 'sudoers'), /skipped +sudoers +the runner runs as root: it starts the probe with setpriv, no sudoers rule needed$/);
+  assert.match(step(r.out, 'drain-sudoers'), /skipped +drain-sudoers +the runner runs as root, which sudo lets stop and start its service without a rule: none installed$/);
   assert.equal(readdirSync(join(f.root, 'etc/sudoers.d')), []);
   assert.not.ok(f.calls.some(([n]) => n === 'visudo'));
   assert.is(step(r.out, 'switch'), '');
@@ -454,14 +465,25 @@ test('the default runner dir is ~runner/actions-runner when it holds a .runner',
   assert.match(e.err, /--runner-dir: pass --runner-dir \(the runner's install dir, with its \.runner file\) or --work-dir: no runner at /);
 });
 
+test('drain-sudoers: no .service (not a service) or a root runner: no rule, and it says why', async () => {
+  const f = setupFake();
+  rmSync(join(f.runnerDir, '.service'));
+  const r = await f.run();
+  assert.is(r.code, 0, r.out + r.err);
+  assert.match(step(r.out, 'drain-sudoers'), /^ +skipped +drain-sudoers +no \.service in .*: the runner is not installed as a service, so no rule was installed; agent drain works by label \(--token-file\)$/);
+  assert.not.ok(existsSync(join(f.root, 'etc/sudoers.d/npu-block-gate-drain')));
+  assert.is(JSON.parse((await f.run(['--json'])).out).paths.drain_sudoers, null);
+});
+
 test('--json: the steps, paths and exit code', async () => {
   const f = setupFake();
   const r = await f.run(['--json']);
   assert.is(r.code, 0, r.err);
   const j = JSON.parse(r.out);
-  assert.equal([j.runner_user, j.probe_user, j.dry_run, j.fix, j.exit_code, j.changed], ['runner', 'npu-probe', false, false, 0, 9]);
+  assert.equal([j.runner_user, j.probe_user, j.dry_run, j.fix, j.exit_code, j.changed], ['runner', 'npu-probe', false, false, 0, 10]);
   assert.equal(j.paths.setup_file, '/etc/npu-block-gate/probe-user');
   assert.equal(j.paths.sudoers, '/etc/sudoers.d/npu-block-gate');
+  assert.equal(j.paths.drain_sudoers, '/etc/sudoers.d/npu-block-gate-drain');
   assert.is(j.paths.work_dir, f.work);
   assert.ok(j.steps.every((s: { id: string; status: string; detail: string; fix: string | null }) => typeof s.id === 'string' && typeof s.detail === 'string'));
   assert.is(j.steps.find((s: { id: string }) => s.id === 'sudoers').status, 'done');

@@ -3,10 +3,10 @@
 // is run: the real-machine runs are in probe-isolation.test.ts.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { mkdtempSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
-import { chooseIsolation, parseSetupFile, SETUP_FILE, type IsolationHost, type IsolationRequest } from '../src/probe/isolate.ts';
+import { chooseIsolation, hideGit, parseSetupFile, SETUP_FILE, type IsolationHost, type IsolationRequest } from '../src/probe/isolate.ts';
 import { InfraError, InputError } from '../src/errors.ts';
 
 const BWRAP = '/usr/bin/bwrap';
@@ -147,6 +147,22 @@ test('the uid wrap nests bubblewrap only when the probe user can start it', () =
   // As root without setpriv: sudo.
   iso = chooseIsolation(req(), host({ uid: 0, tools: ['sudo'], files: setupFile('npu-probe'), works: () => true }));
   assert.is(iso.detail, 'uid npu-probe (sudo -n)');
+});
+
+test('.git is hidden whatever it is: a directory gets a tmpfs; a worktree\'s .git file an empty file, its git dir a tmpfs and the common config an empty file', () => {
+  const root = mkdtempSync(join(tmpdir(), 'nbg-hidegit-'));
+  mkdirSync(join(root, 'repo/.git/worktrees/w'), { recursive: true });
+  writeFileSync(join(root, 'repo/.git/config'), '[http]\n\textraheader = AUTHORIZATION: basic c2VjcmV0\n');
+  writeFileSync(join(root, 'repo/.git/worktrees/w/commondir'), '../..\n');
+  mkdirSync(join(root, 'w'));
+  writeFileSync(join(root, 'w/.git'), `gitdir: ${join(root, 'repo/.git/worktrees/w')}\n`);
+  assert.equal(hideGit(join(root, 'repo/.git')), ['--tmpfs', join(root, 'repo/.git')]);
+  assert.equal(hideGit(join(root, 'w/.git')), [
+    '--ro-bind', '/dev/null', join(root, 'w/.git'),
+    '--tmpfs', join(root, 'repo/.git/worktrees/w'),
+    '--ro-bind', '/dev/null', join(root, 'repo/.git/config'),
+  ]);
+  assert.equal(hideGit(join(root, 'none/.git')), []);
 });
 
 test.run();

@@ -1,10 +1,15 @@
 // `npu-block-gate agent <sub>`: the runner side (DESIGN.md "Agent"). src/cli.ts dispatches here.
 import { parseArgs } from 'node:util';
+import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { EXIT, GateError, InputError, oneLine, type ExitCode } from '../errors.ts';
 import { defaultCacheRoot, DEFAULT_MAX_BYTES } from '../cache/kernel.ts';
 import { Machine, type MachineOptions } from './machine.ts';
-import { doctorReport, renderChecks, summarize, FUNCTIONAL_MAX_AGE_S, FUNCTIONAL_TIMEOUT_S, type FunctionalWhen } from './doctor.ts';
+import { doctorReport, renderChecks, type FunctionalWhen } from './doctor.ts';
+import { summarize } from './checks.ts';
+import { FUNCTIONAL_MAX_AGE_S, FUNCTIONAL_TIMEOUT_S } from './functional.ts';
+import { fleetRows, renderFleet } from './fleet.ts';
+import { runnerAccount, serviceName } from './runner.ts';
 import { status, renderStatus } from './status.ts';
 import { cacheStats, cacheGc, renderStats, renderGc } from './cache.ts';
 import { parseSize } from './parse.ts';
@@ -13,9 +18,9 @@ import {
   DEFAULT_FORK_POLICY, FORK_POLICIES, defaultHooksDir, installHooks, jobCompleted, jobStarted, selfCommand,
   type ForkPolicy, type SelfCommand,
 } from './hooks.ts';
-import { drain, serviceName, undrain } from './drain.ts';
+import { drain, undrain } from './drain.ts';
 import { defaultStateDir } from './state.ts';
-import { DEFAULT_PROBE_USER, PROBE_GROUP, renderStep, renderSummary, setup, setupHeader, SUDOERS_FILE, type SetupFs, type Step } from './setup.ts';
+import { DEFAULT_PROBE_USER, DRAIN_SUDOERS_FILE, PROBE_GROUP, renderStep, renderSummary, setup, setupHeader, SUDOERS_FILE, type SetupFs, type Step } from './setup.ts';
 import { SETUP_FILE } from '../probe/isolate.ts';
 
 export const AGENT_HELP = `npu-block-gate agent: the self-hosted NPU runner side
@@ -25,20 +30,27 @@ Usage:
         [--hf-home DIR] [--python P] [--fix] [--dry-run] [--json] [--root DIR]
       as root, once: the probe user that runs pull requests' model code (uid isolation), its sudoers
       rule, the NPU group, the caches read-only for it, the work dir's shared group (agent setup --help)
-  npu-block-gate agent doctor [--json] [--root DIR] [--python P] [--cache-dir DIR] [--functional] [--functional-test T]
+  npu-block-gate agent doctor [--json] [--root DIR] [--python P] [--cache-dir DIR] [--runner-dir D] [--functional] [--functional-test T]
       health checks. Device: the NPU on the PCI bus (AMD 1022:1502/17f0/...), amdxdna loaded and
-      bound to it, its /dev/accel node, the firmware (sysfs), this boot's kernel log (wedge
-      signatures not followed by a reload or an in-kernel reset; an unreadable log is UNKNOWN,
-      never ok) and, with --functional, xrt-smi validate under a raised memlock (cached 10 min).
+      bound to it, its /dev/accel node, the firmware (sysfs), this boot's kernel log (amdxdna's own
+      signatures since the last driver load, in-kernel reset or passing probe; read newest first up
+      to a stated bound; an unreadable log is UNKNOWN, never ok) and, with --functional, xrt-smi
+      validate run as the runner's jobs run NPU work (their user, their memlock; 30 s timeout): a
+      memlock, permission or XRT-install failure is a host warning, only the NPU's own failure fails.
       Host: memlock (soft and hard), xrt-smi examine, free disk, HF cache, Python, the NPU lock.
       Exit 0 when nothing fails, 3 when a check fails.
-  npu-block-gate agent status [--json] [--root DIR] [--cache-dir DIR]
-      one screen: device, versions (and what changed since the last job), power mode, both NPU
-      locks (read only), processes holding /dev/accel, functional probe, drain, cache, last runs
+  npu-block-gate agent status [--json] [--root DIR] [--cache-dir DIR] [--runner-dir D]
+      one screen: runner, NPU generation, health, device, versions (and what changed since the last
+      job), power mode, both NPU locks (read only), processes holding /dev/accel, functional probe,
+      drain (verified), cache, last runs
+  npu-block-gate agent fleet FILE... [--json]
+      the agent status --json of several runners (files, - for stdin) merged into one table:
+      runner, NPU generation, driver and firmware, health, drained, last job
   npu-block-gate agent drain --runner-dir D [--token-file F [--label L]... [--api-url U]] [--reason TEXT]
       take the runner out of rotation: with a token, remove its NPU label(s) through the GitHub
       API (runner id from D/.runner; default: every custom label); without, stop its service
-      (D/.service) now, or after the running job
+      (D/.service) now, or after the running job; drained only once verified (the labels read back
+      gone, systemctl is-active); a refused drain says why and leaves the runner in rotation
   npu-block-gate agent undrain --runner-dir D [--token-file F] [--label L]... [--force]
       run the functional probe; when it passes, put the labels back (or start the service)
   npu-block-gate agent cache stats [--cache-dir DIR] [--json]
@@ -69,8 +81,9 @@ Options:
   --python P           Python to check (default: $NPU_BLOCK_GATE_PYTHON, python3, /usr/bin/python3)
   --path P             the lock file (default $NPU_BLOCK_GATE_NPU_LOCK or /tmp/mlir-air-npu.lock)
   --functional-test T  the xrt-smi validate test (default latency; verify before XRT 2.18)
-  --functional-max-age S  reuse a functional result younger than S seconds (default ${FUNCTIONAL_MAX_AGE_S})
-  --functional-timeout S  give xrt-smi validate S seconds (default ${FUNCTIONAL_TIMEOUT_S})
+  --functional-max-age S  the interval: a good probe older than S seconds is run again; a failed
+                       result younger than S stands until a driver reload (default ${FUNCTIONAL_MAX_AGE_S})
+  --functional-timeout S  give xrt-smi validate S seconds; a timeout is a device failure (default ${FUNCTIONAL_TIMEOUT_S})
   --fix                setup: also repair what it otherwise reports (HF cache, tokens, search permission)
   --dry-run            setup: say what would change, change nothing
   --fork-policy P      pull requests from forks: probe-only (default: pull_request only, where
@@ -99,6 +112,10 @@ skipped, WARN (yours to do; --fix does some) or FAIL. A second run changes nothi
   sudoers          a runner that is not root: ${SUDOERS_FILE} (0440, checked with visudo -cf):
                      <runner> ALL=(<probe user>) NOPASSWD:SETENV: ALL
                    (SETENV: the Action runs sudo -E with an environment it has already scrubbed)
+  drain-sudoers    a runner service that is not root: ${DRAIN_SUDOERS_FILE} (0440, visudo -cf) with the
+                   one rule agent drain/undrain need (no SETENV):
+                     <runner> ALL=(root) NOPASSWD: /usr/bin/systemctl stop <its unit>, /usr/bin/systemctl start <its unit>
+                   or a line saying why none was installed (no .service: drain by label)
   npu-access       add the probe user to the group of /dev/accel/accel0
   memlock          the runner service's LimitMEMLOCK (the probe inherits it) and sudo's pam_limits
   kernel-cache, reference-cache
@@ -166,10 +183,11 @@ const OPTIONS = {
 
 const FUNCTIONAL_OPTS = ['functional-test', 'functional-max-age', 'functional-timeout'];
 
-const ALLOWED: Record<string, string[]> = {
+export const ALLOWED: Record<string, string[]> = {
   setup: ['json', 'root', 'user', 'runner-user', 'runner-dir', 'work-dir', 'cache-dir', 'hf-home', 'python', 'fix', 'dry-run', 'help'],
   doctor: ['json', 'root', 'python', 'cache-dir', 'state-dir', 'functional', ...FUNCTIONAL_OPTS, 'runner-dir', 'help'],
-  status: ['json', 'root', 'cache-dir', 'state-dir', 'help'],
+  status: ['json', 'root', 'cache-dir', 'state-dir', 'runner-dir', 'help'],
+  fleet: ['json', 'help'],
   drain: ['root', 'runner-dir', 'token-file', 'label', 'api-url', 'reason', 'state-dir', 'json', 'help'],
   undrain: ['root', 'runner-dir', 'token-file', 'label', 'api-url', 'state-dir', 'force', 'functional-test', 'functional-timeout', 'json', 'help'],
   'cache stats': ['json', 'cache-dir', 'help'],
@@ -203,7 +221,7 @@ type Values = {
   user?: string; 'runner-user'?: string; 'work-dir'?: string; fix?: boolean; 'dry-run'?: boolean;
 };
 
-export function parseAgent(argv: string[]): { sub: string; values: Values } {
+export function parseAgent(argv: string[]): { sub: string; values: Values; files: string[] } {
   let parsed;
   try {
     parsed = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
@@ -212,30 +230,30 @@ export function parseAgent(argv: string[]): { sub: string; values: Values } {
   }
   const values = parsed.values as Values;
   const pos = parsed.positionals;
-  if (!pos.length) return { sub: 'help', values };
-  if (pos[0] === 'help') return { sub: 'help', values };
+  if (!pos.length) return { sub: 'help', values, files: [] };
+  if (pos[0] === 'help') return { sub: 'help', values, files: [] };
   let sub = pos[0];
   let rest = pos.slice(1);
   const group = GROUPS[sub];
   if (group) {
     if (!rest.length) {
-      if (values.help) return { sub: 'help', values };
+      if (values.help) return { sub: 'help', values, files: [] };
       throw new InputError(`agent ${sub} needs ${group.join(' or ')} (see npu-block-gate agent --help)`);
     }
     if (!group.includes(rest[0])) throw new InputError(`unknown ${sub} command ${JSON.stringify(rest[0])} (agent ${sub}: ${group.join(', ')})`);
     sub = `${sub} ${rest[0]}`;
     rest = rest.slice(1);
   }
-  if (!(sub in ALLOWED)) throw new InputError(`unknown agent command ${JSON.stringify(sub)} (agent commands: setup, doctor, status, drain, undrain, cache stats|gc, lock status|wait, hooks install)`);
-  if (rest.length) throw new InputError(`unexpected argument ${JSON.stringify(rest[0])} (see npu-block-gate agent --help)`);
+  if (!(sub in ALLOWED)) throw new InputError(`unknown agent command ${JSON.stringify(sub)} (agent commands: setup, doctor, status, fleet, drain, undrain, cache stats|gc, lock status|wait, hooks install)`);
+  if (rest.length && sub !== 'fleet') throw new InputError(`unexpected argument ${JSON.stringify(rest[0])} (see npu-block-gate agent --help)`);
   for (const k of Object.keys(values)) {
     if (!ALLOWED[sub].includes(k)) throw new InputError(`option --${k} does not apply to agent ${sub} (see npu-block-gate agent --help)`);
   }
-  return { sub, values };
+  return { sub, values, files: sub === 'fleet' ? rest : [] };
 }
 
 /** Test seams: the machine (root, env, command table, Python tester, statfs, cwd, sleep, clock), how hooks call this CLI, and for setup this process's uid and file owners. */
-export type AgentDeps = MachineOptions & { self?: SelfCommand; uid?: number; setupFs?: Partial<SetupFs> };
+export type AgentDeps = MachineOptions & { self?: SelfCommand; setupFs?: Partial<SetupFs>; stdin?: () => string };
 
 function sizeOption(name: string, v: string | undefined): number {
   if (v === undefined) return DEFAULT_MAX_BYTES;
@@ -278,7 +296,7 @@ const json = (x: unknown) => JSON.stringify(x, null, 2) + '\n';
 
 export async function agentMain(argv: string[], out: NodeJS.WritableStream = process.stdout, err: NodeJS.WritableStream = process.stderr, deps: AgentDeps = {}): Promise<ExitCode> {
   try {
-    const { sub, values } = parseAgent(argv);
+    const { sub, values, files } = parseAgent(argv);
     if (sub === 'setup' && values.help) { out.write(SETUP_HELP); return EXIT.pass; }
     if (sub === 'help' || values.help) { out.write(AGENT_HELP); return EXIT.pass; }
     const m = new Machine({ ...deps, root: values.root ?? deps.root });
@@ -290,7 +308,10 @@ export async function agentMain(argv: string[], out: NodeJS.WritableStream = pro
       functionalMaxAgeS: secondsOption('functional-max-age', values['functional-max-age'], FUNCTIONAL_MAX_AGE_S),
       functionalTimeoutS: secondsOption('functional-timeout', values['functional-timeout'], FUNCTIONAL_TIMEOUT_S),
     };
-    const service = serviceName(values['runner-dir'] ?? null);
+    const runnerDir = values['runner-dir'] ? resolve(values['runner-dir']) : null;
+    const service = serviceName(runnerDir);
+    // The functional probe runs as the runner's jobs do: as their user when this is root.
+    const runner = m.uid === 0 ? runnerAccount(m, runnerDir) : null;
     switch (sub) {
       case 'setup': {
         const dryRun = !!values['dry-run'];
@@ -300,22 +321,32 @@ export async function agentMain(argv: string[], out: NodeJS.WritableStream = pro
         const r = setup(m, {
           user: values.user ?? null, runnerUser: values['runner-user'] ?? null, runnerDir: values['runner-dir'] ?? null, workDir: values['work-dir'] ?? null,
           cacheDir, hfHome: values['hf-home'] ?? null, python: values.python ?? null, fix: !!values.fix, dryRun,
-          uid: deps.uid, fs: deps.setupFs, onStep: values.json ? undefined : (st: Step) => { head(); out.write(renderStep(st)); },
+          uid: m.uid, fs: deps.setupFs, onStep: values.json ? undefined : (st: Step) => { head(); out.write(renderStep(st)); },
         });
         head();
         out.write(values.json ? json(r) : renderSummary(r));
         return r.exit_code;
       }
       case 'doctor': {
-        const { checks } = doctorReport(m, { cacheDir, python: values.python ?? null, stateDir, functional: values.functional ? 'always' : 'never', service, ...functional });
+        const { checks } = await doctorReport(m, { cacheDir, python: values.python ?? null, stateDir, functional: values.functional ? 'always' : 'never', service, runnerAccount: runner, ...functional });
         const s = summarize(checks);
         const code = s.fail ? EXIT.infra : EXIT.pass;
         out.write(values.json ? json({ root: m.root, checks, summary: s, exit_code: code }) : renderChecks(checks, m.root));
         return code;
       }
       case 'status': {
-        const s = status(m, { cacheDir, stateDir });
+        const s = status(m, { cacheDir, stateDir, runnerDir });
         out.write(values.json ? json(s) : renderStatus(s));
+        return EXIT.pass;
+      }
+      case 'fleet': {
+        if (!files.length) throw new InputError('agent fleet needs the agent status --json of each runner: files, or - for stdin (see npu-block-gate agent --help)');
+        const inputs = files.map((f) => {
+          if (f === '-') return { source: 'stdin', text: deps.stdin ? deps.stdin() : readFileSync(0, 'utf8') };
+          try { return { source: f, text: readFileSync(f, 'utf8') }; } catch (e) { throw new InputError(`cannot read it (${oneLine(e)})`, f); }
+        });
+        const rows = fleetRows(inputs);
+        out.write(values.json ? json(rows) : renderFleet(rows));
         return EXIT.pass;
       }
       case 'drain': {
@@ -384,8 +415,8 @@ export async function agentMain(argv: string[], out: NodeJS.WritableStream = pro
         return EXIT.pass;
       }
       case 'hook job-started': {
-        const r = jobStarted(m, {
-          cacheDir, python: values.python ?? null, forkPolicy: forkPolicy(values['fork-policy']), stateDir, service,
+        const r = await jobStarted(m, {
+          cacheDir, python: values.python ?? null, forkPolicy: forkPolicy(values['fork-policy']), stateDir, service, runnerAccount: runner,
           functional: functionalWhen(values['functional-when']) ?? 'auto', ...functional,
         });
         out.write(r.out);
@@ -396,7 +427,7 @@ export async function agentMain(argv: string[], out: NodeJS.WritableStream = pro
           dir: values.dir ?? defaultHooksDir(m), cacheDir, maxBytes: sizeOption('cache-max-bytes', values['cache-max-bytes']), stateDir,
           runnerDir: values['runner-dir'] ?? null, drainOnFailure: !!values['drain-on-failure'], tokenFile: values['token-file'] ?? null,
           labels: values.label ?? [], apiUrl: values['api-url'] ?? null, textfile: values.textfile ?? null,
-          functional: functionalWhen(values['functional-when']) ?? 'auto',
+          functional: functionalWhen(values['functional-when']) ?? 'auto', ...functional,
         });
         out.write(r.out);
         return r.code as ExitCode;

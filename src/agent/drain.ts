@@ -8,6 +8,9 @@
 //   .service file, written by svc.sh install) once the current job is over, so it takes no job.
 //   Stopping it during a job would cancel that job (the listener treats SIGINT as a cancel).
 // Undrain happens only after the functional probe passes.
+// A drain is reported as drained only once it is verified: the labels read back gone, or
+// `systemctl is-active` saying the service is stopped. A refused one says why and is recorded as
+// refused (status shows the runner as not drained).
 import { readFileSync, rmSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { InfraError, InputError, oneLine } from '../errors.ts';
@@ -15,27 +18,15 @@ import { Octokit } from '@octokit/rest';
 import { retry } from '@octokit/plugin-retry';
 import { httpStatus, proxyFetch } from '../github/octokit.ts';
 import type { Machine } from './machine.ts';
-import { checkFunctional, defaultFunctionalTest, FUNCTIONAL_MAX_AGE_S, FUNCTIONAL_TIMEOUT_S, lastFunctional, memlockLimits, findNpus, runXrtSmi, type Check } from './doctor.ts';
+import { findNpus, runXrtSmi } from './doctor.ts';
+import type { Check } from './checks.ts';
+import { lastFunctional, runFunctional, FUNCTIONAL_MAX_AGE_S, FUNCTIONAL_TIMEOUT_S } from './functional.ts';
+import { memlockLimits } from './memlock.ts';
 import { parseXrtSmi } from './parse.ts';
 import { readJson, STATE_FILES, writeJson, type DrainRecord } from './state.ts';
+import { drainSudoersRule, jobRunning, readRunnerSettings, runnerAccount, serviceName, systemctlPath, type RunnerSettings } from './runner.ts';
 
-export interface RunnerSettings { agentId: number; agentName: string | null; gitHubUrl: string | null; ephemeral: boolean; file: string }
-
-/** The runner's .runner file (JSON, UTF-8 with a BOM as .NET writes it). */
-export function readRunnerSettings(runnerDir: string): RunnerSettings {
-  const file = join(resolve(runnerDir), '.runner');
-  let text: string;
-  try { text = readFileSync(file, 'utf8'); } catch {
-    throw new InputError(`no .runner file: is --runner-dir the runner's install dir (where config.sh wrote it)?`, file);
-  }
-  let j: Record<string, unknown>;
-  try { j = JSON.parse(text.replace(/^\uFEFF/, '')); } catch (e) {
-    throw new InputError(`not JSON (${oneLine(e)})`, file);
-  }
-  const id = Number(j.agentId);
-  if (!Number.isInteger(id) || id <= 0) throw new InputError('no "agentId" (the runner id): configure the runner with config.sh first', file);
-  return { agentId: id, agentName: typeof j.agentName === 'string' ? j.agentName : null, gitHubUrl: typeof j.gitHubUrl === 'string' ? j.gitHubUrl : null, ephemeral: j.ephemeral === true, file };
-}
+export { readRunnerSettings, serviceName, jobRunning, type RunnerSettings } from './runner.ts';
 
 export type RunnerScope = { kind: 'repo'; owner: string; repo: string; apiUrl: string } | { kind: 'org'; org: string; apiUrl: string };
 
@@ -61,21 +52,6 @@ export function readTokenFile(path: string): string {
   const token = readFileSync(p, 'utf8').trim();
   if (!token || /\s/.test(token)) throw new InputError('empty, or more than one word: it must hold only the token', `--token-file ${p}`);
   return token;
-}
-
-/** The runner's systemd service, from the .service file svc.sh install writes; null when it runs otherwise. */
-export function serviceName(runnerDir: string | null): string | null {
-  if (!runnerDir) return null;
-  try { return readFileSync(join(resolve(runnerDir), '.service'), 'utf8').trim() || null; } catch { return null; }
-}
-
-/** A job is running: the runner starts bin/Runner.Worker for each job. */
-export function jobRunning(m: Machine): boolean {
-  for (const pid of (m.list('/proc') ?? []).filter((n) => /^\d+$/.test(n))) {
-    const c = m.readBytes(`/proc/${pid}/cmdline`)?.toString('utf8') ?? '';
-    if (/Runner\.Worker/.test(c)) return true;
-  }
-  return false;
 }
 
 interface Label { name: string; type?: string }
@@ -132,26 +108,49 @@ function octokitFor(m: Machine, scope: RunnerScope, token: string): GateOctokit 
   return new AgentOctokit({ auth: token, baseUrl: scope.apiUrl, userAgent: 'npu-block-gate-agent', request: { fetch: proxyFetch(m.env, scope.apiUrl) }, log: quiet, retry: { retries: 2 } });
 }
 
-const sudoers = (user: string, svc: string) => `${user} ALL=(root) NOPASSWD: /usr/bin/systemctl stop ${svc}, /usr/bin/systemctl start ${svc}`;
+/** Why the service drain cannot work, with the one fix: the narrow sudoers rule `agent setup` installs. */
+const sudoersHint = (m: Machine, svc: string) =>
+  `install the sudoers rule drain needs with sudo npu-block-gate agent setup --runner-user ${m.user()} --runner-dir <runner dir> (it writes: ${drainSudoersRule(m.user(), svc, systemctlPath(m))})`;
 
-/** Stops the runner service now, or (from the job-completed hook) in the background after a delay. */
-export function stopService(m: Machine, svc: string, o: { background: boolean; delayS: number }): string {
-  if (o.background) {
-    const r = m.run('sh', ['-c', `sleep ${o.delayS}; exec sudo -n systemctl stop ${svc}`], { detached: true });
-    if (r.status !== 0) throw new InfraError(`could not start the background stop of ${svc}: ${r.error ?? r.stderr.trim()}`);
-    return `the runner service ${svc} stops in ${o.delayS}s, after this job (sudo -n systemctl stop ${svc})`;
-  }
+const why = (r: { error?: string; stderr: string; stdout: string; status: number | null }) => oneLine(r.error ?? (r.stderr.trim() || r.stdout.trim() || `exit ${r.status}`));
+
+/** `systemctl is-active`: the service's state as systemd says it ("active", "inactive", "failed", ...), or null. */
+export function serviceState(m: Machine, svc: string): string | null {
+  const r = m.run('systemctl', ['is-active', svc], 15_000);
+  if (r.missing) return null;
+  return r.stdout.trim().split('\n').pop() || null;
+}
+
+const stopped = (state: string | null) => state === 'inactive' || state === 'failed';
+
+/** Stops the service now and verifies it with systemctl is-active (a few seconds for deactivating). */
+async function stopNow(m: Machine, svc: string): Promise<string> {
   const r = m.run('sudo', ['-n', 'systemctl', 'stop', svc], 120_000);
-  if (r.status !== 0) {
-    throw new InfraError(`sudo -n systemctl stop ${svc} failed: ${oneLine(r.error ?? (r.stderr.trim() || `exit ${r.status}`))}; allow it in sudoers: ${sudoers(m.user(), svc)}`);
-  }
-  return `stopped the runner service ${svc}`;
+  if (r.status !== 0) throw new InfraError(`sudo -n systemctl stop ${svc} failed: ${why(r)}; not drained: ${sudoersHint(m, svc)}`);
+  let state = serviceState(m, svc);
+  for (let i = 0; i < 10 && state === 'deactivating'; i++) { await m.sleep(1000); state = serviceState(m, svc); }
+  if (!stopped(state)) throw new InfraError(`sudo -n systemctl stop ${svc} exited 0 but systemctl is-active says ${state ?? 'nothing (systemctl not found)'}: not drained`);
+  return `stopped the runner service ${svc} (systemctl is-active: ${state})`;
+}
+
+/**
+ * From the job-completed hook: the job is ending, so the stop runs in the background after a delay.
+ * sudo is asked first whether it will allow the stop (sudo -n -l): a refused rule is said now, not
+ * 30 s later where nobody sees it. The record stays pending until systemctl is-active says stopped.
+ */
+function scheduleStop(m: Machine, svc: string, delayS: number): string {
+  const may = m.run('sudo', ['-n', '-l', 'systemctl', 'stop', svc], 15_000);
+  if (may.status !== 0) throw new InfraError(`sudo will not run systemctl stop ${svc} for ${m.user()} (sudo -n -l: ${why(may)}): not drained, the runner keeps taking jobs; ${sudoersHint(m, svc)}`);
+  const r = m.run('sh', ['-c', `sleep ${delayS}; exec sudo -n systemctl stop ${svc}`], { detached: true });
+  if (r.status !== 0) throw new InfraError(`could not start the background stop of ${svc}: ${why(r)}: not drained`);
+  return `the runner service ${svc} is to stop in ${delayS}s, after this job (sudo -n systemctl stop ${svc}; sudo allows it); not drained until systemctl is-active says so (agent status checks)`;
 }
 
 export async function drain(m: Machine, o: DrainOptions): Promise<DrainResult> {
   const prev = readDrain(o.stateDir);
   const now = m.now().toISOString();
   const settings = readRunnerSettings(o.runnerDir);
+  const base = { at: prev?.state === 'drained' ? prev.at : now, reason: o.reason, runner_id: settings.agentId, runner_name: settings.agentName };
   if (o.tokenFile) {
     const scope = runnerScope(settings, o.apiUrl);
     const labels = new Labels(octokitFor(m, scope, readTokenFile(o.tokenFile)), scope, settings.agentId);
@@ -164,25 +163,48 @@ export async function drain(m: Machine, o: DrainOptions): Promise<DrainResult> {
       if (!current.some((l) => l.name === name)) { lines.push(`label ${name}: not on runner ${settings.agentName ?? settings.agentId}`); continue; }
       await labels.remove(name);
       removed.push(name);
-      lines.push(`removed label ${name} from runner ${settings.agentName ?? settings.agentId} (id ${settings.agentId})`);
     }
-    if (!removed.length && !prev) {
+    const had = [...new Set([...(prev?.state === 'drained' ? prev.labels : []), ...removed])];
+    if (!had.length) {
       throw new InputError(`nothing to drain: runner ${settings.agentName ?? settings.agentId} has labels ${current.map((l) => l.name).join(', ') || '(none)'} and none of them ${o.labels.length ? 'is one of --label' : 'is a custom label'}`, o.labels.length ? '--label' : undefined);
     }
-    const record: DrainRecord = {
-      at: prev?.at ?? now, reason: o.reason, method: 'labels', runner_id: settings.agentId, runner_name: settings.agentName,
-      labels: [...new Set([...(prev?.labels ?? []), ...removed])], service: null, pending: false,
-    };
+    // Read back: a label GitHub still lists is not drained, whatever the DELETE said.
+    const after = (await labels.list()).map((l) => l.name);
+    const left = had.filter((l) => after.includes(l));
+    if (left.length) {
+      const record: DrainRecord = { ...base, method: 'labels', labels: had, service: null, state: 'refused', evidence: `label${left.length > 1 ? 's' : ''} ${left.join(', ')} still on the runner after DELETE` };
+      if (prev?.state !== 'drained') writeJson(drainPath(o.stateDir), record);
+      throw new InfraError(`runner ${settings.agentName ?? settings.agentId} still has ${left.join(', ')} after removing them (read back): not drained`);
+    }
+    for (const name of removed) lines.push(`removed label ${name} from runner ${settings.agentName ?? settings.agentId} (id ${settings.agentId}); read back: gone`);
+    const record: DrainRecord = { ...base, method: 'labels', labels: had, service: null, state: 'drained', evidence: `labels read back: ${had.join(', ')} gone (runner has ${after.join(', ') || 'no labels'})` };
     writeJson(drainPath(o.stateDir), record);
     return { record, lines };
   }
   const svc = serviceName(o.runnerDir);
   if (!svc) throw new InputError('no .service file (svc.sh install writes it): drain needs the runner installed as a service, or --token-file to drain by label', join(resolve(o.runnerDir), '.service'));
-  const record: DrainRecord = { at: prev?.at ?? now, reason: o.reason, method: 'service', runner_id: settings.agentId, runner_name: settings.agentName, labels: [], service: svc, pending: false };
+  const rec = (state: DrainRecord['state'], evidence: string): DrainRecord => ({ ...base, method: 'service', labels: [], service: svc, state, evidence });
+  const refuse = (e: unknown): never => {
+    if (prev?.state !== 'drained') writeJson(drainPath(o.stateDir), rec('refused', oneLine(e)));
+    throw e;
+  };
+  let record: DrainRecord;
   let line: string;
-  if (o.fromHook) line = stopService(m, svc, { background: true, delayS: o.stopDelayS ?? 30 });
-  else if (jobRunning(m)) { record.pending = true; line = `a job is running: the job-completed hook stops ${svc} when it ends`; }
-  else line = stopService(m, svc, { background: false, delayS: 0 });
+  try {
+    if (o.fromHook) {
+      line = scheduleStop(m, svc, o.stopDelayS ?? 30);
+      record = rec('pending', line);
+    } else if (jobRunning(m)) {
+      // Checked now, so a refusal is said now; the job-completed hook stops it when the job ends.
+      const may = m.run('sudo', ['-n', '-l', 'systemctl', 'stop', svc], 15_000);
+      if (may.status !== 0) throw new InfraError(`sudo will not run systemctl stop ${svc} for ${m.user()} (sudo -n -l: ${why(may)}): not drained; ${sudoersHint(m, svc)}`);
+      line = `a job is running: the job-completed hook stops ${svc} when it ends (not drained until then)`;
+      record = rec('waiting', line);
+    } else {
+      line = await stopNow(m, svc);
+      record = rec('drained', line);
+    }
+  } catch (e) { return refuse(e); }
   writeJson(drainPath(o.stateDir), record);
   return { record, lines: [line] };
 }
@@ -190,10 +212,27 @@ export async function drain(m: Machine, o: DrainOptions): Promise<DrainResult> {
 /** The job-completed hook's part: a service drain that waited for this job. */
 export function finishPendingDrain(m: Machine, stateDir: string, delayS = 30): string | null {
   const rec = readDrain(stateDir);
-  if (!rec || rec.method !== 'service' || !rec.pending || !rec.service) return null;
-  const line = stopService(m, rec.service, { background: true, delayS });
-  writeJson(drainPath(stateDir), { ...rec, pending: false });
-  return line;
+  if (!rec || rec.method !== 'service' || rec.state !== 'waiting' || !rec.service) return null;
+  try {
+    const line = scheduleStop(m, rec.service, delayS);
+    writeJson(drainPath(stateDir), { ...rec, state: 'pending', evidence: line });
+    return line;
+  } catch (e) {
+    writeJson(drainPath(stateDir), { ...rec, state: 'refused', evidence: oneLine(e) });
+    throw e;
+  }
+}
+
+/** The drain as it stands now: a pending service stop is verified with systemctl is-active (read only). */
+export function drainStatus(m: Machine, stateDir: string): (DrainRecord & { drained: boolean }) | null {
+  const rec = readDrain(stateDir);
+  if (!rec) return null;
+  if (rec.method === 'service' && rec.service && (rec.state === 'pending' || rec.state === 'waiting')) {
+    const state = serviceState(m, rec.service);
+    if (stopped(state)) return { ...rec, state: 'drained', evidence: `systemctl is-active ${rec.service}: ${state}`, drained: true };
+    return { ...rec, evidence: `${rec.evidence}; systemctl is-active ${rec.service}: ${state ?? 'unknown'}`, drained: false };
+  }
+  return { ...rec, drained: rec.state === 'drained' };
 }
 
 export interface UndrainOptions {
@@ -217,14 +256,20 @@ export async function undrain(m: Machine, o: UndrainOptions): Promise<UndrainRes
   if (!o.force) {
     // A pass since the drain counts; anything older (or a failure) is probed again now.
     const last = lastFunctional(o.stateDir);
-    const fresh = last && last.status === 'ok' && (!rec || new Date(last.at).getTime() >= new Date(rec.at).getTime());
-    const x = runXrtSmi(m);
-    const xrt = x.missing ? null : parseXrtSmi(x.stdout).xrt;
-    const npu = findNpus(m)?.find((n) => n.driver === 'amdxdna') ?? null;
-    functional = checkFunctional(m, {
-      stateDir: o.stateDir, test: o.functionalTest ?? defaultFunctionalTest(xrt), xrt, limits: memlockLimits(m), maxAgeS: fresh ? FUNCTIONAL_MAX_AGE_S : 0,
-      timeoutS: o.functionalTimeoutS ?? FUNCTIONAL_TIMEOUT_S, force: !fresh, bdf: npu?.bdf ?? null, npuLines: null, service: serviceName(o.runnerDir),
-    });
+    const fresh = last && last.status === 'ok' && (!rec || new Date(last.at).getTime() >= new Date(rec.at).getTime())
+      && (m.now().getTime() - new Date(last.at).getTime()) / 1000 < FUNCTIONAL_MAX_AGE_S;
+    if (fresh) functional = { id: 'functional', status: 'ok', scope: 'device', detail: `${last.detail} (ran at ${last.at}, after the drain)`, fix: null };
+    else {
+      const x = runXrtSmi(m);
+      const xrt = x.missing ? null : parseXrtSmi(x.stdout).xrt;
+      const npu = findNpus(m)?.find((n) => n.driver === 'amdxdna') ?? null;
+      const res = await runFunctional(m, {
+        stateDir: o.stateDir, test: o.functionalTest, xrt, timeoutS: o.functionalTimeoutS ?? FUNCTIONAL_TIMEOUT_S, limits: memlockLimits(m),
+        limitsFrom: "this process's", applyLimits: false, runAs: m.uid === 0 ? runnerAccount(m, o.runnerDir) : null, bdf: npu?.bdf ?? null, npuLines: null,
+        service: serviceName(o.runnerDir), kernelFix: null, linesSince: async () => [], lastPass: last?.last_ok ?? null,
+      });
+      functional = res.checks[0];
+    }
     if (functional.status !== 'ok') {
       throw new InfraError(`the functional probe did not pass (${functional.status}: ${functional.detail}); the runner stays drained${functional.fix ? `; fix: ${functional.fix}` : ''}`);
     }
@@ -238,13 +283,18 @@ export async function undrain(m: Machine, o: UndrainOptions): Promise<UndrainRes
     const scope = runnerScope(settings, o.apiUrl);
     const labels = new Labels(octokitFor(m, scope, readTokenFile(o.tokenFile)), scope, settings.agentId);
     await labels.add(want);
-    lines.push(`restored label${want.length > 1 ? 's' : ''} ${want.join(', ')} on runner ${settings.agentName ?? settings.agentId} (id ${settings.agentId})`);
+    const after = (await labels.list()).map((l) => l.name);
+    const missing = want.filter((l) => !after.includes(l));
+    if (missing.length) throw new InfraError(`runner ${settings.agentName ?? settings.agentId} lacks ${missing.join(', ')} after adding them (read back): still drained`);
+    lines.push(`restored label${want.length > 1 ? 's' : ''} ${want.join(', ')} on runner ${settings.agentName ?? settings.agentId} (id ${settings.agentId}); read back: present`);
   } else {
     const svc = rec?.service ?? serviceName(o.runnerDir);
     if (!svc) throw new InputError('no .service file: start the runner yourself (./run.sh)', join(resolve(o.runnerDir), '.service'));
     const r = m.run('sudo', ['-n', 'systemctl', 'start', svc], 120_000);
-    if (r.status !== 0) throw new InfraError(`sudo -n systemctl start ${svc} failed: ${oneLine(r.error ?? (r.stderr.trim() || `exit ${r.status}`))}; allow it in sudoers: ${sudoers(m.user(), svc)}`);
-    lines.push(`started the runner service ${svc}`);
+    if (r.status !== 0) throw new InfraError(`sudo -n systemctl start ${svc} failed: ${why(r)}; ${sudoersHint(m, svc)}`);
+    const state = serviceState(m, svc);
+    if (state !== null && state !== 'active' && state !== 'activating') throw new InfraError(`sudo -n systemctl start ${svc} exited 0 but systemctl is-active says ${state}: still out of rotation`);
+    lines.push(`started the runner service ${svc}${state ? ` (systemctl is-active: ${state})` : ''}`);
   }
   rmSync(drainPath(o.stateDir), { force: true });
   return { functional, lines };

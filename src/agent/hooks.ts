@@ -8,25 +8,26 @@
 // GITHUB_EVENT_NAME and GITHUB_EVENT_PATH), .sh hooks with `bash --noprofile --norc -e -o pipefail` (HostContext
 // GetDefaultShellForScript, ScriptHandlerHelpers); job-started runs before the job's steps and
 // fails the job when it exits non-zero; job-completed runs under always().
+import { writeAtomic as writeFileAtomic } from '../fs/atomic.ts';
 import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
-import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync, appendFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync, appendFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, extname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { defaultCacheRoot } from '../cache/kernel.ts';
 import { InputError, oneLine } from '../errors.ts';
 import type { Machine } from './machine.ts';
-import {
-  deviceFailures, doctorReport, kernelLog, lastFunctional, renderChecks, runXrtSmi,
-  type Check, type DoctorOptions, type FunctionalWhen,
-} from './doctor.ts';
+import { doctorReport, renderChecks, runXrtSmi, type DoctorOptions, type FunctionalWhen } from './doctor.ts';
+import { deviceFailures, type Check } from './checks.ts';
 import { cacheGc, renderGc } from './cache.ts';
-import { appendLine, readJson, STATE_FILES, writeJson, type JobRecord, type LastJob } from './state.ts';
+import { readJson, STATE_FILES, writeJson, type JobOutcome, type JobRecord, type LastJob } from './state.ts';
 import { describeChanges, versionChanges } from './status.ts';
-import { drain, finishPendingDrain, readDrain, readTokenFile } from './drain.ts';
-import { jobRun, outcomeCounts, writeTextfile, type JobLine } from './metrics.ts';
-import { isNpuLine } from './parse.ts';
+import { drain, drainStatus, finishPendingDrain, readTokenFile } from './drain.ts';
+import { appendJob, countJob, writeTextfile, type JobLine } from './metrics.ts';
+import { readKernelLog, readNote } from './klog.ts';
+import { lastFunctional } from './functional.ts';
+import { runnerName, serviceName } from './runner.ts';
 
 /**
  * Pull requests from another repository on this runner: allow; deny; probe-only (the default):
@@ -101,9 +102,7 @@ export function installCli(self: SelfCommand, dir: string, env: NodeJS.ProcessEn
   if (!existsSync(dest) || !readFileSync(dest).equals(bytes) || !existsSync(pkg)) {
     mkdirSync(dirname(dest), { recursive: true });
     writeFileSync(pkg, pkgText);
-    const tmp = `${dest}.tmp-${process.pid}`;
-    writeFileSync(tmp, bytes, { mode: 0o755 });
-    renameSync(tmp, dest);
+    writeFileAtomic(dest, bytes, { mode: 0o755, follow: false });
     line = `installed a copy of the CLI ${dest} (from ${self.script}; the hooks no longer depend on where that lives)`;
   }
   for (const old of readdirSync(root)) if (old !== hash) rmSync(join(root, old), { recursive: true, force: true });
@@ -166,10 +165,7 @@ function writeAtomic(path: string, text: string, mode: number): boolean {
   try {
     if (readFileSync(path, 'utf8') === text && (statSync(path).mode & 0o777) === mode) return false;
   } catch { /* missing */ }
-  const tmp = `${path}.tmp-${process.pid}`;
-  writeFileSync(tmp, text, { mode });
-  chmodSync(tmp, mode);
-  renameSync(tmp, path);
+  writeFileAtomic(path, text, { mode, follow: false });
   return true;
 }
 
@@ -335,12 +331,12 @@ const checkNote = (c: Check) => `${c.status}: ${c.detail}${c.fix ? ` (fix: ${c.f
 export interface StartedOptions extends DoctorOptions { forkPolicy: ForkPolicy; stateDir: string }
 
 /**
- * Before a job: the doctor (functional probe when the log shows a wedge or cannot vouch for the
- * NPU, rate-limited), then the fork policy. Only device-level failures fail the job; every other
- * finding is a warning annotation on it.
+ * Before a job: the doctor (the functional probe whenever anything since the last good probe is not
+ * a plain ok), then the fork policy. Only device findings fail the job; every other finding (a host
+ * problem the probe or the log found included) is a warning annotation on it with its fix.
  */
-export function jobStarted(m: Machine, o: StartedOptions): HookResult {
-  const rep = doctorReport(m, { ...o, functional: o.functional ?? 'auto' });
+export async function jobStarted(m: Machine, o: StartedOptions): Promise<HookResult> {
+  const rep = await doctorReport(m, { ...o, functional: o.functional ?? 'auto' });
   let out = renderChecks(rep.checks, m.root);
   const fails = deviceFailures(rep.checks);
   let warnings = 0;
@@ -358,7 +354,7 @@ export function jobStarted(m: Machine, o: StartedOptions): HookResult {
   const e = m.env;
   const job: JobRecord = {
     started_at: m.now().toISOString(), repository: e.GITHUB_REPOSITORY ?? null, run_id: e.GITHUB_RUN_ID ?? null, job: e.GITHUB_JOB ?? null,
-    workspace: e.GITHUB_WORKSPACE ?? null, versions: rep.facts.versions, refused: null,
+    versions: rep.facts.versions, refused: null,
   };
   const save = () => { try { writeJson(join(o.stateDir, STATE_FILES.job), job); } catch { /* state is best effort */ } };
   if (fails.length) {
@@ -381,18 +377,15 @@ export function jobStarted(m: Machine, o: StartedOptions): HookResult {
 const day = (d: Date) => d.toISOString().slice(0, 10);
 
 /** Appends the job's diagnostics to <dir>/logs/<date>.log and drops logs older than 14 days. */
-export function recordDiagnostics(m: Machine, dir: string, bdf: string | null = null): { log: string; pruned: string[] } {
+export async function recordDiagnostics(m: Machine, dir: string, bdf: string | null = null): Promise<{ log: string; pruned: string[] }> {
   const logs = join(resolve(dir), 'logs');
   mkdirSync(logs, { recursive: true });
   const now = m.now();
   const e = m.env;
   const parts = [`=== job-completed ${now.toISOString()}${e.GITHUB_REPOSITORY ? ` ${e.GITHUB_REPOSITORY}` : ''}${e.GITHUB_RUN_ID ? ` run ${e.GITHUB_RUN_ID}` : ''}${e.GITHUB_JOB ? ` job ${e.GITHUB_JOB}` : ''} ===`];
-  const k = kernelLog(m, { sinceHours: 1 });
+  const k = await readKernelLog(m, { bdf, sinceHours: 1 });
   if ('error' in k) parts.push(`--- kernel log: ${k.error}`);
-  else {
-    const lines = k.text.split(/\r?\n/).filter((l) => isNpuLine(l, bdf));
-    parts.push(`--- kernel log, NPU lines (${k.source}): ${lines.length}`, ...lines);
-  }
+  else parts.push(`--- kernel log, NPU lines (${k.source}; ${readNote(k)}): ${k.lines.length}`, ...k.lines);
   const x = runXrtSmi(m);
   if (x.missing) parts.push('--- xrt-smi examine: not found');
   else parts.push(`--- xrt-smi examine (exit ${x.status ?? x.error})`, (x.stdout + x.stderr).trimEnd());
@@ -419,29 +412,40 @@ export interface CompletedOptions {
   apiUrl: string | null;
   textfile: string | null;
   functional?: FunctionalWhen;
+  functionalMaxAgeS?: number;
+  functionalTimeoutS?: number;
+  functionalTest?: string | null;
   /** Seconds a background service stop waits for the job to finish reporting. */
   stopDelayS?: number;
+  /** jobs.ndjson's rotation bounds. */
+  jobsMaxBytes?: number;
+  jobsMaxAgeDays?: number;
 }
 
 /**
  * After a job: diagnostics to the day log; the device checks again (a wedge this job caused shows
- * here); on a hardware failure, drain when the admin enabled it; a drain that waited for this job
- * stops the service; one JSON line for the job and the node_exporter textfile; cache gc. Never
- * fails the job: what went wrong is in the log and on the job as annotations.
+ * here); on a device failure, drain when the admin enabled it; a drain that waited for this job
+ * stops the service; one JSON line for the job and the node_exporter textfile, from the agent's
+ * own records only; cache gc. Never fails the job: what went wrong is in the log and on the job as
+ * annotations.
  */
 export async function jobCompleted(m: Machine, o: CompletedOptions): Promise<HookResult> {
   let out = '';
   const say = (s: string) => { out += s.endsWith('\n') ? s : s + '\n'; };
-  const rep = doctorReport(m, { deviceOnly: true, stateDir: o.stateDir, functional: o.functional ?? 'auto' });
+  const service = serviceName(o.runnerDir);
+  const rep = await doctorReport(m, {
+    deviceOnly: true, stateDir: o.stateDir, functional: o.functional ?? 'auto', service, functionalMaxAgeS: o.functionalMaxAgeS,
+    functionalTimeoutS: o.functionalTimeoutS, functionalTest: o.functionalTest,
+  });
   const fails = deviceFailures(rep.checks);
   try {
-    const d = recordDiagnostics(m, o.dir, rep.facts.npu?.bdf ?? null);
+    const d = await recordDiagnostics(m, o.dir, rep.facts.npu?.bdf ?? null);
     say(`npu-block-gate: diagnostics appended to ${d.log}${d.pruned.length ? ` (dropped ${d.pruned.length} log(s) older than ${LOG_DAYS} days)` : ''}`);
   } catch (e) {
     say(`npu-block-gate: diagnostics not recorded: ${oneLine(e)}`);
   }
   for (const c of fails) say(annotation('error', `npu-block-gate: ${c.id} after the job`, checkNote(c)));
-  let drained = !!readDrain(o.stateDir);
+  for (const c of rep.checks.filter((x) => x.scope === 'host' && x.status !== 'ok' && x.id.startsWith('functional'))) say(annotation('warning', `npu-block-gate: ${c.id}`, checkNote(c)));
   try {
     if (fails.length && o.drainOnFailure && o.runnerDir) {
       const r = await drain(m, {
@@ -449,9 +453,8 @@ export async function jobCompleted(m: Machine, o: CompletedOptions): Promise<Hoo
         reason: `hardware failure after ${m.env.GITHUB_REPOSITORY ?? 'a job'}${m.env.GITHUB_RUN_ID ? ` run ${m.env.GITHUB_RUN_ID}` : ''}: ${fails.map((c) => `${c.id}: ${c.detail}`).join('; ')}`,
         fromHook: true, stopDelayS: o.stopDelayS,
       });
-      drained = true;
-      for (const l of r.lines) say(`npu-block-gate: drained: ${l}`);
-      say(annotation('warning', 'npu-block-gate: runner drained', `${r.lines.join('; ')}; after the fix: npu-block-gate agent undrain`));
+      for (const l of r.lines) say(`npu-block-gate: drain: ${l}`);
+      say(annotation('warning', r.record.state === 'drained' ? 'npu-block-gate: runner drained' : 'npu-block-gate: runner drain pending', `${r.lines.join('; ')}; after the fix: npu-block-gate agent undrain`));
     } else if (fails.length) {
       say(`npu-block-gate: the NPU failed device checks after this job (${fails.map((c) => c.id).join(', ')}); not drained (hooks install --drain-on-failure does that)`);
     } else {
@@ -459,35 +462,34 @@ export async function jobCompleted(m: Machine, o: CompletedOptions): Promise<Hoo
       if (line) say(`npu-block-gate: drain: ${line}`);
     }
   } catch (e) {
-    say(annotation('error', 'npu-block-gate: drain failed', oneLine(e)));
+    say(annotation('error', 'npu-block-gate: drain refused: not drained', oneLine(e)));
   }
   try {
     const now = m.now();
     const job = readJson<JobRecord>(join(o.stateDir, STATE_FILES.job));
     const started = job ? new Date(job.started_at) : null;
-    const run = jobRun(m.env.GITHUB_WORKSPACE ?? job?.workspace ?? null, started);
     const f = lastFunctional(o.stateDir);
+    const drainNow = drainStatus(m, o.stateDir);
+    const outcome: JobOutcome = job?.refused ? 'refused' : fails.length ? 'device_failed' : 'ok';
     const line: JobLine = {
-      ts: now.toISOString(), repository: m.env.GITHUB_REPOSITORY ?? job?.repository ?? null, run_id: m.env.GITHUB_RUN_ID ?? job?.run_id ?? null,
+      ts: now.toISOString(), runner: runnerName(m, o.runnerDir), repository: m.env.GITHUB_REPOSITORY ?? job?.repository ?? null, run_id: m.env.GITHUB_RUN_ID ?? job?.run_id ?? null,
       job: m.env.GITHUB_JOB ?? job?.job ?? null, started_at: job?.started_at ?? null,
       duration_s: started ? Math.round((now.getTime() - started.getTime()) / 100) / 10 : null,
-      outcome: job?.refused ? 'refused' : run.outcome, lock_wait_s: run.lock_wait_s, run_dir: run.run_dir,
-      device_ok: !fails.length, failing: fails.map((c) => c.id), versions: rep.facts.versions,
-      functional: f ? { at: f.at, status: f.status } : null, drained,
+      outcome, refused: job?.refused ?? null, device_ok: !fails.length, failing: fails.map((c) => c.id), versions: rep.facts.versions,
+      functional: f ? { at: f.at, status: f.status, finding: f.finding ?? (f.status === 'ok' ? 'pass' : 'device') } : null,
+      drained: !!drainNow?.drained, drain_pending: !!drainNow && !drainNow.drained && (drainNow.state === 'pending' || drainNow.state === 'waiting'),
     };
-    const jobsPath = join(o.stateDir, STATE_FILES.jobs);
-    appendLine(jobsPath, line);
+    const rot = appendJob(o.stateDir, line, { now, maxBytes: o.jobsMaxBytes, maxAgeDays: o.jobsMaxAgeDays });
+    const counts = countJob(o.stateDir, outcome);
     const textfile = o.textfile ?? join(o.stateDir, STATE_FILES.textfile);
-    writeTextfile(textfile, line, outcomeCounts(readFileSync(jobsPath, 'utf8')));
-    const last: LastJob = { finished_at: line.ts, versions: rep.facts.versions, device_ok: line.device_ok };
+    writeTextfile(textfile, line, counts);
+    const last: LastJob = { finished_at: line.ts, versions: rep.facts.versions, device_ok: line.device_ok, outcome, run_id: line.run_id };
     writeJson(join(o.stateDir, STATE_FILES.lastJob), last);
     rmSync(join(o.stateDir, STATE_FILES.job), { force: true });
-    say(`npu-block-gate: job recorded in ${jobsPath}; metrics in ${textfile}`);
+    say(`npu-block-gate: job recorded in ${join(o.stateDir, STATE_FILES.jobs)}${rot.rotated ? ' (rotated the previous lines to jobs.ndjson.1)' : ''}; metrics in ${textfile}`);
   } catch (e) {
     say(`npu-block-gate: metrics not recorded: ${oneLine(e)}`);
   }
   out += renderGc(cacheGc(o.cacheDir ?? defaultCacheRoot(m.env), o.maxBytes));
   return { code: 0, out };
 }
-
-

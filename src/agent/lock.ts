@@ -24,12 +24,12 @@ export interface LockState {
   exists: boolean;
 }
 
-/** Who holds the lock at path (under the root prefix): /proc/locks entries on the lock file's inode. */
+/** Who holds the lock at path (under the root prefix): /proc/locks entries on the lock file's device and inode. */
 export function lockState(m: Machine, path: string | null = npuLockPath(m.env)): LockState {
   if (!path) return { path, holder: null, waiters: 0, exists: false };
-  const ino = m.inode(path);
-  if (ino === null) return { path, holder: null, waiters: 0, exists: false };
-  const locks = parseProcLocks(m.read('/proc/locks') ?? '').filter((l) => l.inode === ino);
+  const id = m.fileId(path);
+  if (id === null) return { path, holder: null, waiters: 0, exists: false };
+  const locks = parseProcLocks(m.read('/proc/locks') ?? '').filter((l) => l.inode === id.ino && l.major === id.major && l.minor === id.minor);
   const h = locks.find((l) => !l.blocked);
   const holder = h ? { pid: h.pid, cmdline: (m.readBytes(`/proc/${h.pid}/cmdline`)?.toString('utf8') ?? '').replace(/\0/g, ' ').trim().slice(0, 120) } : null;
   return { path, holder, waiters: locks.filter((l) => l.blocked).length, exists: true };

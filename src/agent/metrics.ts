@@ -1,93 +1,106 @@
-// Fleet visibility: one JSON line per job (jobs.ndjson in the state dir) and a node_exporter
-// textfile-collector file (written atomically, as the collector requires) with health, the last
-// check, the job's NPU lock wait, the XRT/driver/firmware versions and the job outcome.
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+// Fleet visibility: one JSON line per job (jobs.ndjson in the state dir, rotated by size and age)
+// and a node_exporter textfile-collector file (written atomically, as the collector requires).
+// Every fact comes from what the agent itself saw or wrote in its state dir (outside any job's
+// workspace, which a fork's code can write): the job-started hook's record, the device checks
+// after the job, the functional probe, the drain. The textfile has a fixed set of series whatever
+// the jobs were (no per-job label values: the last job's facts are gauge values), each with the
+// runner's name as its `runner` label, so runners sharing one collector directory never collide.
+import { existsSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Versions } from './state.ts';
-import { writeAtomic } from './state.ts';
+import { appendLine, readJson, STATE_FILES, writeAtomic, writeJson, JOB_OUTCOMES, type JobOutcome, type Versions } from './state.ts';
 
 export interface JobLine {
   ts: string;
+  runner: string;
   repository: string | null;
   run_id: string | null;
   job: string | null;
   started_at: string | null;
   duration_s: number | null;
-  /** The run's verdict from its report.json (pass, fail, error), "refused" when the job-started hook refused it, else null. */
-  outcome: string | null;
-  /** Seconds the run waited for the NPU lock (probe.json timings.lock_wait). */
-  lock_wait_s: number | null;
-  run_dir: string | null;
+  /** ok: ran, and the NPU passed the device checks after it; refused: the job-started hook refused it; device_failed: the NPU failed the device checks after it. */
+  outcome: JobOutcome;
+  /** Why the job-started hook refused it, else null. */
+  refused: string | null;
   /** The device-level checks passed after the job. */
   device_ok: boolean;
   failing: string[];
   versions: Versions;
-  functional: { at: string; status: string } | null;
+  functional: { at: string; status: string; finding: string } | null;
+  /** The runner is out of rotation (a verified drain), or a service stop is pending. */
   drained: boolean;
+  drain_pending: boolean;
 }
 
-/** The run dir this job wrote (runs/* under the workspace, changed since the job started): outcome and lock wait. */
-export function jobRun(workspace: string | null, since: Date | null): { run_dir: string | null; outcome: string | null; lock_wait_s: number | null } {
-  const none = { run_dir: null, outcome: null, lock_wait_s: null };
-  if (!workspace) return none;
-  const runs = join(workspace, 'runs');
-  if (!existsSync(runs)) return none;
-  let best: { p: string; t: number } | null = null;
-  for (const e of readdirSync(runs, { withFileTypes: true })) {
-    if (!e.isDirectory()) continue;
-    const p = join(runs, e.name);
-    const t = statSync(p).mtimeMs;
-    if (since && t < since.getTime() - 1000) continue;
-    if (!best || t > best.t) best = { p, t };
+/** jobs.ndjson is rotated to jobs.ndjson.1 past either bound; one old generation is kept, dropped when older than the age bound. */
+export const JOBS_MAX_BYTES = 1024 * 1024;
+export const JOBS_MAX_AGE_DAYS = 30;
+
+export interface RotateOptions { maxBytes?: number; maxAgeDays?: number; now: Date }
+
+/** Appends the job's line, first rotating jobs.ndjson when it is too big or its oldest line too old. */
+export function appendJob(stateDir: string, line: JobLine, o: RotateOptions): { rotated: boolean; dropped: boolean } {
+  const path = join(stateDir, STATE_FILES.jobs);
+  const old = join(stateDir, STATE_FILES.jobsOld);
+  const maxBytes = o.maxBytes ?? JOBS_MAX_BYTES;
+  const maxAgeMs = (o.maxAgeDays ?? JOBS_MAX_AGE_DAYS) * 86_400_000;
+  let rotated = false;
+  let dropped = false;
+  if (existsSync(old) && o.now.getTime() - statSync(old).mtimeMs > maxAgeMs) { rmSync(old, { force: true }); dropped = true; }
+  if (existsSync(path)) {
+    const size = statSync(path).size;
+    let first: string | null = null;
+    try { first = (JSON.parse(readFileSync(path, 'utf8').split('\n', 1)[0]) as { ts?: string }).ts ?? null; } catch { /* a torn first line: size decides */ }
+    const tooOld = first !== null && o.now.getTime() - new Date(first).getTime() > maxAgeMs;
+    if (size + JSON.stringify(line).length + 1 > maxBytes || tooOld) { renameSync(path, old); rotated = true; }
   }
-  if (!best) return none;
-  const read = (f: string) => { try { return JSON.parse(readFileSync(join(best!.p, f), 'utf8')); } catch { return null; } };
-  const report = read('report.json');
-  const probe = read('probe.json');
-  const wait = probe?.timings?.lock_wait;
-  return { run_dir: best.p, outcome: typeof report?.outcome === 'string' ? report.outcome : null, lock_wait_s: typeof wait === 'number' ? wait : null };
+  appendLine(path, line);
+  return { rotated, dropped };
 }
 
-/** Outcome counts over the JSON lines so far. */
-export function outcomeCounts(ndjson: string): Record<string, number> {
-  const counts: Record<string, number> = {};
-  for (const line of ndjson.split('\n')) {
-    if (!line.trim()) continue;
-    try {
-      const j = JSON.parse(line) as { outcome?: string | null };
-      const k = j.outcome ?? 'unknown';
-      counts[k] = (counts[k] ?? 0) + 1;
-    } catch { /* a torn line */ }
-  }
-  return counts;
+export type Counters = Record<JobOutcome, number>;
+
+/** The job counters (counters.json): kept by the agent, so rotating jobs.ndjson never resets them. */
+export function countJob(stateDir: string, outcome: JobOutcome): Counters {
+  const path = join(stateDir, STATE_FILES.counters);
+  const prev = readJson<Partial<Counters>>(path) ?? {};
+  const c = Object.fromEntries(JOB_OUTCOMES.map((k) => [k, Number.isFinite(prev[k]) ? prev[k]! : 0])) as Counters;
+  c[outcome]++;
+  writeJson(path, c);
+  return c;
 }
 
+/** A Prometheus label value, escaped as the text format requires (backslash, double quote, newline). */
 const esc = (v: string) => v.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
 const labels = (o: Record<string, string | null>) => `{${Object.entries(o).map(([k, v]) => `${k}="${esc(v ?? '')}"`).join(',')}}`;
-const secs = (iso: string) => Math.round(new Date(iso).getTime() / 1000);
+const secs = (iso: string | null | undefined) => (iso ? Math.round(new Date(iso).getTime() / 1000) : NaN);
+const num = (v: number | null | undefined) => (v === null || v === undefined || !Number.isFinite(v) ? NaN : v);
+const value = (v: number) => (Number.isNaN(v) ? 'NaN' : v === Infinity ? '+Inf' : v === -Infinity ? '-Inf' : String(v));
 
-/** The node_exporter textfile (Prometheus text exposition format 0.0.4). */
-export function renderTextfile(j: JobLine, counts: Record<string, number>): string {
+/** The node_exporter textfile (Prometheus text exposition format 0.0.4): the same series after every job. */
+export function renderTextfile(j: JobLine, counts: Counters): string {
   const out: string[] = [];
-  const metric = (name: string, help: string, type: 'gauge' | 'counter', rows: [string, number][]) => {
+  const runner = { runner: j.runner };
+  const metric = (name: string, help: string, type: 'gauge' | 'counter', rows: [Record<string, string | null>, number][]) => {
     out.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`);
-    for (const [l, v] of rows) out.push(`${name}${l} ${Number.isFinite(v) ? v : 'NaN'}`);
+    for (const [l, v] of rows) out.push(`${name}${labels({ ...runner, ...l })} ${value(v)}`);
   };
-  metric('npu_block_gate_healthy', 'The NPU passed the device-level checks after the last job (1) or not (0).', 'gauge', [['', j.device_ok ? 1 : 0]]);
-  metric('npu_block_gate_last_check_timestamp_seconds', 'When the job-completed hook last checked the NPU.', 'gauge', [['', secs(j.ts)]]);
-  if (j.functional) {
-    metric('npu_block_gate_functional_ok', 'The last functional probe (xrt-smi validate) passed (1) or not (0).', 'gauge', [['', j.functional.status === 'ok' ? 1 : 0]]);
-    metric('npu_block_gate_functional_timestamp_seconds', 'When the last functional probe ran.', 'gauge', [['', secs(j.functional.at)]]);
-  }
-  metric('npu_block_gate_lock_wait_seconds', "The last job's wait for the NPU lock (NaN: the job ran no probe).", 'gauge', [['', j.lock_wait_s ?? NaN]]);
-  if (j.duration_s !== null) metric('npu_block_gate_job_duration_seconds', 'Wall time of the last job, job-started to job-completed hook.', 'gauge', [['', j.duration_s]]);
-  metric('npu_block_gate_last_job_info', 'The last job and its outcome (pass, fail, error, refused, unknown).', 'gauge', [[labels({ outcome: j.outcome ?? 'unknown', repository: j.repository, run_id: j.run_id, job: j.job }), 1]]);
-  metric('npu_block_gate_jobs_total', 'Jobs seen by the job-completed hook, by outcome.', 'counter', Object.entries(counts).sort().map(([k, v]) => [labels({ outcome: k }), v]));
-  metric('npu_block_gate_versions_info', 'XRT, amdxdna and NPU firmware versions at the last job.', 'gauge', [[labels({ xrt: j.versions.xrt, amdxdna: j.versions.amdxdna, firmware: j.versions.firmware }), 1]]);
-  metric('npu_block_gate_drained', 'The runner is drained (out of rotation).', 'gauge', [['', j.drained ? 1 : 0]]);
+  metric('npu_block_gate_healthy', 'The NPU passed the device-level checks after the last job (1) or not (0).', 'gauge', [[{}, j.device_ok ? 1 : 0]]);
+  metric('npu_block_gate_last_check_timestamp_seconds', 'When the job-completed hook last checked the NPU.', 'gauge', [[{}, secs(j.ts)]]);
+  metric('npu_block_gate_functional_ok', 'The last functional probe (xrt-smi validate) passed (1), failed on the NPU (0), or did not test it (NaN).', 'gauge',
+    [[{}, !j.functional || j.functional.status === 'unknown' ? NaN : j.functional.status === 'ok' ? 1 : 0]]);
+  metric('npu_block_gate_functional_timestamp_seconds', 'When the last functional probe ran (NaN: never).', 'gauge', [[{}, secs(j.functional?.at)]]);
+  metric('npu_block_gate_last_job_timestamp_seconds', 'When the last job ended (its job-completed hook).', 'gauge', [[{}, secs(j.ts)]]);
+  metric('npu_block_gate_last_job_duration_seconds', 'Wall time of the last job, job-started to job-completed hook (NaN: unknown).', 'gauge', [[{}, num(j.duration_s)]]);
+  metric('npu_block_gate_last_job_run_id', "The last job's GitHub run id (GITHUB_RUN_ID; NaN: none).", 'gauge', [[{}, j.run_id && /^\d+$/.test(j.run_id) ? Number(j.run_id) : NaN]]);
+  metric('npu_block_gate_last_job_outcome', "The last job's outcome: 1 for it, 0 for the others (ok, refused, device_failed).", 'gauge',
+    JOB_OUTCOMES.map((k) => [{ outcome: k }, j.outcome === k ? 1 : 0]));
+  metric('npu_block_gate_jobs_total', 'Jobs seen by the job-completed hook, by outcome.', 'counter', JOB_OUTCOMES.map((k) => [{ outcome: k }, counts[k] ?? 0]));
+  metric('npu_block_gate_versions_info', 'XRT, amdxdna and NPU firmware versions at the last job.', 'gauge', [[{ xrt: j.versions.xrt, amdxdna: j.versions.amdxdna, firmware: j.versions.firmware }, 1]]);
+  metric('npu_block_gate_drained', 'The runner is out of rotation, verified (labels read back gone, or the service stopped).', 'gauge', [[{}, j.drained ? 1 : 0]]);
+  metric('npu_block_gate_drain_pending', 'A service stop is scheduled and not yet verified (agent status verifies it).', 'gauge', [[{}, j.drain_pending ? 1 : 0]]);
   return out.join('\n') + '\n';
 }
 
-export function writeTextfile(path: string, j: JobLine, counts: Record<string, number>): void {
+export function writeTextfile(path: string, j: JobLine, counts: Counters): void {
   writeAtomic(path, renderTextfile(j, counts));
 }

@@ -6,10 +6,9 @@
 //   current XRT ("amdxdna Version : ...", a four-column device table).
 // - xrt-smi validate: SubCmdValidate ("Test 1 [bdf] : latency", "Test Status : [PASSED]",
 //   "Validation completed|failed").
-// - the kernel log: the amdxdna driver's XDNA_ERR/XDNA_WARN (drm_err/drm_warn in the in-tree
-//   driver: "amdxdna 0000:c5:00.1: [drm] *ERROR* func: msg"; dev_err in amd/xdna-driver's
-//   out-of-tree one: "amdxdna 0000:c5:00.1: func: msg"), the mailbox's MB_ERR, the driver core's
-//   "probe with driver amdxdna failed", and the AMD IOMMU's "Event logged [IO_PAGE_FAULT ...]".
+// - the kernel log: which lines are the NPU's, and the signatures after the last reset point (the
+//   signature table itself, with its sources, is src/agent/signatures.ts).
+import { isDriverLoad, isRecovery, matchSignature, SIGNATURE_IDS, type SignatureHit, type SignatureId } from './signatures.ts';
 
 export interface XrtInfo {
   xrt: string | null;
@@ -119,48 +118,57 @@ export function parseXrtValidate(text: string): XrtValidate {
   return v;
 }
 
+/**
+ * What a failed (or passed) `xrt-smi validate` says about who is at fault. The host's problems
+ * come first, each from the text XRT and its amdxdna shim print:
+ * - memlock: the shim's mmap of the device heap under RLIMIT_MEMLOCK, "mmap(...) failed (err=-11):
+ *   Resource temporarily unavailable" (amd/xdna-driver issue #903, XRT 2.21; Xilinx/XRT PR #9132);
+ * - permissions: err=13 / -13, Permission denied: the shim's "<ioctl> IOCTL failed (err=%d)"
+ *   (src/shim/host/platform_host.cpp:76 with shim_debug.h's " (err=%d)"), e.g. XRT 2.19.0's
+ *   DRM_IOCTL_AMDXDNA_SET_STATE as non-root (amd/xdna-driver issue #307), or "Open /dev/accel/accel0
+ *   failed (err=-13)" (src/shim/platform.cpp:67);
+ * - xrt-install: the validate archive or xclbin is missing (XRT TestNPULatency.cpp "No archive found,
+ *   skipping test", TestValidateUtilities.cpp "%s not available"), an unknown test ("Invalid test
+ *   name: '%s'", SubCmdValidate.cpp), no test ran at all, or XRT sees no device ("No devices found");
+ * - device: anything else that failed (an ioctl's EIO, a context that cannot be created, a hang).
+ */
+export type ProbeKind = 'pass' | 'memlock' | 'permissions' | 'xrt-install' | 'device';
+
+export interface ProbeFinding {
+  kind: ProbeKind;
+  /** The line that says so (the evidence), or null. */
+  line: string | null;
+  /** permissions: what was denied. */
+  denied?: 'set-state' | 'node' | null;
+}
+
+const firstLine = (text: string, re: RegExp) => text.split(/\r?\n/).map((l) => l.trim()).find((l) => re.test(l)) ?? null;
+
+export function classifyValidate(text: string, exitStatus: number | null): ProbeFinding {
+  const v = parseXrtValidate(text);
+  const failed = v.tests.filter((t) => /^FAILED/.test(t.status));
+  const passed = v.tests.filter((t) => /^PASSED/.test(t.status));
+  if (exitStatus === 0 && passed.length && !failed.length && v.result !== 'failed') return { kind: 'pass', line: null };
+  const mem = memlockError(text);
+  if (mem) return { kind: 'memlock', line: mem };
+  const perm = firstLine(text, /\(err=-?13\)|Permission denied/i);
+  if (perm) return { kind: 'permissions', line: perm, denied: /SET_STATE/.test(perm) ? 'set-state' : /Open \S+ failed|\/dev\/accel/.test(perm) ? 'node' : null };
+  const install = firstLine(text, /No archive (found|provided)|\bnot available\b|Invalid test name|No devices found|cannot open shared object file/i);
+  if (install) return { kind: 'xrt-install', line: install };
+  const errors = v.tests.flatMap((t) => t.errors);
+  if (exitStatus === 0 || (!failed.length && !errors.length && v.result !== 'failed' && /^Validation completed/m.test(text))) {
+    return { kind: 'xrt-install', line: v.tests.length ? `every test was skipped (${v.tests.map((t) => `${t.name}: ${t.status || '?'}`).join(', ')})` : 'xrt-smi validate ran no test' };
+  }
+  return { kind: 'device', line: errors[0] ?? firstLine(text, /ERROR|error|failed/) };
+}
+
 /** `xrt-smi examine -r platform`: the NPU's power mode ("Power Mode : Turbo"), or null. */
 export function parsePowerMode(text: string): string | null {
   const m = /^\s*Power Mode\s*:\s*(\S[^\n]*?)\s*$/m.exec(text);
   return m ? m[1] : null;
 }
 
-export type WedgeId =
-  | 'smu-power' | 'power-cycle-failed' | 'probe-failed' | 'hw-init-failed' | 'fw-not-alive'
-  | 'ctx-connect' | 'channel-bad-state' | 'bad-message-id' | 'iommu-fault' | 'reset-skipped' | 'command-timeout';
-
-/**
- * What brings the device back, per mlir-air's CI (.github/workflows/buildAndTestRyzenAI.yml): after
- * "Access power failed" or a failed probe only a power cycle does (or removing and rescanning the
- * PCI device); a mailbox wedge may come back with a module reload; the rest are worth watching.
- */
-export type WedgeFix = 'power-cycle' | 'reload' | 'watch';
-
-export interface Wedge {
-  id: WedgeId;
-  severity: 'warn' | 'fail';
-  fix: WedgeFix;
-  what: string;
-}
-
-// Ordered worst first: a line takes the first signature it matches.
-const SIGNATURES: (Wedge & { re: RegExp })[] = [
-  { id: 'smu-power', severity: 'fail', fix: 'power-cycle', what: 'the SMU could not power the NPU (Access power failed)', re: /Access power failed/i },
-  { id: 'power-cycle-failed', severity: 'fail', fix: 'power-cycle', what: "the driver's in-kernel NPU power-cycle failed", re: /NPU power-cycle start failed|resume failed after NPU reset/i },
-  { id: 'probe-failed', severity: 'fail', fix: 'power-cycle', what: 'the driver could not probe the NPU', re: /probe with driver amdxdna failed/i },
-  { id: 'hw-init-failed', severity: 'fail', fix: 'power-cycle', what: 'NPU hardware init failed', re: /Hardware init failed/i },
-  { id: 'fw-not-alive', severity: 'fail', fix: 'power-cycle', what: 'the NPU firmware is not alive', re: /firmware is not alive/i },
-  { id: 'ctx-connect', severity: 'fail', fix: 'reload', what: 'a hardware context could not connect', re: /part_ctx_start:.*connect failed|aie2_ctx_connect\b.*(fail|err|ret\s*-?\d)|\*ERROR\*\s*aie2_ctx_connect/i },
-  { id: 'channel-bad-state', severity: 'fail', fix: 'reload', what: 'a mailbox channel is in a bad state', re: /Channel in bad state/i },
-  { id: 'bad-message-id', severity: 'fail', fix: 'reload', what: 'the mailbox got a bad message ID', re: /Bad message ID/i },
-  { id: 'iommu-fault', severity: 'warn', fix: 'watch', what: "the NPU's DMA hit an unmapped address (IO_PAGE_FAULT)", re: /IO_PAGE_FAULT/ },
-  { id: 'reset-skipped', severity: 'warn', fix: 'watch', what: 'the firmware wedged again within a minute of an in-kernel reset', re: /NPU reset skipped: last reset/i },
-  { id: 'command-timeout', severity: 'warn', fix: 'watch', what: 'an NPU command timed out', re: /Wait for completion timeout|TDR timeout detected|Device isn't making progress|Firmware timeout state capture/i },
-];
-
-export const SIGNATURE_IDS: WedgeId[] = SIGNATURES.map((s) => s.id);
-
-/** "0000:c5:00.1" -> "c5:00.1", the form the AMD IOMMU prints when it cannot name the device's driver. */
+/** "0000:c5:00.1" -> "c5:00.1", the form the AMD IOMMU printed (before the PCI segment was added) when it cannot name the device's driver. */
 const shortBdf = (bdf: string) => bdf.replace(/^[0-9a-f]{4}:/i, '').toLowerCase();
 
 /** A kernel log line about the NPU: the driver's, its mailbox's, or (given the BDF) the IOMMU's about its address. */
@@ -171,26 +179,13 @@ export function isNpuLine(line: string, bdf?: string | null): boolean {
   return l.includes(bdf.toLowerCase()) || l.includes(`device=${shortBdf(bdf)}`);
 }
 
-/** The wedge signature of one kernel log line, or null (not the NPU's, or harmless). */
-export function classifyKernelLine(line: string, bdf?: string | null): Wedge | null {
+/** The signature of one kernel log line, or null (not the NPU's, or harmless). */
+export function classifyKernelLine(line: string, bdf?: string | null): SignatureHit | null {
   if (!isNpuLine(line, bdf)) return null;
-  for (const s of SIGNATURES) if (s.re.test(line)) return { id: s.id, severity: s.severity, fix: s.fix, what: s.what };
-  return null;
+  return matchSignature(line, bdf ?? null);
 }
 
-/** A driver (re)load: "[drm] Initialized amdxdna_accel_driver ... on minor 0" (drm_dev_register). */
-export function isDriverLoad(line: string): boolean {
-  return /\[drm\] Initialized amdxdna/i.test(line);
-}
-
-/**
- * The driver recovering the NPU itself: aie2_hw_reset()'s "NPU firmware unhealthy: power-cycling NPU"
- * (amd/xdna-driver, drivers/accel/amdxdna/aie2_pci.c), printed just before it power-cycles the NPU
- * through the SMU. A failed reset prints "NPU power-cycle start failed" after it, which is a signature.
- */
-export function isRecovery(line: string): boolean {
-  return /aie2_hw_reset: NPU firmware unhealthy: power-cycling NPU/i.test(line);
-}
+export { isDriverLoad, isRecovery };
 
 /** The time at the start of a line: journalctl -o short-iso(-precise) or dmesg --time-format iso. */
 export function lineTime(line: string): Date | null {
@@ -210,7 +205,7 @@ export interface KernelLogScan {
   /** The last point that cleared older signatures: a driver load, an in-kernel reset, or a passing functional probe. */
   reset: { kind: 'load' | 'recovery' | 'functional'; line: string | null } | null;
   /** Signatures after the last reset point, worst first, with a count and the last line of each. */
-  found: (Wedge & { count: number; last: string })[];
+  found: (SignatureHit & { count: number; last: string })[];
   /** Signature lines before the last reset point (cleared). */
   cleared: number;
 }
@@ -237,7 +232,7 @@ export function scanKernelLog(text: string, o: ScanOptions = {}): KernelLogScan 
       if (before && i + 1 > start) { start = i + 1; reset = { kind: 'functional', line: null }; }
     }
   });
-  const byId = new Map<WedgeId, Wedge & { count: number; last: string }>();
+  const byId = new Map<SignatureId, SignatureHit & { count: number; last: string }>();
   let cleared = 0;
   lines.forEach((l, i) => {
     const w = classifyKernelLine(l, o.bdf);
@@ -290,12 +285,18 @@ export interface ProcLock {
   mode: string;
   access: string;
   pid: number;
+  /** The lock file's device (major, minor: hex in /proc/locks) and inode: an inode number is unique on one device only. */
+  major: number;
+  minor: number;
   inode: number;
   /** A waiter ("->"), not a holder. */
   blocked: boolean;
 }
 
-/** /proc/locks: "1: FLOCK  ADVISORY  WRITE 4242 00:2d:1234567 0 EOF"; waiters have "->" after the index. */
+/**
+ * /proc/locks: "1: FLOCK  ADVISORY  WRITE 4242 00:2d:1234567 0 EOF"; waiters have "->" after the index.
+ * The file is MAJ:MIN:INODE, major and minor in hex (fs/locks.c lock_get_status: "%02x:%02x:%lu").
+ */
 export function parseProcLocks(text: string): ProcLock[] {
   const out: ProcLock[] = [];
   for (const line of text.split(/\r?\n/)) {
@@ -304,9 +305,11 @@ export function parseProcLocks(text: string): ProcLock[] {
     const p = blocked ? [parts[0], ...parts.slice(2)] : parts;
     if (p.length < 6) continue;
     const pid = Number(p[4]);
-    const inode = Number(p[5].split(':').pop());
+    const f = p[5].split(':');
+    if (f.length !== 3 || !/^[0-9a-f]+$/i.test(f[0]) || !/^[0-9a-f]+$/i.test(f[1])) continue;
+    const inode = Number(f[2]);
     if (!Number.isInteger(pid) || !Number.isInteger(inode)) continue;
-    out.push({ kind: p[1], mode: p[2], access: p[3], pid, inode, blocked });
+    out.push({ kind: p[1], mode: p[2], access: p[3], pid, major: parseInt(f[0], 16), minor: parseInt(f[1], 16), inode, blocked });
   }
   return out;
 }

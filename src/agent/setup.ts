@@ -10,19 +10,23 @@
 // second run changes nothing. Users and groups change through the command table (useradd,
 // groupadd, usermod, visudo, setpriv, sudo, systemctl), system files under the root prefix, and
 // file owners through a seam (SetupFs), so tests run on a fake root and never touch this machine.
-import { chmodSync, closeSync, constants, fchmodSync, fchownSync, fstatSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, constants, fchmodSync, fchownSync, fstatSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, realpathSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { writeAtomic as writeFileAtomic } from '../fs/atomic.ts';
 import { fsError, InfraError, InputError, oneLine } from '../errors.ts';
 import { parseSetupFile, SETUP_FILE } from '../probe/isolate.ts';
 import { referenceRoot } from '../cache/reference.ts';
 import type { CmdResult, Machine } from './machine.ts';
-import { MEMLOCK_NEEDED } from './doctor.ts';
+import { MEMLOCK_NEEDED } from './memlock.ts';
+import { drainSudoersRule, systemctlPath } from './runner.ts';
 import { formatBytes } from './parse.ts';
 
 export const DEFAULT_PROBE_USER = 'npu-probe';
 /** The group the runner user and the probe user share: the work dir carries it. */
 export const PROBE_GROUP = 'npu-block-gate';
 export const SUDOERS_FILE = '/etc/sudoers.d/npu-block-gate';
+/** The rule `agent drain` / `undrain` need to stop and start the runner's service: its own file, so either can be removed alone. */
+export const DRAIN_SUDOERS_FILE = '/etc/sudoers.d/npu-block-gate-drain';
 export const ACCEL_NODE = '/dev/accel/accel0';
 /** Groups that make a uid as good as root (or able to read every disk): a probe user in one isolates nothing. */
 export const PRIVILEGED_GROUPS = ['root', 'sudo', 'wheel', 'admin', 'docker', 'lxd', 'libvirt', 'disk', 'shadow'];
@@ -107,7 +111,7 @@ export interface SetupResult {
   probe_user: string;
   dry_run: boolean;
   fix: boolean;
-  paths: { setup_file: string; sudoers: string | null; work_dir: string; cache_dir: string; reference_cache: string | null; hf_hub_cache: string };
+  paths: { setup_file: string; sudoers: string | null; drain_sudoers: string | null; work_dir: string; cache_dir: string; reference_cache: string | null; hf_hub_cache: string };
   steps: Step[];
   /** Steps that changed something (done). */
   changed: number;
@@ -212,21 +216,11 @@ function workFolder(runnerDir: string): string {
   return '_work';
 }
 
-/** Writes path atomically with exactly this mode (whatever the umask), making its directory (0755). */
+/** Writes path atomically with exactly this mode (whatever the umask), making its directory; a
+ * symlink there is replaced, never followed. The temp file's name starts with a dot: sudo skips such
+ * files in /etc/sudoers.d, so a half-written rule never counts. */
 function writeAtomic(path: string, text: string, mode: number, validate?: (tmp: string) => void): void {
-  const dir = dirname(path);
-  try { mkdirSync(dir, { recursive: true, mode: 0o755 }); } catch (e) { throw fsError(e, dir, 'cannot create the directory'); }
-  // A dot in the name: sudo skips such files in /etc/sudoers.d, so a half-written rule never counts.
-  const tmp = join(dir, `.${path.split('/').pop()}.tmp-${process.pid}`);
-  try {
-    writeFileSync(tmp, text, { mode });
-    chmodSync(tmp, mode);
-  } catch (e) {
-    rmSync(tmp, { force: true });
-    throw fsError(e, path, 'cannot write');
-  }
-  try { validate?.(tmp); } catch (e) { rmSync(tmp, { force: true }); throw e; }
-  try { renameSync(tmp, path); } catch (e) { rmSync(tmp, { force: true }); throw fsError(e, path, 'cannot write'); }
+  writeFileAtomic(path, text, { mode, validate, follow: false });
 }
 
 // ---- the setup
@@ -385,11 +379,7 @@ export function setup(m: Machine, o: SetupOptions = {}): SetupResult {
     if (cur === want && st?.mode === 0o440) run.add('sudoers', 'already', `${SUDOERS_FILE} (0440): ${sudoLine}`);
     else if (dry) run.add('sudoers', 'would', `write ${SUDOERS_FILE} (0440, checked with visudo -cf): ${sudoLine}`);
     else {
-      writeAtomic(m.path(SUDOERS_FILE), want, 0o440, (tmp) => {
-        const v = runSbin(m, 'visudo', ['-cf', tmp], 30_000);
-        if (v.missing) throw new InfraError(`visudo not found (install sudo): could not check the rule before installing it`, m.path(SUDOERS_FILE));
-        if (v.status !== 0) throw new InfraError(`visudo -cf rejected the rule (${why(v)}); nothing installed`, m.path(SUDOERS_FILE));
-      });
+      writeSudoers(m, SUDOERS_FILE, want);
       run.add('sudoers', 'done', `wrote ${SUDOERS_FILE} (0440, visudo -cf ok): ${sudoLine}`);
     }
     const main = m.read('/etc/sudoers');
@@ -398,6 +388,9 @@ export function setup(m: Machine, o: SetupOptions = {}): SetupResult {
     }
     if (!m.has('sudo', ['/usr/bin/sudo', '/bin/sudo'])) run.add('sudo', 'warn', 'sudo is not installed: the runner user cannot start the probe as another user', 'apt install sudo');
   }
+
+  // 4b. The drain's rule: stop and start this runner's service, nothing else (no SETENV).
+  const drainRule = drainStep(m, fs, run, r, runner, dry);
 
   // 5. The NPU: the accel node's group.
   {
@@ -454,9 +447,46 @@ export function setup(m: Machine, o: SetupOptions = {}): SetupResult {
   const changed = run.steps.filter((s) => s.status === 'done').length;
   return {
     root: m.root, runner_user: runner.name, probe_user: r.probeName, dry_run: dry, fix,
-    paths: { setup_file: SETUP_FILE, sudoers: runnerRoot ? null : SUDOERS_FILE, work_dir: r.workDir, cache_dir: r.cacheDir, reference_cache: r.refDir, hf_hub_cache: r.hubDir },
+    paths: { setup_file: SETUP_FILE, sudoers: runnerRoot ? null : SUDOERS_FILE, drain_sudoers: drainRule ? DRAIN_SUDOERS_FILE : null, work_dir: r.workDir, cache_dir: r.cacheDir, reference_cache: r.refDir, hf_hub_cache: r.hubDir },
     steps: run.steps, changed, exit_code: run.steps.some((s) => s.status === 'fail') ? 3 : 0,
   };
+}
+
+// ---- the drain's sudoers rule
+
+/** Writes a sudoers file (0440) after visudo -cf accepted it. */
+function writeSudoers(m: Machine, file: string, text: string): void {
+  writeAtomic(m.path(file), text, 0o440, (tmp) => {
+    const v = runSbin(m, 'visudo', ['-cf', tmp], 30_000);
+    if (v.missing) throw new InfraError(`visudo not found (install sudo): could not check the rule before installing it`, m.path(file));
+    if (v.status !== 0) throw new InfraError(`visudo -cf rejected the rule (${why(v)}); nothing installed`, m.path(file));
+  });
+}
+
+/** The rule agent drain and undrain need; returns it when installed (or already there), else null, saying why not. */
+function drainStep(m: Machine, fs: SetupFs, run: Run, r: Resolved, runner: Account, dry: boolean): string | null {
+  if (runner.uid === 0) { run.add('drain-sudoers', 'skipped', 'the runner runs as root, which sudo lets stop and start its service without a rule: none installed'); return null; }
+  const svc = r.runnerDir ? readPlain(join(r.runnerDir, '.service'))?.trim() || null : null;
+  if (!svc) {
+    run.add('drain-sudoers', 'skipped', `no .service in ${r.runnerDir ?? 'the runner dir (no --runner-dir)'}: the runner is not installed as a service, so no rule was installed; agent drain works by label (--token-file)`);
+    return null;
+  }
+  const rule = drainSudoersRule(runner.name, svc, systemctlPath(m));
+  const want = [
+    '# Written by `npu-block-gate agent setup`: agent drain and undrain stop and start this runner\'s service, and',
+    '# nothing else (no SETENV, no other unit, no other verb).',
+    rule,
+    '',
+  ].join('\n');
+  const cur = m.read(DRAIN_SUDOERS_FILE);
+  const st = fs.lstat(m.path(DRAIN_SUDOERS_FILE));
+  if (cur === want && st?.mode === 0o440) run.add('drain-sudoers', 'already', `${DRAIN_SUDOERS_FILE} (0440): ${rule}`);
+  else if (dry) run.add('drain-sudoers', 'would', `write ${DRAIN_SUDOERS_FILE} (0440, checked with visudo -cf): ${rule}`);
+  else {
+    writeSudoers(m, DRAIN_SUDOERS_FILE, want);
+    run.add('drain-sudoers', 'done', `wrote ${DRAIN_SUDOERS_FILE} (0440, visudo -cf ok): ${rule}`);
+  }
+  return rule;
 }
 
 // ---- memlock

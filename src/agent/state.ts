@@ -1,13 +1,13 @@
 // What the agent remembers between runs, under one state dir (default ~/.npu-block-gate/state,
-// or $NPU_BLOCK_GATE_STATE_DIR): the last functional probe (rate limit, cache, and the point that
-// clears older kernel-log signatures), the versions and start of the current and last job, the
-// drain record, the per-job JSON lines and the node_exporter textfile.
-import { mkdirSync, readFileSync, renameSync, writeFileSync, appendFileSync } from 'node:fs';
+// or $NPU_BLOCK_GATE_STATE_DIR), outside any job's workspace: the last functional probe (its
+// cache, and the last pass that clears older kernel-log signatures), the versions and start of the
+// current and last job, the drain record, the per-job JSON lines, the job counters and the
+// node_exporter textfile. Every file here is written by the agent's own hooks and commands.
+import { writeAtomic as writeFileAtomic } from '../fs/atomic.ts';
+import { mkdirSync, readFileSync, appendFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import type { Machine } from './machine.ts';
-
-/** A check's verdict (doctor.ts), recorded here with the functional probe. */
-export type CheckStatus = 'ok' | 'warn' | 'fail' | 'unknown';
+import type { CheckStatus } from './checks.ts';
 
 export const defaultStateDir = (m: Machine) => resolve(m.env.NPU_BLOCK_GATE_STATE_DIR || join(m.home(), '.npu-block-gate', 'state'));
 
@@ -17,6 +17,9 @@ export const STATE_FILES = {
   lastJob: 'last-job.json',
   drain: 'drain.json',
   jobs: 'jobs.ndjson',
+  /** jobs.ndjson's previous generation (rotated by size and age). */
+  jobsOld: 'jobs.ndjson.1',
+  counters: 'counters.json',
   textfile: 'npu_block_gate.prom',
 } as const;
 
@@ -24,12 +27,9 @@ export function readJson<T>(path: string): T | null {
   try { return JSON.parse(readFileSync(path, 'utf8')) as T; } catch { return null; }
 }
 
-/** Writes path atomically (temp file + rename), making its directory. */
+/** Writes path atomically (temp file + rename; a symlink there is replaced), making its directory. */
 export function writeAtomic(path: string, text: string, mode = 0o644): void {
-  mkdirSync(dirname(path), { recursive: true });
-  const tmp = `${path}.tmp-${process.pid}`;
-  writeFileSync(tmp, text, { mode });
-  renameSync(tmp, path);
+  writeFileAtomic(path, text, { mode, follow: false });
 }
 
 export const writeJson = (path: string, value: unknown) => writeAtomic(path, JSON.stringify(value, null, 2) + '\n');
@@ -44,9 +44,14 @@ export const bootId = (m: Machine) => m.read('/proc/sys/kernel/random/boot_id')?
 
 export interface Versions { xrt: string | null; amdxdna: string | null; firmware: string | null }
 
+/** Who is at fault in a probe that did not pass: the NPU (a timeout, a failed command) or the host. */
+export type ProbeFindingKind = 'pass' | 'device' | 'timeout' | 'memlock' | 'permissions' | 'xrt-install';
+
 export interface FunctionalRecord {
   at: string;
+  /** The device verdict: ok (passed), fail (a device finding), unknown (a host problem kept the NPU from being tested). */
   status: CheckStatus;
+  finding: ProbeFindingKind;
   detail: string;
   fix: string | null;
   test: string;
@@ -54,6 +59,13 @@ export interface FunctionalRecord {
   /** NPU kernel-log lines when it ran (clears untimestamped lines before them). */
   npu_lines: number | null;
   power_mode: string | null;
+  /** The user it ran as, and the memlock limits in force. */
+  user: string | null;
+  memlock: { soft: number | 'unlimited'; hard: number | 'unlimited' } | null;
+  /** The host problem it found (memlock, permissions, the XRT install), with its fix; null when none. */
+  host: { kind: ProbeFindingKind; detail: string; fix: string } | null;
+  /** The last pass this boot (this probe, or an earlier one): the point older kernel-log signatures are cleared to. */
+  last_ok: { at: string; npu_lines: number | null } | null;
 }
 
 export interface JobRecord {
@@ -61,13 +73,24 @@ export interface JobRecord {
   repository: string | null;
   run_id: string | null;
   job: string | null;
-  workspace: string | null;
   versions: Versions;
   /** The job-started hook refused the job (device failure or fork policy). */
   refused: string | null;
 }
 
-export interface LastJob { finished_at: string; versions: Versions; device_ok: boolean }
+/** A job's outcome as the agent saw it itself (never from files the job wrote). */
+export type JobOutcome = 'ok' | 'refused' | 'device_failed';
+export const JOB_OUTCOMES: JobOutcome[] = ['ok', 'refused', 'device_failed'];
+
+export interface LastJob { finished_at: string; versions: Versions; device_ok: boolean; outcome?: JobOutcome; run_id?: string | null }
+
+/**
+ * drained: out of rotation, verified (the labels read back gone, or systemctl is-active says the
+ * service is stopped); waiting: a service drain waits for the running job (the job-completed hook
+ * stops it); pending: a service stop is scheduled and not yet verified; refused: the drain was
+ * tried and refused (evidence says why): the runner still takes jobs.
+ */
+export type DrainState = 'drained' | 'waiting' | 'pending' | 'refused';
 
 export interface DrainRecord {
   at: string;
@@ -78,6 +101,7 @@ export interface DrainRecord {
   runner_name: string | null;
   labels: string[];
   service: string | null;
-  /** service drain waiting for the current job to end (the job-completed hook stops the service). */
-  pending: boolean;
+  state: DrainState;
+  /** How the drain was verified, or why it was refused. */
+  evidence: string;
 }

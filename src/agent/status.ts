@@ -1,11 +1,16 @@
 // `agent status`: one screen about the runner. Reads only: sysfs, /proc, the two NPU locks (never
 // taken), xrt-smi examine (versions, power mode), the agent's state (last job, functional probe,
-// drain), the kernel cache and the last run dirs. No kernel log, no Python, no functional probe.
+// drain, verified with systemctl is-active when a service stop is pending), the kernel cache and
+// the last run dirs. No kernel log, no Python, no functional probe. Its --json is what
+// `agent fleet` merges across runners.
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { KernelStore, defaultCacheRoot } from '../cache/kernel.ts';
 import type { Machine } from './machine.ts';
-import { accelNodes, driverVersion, findNpus, lastFunctional, runXrtSmi } from './doctor.ts';
+import { accelNodes, driverVersion, findNpus, npuGeneration, runXrtSmi } from './doctor.ts';
+import { lastFunctional } from './functional.ts';
+import { drainStatus } from './drain.ts';
+import { runnerName } from './runner.ts';
 import { lockState, describeHolder, npuLockPath } from './lock.ts';
 import { formatBytes, parsePowerMode, parseXrtSmi } from './parse.ts';
 import { defaultStateDir, readJson, STATE_FILES, type DrainRecord, type LastJob, type Versions } from './state.ts';
@@ -21,10 +26,16 @@ export interface AccelHolder { pid: number; cmdline: string; node: string }
 
 export interface VersionChange { what: keyof Versions; from: string | null; to: string | null }
 
+/** ok: the last look at the NPU (the device checks after the last job, or a later functional probe) passed; failing: it failed; unknown: neither says. */
+export type Health = 'ok' | 'failing' | 'unknown';
+
 export interface Status {
   root: string;
+  /** The runner's name (its .runner agentName, RUNNER_NAME, else the host name). */
+  runner: string;
   device: string[];
-  npu: { bdf: string; name: string | null; driver: string | null } | null;
+  npu: { bdf: string; name: string | null; driver: string | null; generation: string | null } | null;
+  health: Health;
   driver: { loaded: boolean; version: string | null };
   /** The outer lock (kept for scripts that read .lock). */
   lock: { path: string | null; holder: string };
@@ -39,7 +50,8 @@ export interface Status {
   /** /sys/firmware/acpi/platform_profile (moves LLM decode numbers, per mlir-air's nightly benchmark). */
   platform_profile: string | null;
   functional: { at: string; status: string; detail: string } | null;
-  drain: DrainRecord | null;
+  /** The drain record as it stands now; drained is true only when verified. */
+  drain: (DrainRecord & { drained: boolean }) | null;
   cache: { root: string; entries: number; bytes: number };
   runs: RunSummary[];
 }
@@ -85,7 +97,16 @@ export function versionChanges(before: Versions | null | undefined, now: Version
 
 export const describeChanges = (c: VersionChange[]) => c.map((x) => `${x.what === 'xrt' ? 'XRT' : x.what} ${x.from} -> ${x.to}`).join(', ');
 
-export function status(m: Machine, o: { cacheDir?: string | null; runsDir?: string; stateDir?: string | null } = {}): Status {
+/** The newest of the two looks at the NPU: the device checks after the last job, and the last functional probe. */
+export function health(lastJob: LastJob | null, f: { at: string; status: string } | null): Health {
+  const looks: [number, Health][] = [];
+  if (lastJob) looks.push([new Date(lastJob.finished_at).getTime(), lastJob.device_ok ? 'ok' : 'failing']);
+  if (f && f.status !== 'unknown') looks.push([new Date(f.at).getTime(), f.status === 'ok' ? 'ok' : 'failing']);
+  looks.sort((a, b) => b[0] - a[0]);
+  return looks[0]?.[1] ?? 'unknown';
+}
+
+export function status(m: Machine, o: { cacheDir?: string | null; runsDir?: string; stateDir?: string | null; runnerDir?: string | null } = {}): Status {
   const stateDir = o.stateDir ?? defaultStateDir(m);
   const outer = lockState(m);
   const lockViews: LockView[] = [];
@@ -110,8 +131,10 @@ export function status(m: Machine, o: { cacheDir?: string | null; runsDir?: stri
   const entries = new KernelStore(cacheRoot).list();
   return {
     root: m.root,
+    runner: runnerName(m, o.runnerDir ?? null),
     device: nodes.map((n) => n.node),
-    npu: npu ? { bdf: npu.bdf, name: npu.vbnv, driver: npu.driver } : null,
+    npu: npu ? { bdf: npu.bdf, name: npu.vbnv, driver: npu.driver, generation: npuGeneration(npu) } : null,
+    health: health(lastJob, f),
     driver: { loaded: m.exists('/sys/module/amdxdna'), version: driverVersion(m) },
     lock: { path: outer.path, holder: outer.path ? describeHolder(outer) : 'off' },
     locks: lockViews,
@@ -123,7 +146,7 @@ export function status(m: Machine, o: { cacheDir?: string | null; runsDir?: stri
     power_mode: (p.status === 0 ? parsePowerMode(p.stdout) : null) ?? f?.power_mode ?? null,
     platform_profile: m.read('/sys/firmware/acpi/platform_profile')?.trim() || null,
     functional: f ? { at: f.at, status: f.status, detail: f.detail } : null,
-    drain: readJson<DrainRecord>(join(stateDir, STATE_FILES.drain)),
+    drain: drainStatus(m, stateDir),
     cache: { root: cacheRoot, entries: entries.length, bytes: entries.reduce((n, e) => n + e.bytes, 0) },
     runs: lastRuns(o.runsDir ?? join(m.cwd, 'runs')),
   };
@@ -132,6 +155,7 @@ export function status(m: Machine, o: { cacheDir?: string | null; runsDir?: stri
 export function renderStatus(s: Status): string {
   const v = s.versions;
   const lines = [
+    `runner:    ${s.runner}${s.npu?.generation ? ` (${s.npu.generation})` : ''}; health ${s.health}`,
     `device:    ${s.device.length ? s.device.join(', ') : 'none (no /dev/accel: see agent doctor)'}${s.npu ? `  ${s.npu.name ?? 'NPU'} [${s.npu.bdf}]${s.npu.driver && s.npu.driver !== 'amdxdna' ? ` bound to ${s.npu.driver}` : ''}` : ''}`,
     `driver:    ${s.driver.loaded ? `amdxdna${s.driver.version ? ` ${s.driver.version}` : ' (in-tree)'}` : 'amdxdna not loaded'}`,
     `versions:  XRT ${v.xrt ?? '?'}, amdxdna ${v.amdxdna ?? '?'}, firmware ${v.firmware ?? '?'}`,
@@ -143,7 +167,9 @@ export function renderStatus(s: Status): string {
   if (s.accel_holders.length) for (const h of s.accel_holders) lines.push(`using NPU: pid ${h.pid} ${h.cmdline}  (${h.node})`);
   else lines.push(`using NPU: nobody${s.accel_unreadable ? ` this user can see (${s.accel_unreadable} processes of other users unreadable)` : ''}`);
   if (s.functional) lines.push(`probe:     ${s.functional.status} at ${s.functional.at}: ${s.functional.detail}`);
-  if (s.drain) lines.push(`DRAINED:   since ${s.drain.at} (${s.drain.method}${s.drain.pending ? ', service stops after the current job' : ''}): ${s.drain.reason}; undo: npu-block-gate agent undrain`);
+  const d = s.drain;
+  if (d?.drained) lines.push(`DRAINED:   since ${d.at} (${d.method}; ${d.evidence}): ${d.reason}; undo: npu-block-gate agent undrain`);
+  else if (d) lines.push(`NOT DRAINED: ${d.state === 'refused' ? 'the drain was refused' : d.state === 'waiting' ? 'the service stops after the current job' : 'a service stop is pending, not verified'} (${d.method}, ${d.at}): ${d.evidence}`);
   lines.push(`cache:     ${s.cache.root}: ${s.cache.entries} entr${s.cache.entries === 1 ? 'y' : 'ies'}, ${formatBytes(s.cache.bytes)}`);
   if (s.runs.length) {
     lines.push('runs:');

@@ -87,6 +87,10 @@ export interface PlannedWrite {
   data: Uint8Array;
   /** false: a symlink at `path` is replaced, not written through. Default true. */
   follow?: boolean;
+  /** This exact mode, whatever the umask or the file before (default: the old file's mode, else 0666 less the umask). */
+  mode?: number;
+  /** Called with the prepared temp file before anything is placed (e.g. `visudo -c -f`); a throw stops the transaction. */
+  validate?: (tmp: string) => void;
 }
 
 interface Prepared extends Target {
@@ -112,8 +116,10 @@ export function commitWrites(writes: readonly PlannedWrite[]): void {
   // 1. Every target resolved and checked before anything is written.
   const targets = writes.map((w) => {
     const t = resolveTarget(w.path, w.follow ?? true);
-    checkWritable(t);
-    return { ...t, data: w.data };
+    // A file whose mode the caller sets (the agent's sudoers rule, 0440) is ours to replace; a
+    // document someone made read-only is refused.
+    if (w.mode === undefined) checkWritable(t);
+    return { ...t, data: w.data, mode: w.mode, validate: w.validate };
   });
   // 2. Every file prepared in full beside its target (same directory: the rename is atomic).
   try {
@@ -128,15 +134,16 @@ export function commitWrites(writes: readonly PlannedWrite[]): void {
       const tmp = join(dir, `.${basename(t.real)}.nbg-${process.pid}-${randomBytes(4).toString('hex')}.tmp`);
       let fd: number;
       try {
-        fd = openSync(tmp, 'wx', t.stat ? t.stat.mode & 0o777 : 0o666);
+        fd = openSync(tmp, 'wx', t.mode ?? (t.stat ? t.stat.mode & 0o777 : 0o666));
       } catch (e) {
         throw fsError(e, t.path, `cannot write (in ${dir})`, NOTHING_CHANGED);
       }
       prepared.push({ ...t, tmp, backup: null, placed: false });
       try {
         writeAll(fd, t.data);
+        if (t.mode !== undefined) fchmodSync(fd, t.mode);
+        else if (t.stat) fchmodSync(fd, t.stat.mode & 0o7777);
         if (t.stat) {
-          fchmodSync(fd, t.stat.mode & 0o7777);
           if (process.getuid?.() === 0 && (t.stat.uid !== 0 || t.stat.gid !== 0)) fchownSync(fd, t.stat.uid, t.stat.gid);
         }
         fsyncSync(fd);
@@ -145,6 +152,7 @@ export function commitWrites(writes: readonly PlannedWrite[]): void {
       } finally {
         closeSync(fd);
       }
+      t.validate?.(tmp);
     }
   } catch (e) {
     undoPrepare();
@@ -233,8 +241,9 @@ export function sweepLeftovers(dirs: readonly string[], exclusive: boolean): Swe
 }
 
 /** One file, atomically (write beside it, then rename), with the same checks and messages. */
-export function writeAtomic(path: string, data: string | Uint8Array, follow = true): void {
-  commitWrites([{ path, data: typeof data === 'string' ? Buffer.from(data, 'utf8') : data, follow }]);
+export function writeAtomic(path: string, data: string | Uint8Array, o: boolean | Pick<PlannedWrite, 'follow' | 'mode' | 'validate'> = true): void {
+  const opts = typeof o === 'boolean' ? { follow: o } : o;
+  commitWrites([{ path, data: typeof data === 'string' ? Buffer.from(data, 'utf8') : data, ...opts }]);
 }
 
 export function readIfExists(path: string): string | null {

@@ -169,10 +169,37 @@ function bwrapWrap(bwrap: string, unshareUser: boolean): Isolation['wrap'] {
     for (const d of (ctx.readable ?? []).map(realDir)) { args.push('--ro-bind', d, d); gitAbove(d); }
     for (const d of ctx.writable.map(realDir)) { args.push('--bind', d, d); gitAbove(d); }
     // The checkout's credentials (persist-credentials) live in .git/config above the tree.
-    // A worktree's or submodule's .git is a file (a pointer): covered by an empty file, not a tmpfs.
-    for (const g of gits) args.push(...(statSync(g).isDirectory() ? ['--tmpfs', g] : ['--ro-bind', '/dev/null', g]));
+    for (const g of gits) args.push(...hideGit(g));
     return [...args, '--', ...argv];
   };
+}
+
+/**
+ * bubblewrap arguments that hide a checkout's .git: a tmpfs over a .git directory; over a .git
+ * file (a worktree or a submodule) an empty file, and a tmpfs over the git dir it points to, which
+ * holds the config (and any credential header) of that checkout.
+ */
+export function hideGit(git: string): string[] {
+  let st;
+  try { st = statSync(git); } catch { return []; }
+  if (st.isDirectory()) return ['--tmpfs', git];
+  const out = ['--ro-bind', '/dev/null', git];
+  try {
+    const m = /^gitdir:\s*(.+?)\s*$/m.exec(readFileSync(git, 'utf8'));
+    if (m) {
+      const dir = resolve(dirname(git), m[1]);
+      if (existsSync(dir) && statSync(dir).isDirectory()) out.push('--tmpfs', dir);
+      // A worktree's git dir names the common dir, whose config is the repository's own.
+      const common = join(dir, 'commondir');
+      if (existsSync(common)) {
+        const c = resolve(dir, readFileSync(common, 'utf8').trim());
+        if (existsSync(join(c, 'config'))) out.push('--ro-bind', '/dev/null', join(c, 'config'));
+      }
+    }
+  } catch {
+    // unreadable: the empty file over .git still stands
+  }
+  return out;
 }
 
 /** bubblewrap, when it can make its namespaces here: (path, whether it needs --unshare-user). */

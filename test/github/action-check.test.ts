@@ -9,7 +9,7 @@ import { delimiter, join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { FakeGitHub } from '../helpers/github-server.ts';
 import { makeGitRemote, type GitRemote } from '../helpers/git-remote.ts';
-import { runAction, openArtifact, type ActionRunResult } from '../helpers/action-run.ts';
+import { runAction, openArtifact, assertIsolation, type ActionRunResult } from '../helpers/action-run.ts';
 import { ensureDist } from '../helpers/dist.ts';
 import { pullRequestEvent, pushEvent } from '../helpers/events.ts';
 import { chooseIsolation } from '../../src/probe/isolate.ts';
@@ -75,6 +75,7 @@ function push(ctx: Ctx, o: { env?: Record<string, string>; inputs?: Record<strin
 s('a trusted push stores the kernel and the reference cache after the verdict, and names the isolation everywhere', async (ctx) => {
   const r = await push(ctx);
   assert.is(r.code, 0, show(r));
+  assertIsolation(r, 'isolated');
   assert.is(entries(join(ctx.cache, 'kernels')).length, 1, `kernel cache stored\n${show(r)}`);
   assert.is(entries(join(ctx.cache, 'reference')).length, 1, `reference cache stored\n${show(r)}`);
   assert.match(r.stdout, /kernel cache: miss [0-9a-f]{12}/);
@@ -130,6 +131,7 @@ s('a pull request reads the caches but stores nothing; its comment names the iso
 s('a trusted run that falls back to no isolation says so as a warning annotation, in the record too', async (ctx) => {
   const r = await push(ctx, { env: { PATH: pathWithoutSandbox() } });
   assert.is(r.code, 0, show(r));
+  assertIsolation(r, 'none');
   assert.is(r.outputs.isolation, 'none');
   const w = r.warnings.find((x) => /the probe ran without isolation/.test(x));
   assert.ok(w, `a warning annotation\n${r.warnings.join('\n')}`);

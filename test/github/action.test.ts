@@ -7,7 +7,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { FakeGitHub } from '../helpers/github-server.ts';
 import { makeGitRemote, git, type GitRemote } from '../helpers/git-remote.ts';
-import { runAction, openArtifact, type ActionRunResult } from '../helpers/action-run.ts';
+import { runAction, openArtifact, assertIsolation, type ActionRunResult } from '../helpers/action-run.ts';
 import { ensureDist } from '../helpers/dist.ts';
 import { pullRequestEvent, pushEvent } from '../helpers/events.ts';
 
@@ -52,6 +52,7 @@ function prRun(ctx: { remote: GitRemote; gh: FakeGitHub; runId: number; index: s
 pr('first PR run creates the comment, the summary and the outputs', async (ctx) => {
   const r = await prRun(ctx);
   assert.is(r.code, 0, show(r));
+  assertIsolation(r, 'isolated');
   assert.is(r.outputs.outcome, 'pass');
   assert.is(r.outputs.g1, 'pass');
   assert.is(r.outputs.g2, 'pass');
@@ -87,6 +88,7 @@ pr('an unchanged result writes nothing', async (ctx) => {
   const before = ctx.gh.writes().length;
   const r = await prRun(ctx);
   assert.is(r.code, 0, show(r));
+  assertIsolation(r, 'isolated');
   assert.is(ctx.gh.writes().length, before, 'no POST/PATCH/DELETE');
   assert.is(ctx.gh.commentsOn(7).length, 1);
   assert.match(r.stdout, 'comment unchanged');
@@ -97,6 +99,7 @@ pr('a second run with a new result updates the comment in place', async (ctx) =>
   ctx.gh.pulls[0].headSha = SHA_B;
   const r = await prRun(ctx, { sha: SHA_B });
   assert.is(r.code, 0, show(r));
+  assertIsolation(r, 'isolated');
   const comments = ctx.gh.commentsOn(7);
   assert.is(comments.length, 1, 'no duplicate');
   assert.is(comments[0].id, id);
@@ -109,6 +112,7 @@ pr('a second run with a new result updates the comment in place', async (ctx) =>
 pr('a failing gate exits 1, annotates the gate, and the comment says FAIL', async (ctx) => {
   const r = await prRun(ctx, { sha: SHA_B, env: { AIR_MINI_INJECT: 'stale_tail' } });
   assert.is(r.code, 1, show(r));
+  assertIsolation(r, 'isolated');
   assert.is(r.outputs.outcome, 'fail');
   assert.is(r.outputs.g2, 'fail');
   assert.ok(r.errors.some((e) => /per-position/i.test(e)), r.errors.join('\n'));
@@ -168,6 +172,7 @@ fork('a fork PR makes no write, says so once, and still passes on the numbers', 
     artifactDir: join(ctx.remote.root, 'artifacts'), inputs: { 'model-dir': MODEL, 'github-token': 'ghs_readonly' },
   });
   assert.is(r.code, 0, show(r));
+  assertIsolation(r, 'isolated');
   assert.is(r.outputs.outcome, 'pass');
   assert.is(ctx.gh.writes().length, 0);
   assert.is(ctx.gh.calls.filter((c) => c.method !== 'GET').length, 0, 'not even an attempted write');
@@ -183,6 +188,7 @@ fork('a fork PR that fails still fails the check, with no write', async (ctx) =>
     artifactDir: join(ctx.remote.root, 'artifacts2'), inputs: { 'model-dir': MODEL, 'github-token': 'ghs_readonly' }, env: { AIR_MINI_INJECT: 'nan_padded' },
   });
   assert.is(r.code, 1, show(r));
+  assertIsolation(r, 'isolated');
   assert.is(r.outputs.outcome, 'fail');
   assert.is(r.outputs.g3, 'fail');
   assert.is(ctx.gh.calls.filter((c) => c.method !== 'GET').length, 0);
@@ -195,6 +201,7 @@ fork('a read-only token on a same-repo PR: the refused write turns every later w
     artifactDir: join(ctx.remote.root, 'artifacts3'), inputs: { 'model-dir': `${MODEL}\nprogramming_examples/llms/tiny_qwen3`, 'github-token': 'ghs_readonly' },
   });
   assert.is(r.code, 0, show(r));
+  assertIsolation(r, 'isolated');
   const posts = ctx.gh.calls.slice(before).filter((c) => c.method !== 'GET' && c.route !== 'POST /graphql');
   assert.is(posts.length, 1, 'one refused attempt, then no more for the second model');
   assert.is(posts[0].status, 403);
@@ -233,6 +240,7 @@ const PHASE2 = `${MODEL}/docs/development_progress/phase2_block.md`;
 docs('a push opens the docs PR with both documents, saying which were force-added', async (ctx) => {
   const r = await pushRun(ctx);
   assert.is(r.code, 0, show(r));
+  assertIsolation(r, 'isolated');
   assert.is(r.outputs.g4, 'pass');
   assert.ok(ctx.remote.branches().includes(BRANCH), ctx.remote.branches().join(','));
   assert.is(ctx.remote.log(BRANCH).length, 2, 'one commit on top of main');
@@ -257,6 +265,7 @@ docs('a second identical push adds no commit and no PR churn', async (ctx) => {
   const writes = ctx.gh.writes().length;
   const r = await pushRun(ctx);
   assert.is(r.code, 0, show(r));
+  assertIsolation(r, 'isolated');
   assert.is(git(ctx.remote.bare, ['rev-parse', BRANCH]), tip, 'no new commit, no push');
   assert.is(ctx.gh.writes().length, writes, 'no PR create or update');
   assert.is(ctx.gh.pulls.length, 1);
@@ -266,6 +275,7 @@ docs('a second identical push adds no commit and no PR churn', async (ctx) => {
 docs('a push with a new result updates the same branch and PR', async (ctx) => {
   const r = await pushRun(ctx, { AIR_MINI_INJECT: 'stale_tail' });
   assert.is(r.code, 1, show(r));
+  assertIsolation(r, 'isolated');
   assert.is(ctx.gh.pulls.length, 1, 'same PR');
   assert.is(ctx.remote.log(BRANCH).length, 2, 'the branch is rebuilt on main: still one commit');
   assert.match(ctx.remote.show(BRANCH, PHASE2) ?? '', 'FAIL');
@@ -282,6 +292,7 @@ docs('once the base branch holds the recorded documents, the open docs PR is clo
   const branchTip = git(ctx.remote.bare, ['rev-parse', BRANCH]);
   const r = await pushRun(ctx, { AIR_MINI_INJECT: 'stale_tail' });
   assert.is(r.code, 1, show(r));
+  assertIsolation(r, 'isolated');
   assert.is(ctx.gh.pulls[0].state, 'closed', show(r));
   assert.is(git(ctx.remote.bare, ['rev-parse', BRANCH]), branchTip, 'no push');
   assert.match(r.stdout, 'already records this result');
@@ -363,6 +374,7 @@ more("a GitHub App token finds and updates its own comment (the login is the tok
     gh.pulls[0].headSha = SHA_B;
     const r2 = await run(ctx, gh, { event: 'pull_request', token: 'ghs_app', sha: SHA_B });
     assert.is(r2.code, 0, show(r2));
+    assertIsolation(r2, 'isolated');
     const c = gh.commentsOn(7);
     assert.is(c.length, 1, 'one comment, updated in place, not a new one per run');
     assert.is(c[0].login, 'npu-gate[bot]');
@@ -384,6 +396,7 @@ more('when GraphQL cannot name the token, comment-author does; without either, n
     for (let i = 0; i < 2; i++) {
       const r = await run(ctx, gh, { event: 'pull_request', token: 'ghs_app', inputs: { 'comment-author': 'npu-gate[bot]' }, env: i ? { AIR_MINI_INJECT: 'stale_tail' } : {} });
       assert.is(r.code, i ? 1 : 0, show(r));
+      assertIsolation(r, 'isolated');
     }
     assert.is(gh.commentsOn(7).length, 1);
   } finally {
@@ -396,6 +409,7 @@ more('a repository that refuses Actions-created PRs: G4 is a warning with the re
   try {
     const r = await run(ctx, gh, { event: 'push', token: 'ghs_writer' });
     assert.is(r.code, 0, show(r));
+    assertIsolation(r, 'isolated');
     assert.is(r.outputs.outcome, 'pass', 'the numbers still pass');
     assert.is(r.outputs.g4, 'skip');
     assert.ok(r.warnings.some((w) => /does not allow GitHub Actions to create pull requests/.test(w)), r.warnings.join('\n'));
@@ -415,6 +429,7 @@ more('a prompt that starts with -- is the prompt, not an option of the probe', a
     const prompt = '--out=/tmp/elsewhere --no-bisect The capital of France is';
     const r = await run(ctx, gh, { event: 'pull_request', token: 'ghs_writer', inputs: { prompt } });
     assert.is(r.code, 0, show(r));
+    assertIsolation(r, 'isolated');
     const report = JSON.parse(readFileSync(r.outputs['report-path'], 'utf8'));
     assert.is(report.prompt.text, prompt);
     assert.not.ok(existsSync('/tmp/elsewhere/probe.json'));

@@ -7,7 +7,7 @@ import { copyFileSync, mkdirSync, readFileSync, writeFileSync, appendFileSync } 
 import { join } from 'node:path';
 import { FakeGitHub } from '../helpers/github-server.ts';
 import { makeGitRemote, git, type GitRemote } from '../helpers/git-remote.ts';
-import { runAction, tamperedCopy, type ActionRunResult } from '../helpers/action-run.ts';
+import { runAction, tamperedCopy, assertIsolation, type ActionRunResult } from '../helpers/action-run.ts';
 import { ensureDist } from '../helpers/dist.ts';
 import { pullRequestEvent, workflowRunEvent } from '../helpers/events.ts';
 import { lcg, npyOf } from '../helpers/rundir.ts';
@@ -108,6 +108,7 @@ s.before(async (ctx) => {
     inputs: { 'model-dir': MODEL, mode: 'probe', 'github-token': '' }, env: { AIR_MINI_INJECT: 'stale_tail' },
   });
   assert.is(r.code, 0, show(r));
+  assertIsolation(r, 'isolated');
   ctx.probeArtifact = r.outputs['artifact-name'];
 });
 s.after(async (ctx) => {

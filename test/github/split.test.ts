@@ -7,7 +7,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { FakeGitHub } from '../helpers/github-server.ts';
 import { makeGitRemote, git, type GitRemote } from '../helpers/git-remote.ts';
-import { runAction, openArtifact, tamperedCopy, type ActionRunResult } from '../helpers/action-run.ts';
+import { runAction, openArtifact, tamperedCopy, assertIsolation, type ActionRunResult } from '../helpers/action-run.ts';
 import { ensureDist } from '../helpers/dist.ts';
 import { pullRequestEvent, workflowRunEvent } from '../helpers/events.ts';
 import { chooseIsolation } from '../../src/probe/isolate.ts';
@@ -63,6 +63,7 @@ s('mode probe runs on the fork PR with no token, uploads the run dir, and calls 
     inputs: { 'model-dir': MODEL, mode: 'probe', 'github-token': '' },
   });
   assert.is(r.code, 0, show(r));
+  assertIsolation(r, 'isolated');
   assert.is(r.outputs.outcome, 'probed');
   assert.is(ctx.gh.calls.length, 0, 'no token, no traffic');
   ctx.probeArtifact = r.outputs['artifact-name'];
@@ -82,6 +83,7 @@ s('mode probe runs on the fork PR with no token, uploads the run dir, and calls 
 s('mode report downloads it, checks the head SHA, judges and comments on the fork PR', async (ctx) => {
   const r = await report(ctx, { probeRun: PROBE_RUN, headSha: SHA });
   assert.is(r.code, 0, show(r));
+  assertIsolation(r, 'isolated', 'probe job');
   assert.is(r.outputs.outcome, 'pass');
   assert.is(r.outputs.g4, 'skip', 'a PR-triggered run records no documents');
   const c = ctx.gh.commentsOn(12);

@@ -162,3 +162,23 @@ export async function tamperedCopy(artifactDir: string, fromRun: number, toRun: 
   await edit(dir);
   await putArtifact(artifactDir, toRun, name, dir);
 }
+
+/**
+ * How the run's probe was kept from the Action, as every output of the run says it: the step
+ * output, report.json (when the run judged) and the job summary. `isolated`: uid or bubblewrap
+ * namespaces, with a detail that names the mechanism (an untrusted run must never go unisolated);
+ * `none`: unisolated, by the admin's choice or a fallback. `from`: the report job's record is the
+ * probe job's word.
+ */
+export function assertIsolation(r: ActionRunResult, want: 'isolated' | 'none', from: 'this run' | 'probe job' = 'this run'): void {
+  const fail = (what: string) => { throw new Error(`isolation: ${what}\n--- summary\n${r.summary.slice(0, 3000)}`); };
+  const mode = r.outputs.isolation;
+  if (want === 'isolated' ? mode !== 'uid' && mode !== 'namespace' : mode !== 'none') fail(`step output isolation is ${JSON.stringify(mode)}, expected ${want}`);
+  const detail = mode === 'namespace' ? /bubblewrap: (user\+)?pid\+mount\+net namespaces/ : mode === 'uid' ? /uid [a-z_][a-z0-9_-]* \((setpriv|sudo -n)\)/ : /none/;
+  if (r.outputs['report-path']) {
+    const rec = JSON.parse(readFileSync(r.outputs['report-path'], 'utf8')).isolation;
+    if (!rec || rec.mode !== mode || rec.source !== from || !detail.test(rec.detail)) fail(`report.json isolation is ${JSON.stringify(rec)}, expected mode ${mode} from ${from}`);
+  }
+  const row = /\| probe isolation +\| ([a-z]+): ([^|]*)\|/.exec(r.summary) ?? /Probe isolation: \*\*([a-z]+)\*\* \(([^\n]*)\)/.exec(r.summary);
+  if (!row || row[1] !== mode || !detail.test(row[2].replace(/\\/g, ''))) fail(`the summary's isolation is ${JSON.stringify(row?.[0] ?? null)}, expected ${mode}`);
+}
