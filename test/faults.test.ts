@@ -7,7 +7,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import {
   chmodSync, cpSync, existsSync, lstatSync, mkdirSync, readFileSync, readlinkSync, rmSync, statSync, symlinkSync, writeFileSync,
-  mkdtempSync, renameSync, openSync, closeSync,
+  mkdtempSync, renameSync, openSync, closeSync, readdirSync,
 } from 'node:fs';
 import { join } from 'node:path';
 import { hostname, tmpdir } from 'node:os';
@@ -1146,6 +1146,25 @@ test('issue 16 (newcomer): the command the README and --help use runs from a clo
   assert.match(plan, /Exit codes: 0 the plan was printed/);
   assert.not.match(plan, /1 fail|\bgate\b.*exit/);
   assert.match((await cli(['check', '--help'])).out, /Exit codes: 0 pass, 1 fail \(a gate\)/);
+});
+
+test('issue 16 (newcomer): the demo writes nothing outside one temp dir, and says where it is and how to remove it', async () => {
+  if (!findNumpyPython()) { console.log('  (skipped: no Python with numpy)'); return; }
+  const home = mkdtempSync(join(tmpdir(), 'nbg-home-'));
+  const runsBefore = existsSync(join(REPO, 'runs')) ? readdirSync(join(REPO, 'runs')).length : -1;
+  const { demo } = (await import(join(REPO, 'scripts/demo.mjs'))) as { demo: (a: string[], o: object) => Promise<number> };
+  let said = '';
+  const env: NodeJS.ProcessEnv = { ...process.env, HOME: home };
+  delete env.NPU_BLOCK_GATE_CACHE_DIR;
+  const code = await demo([], { cli: [process.execPath, TSX, CLI], env, stdio: 'ignore', log: (x: string) => { said += x; } });
+  assert.is(code, 0, said);
+  const dir = /everything it wrote is in (\S+):/.exec(said)?.[1];
+  assert.ok(dir && existsSync(join(dir, 'run/report.json')), said);
+  assert.match(said, new RegExp(`Remove it with: rm -rf ${dir}`));
+  assert.ok(existsSync(join(dir, 'cache')), 'the caches are in it');
+  assert.equal(readdirSync(home), [], 'nothing in ~ (no ~/.cache)');
+  assert.is(existsSync(join(REPO, 'runs')) ? readdirSync(join(REPO, 'runs')).length : -1, runsBefore, 'nothing in the clone');
+  rmSync(dir, { recursive: true, force: true });
 });
 
 test.run();
