@@ -20375,14 +20375,111 @@ var require_undici = __commonJS({
 import { parseArgs as parseArgs2 } from "node:util";
 import { resolve as resolve15, basename as basename7 } from "node:path";
 
+// src/contract.ts
+import { join } from "node:path";
+
 // scripts/probe/contract.json
 var contract_default = {
-  comment: "Constants shared by the Python probe (probe_schema.py) and the TypeScript side (src/contract.ts). One source of truth: change them here only; test/contract.test.ts and test/python/test_contract.py read this file from both sides.",
+  comment: "Facts shared by the Python probe (npu_probe.core.contract, npu_probe.core.hfhub, npu_probe.reference.refcache) and the TypeScript side (src/contract.ts and the modules that import it). One source of truth: change them here only; test/contract.test.ts and test/python/test_contract.py hold each side's behaviour to this file.",
   exit: { ok: 0, fail: 1, input: 2, infra: 3, no_numpy: 4 },
   probe: {
     schema: "npu-block-gate/probe",
     version: 1,
-    stages: ["config", "block"]
+    stages: ["config", "block"],
+    keys_comment: "Every key probe.json may hold: an object declares a nested object's keys, null a leaf (any JSON value, including objects whose keys are data: config fields, timings, toolchain ids). The probe refuses to write a key not declared here (npu_probe.core.contract.probe_json); src/rundir/probe-spec.ts types each key and refuses to load if its keys and these differ.",
+    keys: {
+      schema: null,
+      schema_version: null,
+      stage: null,
+      created_at: null,
+      tool: { name: null, version: null },
+      model: { name: null, dir: null, hf_id: null, config: null },
+      prompt: {
+        style: null,
+        text: null,
+        source: null,
+        token_ids: null,
+        real_len: null,
+        padded_len: null,
+        tokenizer: null,
+        positions: null
+      },
+      defaults: { differs: null, make_diagnosis: null },
+      integration: {
+        path: null,
+        entry: null,
+        runner: null,
+        reason: null,
+        kernels: null,
+        tiles: null,
+        workarounds: null,
+        cpu_attn: null,
+        step1: null,
+        step2: null,
+        coverage: null
+      },
+      reference: {
+        kind: null,
+        runner: null,
+        lite_mode: null,
+        dtype: null,
+        model_id: null,
+        transformers: null,
+        torch: null,
+        cache: null,
+        hub_offline: null
+      },
+      environment: {
+        python: null,
+        python_executable: null,
+        numpy: null,
+        platform: null,
+        device: null,
+        xrt: null,
+        toolchain: null,
+        git_commit: null,
+        air_root: null
+      },
+      timings: null,
+      kernel_cache: {
+        dir: null,
+        key: null,
+        hit: null,
+        seconds_saved: null,
+        entries: null,
+        seq_len: null,
+        cpu_attn: null,
+        toolchain: null,
+        compile_command: null,
+        compiled: null,
+        reused: null,
+        compile_seconds: null,
+        manifest_loaded: null,
+        inputs: null
+      },
+      tensors: { npu: null, ref: null, input: null },
+      bisect: null,
+      layers: null,
+      boundaries: {
+        source: null,
+        table: null,
+        emulated: null,
+        reference: null,
+        layout: null,
+        entries: null,
+        unpaired: null
+      },
+      emulate: {
+        runtime: null,
+        inject: null,
+        config_from: null,
+        config_changes: null,
+        artifacts: null,
+        registry: null,
+        launches: null,
+        compile: null
+      }
+    }
   },
   plan: { schema: "npu-block-gate/plan", version: 1 },
   run_files: {
@@ -20416,13 +20513,37 @@ var contract_default = {
     comment: "--emulate: the tree's own block on the probe's emulated air runtime (CPU twins of the ELFs); probe.json 'emulate' is non-null and every report must mark the run emulated. --inject names one bug of the emulated NPU.",
     inject: ["transposed_q_weight", "missing_causal_mask", "interleaved_rope", "rope_k_only", "ignored_rmsnorm_weight", "dropped_bias", "stale_tail"]
   },
-  npu_lock: {
-    path: "/tmp/mlir-air-npu.lock",
-    env: "NPU_BLOCK_GATE_NPU_LOCK",
-    timeout_seconds: 1800,
-    progress_seconds: 15
-  },
+  npu_lock: { path: "/tmp/mlir-air-npu.lock", env: "NPU_BLOCK_GATE_NPU_LOCK", timeout_seconds: 1800, progress_seconds: 15 },
   kernel_stamp: { file: "npu-block-gate.json", schema: "npu-block-gate/kernel-stamp" },
+  reference_cache: {
+    comment: 'The reference cache (DESIGN.md "Caches"): <root>/<key>/ holds layer_file per layer taken, boundary_file per lens boundary and meta (with meta_keys). The probe only reads it (npu_probe.reference.refcache); the trusted process writes an entry after the verdict (src/cache/reference.ts). root: --ref-cache, else env_root, else <env_cache_dir>/<subdir>, else ~/<default_root>; off_value turns it off.',
+    env_root: "NPU_BLOCK_GATE_REF_CACHE",
+    env_cache_dir: "NPU_BLOCK_GATE_CACHE_DIR",
+    subdir: "reference",
+    default_root: ".cache/npu-block-gate/reference",
+    off_value: "none",
+    key_hex_chars: 32,
+    layer_file: "layer_{NN}.npy",
+    boundary_file: "boundary_{name}.npy",
+    meta: "meta.json",
+    meta_keys: ["key", "inputs", "kind", "stored_layers", "stored_boundaries", "created_at"]
+  },
+  hf_hub: {
+    comment: "The local HF hub cache, as huggingface_hub finds it: the first of cache_env that is set, else $<home_env>/<home_hub>, else ($<xdg_env> or ~/<user_cache>)/<xdg_subdir>/<home_hub>. A model is <repo_prefix><org><repo_sep><name>/<ref> naming a revision under <snapshots>/. Offline: any of offline_env true (true_values, any case); the probe sets offline_env and offline_also to 1 unless --online.",
+    cache_env: ["HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE"],
+    home_env: "HF_HOME",
+    home_hub: "hub",
+    xdg_env: "XDG_CACHE_HOME",
+    user_cache: ".cache",
+    xdg_subdir: "huggingface",
+    repo_prefix: "models--",
+    repo_sep: "--",
+    ref: "refs/main",
+    snapshots: "snapshots",
+    offline_env: ["HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"],
+    offline_also: ["HF_HUB_DISABLE_XET"],
+    true_values: ["1", "ON", "YES", "TRUE"]
+  },
   integration_paths: ["kernel-first", "inheritance", "adapter"],
   reference_kinds: ["hf-bf16", "emulated"],
   control: {
@@ -20440,6 +20561,19 @@ var BISECT_CONTRACT = contract_default.bisect;
 var NPU_LOCK = contract_default.npu_lock;
 var EVENT_PREFIX = contract_default.control.event_prefix;
 var PLAN_CONTRACT = contract_default.plan;
+var PROBE_KEYS = contract_default.probe.keys;
+var REF_CACHE = contract_default.reference_cache;
+var HF_HUB = contract_default.hf_hub;
+function hfHome(env, home) {
+  return env[HF_HUB.home_env] || join(env[HF_HUB.xdg_env] || join(home, HF_HUB.user_cache), HF_HUB.xdg_subdir);
+}
+function hfHubCache(env, home) {
+  for (const v of HF_HUB.cache_env) if (env[v]) return env[v];
+  return join(hfHome(env, home), HF_HUB.home_hub);
+}
+function hfOffline(env) {
+  return HF_HUB.offline_env.some((v) => HF_HUB.true_values.includes((env[v] ?? "").trim().toUpperCase()));
+}
 
 // src/errors.ts
 var EXIT = { pass: EXIT_CODES.ok, fail: EXIT_CODES.fail, input: EXIT_CODES.input, infra: EXIT_CODES.infra };
@@ -20521,7 +20655,7 @@ function fsError(err, path, doing, tail2 = "") {
 // src/probe/run.ts
 import { spawn } from "node:child_process";
 import { existsSync as existsSync2, readdirSync, readFileSync as readFileSync2 } from "node:fs";
-import { dirname as dirname2, join as join2 } from "node:path";
+import { dirname as dirname2, join as join3 } from "node:path";
 import { fileURLToPath } from "node:url";
 
 // src/probe/python.ts
@@ -20561,11 +20695,11 @@ function describePython(p) {
 // src/probe/isolate.ts
 import { spawnSync as spawnSync2 } from "node:child_process";
 import { chmodSync, closeSync, existsSync, openSync, readFileSync, realpathSync, statSync } from "node:fs";
-import { dirname, join, resolve } from "node:path";
+import { dirname, join as join2, resolve } from "node:path";
 var realHost = {
   which: (cmd) => {
     for (const dir of (process.env.PATH ?? "").split(":").filter(Boolean)) {
-      const p = join(dir, cmd);
+      const p = join2(dir, cmd);
       try {
         if (statSync(p).isFile()) return p;
       } catch {
@@ -20651,8 +20785,8 @@ function bwrapWrap(bwrap, unshareUser) {
     const gits = /* @__PURE__ */ new Set();
     const gitAbove = (d) => {
       let up = d;
-      while (up !== "/" && !existsSync(join(up, ".git"))) up = dirname(up);
-      if (up !== "/") gits.add(join(up, ".git"));
+      while (up !== "/" && !existsSync(join2(up, ".git"))) up = dirname(up);
+      if (up !== "/") gits.add(join2(up, ".git"));
     };
     for (const d of (ctx.readable ?? []).map(realDir)) {
       args.push("--ro-bind", d, d);
@@ -20680,10 +20814,10 @@ function hideGit(git) {
     if (m) {
       const dir = resolve(dirname(git), m[1]);
       if (existsSync(dir) && statSync(dir).isDirectory()) out.push("--tmpfs", dir);
-      const common = join(dir, "commondir");
+      const common = join2(dir, "commondir");
       if (existsSync(common)) {
         const c = resolve(dir, readFileSync(common, "utf8").trim());
-        if (existsSync(join(c, "config"))) out.push("--ro-bind", "/dev/null", join(c, "config"));
+        if (existsSync(join2(c, "config"))) out.push("--ro-bind", "/dev/null", join2(c, "config"));
       }
     }
   } catch {
@@ -20747,8 +20881,8 @@ var PIPE_GRACE_MS = 2e3;
 function probeDir() {
   let dir = dirname2(fileURLToPath(import.meta.url));
   for (let i = 0; i < 5; i++) {
-    const candidate = join2(dir, "scripts", "probe");
-    if (existsSync2(join2(candidate, "__main__.py"))) return candidate;
+    const candidate = join3(dir, "scripts", "probe");
+    if (existsSync2(join3(candidate, "__main__.py"))) return candidate;
     dir = dirname2(dir);
   }
   throw new InfraError("scripts/probe/__main__.py not found next to npu-block-gate; the installation is incomplete");
@@ -20912,7 +21046,7 @@ function runOnce(c, a, h) {
         if (code2 === EXIT_CODES.no_numpy) return resolve16({ kind: "skip", why: "cannot import numpy" });
         const why3 = lastError || (signal ? `killed by ${signal}` : `exited with status ${code2}`);
         if (code2 === EXIT_CODES.input) return reject(Object.assign(new InputError(why3), { stdout }));
-        const log = a.runDir ? ` (log: ${join2(a.runDir, "probe.log")})` : "";
+        const log = a.runDir ? ` (log: ${join3(a.runDir, "probe.log")})` : "";
         reject(new InfraError(`probe ${a.subcommand} failed: ${why3}${log}`));
       });
     });
@@ -20929,7 +21063,7 @@ function descendants(pid, proc = "/proc") {
   for (const e of entries) {
     if (!/^\d+$/.test(e)) continue;
     try {
-      const stat = readFileSync2(join2(proc, e, "stat"), "utf8");
+      const stat = readFileSync2(join3(proc, e, "stat"), "utf8");
       const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
       parentOf.set(Number(e), ppid);
     } catch {
@@ -20993,7 +21127,7 @@ function defaultRunDirName(model, now = /* @__PURE__ */ new Date()) {
 }
 
 // src/check/index.ts
-import { basename as basename5, isAbsolute as isAbsolute5, join as join14, resolve as resolve6 } from "node:path";
+import { basename as basename5, isAbsolute as isAbsolute5, join as join15, resolve as resolve6 } from "node:path";
 import { existsSync as existsSync9 } from "node:fs";
 
 // src/fs/atomic.ts
@@ -21015,7 +21149,7 @@ import {
   unlinkSync,
   writeSync
 } from "node:fs";
-import { basename, dirname as dirname3, join as join3 } from "node:path";
+import { basename, dirname as dirname3, join as join4 } from "node:path";
 import { randomBytes } from "node:crypto";
 
 // src/fs/read.ts
@@ -21112,7 +21246,7 @@ function commitWrites(writes) {
       } catch (e) {
         throw fsError(e, dir, "cannot create the directory", NOTHING_CHANGED);
       }
-      const tmp = join3(dir, `.${basename(t.real)}.nbg-${process.pid}-${randomBytes(4).toString("hex")}.tmp`);
+      const tmp = join4(dir, `.${basename(t.real)}.nbg-${process.pid}-${randomBytes(4).toString("hex")}.tmp`);
       let fd;
       try {
         fd = openSync2(tmp, "wx", t.mode ?? (t.stat ? t.stat.mode & 511 : 438));
@@ -21174,11 +21308,11 @@ function writeAtomic(path, data, o = true) {
 
 // src/cache/reference.ts
 import { chmodSync as chmodSync2, copyFileSync as copyFileSync2, existsSync as existsSync3, lstatSync as lstatSync3, mkdirSync as mkdirSync2, mkdtempSync, readFileSync as readFileSync3, renameSync as renameSync2, rmSync as rmSync2, writeFileSync } from "node:fs";
-import { isAbsolute as isAbsolute2, join as join5, resolve as resolve2 } from "node:path";
+import { isAbsolute as isAbsolute2, join as join6, resolve as resolve2 } from "node:path";
 
 // src/rundir/read.ts
 import { closeSync as closeSync4, constants as constants2, fstatSync as fstatSync3, openSync as openSync4, realpathSync as realpathSync3, statSync as statSync3, lstatSync as lstatSync2 } from "node:fs";
-import { join as join4, relative, isAbsolute, sep } from "node:path";
+import { join as join5, relative, isAbsolute, sep } from "node:path";
 
 // src/rundir/schema.ts
 var PROBE_SCHEMA = PROBE.schema;
@@ -21363,6 +21497,9 @@ function obj(props, opts = {}) {
       return out;
     }
   };
+}
+function keyTree(s) {
+  return s.keys ?? null;
 }
 
 // src/rundir/probe-spec.ts
@@ -21580,6 +21717,24 @@ var PROBE_SPEC = obj({
     compile: line()
   })))
 });
+function keyDrift(spec, contract, prefix = "") {
+  const out = [];
+  const a = spec ?? {};
+  const b = contract ?? {};
+  for (const k of Object.keys(a)) if (!(k in b)) out.push(`spec: ${prefix}${k}`);
+  for (const k of Object.keys(b)) if (!(k in a)) out.push(`contract: ${prefix}${k}`);
+  for (const k of Object.keys(a)) {
+    if (!(k in b)) continue;
+    const x = a[k], y = b[k];
+    if (x === null !== (y === null)) out.push(`${x === null ? "contract" : "spec"}: ${prefix}${k}.* (an object there, a leaf on the other side)`);
+    else if (x && y) out.push(...keyDrift(x, y, `${prefix}${k}.`));
+  }
+  return out;
+}
+var drift = keyDrift(keyTree(PROBE_SPEC), PROBE_KEYS);
+if (drift.length) {
+  throw new Error(`src/rundir/probe-spec.ts and scripts/probe/contract.json probe.keys declare different probe.json keys: ${drift.join(", ")}`);
+}
 
 // src/tensor/index.ts
 import { extname } from "node:path";
@@ -22224,8 +22379,8 @@ function runDirReal(runDir) {
   return realpathSync3(runDir);
 }
 function runFile2(runDir, rel, field, missing2 = `missing (probe.json ${field} lists it)`) {
-  const shown3 = join4(runDir, rel);
-  if (isAbsolute(rel) || rel.split(/[\\/]/).includes("..")) throw new InputError(`${field} must be a relative path inside the run dir, got ${JSON.stringify(rel)}`, join4(runDir, RUN_FILES.probe));
+  const shown3 = join5(runDir, rel);
+  if (isAbsolute(rel) || rel.split(/[\\/]/).includes("..")) throw new InputError(`${field} must be a relative path inside the run dir, got ${JSON.stringify(rel)}`, join5(runDir, RUN_FILES.probe));
   const root = runDirReal(runDir);
   try {
     lstatSync2(shown3);
@@ -22249,7 +22404,7 @@ function runFile2(runDir, rel, field, missing2 = `missing (probe.json ${field} l
   return real;
 }
 function readProbeJson(runDir, requireBlock = true) {
-  const file = join4(runDir, RUN_FILES.probe);
+  const file = join5(runDir, RUN_FILES.probe);
   runDirReal(runDir);
   const real = runFile2(runDir, RUN_FILES.probe, "probe.json", "missing: the probe did not finish writing this run dir");
   let raw;
@@ -22311,7 +22466,7 @@ function crossCheck(p, requireBlock) {
   });
 }
 function tensorPath(runDir, entry) {
-  return join4(runDir, entry.file);
+  return join5(runDir, entry.file);
 }
 function openRunTensor(runDir, entry, field) {
   const shown3 = tensorPath(runDir, entry);
@@ -22329,9 +22484,21 @@ function openRunTensor(runDir, entry, field) {
 }
 
 // src/cache/reference.ts
-var KEY = /^[0-9a-f]{32}$/;
-var layerFile = (li) => `layer_${String(li).padStart(2, "0")}.npy`;
-var boundaryFile = (name) => `boundary_${name}.npy`;
+var KEY = new RegExp(`^[0-9a-f]{${REF_CACHE.key_hex_chars}}$`);
+var layerFile = (li) => REF_CACHE.layer_file.replace("{NN}", String(li).padStart(2, "0"));
+var boundaryFile = (name) => REF_CACHE.boundary_file.replace("{name}", name);
+function metaKey(name) {
+  if (!REF_CACHE.meta_keys.includes(name)) throw new Error(`contract.json reference_cache.meta_keys has no ${name}`);
+  return name;
+}
+var META = {
+  key: metaKey("key"),
+  inputs: metaKey("inputs"),
+  kind: metaKey("kind"),
+  storedLayers: metaKey("stored_layers"),
+  storedBoundaries: metaKey("stored_boundaries"),
+  createdAt: metaKey("created_at")
+};
 function boundarySources(runDir, p) {
   const out = /* @__PURE__ */ new Map();
   for (const [i, e] of (p.boundaries?.entries ?? []).entries()) {
@@ -22365,21 +22532,21 @@ function storeReference(root, runDir, p) {
     bounds = b;
   }
   const names = bounds ? [...bounds.keys()] : [];
-  const dest = join5(root, rec.key);
+  const dest = join6(root, rec.key);
   if (existsSync3(dest) && sound(dest, rec.key, wanted, names)) return { stored: false, why: "an entry for this key is already there" };
   mkdirSync2(root, { recursive: true });
-  const tmp = mkdtempSync(join5(root, `.${rec.key}.`));
+  const tmp = mkdtempSync(join6(root, `.${rec.key}.`));
   chmodSync2(tmp, 493);
   try {
-    for (const li of wanted) copyFileSync2(sources.get(li), join5(tmp, layerFile(li)));
-    for (const [name, src] of bounds ?? []) copyFileSync2(src, join5(tmp, boundaryFile(name)));
-    writeFileSync(join5(tmp, "meta.json"), JSON.stringify({
-      key: rec.key,
-      inputs: rec.inputs ?? null,
-      kind: rec.kind ?? p.reference.kind,
-      stored_layers: wanted,
-      ...bounds ? { stored_boundaries: names } : {},
-      created_at: (/* @__PURE__ */ new Date()).toISOString().replace(/\.\d+Z$/, "Z")
+    for (const li of wanted) copyFileSync2(sources.get(li), join6(tmp, layerFile(li)));
+    for (const [name, src] of bounds ?? []) copyFileSync2(src, join6(tmp, boundaryFile(name)));
+    writeFileSync(join6(tmp, REF_CACHE.meta), JSON.stringify({
+      [META.key]: rec.key,
+      [META.inputs]: rec.inputs ?? null,
+      [META.kind]: rec.kind ?? p.reference.kind,
+      [META.storedLayers]: wanted,
+      ...bounds ? { [META.storedBoundaries]: names } : {},
+      [META.createdAt]: (/* @__PURE__ */ new Date()).toISOString().replace(/\.\d+Z$/, "Z")
     }, null, 2) + "\n");
     if (existsSync3(dest)) {
       const old = `${dest}.old-${process.pid}`;
@@ -22402,17 +22569,17 @@ function storeReference(root, runDir, p) {
   return { stored: true, dir: dest, layers: wanted, ...bounds ? { boundaries: names } : {} };
 }
 function referenceRoot(cacheRoot, env = process.env) {
-  const r = env.NPU_BLOCK_GATE_REF_CACHE;
-  if (r && r.trim().toLowerCase() !== "none") return resolve2(r);
-  return isAbsolute2(cacheRoot) ? join5(cacheRoot, "reference") : resolve2(cacheRoot, "reference");
+  const r = env[REF_CACHE.env_root];
+  if (r && r.trim().toLowerCase() !== REF_CACHE.off_value) return resolve2(r);
+  return isAbsolute2(cacheRoot) ? join6(cacheRoot, REF_CACHE.subdir) : resolve2(cacheRoot, REF_CACHE.subdir);
 }
 function sound(dir, key, layers, boundaries) {
   try {
-    const meta = JSON.parse(readFileSync3(join5(dir, "meta.json"), "utf8"));
-    if (meta?.key !== key) return false;
-    const stored = meta.stored_boundaries;
+    const meta = JSON.parse(readFileSync3(join6(dir, REF_CACHE.meta), "utf8"));
+    if (meta?.[META.key] !== key) return false;
+    const stored = meta[META.storedBoundaries];
     if (boundaries.length && !(Array.isArray(stored) && boundaries.every((n) => stored.includes(n)))) return false;
-    const npy = (f2) => readFileSync3(join5(dir, f2)).subarray(0, 6).toString("latin1") === "\x93NUMPY";
+    const npy = (f2) => readFileSync3(join6(dir, f2)).subarray(0, 6).toString("latin1") === "\x93NUMPY";
     return layers.every((li) => npy(layerFile(li))) && boundaries.every((n) => npy(boundaryFile(n)));
   } catch {
     return false;
@@ -22768,7 +22935,7 @@ function finalize(acc, opts) {
 // src/metrics/native.ts
 import { existsSync as existsSync4 } from "node:fs";
 import { createRequire } from "node:module";
-import { dirname as dirname4, join as join6 } from "node:path";
+import { dirname as dirname4, join as join7 } from "node:path";
 import { fileURLToPath as fileURLToPath2 } from "node:url";
 var NATIVE_PATH_ENV = "NPU_BLOCK_GATE_NATIVE";
 var NATIVE_THREADS_ENV = "NPU_BLOCK_GATE_THREADS";
@@ -22782,13 +22949,13 @@ function nativeCandidates(from = dirname4(fileURLToPath2(import.meta.url)), env 
   const dirs = [];
   for (let dir = from; ; ) {
     dirs.push(dir);
-    if (existsSync4(join6(dir, "package.json"))) break;
+    if (existsSync4(join7(dir, "package.json"))) break;
     const up = dirname4(dir);
     if (up === dir) break;
     dir = up;
   }
-  const built = dirs.map((d) => join6(d, "native", "build", "Release", ADDON));
-  const prebuilt = process.platform === "linux" && process.arch === "x64" ? dirs.flatMap((d) => [join6(d, "dist", "native", PREBUILT), join6(d, "native", PREBUILT)]) : [];
+  const built = dirs.map((d) => join7(d, "native", "build", "Release", ADDON));
+  const prebuilt = process.platform === "linux" && process.arch === "x64" ? dirs.flatMap((d) => [join7(d, "dist", "native", PREBUILT), join7(d, "native", PREBUILT)]) : [];
   return [...built, ...prebuilt];
 }
 function threadsFrom(env) {
@@ -23346,11 +23513,11 @@ function lensWarning(lens) {
 }
 
 // src/bisect/judge.ts
-import { join as join8 } from "node:path";
+import { join as join9 } from "node:path";
 
 // src/rundir/bisect-spec.ts
 import { lstatSync as lstatSync4 } from "node:fs";
-import { join as join7 } from "node:path";
+import { join as join8 } from "node:path";
 var BISECT_SCHEMA = BISECT_CONTRACT.schema;
 var BISECT_SCHEMA_VERSION = BISECT_CONTRACT.version;
 var BISECT_DIR = BISECT_CONTRACT.dir;
@@ -23405,7 +23572,7 @@ var BISECT_SPEC = obj({
 }, { declare: false, rest: any() });
 var BISECT_JSON_MAX_BYTES = 16 << 20;
 function readBisectJson(runDir) {
-  const file = join7(runDir, BISECT_FILE);
+  const file = join8(runDir, BISECT_FILE);
   try {
     lstatSync4(file);
   } catch (e) {
@@ -23440,7 +23607,7 @@ async function judgeSteps(runDir, b, refPath, realLen, th) {
   const steps = [];
   for (const [i, s] of b.steps.entries()) {
     runFile2(runDir, s.file, `steps[${i}].file`, `missing (${BISECT_FILE} lists it)`);
-    const npu = openTensor(join8(runDir, s.file));
+    const npu = openTensor(join9(runDir, s.file));
     try {
       const ref = openTensor(refPath);
       try {
@@ -23771,7 +23938,7 @@ function modelDirAt(path) {
 
 // src/check/rundir.ts
 import { existsSync as existsSync5, lstatSync as lstatSync5, mkdirSync as mkdirSync3, readdirSync as readdirSync2, rmSync as rmSync3, statSync as statSync5 } from "node:fs";
-import { join as join9 } from "node:path";
+import { join as join10 } from "node:path";
 var RUN_ENTRIES = [...Object.values(RUN_FILES), CONTRACT.bisect.dir, CONTRACT.layers_dir, CONTRACT.boundaries.dir];
 function prepareRunDir(runDir, force) {
   let st;
@@ -23796,9 +23963,9 @@ function prepareRunDir(runDir, force) {
     }
     for (const name of RUN_ENTRIES) {
       try {
-        rmSync3(join9(runDir, name), { recursive: true, force: true });
+        rmSync3(join10(runDir, name), { recursive: true, force: true });
       } catch (e) {
-        throw fsError(e, join9(runDir, name), "cannot remove what an earlier run left");
+        throw fsError(e, join10(runDir, name), "cannot remove what an earlier run left");
       }
     }
   }
@@ -23809,16 +23976,16 @@ function prepareRunDir(runDir, force) {
   }
 }
 function removeStaleReports(runDir) {
-  const ours = existsSync5(join9(runDir, RUN_FILES.probe)) || (() => {
+  const ours = existsSync5(join10(runDir, RUN_FILES.probe)) || (() => {
     try {
-      return JSON.parse(readDocument(join9(runDir, RUN_FILES.report))?.toString("utf8") ?? "{}").schema === REPORT_SCHEMA;
+      return JSON.parse(readDocument(join10(runDir, RUN_FILES.report))?.toString("utf8") ?? "{}").schema === REPORT_SCHEMA;
     } catch {
       return false;
     }
   })();
   if (!ours) return;
   for (const name of [RUN_FILES.report, RUN_FILES.markdown]) {
-    const path = join9(runDir, name);
+    const path = join10(runDir, name);
     let st;
     try {
       st = lstatSync5(path);
@@ -23836,26 +24003,26 @@ function removeStaleReports(runDir) {
 
 // src/check/probe.ts
 import { chmodSync as chmodSync3, existsSync as existsSync8, lstatSync as lstatSync7, readdirSync as readdirSync4, statSync as statSync7, statfsSync } from "node:fs";
-import { basename as basename4, join as join12, resolve as resolve5 } from "node:path";
+import { basename as basename4, join as join13, resolve as resolve5 } from "node:path";
 
 // src/cache/kernel.ts
 import { createHash } from "node:crypto";
 import { cpSync, existsSync as existsSync6, mkdirSync as mkdirSync4, readdirSync as readdirSync3, readFileSync as readFileSync4, realpathSync as realpathSync4, renameSync as renameSync3, rmSync as rmSync4, statSync as statSync6, utimesSync, writeFileSync as writeFileSync2 } from "node:fs";
 import { homedir } from "node:os";
-import { basename as basename3, dirname as dirname6, isAbsolute as isAbsolute3, join as join10, relative as relative2, sep as sep2 } from "node:path";
+import { basename as basename3, dirname as dirname6, isAbsolute as isAbsolute3, join as join11, relative as relative2, sep as sep2 } from "node:path";
 var KERNEL_CACHE_VERSION = 1;
 var DEFAULT_MAX_BYTES = 20 * 1024 ** 3;
 function defaultCacheRoot(env = process.env) {
   if (env.NPU_BLOCK_GATE_CACHE_DIR) return env.NPU_BLOCK_GATE_CACHE_DIR;
-  const base = env.XDG_CACHE_HOME || join10(homedir(), ".cache");
-  return join10(base, "npu-block-gate");
+  const base = env.XDG_CACHE_HOME || join11(homedir(), ".cache");
+  return join11(base, "npu-block-gate");
 }
 var SKIP_DIR = /^(build_[^/]*|docs|__pycache__|\.git|air_project|node_modules)$/;
 var SKIP_FILE = /(\.pyc|\.md|~|\.swp)$|^\.gitignore$/;
 function listFiles(dir, out = []) {
   if (!existsSync6(dir)) return out;
   for (const e of readdirSync3(dir, { withFileTypes: true })) {
-    const p = join10(dir, e.name);
+    const p = join11(dir, e.name);
     if (e.isDirectory()) {
       if (!SKIP_DIR.test(e.name)) listFiles(p, out);
     } else if (e.isFile() && !SKIP_FILE.test(e.name)) out.push(p);
@@ -23863,12 +24030,12 @@ function listFiles(dir, out = []) {
   return out;
 }
 function fallbackFiles(k) {
-  const roots = [k.modelDir, join10(k.airRoot, "programming_examples/llms/shared"), join10(k.airRoot, "programming_examples/kernel_registry")];
+  const roots = [k.modelDir, join11(k.airRoot, "programming_examples/llms/shared"), join11(k.airRoot, "programming_examples/kernel_registry")];
   return roots.flatMap((root) => listFiles(root).sort()).map((f2) => relative2(k.airRoot, f2).split(sep2).join("/"));
 }
 function insideRoot(airRoot, rel) {
   if (!rel || isAbsolute3(rel) || rel.split(/[\\/]/).includes("..")) return null;
-  return join10(airRoot, rel);
+  return join11(airRoot, rel);
 }
 function kernelCacheKey(k) {
   const h = createHash("sha256");
@@ -23883,12 +24050,12 @@ function kernelCacheKey(k) {
 `);
   }
   const env = k.inputs ? Object.fromEntries(Object.entries(k.inputs.env ?? {}).sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0)) : null;
-  const emulated = existsSync6(join10(k.airRoot, "AIR_MINI")) ? realpathSync4(k.airRoot) : null;
+  const emulated = existsSync6(join11(k.airRoot, "AIR_MINI")) ? realpathSync4(k.airRoot) : null;
   h.update(JSON.stringify({ config: k.config, seqLen: k.seqLen, cpuAttn: k.cpuAttn, toolchain: k.toolchain ?? null, compile: k.compileCommand, env, emulated }));
   return { key: h.digest("hex").slice(0, 32), files: rels.length };
 }
 function rebaseManifest(dir, target) {
-  const file = join10(dir, "manifest.json");
+  const file = join11(dir, "manifest.json");
   if (!existsSync6(file)) return { ok: true, rewritten: 0 };
   let m;
   try {
@@ -23904,8 +24071,8 @@ function rebaseManifest(dir, target) {
       if (v === null || v === void 0) continue;
       if (typeof v !== "string" || !v) return { ok: false, why: `entry ${name}: ${field} is not a path` };
       const base = basename3(v.replace(/\\/g, "/"));
-      if (!existsSync6(join10(dir, base))) return { ok: false, why: `entry ${name}: ${base} is not in the stored cache` };
-      const now = join10(target, base);
+      if (!existsSync6(join11(dir, base))) return { ok: false, why: `entry ${name}: ${base} is not in the stored cache` };
+      const now = join11(target, base);
       if (v !== now) {
         e[field] = now;
         rewritten++;
@@ -23918,7 +24085,7 @@ function rebaseManifest(dir, target) {
 function dirBytes(dir) {
   let n = 0;
   for (const e of readdirSync3(dir, { withFileTypes: true })) {
-    const p = join10(dir, e.name);
+    const p = join11(dir, e.name);
     n += e.isDirectory() ? dirBytes(p) : statSync6(p).size;
   }
   return n;
@@ -23932,10 +24099,10 @@ var KernelStore = class {
   maxBytes;
   entry(key) {
     if (!/^[0-9a-f]{16,64}$/.test(key)) throw new Error(`bad kernel cache key ${key}`);
-    return join10(this.root, "kernels", key);
+    return join11(this.root, "kernels", key);
   }
   meta(key) {
-    const f2 = join10(this.entry(key), "meta.json");
+    const f2 = join11(this.entry(key), "meta.json");
     if (!existsSync6(f2)) return null;
     try {
       return JSON.parse(readFileSync4(f2, "utf8"));
@@ -23950,7 +24117,7 @@ var KernelStore = class {
    */
   restore(key, target, refused) {
     const meta = this.meta(key);
-    const src = join10(this.entry(key), "cache");
+    const src = join11(this.entry(key), "cache");
     if (!meta || !existsSync6(src)) return null;
     const parent = dirname6(target);
     const made = existsSync6(parent) ? null : mkdirSync4(parent, { recursive: true }) ?? parent;
@@ -23967,7 +24134,7 @@ var KernelStore = class {
     rmSync4(target, { recursive: true, force: true });
     renameSync3(tmp, target);
     const now = /* @__PURE__ */ new Date();
-    utimesSync(join10(this.entry(key), "meta.json"), now, now);
+    utimesSync(join11(this.entry(key), "meta.json"), now, now);
     return meta;
   }
   /** Stores source under key (atomically: copied aside, then renamed into place), then trims the store. */
@@ -23975,12 +24142,12 @@ var KernelStore = class {
     const dest = this.entry(key);
     const existing = this.meta(key);
     if (existing) return existing;
-    const tmp = join10(this.root, "kernels", `.tmp-${key}-${process.pid}`);
+    const tmp = join11(this.root, "kernels", `.tmp-${key}-${process.pid}`);
     rmSync4(tmp, { recursive: true, force: true });
     mkdirSync4(tmp, { recursive: true });
-    cpSync(source, join10(tmp, "cache"), { recursive: true });
-    const full = { key, ...meta, bytes: dirBytes(join10(tmp, "cache")) };
-    writeFileSync2(join10(tmp, "meta.json"), JSON.stringify(full, null, 2) + "\n");
+    cpSync(source, join11(tmp, "cache"), { recursive: true });
+    const full = { key, ...meta, bytes: dirBytes(join11(tmp, "cache")) };
+    writeFileSync2(join11(tmp, "meta.json"), JSON.stringify(full, null, 2) + "\n");
     try {
       renameSync3(tmp, dest);
     } catch (e) {
@@ -23991,13 +24158,13 @@ var KernelStore = class {
     return full;
   }
   list() {
-    const dir = join10(this.root, "kernels");
+    const dir = join11(this.root, "kernels");
     if (!existsSync6(dir)) return [];
     const out = [];
     for (const name of readdirSync3(dir)) {
       if (name.startsWith(".")) continue;
       const m = this.meta(name);
-      if (m) out.push({ ...m, used: statSync6(join10(dir, name, "meta.json")).mtimeMs });
+      if (m) out.push({ ...m, used: statSync6(join11(dir, name, "meta.json")).mtimeMs });
     }
     return out;
   }
@@ -24018,7 +24185,7 @@ var KernelStore = class {
 
 // src/check/kernels.ts
 import { existsSync as existsSync7, lstatSync as lstatSync6 } from "node:fs";
-import { isAbsolute as isAbsolute4, join as join11, relative as relative3, resolve as resolve4, sep as sep3 } from "node:path";
+import { isAbsolute as isAbsolute4, join as join12, relative as relative3, resolve as resolve4, sep as sep3 } from "node:path";
 function kernelTarget(model, rel) {
   if (!model.airRoot) return { refused: "the model dir is not inside an mlir-air tree (programming_examples/llms/<model>)" };
   if (isAbsolute4(rel) || rel.split(/[\\/]/).includes("..")) return { refused: `kernel_cache.dir ${JSON.stringify(rel.slice(0, 200))} is not a relative path below the tree` };
@@ -24027,7 +24194,7 @@ function kernelTarget(model, rel) {
   if (!inside || inside.startsWith("..") || isAbsolute4(inside)) return { refused: `kernel_cache.dir ${JSON.stringify(rel.slice(0, 200))} is not inside the model dir` };
   let at = model.dir;
   for (const part of inside.split(sep3)) {
-    at = join11(at, part);
+    at = join12(at, part);
     let st;
     try {
       st = lstatSync6(at);
@@ -24075,7 +24242,7 @@ function recordKernels(runDir, c) {
   const kc = p.kernel_cache;
   const hit = !!c.restored && (kc.compiled ?? []).length === 0;
   const next = { ...p, kernel_cache: { ...kc, key: c.key, hit, seconds_saved: hit ? c.restored?.compile_seconds ?? null : null } };
-  writeAtomic(join11(runDir, RUN_FILES.probe), JSON.stringify(next, null, 2) + "\n", false);
+  writeAtomic(join12(runDir, RUN_FILES.probe), JSON.stringify(next, null, 2) + "\n", false);
 }
 function storeKernels(c, p, now, log) {
   const compiled = p.kernel_cache.compiled ?? [];
@@ -24135,7 +24302,7 @@ function groupWritable(dir) {
     const st = lstatSync7(p);
     if (st.isSymbolicLink()) return;
     chmodSync3(p, st.mode & 4095 | (st.isDirectory() ? 56 : 48));
-    if (st.isDirectory()) for (const n of readdirSync4(p)) walk2(join12(p, n));
+    if (st.isDirectory()) for (const n of readdirSync4(p)) walk2(join13(p, n));
   };
   try {
     walk2(dir);
@@ -24221,7 +24388,7 @@ async function bisectStep(plan, probed, runDir, log) {
 }
 
 // src/check/documents.ts
-import { join as join13 } from "node:path";
+import { join as join14 } from "node:path";
 
 // src/docs/text.ts
 function decodeDoc(buf) {
@@ -25247,8 +25414,8 @@ function readDoc(path) {
   return b === null ? null : decodeDoc(b);
 }
 function readDocs(modelDir) {
-  const phase2Path = join13(modelDir, DOC_PATHS.phase2);
-  const todoPath = join13(modelDir, DOC_PATHS.todo);
+  const phase2Path = join14(modelDir, DOC_PATHS.phase2);
+  const todoPath = join14(modelDir, DOC_PATHS.todo);
   return { phase2Path, todoPath, phase2: readDoc(phase2Path), todo: readDoc(todoPath) };
 }
 function baselineIn(old, view) {
@@ -25270,8 +25437,8 @@ function reportWrites(report, runDir) {
   return {
     markdown,
     writes: [
-      { path: join13(runDir, RUN_FILES.markdown), data: Buffer.from(markdown, "utf8"), follow: false },
-      { path: join13(runDir, RUN_FILES.report), data: Buffer.from(toJson(report), "utf8"), follow: false }
+      { path: join14(runDir, RUN_FILES.markdown), data: Buffer.from(markdown, "utf8"), follow: false },
+      { path: join14(runDir, RUN_FILES.report), data: Buffer.from(toJson(report), "utf8"), follow: false }
     ]
   };
 }
@@ -25292,7 +25459,7 @@ function docsModelDir(plan, p) {
   if (plan.modelDir) return modelDirAt(plan.modelDir).dir;
   const rel = p.model.dir;
   if (!p.environment.air_root || isAbsolute5(rel) || rel.split(/[\\/]/).includes("..")) return null;
-  const candidate = join14(p.environment.air_root, rel);
+  const candidate = join15(p.environment.air_root, rel);
   return existsSync9(candidate) ? candidate : null;
 }
 function commitOf(plan, p, env) {
@@ -25548,7 +25715,7 @@ import { resolve as resolve14 } from "node:path";
 // src/agent/machine.ts
 import { spawn as spawnAsync, spawnSync as spawnSync3 } from "node:child_process";
 import { existsSync as existsSync10, readdirSync as readdirSync5, readFileSync as readFileSync5, readlinkSync, statfsSync as statfsSync2, statSync as statSync8 } from "node:fs";
-import { join as join15, resolve as resolve7 } from "node:path";
+import { join as join16, resolve as resolve7 } from "node:path";
 import { homedir as homedir2, hostname, userInfo } from "node:os";
 var DEFAULT_TIMEOUT_MS = 15e3;
 var KEEP_BYTES = 16 * 1024 * 1024;
@@ -25704,7 +25871,7 @@ var Machine = class {
   }
   /** A system path under the root prefix: path('/proc/locks'). */
   path(p) {
-    return this.root === "/" ? p : join15(this.root, p);
+    return this.root === "/" ? p : join16(this.root, p);
   }
   exists(p) {
     return existsSync10(this.path(p));
@@ -25773,7 +25940,7 @@ var Machine = class {
   /** A command on PATH, or the first existing fallback path under the root prefix; null when neither. */
   which(cmd, fallbacks = []) {
     for (const dir of (this.env.PATH ?? "").split(":").filter(Boolean)) {
-      if (existsSync10(join15(dir, cmd))) return join15(dir, cmd);
+      if (existsSync10(join16(dir, cmd))) return join16(dir, cmd);
     }
     for (const f2 of fallbacks) if (this.exists(f2)) return this.path(f2);
     return null;
@@ -25798,7 +25965,7 @@ var Machine = class {
 
 // src/agent/doctor.ts
 import { accessSync, constants as constants3, existsSync as existsSync11, readdirSync as readdirSync6 } from "node:fs";
-import { basename as basename6, dirname as dirname8, join as join18, resolve as resolve9 } from "node:path";
+import { basename as basename6, dirname as dirname8, resolve as resolve9 } from "node:path";
 
 // src/agent/signatures.ts
 var RELOAD = "sudo modprobe -r amdxdna && sudo modprobe amdxdna";
@@ -26231,8 +26398,8 @@ async function waitLock(m, path, timeoutMs, progress) {
 
 // src/agent/state.ts
 import { mkdirSync as mkdirSync5, readFileSync as readFileSync6, appendFileSync } from "node:fs";
-import { dirname as dirname7, join as join16, resolve as resolve8 } from "node:path";
-var defaultStateDir = (m) => resolve8(m.env.NPU_BLOCK_GATE_STATE_DIR || join16(m.home(), ".npu-block-gate", "state"));
+import { dirname as dirname7, join as join17, resolve as resolve8 } from "node:path";
+var defaultStateDir = (m) => resolve8(m.env.NPU_BLOCK_GATE_STATE_DIR || join17(m.home(), ".npu-block-gate", "state"));
 var STATE_FILES = {
   functional: "functional.json",
   job: "job.json",
@@ -26419,11 +26586,11 @@ function resetAfter(log, t) {
 }
 
 // src/agent/functional.ts
-import { join as join17 } from "node:path";
+import { join as join18 } from "node:path";
 var FUNCTIONAL_MAX_AGE_S = 600;
 var FUNCTIONAL_TIMEOUT_S = 30;
 var XRT_SMI_FALLBACK = "/opt/xilinx/xrt/bin/xrt-smi";
-var functionalPath = (stateDir) => join17(stateDir, STATE_FILES.functional);
+var functionalPath = (stateDir) => join18(stateDir, STATE_FILES.functional);
 function lastFunctional(stateDir) {
   return readJson(functionalPath(stateDir));
 }
@@ -26747,14 +26914,9 @@ function checkDisk(m, id2, label2, path, min) {
   if (f2.free < min) return host.warn(id2, `${detail} (under ${formatBytes(min)})`, `free space: npu-block-gate agent cache gc --max-bytes 5G, and clear old runs/ and build_peano/ dirs`);
   return host.ok(id2, detail);
 }
-function hfHubCache(env, home) {
-  if (env.HF_HUB_CACHE) return env.HF_HUB_CACHE;
-  if (env.HF_HOME) return join18(env.HF_HOME, "hub");
-  return join18(env.XDG_CACHE_HOME || join18(home, ".cache"), "huggingface", "hub");
-}
 function checkHfCache(m) {
   const dir = hfHubCache(m.env, m.home());
-  const offline = /^(1|true|yes|on)$/i.test(m.env.HF_HUB_OFFLINE ?? "");
+  const offline = hfOffline(m.env);
   let entries = [];
   try {
     entries = readdirSync6(dir).filter((n) => !n.startsWith("."));
@@ -26936,9 +27098,9 @@ function renderFleet(rows) {
 
 // src/agent/runner.ts
 import { readFileSync as readFileSync7, statSync as statSync9 } from "node:fs";
-import { join as join19, resolve as resolve10 } from "node:path";
+import { join as join20, resolve as resolve10 } from "node:path";
 function readRunnerSettings(runnerDir) {
-  const file = join19(resolve10(runnerDir), ".runner");
+  const file = join20(resolve10(runnerDir), ".runner");
   let text4;
   try {
     text4 = readFileSync7(file, "utf8");
@@ -26958,7 +27120,7 @@ function readRunnerSettings(runnerDir) {
 function serviceName(runnerDir) {
   if (!runnerDir) return null;
   try {
-    return readFileSync7(join19(resolve10(runnerDir), ".service"), "utf8").trim() || null;
+    return readFileSync7(join20(resolve10(runnerDir), ".service"), "utf8").trim() || null;
   } catch {
     return null;
   }
@@ -26991,7 +27153,7 @@ function runnerAccount(m, runnerDir) {
   if (!runnerDir) return null;
   let uid;
   try {
-    uid = statSync9(join19(resolve10(runnerDir), ".runner")).uid;
+    uid = statSync9(join20(resolve10(runnerDir), ".runner")).uid;
   } catch {
     return null;
   }
@@ -27003,11 +27165,11 @@ var drainSudoersRule = (user, service, systemctl = "/usr/bin/systemctl") => `${u
 
 // src/agent/status.ts
 import { existsSync as existsSync12, readdirSync as readdirSync7, readFileSync as readFileSync9, statSync as statSync11 } from "node:fs";
-import { join as join21 } from "node:path";
+import { join as join22 } from "node:path";
 
 // src/agent/drain.ts
 import { readFileSync as readFileSync8, rmSync as rmSync5, statSync as statSync10 } from "node:fs";
-import { join as join20, resolve as resolve11 } from "node:path";
+import { join as join21, resolve as resolve11 } from "node:path";
 
 // node_modules/universal-user-agent/index.js
 function getUserAgent() {
@@ -31278,7 +31440,7 @@ var Labels = class {
     return this.call("POST", "", { labels: labels2 });
   }
 };
-var drainPath = (stateDir) => join20(stateDir, STATE_FILES.drain);
+var drainPath = (stateDir) => join21(stateDir, STATE_FILES.drain);
 var readDrain = (stateDir) => readJson(drainPath(stateDir));
 var AgentOctokit = Octokit2.plugin(retry);
 function octokitFor(m, scope, token) {
@@ -31353,7 +31515,7 @@ async function drain(m, o) {
     return { record: record3, lines };
   }
   const svc = serviceName(o.runnerDir);
-  if (!svc) throw new InputError("no .service file (svc.sh install writes it): drain needs the runner installed as a service, or --token-file to drain by label", join20(resolve11(o.runnerDir), ".service"));
+  if (!svc) throw new InputError("no .service file (svc.sh install writes it): drain needs the runner installed as a service, or --token-file to drain by label", join21(resolve11(o.runnerDir), ".service"));
   const rec = (state, evidence) => ({ ...base, method: "service", labels: [], service: svc, state, evidence });
   const refuse = (e) => {
     if (prev?.state !== "drained") writeJson(drainPath(o.stateDir), rec("refused", oneLine(e)));
@@ -31451,7 +31613,7 @@ async function undrain(m, o) {
     lines.push(`restored label${want.length > 1 ? "s" : ""} ${want.join(", ")} on runner ${settings.agentName ?? settings.agentId} (id ${settings.agentId}); read back: present`);
   } else {
     const svc = rec?.service ?? serviceName(o.runnerDir);
-    if (!svc) throw new InputError("no .service file: start the runner yourself (./run.sh)", join20(resolve11(o.runnerDir), ".service"));
+    if (!svc) throw new InputError("no .service file: start the runner yourself (./run.sh)", join21(resolve11(o.runnerDir), ".service"));
     const r = m.run("sudo", ["-n", "systemctl", "start", svc], 12e4);
     if (r.status !== 0) throw new InfraError(`sudo -n systemctl start ${svc} failed: ${why(r)}; ${sudoersHint(m, svc)}`);
     const state = serviceState(m, svc);
@@ -31466,10 +31628,10 @@ async function undrain(m, o) {
 var INNER_NPU_LOCK = "/tmp/npu.lock";
 function lastRuns(dir, n = 3) {
   if (!existsSync12(dir)) return [];
-  const dirs = readdirSync7(dir, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => ({ p: join21(dir, e.name), t: statSync11(join21(dir, e.name)).mtimeMs })).sort((a, b) => b.t - a.t).slice(0, n);
+  const dirs = readdirSync7(dir, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => ({ p: join22(dir, e.name), t: statSync11(join22(dir, e.name)).mtimeMs })).sort((a, b) => b.t - a.t).slice(0, n);
   return dirs.map(({ p }) => {
     try {
-      const r = JSON.parse(readFileSync9(join21(p, "report.json"), "utf8"));
+      const r = JSON.parse(readFileSync9(join22(p, "report.json"), "utf8"));
       return { dir: p, outcome: r.outcome ?? null, model: r.model?.name ?? null, created_at: r.created_at ?? null };
     } catch {
       return { dir: p, outcome: null, model: null, created_at: null };
@@ -31525,7 +31687,7 @@ function status(m, o = {}) {
   const p = runXrtSmi(m, ["examine", "-r", "platform"], 2e4);
   const f2 = lastFunctional(stateDir);
   const versions = { xrt: xrt?.xrt ?? null, amdxdna: driverVersion(m) ?? xrt?.amdxdna ?? null, firmware: npu?.fwVersion ?? xrt?.firmware ?? null };
-  const lastJob = readJson(join21(stateDir, STATE_FILES.lastJob));
+  const lastJob = readJson(join22(stateDir, STATE_FILES.lastJob));
   const cacheRoot = o.cacheDir ?? defaultCacheRoot(m.env);
   const entries = new KernelStore(cacheRoot).list();
   return {
@@ -31547,7 +31709,7 @@ function status(m, o = {}) {
     functional: f2 ? { at: f2.at, status: f2.status, detail: f2.detail } : null,
     drain: drainStatus(m, stateDir),
     cache: { root: cacheRoot, entries: entries.length, bytes: entries.reduce((n, e) => n + e.bytes, 0) },
-    runs: lastRuns(o.runsDir ?? join21(m.cwd, "runs"))
+    runs: lastRuns(o.runsDir ?? join22(m.cwd, "runs"))
   };
 }
 function renderStatus(s) {
@@ -31610,17 +31772,17 @@ import { createHash as createHash3 } from "node:crypto";
 import { createRequire as createRequire2 } from "node:module";
 import { existsSync as existsSync14, mkdirSync as mkdirSync6, readdirSync as readdirSync8, readFileSync as readFileSync11, rmSync as rmSync7, statSync as statSync13, writeFileSync as writeFileSync3, appendFileSync as appendFileSync2 } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname as dirname9, extname as extname2, join as join23, resolve as resolve12 } from "node:path";
+import { dirname as dirname9, extname as extname2, join as join24, resolve as resolve12 } from "node:path";
 import { fileURLToPath as fileURLToPath3, pathToFileURL } from "node:url";
 
 // src/agent/metrics.ts
 import { existsSync as existsSync13, readFileSync as readFileSync10, renameSync as renameSync4, rmSync as rmSync6, statSync as statSync12 } from "node:fs";
-import { join as join22 } from "node:path";
+import { join as join23 } from "node:path";
 var JOBS_MAX_BYTES = 1024 * 1024;
 var JOBS_MAX_AGE_DAYS = 30;
 function appendJob(stateDir, line2, o) {
-  const path = join22(stateDir, STATE_FILES.jobs);
-  const old = join22(stateDir, STATE_FILES.jobsOld);
+  const path = join23(stateDir, STATE_FILES.jobs);
+  const old = join23(stateDir, STATE_FILES.jobsOld);
   const maxBytes = o.maxBytes ?? JOBS_MAX_BYTES;
   const maxAgeMs = (o.maxAgeDays ?? JOBS_MAX_AGE_DAYS) * 864e5;
   let rotated = false;
@@ -31646,7 +31808,7 @@ function appendJob(stateDir, line2, o) {
   return { rotated, dropped };
 }
 function countJob(stateDir, outcome) {
-  const path = join22(stateDir, STATE_FILES.counters);
+  const path = join23(stateDir, STATE_FILES.counters);
   const prev = readJson(path) ?? {};
   const c = Object.fromEntries(JOB_OUTCOMES.map((k) => [k, Number.isFinite(prev[k]) ? prev[k] : 0]));
   c[outcome]++;
@@ -31705,12 +31867,12 @@ function selfCommand() {
     let loader = [];
     try {
       const pkg = createRequire2(import.meta.url).resolve("tsx/package.json");
-      loader = ["--import", pathToFileURL(join23(dirname9(pkg), "dist", "loader.mjs")).href];
+      loader = ["--import", pathToFileURL(join24(dirname9(pkg), "dist", "loader.mjs")).href];
     } catch {
     }
     return { node: process.execPath, execArgv: loader, script: resolve12(dirname9(here), "..", "cli.ts"), kind: "source" };
   }
-  const sibling = join23(dirname9(here), "cli.js");
+  const sibling = join24(dirname9(here), "cli.js");
   return { node: process.execPath, execArgv: [], script: existsSync14(sibling) ? sibling : here, kind: "bundle" };
 }
 function unstableReason(path, env = process.env) {
@@ -31739,9 +31901,9 @@ function installCli(self2, dir, env) {
     throw new InputError(`cannot read the CLI to copy it (${oneLine(e)})`, self2.script);
   }
   const hash = createHash3("sha256").update(bytes).digest("hex").slice(0, 12);
-  const root = join23(dir, "cli");
-  const dest = join23(root, hash, "cli.js");
-  const pkg = join23(root, hash, "package.json");
+  const root = join24(dir, "cli");
+  const dest = join24(root, hash, "cli.js");
+  const pkg = join24(root, hash, "package.json");
   const pkgText = JSON.stringify({ type: "module", private: true, description: "the copy of npu-block-gate the runner hooks run" }) + "\n";
   let line2 = `unchanged copy of the CLI ${dest}`;
   if (!existsSync14(dest) || !readFileSync11(dest).equals(bytes) || !existsSync14(pkg)) {
@@ -31750,10 +31912,10 @@ function installCli(self2, dir, env) {
     writeAtomic(dest, bytes, { mode: 493, follow: false });
     line2 = `installed a copy of the CLI ${dest} (from ${self2.script}; the hooks no longer depend on where that lives)`;
   }
-  for (const old of readdirSync8(root)) if (old !== hash) rmSync7(join23(root, old), { recursive: true, force: true });
+  for (const old of readdirSync8(root)) if (old !== hash) rmSync7(join24(root, old), { recursive: true, force: true });
   return { argv: [self2.node, ...self2.execArgv, dest], line: line2 };
 }
-var defaultHooksDir = (m) => join23(m.home(), ".npu-block-gate", "hooks");
+var defaultHooksDir = (m) => join24(m.home(), ".npu-block-gate", "hooks");
 var sq = (s) => /^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
 function chainCommand(path, node) {
   switch (extname2(path)) {
@@ -31838,8 +32000,8 @@ function installHooks(o) {
   if (o.drainOnFailure && !runner) throw new InputError("needs --runner-dir (its .runner names the runner; its .service the service to stop)", "--drain-on-failure");
   mkdirSync6(dir, { recursive: true });
   const report = [];
-  const paths = { "job-started": join23(dir, "job-started.sh"), "job-completed": join23(dir, "job-completed.sh") };
-  const envPath = runner ? join23(runner, ".env") : null;
+  const paths = { "job-started": join24(dir, "job-started.sh"), "job-completed": join24(dir, "job-completed.sh") };
+  const envPath = runner ? join24(runner, ".env") : null;
   let envText = "";
   let envMode = 420;
   if (envPath) {
@@ -31950,7 +32112,7 @@ async function jobStarted(m, o) {
     out += annotation("warning", `npu-block-gate: ${c.id}`, checkNote(c));
     warnings++;
   }
-  const last = readJson(join23(o.stateDir, STATE_FILES.lastJob));
+  const last = readJson(join24(o.stateDir, STATE_FILES.lastJob));
   const changes = versionChanges(last?.versions, rep.facts.versions);
   if (changes.length) {
     out += annotation("warning", "npu-block-gate: versions changed", `since the last job (${last.finished_at}): ${describeChanges(changes)}; a result that differs from before may come from this`);
@@ -31967,7 +32129,7 @@ async function jobStarted(m, o) {
   };
   const save = () => {
     try {
-      writeJson(join23(o.stateDir, STATE_FILES.job), job);
+      writeJson(join24(o.stateDir, STATE_FILES.job), job);
     } catch {
     }
   };
@@ -31991,7 +32153,7 @@ async function jobStarted(m, o) {
 }
 var day = (d) => d.toISOString().slice(0, 10);
 async function recordDiagnostics(m, dir, bdf = null) {
-  const logs = join23(resolve12(dir), "logs");
+  const logs = join24(resolve12(dir), "logs");
   mkdirSync6(logs, { recursive: true });
   const now = m.now();
   const e = m.env;
@@ -32002,14 +32164,14 @@ async function recordDiagnostics(m, dir, bdf = null) {
   const x = runXrtSmi(m);
   if (x.missing) parts.push("--- xrt-smi examine: not found");
   else parts.push(`--- xrt-smi examine (exit ${x.status ?? x.error})`, (x.stdout + x.stderr).trimEnd());
-  const log = join23(logs, `${day(now)}.log`);
+  const log = join24(logs, `${day(now)}.log`);
   appendFileSync2(log, parts.join("\n") + "\n");
   const oldest = day(new Date(now.getTime() - (LOG_DAYS - 1) * 864e5));
   const pruned = [];
   for (const n of readdirSync8(logs)) {
     const m2 = /^(\d{4}-\d{2}-\d{2})\.log$/.exec(n);
     if (m2 && m2[1] < oldest) {
-      rmSync7(join23(logs, n), { force: true });
+      rmSync7(join24(logs, n), { force: true });
       pruned.push(n);
     }
   }
@@ -32064,7 +32226,7 @@ async function jobCompleted(m, o) {
   }
   try {
     const now = m.now();
-    const job = readJson(join23(o.stateDir, STATE_FILES.job));
+    const job = readJson(join24(o.stateDir, STATE_FILES.job));
     const started = job ? new Date(job.started_at) : null;
     const f2 = lastFunctional(o.stateDir);
     const drainNow = drainStatus(m, o.stateDir);
@@ -32088,12 +32250,12 @@ async function jobCompleted(m, o) {
     };
     const rot = appendJob(o.stateDir, line2, { now, maxBytes: o.jobsMaxBytes, maxAgeDays: o.jobsMaxAgeDays });
     const counts = countJob(o.stateDir, outcome);
-    const textfile = o.textfile ?? join23(o.stateDir, STATE_FILES.textfile);
+    const textfile = o.textfile ?? join24(o.stateDir, STATE_FILES.textfile);
     writeTextfile(textfile, line2, counts);
     const last = { finished_at: line2.ts, versions: rep.facts.versions, device_ok: line2.device_ok, outcome, run_id: line2.run_id };
-    writeJson(join23(o.stateDir, STATE_FILES.lastJob), last);
-    rmSync7(join23(o.stateDir, STATE_FILES.job), { force: true });
-    say(`npu-block-gate: job recorded in ${join23(o.stateDir, STATE_FILES.jobs)}${rot.rotated ? " (rotated the previous lines to jobs.ndjson.1)" : ""}; metrics in ${textfile}`);
+    writeJson(join24(o.stateDir, STATE_FILES.lastJob), last);
+    rmSync7(join24(o.stateDir, STATE_FILES.job), { force: true });
+    say(`npu-block-gate: job recorded in ${join24(o.stateDir, STATE_FILES.jobs)}${rot.rotated ? " (rotated the previous lines to jobs.ndjson.1)" : ""}; metrics in ${textfile}`);
   } catch (e) {
     say(`npu-block-gate: metrics not recorded: ${oneLine(e)}`);
   }
@@ -32103,7 +32265,7 @@ async function jobCompleted(m, o) {
 
 // src/agent/setup.ts
 import { closeSync as closeSync5, constants as constants4, fchmodSync as fchmodSync2, fchownSync as fchownSync2, fstatSync as fstatSync4, lstatSync as lstatSync8, mkdirSync as mkdirSync7, openSync as openSync5, readdirSync as readdirSync9, readFileSync as readFileSync12, realpathSync as realpathSync5 } from "node:fs";
-import { dirname as dirname10, isAbsolute as isAbsolute6, join as join24, resolve as resolve13 } from "node:path";
+import { dirname as dirname10, isAbsolute as isAbsolute6, join as join25, resolve as resolve13 } from "node:path";
 var DEFAULT_PROBE_USER = "npu-probe";
 var PROBE_GROUP = "npu-block-gate";
 var SUDOERS_FILE = "/etc/sudoers.d/npu-block-gate";
@@ -32240,7 +32402,7 @@ function readPlain(p) {
 }
 function workFolder(runnerDir) {
   try {
-    const j = JSON.parse((readPlain(join24(runnerDir, ".runner")) ?? "").replace(/^\uFEFF/, ""));
+    const j = JSON.parse((readPlain(join25(runnerDir, ".runner")) ?? "").replace(/^\uFEFF/, ""));
     if (typeof j.workFolder === "string" && j.workFolder.trim()) return j.workFolder.trim();
   } catch {
   }
@@ -32273,25 +32435,25 @@ function resolveInputs(m, fs, db, o, uid) {
   if (!runner) throw new InputError(`no user ${runnerName2} (the user the runner service runs as): pass --runner-user`, m.path("/etc/passwd"));
   let runnerDir = o.runnerDir ? resolve13(o.runnerDir) : null;
   if (!runnerDir && !o.workDir) {
-    const guess = join24(runner.home, "actions-runner");
-    if (readPlain(join24(guess, ".runner")) !== null) runnerDir = guess;
+    const guess = join25(runner.home, "actions-runner");
+    if (readPlain(join25(guess, ".runner")) !== null) runnerDir = guess;
     else throw new InputError(`pass --runner-dir (the runner's install dir, with its .runner file) or --work-dir: no runner at ${guess}`, "--runner-dir");
   }
-  if (runnerDir && readPlain(join24(runnerDir, ".runner")) === null && !o.workDir) {
-    throw new InputError("no .runner file: is --runner-dir the runner's install dir (where config.sh wrote it)?", join24(runnerDir, ".runner"));
+  if (runnerDir && readPlain(join25(runnerDir, ".runner")) === null && !o.workDir) {
+    throw new InputError("no .runner file: is --runner-dir the runner's install dir (where config.sh wrote it)?", join25(runnerDir, ".runner"));
   }
   const wf = runnerDir ? workFolder(runnerDir) : "_work";
-  const workDir = o.workDir ? resolve13(o.workDir) : isAbsolute6(wf) ? wf : join24(runnerDir, wf);
+  const workDir = o.workDir ? resolve13(o.workDir) : isAbsolute6(wf) ? wf : join25(runnerDir, wf);
   const wst = fs.lstat(workDir);
   if (wst && wst.kind !== "dir") throw new InputError("not a directory: is it the runner's work dir (--work-dir)?", workDir);
   if (wst && wst.uid !== runner.uid) throw new InputError(`owned by uid ${wst.uid}, not by the runner user ${runner.name}: is it the runner's work dir (--work-dir, --runner-user)?`, workDir);
   if (!wst && fs.lstat(dirname10(workDir))?.kind !== "dir") throw new InputError("no such directory, nor its parent: is it the runner's work dir (--work-dir, --runner-dir)?", workDir);
-  const cacheDir = resolve13(o.cacheDir ?? m.env.NPU_BLOCK_GATE_CACHE_DIR ?? join24(runner.home, ".cache", "npu-block-gate"));
+  const cacheDir = resolve13(o.cacheDir ?? m.env.NPU_BLOCK_GATE_CACHE_DIR ?? join25(runner.home, ".cache", "npu-block-gate"));
   const refOff = m.env.NPU_BLOCK_GATE_REF_CACHE?.trim().toLowerCase() === "none";
   const refDir = refOff ? null : referenceRoot(cacheDir, m.env);
-  const hfHome = resolve13(o.hfHome ?? m.env.HF_HOME ?? join24(runner.home, ".cache", "huggingface"));
-  const hubDir = resolve13(o.hfHome ? join24(hfHome, "hub") : m.env.HF_HUB_CACHE ?? join24(hfHome, "hub"));
-  return { probeName, runner, runnerDir, workDir, cacheDir, refDir, hfHome, hubDir };
+  const hfHome2 = resolve13(o.hfHome ?? hfHome(m.env, runner.home));
+  const hubDir = resolve13(o.hfHome ? join25(hfHome2, HF_HUB.home_hub) : hfHubCache(m.env, runner.home));
+  return { probeName, runner, runnerDir, workDir, cacheDir, refDir, hfHome: hfHome2, hubDir };
 }
 function setup(m, o = {}) {
   const fs = { ...realSetupFs, ...o.fs };
@@ -32464,7 +32626,7 @@ function drainStep(m, fs, run, r, runner, dry) {
     run.add("drain-sudoers", "skipped", "the runner runs as root, which sudo lets stop and start its service without a rule: none installed");
     return null;
   }
-  const svc = r.runnerDir ? readPlain(join24(r.runnerDir, ".service"))?.trim() || null : null;
+  const svc = r.runnerDir ? readPlain(join25(r.runnerDir, ".service"))?.trim() || null : null;
   if (!svc) {
     run.add("drain-sudoers", "skipped", `no .service in ${r.runnerDir ?? "the runner dir (no --runner-dir)"}: the runner is not installed as a service, so no rule was installed; agent drain works by label (--token-file)`);
     return null;
@@ -32512,7 +32674,7 @@ function memlockEntries(m, user, db) {
   return out;
 }
 function memlockSteps(m, run, runner, probe2, r, db) {
-  const svc = r.runnerDir ? readPlain(join24(r.runnerDir, ".service"))?.trim() || null : null;
+  const svc = r.runnerDir ? readPlain(join25(r.runnerDir, ".service"))?.trim() || null : null;
   const need = `XRT needs ~${formatBytes(MEMLOCK_NEEDED)} of locked memory`;
   if (!svc) {
     run.add(
@@ -32572,7 +32734,7 @@ function walk(fs, root, skip, visit) {
     const st = fs.lstat(p);
     if (!st) continue;
     visit(p, st);
-    if (st.kind === "dir") for (const n of fs.readdir(p) ?? []) stack.push(join24(p, n));
+    if (st.kind === "dir") for (const n of fs.readdir(p) ?? []) stack.push(join25(p, n));
   }
 }
 function cacheStep(fs, run, id2, dir, skip, owner, probe2, dry) {
@@ -32669,7 +32831,7 @@ function hfSteps(fs, run, r, runner, probe2, dry, fix) {
       run.add("hf-cache", foreign.length ? "warn" : "done", `repaired ${hub} (${n}): ${found}${left}`, leftFix);
     }
   }
-  const tokens = ["token", "stored_tokens"].map((f2) => join24(r.hfHome, f2)).map((p) => [p, fs.lstat(p)]).filter((x) => x[1]?.kind === "file");
+  const tokens = ["token", "stored_tokens"].map((f2) => join25(r.hfHome, f2)).map((p) => [p, fs.lstat(p)]).filter((x) => x[1]?.kind === "file");
   const open = tokens.filter(([, st]) => st.mode & 63);
   if (!tokens.length) run.add("hf-token", "already", `no HF token stored in ${r.hfHome}`);
   else if (!open.length) run.add("hf-token", "already", `${tokens.map(([p, st]) => `${p} (${octal(st.mode)})`).join(", ")}: only its owner reads it`);
@@ -32725,7 +32887,7 @@ function workDirStep(fs, run, r, runner, group, dry) {
 }
 function secretsStep(fs, run, runnerDir, probe2, db, dry, fix) {
   const gids = probe2 ? db.gidsOf(probe2) : [];
-  const files = [".credentials", ".credentials_rsaparams", ".env"].map((f2) => join24(runnerDir, f2));
+  const files = [".credentials", ".credentials_rsaparams", ".env"].map((f2) => join25(runnerDir, f2));
   const open = [];
   for (const p of files) {
     const st = fs.lstat(p);

@@ -9,7 +9,7 @@ import { InputError } from '../src/errors.ts';
 import { runPython } from './helpers/python.ts';
 
 test('the Python probe and TypeScript agree on the run-dir contract', () => {
-  const py = JSON.parse(runPython(`import sys, json; sys.path.insert(0, ${JSON.stringify(new URL('../scripts/probe', import.meta.url).pathname)}); import probe_schema as s; print(json.dumps([s.PROBE_SCHEMA, s.PROBE_SCHEMA_VERSION, s.RUN_FILES]))`));
+  const py = JSON.parse(runPython(`import sys, json; sys.path.insert(0, ${JSON.stringify(new URL('../scripts/probe', import.meta.url).pathname)}); from npu_probe.core import contract as s; print(json.dumps([s.PROBE_SCHEMA, s.PROBE_SCHEMA_VERSION, s.RUN_FILES]))`));
   assert.equal(py, [PROBE_SCHEMA, PROBE_SCHEMA_VERSION, { ...RUN_FILES }]);
 });
 

@@ -6,6 +6,7 @@
 // HF cache, Python, lock, a host problem the kernel log or the probe found) warn.
 import { accessSync, constants, existsSync, readdirSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
+import { hfHubCache, hfOffline } from '../contract.ts';
 import { defaultCacheRoot } from '../cache/kernel.ts';
 import { findPython } from '../probe/python.ts';
 import { oneLine } from '../errors.ts';
@@ -239,16 +240,9 @@ export function checkDisk(m: Machine, id: string, label: string, path: string, m
   return host.ok(id, detail);
 }
 
-/** The HF hub cache: $HF_HUB_CACHE, $HF_HOME/hub, $XDG_CACHE_HOME/huggingface/hub, ~/.cache/huggingface/hub. */
-export function hfHubCache(env: NodeJS.ProcessEnv, home: string): string {
-  if (env.HF_HUB_CACHE) return env.HF_HUB_CACHE;
-  if (env.HF_HOME) return join(env.HF_HOME, 'hub');
-  return join(env.XDG_CACHE_HOME || join(home, '.cache'), 'huggingface', 'hub');
-}
-
 export function checkHfCache(m: Machine): Check {
   const dir = hfHubCache(m.env, m.home());
-  const offline = /^(1|true|yes|on)$/i.test(m.env.HF_HUB_OFFLINE ?? '');
+  const offline = hfOffline(m.env);
   let entries: string[] = [];
   try { entries = readdirSync(dir).filter((n) => !n.startsWith('.')); } catch { /* missing */ }
   if (entries.length) {

@@ -1,5 +1,5 @@
 // The NPU lock (DESIGN.md "Agent"): the mlir-air skills' `flock -x` on /tmp/mlir-air-npu.lock.
-// `agent lock status` reads the holder and waiters from /proc/locks (as scripts/probe/probe_lock.py);
+// `agent lock status` reads the holder and waiters from /proc/locks (as the probe's npu_probe/run/lock.py);
 // `agent lock wait` waits with `flock -w` (the same flock(2) semantics) in 15 s slices so it can say
 // who holds it, and polls /proc/locks when the util-linux flock command is missing.
 import type { Machine } from './machine.ts';

@@ -13,6 +13,7 @@
 import { closeSync, constants, fchmodSync, fchownSync, fstatSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, realpathSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { writeAtomic as writeFileAtomic } from '../fs/atomic.ts';
+import { HF_HUB, hfHome as hfHomeOf, hfHubCache } from '../contract.ts';
 import { fsError, InfraError, InputError, oneLine } from '../errors.ts';
 import { parseSetupFile, SETUP_FILE } from '../probe/isolate.ts';
 import { referenceRoot } from '../cache/reference.ts';
@@ -274,8 +275,8 @@ function resolveInputs(m: Machine, fs: SetupFs, db: Db, o: SetupOptions, uid: nu
   const cacheDir = resolve(o.cacheDir ?? m.env.NPU_BLOCK_GATE_CACHE_DIR ?? join(runner.home, '.cache', 'npu-block-gate'));
   const refOff = m.env.NPU_BLOCK_GATE_REF_CACHE?.trim().toLowerCase() === 'none';
   const refDir = refOff ? null : referenceRoot(cacheDir, m.env);
-  const hfHome = resolve(o.hfHome ?? m.env.HF_HOME ?? join(runner.home, '.cache', 'huggingface'));
-  const hubDir = resolve(o.hfHome ? join(hfHome, 'hub') : m.env.HF_HUB_CACHE ?? join(hfHome, 'hub'));
+  const hfHome = resolve(o.hfHome ?? hfHomeOf(m.env, runner.home));
+  const hubDir = resolve(o.hfHome ? join(hfHome, HF_HUB.home_hub) : hfHubCache(m.env, runner.home));
   return { probeName, runner, runnerDir, workDir, cacheDir, refDir, hfHome, hubDir };
 }
 

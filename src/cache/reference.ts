@@ -1,7 +1,9 @@
 // The reference cache's writer (DESIGN.md "Caches"). The probe looks entries up and records, in
 // probe.json `reference.cache`, the key it computed and what went into it; it never writes an
 // entry, because it runs the model tree's own code. This trusted process stores a missed entry
-// after the verdict of a trusted run, from the run dir's reference tensors:
+// after the verdict of a trusted run, from the run dir's reference tensors, laid out as
+// contract.json `reference_cache` says (the probe's reader, npu_probe.reference.refcache, reads
+// the same names):
 //   <root>/<key>/layer_NN.npy (the run dir's block0.ref.npy and layers/layer_NN.ref.npy, f32)
 //   <root>/<key>/boundary_<name>.npy (with the lens: boundaries/NN-<name>.ref.npy, the HF side)
 //   <root>/<key>/meta.json    {key, inputs, kind, stored_layers, [stored_boundaries,] created_at}
@@ -11,6 +13,7 @@ import { isAbsolute, join, resolve } from 'node:path';
 import type { ProbeJson } from '../rundir/schema.ts';
 import { runFile, tensorPath } from '../rundir/read.ts';
 import { isId } from '../text/escape.ts';
+import { REF_CACHE } from '../contract.ts';
 
 export interface RefCacheRecord {
   key: string;
@@ -25,10 +28,18 @@ export type StoreOutcome =
   | { stored: true; dir: string; layers: number[]; boundaries?: string[] }
   | { stored: false; why: string };
 
-const KEY = /^[0-9a-f]{32}$/;
-const layerFile = (li: number) => `layer_${String(li).padStart(2, '0')}.npy`;
-/** As scripts/probe/probe_refcache.py boundary_name() reads it. */
-const boundaryFile = (name: string) => `boundary_${name}.npy`;
+const KEY = new RegExp(`^[0-9a-f]{${REF_CACHE.key_hex_chars}}$`);
+export const layerFile = (li: number) => REF_CACHE.layer_file.replace('{NN}', String(li).padStart(2, '0'));
+export const boundaryFile = (name: string) => REF_CACHE.boundary_file.replace('{name}', name);
+/** A meta.json key; it must be one contract.json lists (the probe reads them by the same names). */
+function metaKey(name: string): string {
+  if (!REF_CACHE.meta_keys.includes(name)) throw new Error(`contract.json reference_cache.meta_keys has no ${name}`);
+  return name;
+}
+const META = {
+  key: metaKey('key'), inputs: metaKey('inputs'), kind: metaKey('kind'), storedLayers: metaKey('stored_layers'),
+  storedBoundaries: metaKey('stored_boundaries'), createdAt: metaKey('created_at'),
+};
 
 /**
  * The HF side of every boundary pair, when the key was made with the lens on
@@ -67,7 +78,7 @@ export function storeReference(root: string, runDir: string, p: ProbeJson): Stor
     const src = sources.get(li);
     if (!src || !existsSync(src) || !lstatSync(src).isFile()) return { stored: false, why: `layer ${li}'s reference tensor is not in the run dir` };
   }
-  // The key was made with the lens on: a hit needs the boundaries too (probe_refcache.load_boundaries).
+  // The key was made with the lens on: a hit needs the boundaries too (the probe's refcache.load_boundaries).
   let bounds: Map<string, string> | null = null;
   if (rec.inputs?.boundaries) {
     const b = boundarySources(runDir, p);
@@ -86,10 +97,10 @@ export function storeReference(root: string, runDir: string, p: ProbeJson): Stor
   try {
     for (const li of wanted) copyFileSync(sources.get(li)!, join(tmp, layerFile(li)));
     for (const [name, src] of bounds ?? []) copyFileSync(src, join(tmp, boundaryFile(name)));
-    writeFileSync(join(tmp, 'meta.json'), JSON.stringify({
-      key: rec.key, inputs: rec.inputs ?? null, kind: rec.kind ?? p.reference.kind, stored_layers: wanted,
-      ...(bounds ? { stored_boundaries: names } : {}),
-      created_at: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
+    writeFileSync(join(tmp, REF_CACHE.meta), JSON.stringify({
+      [META.key]: rec.key, [META.inputs]: rec.inputs ?? null, [META.kind]: rec.kind ?? p.reference.kind, [META.storedLayers]: wanted,
+      ...(bounds ? { [META.storedBoundaries]: names } : {}),
+      [META.createdAt]: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
     }, null, 2) + '\n');
     if (existsSync(dest)) {
       const old = `${dest}.old-${process.pid}`;
@@ -111,17 +122,17 @@ export function storeReference(root: string, runDir: string, p: ProbeJson): Stor
 /** The reference cache root: $NPU_BLOCK_GATE_REF_CACHE, else <kernel cache root>/reference. The CLI
  * always hands the probe this root explicitly, so the side that reads and the side that writes agree. */
 export function referenceRoot(cacheRoot: string, env: NodeJS.ProcessEnv = process.env): string {
-  const r = env.NPU_BLOCK_GATE_REF_CACHE;
-  if (r && r.trim().toLowerCase() !== 'none') return resolve(r);
-  return isAbsolute(cacheRoot) ? join(cacheRoot, 'reference') : resolve(cacheRoot, 'reference');
+  const r = env[REF_CACHE.env_root];
+  if (r && r.trim().toLowerCase() !== REF_CACHE.off_value) return resolve(r);
+  return isAbsolute(cacheRoot) ? join(cacheRoot, REF_CACHE.subdir) : resolve(cacheRoot, REF_CACHE.subdir);
 }
 
 /** An entry whose meta names this key and whose layer (and boundary) files are there (the probe checks shapes). */
 function sound(dir: string, key: string, layers: number[], boundaries: string[]): boolean {
   try {
-    const meta = JSON.parse(readFileSync(join(dir, 'meta.json'), 'utf8'));
-    if (meta?.key !== key) return false;
-    const stored: unknown = meta.stored_boundaries;
+    const meta = JSON.parse(readFileSync(join(dir, REF_CACHE.meta), 'utf8'));
+    if (meta?.[META.key] !== key) return false;
+    const stored: unknown = meta[META.storedBoundaries];
     if (boundaries.length && !(Array.isArray(stored) && boundaries.every((n) => stored.includes(n)))) return false;
     // A file the probe could not read as .npy: at least its magic must be there.
     const npy = (f: string) => readFileSync(join(dir, f)).subarray(0, 6).toString('latin1') === '\x93NUMPY';

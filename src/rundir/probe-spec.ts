@@ -1,13 +1,14 @@
 // probe.json, declared whole: every field's type, which are required, and what an older run dir
-// that lacks a newer optional field reads as. The declared objects' keys are PROBE_KEYS (checked
-// by test/rundir.test.ts), and the type this spec guarantees is checked against the ProbeJson
-// interface by the compiler (the assignment at the end of this file).
-import { CONTRACT } from '../contract.ts';
+// that lacks a newer optional field reads as. The keys are contract.json's probe.keys, the list
+// the probe writes by: this module refuses to load when the spec and that list differ (the check
+// at the end), and the type this spec guarantees is checked against the ProbeJson interface by
+// the compiler.
+import { CONTRACT, PROBE_KEYS } from '../contract.ts';
 import { PROBE_SCHEMA, PROBE_SCHEMA_VERSION, type ProbeJson } from './schema.ts';
 import { ID_RE } from '../text/escape.ts';
 import {
-  any, bool, int, list, literal, nullable, num, obj, oneOf, optional, record, scalar, str, withDefault,
-  type Infer, type Spec,
+  any, bool, int, keyTree, list, literal, nullable, num, obj, oneOf, optional, record, scalar, str, withDefault,
+  type Infer, type KeyTree, type Spec,
 } from './spec.ts';
 
 /** A commit id: hex, as git prints it (short or full, SHA-1 or SHA-256). */
@@ -224,3 +225,28 @@ export type CheckedProbeJson = Infer<typeof PROBE_SPEC>;
 const _isProbeJson = (p: CheckedProbeJson): ProbeJson => p;
 void _isProbeJson;
 export type { Spec };
+
+/** Keys declared on one side only, as dotted paths: `spec: x` (typed here, not in the contract),
+ * `contract: y` (in the contract, not typed here). A key is declared with its nested keys or as a
+ * leaf; declaring it one way on one side and the other way on the other is a difference too. */
+export function keyDrift(spec: KeyTree | null, contract: KeyTree | null, prefix = ''): string[] {
+  const out: string[] = [];
+  const a = spec ?? {};
+  const b = contract ?? {};
+  for (const k of Object.keys(a)) if (!(k in b)) out.push(`spec: ${prefix}${k}`);
+  for (const k of Object.keys(b)) if (!(k in a)) out.push(`contract: ${prefix}${k}`);
+  for (const k of Object.keys(a)) {
+    if (!(k in b)) continue;
+    const x = a[k], y = b[k];
+    if ((x === null) !== (y === null)) out.push(`${x === null ? 'contract' : 'spec'}: ${prefix}${k}.* (an object there, a leaf on the other side)`);
+    else if (x && y) out.push(...keyDrift(x, y, `${prefix}${k}.`));
+  }
+  return out;
+}
+
+// One key list for both languages: a key typed here but missing from contract.json, or declared
+// there but not typed here, stops every command at once instead of when a run dir first holds it.
+const drift = keyDrift(keyTree(PROBE_SPEC), PROBE_KEYS);
+if (drift.length) {
+  throw new Error(`src/rundir/probe-spec.ts and scripts/probe/contract.json probe.keys declare different probe.json keys: ${drift.join(', ')}`);
+}

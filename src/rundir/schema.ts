@@ -1,7 +1,7 @@
 // The run dir: the one contract between the NPU side (scripts/probe) and the report side.
-// The names and versions come from scripts/probe/contract.json, which the probe reads too;
-// PROBE_KEYS mirrors probe_schema.PROBE_KEYS (test/contract.test.ts compares them).
-import { PROBE, RUN_FILES_CONTRACT } from '../contract.ts';
+// The names, versions and probe.json keys come from scripts/probe/contract.json, which the probe
+// reads too.
+import { PROBE, PROBE_KEYS as CONTRACT_KEYS, RUN_FILES_CONTRACT } from '../contract.ts';
 
 export const PROBE_SCHEMA = PROBE.schema as 'npu-block-gate/probe';
 export const PROBE_SCHEMA_VERSION = PROBE.version;
@@ -241,36 +241,11 @@ export interface Emulate {
   compile: string;
 }
 
-/** Every key probe.json may hold: an object declares a nested object's keys, null a leaf. The same
- * declaration as probe_schema.PROBE_KEYS on the Python side (test/contract.test.ts compares them). */
-export const PROBE_KEYS = {
-  schema: null,
-  schema_version: null,
-  stage: null,
-  created_at: null,
-  tool: { name: null, version: null },
-  model: { name: null, dir: null, hf_id: null, config: null },
-  prompt: { style: null, text: null, source: null, token_ids: null, real_len: null, padded_len: null, tokenizer: null, positions: null },
-  defaults: { differs: null, make_diagnosis: null },
-  integration: {
-    path: null, entry: null, runner: null, reason: null, kernels: null, tiles: null, workarounds: null, cpu_attn: null,
-    step1: null, step2: null, coverage: null,
-  },
-  reference: { kind: null, runner: null, lite_mode: null, dtype: null, model_id: null, transformers: null, torch: null, cache: null, hub_offline: null },
-  environment: { python: null, python_executable: null, numpy: null, platform: null, device: null, xrt: null, toolchain: null, git_commit: null, air_root: null },
-  timings: null,
-  kernel_cache: {
-    dir: null, key: null, hit: null, seconds_saved: null, entries: null, seq_len: null, cpu_attn: null, toolchain: null,
-    compile_command: null, compiled: null, reused: null, compile_seconds: null, manifest_loaded: null, inputs: null,
-  },
-  tensors: { npu: null, ref: null, input: null },
-  bisect: null,
-  layers: null,
-  boundaries: { source: null, table: null, emulated: null, reference: null, layout: null, entries: null, unpaired: null },
-  emulate: { runtime: null, inject: null, config_from: null, config_changes: null, artifacts: null, registry: null, launches: null, compile: null },
-} as const;
+/** Every key probe.json may hold: an object declares a nested object's keys, null a leaf
+ * (contract.json probe.keys, the declaration the probe writes by). */
+export const PROBE_KEYS: KeyDecl = CONTRACT_KEYS;
 
-type KeyDecl = { readonly [k: string]: KeyDecl | null };
+export type KeyDecl = { readonly [k: string]: KeyDecl | null };
 
 /** Dotted paths of keys in a probe.json object that PROBE_KEYS does not declare. */
 export function undeclaredKeys(doc: Record<string, unknown>, decl: KeyDecl = PROBE_KEYS, prefix = ''): string[] {

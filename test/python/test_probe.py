@@ -26,13 +26,13 @@ sys.path.insert(0, PROBE)
 sys.path.insert(0, os.path.join(REPO, "test", "python"))
 from support import run_probe  # noqa: E402
 
-import probe_block  # noqa: E402
-import probe_call  # noqa: E402
-import probe_entry  # noqa: E402
-import probe_npy  # noqa: E402
-import probe_schema  # noqa: E402
-import probe_tree  # noqa: E402
-from probe_errors import ProbeError  # noqa: E402
+from npu_probe.run import block as probe_block  # noqa: E402
+from npu_probe.core import call as probe_call  # noqa: E402
+from npu_probe.run import entry as probe_entry  # noqa: E402
+from npu_probe.core import npy as probe_npy  # noqa: E402
+from npu_probe.core import contract as probe_schema  # noqa: E402
+from npu_probe.core import tree as probe_tree  # noqa: E402
+from npu_probe.core.errors import ProbeError  # noqa: E402
 from fakes import fake_tree  # noqa: E402
 
 
@@ -362,7 +362,7 @@ Device(s) Present
 """
 
     def test_parse_xrt_smi(self):
-        import probe_env
+        from npu_probe.core import env as probe_env
 
         self.assertEqual(probe_env.parse_xrt_smi(self.XRT_SMI), ("NPU Strix [0000:c5:00.1]", "2.19.0"))
         self.assertEqual(
@@ -372,7 +372,7 @@ Device(s) Present
         self.assertEqual(probe_env.parse_xrt_smi("nothing"), (None, None))
 
     def test_git_commit_of_non_repo_is_none(self):
-        import probe_env
+        from npu_probe.core import env as probe_env
 
         with tempfile.TemporaryDirectory() as d:
             env = dict(os.environ, GIT_CEILING_DIRECTORIES=os.path.dirname(d))

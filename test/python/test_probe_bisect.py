@@ -25,9 +25,10 @@ sys.path.insert(0, PROBE)
 sys.path.insert(0, os.path.join(REPO, "test", "python"))
 from support import run_probe  # noqa: E402
 
-import probe_bisect  # noqa: E402
-import probe_schema  # noqa: E402
-from probe_errors import ProbeError  # noqa: E402
+from npu_probe.bisect import hook as probe_bisect  # noqa: E402
+from npu_probe.bisect import rundir  # noqa: E402
+from npu_probe.core import contract as probe_schema  # noqa: E402
+from npu_probe.core.errors import ProbeError  # noqa: E402
 from fakes import fake_tree  # noqa: E402
 
 PASS = 0.999
@@ -375,7 +376,7 @@ class UnitTests(unittest.TestCase):
         self.assertEqual(probe_bisect.step_file(3, "attention"), "bisect/03-attention.npy")
         self.assertEqual(probe_bisect.step_file(12, "o proj/add"), "bisect/12-o_proj_add.npy")
         self.assertEqual(probe_bisect.step_file(100, "../x"), "bisect/100-x.npy")
-        self.assertTrue(re.match(probe_bisect.STEP_FILE_RE, "07-rope.npy"))
+        self.assertTrue(re.match(rundir.STEP_FILE_RE, "07-rope.npy"))
 
     def test_validate_steps(self):
         steps = probe_bisect.validate_steps(tuple(FAKE_STEPS), "w")

@@ -22,7 +22,7 @@ sys.path.insert(0, PROBE)
 sys.path.insert(0, os.path.join(REPO, "test", "python"))
 from support import run_probe  # noqa: E402
 
-import probe_kernels  # noqa: E402
+from npu_probe.run import kernels as probe_kernels  # noqa: E402
 from fakes import fake_tree  # noqa: E402
 
 KC_FIELDS = ("dir", "key", "hit", "seconds_saved", "entries", "seq_len", "cpu_attn", "toolchain",

@@ -1,5 +1,5 @@
-"""The probe's wrapper of the real KernelCache.load_and_run (probe_capture.LaunchRecorder),
-on the product's emulated air runtime (probe_emulate) and the tree's own cache.py.
+"""The probe's wrapper of the real KernelCache.load_and_run (npu_probe.lens.capture.LaunchRecorder),
+on the product's emulated air runtime (npu_probe.emulate) and the tree's own cache.py.
 
 - the tree gets exactly what the real load_and_run returns for the indices it asked for,
   and empty arrays elsewhere, although every non-static buffer was read back;
@@ -51,9 +51,9 @@ class CaptureTests(unittest.TestCase):
             sys.path.insert(0, PROBE)
         from test.python.test_real_aliasing import make_parseable_here  # noqa: PLC0415
 
-        import probe_capture  # noqa: PLC0415
-        import probe_emulate  # noqa: PLC0415
-        import probe_table  # noqa: PLC0415
+        from npu_probe.lens import capture as probe_capture  # noqa: PLC0415
+        from npu_probe.emulate import runtime as probe_emulate  # noqa: PLC0415
+        from npu_probe.emulate import table as probe_table  # noqa: PLC0415
 
         self.np, self.bf16, self.cap, self.emu = np, bfloat16, probe_capture, probe_emulate
         self.tmp = tempfile.mkdtemp(prefix="probe-capture-")

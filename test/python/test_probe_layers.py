@@ -18,8 +18,8 @@ sys.path.insert(0, PROBE)
 sys.path.insert(0, os.path.join(REPO, "test", "python"))
 from support import run_probe  # noqa: E402
 
-import probe_run  # noqa: E402
-from probe_errors import ProbeError  # noqa: E402
+from npu_probe.run import stages as probe_run  # noqa: E402
+from npu_probe.core.errors import ProbeError  # noqa: E402
 from fakes import fake_tree  # noqa: E402
 
 

@@ -1,4 +1,4 @@
-"""The probe's NPU lock (scripts/probe/probe_lock.py): flock(2) shared with mlir-air's skills."""
+"""The probe's NPU lock (npu_probe.run.lock): flock(2) shared with mlir-air's skills."""
 
 import fcntl
 import os
@@ -9,7 +9,7 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "scripts", "probe"))
 
-import probe_lock  # noqa: E402
+from npu_probe.run import lock as probe_lock  # noqa: E402
 
 
 class Log:

@@ -1,4 +1,4 @@
-"""Tests for scripts/probe/probe_plan.py and probe_static.py: the static Phase 2 plan.
+"""Tests for npu_probe.plan (scripts/probe/npu_probe/plan): the static Phase 2 plan.
 
 The real-tree tests run on a temp copy of the mlir-air snapshot
 ($NPU_BLOCK_GATE_MLIR_AIR, else ../shared/mlir-air; skipped when absent),
@@ -18,10 +18,11 @@ import unittest
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(REPO, "scripts", "probe"))
 
-import probe_plan  # noqa: E402
+from npu_probe.plan import build, report, step1  # noqa: E402
+from npu_probe.plan.request import Host, PlanRequest  # noqa: E402
 from test.python.support import find_mlir_air  # noqa: E402
-import probe_static  # noqa: E402
-from probe_errors import ProbeError  # noqa: E402
+from npu_probe.plan.static import imports, makefile, parse, paths  # noqa: E402
+from npu_probe.core.errors import ProbeError  # noqa: E402
 
 REAL_TREE = find_mlir_air()
 AIR_MINI = os.path.join(REPO, "examples", "air-mini")
@@ -30,6 +31,11 @@ BF16 = ("llama32_1b", "llama32_3b", "qwen25_0_5b", "qwen25_1_5b", "qwen25_3b",
 QUANTIZED = ("gemma3_4b_q4nx", "llama31_8b_q4nx", "llama32_1b_int4", "llama32_1b_q4nx",
              "llama32_3b_q4nx", "phi4_mini_q4nx", "qwen25_3b_q4", "qwen25_7b_q4nx", "qwen3_8b_q4nx")
 OLD_PYTHON = sys.version_info[:2] < (3, 12)
+
+
+def plan_of(model_dir, air_root=None, environ=None, device_glob="/dev/accel/accel*", **request):
+    """make_plan with the request's options and the host's (environ, device_glob) as keywords."""
+    return build.make_plan(PlanRequest(model_dir, air_root, **request), Host(environ, device_glob))
 
 
 def by_id(plan, fid):
@@ -68,7 +74,7 @@ class RealTreePlanTest(unittest.TestCase):
     def plan(cls, model, **kw):
         kw.setdefault("environ", cls.env)
         kw.setdefault("device_glob", cls.no_device)
-        return probe_plan.make_plan(os.path.join(cls.llms, model), **kw)
+        return plan_of(os.path.join(cls.llms, model), **kw)
 
     # -- every model dir gets an answer
 
@@ -81,7 +87,7 @@ class RealTreePlanTest(unittest.TestCase):
         for m in BF16:
             with self.subTest(model=m):
                 p = self.plans[m]
-                self.assertEqual(probe_plan.plan_exit_code(p), 0, probe_plan.plan_lines(p)[:3])
+                self.assertEqual(report.plan_exit_code(p), 0, report.plan_lines(p)[:3])
                 self.assertIsNone(p["refusal"])
                 self.assertIsNotNone(p["config"])
                 self.assertFalse(p["emulated"])
@@ -92,20 +98,20 @@ class RealTreePlanTest(unittest.TestCase):
         for m in QUANTIZED:
             with self.subTest(model=m):
                 p = self.plans[m]
-                self.assertEqual(probe_plan.plan_exit_code(p), 2)
+                self.assertEqual(report.plan_exit_code(p), 2)
                 reason = p["refusal"]["reason"]
                 self.assertIn(f"{m}/verify_adapter.py records no per-layer ffn_out", reason)
                 self.assertIn("layer_intermediates are empty dicts", reason)
                 self.assertIn("layer_intermediates[0]['ffn_out']", p["refusal"]["needs"])
-                self.assertEqual(probe_plan.plan_lines(p)[0], f"{reason}; Phase 2 needs {p['refusal']['needs']}")
+                self.assertEqual(report.plan_lines(p)[0], f"{reason}; Phase 2 needs {p['refusal']['needs']}")
 
     def test_smolvla_is_refused_as_not_a_decoder_llm(self):
         p = self.plans["smolvla"]
-        self.assertEqual(probe_plan.plan_exit_code(p), 2)
+        self.assertEqual(report.plan_exit_code(p), 2)
         self.assertIn("smolvla is not a decoder LLM", p["refusal"]["reason"])
         self.assertIn("no MODEL_CHOICES", p["refusal"]["reason"])
         self.assertIsNone(p["config"])
-        self.assertTrue(probe_plan.plan_lines(p)[0].startswith(p["refusal"]["reason"] + "; Phase 2 needs "))
+        self.assertTrue(report.plan_lines(p)[0].startswith(p["refusal"]["reason"] + "; Phase 2 needs "))
 
     def test_plans_are_json_and_lines_are_one_per_finding(self):
         for m in self.models:
@@ -113,7 +119,7 @@ class RealTreePlanTest(unittest.TestCase):
                 p = self.plans[m]
                 self.assertEqual(json.loads(json.dumps(p))["schema"], "npu-block-gate/plan")
                 self.assertEqual(p["schema_version"], 1)
-                lines = probe_plan.plan_lines(p)
+                lines = report.plan_lines(p)
                 self.assertFalse(any("\n" in line for line in lines))
                 for f in p["preflight"]:
                     self.assertEqual(set(f), {"id", "status", "kind", "message", "fix"})
@@ -270,7 +276,7 @@ class RealTreePlanTest(unittest.TestCase):
         self.assertTrue(s["matches"])
         self.assertTrue(s["inheritance_allowed"])
         self.assertEqual(s["model_sequence"], s["llama_sequence"])
-        self.assertEqual(s["llama_sequence"], probe_plan.LLAMA_SEQUENCE)
+        self.assertEqual(s["llama_sequence"], step1.LLAMA_SEQUENCE)
         self.assertEqual(s["block"]["function"], "llama32_1b_prefill.run_transformer_block")
         self.assertEqual(s["block"]["where"], "own-prefill")
         self.assertIsNone(s["block"]["via"])
@@ -393,7 +399,7 @@ class RealTreePlanTest(unittest.TestCase):
             f.write(text.replace(anchor, row + anchor, 1))
         cov = self.plan("qwen25_0_5b")["coverage"]
         self.assertEqual([(r["shape"], r["used_by"]) for r in cov["unwired"]], [("2048×896×999", "Qwen2.5-0.5B extra proj")])
-        self.assertTrue(any("2048×896×999" in line for line in probe_plan.plan_lines(self.plan("qwen25_0_5b"))))
+        self.assertTrue(any("2048×896×999" in line for line in report.plan_lines(self.plan("qwen25_0_5b"))))
 
     # -- kernel cache
 
@@ -450,11 +456,11 @@ class RealTreePlanTest(unittest.TestCase):
             shutil.copytree(os.path.join(self.llms, d), os.path.join(llms, d))
         with open(os.path.join(llms, "llama32_1b", "llama32_1b_weights.py"), "a") as f:
             f.write("\ndef broken(:\n    pass\n")
-        p = probe_plan.make_plan(os.path.join(llms, "llama32_1b"), environ=self.env, device_glob=self.no_device)
+        p = plan_of(os.path.join(llms, "llama32_1b"), environ=self.env, device_glob=self.no_device)
         bad = by_id(p, "tree-syntax")
         self.assertEqual((bad["status"], bad["kind"]), ("fail", "tree"))
         self.assertIn("llama32_1b/llama32_1b_weights.py:", bad["message"])
-        self.assertEqual(probe_plan.plan_exit_code(p), 2)
+        self.assertEqual(report.plan_exit_code(p), 2)
 
 
 class AirMiniPlanTest(unittest.TestCase):
@@ -463,11 +469,11 @@ class AirMiniPlanTest(unittest.TestCase):
     def plan(self, model, **kw):
         kw.setdefault("environ", self.env)
         kw.setdefault("device_glob", "/nonexistent/accel*")
-        return probe_plan.make_plan(os.path.join(AIR_MINI, "programming_examples", "llms", model), **kw)
+        return plan_of(os.path.join(AIR_MINI, "programming_examples", "llms", model), **kw)
 
     def test_tiny_llama(self):
         p = self.plan("tiny_llama")
-        self.assertEqual(probe_plan.plan_exit_code(p), 0)
+        self.assertEqual(report.plan_exit_code(p), 0)
         self.assertTrue(p["emulated"])
         self.assertIsNone(p["refusal"])
         failing = [f["id"] for f in p["preflight"] if f["status"] == "fail"]
@@ -500,23 +506,23 @@ class AirMiniPlanTest(unittest.TestCase):
         self.assertEqual(rule_set(q3), {"a", "b"})
         q25 = self.plan("tiny_qwen25")
         self.assertIn("qkv_bias_on_device", {t["id"] for t in q25["step2"]["tree_does"]})
-        self.assertEqual(probe_plan.plan_exit_code(q25), 0)
+        self.assertEqual(report.plan_exit_code(q25), 0)
 
     def test_bad_layouts_raise_probe_error(self):
         with tempfile.TemporaryDirectory() as tmp:
             with self.assertRaises(ProbeError):
-                probe_plan.make_plan(tmp)  # no programming_examples/llms above it
+                plan_of(tmp)  # no programming_examples/llms above it
             llms = os.path.join(tmp, "programming_examples", "llms")
             os.makedirs(os.path.join(llms, "m"))
             with self.assertRaises(ProbeError):  # no verify/
-                probe_plan.make_plan(os.path.join(llms, "m"))
+                plan_of(os.path.join(llms, "m"))
             os.makedirs(os.path.join(llms, "verify"))
             with self.assertRaises(ProbeError) as cm:  # no verify_adapter.py
-                probe_plan.make_plan(os.path.join(llms, "m"))
+                plan_of(os.path.join(llms, "m"))
             self.assertIn("verify_adapter.py", cm.exception.path)
 
     def test_air_root_and_model_name(self):
-        p = probe_plan.make_plan("tiny_qwen3", AIR_MINI, environ=self.env, device_glob="/nonexistent/accel*")
+        p = plan_of("tiny_qwen3", AIR_MINI, environ=self.env, device_glob="/nonexistent/accel*")
         self.assertEqual(p["model"]["name"], "tiny_qwen3")
         self.assertEqual(p["model"]["air_root"], os.path.abspath(AIR_MINI))
 
@@ -524,7 +530,7 @@ class AirMiniPlanTest(unittest.TestCase):
 class StaticReadingTest(unittest.TestCase):
     def test_version_only_syntax(self):
         src = 'x = 1\nprint(f"{"a"}")\ny = f"{\'\\n\'}"\n'
-        parsed = probe_static.parse_source(src)
+        parsed = parse.parse_source(src)
         if OLD_PYTHON:
             self.assertEqual([(i.source_line, i.needs) for i in parsed.issues], [(2, (3, 12)), (3, (3, 12))])
             self.assertEqual(parsed.fallback, "blanked")
@@ -533,17 +539,17 @@ class StaticReadingTest(unittest.TestCase):
         self.assertIsNotNone(parsed.tree)
 
     def test_other_syntax_error_falls_back_to_regex(self):
-        parsed = probe_static.parse_source("import os\nfrom a.b import (c,\n    d)\ndef f(:\n    import zz\n")
+        parsed = parse.parse_source("import os\nfrom a.b import (c,\n    d)\ndef f(:\n    import zz\n")
         self.assertIsNone(parsed.tree)
         self.assertEqual(parsed.fallback, "regex")
         self.assertIsNone(parsed.issues[0].needs)
-        refs = probe_static.imports_of(parsed)
+        refs = imports.imports_of(parsed)
         self.assertEqual([(r.module, r.names, r.top_level) for r in refs],
                          [("os", (), True), ("a.b", ("c", "d"), True), ("zz", (), False)])
 
     def test_make_expand_if(self):
         vars_ = {"PROMPT": ("", 1), "DIAG_PROMPT": ("Hi there", 2)}
-        value, used = probe_static.make_expand("$(if $(PROMPT),$(PROMPT),$(DIAG_PROMPT))", vars_, {})
+        value, used = makefile.make_expand("$(if $(PROMPT),$(PROMPT),$(DIAG_PROMPT))", vars_, {})
         self.assertEqual(value, "Hi there")
         self.assertIn("DIAG_PROMPT", used)
 
@@ -551,14 +557,14 @@ class StaticReadingTest(unittest.TestCase):
         src = ("import sys, os\nfrom pathlib import Path\n_HERE = Path(__file__).resolve().parent\n"
                "_LLMS = _HERE.parent\nfor _p in (str(_LLMS), str(_LLMS / 'other')):\n    sys.path.insert(0, _p)\n"
                "sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..', '..'))\n")
-        parsed = probe_static.parse_source(src, "/a/b/llms/m/x.py")
-        self.assertEqual(probe_static.sys_path_additions(parsed), ["/a/b/llms", "/a/b/llms/other", "/a/b"])
+        parsed = parse.parse_source(src, "/a/b/llms/m/x.py")
+        self.assertEqual(paths.sys_path_additions(parsed), ["/a/b/llms", "/a/b/llms/other", "/a/b"])
 
     def test_env_reads(self):
         src = ("import os as _os\nv = _os.environ.get('A')\nw = os.getenv('B')\n"
                "for k, var in (('x', 'C'), ('y', 'D')):\n    os.environ.get(var, '')\n"
                "if 'E' in os.environ: pass\n# os.environ.get('NOT_CODE')\n")
-        names = sorted({n for n, _ in probe_static.env_reads(probe_static.parse_source(src))})
+        names = sorted({n for n, _ in paths.env_reads(parse.parse_source(src))})
         self.assertEqual(names, ["A", "B", "C", "D", "E"])
 
 

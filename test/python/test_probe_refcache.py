@@ -1,4 +1,4 @@
-"""Reference cache (scripts/probe/probe_refcache.py): air-mini copies, explicit temp cache dirs.
+"""Reference cache (npu_probe.reference.refcache): air-mini copies, explicit temp cache dirs.
 
 run: python3 -m unittest discover -s test/python -t .
 """
@@ -22,7 +22,7 @@ import support  # noqa: E402
 # user's ~/.cache (every test here passes its own temp dir, which wins over this).
 os.environ["NPU_BLOCK_GATE_REF_CACHE"] = "none"
 
-import probe_refcache  # noqa: E402
+from npu_probe.reference import refcache as probe_refcache  # noqa: E402
 
 # Installed through PYTHONPATH in the probe subprocess: importing the tree's
 # runners.hf_runner raises, so a run that needs HfRunner fails (exit 3).

@@ -16,7 +16,7 @@ kernels per ELF name, a log of what every launch wrote), and shows:
     that layer's own block output (what the o_ffn launch of that layer wrote), and
     layer 0 equals a fresh single call of the real `run_transformer_block` on the same
     input, copied at once; the same holds through the probe's own
-    `probe_adapter.adapter_prefill`.
+    `npu_probe.run.adapter.adapter_prefill`.
 
 Each check runs with NPU attention (the `flash_attn` ELF, verify_runner's default
 --npu-attn on) and with the CPU attention fallback.
@@ -322,7 +322,7 @@ class RealAliasingTests(unittest.TestCase):
 
     def probe_adapter(self):
         sys.path.insert(0, PROBE)  # removed by real_tree's sys.path restore
-        return importlib.import_module("probe_adapter")
+        return importlib.import_module("npu_probe.run.adapter")
 
     def test_copy_on_return_keeps_each_layers_own_ffn_out(self):
         for cpu_attn in (False, True):
@@ -364,8 +364,9 @@ class RealAliasingTests(unittest.TestCase):
                 real_block = w.adapter.run_prefill_block
                 real_inf_block = w.inference_mod.run_transformer_block
                 log = []
-                ctx = types.SimpleNamespace(
-                    adapter=w.adapter, inference_mod=w.inference_mod, tokens=[int(t) for t in self.tokens],
+                ctx = types.SimpleNamespace(  # the parts of a RunContext adapter_prefill reads
+                    model=types.SimpleNamespace(adapter=w.adapter, inference_mod=w.inference_mod),
+                    spec=types.SimpleNamespace(tokens=tuple(int(t) for t in self.tokens)),
                     log=types.SimpleNamespace(step=log.append, detail=log.append, error=log.append),
                 )
                 runner = w.new_runner(cpu_attn)

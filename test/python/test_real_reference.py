@@ -23,7 +23,6 @@ lays shared/), else /work/shared/mlir-air; skipped, saying so, when none has ver
 run: .venv/bin/python -m unittest test.python.test_real_reference -v
 """
 
-import inspect
 import json
 import os
 import shutil
@@ -97,13 +96,14 @@ def closed_port():
 
 
 def probe_reference(tree_root, model, config, hf_id, tokens, prompt):
-    """The probe's own reference path: probe_reference.tokenize and .run_reference.
-    The one place that knows their signatures (arguments are passed by name and only
-    those the function takes), so a restructured probe means editing only this."""
+    """The probe's own reference path: npu_probe.reference.tokens.tokenize and
+    npu_probe.reference.hf.run_reference.
+    The one place that knows their signatures, so a restructured probe means editing only this."""
     if PROBE not in sys.path:
         sys.path.insert(0, PROBE)
-    import probe_reference  # noqa: PLC0415
-    import probe_tree  # noqa: PLC0415
+    from npu_probe.core import tree as probe_tree  # noqa: PLC0415
+    from npu_probe.core.context import Model, RunContext, RunSpec, RunState  # noqa: PLC0415
+    from npu_probe.reference import hf, tokens as probe_tokens  # noqa: PLC0415
 
     llms = os.path.join(tree_root, "programming_examples", "llms")
     tree = probe_tree.Tree(
@@ -116,19 +116,13 @@ def probe_reference(tree_root, model, config, hf_id, tokens, prompt):
     adapter = types.SimpleNamespace()  # no build_hf_model, no tokenize: the plain HfRunner path
     steps = []
     log = types.SimpleNamespace(step=steps.append, detail=steps.append, error=steps.append)
-    offered = {
-        "tree": tree, "adapter": adapter, "config": config, "model_name": hf_id, "hf_id": hf_id,
-        "tokens": tokens, "max_seq": MAX_SEQ, "log": log, "prompt": prompt,
-    }
-
-    def call(fn):
-        params = inspect.signature(fn).parameters
-        return fn(**{k: v for k, v in offered.items() if k in params})
-
-    ids = call(probe_reference.tokenize)
-    ids = ids[0] if isinstance(ids, tuple) else ids  # today: (ids, label, tokenizer)
-    ref = call(probe_reference.run_reference)
-    ref = ref[0] if isinstance(ref, tuple) else ref  # today: (array, seconds, kind, record)
+    ids, _label, _tok = probe_tokens.tokenize(tree, adapter, hf_id, prompt)
+    # The run's spec and model as the config stage builds them, holding what the reference reads.
+    spec = RunSpec(tree=tree, model_name=hf_id, hf_id=hf_id, tokens=tuple(tokens), seq_len=MAX_SEQ, cpu_attn=True,
+                   cache_dir=tree.model_dir, build_dir=tree.model_dir)
+    imported = Model(adapter=adapter, adapter_name=f"{model}.verify_adapter", config=config, cfg={}, entry=None)
+    ctx = RunContext(options=None, spec=spec, model=imported, state=RunState(ref_kind="hf-bf16"), log=log)
+    ref = hf.run_reference(ctx)[0]  # (array, seconds, kind, record, captured)
     return [int(t) for t in ids], ref, steps
 
 

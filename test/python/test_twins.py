@@ -1,4 +1,4 @@
-"""The CPU twins (scripts/probe/probe_twins.py) and the ELF boundary table
+"""The CPU twins (npu_probe.emulate.twins) and the ELF boundary table
 (scripts/probe/elf_boundaries.json), without running a block.
 
 - bf16 rounding on float32 bits is ml_dtypes' (round to nearest even, NaN kept);
@@ -31,8 +31,8 @@ from test.python.support import PROBE, find_mlir_air
 
 sys.path.insert(0, PROBE)
 
-import probe_table  # noqa: E402
-import probe_twins as tw  # noqa: E402
+from npu_probe.emulate import table as probe_table  # noqa: E402
+from npu_probe.emulate import twins as tw  # noqa: E402
 
 MLIR_AIR = find_mlir_air()
 LLMS = os.path.join(MLIR_AIR, "programming_examples", "llms")
@@ -87,11 +87,11 @@ class TwinMathTests(unittest.TestCase):
                                                                              "llama32_1b_cpu_helpers.py"))
         seq, H, KV, hd = 40, 4, 2, 64
         q, k, v = rng_arr(self.rng, seq, H * hd), rng_arr(self.rng, seq, KV * hd), rng_arr(self.rng, seq, KV * hd)
-        ours = tw.attention(q, k, v, H, KV, hd)
+        ours = tw.attention(q, k, v, (H, KV, hd))
         theirs = helpers.attention_reference(q, k, v, H, KV)
         self.assertGreater(cos(ours, theirs), 0.99999)
         self.assertLess(np.max(np.abs(ours - tw.bf(theirs))), 0.02)
-        no_mask = tw.attention(q, k, v, H, KV, hd, causal=False)
+        no_mask = tw.attention(q, k, v, (H, KV, hd), causal=False)
         self.assertLess(cos(no_mask[: seq // 2], theirs[: seq // 2]), 0.999)
 
     def test_head_first_attention_matches_seq_first(self):
@@ -143,7 +143,7 @@ class TwinMathTests(unittest.TestCase):
             if "rms_qkv_bias_rope" not in kinds:
                 continue
             with self.subTest(bug=bug):
-                bad = tw.run_twin("rms_qkv_bias_rope", vals, d, inject=bug)
+                bad = tw.run_twin("rms_qkv_bias_rope", vals, d, bug=tw.Injected(bug))
                 order = tw.STAGES["rms_qkv_bias_rope"]
                 first = next(r for r in order if not np.array_equal(bad[r], clean[r]))
                 self.assertEqual(first, stage)
@@ -153,7 +153,7 @@ class TwinMathTests(unittest.TestCase):
         seq = 10
         vals = {"swiglu": rng_arr(self.rng, seq, 16), "w_down": rng_arr(self.rng, 16, 8), "res1": rng_arr(self.rng, seq, 8)}
         old = np.full(seq * 8, 7.0, np.float32)
-        out = tw.run_twin("down_add", vals, d, inject="stale_tail", real_len=6, prev={"out": old})["out"].reshape(seq, 8)
+        out = tw.run_twin("down_add", vals, d, bug=tw.Injected("stale_tail", real_len=6, prev={"out": old}))["out"].reshape(seq, 8)
         clean = tw.run_twin("down_add", vals, d)["out"].reshape(seq, 8)
         self.assertTrue(np.array_equal(out[:3], clean[:3]))
         self.assertTrue(np.all(out[3:6] == 7.0))

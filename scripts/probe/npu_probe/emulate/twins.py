@@ -1,0 +1,325 @@
+"""CPU twins of the real mlir-air prefill ELFs: one numpy function per ELF kind.
+
+A twin computes a launch's outputs from that launch's own inputs, the way the
+ELF does: GEMMs, norms, softmax and RoPE in float32 (FP32 accumulation, as the
+registry's high-precision GEMM tier), and every buffer the ELF writes rounded
+to bf16 (the ELF boundaries: each fused sub-launch keeps its result in a bf16
+buffer). Norm eps are the ELFs' own constants (weighted_rms_norm.EPS = 1e-5 for
+the attention and FFN norms of every model, qknorm_eps = 1e-6 for Qwen3's Q/K
+norm), not HF's config values.
+
+Kinds (argument roles in elf_boundaries.json; stage order = STAGES[kind]):
+  rms_gemms_rope       RMSNorm, Q/K/V GEMM, RoPE(Q, K)                 llama32_1b/3b, smollm2
+  rms_qkv_bias_rope    RMSNorm, Q/K/V GEMM (N padded), +bias, RoPE      qwen25_*
+  rms_qkv_qknorm_rope  RMSNorm, Q/K/V GEMM, per-head Q/K norm, RoPE     qwen3_*
+  flash_attn           causal GQA attention, seq-first or head-first    all (NPU attention)
+  o_ffn, o_ffn_qwen    O GEMM, +residual, RMSNorm, Gate, Up, SwiGLU, Down, +residual
+  o_ffn_head           O GEMM (N padded), +residual, RMSNorm, Gate, Up, SwiGLU   qwen25_0_5b
+  down_add             Down GEMM (N maybe padded), +residual, flat output
+  o_res_norm           O GEMM, +residual, RMSNorm
+  gate_up, gemm        Gate and Up GEMMs; one GEMM (qwen25_3b/qwen3_4b gate, up)
+  swiglu               silu(gate) * up
+
+Injected bugs (INJECTIONS), for the emulated NPU: each changes one stage of one
+kind, the way a real integration bug would.
+
+Needs numpy only (bf16 rounding is done on float32 bits, round to nearest even).
+"""
+
+import dataclasses
+
+import numpy as np
+
+from npu_probe.core.errors import ProbeError
+
+RMS_EPS = 1e-5
+QK_NORM_EPS = 1e-6
+STALE_ROWS = 3
+
+STAGES = {
+    "rms_gemms_rope": ["normed", "q", "k", "v", "q_roped", "k_roped"],
+    "rms_qkv_bias_rope": ["normed", "q", "k", "v", "q_b", "k_b", "v_b", "q_roped", "k_roped"],
+    "rms_qkv_qknorm_rope": ["normed", "q", "k", "v", "q_n", "k_n", "q_roped", "k_roped"],
+    "flash_attn": ["out"],
+    "o_ffn": ["proj", "res1", "normed2", "gate", "up", "swiglu", "down", "out"],
+    "o_ffn_qwen": ["proj", "res1", "normed2", "gate", "up", "swiglu", "down", "out"],
+    "o_ffn_head": ["proj", "res1", "normed2", "gate", "up", "swiglu"],
+    "down_add": ["down", "out"],
+    "o_res_norm": ["proj", "res1", "normed2"],
+    "gate_up": ["gate", "up"],
+    "gemm": ["out"],
+    "swiglu": ["out"],
+}
+
+# What each stage is, in the seed's words (bisect.json launches[].buffers[].stage).
+STAGE_NAMES = {
+    "normed": "RMSNorm", "q": "Q GEMM", "k": "K GEMM", "v": "V GEMM", "q_b": "Q bias add", "k_b": "K bias add",
+    "v_b": "V bias add", "q_n": "Q norm", "k_n": "K norm", "q_roped": "RoPE Q", "k_roped": "RoPE K",
+    "proj": "O GEMM", "res1": "residual add", "normed2": "RMSNorm (FFN)", "gate": "Gate GEMM", "up": "Up GEMM",
+    "swiglu": "SwiGLU", "down": "Down GEMM", "out": "output",
+}
+KIND_OUT_NAMES = {"flash_attn": "FlashAttention", "gemm": "GEMM", "swiglu": "SwiGLU", "o_ffn": "residual add (FFN)",
+                  "o_ffn_qwen": "residual add (FFN)", "down_add": "residual add (FFN)"}
+
+FRONT_KINDS = ("rms_gemms_rope", "rms_qkv_bias_rope", "rms_qkv_qknorm_rope")
+TAIL_KINDS = ("o_ffn", "o_ffn_qwen", "down_add")
+
+# name -> (kinds it changes, what it does, the lens boundary that shows it first, the stage (buffer role))
+INJECTIONS = {
+    "transposed_q_weight": (FRONT_KINDS, "the Q GEMM reads its weight buffer as (N, K) and transposes it: wq used "
+                            "untransposed (a missing transpose after the weight load)", "q", "q"),
+    "missing_causal_mask": (("flash_attn",), "attention without the causal mask: every position sees every "
+                            "position of the buffer", "attn_out", "out"),
+    "interleaved_rope": (FRONT_KINDS, "RoPE rotates interleaved pairs (x[2i], x[2i+1]) instead of the half-split "
+                         "pairs (x[i], x[i + head_dim/2])", "q_roped", "q_roped"),
+    "rope_k_only": (FRONT_KINDS, "RoPE is applied to K only; Q leaves the ELF unrotated", "q_roped", "q_roped"),
+    "ignored_rmsnorm_weight": (FRONT_KINDS, "the attention RMSNorm ignores its weight (uses ones)", "attn_norm",
+                               "normed"),
+    "dropped_bias": (("rms_qkv_bias_rope",), "the Q/K/V bias add is skipped (bias models only)", "q", "q_b"),
+    "stale_tail": (TAIL_KINDS, f"the block output's last {STALE_ROWS} real rows are not written back: they keep "
+                   "what the shared output buffer held before the launch", "ffn_out", "out"),
+}
+
+
+def check_injection(name, where="--inject"):
+    if name is None:
+        return None
+    if name not in INJECTIONS:
+        raise ProbeError(where, f"unknown injected bug {name!r}; choose one of: {', '.join(sorted(INJECTIONS))}")
+    return name
+
+
+@dataclasses.dataclass(frozen=True)
+class Injected:
+    """An injected bug at one launch of the emulated NPU: its name (INJECTIONS), the run's
+    real_len, and `prev` {output role: the buffer's content before the launch} (stale_tail
+    keeps those rows)."""
+
+    name: str
+    real_len: int = None
+    prev: dict = None
+
+
+# ---------------------------------------------------------------------------
+# bf16 on float32 bits
+
+
+def bf16_bits(x):
+    """float32 -> bf16 bit patterns (uint16), round to nearest even; NaN stays NaN."""
+    f = np.ascontiguousarray(np.asarray(x, dtype=np.float32))
+    u = f.view(np.uint32).astype(np.uint64)
+    rounded = (u + 0x7FFF + ((u >> 16) & 1)) >> 16
+    out = rounded.astype(np.uint16)
+    nan = np.isnan(f)
+    if nan.any():
+        out[nan] = ((u[nan] >> 16) | 0x40).astype(np.uint16)
+    return out
+
+
+def from_bf16_bits(b):
+    return (np.asarray(b, dtype=np.uint16).astype(np.uint32) << 16).view(np.float32)
+
+
+def bf(x):
+    """Round to bf16 and back to float32 (what a bf16 buffer between two launches does)."""
+    return from_bf16_bits(bf16_bits(x)).reshape(np.shape(x))
+
+
+def f32(a):
+    """Any array (ml_dtypes bfloat16, float32, ...) as float32."""
+    a = np.asarray(a)
+    return a if a.dtype == np.float32 else a.astype(np.float32)
+
+
+# ---------------------------------------------------------------------------
+# Stages
+
+
+def rms_norm(x, w, eps):
+    ms = np.mean(x * x, axis=-1, keepdims=True, dtype=np.float32)
+    return bf(bf(x * (1.0 / np.sqrt(ms + np.float32(eps)))) * w)
+
+
+def gemm(a, w, transposed=False):
+    k, n = w.shape
+    if transposed:  # the weight buffer read as (N, K), then transposed back to (K, N): wq.T when square
+        w = w.reshape(n, k).T
+    return bf(np.matmul(a, w, dtype=np.float32))
+
+
+def rope(x, lut, n_heads, head_dim, interleaved=False):
+    """x (seq, n_heads*head_dim); lut (seq*n_heads*head_dim,): per (position, head) row [cos | sin]
+    (generate_rope_lut repeated per head). Half-split pairs (x[i], x[i+half]) like rope_halfsplit.cc."""
+    seq = x.shape[0]
+    rows = x.reshape(seq * n_heads, head_dim)
+    t = lut.reshape(seq * n_heads, head_dim)
+    half = head_dim // 2
+    cos, sin = t[:, :half], t[:, half:]
+    if interleaved:
+        e, o = rows[:, 0::2], rows[:, 1::2]
+        out = np.empty_like(rows)
+        out[:, 0::2] = e * cos - o * sin
+        out[:, 1::2] = o * cos + e * sin
+    else:
+        x1, x2 = rows[:, :half], rows[:, half:]
+        out = np.concatenate([x1 * cos - x2 * sin, x2 * cos + x1 * sin], axis=1)
+    return bf(out.reshape(seq, n_heads * head_dim))
+
+
+def qk_norm(x, w, n_heads, head_dim, eps):
+    seq = x.shape[0]
+    return rms_norm(x.reshape(seq * n_heads, head_dim), w.reshape(head_dim), eps).reshape(seq, n_heads * head_dim)
+
+
+def silu_mul(g, u):
+    return bf(g / (np.float32(1.0) + np.exp(-g)) * u)
+
+
+def attention(q, k, v, heads, causal=True):
+    """q (seq, H*hd), k/v (seq, KV*hd) -> (seq, H*hd), heads = (H, KV, hd); GQA: q head h reads
+    kv head h // (H // KV)."""
+    n_heads, n_kv_heads, head_dim = heads
+    seq = q.shape[0]
+    group = n_heads // n_kv_heads
+    qh = q.reshape(seq, n_heads, head_dim).transpose(1, 0, 2)
+    kh = k.reshape(seq, n_kv_heads, head_dim).transpose(1, 0, 2)
+    vh = v.reshape(seq, n_kv_heads, head_dim).transpose(1, 0, 2)
+    scale = np.float32(1.0 / np.sqrt(head_dim))
+    mask = np.triu(np.ones((seq, seq), dtype=bool), k=1) if causal else None
+    out = np.empty((n_heads, seq, head_dim), dtype=np.float32)
+    for h in range(n_heads):
+        s = np.matmul(qh[h], kh[h // group].T, dtype=np.float32) * scale
+        if mask is not None:
+            s[mask] = -np.inf
+        s -= s.max(axis=-1, keepdims=True)
+        p = np.exp(s)
+        p /= p.sum(axis=-1, keepdims=True)
+        out[h] = np.matmul(p, vh[h // group], dtype=np.float32)
+    return bf(out.transpose(1, 0, 2).reshape(seq, n_heads * head_dim))
+
+
+# ---------------------------------------------------------------------------
+# The twins
+
+
+def run_twin(kind, vals, dims, layout="seq-first", bug=None):
+    """Outputs of one launch of ELF kind `kind`, in stage order: {role: float32 array
+    in the role's stored shape}. `vals` maps input roles (and, for stale_tail,
+    nothing else) to arrays of any dtype in their stored shape; `dims` holds
+    n_heads, n_kv_heads, head_dim, q_dim, kv_dim, emb, hidden (dv_tile/dv_chunks
+    for head-first attention). `bug` (an Injected, emulated NPU only) changes one
+    stage of the kinds its INJECTIONS entry names."""
+    inject = bug.name if bug is not None and kind in INJECTIONS[bug.name][0] else None
+    real_len, prev = (bug.real_len, bug.prev) if bug is not None else (None, None)
+    v = {r: f32(a) for r, a in vals.items()}
+    H, KV, hd = dims["n_heads"], dims["n_kv_heads"], dims["head_dim"]
+    out = {}
+    if kind in FRONT_KINDS:
+        x = v["x"].reshape(-1, v["attn_norm_w"].size)
+        w = np.ones_like(v["attn_norm_w"]) if inject == "ignored_rmsnorm_weight" else v["attn_norm_w"]
+        out["normed"] = n = rms_norm(x, w.reshape(-1), RMS_EPS)
+        out["q"] = gemm(n, v["wq"], transposed=inject == "transposed_q_weight")
+        out["k"] = gemm(n, v["wk"])
+        out["v"] = gemm(n, v["wv"])
+        q_in, k_in = out["q"], out["k"]
+        if kind == "rms_qkv_bias_rope":
+            qd, kvd = v["bq"].size, v["bk"].size
+            if inject == "dropped_bias":
+                out["q_b"], out["k_b"], out["v_b"] = out["q"][:, :qd], out["k"][:, :kvd], out["v"][:, :kvd]
+            else:
+                out["q_b"] = bf(out["q"][:, :qd] + v["bq"].reshape(1, qd))
+                out["k_b"] = bf(out["k"][:, :kvd] + v["bk"].reshape(1, kvd))
+                out["v_b"] = bf(out["v"][:, :kvd] + v["bv"].reshape(1, kvd))
+            q_in, k_in = out["q_b"], out["k_b"]
+        elif kind == "rms_qkv_qknorm_rope":
+            out["q_n"] = qk_norm(out["q"], v["q_norm_w"], H, hd, QK_NORM_EPS)
+            out["k_n"] = qk_norm(out["k"], v["k_norm_w"], KV, hd, QK_NORM_EPS)
+            q_in, k_in = out["q_n"], out["k_n"]
+        inter = inject == "interleaved_rope"
+        out["q_roped"] = q_in.copy() if inject == "rope_k_only" else rope(q_in, v["lut_q"], H, hd, inter)
+        out["k_roped"] = rope(k_in, v["lut_k"], KV, hd, inter)
+        return out
+    if kind == "flash_attn":
+        q, k, vv = v["q"], v["k"], v["v"]
+        if layout == "head-first":
+            seq = q.shape[1]
+            dvc, dvt = dims["dv_chunks"], dims["dv_tile"]
+            q = q.reshape(H, seq, hd).transpose(1, 0, 2).reshape(seq, H * hd)
+            k = k.reshape(KV, seq, hd).transpose(1, 0, 2).reshape(seq, KV * hd)
+            vv = vv.reshape(KV, dvc, seq, dvt).transpose(2, 0, 1, 3).reshape(seq, KV * hd)
+            o = attention(q, k, vv, (H, KV, hd), causal=inject != "missing_causal_mask")
+            out["out"] = np.ascontiguousarray(
+                o.reshape(seq, H, dvc, dvt).transpose(1, 2, 0, 3).reshape(H * dvc, seq, dvt))
+        else:
+            q = q.reshape(q.shape[0], -1) if q.ndim != 2 else q
+            seq = q.shape[0]
+            out["out"] = attention(q, k.reshape(seq, -1), vv.reshape(seq, -1), (H, KV, hd),
+                                   causal=inject != "missing_causal_mask")
+        return out
+    if kind in ("o_ffn", "o_ffn_qwen", "o_ffn_head", "o_res_norm"):
+        wo = v["wo"]
+        attn = v["attn"].reshape(-1, wo.shape[0])
+        emb = v["ffn_norm_w"].size
+        out["proj"] = proj = gemm(attn, wo)
+        x = v["x"].reshape(-1, emb)
+        out["res1"] = res1 = bf(x + proj[:, :emb])
+        out["normed2"] = n2 = rms_norm(res1, v["ffn_norm_w"].reshape(-1), RMS_EPS)
+        if kind == "o_res_norm":
+            return out
+        out["gate"] = g = gemm(n2, v["w_gate"])
+        out["up"] = u = gemm(n2, v["w_up"])
+        out["swiglu"] = sw = silu_mul(g, u)
+        if kind == "o_ffn_head":
+            return out
+        out["down"] = d = gemm(sw, v["w_down"])
+        out["out"] = _tail(bf(res1 + d[:, :emb]).reshape(-1), inject, real_len, emb, prev)
+        return out
+    if kind == "down_add":
+        wd = v["w_down"]
+        sw = v["swiglu"].reshape(-1, wd.shape[0])
+        out["down"] = d = gemm(sw, wd)
+        res1 = v["res1"].reshape(d.shape[0], -1)
+        emb = res1.shape[1]
+        out["out"] = _tail(bf(res1 + d[:, :emb]).reshape(-1), inject, real_len, emb, prev)
+        return out
+    if kind == "gate_up":
+        a = v["normed2"].reshape(-1, v["w_gate"].shape[0])
+        out["gate"] = gemm(a, v["w_gate"])
+        out["up"] = gemm(a, v["w_up"])
+        return out
+    if kind == "gemm":
+        out["out"] = gemm(v["a"].reshape(-1, v["w"].shape[0]), v["w"])
+        return out
+    if kind == "swiglu":
+        out["out"] = silu_mul(v["gate"], v["up"])
+        return out
+    raise ProbeError("npu_probe.emulate.twins", f"no twin for ELF kind {kind!r}")
+
+
+def _tail(flat, inject, real_len, emb, prev):
+    """The flat block output; stale_tail keeps the previous content of the last real rows."""
+    if inject != "stale_tail" or not real_len:
+        return flat
+    old = np.zeros_like(flat) if prev is None or prev.get("out") is None else f32(prev["out"]).reshape(-1)
+    lo = max(int(real_len) - STALE_ROWS, 0) * emb
+    flat = flat.copy()
+    flat[lo:int(real_len) * emb] = old[lo:int(real_len) * emb]
+    return flat
+
+
+def input_roles(kind):
+    """Roles a twin of `kind` reads."""
+    return {
+        "rms_gemms_rope": ("x", "attn_norm_w", "wq", "wk", "wv", "lut_q", "lut_k"),
+        "rms_qkv_bias_rope": ("x", "attn_norm_w", "wq", "wk", "wv", "bq", "bk", "bv", "lut_q", "lut_k"),
+        "rms_qkv_qknorm_rope": ("x", "attn_norm_w", "wq", "wk", "wv", "q_norm_w", "k_norm_w", "lut_q", "lut_k"),
+        "flash_attn": ("q", "k", "v"),
+        "o_ffn": ("attn", "wo", "x", "ffn_norm_w", "w_gate", "w_up", "w_down"),
+        "o_ffn_qwen": ("attn", "wo", "x", "ffn_norm_w", "w_gate", "w_up", "w_down"),
+        "o_ffn_head": ("attn", "wo", "x", "ffn_norm_w", "w_gate", "w_up"),
+        "down_add": ("swiglu", "w_down", "res1"),
+        "o_res_norm": ("attn", "wo", "x", "ffn_norm_w"),
+        "gate_up": ("normed2", "w_gate", "w_up"),
+        "gemm": ("a", "w"),
+        "swiglu": ("gate", "up"),
+    }[kind]

@@ -1,0 +1,125 @@
+"""The kernel cache the run compiles into (build dir, cache dir, and where each was read from) and
+what it depends on: the files and environment variables compile_all_kernels can read."""
+
+import ast
+import os
+
+from npu_probe.plan.closure import import_closure
+from npu_probe.plan.context import runner_sources
+from npu_probe.plan.static.makefile import make_expand, parse_makefile
+from npu_probe.plan.static.parse import parse_file
+from npu_probe.plan.static.paths import env_reads, path_eval, path_literals, quoted_includes
+
+
+def kernel_cache(ctx, compile_, seq_len):
+    mk_path = os.path.join(ctx.model_dir, "Makefile")
+    mk = parse_makefile(mk_path, ctx.environ) if os.path.isfile(mk_path) else None
+    peano = bool(ctx.environ.get("PEANO_INSTALL_DIR"))
+    cache_dir, dir_source = _prefill_cache_dir(ctx, seq_len)
+    if mk and "BUILD_DIR" in mk.vars:
+        build = make_expand(mk.vars["BUILD_DIR"][0], mk.vars, ctx.environ)[0].strip()
+        build_dir = os.path.join(ctx.model_dir, build)
+        build_source = f"{ctx.where(mk_path, mk.vars['BUILD_DIR'][1])} BUILD_DIR"
+    elif mk is None and cache_dir and os.path.basename(cache_dir) == "prefill_kernel_cache":
+        build_dir = os.path.dirname(cache_dir)
+        build_source = "no Makefile: the directory holding the adapter's prefill_kernel_cache"
+    elif mk is None:
+        build_dir = os.path.join(ctx.model_dir, "build_peano")
+        build_source = "no Makefile: build_peano, the dir the verify adapters use"
+    else:
+        build_dir = os.path.join(ctx.model_dir, "build_peano" if peano else "build_chess")
+        build_source = "convention (build_peano with PEANO_INSTALL_DIR, else build_chess)"
+    adapter_dir = cache_dir
+    if cache_dir is None or os.path.basename(cache_dir) == "prefill_kernel_cache":
+        # The probe compiles block 0 with its own KernelCache: into the dir `make compile`
+        # uses (BUILD_DIR), so a make-built cache and ours are the same one. The adapter's
+        # own runner (--layers) keeps the dir it hard-codes (adapter_dir).
+        cache_dir, dir_source = os.path.join(build_dir, "prefill_kernel_cache"), "<build_dir>/prefill_kernel_cache"
+    files, env, models = [], {}, []
+    if compile_:
+        files, env, models = compile_inputs(ctx, compile_["_path"])
+    return {"build_dir": ctx.rel(build_dir), "build_dir_source": build_source,
+            "dir": ctx.rel(cache_dir) if os.path.isabs(cache_dir) else cache_dir, "dir_source": dir_source,
+            "adapter_dir": ctx.rel(adapter_dir) if adapter_dir and os.path.isabs(adapter_dir) else adapter_dir,
+            "seq_len": seq_len, "compile": compile_["function"] if compile_ else None,
+            "inputs": {"files": files, "env": env, "models": models}}
+
+
+def _prefill_cache_dir(ctx, seq_len):
+    """The prefill cache the run opens: a path in the adapter (or the module its
+    build_runner lives in) ending in prefill_kernel_cache, else the prefill
+    module's seq_len-keyed f-string (the q4nx/q4 classes)."""
+    for path in runner_sources(ctx):
+        parsed = parse_file(path)
+        if not parsed or parsed.tree is None:
+            continue
+        ev = path_eval(parsed)
+        for node in ast.walk(parsed.tree):
+            if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
+                tail = _const_tail(node)
+                if not tail or tail[-1] != "prefill_kernel_cache":
+                    continue
+                v = ev.eval(node)
+                full = v if v and os.path.isabs(v) else os.path.join(ctx.model_dir, *tail)
+                return full, f"{ctx.where(path, node.lineno)} (KernelCache dir)"
+    prefill = ctx.model_file("prefill")
+    parsed = parse_file(prefill) if prefill else None
+    if parsed and parsed.tree is not None:
+        for node in ast.walk(parsed.tree):
+            if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div) and isinstance(node.right, ast.JoinedStr):
+                pattern = _fstring_pattern(node.right)
+                if "cache_seq" in pattern:
+                    name = pattern.replace("{seq_len}", str(seq_len))
+                    return os.path.join(ctx.model_dir, name), f"{ctx.where(prefill, node.lineno)} {pattern}"
+    return None, None
+
+
+def _const_tail(node):
+    """String constants at the right end of an `a / "b" / "c"` chain."""
+    out = []
+    while isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div) and isinstance(node.right, ast.Constant) \
+            and isinstance(node.right.value, str):
+        out.append(node.right.value)
+        node = node.left
+    return list(reversed(out))
+
+
+def _fstring_pattern(js):
+    parts = []
+    for v in js.values:
+        if isinstance(v, ast.Constant):
+            parts.append(str(v.value))
+        elif isinstance(v, ast.FormattedValue):
+            parts.append("{" + (ast.unparse(v.value) if hasattr(ast, "unparse") else "?") + "}")
+    return "".join(parts)
+
+
+C_SUFFIXES = (".cc", ".cpp", ".c", ".h", ".hpp")
+
+
+def compile_inputs(ctx, compile_path):
+    """Files and environment variables that can change what compile_all_kernels builds."""
+    base = [ctx.model_dir, os.path.dirname(compile_path), ctx.verify_dir, ctx.llms_dir, ctx.pe_dir]
+    # The KernelCache module is a compile input too: its compile_and_cache prepares
+    # air_project/ and builds the external kernels (shared.infra.external_kernels).
+    cache_mod = os.path.join(ctx.llms_dir, "shared", "infra", "cache.py")
+    roots = [compile_path] + ([cache_mod] if os.path.isfile(cache_mod) else [])
+    order, _, _ = import_closure(ctx, roots, base)
+    files = set(order)
+    env_names = {}
+    for path in order:
+        parsed = parse_file(path)
+        if not parsed:
+            continue
+        for src in path_literals(parsed, C_SUFFIXES):
+            files.add(src)
+            files.update(quoted_includes(src))
+        for name, _ in env_reads(parsed):
+            env_names.setdefault(name, None)
+    registry = os.path.join(ctx.pe_dir, "kernel_registry")
+    if any(p.startswith(registry + os.sep) for p in order):
+        for root, _, names in os.walk(registry):
+            files.update(os.path.join(root, n) for n in names if n.endswith(".json"))
+    models = sorted({m for m in (ctx.model_of(p) for p in files) if m and m != ctx.model})
+    env = {name: ctx.environ.get(name) for name in sorted(env_names)}
+    return sorted(ctx.rel(p) for p in files), env, models

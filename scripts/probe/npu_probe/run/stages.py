@@ -1,0 +1,127 @@
+"""The config and block stages on one RunContext, and the run dir they write.
+
+`write_config` records what the config stage resolved (probe.json stage "config", no
+tensors). `run_block` compiles and runs block 0 under the NPU lock, gets the reference (or its
+cache), writes the tensors and probe.json stage "block". probe.json is always written last:
+its presence means complete.
+"""
+
+import contextlib
+import os
+import time
+
+from npu_probe.core.call import remove_if_empty, working_dir
+from npu_probe.core.contract import HF_CAPTURE, INPUT_NPY, LAYERS_DIR, NPU_NPY, REF_NPY, layer_file
+from npu_probe.core.npy import tensor_entry, write_npy
+from npu_probe.lens.boundaries import lens_record
+from npu_probe.reference.cache import RefCache
+from npu_probe.reference.hf import check_layer_shapes, check_shapes, run_reference
+from npu_probe.run.adapter import layer_outputs, run_layers_npu
+from npu_probe.run.block import run_block0
+from npu_probe.run.kernels import tree_toolchain
+from npu_probe.run.lock import lock_path, npu_lock
+from npu_probe.run.outcome import Compiled
+from npu_probe.run.record import StageOutput, write_probe_json
+
+
+def write_config(ctx, out):
+    """probe.json stage config: what the config stage resolved; nothing compiled."""
+    compiled = Compiled(toolchain=tree_toolchain(ctx.spec.cache_dir), compiled=[], reused=[])
+    return write_probe_json(ctx, out, "config", StageOutput(compiled, {"npu": None, "ref": None, "input": None}))
+
+
+def run_block(ctx, out, reuse_kernels=False, want_layers=False):
+    """Block 0 on the NPU and the reference; tensors and probe.json stage block."""
+    log, state, cfg = ctx.log, ctx.state, ctx.model.cfg
+    blk, layers_source, npu_layers = _run_on_npu(ctx, reuse_kernels, want_layers)
+    state.timings.update(blk.timings)
+
+    lens = ctx.spec.boundaries and blk.recorder is not None
+    ref, ref_layers, captured, ref_cache = _reference(ctx, want_layers, lens)
+    check_shapes(ctx.spec.tree, blk.npu, ref, ctx.spec.real_len, cfg["emb_dim"], ctx.model.entry.entry)
+    ref_cache.missed(state.ref_kind)
+    log.step(f"writing {NPU_NPY} {list(blk.npu.shape)}, {REF_NPY} {list(ref.shape)}"
+             + (f", {INPUT_NPY} {list(blk.input.shape)}" if blk.input is not None else ""))
+    tensors = {
+        "npu": tensor_entry(NPU_NPY, write_npy(os.path.join(out, NPU_NPY), blk.npu)),
+        "ref": tensor_entry(REF_NPY, write_npy(os.path.join(out, REF_NPY), ref)),
+        "input": tensor_entry(INPUT_NPY, write_npy(os.path.join(out, INPUT_NPY), blk.input)) if blk.input is not None else None,
+    }
+    layers = write_layers(out, layers_source, npu_layers, ref_layers, cfg["n_layers"], log) if want_layers else None
+    boundaries = None
+    if lens:
+        t = time.monotonic()
+        boundaries = lens_record(ctx, out, blk, captured, state.ref_kind)
+        state.timings["boundaries"] = time.monotonic() - t
+    emulation = state.emulation
+    output = StageOutput(blk.compiled, tensors, entries=list(emulation.artifacts) if emulation is not None else None,
+                         kernels=blk.kernels_run, layers=layers, ref_cache=ref_cache.record(), boundaries=boundaries)
+    return write_probe_json(ctx, out, "block", output)
+
+
+def _run_on_npu(ctx, reuse_kernels, want_layers):
+    """Block 0 (and with --layers every layer) under the NPU lock, from the build dir:
+    (BlockRun, layers source, {li: NPU ffn_out} or None)."""
+    opts, state, log = ctx.options, ctx.state, ctx.log
+    bdir = ctx.spec.build_dir
+    log.detail(f"working directory for compile and run: {bdir}")
+    emulation = state.emulation
+    try:
+        with npu_lock(lock_path(opts.npu_lock), opts.lock_timeout, log) as waited, \
+                working_dir(bdir, state.created_dirs), \
+                (emulation.npu.installed() if emulation is not None else contextlib.nullcontext()):
+            state.timings["lock_wait"] = waited
+            blk = run_block0(ctx, reuse_kernels=reuse_kernels, keep_layers=want_layers)
+            npu_layers, layers_source = None, None
+            if want_layers and blk.layers is not None:  # adapter runner: block 0 already ran that prefill
+                layers_source, npu_layers = f"{ctx.model.entry.entry}.prefill", blk.layers
+                state.timings["layers_npu"] = 0.0
+            elif want_layers:
+                t = time.monotonic()
+                layers_source, npu_layers = run_layers_npu(ctx)
+                state.timings["layers_npu"] = time.monotonic() - t
+    finally:
+        remove_if_empty(state.created_dirs)  # a failed compile leaves no empty dirs in the model dir
+    return blk, layers_source, npu_layers
+
+
+def _reference(ctx, want_layers, lens):
+    """The reference ffn_out, from the cache or HfRunner: (ref, {li: ref ffn_out} or None, the
+    HF side of the lens or None, the RefCache). Sets the state's ref_kind to what was seen."""
+    state = ctx.state
+    kind = state.ref_kind
+    capture = lens and kind == "hf-bf16"
+    ref_cache = RefCache(ctx, want_layers, HF_CAPTURE if capture else None)
+    ref_layers = ref_cache.lookup()
+    captured = None
+    if ref_layers is not None:
+        ref, state.timings["ref"] = ref_layers[0], ref_cache.load_seconds
+        kind = ref_cache.kind or kind
+        if ref_cache.boundaries is not None:
+            captured = {"boundaries": dict(ref_cache.boundaries, ffn_out=ref), "missing": {}}
+    else:
+        ref, state.timings["ref"], observed, ref_rec, captured = run_reference(ctx, capture=capture)
+        if observed == "emulated":
+            kind = "emulated"
+        if want_layers:
+            ref_layers = layer_outputs(ref_rec, ctx.model.cfg["n_layers"])
+    state.ref_kind = kind
+    return ref, ref_layers, captured, ref_cache
+
+
+def write_layers(out, source, npu_layers, ref_layers, n_layers, log):
+    """layers/layer_NN.{npu,ref}.npy for every layer both sides have (li < n_layers - 1),
+    and the probe.json `layers` record. Shapes are checked for every layer first."""
+    both = sorted(li for li in set(npu_layers) & set(ref_layers) if li < int(n_layers) - 1)
+    check_layer_shapes({li: npu_layers[li] for li in both}, {li: ref_layers[li] for li in both})
+    log.step(f"layers: {len(both)} layers through {source}")
+    if both:
+        os.makedirs(os.path.join(out, LAYERS_DIR), exist_ok=True)
+    entries = []
+    for li in both:
+        item = {"layer": li}
+        for side, arr in (("npu", npu_layers[li]), ("ref", ref_layers[li])):
+            rel = layer_file(li, side)
+            item[side] = tensor_entry(rel, write_npy(os.path.join(out, *rel.split("/")), arr))
+        entries.append(item)
+    return {"source": source, "entries": entries}
