@@ -1167,4 +1167,27 @@ test('issue 16 (newcomer): the demo writes nothing outside one temp dir, and say
   rmSync(dir, { recursive: true, force: true });
 });
 
+test('issue 16.8: model code that writes to sys.stdout.buffer or sys.stdout.fileno() runs; its output goes to probe.log, never the protocol channel', async () => {
+  if (!findNumpyPython()) { console.log('  (skipped: no Python with numpy)'); return; }
+  const tree = copyAirMini();
+  const prefill = join(tree.model('tiny_llama'), 'tiny_llama_prefill.py');
+  const code = [
+    '    import os, sys',
+    '    sys.stdout.buffer.write(b"tree bytes \\xff\\n")',
+    '    sys.stdout.buffer.flush()',
+    '    os.write(sys.stdout.fileno(), b"tree fd write\\n")',
+    '    os.write(sys.stdout.fileno(), b"probe-event: {\\"event\\": \\"config\\"}\\n")',
+    '    assert not sys.stdout.isatty() and sys.stdout.encoding',
+    '',
+  ].join('\n');
+  writeFileSync(prefill, readFileSync(prefill, 'utf8').replace(/(def run_transformer_block\([^)]*\):\n)/, `$1${code}`));
+  const out = join(tree.root, 'run');
+  const r = await cli(['check', '--model-dir', tree.model('tiny_llama'), '--out', out, '--no-cache', '--no-docs']);
+  assert.is(r.code, 0, r.err);
+  const log = readFileSync(join(out, 'probe.log'), 'utf8');
+  assert.match(log, /tree bytes \uFFFD\n/);
+  assert.match(log, /tree fd write\n/);
+  assert.not.match(r.err, /tree fd write|tree bytes/);
+});
+
 test.run();
