@@ -1190,4 +1190,18 @@ test('issue 16.8: model code that writes to sys.stdout.buffer or sys.stdout.file
   assert.not.match(r.err, /tree fd write|tree bytes/);
 });
 
+test('issue 16.4: check with a prompt of thousands of characters (within the compiled seq_len) passes; the record says it briefly', async () => {
+  if (!findNumpyPython()) { console.log('  (skipped: no Python with numpy)'); return; }
+  const tree = copyAirMini();
+  const prompt = `The capital of France is${' '.repeat(6000)}Paris, and the capital of Italy is`;
+  const out = join(tree.root, 'run');
+  const r = await cli(['check', '--model-dir', tree.model('tiny_llama'), '--out', out, '--no-cache', '--no-docs', `--prompt=${prompt}`, '--json']);
+  assert.is(r.code, 0, r.err);
+  const rep = fromJson<Report>(r.out);
+  assert.is(rep.prompt!.text, prompt);
+  const d = rep.defaults!.differs[0];
+  assert.match(d, /^prompt: 'The capital of France is {176}'\.\.\. \(6058 characters\) here \(--prompt\)/);
+  assert.ok(d.length < 600, `${d.length}`);
+});
+
 test.run();
