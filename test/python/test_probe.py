@@ -304,6 +304,11 @@ class TreeTests(TempDirCase):
         s = probe_tree.config_summary(c, "x")
         self.assertEqual((s["qkv_bias"], s["qk_norm"]), (False, False))
         self.assertNotIn("vocab_size", s)
+        self.assertNotIn("head_dim_explicit", s)  # 64 / 4 heads = 16: nothing to declare
+        # A config that declares its own head_dim (Qwen3: 128 with emb_dim 1024 and 16 heads) says so:
+        # the judge checks head_dim against emb_dim / n_heads otherwise (issue 16.15).
+        q = types.SimpleNamespace(n_layers=2, emb_dim=1024, n_heads=16, n_kv_heads=8, head_dim=128, hidden_dim=3072)
+        self.assertIs(probe_tree.config_summary(q, "x")["head_dim_explicit"], True)
         del c.head_dim
         with self.assertRaises(ProbeError):
             probe_tree.config_summary(c, "x")
