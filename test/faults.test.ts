@@ -16,6 +16,7 @@ import { deflateRawSync } from 'node:zlib';
 import { fixture, report, cli, errorLine, refValues, npyOf, REAL_LEN, PADDED, COLS, TODO_MD, fullProbeJson, type Fixture } from './helpers/rundir.ts';
 import { mountTmpfs } from './helpers/tmpfs.ts';
 import { copyAirMini, REPO } from './helpers/airmini.ts';
+import { copyRealTree, realTreeRoot } from './helpers/mlirair.ts';
 import { findNumpyPython, runPython } from './helpers/python.ts';
 import { zipBytes, npyBytes, npyHeader, f32Bytes } from './helpers/bytes.ts';
 import { openTensor } from '../src/tensor/index.ts';
@@ -1202,6 +1203,28 @@ test('issue 16.4: check with a prompt of thousands of characters (within the com
   const d = rep.defaults!.differs[0];
   assert.match(d, /^prompt: 'The capital of France is {176}'\.\.\. \(6058 characters\) here \(--prompt\)/);
   assert.ok(d.length < 600, `${d.length}`);
+});
+
+test('issue 16 (newcomer): plan ends with a one-line summary, always has a Step 2 line, and a missing package\'s fix names the interpreter', async () => {
+  const py = findNumpyPython();
+  if (!py) { console.log('  (skipped: no Python with numpy)'); return; }
+  const mini = copyAirMini();
+  const ok = await cli(['plan', '--model-dir', mini.model('tiny_llama')]);
+  assert.is(ok.code, 0, ok.err);
+  const okLines = ok.out.trimEnd().split('\n');
+  assert.match(okLines[okLines.length - 1], /^summary: ready: every check passes/);
+  assert.ok(okLines.some((l) => l.startsWith('step2')), ok.out);
+  if (!realTreeRoot()) { console.log('  (the real-tree half skipped: no mlir-air tree)'); return; }
+  const real = copyRealTree();
+  const exe = runPython('import sys; print(sys.executable)').trim();
+  const r = await cli(['plan', '--model-dir', real.model('qwen3_0_6b'), '--python', py]);
+  assert.is(r.code, 0, r.err);
+  const lines = r.out.trimEnd().split('\n');
+  assert.match(lines.find((l) => l.startsWith('step2')) ?? '', /^step2: no workaround triggers \(emb_dim 1024 and hidden_dim 3072 are 1024-aligned; no qkv_bias\)/);
+  const last = lines[lines.length - 1];
+  assert.match(last, /^summary: (not ready on this machine: \d+ checks? fail here \(.*\); the tree itself is ready for Phase 2|ready: )/);
+  const fail = lines.filter((l) => /^FAIL package-(torch|transformers|ml_dtypes) /.test(l));
+  for (const l of fail) assert.match(l, new RegExp(`\\(fix: ${exe.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} -m pip install `), l);
 });
 
 test.run();
