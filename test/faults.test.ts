@@ -1165,7 +1165,55 @@ test('issue 16 (newcomer): the demo writes nothing outside one temp dir, and say
   assert.ok(existsSync(join(dir, 'cache')), 'the caches are in it');
   assert.equal(readdirSync(home), [], 'nothing in ~ (no ~/.cache)');
   assert.is(existsSync(join(REPO, 'runs')) ? readdirSync(join(REPO, 'runs')).length : -1, runsBefore, 'nothing in the clone');
+  // The embedded default shows the whole lens: every boundary inside the block, and its chart.
+  const rep = fromJson<Report>(readFileSync(join(dir, 'run/report.json'), 'utf8'));
+  assert.is(rep.outcome, 'pass');
+  assert.ok(rep.lens!.rows.length >= 8, `${rep.lens!.rows.length} lens rows`);
+  assert.equal(rep.lens!.unpaired, []);
+  assert.match(readFileSync(join(dir, 'run/report.md'), 'utf8'), /```mermaid\n/);
   rmSync(dir, { recursive: true, force: true });
+  // The stale_tail demo fails G2 and the lens names the boundary (the bisect the step).
+  said = '';
+  assert.is(await demo(['--emulate', '--inject', 'stale_tail'], { cli: [process.execPath, TSX, CLI], env, stdio: 'ignore', log: (x: string) => { said += x; } }), 1, said);
+  const bug = /everything it wrote is in (\S+):/.exec(said)![1];
+  const failed = fromJson<Report>(readFileSync(join(bug, 'run/report.json'), 'utf8'));
+  assert.equal(failed.emulate, { runtime: failed.emulate!.runtime, inject: 'stale_tail' });
+  assert.is(failed.lens!.firstBelow!.name, 'ffn_out');
+  assert.is(failed.bisect!.offender!.step, 'residual2');
+  rmSync(bug, { recursive: true, force: true });
+});
+
+test('issue 16 (air-mini): --emulate and --inject take the real tree\'s names there; AIR_MINI_INJECT is their alias; an old name says its new one', async () => {
+  if (!findNumpyPython()) { console.log('  (skipped: no Python with numpy)'); return; }
+  const tree = copyAirMini();
+  const run = (extra: string[], env: Record<string, string | undefined> = {}) => withEnvVars({ AIR_MINI_INJECT: undefined, ...env }, () =>
+    cli(['check', '--model-dir', tree.model('tiny_llama'), '--out', join(tree.root, `run-${Math.random().toString(36).slice(2)}`), '--no-cache', '--no-docs', '--json', ...extra]));
+  // No NPU runs here: a held NPU lock is not waited for.
+  const lockFile = join(tree.root, 'npu.lock');
+  writeFileSync(lockFile, '');
+  const holder = spawn('flock', [lockFile, 'sleep', '120'], { stdio: 'ignore' });
+  await new Promise((r) => setTimeout(r, 300));
+  const clean = await run(['--emulate', '--timeout', '60'], { NPU_BLOCK_GATE_NPU_LOCK: lockFile });
+  holder.kill();
+  assert.is(clean.code, 0, clean.err);
+  const c = fromJson<Report>(clean.out);
+  assert.equal(c.emulate!.inject, null);
+  assert.ok(c.lens!.rows.length >= 8);
+  assert.not.match(clean.err, /waiting for the NPU lock/);
+  for (const [bug, boundary] of [['transposed_q_weight', 'q'], ['interleaved_rope', 'q_roped'], ['ignored_rmsnorm_weight', 'attn_norm']] as const) {
+    const r = await run(['--emulate', '--inject', bug]);
+    const rep = fromJson<Report>(r.out);
+    assert.is(rep.emulate!.inject, bug, r.err);
+    assert.is((rep.lens!.onset ?? rep.lens!.firstBelow)!.name, boundary, `${bug}: ${r.err.slice(-2000)}`);
+  }
+  // The variable alone means the same as --emulate --inject; the record says so.
+  const alias = await run([], { AIR_MINI_INJECT: 'stale_tail' });
+  assert.is(alias.code, 1, alias.err);
+  assert.is(fromJson<Report>(alias.out).emulate!.inject, 'stale_tail');
+  assert.match(alias.err, /AIR_MINI_INJECT=stale_tail: the same as --emulate --inject stale_tail/);
+  const old = await run([], { AIR_MINI_INJECT: 'rope_layout' });
+  assert.is(old.code, 2, old.err);
+  assert.match(errorLine(old), /AIR_MINI_INJECT: 'rope_layout' is now called 'interleaved_rope'.*--emulate --inject interleaved_rope/);
 });
 
 test('issue 16.8: model code that writes to sys.stdout.buffer or sys.stdout.fileno() runs; its output goes to probe.log, never the protocol channel', async () => {

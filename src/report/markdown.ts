@@ -45,7 +45,7 @@ export function emulatedNote(r: Report): string[] {
   if (!e) return [];
   return [
     '> [!WARNING]',
-    `> **EMULATED**: no NPU ran. The tree's own block ran on npu-block-gate's emulated runtime (${text(e.runtime, 120)}): its ELFs are CPU twins, so this checks the integration code (argument order, layouts, padding, buffer reuse), not the NPU.${e.inject ? ` Injected bug: ${id(e.inject)}.` : ''}`,
+    `> **EMULATED**: no NPU ran. The tree's own block ran on an emulated NPU (${text(e.runtime, 120)}), so this checks the integration code (argument order, layouts, padding, buffer reuse), not the NPU.${e.inject ? ` Injected bug: ${id(e.inject)}.` : ''}`,
     '',
   ];
 }

@@ -144,7 +144,7 @@ function terminalLines(r: Report): string[] {
     return out;
   }
   out.push(`${r.outcome === 'pass' ? 'PASS' : 'FAIL'}  ${f(r.model.name)}  (head_dim ${r.thresholds.headDim}, per-position threshold ${formatThreshold(r.thresholds.perPosition)}${r.thresholds.overridden ? ', overridden' : ''})${r.emulate ? '  EMULATED' : ''}`);
-  if (r.emulate) out.push(`  EMULATED: no NPU ran; the tree's block ran on the probe's emulated runtime (CPU twins of its ELFs)${r.emulate.inject ? `, injected bug: ${f(r.emulate.inject, 64)}` : ''}`);
+  if (r.emulate) out.push(`  EMULATED: no NPU ran; the tree's block ran on an emulated NPU (${f(r.emulate.runtime, 120)})${r.emulate.inject ? `, injected bug: ${f(r.emulate.inject, 64)}` : ''}`);
   const pos = r.prompt?.positions;
   if (pos) out.push(`  positions: ${pos.real_len} real tokens (--positions ${pos.requested}: ${f(pos.method, 20)}${pos.set ? ` with ${f(pos.set)}` : ''}, from ${pos.prompt_tokens} prompt tokens)`);
   out.push('');

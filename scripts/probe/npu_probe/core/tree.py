@@ -176,6 +176,18 @@ def _listdir(d):
 # ---------------------------------------------------------------------------
 # Config and workarounds
 
+# A tree whose NPU (and reference) are numpy emulations says so with this file at its root
+# (examples/air-mini): no NPU runs there, so no NPU lock is taken, and --emulate runs its own NPU.
+EMULATED_NPU_MARKER = "AIR_MINI"
+# The variable such a tree reads its injected bug from (--inject sets it; set by hand it means the same).
+TREE_INJECT_ENV = "AIR_MINI_INJECT"
+
+
+def emulates_npu(tree):
+    """Whether the tree's NPU is its own emulation (the marker at its root)."""
+    return os.path.exists(os.path.join(tree.air_root, EMULATED_NPU_MARKER))
+
+
 CONFIG_INT_FIELDS = ("n_layers", "emb_dim", "n_heads", "n_kv_heads", "head_dim", "hidden_dim")
 
 
