@@ -672,12 +672,16 @@ class AirMiniTests(TempDirCase):
         self.assertEqual(p["integration"]["entry"], "tiny_qwen3.tiny_qwen3_prefill.run_transformer_block_qwen3")
         self.assertIs(p["model"]["config"]["qk_norm"], True)
 
-    def test_unknown_injection_is_a_tree_crash(self):
+    def test_unknown_injection_is_bad_input(self):
+        # AIR_MINI_INJECT is --emulate --inject's alias on air-mini: an unknown bug is refused
+        # before anything runs, naming the variable (issue 16).
         out = os.path.join(self.tmp, "bad")
         res = run_probe("block", "--model-dir", self.model_dir("tiny_llama"), "--out", out,
                         env={"AIR_MINI_INJECT": "no_such_bug"})
-        self.assertEqual(res.returncode, 3, res.stderr)
-        self.assertEqual(len([l for l in res.stderr.splitlines() if l.startswith("probe: error: ")]), 1)
+        self.assertEqual(res.returncode, 2, res.stderr)
+        errors = [l for l in res.stderr.splitlines() if l.startswith("probe: error: ")]
+        self.assertEqual(len(errors), 1, res.stderr)
+        self.assertIn("AIR_MINI_INJECT: unknown injected bug 'no_such_bug'", errors[0])
         self.assertNotIn("Traceback", res.stderr)
         self.assertFalse(os.path.exists(os.path.join(out, "probe.json")))
 
@@ -687,6 +691,7 @@ class AirMiniTests(TempDirCase):
                         env={"AIR_MINI_INJECT": "nan_padded"})
         self.assertEqual(res.returncode, 0, res.stderr)
         p = self.load(out)
+        self.assertEqual(p["emulate"]["inject"], "nan_padded")  # the alias marks the run emulated
         real = p["prompt"]["real_len"]
         npu = np.load(os.path.join(out, "block0.npu.npy"))
         nan_rows = sorted(set(np.argwhere(np.isnan(npu))[:, 0].tolist()))
