@@ -132,7 +132,8 @@ async function checkOn(w: ReturnType<typeof workspace>, cacheRoot: string, who: 
   const run = mkdtempSync(join(tmpdir(), `nbg-${who}-`));
   const plan = {
     mode: 'full' as const, modelDir: w.model, promptStyle: null, prompt: null, python, runDir: run, threshold: null,
-    writeDocs: false, timeoutSec: 120, commit: null, bisect: false, cache: true, cacheDir: cacheRoot,
+    // No lens: the forger below forges an entry of the layer alone (a key made with the lens also needs its boundaries).
+    writeDocs: false, timeoutSec: 120, commit: null, bisect: false, boundaries: false, cache: true, cacheDir: cacheRoot,
     cacheWrite: who === 'trusted', force: true, probeEnv: extraEnv,
     isolation: { mode: who === 'hostile-unisolated' ? 'none' as const : 'auto' as const, untrusted: who !== 'trusted', allowUnisolated: who === 'hostile-unisolated' },
   };
