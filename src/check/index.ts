@@ -158,7 +158,7 @@ export async function check(plan: Plan, deps: CheckDeps): Promise<CheckResult> {
       unwritten,
     };
     try {
-      ctx.baseline = baselineIn(old, { commit, prompt: p.prompt, emulate: p.emulate, metrics: m.metrics });
+      ctx.baseline = baselineIn(old, { commit, prompt: p.prompt, emulate: p.emulate, environment: p.environment, metrics: m.metrics });
     } catch (e) {
       if (!isDocsError(e, docsDir, runDir)) throw e;
       docsError = e;
