@@ -1,5 +1,7 @@
 // The fault suite of issue 9 ("nothing lost, nothing hung, nothing misblamed"): one test (or a
-// few) per point 2-10, each reproducing the report's case. Every bad input must give one line
+// few) per point 2-10, each reproducing the report's case; then issue 16's 18 defects (two runs at
+// once, the wrong model dir, a read-only disk, ...), its newcomer cases and the lens on air-mini,
+// one test or more each, named "issue 16.N". Every bad input must give one line
 // naming the file or argument, exit 2 (bad input) or 3 (infrastructure), and leave the documents
 // byte-identical with no report.json behind. Synthetic run dirs (no Python) unless a point needs
 // the probe. Points 1 (signals) and the probe's own faults are tested elsewhere.
@@ -1130,6 +1132,10 @@ test('issue 16 (newcomer): the command the README and --help use runs from a clo
   const pkg = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8'));
   assert.is(pkg.bin['npu-block-gate'], 'dist/cli.js');
   assert.match(readFileSync(join(REPO, 'dist/cli.js'), 'utf8'), /^#!\/usr\/bin\/env node\n/);
+  // Executable as committed, and as a local build writes it (npx runs the file itself).
+  const mode = spawnSync('git', ['ls-files', '-s', 'dist/cli.js'], { cwd: REPO, encoding: 'utf8' }).stdout;
+  if (mode) assert.match(mode, /^100755 /);
+  assert.match(readFileSync(join(REPO, 'scripts/build.mjs'), 'utf8'), /chmod\(join\(dist, 'cli\.js'\), 0o755\)/);
   const help = (await cli(['--help'])).out;
   assert.match(help, /^ {2}npx npu-block-gate check {2}--model-dir DIR/m);
   assert.match(help, /run it as `npx npu-block-gate`/);
