@@ -4,18 +4,20 @@ import {
   stderrLog
 } from "./chunks/chunk-N7GSAKQW.js";
 import {
-  TOOL,
   check,
   errorReport,
   planModel
-} from "./chunks/chunk-RWJQXZT7.js";
+} from "./chunks/chunk-LFETBILC.js";
 import {
+  COMMAND,
   INJECTIONS,
   MAX_TIMEOUT_SECONDS,
   ProbeInterrupted,
   SQNR_GOOD_DB,
+  TOOL,
   defaultRunDirName,
   fmtCos,
+  fmtDb,
   fmtRatio,
   fmtRun,
   fmtSci,
@@ -29,8 +31,8 @@ import {
   parseThreshold,
   parseTimeout,
   toJson
-} from "./chunks/chunk-7PZEMIDU.js";
-import "./chunks/chunk-REHB662O.js";
+} from "./chunks/chunk-4VVZ4UWD.js";
+import "./chunks/chunk-4JX4D7CM.js";
 import {
   EXIT,
   GateError,
@@ -39,7 +41,7 @@ import {
   oneLine,
   parseEnvNames,
   plain
-} from "./chunks/chunk-54JU7T32.js";
+} from "./chunks/chunk-WJRO4PX2.js";
 import "./chunks/chunk-A6YGPO6E.js";
 
 // src/cli.ts
@@ -57,9 +59,26 @@ function pad(rows) {
   const w = rows[0].map((_, c) => Math.max(...rows.map((r) => (r[c] ?? "").length)));
   return rows.map((r) => r.map((s, c) => c === r.length - 1 ? s : s.padEnd(w[c])).join("  ").trimEnd());
 }
-function renderTerminal(r) {
-  return logLine(terminalLines(r).join("\n"));
+function renderTerminal(r, o = {}) {
+  const text = logLine(terminalLines(r).join("\n"));
+  return o.color ? colored(text) : text;
 }
+var SGR = { green: "\x1B[32m", red: "\x1B[31m", yellow: "\x1B[33m", bold: "\x1B[1m", reset: "\x1B[0m" };
+var paint = (s, ...codes) => `${codes.join("")}${s}${SGR.reset}`;
+function colored(text) {
+  const word = { PASS: SGR.green, FAIL: SGR.red, ERROR: SGR.red, SKIP: SGR.yellow };
+  return text.split("\n").map((l, i) => {
+    if (i === 0) return l.replace(/^(PASS|FAIL|ERROR)\b/, (w) => paint(w, SGR.bold, word[w]));
+    if (/^ {2}G\d /.test(l)) return l.replace(/(PASS|FAIL|SKIP)$/, (w) => paint(w, word[w]));
+    if (/^ {2}warning: /.test(l)) return l.replace(/^( {2})(warning:)/, (_m, a, w) => `${a}${paint(w, SGR.yellow)}`);
+    if (/^ {4}\d{2} .* (UNDER|ERROR)$/.test(l)) return l.replace(/(UNDER|ERROR)$/, (w) => paint(w, SGR.red));
+    return l;
+  }).join("\n");
+}
+function wantsColor(stream, env = process.env) {
+  return !!stream.isTTY && !env.NO_COLOR && env.TERM !== "dumb";
+}
+var sqnr = (r, db) => r.outcome === "pass" ? fmtDb(db) : fmtSqnr(db, SQNR_GOOD_DB);
 var hint = (h) => h ? `: likely ${f(h.cause)}; ${f(h.where)}` : "";
 var low = (x) => Math.min(x.wholeCosine, x.perPositionMin);
 function namedText(n) {
@@ -83,6 +102,7 @@ function byPosition(row) {
 function lensLines(r) {
   const lens = r.lens;
   if (!lens) return [];
+  if (!lens.rows.length && r.outcome === "pass") return [];
   const out = [""];
   if (!lens.rows.length) {
     out.push(`  lens: no boundary pairs to judge${lens.unpaired.length ? ` (${lens.unpaired.length} with one side only: ${f(lens.unpaired[0].reason)})` : ""}`);
@@ -93,9 +113,11 @@ function lensLines(r) {
   const onset = n && lens.onset && lens.onset.order < n.order ? lens.onset.order : null;
   const rows = [["#", "boundary", "step", "cosine", "per-pos min", "norm ratio", "max_abs", ""]];
   for (const x of lens.rows.slice(0, 64)) {
-    rows.push([String(x.order).padStart(2, "0"), f(x.name, 64), f(x.step ?? "", 20), fmtCos(x.wholeCosine), fmtCos(x.perPositionMin), fmtRatio(x.normRatio), fmtSci(x.maxAbs), x.below ? "UNDER" : x.order === onset ? "onset" : ""]);
+    if (x.error) rows.push([String(x.order).padStart(2, "0"), f(x.name, 64), f(x.step ?? "", 20), "-", "-", "-", "-", "ERROR"]);
+    else rows.push([String(x.order).padStart(2, "0"), f(x.name, 64), f(x.step ?? "", 20), fmtCos(x.wholeCosine), fmtCos(x.perPositionMin), fmtRatio(x.normRatio), fmtSci(x.maxAbs), x.below ? "UNDER" : x.order === onset ? "onset" : ""]);
   }
   out.push(...pad(rows).map((l) => `    ${l}`));
+  for (const x of lens.rows.filter((y) => y.error).slice(0, 16)) out.push(`  not judged: ${f(x.name, 64)}: ${f(x.error, 300)}`);
   if (n) {
     out.push(`  first boundary under ${formatThreshold(lens.threshold)}: ${namedText(n)}${hint(n.hint)}`);
     const o = lens.onset;
@@ -103,8 +125,9 @@ function lensLines(r) {
   } else out.push(`  every boundary is at or above ${formatThreshold(lens.threshold)}`);
   for (const u of lens.unpaired.slice(0, 16)) out.push(`  not judged: ${f(u.name, 64)} (${u.side === "both" ? "different shapes" : `${u.side} side only`}): ${f(u.reason)}`);
   if (r.prompt?.positions) {
-    const pr = lens.rows.find((x) => x.order === n?.order) ?? [...lens.rows].sort((a, b) => low(a) - low(b))[0];
-    out.push(`  ${f(pr.name, 64)} by position (lowest per-position cosine in each range): ${byPosition(pr)}`);
+    const judged = lens.rows.filter((x) => !x.error);
+    const pr = lens.rows.find((x) => x.order === n?.order) ?? [...judged].sort((a, b) => low(a) - low(b))[0];
+    if (pr) out.push(`  ${f(pr.name, 64)} by position (lowest per-position cosine in each range): ${byPosition(pr)}`);
   }
   return out;
 }
@@ -136,7 +159,7 @@ function terminalLines(r) {
     return out;
   }
   out.push(`${r.outcome === "pass" ? "PASS" : "FAIL"}  ${f(r.model.name)}  (head_dim ${r.thresholds.headDim}, per-position threshold ${formatThreshold(r.thresholds.perPosition)}${r.thresholds.overridden ? ", overridden" : ""})${r.emulate ? "  EMULATED" : ""}`);
-  if (r.emulate) out.push(`  EMULATED: no NPU ran; the tree's block ran on the probe's emulated runtime (CPU twins of its ELFs)${r.emulate.inject ? `, injected bug: ${f(r.emulate.inject, 64)}` : ""}`);
+  if (r.emulate) out.push(`  EMULATED: no NPU ran; the tree's block ran on an emulated NPU (${f(r.emulate.runtime, 120)})${r.emulate.inject ? `, injected bug: ${f(r.emulate.inject, 64)}` : ""}`);
   const pos = r.prompt?.positions;
   if (pos) out.push(`  positions: ${pos.real_len} real tokens (--positions ${pos.requested}: ${f(pos.method, 20)}${pos.set ? ` with ${f(pos.set)}` : ""}, from ${pos.prompt_tokens} prompt tokens)`);
   out.push("");
@@ -153,7 +176,8 @@ function terminalLines(r) {
     const pp = m.perPosition;
     out.push("");
     out.push(`  per-position cosine  min ${fmtCos(pp.min)}  p5 ${fmtCos(pp.p5)}  median ${fmtCos(pp.median)}  mean ${fmtCos(pp.mean)}  (${m.realLen} real rows of ${m.npuRows})`);
-    out.push(`  errors  max_abs ${fmtSci(e.maxAbs)}  mean_abs ${fmtSci(e.meanAbs)}  max_rel ${fmtSci(e.maxRel)}  mean_rel ${fmtSci(e.meanRel)}  mean_rel_L1 ${fmtSci(e.meanRelL1)}  SQNR ${fmtSqnr(e.sqnrDb, SQNR_GOOD_DB)}  norm ratio ${fmtRatio(e.normRatio)}`);
+    const rel = `${fmtSci(e.maxRel)}${e.maxRel > 1 ? " (where the reference is near 0)" : ""}`;
+    out.push(`  errors (informational)  max_abs ${fmtSci(e.maxAbs)}  mean_abs ${fmtSci(e.meanAbs)}  max_rel ${rel}  mean_rel ${fmtSci(e.meanRel)}  mean_rel_L1 ${fmtSci(e.meanRelL1)}  SQNR ${sqnr(r, e.sqnrDb)}  norm ratio ${fmtRatio(e.normRatio)}`);
     if (pp.badRuns.length) out.push(`  rows under threshold: ${pp.badRuns.map((b2) => fmtRun(b2.start, b2.end)).join(", ")}${pp.badRuns.some((b2) => b2.end === m.realLen - 1) ? " (tail of the prompt)" : ""}`);
     if (pp.worst.length) out.push(`  worst rows: ${pp.worst.map((w) => `${w.row}=${fmtCos(w.cosine)}`).join(" ")}`);
   }
@@ -175,7 +199,7 @@ function terminalLines(r) {
   if (r.layers?.length) {
     out.push("", "  every layer (informational):");
     const rows2 = [["layer", "whole", "per-pos min", "max_abs", "SQNR"]];
-    for (const l of r.layers) rows2.push([String(l.layer), fmtCos(l.wholeCosine), fmtCos(l.perPositionMin), fmtSci(l.maxAbs), fmtSqnr(l.sqnrDb, SQNR_GOOD_DB)]);
+    for (const l of r.layers) rows2.push([String(l.layer), fmtCos(l.wholeCosine), fmtCos(l.perPositionMin), fmtSci(l.maxAbs), sqnr(r, l.sqnrDb)]);
     out.push(...pad(rows2).map((l) => `    ${l}`));
   }
   if (r.integration) {
@@ -196,18 +220,22 @@ function terminalLines(r) {
 // src/cli.ts
 var HEAD = `npu-block-gate ${TOOL.version}: Phase 2 single-block validation for LLMs on AMD NPUs (Xilinx/mlir-air)`;
 var EXITS = "Exit codes: 0 pass, 1 fail (a gate), 2 usage or bad input, 3 infrastructure (could not judge).";
+var PLAN_EXITS = "Exit codes: 0 the plan was printed (its last line says whether the model is ready), 2 usage or bad input\n(or a model Phase 2 cannot run on), 3 infrastructure (no Python with numpy, a timeout).";
+var RUN_AS = `From a clone after \`npm ci\`, run it as \`${COMMAND}\`; \`npm link\` (or a global install) also puts
+\`npu-block-gate\` itself on your PATH.`;
 var HELP = `${HEAD}
 
 Usage:
-  npu-block-gate plan   --model-dir DIR [options]   Steps 1-2 without an NPU: what the run needs, integration path, workarounds
-  npu-block-gate check  --model-dir DIR [options]   run block 0 on the NPU and the HF bf16 reference, judge, document
-  npu-block-gate report --run-dir DIR [options]     judge an existing run dir (no Python needed)
-  npu-block-gate affected [--tree DIR] --base REV | --changed FILE   which model dirs a change affects (a matrix)
-  npu-block-gate status --tree DIR                  the tree's Phase 2 status per model and NPU generation
-  npu-block-gate agent setup|doctor|status|fleet|lock|hooks|drain|undrain|cache ...  runner side (agent --help)
-  npu-block-gate help [command] | <command> --help | --version
+  ${COMMAND} plan   --model-dir DIR [options]   Steps 1-2 without an NPU: what the run needs, integration path, workarounds
+  ${COMMAND} check  --model-dir DIR [options]   run block 0 on the NPU and the HF bf16 reference, judge, document
+  ${COMMAND} report --run-dir DIR [options]     judge an existing run dir (no Python needed)
+  ${COMMAND} affected [--tree DIR] --base REV | --changed FILE   which model dirs a change affects (a matrix)
+  ${COMMAND} status --tree DIR                  the tree's Phase 2 status per model and NPU generation
+  ${COMMAND} agent setup|doctor|status|fleet|lock|hooks|drain|undrain|cache ...  runner side (agent --help)
+  ${COMMAND} help [command] | <command> --help | --version
 
-Each command's options: npu-block-gate <command> --help.
+${RUN_AS}
+Each command's options: ${COMMAND} <command> --help.
 ${EXITS}
 Gates: G1 whole cosine >= 0.99; G2 per-position min >= T(head_dim) on real tokens (0.99 at 64, 0.98 at 128,
 0.97 at 256); G3 no NaN/Inf in the NPU output; G4 result documented in phase2_block.md.
@@ -225,7 +253,7 @@ var MODEL_OPTIONS = `  --prompt TEXT          use TEXT as the prompt (default: t
 var NUMBERS = "Numbers are decimal (0.98; not 0x1 or 1e-2), as --opt X or --opt=X.";
 var PLAN_HELP = `${HEAD}
 
-Usage: npu-block-gate plan --model-dir DIR [options]
+Usage: ${COMMAND} plan --model-dir DIR [options]
 
 Reads the model dir without importing it (Python + numpy, no NPU, no network, seconds) and prints
 the preflight, seed Steps 1-2, Phase 1 coverage, the make-diagnosis defaults and the kernel cache.
@@ -237,11 +265,11 @@ ${MODEL_OPTIONS}
   --timeout SECONDS      stop after this long (at most ${MAX_TIMEOUT_SECONDS})
 
 A model Phase 2 cannot run on is one line and exit 2.
-${EXITS}
+${PLAN_EXITS}
 `;
 var CHECK_HELP = `${HEAD}
 
-Usage: npu-block-gate check --model-dir DIR [options]
+Usage: ${COMMAND} check --model-dir DIR [options]
 
 Runs block 0 on the NPU and the HF bf16 reference (one Python process), judges layer-0 ffn_out
 against G1-G3, and records the result in <model>/docs/development_progress/phase2_block.md and
@@ -277,7 +305,7 @@ ${EXITS}
 `;
 var REPORT_HELP = `${HEAD}
 
-Usage: npu-block-gate report --run-dir DIR [options]
+Usage: ${COMMAND} report --run-dir DIR [options]
 
 Judges an existing run dir (from check, or the Action's probe mode) without Python: probe.json is
 validated whole, the tensors must be regular files inside the run dir, then the gates, report.json,
@@ -347,22 +375,22 @@ function parseCli(argv) {
   try {
     parsed = parseArgs({ args: joinNegativeValues(argv), options: OPTIONS, allowPositionals: true, strict: true });
   } catch (e) {
-    throw new InputError(`${oneLine(e).replace(/^TypeError \[[A-Z_]+\]: /, "")} (see npu-block-gate --help)`);
+    throw new InputError(`${oneLine(e).replace(/^TypeError \[[A-Z_]+\]: /, "")} (see ${COMMAND} --help)`);
   }
   const values = parsed.values;
   const [command = values.version ? "version" : "help", ...rest] = parsed.positionals;
   if (command === "help" || command === "version") return { command, values, topic: rest[0] };
   if (!(command in ALLOWED)) throw new InputError(`unknown command ${JSON.stringify(command)} (commands: plan, check, report, agent, help)`);
-  if (rest.length) throw new InputError(`unexpected argument ${JSON.stringify(rest[0])} (see npu-block-gate ${command} --help)`);
+  if (rest.length) throw new InputError(`unexpected argument ${JSON.stringify(rest[0])} (see ${COMMAND} ${command} --help)`);
   for (const k of Object.keys(values)) {
-    if (!ALLOWED[command].includes(k) && k !== "version") throw new InputError(`option --${k} does not apply to ${command} (see npu-block-gate ${command} --help)`);
+    if (!ALLOWED[command].includes(k) && k !== "version") throw new InputError(`option --${k} does not apply to ${command} (see ${COMMAND} ${command} --help)`);
   }
   return { command, values };
 }
 function planFrom(command, v, now = /* @__PURE__ */ new Date()) {
-  if ((command === "check" || command === "plan") && !v["model-dir"]) throw new InputError(`${command} needs --model-dir DIR (see npu-block-gate ${command} --help)`);
+  if ((command === "check" || command === "plan") && !v["model-dir"]) throw new InputError(`${command} needs --model-dir DIR (see ${COMMAND} ${command} --help)`);
   if (v["cpu-attn"] && v["npu-attn"]) throw new InputError("--cpu-attn and --npu-attn exclude each other");
-  if (command === "report" && !v["run-dir"]) throw new InputError("report needs --run-dir DIR (see npu-block-gate report --help)");
+  if (command === "report" && !v["run-dir"]) throw new InputError(`report needs --run-dir DIR (see ${COMMAND} report --help)`);
   if (v.inject !== void 0 && !v.emulate) throw new InputError("--inject needs --emulate (bugs are injected into the emulated NPU only)");
   const modelDir = v["model-dir"] ?? null;
   const runDir = command === "report" ? v["run-dir"] : v.out ?? defaultRunDirName(basename(resolve(modelDir)), now);
@@ -400,7 +428,7 @@ function parseProbeEnv(v) {
 }
 async function printPlan(plan, json, out, err) {
   try {
-    out.write(await planModel(plan, json));
+    out.write(await planModel(plan, json, stderrLog(void 0, (s) => err.write(s))));
     return EXIT.pass;
   } catch (e) {
     const stdout = e.stdout;
@@ -417,12 +445,12 @@ async function main(argv, out = process.stdout, err = process.stderr) {
   let json = false;
   let plan = null;
   if (argv[0] === "agent" || argv[0] === "help" && argv[1] === "agent") {
-    const { agentMain } = await import("./chunks/cli-AODNA6FO.js");
+    const { agentMain } = await import("./chunks/cli-RL3VKYRG.js");
     return agentMain(argv[0] === "agent" ? argv.slice(1) : ["--help"], out, err);
   }
   const fleet = argv[0] === "help" ? argv[1] : argv[0];
   if (fleet === "affected" || fleet === "status") {
-    const { fleetMain } = await import("./chunks/cli-2BPPEVWK.js");
+    const { fleetMain } = await import("./chunks/cli-CY5AAU3H.js");
     return fleetMain(fleet, argv[0] === "help" ? ["--help"] : argv.slice(1), out, err);
   }
   try {
@@ -442,8 +470,10 @@ async function main(argv, out = process.stdout, err = process.stderr) {
     if (command === "plan") return await printPlan(plan, json, out, err);
     const log = stderrLog(void 0, (s) => err.write(s));
     const result = await check(plan, { log });
+    if (result.docsError) err.write(`npu-block-gate: error: ${oneLine(result.docsError)} (the verdict stands; the documents were not written)
+`);
     out.write(json ? toJson(result.report) : `
-${renderTerminal(result.report)}
+${renderTerminal(result.report, { color: wantsColor(out) })}
   run dir: ${result.runDir}
 `);
     return result.exitCode;
@@ -461,6 +491,7 @@ ${renderTerminal(result.report)}
 }
 var invoked = process.argv[1] ? resolve(process.argv[1]) : "";
 if (invoked.endsWith("cli.js") || invoked.endsWith("cli.ts") || basename(invoked) === "npu-block-gate") {
+  for (const s of [process.stdout, process.stderr]) s.on("error", () => void 0);
   main(process.argv.slice(2)).then((code) => {
     process.exitCode = code;
   });

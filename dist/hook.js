@@ -1,9 +1,9 @@
 import { createRequire as __nbgCreateRequire } from 'node:module'; const require = __nbgCreateRequire(import.meta.url);
 import {
   agentMain
-} from "./chunks/chunk-277ASPJ5.js";
-import "./chunks/chunk-REHB662O.js";
-import "./chunks/chunk-54JU7T32.js";
+} from "./chunks/chunk-AEKLGFZV.js";
+import "./chunks/chunk-4JX4D7CM.js";
+import "./chunks/chunk-WJRO4PX2.js";
 import "./chunks/chunk-A6YGPO6E.js";
 
 // src/hook.ts

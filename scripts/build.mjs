@@ -8,7 +8,7 @@
 // The native addon is never bundled: src/metrics/native.ts loads it at run time with
 // createRequire from dist/native/, so it stays a plain file next to the bundle.
 import { build } from 'esbuild';
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -38,6 +38,8 @@ await build({
 // The CLI is the package's bin: it starts with a shebang (the other outputs must not).
 const cli = join(dist, 'cli.js');
 await writeFile(cli, '#!/usr/bin/env node\n' + (await readFile(cli, 'utf8')));
+// The package's bin: executable, so `npx npu-block-gate` runs it after a local build too.
+await chmod(cli, 0o755);
 
 // The prebuilt addon in dist/native/ is written by `npm run build:native`, not here:
 // a plain build must be reproducible byte for byte on any machine (CI compares it).

@@ -6,26 +6,31 @@ import { ProbeInterrupted } from './probe/run.ts';
 import { parseEnvNames } from './probe/env.ts';
 import { parsePromptStyle, parseThreshold, parseTimeout, parseCommit, parsePositions, parseInject, defaultRunDirName, INJECTIONS, MAX_TIMEOUT_SECONDS, type Plan } from './plan.ts';
 import { check, errorReport, planModel, type CheckResult } from './check/index.ts';
-import { TOOL } from './tool.ts';
+import { COMMAND, TOOL } from './tool.ts';
 import { stderrLog } from './log.ts';
-import { renderTerminal } from './report/terminal.ts';
+import { renderTerminal, wantsColor } from './report/terminal.ts';
 import { toJson } from './report/json.ts';
 
 const HEAD = `npu-block-gate ${TOOL.version}: Phase 2 single-block validation for LLMs on AMD NPUs (Xilinx/mlir-air)`;
 const EXITS = 'Exit codes: 0 pass, 1 fail (a gate), 2 usage or bad input, 3 infrastructure (could not judge).';
+/** plan judges nothing: no gate can fail it. */
+const PLAN_EXITS = 'Exit codes: 0 the plan was printed (its last line says whether the model is ready), 2 usage or bad input\n(or a model Phase 2 cannot run on), 3 infrastructure (no Python with numpy, a timeout).';
+const RUN_AS = `From a clone after \`npm ci\`, run it as \`${COMMAND}\`; \`npm link\` (or a global install) also puts
+\`npu-block-gate\` itself on your PATH.`;
 
 const HELP = `${HEAD}
 
 Usage:
-  npu-block-gate plan   --model-dir DIR [options]   Steps 1-2 without an NPU: what the run needs, integration path, workarounds
-  npu-block-gate check  --model-dir DIR [options]   run block 0 on the NPU and the HF bf16 reference, judge, document
-  npu-block-gate report --run-dir DIR [options]     judge an existing run dir (no Python needed)
-  npu-block-gate affected [--tree DIR] --base REV | --changed FILE   which model dirs a change affects (a matrix)
-  npu-block-gate status --tree DIR                  the tree's Phase 2 status per model and NPU generation
-  npu-block-gate agent setup|doctor|status|fleet|lock|hooks|drain|undrain|cache ...  runner side (agent --help)
-  npu-block-gate help [command] | <command> --help | --version
+  ${COMMAND} plan   --model-dir DIR [options]   Steps 1-2 without an NPU: what the run needs, integration path, workarounds
+  ${COMMAND} check  --model-dir DIR [options]   run block 0 on the NPU and the HF bf16 reference, judge, document
+  ${COMMAND} report --run-dir DIR [options]     judge an existing run dir (no Python needed)
+  ${COMMAND} affected [--tree DIR] --base REV | --changed FILE   which model dirs a change affects (a matrix)
+  ${COMMAND} status --tree DIR                  the tree's Phase 2 status per model and NPU generation
+  ${COMMAND} agent setup|doctor|status|fleet|lock|hooks|drain|undrain|cache ...  runner side (agent --help)
+  ${COMMAND} help [command] | <command> --help | --version
 
-Each command's options: npu-block-gate <command> --help.
+${RUN_AS}
+Each command's options: ${COMMAND} <command> --help.
 ${EXITS}
 Gates: G1 whole cosine >= 0.99; G2 per-position min >= T(head_dim) on real tokens (0.99 at 64, 0.98 at 128,
 0.97 at 256); G3 no NaN/Inf in the NPU output; G4 result documented in phase2_block.md.
@@ -46,7 +51,7 @@ const NUMBERS = 'Numbers are decimal (0.98; not 0x1 or 1e-2), as --opt X or --op
 
 const PLAN_HELP = `${HEAD}
 
-Usage: npu-block-gate plan --model-dir DIR [options]
+Usage: ${COMMAND} plan --model-dir DIR [options]
 
 Reads the model dir without importing it (Python + numpy, no NPU, no network, seconds) and prints
 the preflight, seed Steps 1-2, Phase 1 coverage, the make-diagnosis defaults and the kernel cache.
@@ -58,12 +63,12 @@ ${MODEL_OPTIONS}
   --timeout SECONDS      stop after this long (at most ${MAX_TIMEOUT_SECONDS})
 
 A model Phase 2 cannot run on is one line and exit 2.
-${EXITS}
+${PLAN_EXITS}
 `;
 
 const CHECK_HELP = `${HEAD}
 
-Usage: npu-block-gate check --model-dir DIR [options]
+Usage: ${COMMAND} check --model-dir DIR [options]
 
 Runs block 0 on the NPU and the HF bf16 reference (one Python process), judges layer-0 ffn_out
 against G1-G3, and records the result in <model>/docs/development_progress/phase2_block.md and
@@ -100,7 +105,7 @@ ${EXITS}
 
 const REPORT_HELP = `${HEAD}
 
-Usage: npu-block-gate report --run-dir DIR [options]
+Usage: ${COMMAND} report --run-dir DIR [options]
 
 Judges an existing run dir (from check, or the Action's probe mode) without Python: probe.json is
 validated whole, the tensors must be regular files inside the run dir, then the gates, report.json,
@@ -181,23 +186,23 @@ export function parseCli(argv: string[]): { command: string; values: Values; top
   try {
     parsed = parseArgs({ args: joinNegativeValues(argv), options: OPTIONS, allowPositionals: true, strict: true });
   } catch (e) {
-    throw new InputError(`${oneLine(e).replace(/^TypeError \[[A-Z_]+\]: /, '')} (see npu-block-gate --help)`);
+    throw new InputError(`${oneLine(e).replace(/^TypeError \[[A-Z_]+\]: /, '')} (see ${COMMAND} --help)`);
   }
   const values = parsed.values as Values;
   const [command = values.version ? 'version' : 'help', ...rest] = parsed.positionals;
   if (command === 'help' || command === 'version') return { command, values, topic: rest[0] };
   if (!(command in ALLOWED)) throw new InputError(`unknown command ${JSON.stringify(command)} (commands: plan, check, report, agent, help)`);
-  if (rest.length) throw new InputError(`unexpected argument ${JSON.stringify(rest[0])} (see npu-block-gate ${command} --help)`);
+  if (rest.length) throw new InputError(`unexpected argument ${JSON.stringify(rest[0])} (see ${COMMAND} ${command} --help)`);
   for (const k of Object.keys(values)) {
-    if (!ALLOWED[command].includes(k) && k !== 'version') throw new InputError(`option --${k} does not apply to ${command} (see npu-block-gate ${command} --help)`);
+    if (!ALLOWED[command].includes(k) && k !== 'version') throw new InputError(`option --${k} does not apply to ${command} (see ${COMMAND} ${command} --help)`);
   }
   return { command, values };
 }
 
 export function planFrom(command: string, v: Values, now = new Date()): Plan {
-  if ((command === 'check' || command === 'plan') && !v['model-dir']) throw new InputError(`${command} needs --model-dir DIR (see npu-block-gate ${command} --help)`);
+  if ((command === 'check' || command === 'plan') && !v['model-dir']) throw new InputError(`${command} needs --model-dir DIR (see ${COMMAND} ${command} --help)`);
   if (v['cpu-attn'] && v['npu-attn']) throw new InputError('--cpu-attn and --npu-attn exclude each other');
-  if (command === 'report' && !v['run-dir']) throw new InputError('report needs --run-dir DIR (see npu-block-gate report --help)');
+  if (command === 'report' && !v['run-dir']) throw new InputError(`report needs --run-dir DIR (see ${COMMAND} report --help)`);
   if (v.inject !== undefined && !v.emulate) throw new InputError('--inject needs --emulate (bugs are injected into the emulated NPU only)');
   const modelDir = v['model-dir'] ?? null;
   const runDir = command === 'report' ? v['run-dir']! : v.out ?? defaultRunDirName(basename(resolve(modelDir!)), now);
@@ -239,7 +244,7 @@ function parseProbeEnv(v: string): string[] {
 /** `plan`: the probe's answer as it printed it; a model Phase 2 cannot run on is one line and exit 2. */
 async function printPlan(plan: Plan, json: boolean, out: NodeJS.WritableStream, err: NodeJS.WritableStream): Promise<ExitCode> {
   try {
-    out.write(await planModel(plan, json));
+    out.write(await planModel(plan, json, stderrLog(undefined, (s) => err.write(s))));
     return EXIT.pass;
   } catch (e) {
     const stdout = (e as { stdout?: string }).stdout;
@@ -278,7 +283,9 @@ export async function main(argv: string[], out: NodeJS.WritableStream = process.
     if (command === 'plan') return await printPlan(plan, json, out, err);
     const log = stderrLog(undefined, (s) => err.write(s));
     const result: CheckResult = await check(plan, { log });
-    out.write(json ? toJson(result.report) : `\n${renderTerminal(result.report)}\n  run dir: ${result.runDir}\n`);
+    // The documents could not be written: said as an error, with the verdict that stands below it.
+    if (result.docsError) err.write(`npu-block-gate: error: ${oneLine(result.docsError)} (the verdict stands; the documents were not written)\n`);
+    out.write(json ? toJson(result.report) : `\n${renderTerminal(result.report, { color: wantsColor(out as { isTTY?: boolean }) })}\n  run dir: ${result.runDir}\n`);
     return result.exitCode;
   } catch (e) {
     const code = e instanceof GateError ? e.exitCode : EXIT.infra;
@@ -296,5 +303,8 @@ export async function main(argv: string[], out: NodeJS.WritableStream = process.
 // Run when executed directly (the bundle, or tsx src/cli.ts), not when imported by tests.
 const invoked = process.argv[1] ? resolve(process.argv[1]) : '';
 if (invoked.endsWith('cli.js') || invoked.endsWith('cli.ts') || basename(invoked) === 'npu-block-gate') {
+  // A reader that went away (EPIPE: `| head`) or a full device (ENOSPC) on stdout or stderr loses
+  // output, never the verdict: no stack trace, and the exit code stays the run's.
+  for (const s of [process.stdout, process.stderr]) s.on('error', () => undefined);
   main(process.argv.slice(2)).then((code) => { process.exitCode = code; });
 }

@@ -32,7 +32,10 @@ test('a miss is stored by the trusted side and hit by the next probe run', () =>
   assert.not.ok(existsSync(root) && readdirSync(root).length, 'the probe wrote nothing');
   const out = storeReference(root, cold.dir, cold.p);
   assert.ok(out.stored, JSON.stringify(out));
-  assert.equal(readdirSync(join(root, rec.key)).sort(), ['layer_00.npy', 'meta.json']);
+  // air-mini's reference gives the lens's HF side too (its layer-0 record): the entry holds it.
+  const names = cold.p.boundaries!.entries.map((e) => e.name);
+  assert.ok(names.length >= 8, `${names}`);
+  assert.equal(readdirSync(join(root, rec.key)).sort(), ['layer_00.npy', 'meta.json', ...names.map((n) => `boundary_${n}.npy`)].sort());
   const warm = block();
   assert.is(warm.p.reference.cache!.hit, true);
   assert.ok(readFileSync(join(warm.dir, 'block0.ref.npy')).equals(readFileSync(join(cold.dir, 'block0.ref.npy'))));
@@ -43,7 +46,8 @@ test('a miss is stored by the trusted side and hit by the next probe run', () =>
 test('--layers: every reference layer is stored and hit', () => {
   const cold = block(['--layers'], 'tiny_llama'); // 3 layers: layers 0 and 1 have a block output
   const out = storeReference(root, cold.dir, cold.p);
-  assert.equal(out, { stored: true, dir: join(root, cold.p.reference.cache!.key), layers: [0, 1] });
+  assert.equal({ ...out, boundaries: undefined }, { stored: true, dir: join(root, cold.p.reference.cache!.key), layers: [0, 1], boundaries: undefined });
+  assert.equal([...(out as { boundaries?: string[] }).boundaries ?? []].sort(), cold.p.boundaries!.entries.map((e) => e.name).sort());
   const warm = block(['--layers'], 'tiny_llama');
   assert.is(warm.p.reference.cache!.hit, true);
   for (const e of warm.p.layers!.entries) assert.ok(readFileSync(join(warm.dir, e.ref.file)).equals(readFileSync(join(cold.dir, e.ref.file))));

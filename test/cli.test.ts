@@ -24,11 +24,12 @@ function sink() {
   return { w, get text() { return text; } };
 }
 
-async function cli(args: string[], inject?: string) {
+async function cli(args: string[]) {
   const out = sink();
   const err = sink();
+  // AIR_MINI_INJECT is --emulate --inject's alias on air-mini: none from outside leaks into a run here.
   const prev = process.env.AIR_MINI_INJECT;
-  if (inject) process.env.AIR_MINI_INJECT = inject; else delete process.env.AIR_MINI_INJECT;
+  delete process.env.AIR_MINI_INJECT;
   try {
     const code = await main(args, out.w as unknown as NodeJS.WritableStream, err.w as unknown as NodeJS.WritableStream);
     return { code, out: out.text, err: err.text };
@@ -37,9 +38,10 @@ async function cli(args: string[], inject?: string) {
   }
 }
 
+/** check on a model of the air-mini copy; `inject` plants a bug in its emulated NPU (--emulate --inject, the real tree's names). */
 async function check(model: string, inject?: string, extra: string[] = []) {
   const runDir = join(runs, `${model}-${inject ?? 'clean'}-${n++}`);
-  const r = await cli(['check', '--model-dir', tree.model(model), '--out', runDir, '--json', ...extra], inject);
+  const r = await cli(['check', '--model-dir', tree.model(model), '--out', runDir, '--json', ...(inject ? ['--emulate', '--inject', inject] : []), ...extra]);
   const report = r.code <= 1 ? fromJson<Report>(r.out) : null;
   return { ...r, report, runDir };
 }
@@ -64,11 +66,11 @@ for (const [model, threshold] of [['tiny_llama', 0.99], ['tiny_qwen3', 0.98], ['
 
 // The bisect must name the step air-mini's inject.py puts each bug in.
 const failing: [string, string, string[], string][] = [
-  ['missing_transpose', 'tiny_llama', ['G1', 'G2'], 'q_proj'],
-  ['no_causal_mask', 'tiny_llama', ['G1', 'G2'], 'attention'],
-  ['rope_layout', 'tiny_llama', ['G1', 'G2'], 'rope'],
+  ['transposed_q_weight', 'tiny_llama', ['G1', 'G2'], 'q_proj'],
+  ['missing_causal_mask', 'tiny_llama', ['G1', 'G2'], 'attention'],
+  ['interleaved_rope', 'tiny_llama', ['G1', 'G2'], 'rope'],
   ['dropped_bias', 'tiny_qwen25', ['G1', 'G2'], 'qkv_bias'],
-  ['missing_transpose', 'tiny_qwen3', ['G1', 'G2'], 'q_proj'],
+  ['transposed_q_weight', 'tiny_qwen3', ['G1', 'G2'], 'q_proj'],
 ];
 for (const [inject, model, anyOf, offender] of failing) {
   test(`${inject} on ${model} fails ${anyOf.join(' or ')} with exit 1; bisect names ${offender}`, async () => {
@@ -131,7 +133,7 @@ test('--layers adds the informational per-layer table; layer 0 of it agrees with
 });
 
 test('bisect can be turned off, and report mode on a run dir without a bisect says why', async () => {
-  const r = await check('tiny_llama', 'no_causal_mask', ['--no-docs', '--no-bisect']);
+  const r = await check('tiny_llama', 'missing_causal_mask', ['--no-docs', '--no-bisect']);
   assert.is(r.code, 1);
   assert.is(r.report!.bisect!.available, false);
   assert.match(r.report!.bisect!.reason, /--no-bisect/);

@@ -28,7 +28,7 @@ function runDir(layerFiles: Record<string, number[]>, entries: unknown) {
   const t = (file: string) => ({ file, dtype: 'f32', shape: [ROWS, COLS] });
   writeFileSync(join(dir, 'probe.json'), JSON.stringify({
     schema: 'npu-block-gate/probe', schema_version: 1, stage: 'block', created_at: 'x', tool: { name: 't', version: '0' },
-    model: { name: 'm', dir: 'programming_examples/llms/m', hf_id: null, config: { n_layers: 3, emb_dim: COLS, n_heads: 2, n_kv_heads: 1, head_dim: 64, hidden_dim: 16, qkv_bias: false, qk_norm: false } },
+    model: { name: 'm', dir: 'programming_examples/llms/m', hf_id: null, config: { n_layers: 3, emb_dim: COLS, n_heads: 2, n_kv_heads: 1, head_dim: COLS / 2, hidden_dim: 16, qkv_bias: false, qk_norm: false } },
     prompt: { style: 'instruct', text: 'hi', source: '--prompt', token_ids: [1, 2, 3, 4], real_len: ROWS, padded_len: ROWS, tokenizer: 'x' },
     integration: { path: 'adapter', entry: 'm.verify_adapter.build_runner', reason: '', kernels: [], tiles: {}, workarounds: [], cpu_attn: null },
     reference: { kind: 'emulated', runner: 'HfRunner', lite_mode: false, dtype: 'bfloat16', model_id: null, transformers: null, torch: null },

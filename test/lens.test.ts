@@ -246,7 +246,7 @@ test('check refuses --inject without --emulate, an unknown bug and a bad --posit
   const dir = mkdtempSync(join(tmpdir(), 'nbg-lens-args-'));
   for (const [args, want] of [
     [['--inject', 'stale_tail'], /--inject needs --emulate/],
-    [['--emulate', '--inject', 'nope'], /--inject must be one of transposed_q_weight, .*stale_tail, got "nope"/],
+    [['--emulate', '--inject', 'nope'], /--inject must be one of transposed_q_weight, .*stale_tail, nan_row, nan_padded, scale_drift, got "nope"/],
     [['--positions', '0x10'], /--positions must be a whole decimal number of tokens in \[1, 1048576\]/],
     [['--positions', '0'], /--positions must be a whole decimal number/],
     [['--positions', '-5'], /--positions must be a whole decimal number .* got "-5"/],

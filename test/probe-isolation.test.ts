@@ -334,7 +334,8 @@ async function checkOn(w: Workspace, cacheRoot: string, o: { who: 'trusted' | 'h
   const run = mkdtempSync(join(w.base, `run-${o.who}-`));
   const plan = {
     mode: 'full' as const, modelDir: w.model, promptStyle: null, prompt: null, python: o.python ?? rootPython, runDir: run, threshold: null,
-    writeDocs: false, timeoutSec: 120, commit: null, bisect: false, cache: true, cacheDir: cacheRoot,
+    // No lens: the forger below forges an entry of the layer alone (a key made with the lens also needs its boundaries).
+    writeDocs: false, timeoutSec: 120, commit: null, bisect: false, boundaries: false, cache: true, cacheDir: cacheRoot,
     cacheWrite: o.who === 'trusted', force: true, probeEnv: o.env ?? {},
     isolation: { mode: o.who === 'hostile-unisolated' ? 'none' as const : o.mode ?? 'auto' as const, untrusted: o.who !== 'trusted', allowUnisolated: o.who === 'hostile-unisolated', user: o.user?.name ?? null },
   };

@@ -1,6 +1,6 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { findPython, type PythonTester } from '../src/probe/python.ts';
+import { findPython, pythonCandidates, type PythonTester } from '../src/probe/python.ts';
 import { InputError, InfraError } from '../src/errors.ts';
 
 const table = (ok: string[]): { tester: PythonTester; asked: string[] } => {
@@ -39,6 +39,45 @@ test('an explicit Python without numpy is a usage error naming it; none at all i
   assert.throws(() => findPython('/nope', {}, t.tester), (e: unknown) => e instanceof InputError && /--python \/nope: cannot import numpy/.test((e as Error).message));
   assert.throws(() => findPython(null, { NPU_BLOCK_GATE_PYTHON: '/x' }, t.tester), (e: unknown) => e instanceof InputError && /NPU_BLOCK_GATE_PYTHON=\/x/.test((e as Error).message));
   assert.throws(() => findPython(null, {}, t.tester), (e: unknown) => e instanceof InfraError && /tried python3 \(cannot import numpy\), \/usr\/bin\/python3/.test((e as Error).message));
+});
+
+test('issue 16: order: --python, $NPU_BLOCK_GATE_PYTHON, $VIRTUAL_ENV, the envs mlir-air\'s docs create in or beside the tree, python3, /usr/bin/python3; each says why', () => {
+  const files = new Set(['/home/u/venv/bin/python', '/home/u/mlir-air/sandbox/bin/python3', '/home/u/airenv/bin/python3', '/home/u/mlir-air/mlir-aie/ironenv/bin/python3', '/usr/bin/python3']);
+  const exists = (p: string) => files.has(p);
+  const ctx = { airRoot: '/home/u/mlir-air', modelDir: '/home/u/mlir-air/programming_examples/llms/m', exists, toolRoot: '/opt/nbg' };
+  const env = { VIRTUAL_ENV: '/home/u/venv', PATH: '/usr/bin' };
+  const c = pythonCandidates(null, env, ctx);
+  assert.equal(c.map((x) => [x.command, x.source]), [
+    ['/home/u/venv/bin/python', 'venv'],
+    ['/home/u/mlir-air/sandbox/bin/python3', 'tree'],
+    ['/home/u/mlir-air/mlir-aie/ironenv/bin/python3', 'tree'],
+    ['/home/u/airenv/bin/python3', 'tree'],
+    ['python3', 'PATH'],
+    ['/usr/bin/python3', 'fallback'],
+  ]);
+  assert.match(c[0].why!, /the active virtualenv \(\$VIRTUAL_ENV=\/home\/u\/venv\)/);
+  assert.match(c[1].why!, /\/home\/u\/mlir-air\/sandbox, in the mlir-air tree \(mlir-air's utils\/setup_python_packages\.sh\)/);
+  assert.match(c[3].why!, /\/home\/u\/airenv, beside the mlir-air tree \(mlir-air's wheel install/);
+  assert.match(c[4].why!, /python3 on PATH \(\/usr\/bin\/python3\)/);
+  assert.equal(pythonCandidates('/x/py', env, ctx).map((x) => x.source), ['option']);
+  assert.equal(pythonCandidates(null, { ...env, NPU_BLOCK_GATE_PYTHON: '/y' }, ctx).map((x) => x.source), ['env']);
+  // findPython (the agent's doctor) walks the same list.
+  const t = table(['/home/u/airenv/bin/python3']);
+  assert.is(findPython(null, env, t.tester, ctx).source, 'tree');
+  assert.equal(t.asked, ['/home/u/venv/bin/python', '/home/u/mlir-air/sandbox/bin/python3', '/home/u/mlir-air/mlir-aie/ironenv/bin/python3', '/home/u/airenv/bin/python3']);
+});
+
+test('issue 16: the tool\'s own test venv is never chosen for a user\'s tree (active or first on PATH); for its own air-mini it may be', () => {
+  const files = new Set(['/opt/nbg/.venv/bin/python', '/opt/nbg/.venv/bin/python3', '/usr/bin/python3']);
+  const exists = (p: string) => files.has(p);
+  const env = { VIRTUAL_ENV: '/opt/nbg/.venv', PATH: '/opt/nbg/.venv/bin:/usr/bin' };
+  const user = pythonCandidates(null, env, { airRoot: '/home/u/mlir-air', modelDir: '/home/u/mlir-air/programming_examples/llms/m', exists, toolRoot: '/opt/nbg' });
+  assert.equal(user.map((x) => [x.command, !!x.skip]), [['/opt/nbg/.venv/bin/python', true], ['python3', true], ['/usr/bin/python3', false]]);
+  assert.match(user[0].skip!, /the tool's own test venv \(\/opt\/nbg\/\.venv\), not your mlir-air environment/);
+  const t = table(['/opt/nbg/.venv/bin/python', 'python3', '/usr/bin/python3']);
+  assert.is(findPython(null, env, t.tester, { airRoot: '/home/u/mlir-air', modelDir: '/home/u/mlir-air/programming_examples/llms/m', exists, toolRoot: '/opt/nbg' }).command, '/usr/bin/python3');
+  const ours = pythonCandidates(null, env, { airRoot: '/opt/nbg/examples/air-mini', modelDir: '/opt/nbg/examples/air-mini/programming_examples/llms/tiny_llama', exists, toolRoot: '/opt/nbg' });
+  assert.not.ok(ours.some((x) => x.skip));
 });
 
 test.run();

@@ -1,10 +1,14 @@
 // The documents step (DESIGN.md "Documents"): phase2_block.md and TODO.md of the model dir, read
 // before the verdict (the history gives the regression baseline) and written after it, with
 // report.json and report.md, as one transaction: all of them, or none.
-import { join } from 'node:path';
+import { dirname, join, relative, isAbsolute } from 'node:path';
+import { closeSync, openSync, unlinkSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
 import type { Log } from '../log.ts';
-import { readDocument, type PlannedWrite } from '../fs/atomic.ts';
+import { GateError, fsError } from '../errors.ts';
+import { readDocument, resolveTarget, sweepLeftovers, type PlannedWrite } from '../fs/atomic.ts';
 import { confineBelow } from '../fs/confine.ts';
+import { acquireLock, type Lock } from '../fs/lock.ts';
 import { decodeDoc, encodeDoc } from '../docs/text.ts';
 import { DOC_PATHS } from '../docs/markers.ts';
 import { baselineFor, readHistory, updatePhase2, type HistoryView } from '../docs/phase2.ts';
@@ -84,4 +88,63 @@ export function logDocs(docs: DocsResult | null, log: Log): void {
   if (!docs) return;
   log.step(`docs: ${docs.changed ? 'updated' : 'unchanged'} ${docs.phase2} and ${docs.todo}`);
   for (const n of docs.notes ?? []) log.warn(`docs: ${n}`);
+}
+
+/** The documents' advisory lock, in the model dir: one run at a time reads, merges and renames them. */
+export const DOCS_LOCK = '.npu-block-gate.lock';
+
+/** Takes the model dir's documents lock (null when none can be made there: a read-only dir, whose writes then fail with their own message). */
+export function lockDocs(modelDir: string, log: Log, o: { timeoutMs?: number } = {}): Promise<Lock | null> {
+  const path = join(modelDir, DOCS_LOCK);
+  return acquireLock(path, {
+    timeoutMs: o.timeoutMs,
+    waiting: (who) => log.step(`docs: waiting for the lock on ${modelDir} (another run is writing its documents${who ? `: pid ${who.pid} since ${who.since}` : ''})`),
+    broke: (who) => log.step(`docs: removed a stale lock ${path}${who ? ` (pid ${who.pid} is no longer running)` : ''}`),
+  });
+}
+
+/** The dirs a model dir's documents are written in (through a symlink: its target's). */
+function docsDirsOf(modelDir: string): string[] {
+  const dirs = [modelDir, join(modelDir, 'docs/development_progress')];
+  for (const rel of [DOC_PATHS.phase2, DOC_PATHS.todo]) {
+    try {
+      dirs.push(dirname(resolveTarget(join(modelDir, rel)).real));
+    } catch { /* reading it will say what is wrong */ }
+  }
+  return dirs;
+}
+
+/** What an interrupted write left (hidden temp files and backups): removed; named in a warning if it cannot be. */
+export function sweepDocs(modelDir: string | null, runDir: string, log: Log): void {
+  const said = (s: ReturnType<typeof sweepLeftovers>) => {
+    if (s.removed.length) log.step(`docs: removed ${s.removed.length} file(s) an interrupted write left: ${s.removed.join(', ')}`);
+    for (const k of s.kept) log.warn(`an interrupted write left a file that could not be removed: ${k}; remove it by hand`);
+  };
+  // Under the documents lock every leftover there is stale; in the run dir only a dead process's.
+  if (modelDir) said(sweepLeftovers(docsDirsOf(modelDir), true));
+  said(sweepLeftovers([runDir], false));
+}
+
+/** Whether a failure names one of the documents (or the dirs they go in), not the run dir. */
+export function isDocsError(e: unknown, modelDir: string | null, runDir: string): e is GateError {
+  if (!(e instanceof GateError) || !e.file || !modelDir) return false;
+  const inside = (dir: string) => {
+    const r = relative(dir, e.file!);
+    return r === '' || (!r.startsWith('..') && !isAbsolute(r));
+  };
+  return inside(modelDir) && !inside(runDir);
+}
+
+/** Whether the run dir takes new files (a run dir on read-only media is judged all the same): null, or why not. */
+export function runDirUnwritable(runDir: string): string | null {
+  const probe = join(runDir, `.nbg-write-check-${process.pid}-${randomBytes(4).toString('hex')}`);
+  try {
+    closeSync(openSync(probe, 'wx'));
+    unlinkSync(probe);
+    return null;
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'EROFS' || code === 'EACCES' || code === 'EPERM') return fsError(e, runDir, 'cannot write').message;
+    return null;
+  }
 }

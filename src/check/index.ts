@@ -7,7 +7,7 @@
 // outputs). Neither changes the record: a later fact means a new verdict.
 import { basename, isAbsolute, join, resolve } from 'node:path';
 import { existsSync } from 'node:fs';
-import { InputError, fsError, type ExitCode } from '../errors.ts';
+import { EXIT, GateError, InputError, fsError, type ExitCode } from '../errors.ts';
 import type { Log } from '../log.ts';
 import type { Plan } from '../plan.ts';
 import { commitWrites } from '../fs/atomic.ts';
@@ -22,7 +22,11 @@ import { removeStaleReports } from './rundir.ts';
 import { probe, bisectStep, refCacheRoot, type Probed } from './probe.ts';
 import type { IsolationHost } from '../probe/isolate.ts';
 import { storeKernels } from './kernels.ts';
-import { baselineIn, documentedPlan, logDocs, planDocs, readDocs, reportWrites, type OldDocs } from './documents.ts';
+import {
+  baselineIn, documentedPlan, isDocsError, lockDocs, logDocs, planDocs, readDocs, reportWrites, runDirUnwritable, sweepDocs, type OldDocs,
+} from './documents.ts';
+import { DOC_PATHS } from '../docs/markers.ts';
+import { RUN_FILES } from '../rundir/schema.ts';
 
 export { probe, planModel, runOptions, type Probed } from './probe.ts';
 
@@ -50,11 +54,13 @@ export interface CheckResult {
   docs: DocsResult | null;
   /** The probe step's facts (mode full); null when an existing run dir was judged. */
   probed: Probed | null;
+  /** The documents could not be written (the verdict stands; report.docs is null): why. */
+  docsError: GateError | null;
 }
 
 /** The run dir must be about the model dir it is judged for: probe.json's model name is the model dir's own. */
 export function checkModelName(p: ProbeJson, modelDir: string): void {
-  const want = basename(resolve(modelDir));
+  const want = modelDirAt(modelDir).name;
   if (p.model.name !== want) {
     throw new InputError(`model.name ${JSON.stringify(plain(p.model.name, 64))} is not the model dir's name ${JSON.stringify(want)}; refusing a run dir for another model`, 'probe.json');
   }
@@ -115,48 +121,106 @@ export async function check(plan: Plan, deps: CheckDeps): Promise<CheckResult> {
   if (plan.mode === 'probe') throw new InputError('mode probe only runs the probe (probe()); check() reaches a verdict');
   const probed = plan.mode === 'full' ? await probe(plan, log, deps.isolationHost) : null;
   const runDir = resolve(plan.runDir);
-  removeStaleReports(runDir);
+  const staleKept = removeStaleReports(runDir);
   const measured = await measure(runDir, plan.threshold, log);
   if (plan.modelDir) checkModelName(measured.probe, plan.modelDir);
   const { m, failed } = await bisected(plan, probed, measured, log);
   const p = m.probe;
 
+  // A run dir on read-only media is judged all the same: the verdict is printed (and returned),
+  // and the report files that cannot be written are named.
+  const unwritable = runDirUnwritable(runDir);
+  const unwritten = unwritable
+    ? `${RUN_FILES.report} and ${RUN_FILES.markdown} were not written (${unwritable})${staleKept.length ? `; an earlier judge's ${staleKept.map((x) => basename(x)).join(' and ')} could not be removed and may not match this verdict` : ''}`
+    : null;
+  if (unwritten) log.warn(unwritten);
   const docsDir = plan.writeDocs ? docsModelDir(plan, p) : null;
-  const old: OldDocs | null = docsDir ? readDocs(docsDir, !!plan.confineDocs) : null;
-  const commit = commitOf(plan, p, env);
-  const documented = documentedPlan(old, !!p.emulate, plan.writeDocs ? 'model dir not available here; pass --model-dir to document' : 'not written in this run (documents turned off, or a pull request)');
-  const ctx: VerdictContext = {
-    now: now(), commit,
-    isolation: probed?.isolation ?? deps.isolation ?? null,
-    unisolatedFallback: probed?.unisolatedFallback ?? null,
-    baseline: baselineIn(old, { commit, prompt: p.prompt, emulate: p.emulate, environment: p.environment, metrics: m.metrics }),
-    documented, docs: null,
-    bisectFailed: failed,
-    bisectUnavailable: plan.bisect === false ? 'bisect turned off (--no-bisect)' : 'bisect runs on the NPU host (mode full); this run dir holds no bisect/bisect.json',
-  };
-  // Every document's new content first, from the verdict they record (a refused marker stops here,
-  // before anything is written) ...
-  const planned = old ? planDocs(verdict(m, ctx), old, !p.emulate) : null;
-  let report = verdict(m, { ...ctx, docs: planned?.result ?? null });
-  let markdown: string;
-  if (!planned || !deps.proposeDocs) {
-    // ... then the documents and the report written, all or none.
-    const rw = reportWrites(report, runDir);
-    commitWrites([...(planned?.writes ?? []), ...rw.writes]);
-    markdown = rw.markdown;
-  } else {
-    // The Action: the documents into the checkout, proposed through the docs PR; the report records
-    // whether that worked.
-    commitWrites(planned.writes);
-    const refused = await deps.proposeDocs(planned.result, report);
-    if (refused !== null) report = verdict(m, { ...ctx, docs: planned.result, documented: { ...documented, refused } });
-    const rw = reportWrites(report, runDir);
-    commitWrites(rw.writes);
-    markdown = rw.markdown;
+  // One run at a time reads, merges and renames a model dir's documents (two runs at once would
+  // each write their own history row over the other's).
+  const lock = docsDir ? await lockDocs(docsDir, log) : null;
+  try {
+    sweepDocs(lock ? docsDir : null, runDir, log);
+    const commit = commitOf(plan, p, env);
+    let docsError: GateError | null = null;
+    let old: OldDocs | null = null;
+    try {
+      old = docsDir ? readDocs(docsDir, !!plan.confineDocs) : null;
+    } catch (e) {
+      if (!isDocsError(e, docsDir, runDir)) throw e;
+      docsError = e;
+    }
+    const documented = documentedPlan(old, !!p.emulate, plan.writeDocs ? 'model dir not available here; pass --model-dir to document' : 'not written in this run (documents turned off, or a pull request)');
+    const ctx: VerdictContext = {
+      now: now(), commit,
+      isolation: probed?.isolation ?? deps.isolation ?? null,
+      unisolatedFallback: probed?.unisolatedFallback ?? null,
+      baseline: null,
+      documented, docs: null,
+      bisectFailed: failed,
+      bisectUnavailable: plan.bisect === false ? 'bisect turned off (--no-bisect)' : 'bisect runs on the NPU host (mode full); this run dir holds no bisect/bisect.json',
+      unwritten,
+    };
+    try {
+      ctx.baseline = baselineIn(old, { commit, prompt: p.prompt, emulate: p.emulate, environment: p.environment, metrics: m.metrics });
+    } catch (e) {
+      if (!isDocsError(e, docsDir, runDir)) throw e;
+      docsError = e;
+    }
+    /** The record with the documents failed: the verdict stands, G4 says why, the run exits with the failure's code. */
+    const withoutDocs = (e: GateError): Report => verdict(m, {
+      ...ctx, docs: null,
+      documented: { attempted: true, ok: false, path: DOC_PATHS.phase2, detail: e.message, failed: { message: e.message, exitCode: e.exitCode === EXIT.infra ? EXIT.infra : EXIT.input } },
+    });
+    const reportOnly = (r: Report): string => {
+      const rw = reportWrites(r, runDir);
+      if (!unwritten) commitWrites(rw.writes);
+      return rw.markdown;
+    };
+    let report: Report;
+    let markdown: string;
+    // Every document's new content first, from the verdict they record (a refused marker stops
+    // here, before anything is written) ...
+    let planned: ReturnType<typeof planDocs> | null = null;
+    if (old && !docsError) {
+      try {
+        planned = planDocs(verdict(m, ctx), old, !p.emulate);
+      } catch (e) {
+        if (!isDocsError(e, docsDir, runDir)) throw e;
+        docsError = e;
+      }
+    }
+    if (docsError) {
+      report = withoutDocs(docsError);
+      markdown = reportOnly(report);
+    } else if (!planned || !deps.proposeDocs) {
+      // ... then the documents and the report written, all or none. Documents that cannot be
+      // written (read-only, disk full) leave the verdict standing: the report alone is written.
+      report = verdict(m, { ...ctx, docs: planned?.result ?? null });
+      const rw = reportWrites(report, runDir);
+      try {
+        commitWrites([...(planned?.writes ?? []), ...(unwritten ? [] : rw.writes)]);
+        markdown = rw.markdown;
+      } catch (e) {
+        if (!isDocsError(e, docsDir, runDir)) throw e;
+        docsError = e;
+        report = withoutDocs(e);
+        markdown = reportOnly(report);
+      }
+    } else {
+      // The Action: the documents into the checkout, proposed through the docs PR; the report records
+      // whether that worked.
+      report = verdict(m, { ...ctx, docs: planned.result });
+      commitWrites(planned.writes);
+      const refused = await deps.proposeDocs(planned.result, report);
+      if (refused !== null) report = verdict(m, { ...ctx, docs: planned.result, documented: { ...documented, refused } });
+      markdown = reportOnly(report);
+    }
+    logDocs(report.docs, log);
+    if (probed) storeCaches(plan, probed, p, ctx.now, log);
+    return { report, runDir, markdown, exitCode: report.exit_code as ExitCode, docs: report.docs, probed, docsError };
+  } finally {
+    lock?.release();
   }
-  logDocs(report.docs, log);
-  if (probed) storeCaches(plan, probed, p, ctx.now, log);
-  return { report, runDir, markdown, exitCode: report.exit_code as ExitCode, docs: report.docs, probed };
 }
 
 /** The record of a plan that could not be judged: outcome error, never a FAIL verdict. */

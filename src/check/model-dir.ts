@@ -1,13 +1,14 @@
 // What a model dir is, in one place: a directory, programming_examples/llms/<model> in an mlir-air
 // tree (air-mini keeps the same layout). The CLI, the Action and the documents step all ask here.
-import { statSync } from 'node:fs';
+import { realpathSync, statSync } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
 import { InputError, fsError } from '../errors.ts';
 
 export interface ModelDir {
-  /** Absolute path, as given (symlinks not resolved: messages name what the user wrote). */
+  /** Absolute path with every symlink resolved: what the probe is given and the sandbox binds (a
+   * link path outside the sandbox's binds would not exist inside it). */
   dir: string;
-  /** The model's name: the dir's basename. */
+  /** The model's name: the real dir's basename (a link's own name is not the model's). */
   name: string;
   /** The mlir-air tree root above it (the dir holding programming_examples/), or null outside a tree. */
   airRoot: string | null;
@@ -34,7 +35,13 @@ export function modelDirAt(path: string): ModelDir {
     throw fsError(e, path, 'cannot read the model dir');
   }
   if (!st.isDirectory()) throw new InputError('model dir is not a directory', path);
-  return { dir, name: basename(dir), airRoot: airRootOf(dir) };
+  let real: string;
+  try {
+    real = realpathSync(dir);
+  } catch (e) {
+    throw fsError(e, path, 'cannot resolve the model dir');
+  }
+  return { dir: real, name: basename(real), airRoot: airRootOf(real) };
 }
 
 /** Whether `path` is a model dir (the Action asks before planning; a missing one is an error later). */

@@ -3,6 +3,7 @@
 // then block 0. The probe runs the model tree's own code: it can read the caches, never write them.
 import { spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, lstatSync, readdirSync, readFileSync, rmdirSync, statSync, statfsSync } from 'node:fs';
+import { RUN_FILES } from '../rundir/schema.ts';
 import { basename, dirname, join, resolve } from 'node:path';
 import { EXIT, GateError, InfraError, InputError, fsError, oneLine } from '../errors.ts';
 import type { Log } from '../log.ts';
@@ -166,6 +167,23 @@ export function sandboxedPlacer(iso: Isolation, model: ModelDir, runDir: string)
   };
 }
 
+/** Why the run dir a probe left behind is not a finished one (probe.json missing, or still at stage
+ * config), or null. A probe that exits 0 without finishing is the probe's failure, not bad input. */
+function probeUnfinished(runDir: string): string | null {
+  let text: string;
+  try {
+    text = readFileSync(join(runDir, RUN_FILES.probe), 'utf8');
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'ENOENT' ? `wrote no ${RUN_FILES.probe}` : null;
+  }
+  try {
+    const stage = (JSON.parse(text) as { stage?: unknown }).stage;
+    return stage === 'config' ? `${RUN_FILES.probe} is still at stage config (block 0 never finished)` : null;
+  } catch {
+    return null; // judged (and refused, naming the file) by the measure step
+  }
+}
+
 /** The probe step: a fresh run dir holding block 0 on the NPU and the reference. */
 export async function probe(plan: Plan, log: Log, host: IsolationHost = realHost): Promise<Probed> {
   if (!plan.modelDir) throw new InputError('a model dir is required to run the probe (--model-dir)');
@@ -197,7 +215,7 @@ export async function probe(plan: Plan, log: Log, host: IsolationHost = realHost
   log.step(`probe: block 0 of ${basename(model.dir)} -> ${runDir}`);
   log.step(`isolation: ${iso.detail}`);
   if (iso.degraded) log.warn(`isolation degraded: ${iso.degraded}`);
-  const { python } = await runProbe(pythonCandidates(plan.python), {
+  const { python } = await runProbe(pythonCandidates(plan.python, process.env, { airRoot: model.airRoot, modelDir: model.dir }), {
     subcommand: 'check',
     args: [...blockArgs(modelOptions(plan, model.dir), runDir), '--events', ...runOptions(plan), '--ref-cache', refRoot ?? 'none'],
     runDir, timeoutSec: plan.timeoutSec, extraEnv: { ...(iso.mode === 'uid' ? { NPU_BLOCK_GATE_UMASK: '002' } : {}), ...plan.probeEnv },
@@ -207,6 +225,7 @@ export async function probe(plan: Plan, log: Log, host: IsolationHost = realHost
   }, {
     onLine: (line) => log.step(`probe: ${line}`),
     onPython: (p) => log.step(`python: ${describePython(p)}`),
+    onSkip: (c, why) => log.step(`python: passed over ${c.command}${c.why ? ` (${c.why})` : ''}: ${why}`),
     onEvent: (ev) => {
       if (ev.event === 'knobs') {
         const k = knobsFor(ev as { names?: unknown }, plan, log);
@@ -221,6 +240,10 @@ export async function probe(plan: Plan, log: Log, host: IsolationHost = realHost
   }).catch((e: unknown) => {
     throw diskFull(e, runDir) ?? e;
   });
+  const unfinished = probeUnfinished(runDir);
+  if (unfinished) {
+    throw new InfraError(`probe check (${python.executable}) exited 0 but ${unfinished}: the probe, or the model code it ran, ended the process early (os._exit, sys.exit in the block?); log: ${join(runDir, RUN_FILES.probeLog)}`, runDir);
+  }
   if (kernels) recordKernels(runDir, kernels);
   const fellBack = iso.mode === 'none' && request.mode !== 'none' ? (iso.unavailable ?? []).join('; ') || 'no isolation was available' : null;
   return {
@@ -230,13 +253,14 @@ export async function probe(plan: Plan, log: Log, host: IsolationHost = realHost
 }
 
 /** `npu-block-gate plan`: the probe's static plan (Steps 1-2, preflight), as text or JSON. */
-export async function planModel(plan: Plan, json: boolean): Promise<string> {
+export async function planModel(plan: Plan, json: boolean, log?: Log): Promise<string> {
   if (!plan.modelDir) throw new InputError('plan needs --model-dir DIR');
   const model = modelDirAt(plan.modelDir);
-  const r = await runProbe(pythonCandidates(plan.python), {
+  const r = await runProbe(pythonCandidates(plan.python, process.env, { airRoot: model.airRoot, modelDir: model.dir }), {
     subcommand: 'plan', args: [...modelArgs(modelOptions(plan, model.dir)), ...(json ? ['--json'] : [])],
     runDir: null, timeoutSec: plan.timeoutSec, extraEnv: plan.probeEnv, envAllow: { names: plan.probeEnvNames ?? [] },
-  }, { onLine: () => undefined });
+  }, { onLine: () => undefined, onSkip: (c, why) => log?.step(`python: passed over ${c.command}${c.why ? ` (${c.why})` : ''}: ${why}`) });
+  log?.step(`python: ${r.python.command} (from ${r.python.why ?? r.python.source})`);
   return r.stdout;
 }
 

@@ -1,20 +1,56 @@
 // The run dir before a probe writes it, and before a judge writes into it.
-import { existsSync, lstatSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { existsSync, lstatSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { InputError, fsError } from '../errors.ts';
 import { CONTRACT } from '../contract.ts';
 import { RUN_FILES } from '../rundir/schema.ts';
 import { readDocument } from '../fs/atomic.ts';
+import { makeDirs } from '../fs/mkdir.ts';
 import { REPORT_SCHEMA } from '../record/report.ts';
 
-/** Every file and dir a run leaves in its run dir (the contract's names, plus bisect/, layers/, boundaries/). */
-const RUN_ENTRIES = [...Object.values(RUN_FILES), CONTRACT.bisect.dir, CONTRACT.layers_dir, CONTRACT.boundaries.dir];
+/** Every file a run leaves at the top of its run dir (the contract's names). */
+const RUN_ENTRIES = Object.values(RUN_FILES);
+
+/** The dirs a run writes, and the names of the files it writes in each (scripts/probe: probe_schema's
+ * layer_file and boundary_file, probe_bisect's STEP_FILE_RE and bisect.json). Anything else there is
+ * someone else's. */
+const RUN_DIRS: [string, RegExp][] = [
+  [CONTRACT.layers_dir, /^layer_\d{2,}\.(npu|ref)\.npy$/],
+  [CONTRACT.boundaries.dir, /^\d{2,}-[A-Za-z0-9_.-]+\.(npu|ref)\.npy$/],
+  [CONTRACT.bisect.dir, new RegExp(`^(${CONTRACT.bisect.json.replace('.', '\\.')}|\\d{2,}-.+\\.npy|launch-\\d{2,}-.+\\.npy)$`)],
+];
+
+/** Removes the files of ours in `dir` (by name), then the dir itself if nothing else is left in it. */
+function removeOurs(dir: string, ours: RegExp): void {
+  let names: string[];
+  try {
+    if (!lstatSync(dir).isDirectory()) return;
+    names = readdirSync(dir);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return;
+    throw fsError(e, dir, 'cannot read what an earlier run left');
+  }
+  for (const n of names.filter((x) => ours.test(x))) {
+    const p = join(dir, n);
+    try {
+      if (!lstatSync(p).isDirectory()) rmSync(p, { force: true });
+    } catch (e) {
+      throw fsError(e, p, 'cannot remove what an earlier run left');
+    }
+  }
+  try {
+    if (readdirSync(dir).length === 0) rmSync(dir, { recursive: true, force: true });
+  } catch (e) {
+    throw fsError(e, dir, 'cannot remove what an earlier run left');
+  }
+}
 
 /**
  * The run dir, ready for a new probe: created if need be; an existing one is refused unless `force`
- * allows it (the CLI asks for --force; the Action always starts afresh), and then everything an
- * earlier run left there is removed, so nothing stale (a report, a bisect, a layer) can be judged
- * with the new block. Other files in the dir are never touched.
+ * allows it (the CLI asks for --force; the Action always starts afresh), and then every file an
+ * earlier run wrote there is removed (by name), so nothing stale (a report, a bisect, a layer) can
+ * be judged with the new block. Other files, in the dir or in its bisect/, layers/ and boundaries/,
+ * are never touched.
  */
 export function prepareRunDir(runDir: string, force: boolean | undefined): void {
   let st;
@@ -38,23 +74,27 @@ export function prepareRunDir(runDir: string, force: boolean | undefined): void 
       throw new InputError(`${isRun ? 'already holds a run' : 'exists and is not empty'}; pass --force to replace ${isRun ? 'it' : 'the run files in it'}, or choose another --out`, runDir);
     }
     for (const name of RUN_ENTRIES) {
+      const p = join(runDir, name);
       try {
-        rmSync(join(runDir, name), { recursive: true, force: true });
+        // A file of ours, or a link in its place; never a directory someone put there.
+        if (lstatSync(p, { throwIfNoEntry: false })?.isDirectory() === false) rmSync(p, { force: true });
       } catch (e) {
-        throw fsError(e, join(runDir, name), 'cannot remove what an earlier run left');
+        throw fsError(e, p, 'cannot remove what an earlier run left');
       }
     }
+    for (const [d, ours] of RUN_DIRS) removeOurs(join(runDir, d), ours);
   }
   try {
-    mkdirSync(runDir, { recursive: true });
+    makeDirs(runDir);
   } catch (e) {
     throw fsError(e, runDir, 'cannot create the run dir');
   }
 }
 
 /** report.json and report.md of an earlier judge of this run dir: removed before judging again, so a
- * stale verdict never outlives a judge that fails. */
-export function removeStaleReports(runDir: string): void {
+ * stale verdict never outlives a judge that fails. Returns those that could not be removed (a
+ * read-only run dir). */
+export function removeStaleReports(runDir: string): string[] {
   // Only in a run dir: one with a probe.json, or whose report.json is ours.
   const ours = existsSync(join(runDir, RUN_FILES.probe)) || (() => {
     try {
@@ -63,7 +103,8 @@ export function removeStaleReports(runDir: string): void {
       return false;
     }
   })();
-  if (!ours) return;
+  const kept: string[] = [];
+  if (!ours) return kept;
   for (const name of [RUN_FILES.report, RUN_FILES.markdown]) {
     const path = join(runDir, name);
     let st;
@@ -76,7 +117,11 @@ export function removeStaleReports(runDir: string): void {
     try {
       rmSync(path, { force: true });
     } catch (e) {
-      throw fsError(e, path, 'cannot remove the report of an earlier judge');
+      // A run dir on read-only media is judged all the same; the earlier report there is named.
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code === 'EROFS' || code === 'EACCES' || code === 'EPERM') kept.push(path);
+      else throw fsError(e, path, 'cannot remove the report of an earlier judge');
     }
   }
+  return kept;
 }

@@ -20,14 +20,47 @@ export const MARK = {
 /** The four markers of phase2_block.md, which must each stand on a line of their own. */
 export const BLOCK_MARKERS = [MARK.latestBegin, MARK.latestEnd, MARK.historyBegin, MARK.historyEnd] as const;
 
-/** Every occurrence of a marker prefix on a line: the full marker text there (up to its "-->"). */
-export function markersOn(line: string): string[] {
+/** The line with every inline code span (`...`, ``...``) blanked: what a span quotes is text. */
+function withoutCodeSpans(line: string): string {
+  if (!line.includes('`')) return line;
+  return line.replace(/(`+)([\s\S]*?[^`])\1(?!`)/g, (m) => ' '.repeat(m.length));
+}
+
+/** Every occurrence of a marker prefix on a line, outside inline code: the full marker text there (up to its "-->"). */
+export function markersOn(rawLine: string): string[] {
+  const line = withoutCodeSpans(rawLine);
   const out: string[] = [];
   let at = line.indexOf(MARK.prefix);
   while (at !== -1) {
     const end = line.indexOf('-->', at);
     out.push(end === -1 ? line.slice(at) : line.slice(at, end + 3));
     at = line.indexOf(MARK.prefix, at + MARK.prefix.length);
+  }
+  return out;
+}
+
+const FENCE_OPEN = /^ {0,3}(`{3,}|~{3,})(.*)$/;
+
+/**
+ * For each line, whether it lies in a fenced code block (the fence lines included), where a marker
+ * is text someone quoted, never one of ours. CommonMark's rule: an opening fence of 3 or more
+ * backticks or tildes indented at most 3 spaces (a backtick fence's info string has no backtick),
+ * closed by a fence of the same character at least as long with nothing after it. A fence never
+ * closed hides nothing here: markers after it stay live, so a stray fence cannot hide our blocks
+ * (and have them added again on every run).
+ */
+export function fencedLines(lines: readonly { text: string }[]): boolean[] {
+  const out = lines.map(() => false);
+  for (let i = 0; i < lines.length; i++) {
+    const open = FENCE_OPEN.exec(lines[i].text);
+    if (!open || (open[1][0] === '`' && open[2].includes('`'))) continue;
+    const ch = open[1][0];
+    const close = new RegExp(`^ {0,3}${ch === '`' ? '`' : '~'}{${open[1].length},}[ \\t]*$`);
+    let j = i + 1;
+    while (j < lines.length && !close.test(lines[j].text)) j++;
+    if (j === lines.length) continue;
+    for (let k = i; k <= j; k++) out[k] = true;
+    i = j;
   }
   return out;
 }

@@ -6,7 +6,7 @@ import { fmtCos, fmtSci, fmtDb } from '../text/format.ts';
 import { formatThreshold } from '../seed/thresholds.ts';
 import { recordNpu, UNKNOWN } from '../npu/generation.ts';
 import { InputError } from '../errors.ts';
-import { BLOCK_MARKERS, MARK, markersOn } from './markers.ts';
+import { BLOCK_MARKERS, MARK, fencedLines, markersOn } from './markers.ts';
 import { dominantEol, insertLines, joinLines, splitLines, type Line } from './text.ts';
 
 export const HISTORY_HEADER = [
@@ -45,12 +45,22 @@ function shapeOf(r: HistoryView): string {
   return r.metrics ? `${r.metrics.realLen}x${r.metrics.cols}` : 'n/a';
 }
 
-export function historyRow(r: Report): string {
+/** Whether two history rows' commit cells name the same commit: equal, or (hex ids of 7 or more
+ * digits, short or full, either case) one a prefix of the other. */
+export function sameCommit(a: string, b: string): boolean {
+  if (a === b) return true;
+  const hex = /^[0-9a-f]{7,64}$/;
+  const x = a.toLowerCase();
+  const y = b.toLowerCase();
+  return hex.test(x) && hex.test(y) && (x.startsWith(y) || y.startsWith(x));
+}
+
+export function historyRow(r: Report, commitCell?: string): string {
   const k = historyKey(r);
   const m = r.metrics;
   const cells = [
     r.created_at.slice(0, 10),
-    k.commit,
+    commitCell ?? k.commit,
     k.prompt,
     r.outcome.toUpperCase(),
     fmtCos(m?.wholeCosine),
@@ -95,7 +105,9 @@ export function findBlocks(lines: readonly Line[], file: string): { latest: Bloc
     throw new InputError(`line ${i + 1}: ${problem}; fix it by hand, nothing was changed`, file);
   };
   const seen = new Map<string, number>();
+  const fenced = fencedLines(lines);
   lines.forEach((l, i) => {
+    if (fenced[i]) return;
     for (const m of markersOn(l.text)) {
       if (!(BLOCK_MARKERS as readonly string[]).includes(m)) refuse(i, `${shown(m)} is not an npu-block-gate marker of this file`);
       if (l.text.trim() !== m) refuse(i, `marker ${m} must stand on a line of its own`);
@@ -136,8 +148,9 @@ export function updateHistoryLines(lines: Line[], blk: Block, r: Report): void {
   const row = historyRow(r);
   for (let i = blk.begin + 1; i < blk.end; i++) {
     const c = tableCells(lines[i].text);
-    if (c && c[1] === k.commit && c[2] === k.prompt && rowNpu(c) === k.npu) {
-      lines[i].text = row;
+    if (c && c[2] === k.prompt && rowNpu(c) === k.npu && sameCommit(c[1], k.commit)) {
+      // The same commit by a shorter or longer id: one row, keyed by the longer id seen.
+      lines[i].text = c[1].length > k.commit.length ? historyRow(r, c[1]) : row;
       return;
     }
   }
@@ -190,7 +203,7 @@ export function readHistory(text: string | null, file: string): HistoryEntry[] {
 export function baselineFor(history: HistoryEntry[], r: HistoryView): { maxAbs: number; commit: string } | null {
   const k = historyKey(r);
   const shape = shapeOf(r);
-  const hit = history.find((h) => h.outcome === 'PASS' && h.prompt === k.prompt && h.npu === k.npu && h.shape === shape && h.commit !== k.commit && Number.isFinite(h.maxAbs) && h.maxAbs > 0);
+  const hit = history.find((h) => h.outcome === 'PASS' && h.prompt === k.prompt && h.npu === k.npu && h.shape === shape && !sameCommit(h.commit, k.commit) && Number.isFinite(h.maxAbs) && h.maxAbs > 0);
   return hit ? { maxAbs: hit.maxAbs, commit: hit.commit } : null;
 }
 

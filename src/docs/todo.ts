@@ -7,7 +7,7 @@
 import type { Report } from '../record/report.ts';
 import type { ModelConfig } from '../rundir/schema.ts';
 import { InputError } from '../errors.ts';
-import { MARK, markersOn } from './markers.ts';
+import { MARK, fencedLines, markersOn } from './markers.ts';
 import { fmtCos } from '../text/format.ts';
 import { EMULATED, UNKNOWN, generationName, recordNpu } from '../npu/generation.ts';
 import { insertLines, joinLines, removeLines, splitLines, type Line } from './text.ts';
@@ -15,7 +15,6 @@ import { insertLines, joinLines, removeLines, splitLines, type Line } from './te
 const PHASE2 = /^(\s*[-*]\s+\[)([^\]]*)(\]\s*(?:Phase\s+)?2\s*[:.)-]\s*Single[- ]Block Validation\b.*)$/i;
 const PHASE_N = (n: number) => new RegExp(`^\\s*[-*]\\s+\\[[^\\]]*\\]\\s*(?:Phase\\s+)?${n}\\s*[:.)-]`, 'i');
 const HEADING = /^ {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t]*$/;
-const FENCE = /^ {0,3}(```|~~~)/;
 const PHASE_STATUS = /^phase status\b/i;
 const ACTIVE_BLOCKERS = /^active blockers\b/i;
 
@@ -66,15 +65,9 @@ interface Section { heading: number; level: number; title: string; end: number }
 /** The headings outside fenced code, each with the line its section ends before. */
 function sections(lines: readonly Line[]): Section[] {
   const heads: { heading: number; level: number; title: string }[] = [];
-  let fence: string | null = null;
+  const fenced = fencedLines(lines);
   lines.forEach((l, i) => {
-    const f = FENCE.exec(l.text);
-    if (f) {
-      if (fence === null) fence = f[1];
-      else if (fence === f[1]) fence = null;
-      return;
-    }
-    if (fence !== null) return;
+    if (fenced[i]) return;
     const h = HEADING.exec(l.text);
     if (h) heads.push({ heading: i, level: h[1].length, title: (h[2] ?? '').replace(/\s*<!--.*?-->\s*/g, ' ').replace(/[ \t]#+$/, '').trim() });
   });
@@ -87,13 +80,24 @@ function sections(lines: readonly Line[]): Section[] {
 /** Refuses a TODO.md where one of our markers appears on more than one line. */
 function checkMarkers(lines: readonly Line[], file: string): void {
   const seen = new Map<string, number>();
+  const fenced = fencedLines(lines);
   lines.forEach((l, i) => {
+    if (fenced[i]) return;
     for (const m of new Set(markersOn(l.text))) {
       const first = seen.get(m);
       if (first !== undefined) throw new InputError(`line ${i + 1}: marker ${m} appears again (first on line ${first + 1}): duplicated marker; fix it by hand, nothing was changed`, file);
       seen.set(m, i);
     }
   });
+}
+
+/** The first line carrying one of our markers starting with `marker` (outside fenced and inline code), or -1. */
+function markedLine(lines: readonly Line[], marker: string, from = 0): number {
+  const fenced = fencedLines(lines);
+  for (let i = from; i < lines.length; i++) {
+    if (!fenced[i] && markersOn(lines[i].text).some((m) => m.startsWith(marker))) return i;
+  }
+  return -1;
 }
 
 /** The last line of a section's content that is not blank (the heading itself when there is none). */
@@ -131,7 +135,7 @@ export function updateTodo(existing: string | null, r: Report, file = 'TODO.md')
   }
 
   // Our blocker line: removed on pass (with the heading, if we added it and nothing else is left under it), written or rewritten on fail.
-  const bi = lines.findIndex((l) => l.text.includes(MARK.blocker));
+  const bi = markedLine(lines, MARK.blocker);
   if (r.outcome === 'pass' && bi !== -1) {
     removeLines(lines, bi, 1);
     removeEmptyBlockersHeading(lines);
@@ -147,7 +151,7 @@ export function updateTodo(existing: string | null, r: Report, file = 'TODO.md')
   // any prerequisites already there.
   for (const w of r.integration?.workarounds ?? []) {
     const line = prereqLine(w.id, w.prerequisite, w.detail);
-    const existingAt = lines.findIndex((l) => l.text.includes(MARK.prereq(w.id)));
+    const existingAt = markedLine(lines, MARK.prereq(w.id));
     if (existingAt !== -1) { lines[existingAt].text = line; continue; }
     let anchor = inStatus(PHASE_N(4));
     if (anchor === -1) anchor = inStatus(PHASE_N(5));
@@ -160,7 +164,7 @@ export function updateTodo(existing: string | null, r: Report, file = 'TODO.md')
       anchor = lastContent(lines, s);
     }
     let at = anchor;
-    while (at + 1 < lines.length && lines[at + 1].text.includes(MARK.prereqPrefix)) at++;
+    while (at + 1 < lines.length && markedLine(lines, MARK.prereqPrefix, at + 1) === at + 1) at++;
     insertLines(lines, at, [line]);
   }
   return { text: joinLines(lines), notes };
@@ -185,7 +189,7 @@ function addBlocker(lines: Line[], line: string, status: Section | null): void {
 
 /** Drops an "## Active blockers" heading we added once nothing but blank lines is left under it, with the blank line we added beside it. */
 function removeEmptyBlockersHeading(lines: Line[]): void {
-  const s = sections(lines).find((x) => lines[x.heading].text.includes(MARK.blockersHeading));
+  const s = sections(lines).find((x) => markersOn(lines[x.heading].text).includes(MARK.blockersHeading));
   if (!s) return;
   for (let i = s.heading + 1; i < s.end; i++) if (lines[i].text.trim() !== '') return;
   let from = s.heading;

@@ -4,6 +4,7 @@ import { parseArgs } from 'node:util';
 import { readFileSync } from 'node:fs';
 import { EXIT, GateError, InputError, oneLine, type ExitCode } from '../errors.ts';
 import { stderrLog } from '../log.ts';
+import { COMMAND } from '../tool.ts';
 import { parseTimeout } from '../plan.ts';
 import { affected, LLMS } from './affected.ts';
 import { affectedJson, affectedMarkdown, affectedTerminal } from './affected-text.ts';
@@ -12,7 +13,7 @@ import { airRootAt, modelNames, planFacts } from './plans.ts';
 import { statusJson, statusMarkdown, treeStatus } from './status.ts';
 import { parseLabels } from './legs.ts';
 
-export const AFFECTED_HELP = `Usage: npu-block-gate affected [--tree DIR] (--base REV [--head REV] | --changed FILE... | --changed-from LIST) [options]
+export const AFFECTED_HELP = `Usage: ${COMMAND} affected [--tree DIR] (--base REV [--head REV] | --changed FILE... | --changed-from LIST) [options]
 
 Which model dirs a change affects: each model's inputs are what its Phase 2 check reads, from the
 probe's static plan (no model code is imported): the import closure of block 0 and the reference,
@@ -38,7 +39,7 @@ Options:
 Exit codes: 0 answered (whatever the count), 2 usage or bad input, 3 infrastructure.
 `;
 
-export const STATUS_HELP = `Usage: npu-block-gate status --tree DIR [--json]
+export const STATUS_HELP = `Usage: ${COMMAND} status --tree DIR [--json]
 
 The tree's Phase 2 status from every model dir's phase2_block.md history and TODO.md: per model
 and NPU generation the last verdict, when, at which commit, the per-position min against its
@@ -73,13 +74,13 @@ export async function fleetMain(command: 'affected' | 'status', argv: string[], 
     try {
       parsed = parseArgs({ args: argv, options: OPTIONS, allowPositionals: false, strict: true });
     } catch (e) {
-      throw new InputError(`${oneLine(e).replace(/^TypeError \[[A-Z_]+\]: /, '')} (see npu-block-gate ${command} --help)`);
+      throw new InputError(`${oneLine(e).replace(/^TypeError \[[A-Z_]+\]: /, '')} (see ${COMMAND} ${command} --help)`);
     }
     const v = parsed.values;
-    for (const k of Object.keys(v)) if (!ALLOWED[command].includes(k)) throw new InputError(`option --${k} does not apply to ${command} (see npu-block-gate ${command} --help)`);
+    for (const k of Object.keys(v)) if (!ALLOWED[command].includes(k)) throw new InputError(`option --${k} does not apply to ${command} (see ${COMMAND} ${command} --help)`);
     if (v.help) { out.write(command === 'affected' ? AFFECTED_HELP : STATUS_HELP); return EXIT.pass; }
     if (command === 'status') {
-      if (!v.tree) throw new InputError('status needs --tree DIR (see npu-block-gate status --help)');
+      if (!v.tree) throw new InputError(`status needs --tree DIR (see ${COMMAND} status --help)`);
       const root = airRootAt(v.tree);
       const models = treeStatus(root, modelNames(root), prefixOf(root, topLevel(root)));
       out.write(v.json ? statusJson(models) : statusMarkdown(models));
@@ -97,7 +98,7 @@ type Values = { tree?: string; base?: string; head?: string; changed?: string[];
 
 async function affectedCommand(v: Values, out: NodeJS.WritableStream, err: NodeJS.WritableStream): Promise<ExitCode> {
   const sources = [v.base !== undefined, !!v.changed?.length, v['changed-from'] !== undefined].filter(Boolean).length;
-  if (sources !== 1) throw new InputError('affected needs exactly one of --base REV, --changed FILE or --changed-from LIST (see npu-block-gate affected --help)');
+  if (sources !== 1) throw new InputError(`affected needs exactly one of --base REV, --changed FILE or --changed-from LIST (see ${COMMAND} affected --help)`);
   if (v.head !== undefined && v.base === undefined) throw new InputError('--head goes with --base');
   if (v.json && v.markdown) throw new InputError('--json and --markdown exclude each other');
   const root = airRootAt(v.tree ?? '.');

@@ -6,13 +6,14 @@
 // changes, the link stays), the file's mode (and, as root, its owner) is kept, and a read-only file
 // is refused, never overwritten.
 import {
-  closeSync, copyFileSync, fstatSync, fsyncSync, fchmodSync, fchownSync, linkSync, lstatSync, mkdirSync, openSync,
+  closeSync, copyFileSync, fstatSync, fsyncSync, fchmodSync, fchownSync, linkSync, lstatSync, openSync, readdirSync,
   realpathSync, renameSync, rmSync, statSync, unlinkSync, writeSync, type Stats,
 } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { GateError, InputError, fsError } from '../errors.ts';
 import { kindOf, readWhole } from './read.ts';
+import { makeDirs } from './mkdir.ts';
 
 const NOTHING_CHANGED = '; nothing was changed';
 
@@ -125,7 +126,7 @@ export function commitWrites(writes: readonly PlannedWrite[]): void {
     for (const t of targets) {
       const dir = dirname(t.real);
       try {
-        const made = mkdirSync(dir, { recursive: true });
+        const made = makeDirs(dir);
         if (made) createdDirs.push(made);
       } catch (e) {
         throw fsError(e, dir, 'cannot create the directory', NOTHING_CHANGED);
@@ -186,6 +187,57 @@ export function commitWrites(writes: readonly PlannedWrite[]): void {
     throw fsError(e, failed.path, 'cannot replace', NOTHING_CHANGED);
   }
   for (const p of prepared) if (p.backup) rmSync(p.backup, { force: true });
+}
+
+/** A hidden file commitWrites leaves beside a target only when it is killed mid-write: the prepared
+ * file (`.NAME.nbg-PID-HEX.tmp`) or the kept original (`...tmp.bak`). */
+const LEFTOVER = /^\.(.+)\.nbg-(\d+)-[0-9a-f]{8}\.tmp(\.bak)?$/;
+
+function pidRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+export interface Swept {
+  removed: string[];
+  /** Leftovers that could not be removed, with why. */
+  kept: string[];
+}
+
+/**
+ * Removes what an interrupted transaction left in `dirs` (a SIGKILL between prepare and rename).
+ * `exclusive`: the caller holds the lock on these files, so every leftover is stale; otherwise only
+ * those of a process that is no longer running (or of this one, which has no write in progress).
+ */
+export function sweepLeftovers(dirs: readonly string[], exclusive: boolean): Swept {
+  const out: Swept = { removed: [], kept: [] };
+  for (const dir of new Set(dirs)) {
+    let names: string[];
+    try {
+      names = readdirSync(dir);
+    } catch {
+      continue;
+    }
+    for (const n of names) {
+      const m = LEFTOVER.exec(n);
+      if (!m) continue;
+      const pid = Number(m[2]);
+      if (!exclusive && pid !== process.pid && pidRunning(pid)) continue;
+      const path = join(dir, n);
+      try {
+        if (!lstatSync(path).isFile()) continue;
+        rmSync(path, { force: true });
+        out.removed.push(path);
+      } catch (e) {
+        out.kept.push(fsError(e, path, 'cannot remove').message);
+      }
+    }
+  }
+  return out;
 }
 
 /** One file, atomically (write beside it, then rename), with the same checks and messages. */

@@ -14,6 +14,10 @@ export interface Documented {
   /** The documents were written but could not be recorded (a refused docs PR): why. G4 is then a
    * skip, never a silent pass, and the verdict warns. */
   refused?: string;
+  /** The documents could not be written here (a refused marker, a read-only file, a full disk): why,
+   * and that failure's exit code. G4 is then a skip, the verdict stands and warns, and the run exits
+   * with this code unless a gate failed. */
+  failed?: { message: string; exitCode: 2 | 3 };
 }
 
 function gate(id: GateResult['id'], name: string, ok: boolean, value: GateResult['value'], bar: string, detail: string): GateResult {
@@ -48,6 +52,9 @@ export function metricGates(m: Metrics, th: Thresholds): GateResult[] {
 }
 
 export function documentationGate(d: Documented): GateResult {
+  if (d.failed) {
+    return { id: 'G4', name: 'result documented', status: 'skip', passed: true, value: null, bar: 'phase2_block.md written', detail: `not written: ${d.failed.message}` };
+  }
   if (d.refused !== undefined) {
     return { id: 'G4', name: 'result documented', status: 'skip', passed: true, value: null, bar: 'phase2_block.md written', detail: `not recorded: ${d.refused}` };
   }

@@ -6,8 +6,9 @@ import type { TensorSource } from '../tensor/types.ts';
 /** Bytes of float32 rows read per block while checking (the reference is read once, streamed). */
 const BLOCK_BYTES = 4 << 20;
 
-/** What is wrong with the reference's first `realLen` rows, in words; null when nothing is. */
-export function referenceFault(ref: TensorSource, realLen: number): string | null {
+/** What is wrong with the reference's first `realLen` rows, in words; null when nothing is.
+ * `finiteOnly`: only a NaN or Inf counts (a lens boundary, where a zero or constant row may be real). */
+export function referenceFault(ref: TensorSource, realLen: number, finiteOnly = false): string | null {
   const cols = ref.cols;
   const rows = Math.min(realLen, ref.rows);
   const per = Math.max(1, Math.floor(BLOCK_BYTES / (cols * 4)));
@@ -31,6 +32,7 @@ export function referenceFault(ref: TensorSource, realLen: number): string | nul
         if (v !== first) constant = false;
         if (v !== 0) zero = false;
       }
+      if (finiteOnly) continue;
       if (zero) {
         zeroRows++;
         if (firstZero < 0) firstZero = row;

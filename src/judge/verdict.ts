@@ -3,7 +3,7 @@
 // isolation and what the documents step did are passed in. The record is built here, whole, and
 // never changed afterwards (a later fact, such as a refused docs PR, means a new verdict).
 import { EXIT, type ExitCode } from '../errors.ts';
-import { TOOL } from '../tool.ts';
+import { COMMAND, TOOL } from '../tool.ts';
 import { documentationGate, outcomeOf, warningsFor, type Baseline, type Documented } from '../gates/evaluate.ts';
 import { situationOf } from '../bisect/judge.ts';
 import { lensWarning } from '../lens/judge.ts';
@@ -28,6 +28,8 @@ export interface VerdictContext {
   bisectFailed?: string | null;
   /** Why there is no bisect when a gate failed and the run dir holds none. */
   bisectUnavailable: string;
+  /** The run dir's report files could not be written (a read-only run dir): which, and why. */
+  unwritten?: string | null;
 }
 
 function bisectOf(m: Measured, ctx: VerdictContext): BisectReport | null {
@@ -48,6 +50,11 @@ export function verdict(m: Measured, ctx: VerdictContext): Report {
   const lw = m.lens ? lensWarning(m.lens) : null;
   if (lw) warnings.push(lw);
   if (ctx.documented.refused !== undefined) warnings.push({ id: 'docs', message: `G4: the documents were not recorded: ${ctx.documented.refused}` });
+  const failed = ctx.documented.failed;
+  if (failed) {
+    warnings.push({ id: 'docs', message: `G4: the documents were not written: ${failed.message}. The verdict stands; fix that and re-judge this run dir with \`${COMMAND} report --run-dir ${m.runDir}\` (add --no-docs to judge it without documents)` });
+  }
+  if (ctx.unwritten) warnings.push({ id: 'run_dir', message: ctx.unwritten });
   if (ctx.unisolatedFallback) warnings.push({ id: 'isolation', message: `the probe ran without isolation: ${ctx.unisolatedFallback}` });
   if (ctx.isolation?.degraded) warnings.push({ id: 'isolation', message: `the probe ran with degraded isolation: ${ctx.isolation.degraded}` });
   return {
@@ -56,7 +63,7 @@ export function verdict(m: Measured, ctx: VerdictContext): Report {
     tool: { ...TOOL },
     created_at: ctx.now.toISOString(),
     outcome,
-    exit_code: outcome === 'pass' ? EXIT.pass : EXIT.fail,
+    exit_code: outcome === 'pass' ? failed?.exitCode ?? EXIT.pass : EXIT.fail,
     error: null,
     model: { name: p.model.name, dir: p.model.dir, hf_id: p.model.hf_id, config: p.model.config },
     commit: ctx.commit,

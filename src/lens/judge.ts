@@ -13,6 +13,7 @@ import { hintForStep } from '../seed/hints.ts';
 import { cleanBar, formatThreshold, wellBelow } from '../seed/thresholds.ts';
 import { fmtCos } from '../text/format.ts';
 import { isId } from '../text/escape.ts';
+import { referenceFault } from '../gates/reference.ts';
 
 /** Points a boundary's per-position profile keeps (the minimum per bucket of rows beyond it). */
 export const PROFILE_POINTS = 128;
@@ -49,6 +50,15 @@ function named(r: LensRow): LensNamed {
   };
 }
 
+/** The row of a boundary whose reference is broken: an error, not a comparison. */
+function errorRow(e: Boundaries['entries'][number], rows: number, cols: number, error: string): LensRow {
+  return {
+    name: e.name, order: e.order, step: e.step, launch: e.launch, producedBy: e.produced_by,
+    rows, cols, wholeCosine: NaN, perPositionMin: NaN, p5: NaN, median: NaN, maxAbs: NaN, maxRel: NaN, sqnrDb: NaN, normRatio: NaN, nonFinite: 0,
+    below: false, drifts: false, badRuns: [], profile: { bucket: 1, points: [] }, error,
+  };
+}
+
 /** Every boundary pair compared, in block order. Each file is opened through openRunTensor: a regular
  * file inside the run dir, of the dtype and shape declared (a bad one is an input error naming it). */
 export async function compareBoundaries(runDir: string, b: Boundaries, threshold: number): Promise<LensRow[]> {
@@ -59,7 +69,10 @@ export async function compareBoundaries(runDir: string, b: Boundaries, threshold
     try {
       const ref = openRunTensor(runDir, e.ref, `boundaries.entries[${i}].ref`);
       try {
-        rows.push(rowOf(e, await compare(npu, ref, { threshold, worstK: 0 }), threshold));
+        // A NaN or Inf on the HF side is the reference's failure, not the NPU's: an error row.
+        const fault = referenceFault(ref, ref.rows, true);
+        if (fault) rows.push(errorRow(e, ref.rows, ref.cols, `the reference is broken: ${fault}; not a verdict on the NPU`));
+        else rows.push(rowOf(e, await compare(npu, ref, { threshold, worstK: 0 }), threshold));
       } finally {
         ref.close();
       }
@@ -90,7 +103,7 @@ export function lensOf(b: Boundaries, rows: LensRow[], threshold: number, ffnOut
 export function hidingOf(rows: readonly LensRow[], threshold: number, ffnOutPasses: boolean): LensNamed | null {
   if (!ffnOutPasses) return null;
   const well = wellBelow(threshold);
-  const r = rows.find((x) => !(lowestCosine(x) >= well));
+  const r = rows.find((x) => !x.error && !(lowestCosine(x) >= well));
   return r ? named(r) : null;
 }
 

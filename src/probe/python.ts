@@ -1,6 +1,12 @@
-// Finds a Python that imports numpy: the explicit option, then $NPU_BLOCK_GATE_PYTHON, then
-// `python3`, then /usr/bin/python3. Machines differ (pyenv shims without numpy are common).
+// Finds the Python of the user's mlir-air environment, in this order: the explicit option,
+// $NPU_BLOCK_GATE_PYTHON, an active virtualenv ($VIRTUAL_ENV), the environments mlir-air's build
+// docs have the user create in or beside the tree (`sandbox`, `airenv`, mlir-aie's `ironenv`), then
+// `python3` on PATH and /usr/bin/python3. The first that imports numpy is taken, and the CLI says
+// which and why. The tool's own test venv (.venv in its checkout) is never taken for a user's tree.
 import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { delimiter, dirname, join, resolve, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { InputError, InfraError } from '../errors.ts';
 
 export interface PythonInfo {
@@ -9,9 +15,13 @@ export interface PythonInfo {
   executable: string;
   version: string;
   numpy: string;
-  /** Why this one: 'option', 'env', 'PATH', 'fallback'. */
-  source: 'option' | 'env' | 'PATH' | 'fallback';
+  /** Why this one was asked. */
+  source: PythonSource;
+  /** Where it comes from, in words (the tree env's path and the docs that create it). */
+  why?: string;
 }
+
+export type PythonSource = 'option' | 'env' | 'venv' | 'tree' | 'PATH' | 'fallback';
 
 const PROBE_SNIPPET = 'import sys, numpy; print(sys.executable); print(sys.version.split()[0]); print(numpy.__version__)';
 
@@ -28,21 +38,97 @@ export const testPython: PythonTester = (command) => {
   return { ok: true, executable, version, numpy };
 };
 
-export interface PythonCandidate { command: string; source: PythonInfo['source'] }
+export interface PythonCandidate {
+  command: string;
+  source: PythonSource;
+  /** Where it comes from, in words. */
+  why?: string;
+  /** Set when the candidate is passed over without being run: why (the tool's own test venv). */
+  skip?: string;
+}
+
+/**
+ * The virtualenvs mlir-air's build docs (docs/buildingRyzenLin.md) have the user create, relative
+ * to the tree root and to the dir beside it: `sandbox` (utils/setup_python_packages.sh, the source
+ * build), `airenv` (the wheel install), and mlir-aie's `ironenv` (in its clone).
+ */
+export const TREE_ENVS: readonly { dir: string; docs: string }[] = [
+  { dir: 'sandbox', docs: "mlir-air's utils/setup_python_packages.sh" },
+  { dir: 'airenv', docs: "mlir-air's wheel install (docs/buildingRyzenLin.md)" },
+  { dir: 'ironenv', docs: "mlir-aie's setup" },
+  { dir: 'mlir-aie/ironenv', docs: "mlir-aie's setup" },
+];
+
+export interface CandidateContext {
+  /** The mlir-air tree root the model dir is in (its envs are looked for in and beside it). */
+  airRoot?: string | null;
+  modelDir?: string | null;
+  exists?: (path: string) => boolean;
+  /** This tool's checkout (its .venv is the tool's own test venv). */
+  toolRoot?: string | null;
+}
+
+/** This tool's own root (the dir of its package.json), or null. */
+export function toolRoot(): string | null {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (let i = 0; i < 5; i++) {
+    try {
+      if ((JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { name?: string }).name === 'npu-block-gate') return dir;
+    } catch { /* not here */ }
+    dir = dirname(dir);
+  }
+  return null;
+}
+
+const inside = (path: string, dir: string) => resolve(path).startsWith(resolve(dir) + sep);
+
+/** The first `name` on PATH, as PATH names it (a venv's python3 is a link out of the venv: not resolved). */
+function onPath(name: string, env: NodeJS.ProcessEnv, exists: (p: string) => boolean): string | null {
+  for (const d of (env.PATH ?? '').split(delimiter).filter(Boolean)) {
+    const p = join(d, name);
+    if (exists(p)) return p;
+  }
+  return null;
+}
 
 /** The Pythons to try, in order: one asked for by name (option, then env) is the only one. */
-export function pythonCandidates(explicit: string | null, env: NodeJS.ProcessEnv = process.env): PythonCandidate[] {
-  if (explicit) return [{ command: explicit, source: 'option' }];
-  if (env.NPU_BLOCK_GATE_PYTHON) return [{ command: env.NPU_BLOCK_GATE_PYTHON, source: 'env' }];
-  return [{ command: 'python3', source: 'PATH' }, { command: '/usr/bin/python3', source: 'fallback' }];
+export function pythonCandidates(explicit: string | null, env: NodeJS.ProcessEnv = process.env, ctx: CandidateContext = {}): PythonCandidate[] {
+  if (explicit) return [{ command: explicit, source: 'option', why: '--python' }];
+  if (env.NPU_BLOCK_GATE_PYTHON) return [{ command: env.NPU_BLOCK_GATE_PYTHON, source: 'env', why: '$NPU_BLOCK_GATE_PYTHON' }];
+  const exists = ctx.exists ?? existsSync;
+  const tool = ctx.toolRoot === undefined ? toolRoot() : ctx.toolRoot;
+  // The tool's own test venv is for the tool's own tests (air-mini in its checkout), never a user's tree.
+  const ownVenv = tool && !(ctx.modelDir && inside(ctx.modelDir, tool)) ? join(tool, '.venv') : null;
+  const own = (p: string) => (ownVenv && inside(p, ownVenv) ? `the tool's own test venv (${ownVenv}), not your mlir-air environment` : undefined);
+  const out: PythonCandidate[] = [];
+  const add = (c: PythonCandidate) => {
+    if (!out.some((o) => o.command === c.command)) out.push({ ...c, ...(own(c.command) ? { skip: own(c.command) } : {}) });
+  };
+  if (env.VIRTUAL_ENV) {
+    const py = join(env.VIRTUAL_ENV, 'bin', 'python');
+    if (exists(py)) add({ command: py, source: 'venv', why: `the active virtualenv ($VIRTUAL_ENV=${env.VIRTUAL_ENV})` });
+  }
+  if (ctx.airRoot) {
+    for (const base of [ctx.airRoot, dirname(ctx.airRoot)]) {
+      for (const e of TREE_ENVS) {
+        const py = join(base, e.dir, 'bin', 'python3');
+        if (exists(py)) add({ command: py, source: 'tree', why: `${join(base, e.dir)}, ${base === ctx.airRoot ? 'in' : 'beside'} the mlir-air tree (${e.docs})` });
+      }
+    }
+  }
+  const path = onPath('python3', env, exists);
+  add({ command: 'python3', source: 'PATH', why: path ? `python3 on PATH (${path})` : 'python3 on PATH', ...(path && own(path) ? { skip: own(path) } : {}) });
+  add({ command: '/usr/bin/python3', source: 'fallback', why: '/usr/bin/python3' });
+  return out;
 }
 
 /** The first candidate that imports numpy (the agent's doctor; a check lets the probe itself find out). */
-export function findPython(explicit: string | null, env: NodeJS.ProcessEnv = process.env, test: PythonTester = testPython): PythonInfo {
+export function findPython(explicit: string | null, env: NodeJS.ProcessEnv = process.env, test: PythonTester = testPython, ctx: CandidateContext = {}): PythonInfo {
   const tried: string[] = [];
-  for (const { command, source } of pythonCandidates(explicit, env)) {
+  for (const { command, source, why, skip } of pythonCandidates(explicit, env, ctx)) {
+    if (skip) { tried.push(`${command} (${skip})`); continue; }
     const t = test(command);
-    if (t.ok) return { command, executable: t.executable, version: t.version, numpy: t.numpy, source };
+    if (t.ok) return { command, executable: t.executable, version: t.version, numpy: t.numpy, source, why };
     if (source === 'option') throw new InputError(`--python ${command}: ${t.why}`);
     if (source === 'env') throw new InputError(`NPU_BLOCK_GATE_PYTHON=${command}: ${t.why}`);
     tried.push(`${command} (${t.why})`);
@@ -52,6 +138,6 @@ export function findPython(explicit: string | null, env: NodeJS.ProcessEnv = pro
 
 /** How a report names the Python and why it was picked. */
 export function describePython(p: PythonInfo): string {
-  const why = p.source === 'option' ? '--python' : p.source === 'env' ? '$NPU_BLOCK_GATE_PYTHON' : p.command;
+  const why = p.why ?? (p.source === 'option' ? '--python' : p.source === 'env' ? '$NPU_BLOCK_GATE_PYTHON' : p.command);
   return `${p.executable} (Python ${p.version}, numpy ${p.numpy}; from ${why})`;
 }

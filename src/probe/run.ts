@@ -3,7 +3,7 @@
 // EXIT_CODES.no_numpy, then the next candidate is tried), says which Python it is on an event
 // line, and pauses once after its config stage so the kernel cache can be restored.
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
+import { accessSync, constants, existsSync, readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { InputError, InfraError } from '../errors.ts';
@@ -62,6 +62,8 @@ export interface ProbeHandlers {
   onEvent?: (ev: ProbeEvent) => Promise<object | void> | object | void;
   /** The Python the probe runs on, as soon as it says (check --events). */
   onPython?: (p: PythonInfo) => void;
+  /** A candidate Python passed over, and why (the next is tried). */
+  onSkip?: (c: PythonCandidate, why: string) => void;
 }
 
 export interface ProbeResult {
@@ -113,20 +115,36 @@ export function blockArgs(m: ModelArgs, runDir: string): string[] {
  */
 export async function runProbe(python: PythonInfo | PythonCandidate[] | string | null, a: ProbeArgs, h: ProbeHandlers): Promise<ProbeResult> {
   const candidates = Array.isArray(python) ? python
-    : python && typeof python === 'object' ? [{ command: python.executable, source: python.source }]
+    : python && typeof python === 'object' ? [{ command: python.executable, source: python.source, why: python.why }]
       : pythonCandidates(python);
   const tried: string[] = [];
   for (const c of candidates) {
-    const r = await runOnce(c, a, h);
+    const r = c.skip ? { kind: 'skip' as const, why: c.skip } : await runOnce(c, a, h);
     if (r.kind === 'ok') return { python: r.python, stdout: r.stdout };
     if (c.source === 'option') throw new InputError(`--python ${c.command}: ${r.why}`);
     if (c.source === 'env') throw new InputError(`NPU_BLOCK_GATE_PYTHON=${c.command}: ${r.why}`);
     tried.push(`${c.command} (${r.why})`);
+    h.onSkip?.(c, r.why);
   }
-  throw new InfraError(`no Python with numpy found: tried ${tried.join(', ')}; pass --python or set NPU_BLOCK_GATE_PYTHON`);
+  throw new InfraError(`no Python with numpy found: tried ${tried.join(', ')}; activate your mlir-air environment (e.g. source airenv/bin/activate), pass --python or set NPU_BLOCK_GATE_PYTHON`);
 }
 
 type Once = { kind: 'ok'; python: PythonInfo; stdout: string } | { kind: 'skip'; why: string };
+
+/** Why a candidate named by path cannot be run at all (a directory, a file without the execute bit), or null. */
+function notAProgram(command: string): string | null {
+  if (!command.includes('/')) return null;
+  try {
+    const st = statSync(command);
+    if (st.isDirectory()) return 'is a directory, not a Python';
+    if (!st.isFile()) return 'is not a regular file, not a Python';
+    accessSync(command, constants.X_OK);
+    return null;
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    return code === 'ENOENT' ? 'not found' : code === 'EACCES' ? 'is not executable, not a Python' : null;
+  }
+}
 
 /** A candidate that cannot start: checked here, because behind a wrapper (bwrap, setpriv) a
  * missing interpreter is the wrapper's exit status, not a spawn error. */
@@ -177,6 +195,8 @@ export function interpreterDirs(command: string, env: NodeJS.ProcessEnv): string
 
 function runOnce(c: PythonCandidate, a: ProbeArgs, h: ProbeHandlers): Promise<Once> {
   if (a.isolation && missing(c.command)) return Promise.resolve({ kind: 'skip', why: 'not found' });
+  const notRunnable = notAProgram(c.command);
+  if (notRunnable) return Promise.resolve({ kind: 'skip', why: notRunnable });
   const iso = a.isolation;
   const base = { ...probeEnv(process.env, a.envAllow), PYTHONUNBUFFERED: '1', PYTHONDONTWRITEBYTECODE: '1' };
   // Inside the sandbox the HF hub cache is where it is outside (bound back read-only), whatever HOME says.
@@ -202,16 +222,18 @@ function runOnce(c: PythonCandidate, a: ProbeArgs, h: ProbeHandlers): Promise<On
       // Its own process group: a timeout or a cancel stops the probe and everything it started.
       detached: true,
     });
-    let python: PythonInfo = { command: c.command, executable: c.command, version: '?', numpy: '?', source: c.source };
+    let python: PythonInfo = { command: c.command, executable: c.command, version: '?', numpy: '?', source: c.source, why: c.why };
     let lastError = '';
     let failure: unknown = null;
     let timedOut = false;
     let stdout = '';
     let buf = '';
+    // Whether the probe said anything at all: a program that is not a Python says nothing.
+    let spoke = false;
     let pending: Promise<unknown> = Promise.resolve();
     const onEvent = (ev: ProbeEvent) => {
       if (ev.event === 'python') {
-        python = { command: c.command, executable: String(ev.executable), version: String(ev.version), numpy: String(ev.numpy), source: c.source };
+        python = { command: c.command, executable: String(ev.executable), version: String(ev.version), numpy: String(ev.numpy), source: c.source, why: c.why };
         h.onPython?.(python);
       }
       if (!h.onEvent) return;
@@ -225,6 +247,7 @@ function runOnce(c: PythonCandidate, a: ProbeArgs, h: ProbeHandlers): Promise<On
       });
     };
     const takeErr = (chunk: Buffer) => {
+      if (chunk.length) spoke = true;
       buf += chunk.toString('utf8');
       let nl: number;
       while ((nl = buf.indexOf('\n')) !== -1) {
@@ -300,6 +323,13 @@ function runOnce(c: PythonCandidate, a: ProbeArgs, h: ProbeHandlers): Promise<On
         if (swept) return reject(swept);
         if (interrupted) return reject(new ProbeInterrupted(interrupted, a.subcommand));
         if (timedOut) return reject(new InfraError(`probe ${a.subcommand} timed out after ${a.timeoutSec}s; its process group was stopped`));
+        if (!spoke && !stdout.trim()) {
+          // Not a word from the probe (a check says which Python it is first): not a Python at all.
+          return resolve({ kind: 'skip', why: `is not a Python: it ${code === 0 ? 'exited 0' : signal ? `was killed by ${signal}` : `exited with status ${code}`} without a word from the probe` });
+        }
+        if (code === 0 && wantsEvents && python.version === '?') {
+          return resolve({ kind: 'skip', why: 'is not a Python: it exited 0 without saying which Python it is (the probe\'s first line)' });
+        }
         if (code === 0) return resolve({ kind: 'ok', python, stdout });
         if (code === EXIT_CODES.no_numpy) return resolve({ kind: 'skip', why: 'cannot import numpy' });
         const why = lastError || (signal ? `killed by ${signal}` : `exited with status ${code}`);

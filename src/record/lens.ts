@@ -25,6 +25,9 @@ export interface LensRow extends Comparison {
   /** Contiguous runs of rows under the threshold (at most 16). */
   badRuns: BadRun[];
   profile: Profile;
+  /** Set when the boundary could not be judged (its reference holds a NaN or Inf): why. The row's
+   * numbers are then NaN, and it is never under, the onset, or a hint blaming the NPU. */
+  error?: string;
 }
 
 export interface LensNamed {

@@ -57,7 +57,7 @@ export function emulatedNote(r: Report): string[] {
   if (!e) return [];
   return [
     '> [!WARNING]',
-    `> **EMULATED**: no NPU ran. The tree's own block ran on npu-block-gate's emulated runtime (${text(e.runtime, 120)}): its ELFs are CPU twins, so this checks the integration code (argument order, layouts, padding, buffer reuse), not the NPU.${e.inject ? ` Injected bug: ${id(e.inject)}.` : ''}`,
+    `> **EMULATED**: no NPU ran. The tree's own block ran on an emulated NPU (${text(e.runtime, 120)}), so this checks the integration code (argument order, layouts, padding, buffer reuse), not the NPU.${e.inject ? ` Injected bug: ${id(e.inject)}.` : ''}`,
     '',
   ];
 }
@@ -244,7 +244,9 @@ function yFloor(values: number[], t: number): number {
 const label = (name: string, order: number) => `"${isId(name) ? name : `#${order}`}"`;
 
 /** Mermaid xychart of each boundary's cosine in block order, with the threshold. */
-export function lensChart(lens: LensReport): string {
+export function lensChart(all: LensReport): string {
+  // A boundary that could not be judged has no point on the chart (its row says why).
+  const lens = { ...all, rows: all.rows.filter((r) => !r.error) };
   if (lens.rows.length < 2) return '';
   const t = lens.threshold;
   const y = yFloor(lens.rows.flatMap((r) => [r.wholeCosine, r.perPositionMin]), t);
@@ -281,9 +283,10 @@ export function profileChart(name: string, order: number, profile: Profile, rows
 
 /** The boundary whose per-position profile a --positions run charts: the one named, else the lowest. */
 export function profiled(lens: LensReport): LensReport['rows'][number] | null {
-  if (!lens.rows.length) return null;
-  const named = lens.firstBelow ? lens.rows.find((r) => r.order === lens.firstBelow!.order) : undefined;
-  return named ?? [...lens.rows].sort((a, b) => (Number.isNaN(a.perPositionMin) ? -1 : Number.isNaN(b.perPositionMin) ? 1 : a.perPositionMin - b.perPositionMin))[0];
+  const judged = lens.rows.filter((r) => !r.error);
+  if (!judged.length) return null;
+  const named = lens.firstBelow ? judged.find((r) => r.order === lens.firstBelow!.order) : undefined;
+  return named ?? [...judged].sort((a, b) => (Number.isNaN(a.perPositionMin) ? -1 : Number.isNaN(b.perPositionMin) ? 1 : a.perPositionMin - b.perPositionMin))[0];
 }
 
 /** "(RoPE, written by rms_gemms_rope)", or '' when neither is known. */
@@ -314,8 +317,10 @@ function lensSection(r: Report): string[] {
     ['#', 'boundary', 'step', 'read from', 'cosine', 'per-pos min', 'norm ratio', 'max_abs', ''],
     ...lens.rows.map((x) => [
       String(x.order).padStart(2, '0'), id(x.name, { inTable: true }), cell(x.step ?? '', 40), x.launch ? id(x.launch, { inTable: true }) : 'returned',
-      fmtCos(x.wholeCosine), fmtCos(x.perPositionMin), fmtRatio(x.normRatio), fmtSci(x.maxAbs),
-      x.below ? `${ICON.fail} under` : x.order === onset ? 'onset' : '',
+      ...(x.error ? ['-', '-', '-', '-', `error: ${cell(x.error, 300)}`] : [
+        fmtCos(x.wholeCosine), fmtCos(x.perPositionMin), fmtRatio(x.normRatio), fmtSci(x.maxAbs),
+        x.below ? `${ICON.fail} under` : x.order === onset ? 'onset' : '',
+      ]),
     ]),
   ]), '');
   if (lens.firstBelow) {

@@ -1,7 +1,7 @@
 // Plain-text rendering for the terminal: the verdict, the gates, the numbers that matter.
 import type { Report } from '../record/report.ts';
 import { isolationText } from './markdown.ts';
-import { fmtCos, fmtSci, fmtSqnr, fmtRatio, fmtRun } from '../text/format.ts';
+import { fmtCos, fmtDb, fmtSci, fmtSqnr, fmtRatio, fmtRun } from '../text/format.ts';
 import { formatThreshold, SQNR_GOOD_DB } from '../seed/thresholds.ts';
 import { logLine, plain } from '../text/escape.ts';
 import type { LensNamed, LensReport } from '../record/lens.ts';
@@ -26,10 +26,37 @@ function pad(rows: string[][]): string[] {
  * The report as terminal text. Every foreign string is cut to one bounded line without control
  * characters, and no line can start a GitHub workflow command (the CLI also runs in CI logs).
  */
-export function renderTerminal(r: Report): string {
-  return logLine(terminalLines(r).join('\n'));
+export function renderTerminal(r: Report, o: { color?: boolean } = {}): string {
+  const text = logLine(terminalLines(r).join('\n'));
+  return o.color ? colored(text) : text;
 }
 
+const SGR = { green: '\x1b[32m', red: '\x1b[31m', yellow: '\x1b[33m', bold: '\x1b[1m', reset: '\x1b[0m' } as const;
+const paint = (s: string, ...codes: string[]) => `${codes.join('')}${s}${SGR.reset}`;
+
+/**
+ * The verdict, the gate results and the warnings in colour (a terminal; the CLI decides: a TTY, and
+ * no NO_COLOR). Applied to the finished text, whose foreign strings logLine already cleaned, so
+ * nothing a file says can add an escape sequence.
+ */
+function colored(text: string): string {
+  const word: Record<string, string> = { PASS: SGR.green, FAIL: SGR.red, ERROR: SGR.red, SKIP: SGR.yellow };
+  return text.split('\n').map((l, i) => {
+    if (i === 0) return l.replace(/^(PASS|FAIL|ERROR)\b/, (w) => paint(w, SGR.bold, word[w]));
+    if (/^ {2}G\d /.test(l)) return l.replace(/(PASS|FAIL|SKIP)$/, (w) => paint(w, word[w]));
+    if (/^ {2}warning: /.test(l)) return l.replace(/^( {2})(warning:)/, (_m, a: string, w: string) => `${a}${paint(w, SGR.yellow)}`);
+    if (/^ {4}\d{2} .* (UNDER|ERROR)$/.test(l)) return l.replace(/(UNDER|ERROR)$/, (w) => paint(w, SGR.red));
+    return l;
+  }).join('\n');
+}
+
+/** Colour for a stream: a terminal, unless NO_COLOR is set (no-color.org) or TERM is dumb. */
+export function wantsColor(stream: { isTTY?: boolean }, env: NodeJS.ProcessEnv = process.env): boolean {
+  return !!stream.isTTY && !env.NO_COLOR && env.TERM !== 'dumb';
+}
+
+/** SQNR as information: the 40 dB "very good" mark is named on a FAIL only (on a PASS it is noise). */
+const sqnr = (r: Report, db: number) => (r.outcome === 'pass' ? fmtDb(db) : fmtSqnr(db, SQNR_GOOD_DB));
 const hint = (h: Hint | null) => (h ? `: likely ${f(h.cause)}; ${f(h.where)}` : '');
 const low = (x: { wholeCosine: number; perPositionMin: number }) => Math.min(x.wholeCosine, x.perPositionMin);
 
@@ -57,6 +84,8 @@ function byPosition(row: LensReport['rows'][number]): string {
 function lensLines(r: Report): string[] {
   const lens = r.lens;
   if (!lens) return [];
+  // A PASS shows only what helps: a lens with nothing to judge says nothing here (report.md says why).
+  if (!lens.rows.length && r.outcome === 'pass') return [];
   const out: string[] = [''];
   if (!lens.rows.length) {
     out.push(`  lens: no boundary pairs to judge${lens.unpaired.length ? ` (${lens.unpaired.length} with one side only: ${f(lens.unpaired[0].reason)})` : ''}`);
@@ -67,9 +96,11 @@ function lensLines(r: Report): string[] {
   const onset = n && lens.onset && lens.onset.order < n.order ? lens.onset.order : null;
   const rows = [['#', 'boundary', 'step', 'cosine', 'per-pos min', 'norm ratio', 'max_abs', '']];
   for (const x of lens.rows.slice(0, 64)) {
-    rows.push([String(x.order).padStart(2, '0'), f(x.name, 64), f(x.step ?? '', 20), fmtCos(x.wholeCosine), fmtCos(x.perPositionMin), fmtRatio(x.normRatio), fmtSci(x.maxAbs), x.below ? 'UNDER' : x.order === onset ? 'onset' : '']);
+    if (x.error) rows.push([String(x.order).padStart(2, '0'), f(x.name, 64), f(x.step ?? '', 20), '-', '-', '-', '-', 'ERROR']);
+    else rows.push([String(x.order).padStart(2, '0'), f(x.name, 64), f(x.step ?? '', 20), fmtCos(x.wholeCosine), fmtCos(x.perPositionMin), fmtRatio(x.normRatio), fmtSci(x.maxAbs), x.below ? 'UNDER' : x.order === onset ? 'onset' : '']);
   }
   out.push(...pad(rows).map((l) => `    ${l}`));
+  for (const x of lens.rows.filter((y) => y.error).slice(0, 16)) out.push(`  not judged: ${f(x.name, 64)}: ${f(x.error, 300)}`);
   if (n) {
     out.push(`  first boundary under ${formatThreshold(lens.threshold)}: ${namedText(n)}${hint(n.hint)}`);
     const o = lens.onset;
@@ -77,8 +108,9 @@ function lensLines(r: Report): string[] {
   } else out.push(`  every boundary is at or above ${formatThreshold(lens.threshold)}`);
   for (const u of lens.unpaired.slice(0, 16)) out.push(`  not judged: ${f(u.name, 64)} (${u.side === 'both' ? 'different shapes' : `${u.side} side only`}): ${f(u.reason)}`);
   if (r.prompt?.positions) {
-    const pr = lens.rows.find((x) => x.order === n?.order) ?? [...lens.rows].sort((a, b) => low(a) - low(b))[0];
-    out.push(`  ${f(pr.name, 64)} by position (lowest per-position cosine in each range): ${byPosition(pr)}`);
+    const judged = lens.rows.filter((x) => !x.error);
+    const pr = lens.rows.find((x) => x.order === n?.order) ?? [...judged].sort((a, b) => low(a) - low(b))[0];
+    if (pr) out.push(`  ${f(pr.name, 64)} by position (lowest per-position cosine in each range): ${byPosition(pr)}`);
   }
   return out;
 }
@@ -112,7 +144,7 @@ function terminalLines(r: Report): string[] {
     return out;
   }
   out.push(`${r.outcome === 'pass' ? 'PASS' : 'FAIL'}  ${f(r.model.name)}  (head_dim ${r.thresholds.headDim}, per-position threshold ${formatThreshold(r.thresholds.perPosition)}${r.thresholds.overridden ? ', overridden' : ''})${r.emulate ? '  EMULATED' : ''}`);
-  if (r.emulate) out.push(`  EMULATED: no NPU ran; the tree's block ran on the probe's emulated runtime (CPU twins of its ELFs)${r.emulate.inject ? `, injected bug: ${f(r.emulate.inject, 64)}` : ''}`);
+  if (r.emulate) out.push(`  EMULATED: no NPU ran; the tree's block ran on an emulated NPU (${f(r.emulate.runtime, 120)})${r.emulate.inject ? `, injected bug: ${f(r.emulate.inject, 64)}` : ''}`);
   const pos = r.prompt?.positions;
   if (pos) out.push(`  positions: ${pos.real_len} real tokens (--positions ${pos.requested}: ${f(pos.method, 20)}${pos.set ? ` with ${f(pos.set)}` : ''}, from ${pos.prompt_tokens} prompt tokens)`);
   out.push('');
@@ -129,7 +161,9 @@ function terminalLines(r: Report): string[] {
     const pp = m.perPosition;
     out.push('');
     out.push(`  per-position cosine  min ${fmtCos(pp.min)}  p5 ${fmtCos(pp.p5)}  median ${fmtCos(pp.median)}  mean ${fmtCos(pp.mean)}  (${m.realLen} real rows of ${m.npuRows})`);
-    out.push(`  errors  max_abs ${fmtSci(e.maxAbs)}  mean_abs ${fmtSci(e.meanAbs)}  max_rel ${fmtSci(e.maxRel)}  mean_rel ${fmtSci(e.meanRel)}  mean_rel_L1 ${fmtSci(e.meanRelL1)}  SQNR ${fmtSqnr(e.sqnrDb, SQNR_GOOD_DB)}  norm ratio ${fmtRatio(e.normRatio)}`);
+    // Information, worded so: on a PASS no bar is flagged; max_rel is large wherever the reference is near 0.
+    const rel = `${fmtSci(e.maxRel)}${e.maxRel > 1 ? ' (where the reference is near 0)' : ''}`;
+    out.push(`  errors (informational)  max_abs ${fmtSci(e.maxAbs)}  mean_abs ${fmtSci(e.meanAbs)}  max_rel ${rel}  mean_rel ${fmtSci(e.meanRel)}  mean_rel_L1 ${fmtSci(e.meanRelL1)}  SQNR ${sqnr(r, e.sqnrDb)}  norm ratio ${fmtRatio(e.normRatio)}`);
     if (pp.badRuns.length) out.push(`  rows under threshold: ${pp.badRuns.map((b) => fmtRun(b.start, b.end)).join(', ')}${pp.badRuns.some((b) => b.end === m.realLen - 1) ? ' (tail of the prompt)' : ''}`);
     if (pp.worst.length) out.push(`  worst rows: ${pp.worst.map((w) => `${w.row}=${fmtCos(w.cosine)}`).join(' ')}`);
   }
@@ -151,7 +185,7 @@ function terminalLines(r: Report): string[] {
   if (r.layers?.length) {
     out.push('', '  every layer (informational):');
     const rows = [['layer', 'whole', 'per-pos min', 'max_abs', 'SQNR']];
-    for (const l of r.layers) rows.push([String(l.layer), fmtCos(l.wholeCosine), fmtCos(l.perPositionMin), fmtSci(l.maxAbs), fmtSqnr(l.sqnrDb, SQNR_GOOD_DB)]);
+    for (const l of r.layers) rows.push([String(l.layer), fmtCos(l.wholeCosine), fmtCos(l.perPositionMin), fmtSci(l.maxAbs), sqnr(r, l.sqnrDb)]);
     out.push(...pad(rows).map((l) => `    ${l}`));
   }
   if (r.integration) {

@@ -16,6 +16,10 @@ import {
 export const COMMIT_RE = /^[0-9a-fA-F]{7,64}$/;
 
 const line = (max = 4096) => str({ line: true, max });
+/** prompt.text's limit (the longest prompt a run dir may record). */
+const PROMPT_MAX = 1 << 20;
+/** A defaults.differs line: the two prompts, each escaped (repr: a character may take up to 10), and the words around them. */
+const DIFFERS_MAX = 2 * 10 * PROMPT_MAX + 4096;
 const text = (max = 1 << 20) => str({ max });
 const strList = (max = 1 << 16) => list(line(), max);
 const nullStr = () => withDefault(nullable(line()), () => null);
@@ -86,7 +90,8 @@ export const PROBE_SPEC = obj({
   created_at: withDefault(line(100), () => ''),
   tool: withDefault(obj({ name: line(100), version: line(100) }), () => ({ name: 'npu-block-gate', version: 'unknown' })),
   model: obj({
-    name: line(200),
+    // The model dir's basename: it titles the documents, so nothing that is not a name gets in.
+    name: str({ line: true, max: 200, pattern: /^(?!\.\.?$)(?!.*<!--)(?!.*-->)[^/\\]+$/, what: 'a directory name (no / or \\, not . or .., no "<!--" or "-->")' }),
     dir: line(),
     hf_id: nullStr(),
     config,
@@ -94,7 +99,7 @@ export const PROBE_SPEC = obj({
   prompt: obj({
     // The style keys the history row: a word, never a table cell breaker.
     style: str({ line: true, max: 40, pattern: /^[A-Za-z0-9_.:+-]+$/, what: 'a word (letters, digits, _ . : + -)' }),
-    text: text(),
+    text: text(PROMPT_MAX),
     source: withDefault(line(), () => ''),
     token_ids: withDefault(list(int(0), 1 << 20), () => []),
     real_len: int(1),
@@ -108,7 +113,8 @@ export const PROBE_SPEC = obj({
   }),
   defaults: optional(nullable(obj({
     make_diagnosis: obj({ prompt: nullable(text()), model_choice: nullable(line()), cpu_attn: nullable(bool()) }, { declare: false, rest: any() }),
-    differs: list(line()),
+    // One line per difference, quoting both prompts whole: as long as two prompts (prompt.text's limit each), escaped.
+    differs: list(line(DIFFERS_MAX)),
   }))),
   integration: obj({
     path: oneOf(...(CONTRACT.integration_paths as ['kernel-first', 'inheritance', 'adapter'])),

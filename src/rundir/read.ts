@@ -130,6 +130,7 @@ function crossCheck(p: ProbeJson, requireBlock: boolean): void {
   const f = (field: string, problem: string): never => {
     throw new SpecError(field, problem);
   };
+  headDimAgrees(p.model.config, f);
   const realLen = p.prompt.real_len;
   if (p.prompt.padded_len !== null && p.prompt.padded_len < realLen) f('prompt.padded_len', `${p.prompt.padded_len} is less than prompt.real_len ${realLen}`);
   if (p.prompt.token_ids.length > 0 && p.prompt.token_ids.length !== realLen) {
@@ -162,6 +163,26 @@ function crossCheck(p: ProbeJson, requireBlock: boolean): void {
     }
     if (e.npu.shape.join('x') !== e.ref.shape.join('x')) f(`boundaries.entries[${i}].ref.shape`, `is [${e.ref.shape.join(', ')}] but its npu side is [${e.npu.shape.join(', ')}]`);
   });
+}
+
+/** The largest head a config may declare (today's models use 64 to 256). */
+const HEAD_DIM_MAX = 1024;
+
+/**
+ * head_dim sets the G2 bar, so it must be the model's: emb_dim / n_heads, unless the config declares
+ * its own (Qwen3: 128 with emb_dim 1024 and 16 heads; the probe records head_dim_explicit), and
+ * then a plausible head: even (RoPE rotates pairs), at most HEAD_DIM_MAX, and the heads together
+ * within 4x emb_dim.
+ */
+function headDimAgrees(c: ProbeJson['model']['config'], f: (field: string, problem: string) => never): void {
+  const hd = c.head_dim;
+  if (hd * c.n_heads === c.emb_dim) return;
+  if ((c as { head_dim_explicit?: unknown }).head_dim_explicit !== true) {
+    f('model.config.head_dim', `${hd} does not agree with emb_dim ${c.emb_dim} / n_heads ${c.n_heads} = ${c.emb_dim / c.n_heads} (and the config declares no head_dim of its own: head_dim_explicit)`);
+  }
+  if (hd % 2 !== 0 || hd > HEAD_DIM_MAX || hd * c.n_heads > 4 * c.emb_dim) {
+    f('model.config.head_dim', `${hd} is not a plausible head size (even, at most ${HEAD_DIM_MAX}, n_heads x head_dim within 4x emb_dim ${c.emb_dim})`);
+  }
 }
 
 export function tensorPath(runDir: string, entry: TensorEntry): string {

@@ -192,15 +192,15 @@ class CleanAndInjectionTests(unittest.TestCase):
     def test_layout_bugs_fail_clearly(self):
         for name in MODELS:
             m = Model.get(name)
-            for inj in ("missing_transpose", "no_causal_mask", "rope_layout"):
+            for inj in ("transposed_q_weight", "missing_causal_mask", "interleaved_rope", "rope_k_only"):
                 with self.subTest(model=name, inject=inj):
                     met = m.metrics(m.run(inj))
                     self.assertLess(met["whole"], 0.9, met["whole"])
                     self.assertLess(met["pp_min"], 0.9, met["pp_min"])
 
-    def test_no_causal_mask_on_flash_attn_elf(self):
+    def test_missing_causal_mask_on_flash_attn_elf(self):
         m = Model.get("tiny_llama")
-        met = m.metrics(m.run("no_causal_mask", cpu_attn=False))
+        met = m.metrics(m.run("missing_causal_mask", cpu_attn=False))
         self.assertLess(met["whole"], 0.9)
 
     def test_dropped_bias(self):
@@ -255,6 +255,51 @@ class CleanAndInjectionTests(unittest.TestCase):
         with self.assertRaises(ValueError) as cm:
             m.run("no_such_bug")
         self.assertIn("AIR_MINI_INJECT", str(cm.exception))
+
+    def test_injections_are_the_probes_names(self):
+        # --inject takes the same names on air-mini as on the real tree (contract.json emulate.inject).
+        from shared.infra.inject import INJECTIONS
+        with open(os.path.join(REPO, "scripts", "probe", "contract.json")) as f:
+            shared = set(json.load(f)["emulate"]["inject"])
+        self.assertLessEqual(shared, set(INJECTIONS))
+
+    def test_renamed_injection_says_its_new_name(self):
+        m = Model.get("tiny_llama")
+        for old, new in (("missing_transpose", "transposed_q_weight"), ("no_causal_mask", "missing_causal_mask"),
+                         ("rope_layout", "interleaved_rope")):
+            with self.subTest(old=old), self.assertRaises(ValueError) as cm:
+                m.run(old)
+            self.assertIn(f"is now called {new!r}", str(cm.exception))
+            self.assertIn(f"--emulate --inject {new}", str(cm.exception))
+
+    def test_ignored_rmsnorm_weight_moves_the_normed_input(self):
+        for name in MODELS:
+            m = Model.get(name)
+            with self.subTest(model=name):
+                clean, bug = {}, {}
+                m.run(trace=clean)
+                m.run("ignored_rmsnorm_weight", trace=bug)
+                n = m.n
+                self.assertLess(whole_cosine(clean["attn_norm"][:n], bug["attn_norm"][:n]), 0.999)
+
+    def test_lens_boundaries_on_both_sides(self):
+        # The block returns, and the reference's layer 0 records, every boundary inside the block
+        # under the lens's names, the same shape on both sides; on a clean run they agree.
+        from runners.hf_runner import HfRunner
+        with open(os.path.join(REPO, "scripts", "probe", "elf_boundaries.json")) as f:
+            lens_names = {b["name"] for b in json.load(f)["boundaries"]}
+        for name in MODELS:
+            m = Model.get(name)
+            with self.subTest(model=name):
+                _, npu = m.block(m.x, m.weights.layers[0], m.lut, m.cfg, m.cache(True), layer_idx=0)
+                ref = HfRunner(m.model_id, m.cfg, 2048).prefill(m.tokens).layer_intermediates[0]
+                self.assertGreaterEqual(len(set(npu) & set(ref)), 14, sorted(set(npu) ^ set(ref)))
+                self.assertLessEqual(set(npu) | set(ref), lens_names)
+                for b in sorted(set(npu) & set(ref)):
+                    a, r = np.asarray(npu[b], np.float32)[:m.n], ref[b]
+                    self.assertEqual(a.shape, r.shape, b)
+                    self.assertGreaterEqual(whole_cosine(a, r), 0.999, f"{name} {b}")
+                self.assertEqual(set(npu) ^ set(ref), set(), "the same boundaries on both sides")
 
     def test_reference_ignores_injection(self):
         from runners.hf_runner import HfRunner

@@ -304,6 +304,11 @@ class TreeTests(TempDirCase):
         s = probe_tree.config_summary(c, "x")
         self.assertEqual((s["qkv_bias"], s["qk_norm"]), (False, False))
         self.assertNotIn("vocab_size", s)
+        self.assertNotIn("head_dim_explicit", s)  # 64 / 4 heads = 16: nothing to declare
+        # A config that declares its own head_dim (Qwen3: 128 with emb_dim 1024 and 16 heads) says so:
+        # the judge checks head_dim against emb_dim / n_heads otherwise (issue 16.15).
+        q = types.SimpleNamespace(n_layers=2, emb_dim=1024, n_heads=16, n_kv_heads=8, head_dim=128, hidden_dim=3072)
+        self.assertIs(probe_tree.config_summary(q, "x")["head_dim_explicit"], True)
         del c.head_dim
         with self.assertRaises(ProbeError):
             probe_tree.config_summary(c, "x")
@@ -666,12 +671,16 @@ class AirMiniTests(TempDirCase):
         self.assertEqual(p["integration"]["entry"], "tiny_qwen3.tiny_qwen3_prefill.run_transformer_block_qwen3")
         self.assertIs(p["model"]["config"]["qk_norm"], True)
 
-    def test_unknown_injection_is_a_tree_crash(self):
+    def test_unknown_injection_is_bad_input(self):
+        # AIR_MINI_INJECT is --emulate --inject's alias on air-mini: an unknown bug is refused
+        # before anything runs, naming the variable (issue 16).
         out = os.path.join(self.tmp, "bad")
         res = run_probe("block", "--model-dir", self.model_dir("tiny_llama"), "--out", out,
                         env={"AIR_MINI_INJECT": "no_such_bug"})
-        self.assertEqual(res.returncode, 3, res.stderr)
-        self.assertEqual(len([l for l in res.stderr.splitlines() if l.startswith("probe: error: ")]), 1)
+        self.assertEqual(res.returncode, 2, res.stderr)
+        errors = [l for l in res.stderr.splitlines() if l.startswith("probe: error: ")]
+        self.assertEqual(len(errors), 1, res.stderr)
+        self.assertIn("AIR_MINI_INJECT: unknown injected bug 'no_such_bug'", errors[0])
         self.assertNotIn("Traceback", res.stderr)
         self.assertFalse(os.path.exists(os.path.join(out, "probe.json")))
 
@@ -681,6 +690,7 @@ class AirMiniTests(TempDirCase):
                         env={"AIR_MINI_INJECT": "nan_padded"})
         self.assertEqual(res.returncode, 0, res.stderr)
         p = self.load(out)
+        self.assertEqual(p["emulate"]["inject"], "nan_padded")  # the alias marks the run emulated
         real = p["prompt"]["real_len"]
         npu = np.load(os.path.join(out, "block0.npu.npy"))
         nan_rows = sorted(set(np.argwhere(np.isnan(npu))[:, 0].tolist()))

@@ -142,7 +142,9 @@ class AirMiniBisectTests(BisectCase):
         b = load_json(self.bisect_json_path())
         self.assertEqual(sorted(b), ["available", "emulated", "hook", "launches", "method", "reason", "schema",
                                      "schema_version", "steps"])
-        self.assertEqual((b["method"], b["launches"], b["emulated"]), ("hook", None, False))
+        # The bug variable is --emulate --inject's alias on air-mini: the run, and its bisect, are emulated.
+        self.assertEqual((b["method"], b["launches"], b["emulated"]), ("hook", None, True))
+        self.assertEqual(probe["emulate"]["inject"], injection)
         self.assertEqual((b["schema"], b["schema_version"], b["available"]), ("npu-block-gate/bisect", 1, True))
         self.assertEqual(b["hook"], f"{model}.{model}_prefill.bisect_steps")
         self.assertIn("cpu_steps", b["reason"])
@@ -174,17 +176,27 @@ class AirMiniBisectTests(BisectCase):
         self.assertEqual(probe["stage"], "block")  # bisect leaves probe.json alone
         return b
 
-    def test_missing_transpose_tiny_llama(self):
-        self.check_injection("tiny_llama", "missing_transpose", kernel_of_owner="rms_gemms_rope")
+    def test_transposed_q_weight_tiny_llama(self):
+        self.check_injection("tiny_llama", "transposed_q_weight", kernel_of_owner="rms_gemms_rope")
 
-    def test_no_causal_mask_tiny_llama_host_attention_then_a_crash(self):
-        self.check_injection("tiny_llama", "no_causal_mask", kernel_of_owner="host")
+    def test_missing_causal_mask_tiny_llama_host_attention_then_a_crash(self):
+        self.check_injection("tiny_llama", "missing_causal_mask", kernel_of_owner="host")
         bdir = os.path.join(self.run_dir, "bisect")
         stale = os.path.join(bdir, "99-old_step.npy")
         shutil.copy(os.path.join(bdir, "01-attn_norm.npy"), stale)
         # A crash inside the tree while bisecting: exit 3, one line, traceback in
         # probe.log, and the previous bisect.json and step files gone.
-        res = self.bisect(env={"AIR_MINI_INJECT": "no_such_bug"})
+        prefill = os.path.join(self.model_dir("tiny_llama"), "tiny_llama_prefill.py")
+        with open(prefill, encoding="utf-8") as f:
+            source = f.read()
+        def restore():
+            with open(prefill, "w", encoding="utf-8") as f:
+                f.write(source)
+
+        self.addCleanup(restore)
+        with open(prefill, "w", encoding="utf-8") as f:
+            f.write(re.sub(r"(def run_transformer_block\([^)]*\):\n)", r"\1    raise ValueError('boom')\n", source))
+        res = self.bisect()
         self.assert_one_line_error(res, 3, r"^probe: error: tiny_llama\.tiny_llama_prefill\.run_transformer_block: ValueError: ")
         self.assertEqual(os.listdir(bdir), [])
         with open(os.path.join(self.run_dir, "probe.log"), encoding="utf-8") as f:
@@ -193,8 +205,8 @@ class AirMiniBisectTests(BisectCase):
         for name in ("probe.json", "block0.npu.npy", "block0.ref.npy", "block0.input.npy"):
             self.assertTrue(os.path.exists(os.path.join(self.run_dir, name)), name)
 
-    def test_no_causal_mask_tiny_llama_npu_attention(self):
-        self.check_injection("tiny_llama", "no_causal_mask", "--npu-attn", kernel_of_owner="flash_attn")
+    def test_missing_causal_mask_tiny_llama_npu_attention(self):
+        self.check_injection("tiny_llama", "missing_causal_mask", "--npu-attn", kernel_of_owner="flash_attn")
 
     def test_dropped_bias_tiny_qwen25(self):
         b = self.check_injection("tiny_qwen25", "dropped_bias")

@@ -128,8 +128,8 @@ class LayersEndToEndTests(unittest.TestCase):
         np.testing.assert_array_equal(np.load(os.path.join(out, "block0.ref.npy")),
                                       np.load(os.path.join(out, "layers", "layer_00.ref.npy")))
 
-    def test_missing_transpose_is_in_every_layer(self):
-        out, p, _ = self.block("bug", "--layers", env={"AIR_MINI_INJECT": "missing_transpose"})
+    def test_transposed_q_weight_is_in_every_layer(self):
+        out, p, _ = self.block("bug", "--layers", env={"AIR_MINI_INJECT": "transposed_q_weight"})
         pairs = {e["layer"]: (npu, ref) for e, npu, ref in self.layer_pairs(out, p)}
         self.assertEqual(sorted(pairs), [0, 1])
         for layer, (npu, ref) in pairs.items():

@@ -80,6 +80,27 @@ class RealTreePlanTest(unittest.TestCase):
 
     # -- every model dir gets an answer
 
+    def test_every_plan_ends_with_a_summary_and_has_a_step2_line(self):
+        # Issue 16: a plan on a machine without an NPU read as a failure (FAIL lines, no summary).
+        for m in self.models:
+            with self.subTest(model=m):
+                p = self.plans[m]
+                lines = report.plan_lines(p)
+                self.assertRegex(lines[-1], r"^summary: (ready|not ready|Phase 2 cannot run on)")
+                if p.get("refusal"):
+                    self.assertIn(p["refusal"]["reason"], lines[-1])
+                else:
+                    self.assertTrue(any(line.startswith("step2") for line in lines), lines)
+        q = report.plan_lines(self.plans["qwen3_0_6b"])
+        self.assertIn("step2: no workaround triggers (emb_dim 1024 and hidden_dim 3072 are 1024-aligned; "
+                      "no qkv_bias): nothing to carry into Phases 4/5", q)
+        self.assertRegex(q[-1], r"^summary: not ready on this machine: \d+ checks fail here \(.*npu-device.*\); "
+                                r"the tree itself is ready for Phase 2 \(step1 path kernel-first\)")
+        fixes = [f["fix"] for f in self.plans["qwen3_0_6b"]["preflight"] if f["id"] == "package-torch" and f["fix"]]
+        for fix in fixes:  # pip names the interpreter it installs into
+            self.assertTrue(fix.startswith(f"{sys.executable} -m pip install torch"), fix)
+
+
     def test_copy_keeps_license_and_all_19_models(self):
         # This class's copy (what the plans below read) and the copy the emulated real-tree tests
         # run on (fakes/shared_fixtures.copy_tree): the MIT LICENSE, all 19 model dirs, and every

@@ -15,7 +15,9 @@ from npu_probe.core.errors import ProbeError
 from npu_probe.core.npy import write_json
 from npu_probe.emulate.table import model_spec
 from npu_probe.run.entry import dotted_name
-from npu_probe.run.lock import lock_path, npu_lock
+from npu_probe.core.tree import emulates_npu
+from npu_probe.emulate.own import set_tree_injection
+from npu_probe.run.lock import npu_lock_unless
 
 
 def run_bisect(opts, log):
@@ -62,7 +64,10 @@ def _hook(opts, log, probe, found, out):
     log.step(f"{dotted_name(hook)}: {len(steps)} steps ({', '.join(s['step'] for s in steps)})")
     ctx = run_context(opts, log, probe, tree, model)
     log.detail(f"working directory for compile and run: {ctx.spec.build_dir}")
-    with npu_lock(lock_path(opts.npu_lock), opts.lock_timeout, log), working_dir(ctx.spec.build_dir):
+    own_npu = emulates_npu(tree)
+    if own_npu:  # the same bug as the recorded run, in the tree's own emulated NPU
+        set_tree_injection(probe.get("emulate"))
+    with npu_lock_unless(own_npu, opts, log), working_dir(ctx.spec.build_dir):
         records = run_hook_steps(ctx, steps, run_dir, shape)
     entry = model.entry.entry
     reason = (
@@ -94,7 +99,7 @@ def _twins(opts, log, probe, found, out):
     emulation = ctx.state.emulation
     log.detail(f"working directory for compile and run: {ctx.spec.build_dir}")
     try:
-        with npu_lock(lock_path(opts.npu_lock), opts.lock_timeout, log), working_dir(ctx.spec.build_dir), \
+        with npu_lock_unless(emulation is not None or emulates_npu(tree), opts, log), working_dir(ctx.spec.build_dir), \
                 (emulation.npu.installed() if emulation is not None else contextlib.nullcontext()):
             launches, steps = run_twins_bisect(ctx, run_dir, shape, log)
     finally:

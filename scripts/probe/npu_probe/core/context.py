@@ -84,6 +84,9 @@ class RunState:
     timings: dict = dataclasses.field(default_factory=dict)
     created_dirs: list = dataclasses.field(default_factory=list)  # dirs this run made in the tree
     emulation: object = None  # npu_probe.emulate.emulation.Emulation with --emulate
+    # probe.json `emulate` for a tree that emulates its own NPU (air-mini) run with --emulate,
+    # or with its bug variable set: the tree's own NPU ran, with this bug (no twins).
+    own_emulation: dict = None
 
 
 @dataclasses.dataclass(frozen=True)

@@ -76,6 +76,8 @@ _L = CONTRACT["boundaries"]
 BOUNDARIES_DIR = _L["dir"]
 BOUNDARY_LAYOUT = _L["layout"]
 HF_CAPTURE = _L["hf_capture"]
+# An emulated reference with no torch modules to hook gives layer 0's boundaries in its own record.
+RECORD_CAPTURE = _L["record_capture"]
 
 
 def boundary_file(order, name, side):

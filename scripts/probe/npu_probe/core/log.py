@@ -52,8 +52,17 @@ class ProbeLog:
         self._write_log(line + "\n")
 
     def tree_output(self):
-        """A file-like sink for the tree's own prints (stdout redirect target)."""
+        """A text stream for the tree's own prints (stdout redirect target): into the log, with
+        the `.buffer` and `fileno()` model code may use, never onto the protocol channel."""
         return _TreeSink(self)
+
+    def fileno(self):
+        """The log file's descriptor (probe.log): what `os.write(sys.stdout.fileno(), ...)` in
+        the tree writes to, instead of this process's stdout or stderr (the events)."""
+        if self._file is None:
+            raise io.UnsupportedOperation("fileno: probe.log is not open yet")
+        self._file.flush()
+        return self._file.fileno()
 
     def close(self):
         if self._file is not None:
@@ -62,11 +71,29 @@ class ProbeLog:
 
 
 class _TreeSink(io.TextIOBase):
+    """sys.stdout while the tree runs: a text stream (UTF-8) whose `.buffer` takes bytes and whose
+    `fileno()` is probe.log's, so code that writes to stdout's bytes or descriptor works."""
+
     def __init__(self, log):
         self._log = log
+        self.buffer = _TreeBytes(self)
+
+    @property
+    def encoding(self):
+        return "utf-8"
+
+    @property
+    def errors(self):
+        return "replace"
 
     def writable(self):
         return True
+
+    def isatty(self):
+        return False
+
+    def fileno(self):
+        return self._log.fileno()
 
     def write(self, s):
         if s:
@@ -78,3 +105,24 @@ class _TreeSink(io.TextIOBase):
     def flush(self):
         if self._log._file is not None:
             self._log._file.flush()
+
+
+class _TreeBytes(io.RawIOBase):
+    """sys.stdout.buffer while the tree runs: bytes decoded (UTF-8, bad bytes replaced) into the log."""
+
+    def __init__(self, text):
+        self._text = text
+
+    def writable(self):
+        return True
+
+    def write(self, b):
+        data = bytes(b)
+        self._text.write(data.decode("utf-8", "replace"))
+        return len(data)
+
+    def fileno(self):
+        return self._text.fileno()
+
+    def flush(self):
+        self._text.flush()

@@ -76,6 +76,13 @@ INJECTIONS = {
     "ignored_rmsnorm_weight": (FRONT_KINDS, "the attention RMSNorm ignores its weight (uses ones)", "attn_norm",
                                "normed"),
     "dropped_bias": (("rms_qkv_bias_rope",), "the Q/K/V bias add is skipped (bias models only)", "q", "q_b"),
+    "nan_row": (TAIL_KINDS, "one element of the block output on a real row is NaN (row real_len // 2, column 0)",
+                "ffn_out", "out"),
+    "nan_padded": (TAIL_KINDS, "one element of the output buffer's last row is NaN: a padded row whenever the "
+                   "prompt is shorter than the compiled seq_len (G3 sees it; the real rows are clean)", "ffn_out",
+                   "out"),
+    "scale_drift": (TAIL_KINDS, "the block output is scaled by 1.05 (cosine cannot see it: the norm ratio does)",
+                    "ffn_out", "out"),
     "stale_tail": (TAIL_KINDS, f"the block output's last {STALE_ROWS} real rows are not written back: they keep "
                    "what the shared output buffer held before the launch", "ffn_out", "out"),
 }
@@ -297,7 +304,17 @@ def run_twin(kind, vals, dims, layout="seq-first", bug=None):
 
 
 def _tail(flat, inject, real_len, emb, prev):
-    """The flat block output; stale_tail keeps the previous content of the last real rows."""
+    """The flat block output; stale_tail keeps the previous content of the last real rows; the
+    output bugs (nan_row, nan_padded, scale_drift) change it as they say."""
+    if inject == "scale_drift":
+        return bf(flat * np.float32(1.05))
+    if inject in ("nan_row", "nan_padded"):
+        flat = flat.copy()
+        if inject == "nan_padded":
+            flat[flat.size - emb] = np.nan
+        elif real_len:
+            flat[(int(real_len) // 2) * emb] = np.nan
+        return flat
     if inject != "stale_tail" or not real_len:
         return flat
     old = np.zeros_like(flat) if prev is None or prev.get("out") is None else f32(prev["out"]).reshape(-1)

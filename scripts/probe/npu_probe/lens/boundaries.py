@@ -19,6 +19,7 @@ import numpy as np
 
 from npu_probe.core.contract import BOUNDARIES_DIR, BOUNDARY_LAYOUT, HF_CAPTURE, boundary_file
 from npu_probe.core.npy import tensor_entry, write_npy
+from npu_probe.core.tree import emulates_npu
 from npu_probe.emulate.table import boundary_info, boundary_order, elf_args, to_seq_first
 from npu_probe.emulate.twins import f32, input_roles
 from npu_probe.lens.capture import launch_dims
@@ -167,5 +168,7 @@ def lens_record(ctx, out, blk, captured, kind):
         ref, missing = None, None
     else:
         note, ref, missing = None, captured["boundaries"], captured["missing"]
-    side = RefSide(arrays=ref, capture=HF_CAPTURE if captured is not None else None, missing=missing, note=note)
-    return write_boundaries(out, npu, side, table, ctx.state.emulation is not None, ctx.log)
+    capture = captured.get("capture", HF_CAPTURE) if captured is not None else None
+    side = RefSide(arrays=ref, capture=capture, missing=missing, note=note)
+    emulated = ctx.state.emulation is not None or emulates_npu(spec.tree)
+    return write_boundaries(out, npu, side, table, emulated, ctx.log)

@@ -152,6 +152,14 @@ def _compile_cpu_attn_default(ctx):
     return False, "NPU attention assumed (no verify_runner.py and no compile_all_kernels default)"
 
 
+def _shown(prompt, limit=200):
+    """A prompt in a `differs` line: quoted, and past `limit` characters cut with its length said
+    (probe.json prompt.text keeps it whole; a line per difference stays a line)."""
+    if prompt is None or len(prompt) <= limit:
+        return repr(prompt)
+    return f"{prompt[:limit]!r}... ({len(prompt)} characters)"
+
+
 def apply_overrides(ctx, d, choices, request):
     """Effective values of this run (`request`, a PlanRequest) and one line per difference
     from make diagnosis."""
@@ -167,8 +175,8 @@ def apply_overrides(ctx, d, choices, request):
     elif prompt_style is not None:
         eff["prompt"], eff["prompt_source"] = first_prompt(ctx, prompt_style)
     if eff["prompt"] != d["prompt"]:
-        lines.append(f"prompt: {eff['prompt']!r} here ({eff['prompt_source']}), make diagnosis runs "
-                     f"{d['prompt']!r} ({d['prompt_source']})")
+        lines.append(f"prompt: {_shown(eff['prompt'])} here ({eff['prompt_source']}), make diagnosis runs "
+                     f"{_shown(d['prompt'])} ({d['prompt_source']})")
     if model_choice is not None:
         eff["model_choice"] = model_choice
         eff["model_id"] = _model_id(choices, model_choice)

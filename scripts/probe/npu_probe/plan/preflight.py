@@ -5,6 +5,7 @@ import glob
 import importlib.util
 import os
 import re
+import sys
 
 from npu_probe.core import hfhub
 from npu_probe.plan.finding import finding
@@ -15,11 +16,14 @@ from npu_probe.plan.static.parse import parse_file, read_text
 CORE_PACKAGES = ("numpy", "ml_dtypes")
 REFERENCE_PACKAGES = ("transformers", "torch")
 NPU_PACKAGES = ("air", "aie", "pyxrt")
+# A pip install names the interpreter it installs into (the one running this plan, the one the
+# run uses): a bare `pip` may be another Python's.
+PIP = f"{sys.executable or 'python3'} -m pip install"
 PACKAGE_FIX = {
-    "numpy": "pip install numpy",
-    "ml_dtypes": "pip install ml_dtypes",
-    "transformers": "pip install transformers (the HF bf16 reference, verify/runners/hf_runner.py)",
-    "torch": "pip install torch (CPU wheel is enough for the HF bf16 reference)",
+    "numpy": f"{PIP} numpy",
+    "ml_dtypes": f"{PIP} ml_dtypes",
+    "transformers": f"{PIP} transformers (the HF bf16 reference, verify/runners/hf_runner.py)",
+    "torch": f"{PIP} torch (CPU wheel is enough for the HF bf16 reference)",
     "air": "install mlir-air's Python package (build the tree or its wheel) on the NPU host",
     "aie": "install mlir-aie's Python package (the mlir_aie wheel) on the NPU host",
     "pyxrt": "install XRT and `source /opt/xilinx/xrt/setup.sh` on the NPU host",
@@ -94,7 +98,7 @@ def preflight_packages(closure_packages, reference_real, emulate_npu=False):
             out.append(finding(fid, "ok", "environment", f"{name} is not installed and the tree does not import it"))
         else:
             out.append(finding(fid, "fail", "environment", f"{name} is not installed (the run imports it)",
-                               PACKAGE_FIX.get(name, f"pip install {name}")))
+                               PACKAGE_FIX.get(name, f"{PIP} {name}")))
     return out
 
 

@@ -45,14 +45,7 @@ def plan_lines(plan):
     lines.append(f"step1: path {s1['path']}; kernel sequence {seq}; block {where}")
     for b in s1.get("breaks", []):
         lines.append(f"step1 break ({b['rule']}): {b['detail']}")
-    s2 = plan.get("step2")
-    if s2:
-        for t in s2["triggers"]:
-            lines.append(f"step2 trigger {t['id']}: {t['detail']}")
-        for t in s2["tree_does"]:
-            lines.append(f"step2 tree: {t['detail']} ({t['evidence']})")
-        if s2["prerequisite"]:
-            lines.append(s2["prerequisite"])
+    lines.extend(_step2_lines(plan.get("step2"), cfg))
     cov = plan["coverage"]
     lines.append(f"coverage: {len(cov['registry_rows'])} registry rows name the model; {len(cov['wired'])} block "
                  f"kernels have a registry row, {len(cov['unregistered'])} have none; {len(cov['unwired'])} verified "
@@ -67,4 +60,36 @@ def plan_lines(plan):
     for f in plan["preflight"]:
         fix = f" (fix: {f['fix']})" if f["fix"] and f["status"] != "ok" else ""
         lines.append(f"{f['status'].upper()} {f['id']} [{f['kind']}]: {f['message']}{fix}")
+    lines.append(summary_line(plan))
     return lines
+
+
+def _step2_lines(s2, cfg):
+    """Step 2 always has a line: its triggers and what the tree does, or that nothing triggers."""
+    if not s2:
+        return ["step2: not planned (no config resolved statically)"]
+    out = [f"step2 trigger {t['id']}: {t['detail']}" for t in s2["triggers"]]
+    if not s2["triggers"]:
+        dims = f"emb_dim {cfg['emb_dim']} and hidden_dim {cfg['hidden_dim']} are 1024-aligned; " if cfg else ""
+        out.append(f"step2: no workaround triggers ({dims}no qkv_bias): nothing to carry into Phases 4/5")
+    out += [f"step2 tree: {t['detail']} ({t['evidence']})" for t in s2["tree_does"]]
+    if s2["prerequisite"]:
+        out.append(s2["prerequisite"])
+    return out
+
+
+def summary_line(plan):
+    """The last line: ready or not, and why, in one line (the lines above read as a checklist)."""
+    name = plan["model"]["name"]
+    if plan.get("refusal"):
+        return f"summary: Phase 2 cannot run on {name}: {plan['refusal']['reason']}"
+    fails = [f for f in plan.get("preflight", []) if f["status"] == "fail"]
+    tree = [f["id"] for f in fails if f["kind"] == "tree"]
+    env = [f["id"] for f in fails if f["kind"] != "tree"]
+    if tree:
+        return f"summary: not ready: the tree needs fixing first ({', '.join(tree)}; the FAIL lines above say how)"
+    if env:
+        return (f"summary: not ready on this machine: {len(env)} check{'s' if len(env) > 1 else ''} fail here "
+                f"({', '.join(env)}); the tree itself is ready for Phase 2 (step1 path {plan['step1']['path']}): "
+                "fix those (the FAIL lines above say how), or run check on an NPU host that has them")
+    return f"summary: ready: every check passes; check runs block 0 on this machine (step1 path {plan['step1']['path']})"

@@ -168,3 +168,26 @@ def check_shapes(tree, npu, ref, real_len, emb_dim, entry_name):
         raise ProbeError(entry_name, f"NPU output has {npu.shape[1]} columns, reference has {ref.shape[1]}")
     if npu.shape[0] < real_len:
         raise ProbeError(entry_name, f"NPU output has {npu.shape[0]} rows, fewer than real_len {real_len}")
+
+
+def record_boundaries(rec, ref):
+    """An emulated reference's layer-0 boundaries from its own record: the lens names its
+    layer_intermediates[0] holds besides ffn_out (float32 [real_len, features]), as the lens's HF
+    side; None when it holds none (a real HfRunner records only ffn_out)."""
+    from npu_probe.core.contract import RECORD_CAPTURE  # noqa: PLC0415
+    from npu_probe.emulate.table import boundary_order  # noqa: PLC0415
+
+    try:
+        layer0 = rec.layer_intermediates[0]
+    except (AttributeError, IndexError, KeyError, TypeError):
+        return None
+    order = boundary_order()
+    found = {}
+    for name, arr in (layer0.items() if isinstance(layer0, dict) else []):
+        if name == "ffn_out" or name not in order or not hasattr(arr, "shape") or len(arr.shape) != 2:
+            continue
+        found[name] = copy_f32(arr)
+    if not found:
+        return None
+    found["ffn_out"] = ref
+    return {"boundaries": found, "missing": {}, "capture": RECORD_CAPTURE}

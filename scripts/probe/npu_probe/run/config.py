@@ -13,7 +13,8 @@ from npu_probe.core.call import default_of
 from npu_probe.core.context import Model, PlanFacts, PromptRecord, RunContext, RunSpec, RunState, Started
 from npu_probe.core.contract import MAX_SEQ_DEFAULT
 from npu_probe.core.errors import ProbeError
-from npu_probe.core.tree import canonical_prompt, config_summary, detect_workarounds, resolve_tree
+from npu_probe.core.tree import canonical_prompt, config_summary, detect_workarounds, emulates_npu, resolve_tree
+from npu_probe.emulate.own import start_own
 from npu_probe.reference.hf import reference_kind
 from npu_probe.reference.positions import Prompt, extend_tokens
 from npu_probe.reference.tokens import tokenize
@@ -50,7 +51,8 @@ def open_run(opts, log, plan=None, started=Started()):
     config_changes, config_source = {}, None
     if opts.inject is not None and not opts.emulate:
         raise ProbeError("--inject", "needs --emulate (bugs are injected into the emulated NPU's twins)")
-    if opts.emulate:
+    own_npu = emulates_npu(tree)  # air-mini: --emulate runs the tree's own emulated NPU, as it is
+    if opts.emulate and not own_npu:
         config_changes, config_source, cfg = _emulated_config(opts, tree, (config, cfg, hf_id), log)
     tokens, tokenizer_label, tokenizer = tokenize(tree, adapter, model_name, prompt)
     prefill_mod, inference_mod = load_block_modules(tree)
@@ -88,7 +90,9 @@ def open_run(opts, log, plan=None, started=Started()):
                      log=log, prompt=PromptRecord(text=prompt, source=source, style=style, tokenizer=tokenizer_label,
                                                   positions=positions),
                      facts=PlanFacts.of(plan, defaults, workarounds))
-    if opts.emulate:
+    if own_npu:
+        ctx.state.own_emulation = start_own(opts.emulate, opts.inject, log)
+    elif opts.emulate:
         _start_emulation(ctx, config_changes, config_source)
     ctx.state.timings["config"] = time.monotonic() - t
     if started.plan_seconds is not None:

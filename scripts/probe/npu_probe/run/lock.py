@@ -98,3 +98,12 @@ def npu_lock(path, timeout, log, clock=time.monotonic, sleep=time.sleep):
         yield waited
     finally:
         os.close(fd)  # closing the descriptor releases the flock
+
+
+def npu_lock_unless(no_npu, opts, log):
+    """The NPU lock, unless no NPU runs here (an emulated NPU: there is nothing to wait for, and a
+    demo must not wait on another job's hardware run)."""
+    if no_npu:
+        log.detail("NPU lock: not taken (no NPU runs: the NPU is emulated)")
+        return contextlib.nullcontext(0.0)
+    return npu_lock(lock_path(opts.npu_lock), opts.lock_timeout, log)

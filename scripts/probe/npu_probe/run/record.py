@@ -88,9 +88,19 @@ def write_probe_json(ctx, out, stage, output):
         bisect=None,
         layers=output.layers,
         boundaries=output.boundaries,
-        emulate=state.emulation.record() if state.emulation is not None else None,
+        emulate=_emulate_record(state, output),
     )
     path = os.path.join(out, PROBE_JSON)
     write_json(path, doc)  # last: its presence means complete
     ctx.log.step(f"wrote {path} (stage {stage}, {state.timings['total']:.1f}s)")
     return doc
+
+
+def _emulate_record(state, output):
+    """probe.json `emulate`: the probe's emulated runtime's, or a tree's own emulated NPU's (with the
+    launches its block made), or None when an NPU ran."""
+    if state.emulation is not None:
+        return state.emulation.record()
+    if state.own_emulation is not None:
+        return dict(state.own_emulation, launches=len(output.kernels or []))
+    return None

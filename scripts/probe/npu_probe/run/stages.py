@@ -11,15 +11,16 @@ import os
 import time
 
 from npu_probe.core.call import remove_if_empty, working_dir
-from npu_probe.core.contract import HF_CAPTURE, INPUT_NPY, LAYERS_DIR, NPU_NPY, REF_NPY, layer_file
+from npu_probe.core.contract import HF_CAPTURE, INPUT_NPY, RECORD_CAPTURE, LAYERS_DIR, NPU_NPY, REF_NPY, layer_file
 from npu_probe.core.npy import tensor_entry, write_npy
 from npu_probe.lens.boundaries import lens_record
 from npu_probe.reference.cache import RefCache
-from npu_probe.reference.hf import check_layer_shapes, check_shapes, run_reference
+from npu_probe.reference.hf import check_layer_shapes, check_shapes, record_boundaries, run_reference
 from npu_probe.run.adapter import layer_outputs, run_layers_npu
 from npu_probe.run.block import run_block0
 from npu_probe.run.kernels import tree_toolchain
-from npu_probe.run.lock import lock_path, npu_lock
+from npu_probe.core.tree import emulates_npu
+from npu_probe.run.lock import npu_lock_unless
 from npu_probe.run.outcome import Compiled
 from npu_probe.run.record import StageOutput, write_probe_json
 
@@ -67,7 +68,7 @@ def _run_on_npu(ctx, reuse_kernels, want_layers):
     log.detail(f"working directory for compile and run: {bdir}")
     emulation = state.emulation
     try:
-        with npu_lock(lock_path(opts.npu_lock), opts.lock_timeout, log) as waited, \
+        with npu_lock_unless(emulation is not None or emulates_npu(ctx.spec.tree), opts, log) as waited, \
                 working_dir(bdir, state.created_dirs), \
                 (emulation.npu.installed() if emulation is not None else contextlib.nullcontext()):
             state.timings["lock_wait"] = waited
@@ -91,18 +92,23 @@ def _reference(ctx, want_layers, lens):
     state = ctx.state
     kind = state.ref_kind
     capture = lens and kind == "hf-bf16"
-    ref_cache = RefCache(ctx, want_layers, HF_CAPTURE if capture else None)
+    # An emulated reference has no torch modules to hook: its record may hold layer 0's boundaries.
+    from_record = lens and kind != "hf-bf16"
+    ref_cache = RefCache(ctx, want_layers, HF_CAPTURE if capture else RECORD_CAPTURE if from_record else None)
     ref_layers = ref_cache.lookup()
     captured = None
     if ref_layers is not None:
         ref, state.timings["ref"] = ref_layers[0], ref_cache.load_seconds
         kind = ref_cache.kind or kind
         if ref_cache.boundaries is not None:
-            captured = {"boundaries": dict(ref_cache.boundaries, ffn_out=ref), "missing": {}}
+            captured = {"boundaries": dict(ref_cache.boundaries, ffn_out=ref), "missing": {},
+                        "capture": ref_cache.want_boundaries}
     else:
         ref, state.timings["ref"], observed, ref_rec, captured = run_reference(ctx, capture=capture)
         if observed == "emulated":
             kind = "emulated"
+        if from_record and captured is None:
+            captured = record_boundaries(ref_rec, ref)
         if want_layers:
             ref_layers = layer_outputs(ref_rec, ctx.model.cfg["n_layers"])
     state.ref_kind = kind

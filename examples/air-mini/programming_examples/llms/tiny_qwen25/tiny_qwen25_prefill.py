@@ -74,8 +74,7 @@ def run_transformer_block_qwen25(x_bf16, layer_weights, rope_lut_bf16, config, c
     attn_out = blk.attention(q_roped, k_roped, v, cpu_attn)
     res1, swiglu = blk.o_ffn_head("o_ffn_head", attn_out, lw)
     out = blk.down_add("down_add", swiglu, lw, res1)
-    return out, {"v": v, "k_roped": k_roped, "q_roped": q_roped, "attn_out": attn_out,
-                 "ffn_out": out}
+    return out, blk.returned(q_roped, k_roped, v, attn_out, out)
 
 
 def run_prefill(weights, config, cache, tokens, seq_len, rope_lut=None, cpu_attn=True,

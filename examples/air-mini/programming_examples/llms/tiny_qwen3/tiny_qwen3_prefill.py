@@ -71,8 +71,7 @@ def run_transformer_block_qwen3(x_bf16, layer_weights, rope_lut_bf16, config, ca
         rope_lut_bf16)
     attn_out = blk.attention(q_roped, k_roped, v, cpu_attn)
     out = blk.o_ffn("o_ffn_qwen", attn_out, lw)
-    return out, {"v": v, "k_roped": k_roped, "q_roped": q_roped, "attn_out": attn_out,
-                 "ffn_out": out}
+    return out, blk.returned(q_roped, k_roped, v, attn_out, out)
 
 
 def run_prefill(weights, config, cache, tokens, seq_len, rope_lut=None, cpu_attn=True,

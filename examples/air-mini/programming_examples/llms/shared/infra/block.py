@@ -20,8 +20,9 @@ Block function contract (llama32_1b's, plus the bisect hook):
     cpu_steps: optional iterable of bisect step names to run on the CPU.
     trace: optional dict that receives every step's output.
     Returns (out (seq_len, emb_dim), {"v", "k_roped", "q_roped", "attn_out",
-    "ffn_out"}); every array except attn_out (host) is a view of a reused
-    cache buffer.
+    "ffn_out", and every other boundary inside the block under the lens's names:
+    Block.returned}); v, q_roped, k_roped and ffn_out are views of reused cache
+    buffers.
 
 Bisect hook (seed Step 4): a model's `BISECT_STEPS` lists the block's steps
 (kernel boundaries inside the fused ELFs) in execution order, each with the
@@ -110,6 +111,8 @@ class Block:
         self.H = config.hidden_dim
         self.cache = cache
         self.layer_idx = layer_idx
+        # Every step's output, for the bisect's caller (`trace`) and for the lens (returned()).
+        self.trace = trace if trace is not None else {}
         self.kw = {
             "eps": config.rms_norm_eps,
             "n_heads": config.n_heads,
@@ -118,8 +121,30 @@ class Block:
             "real_len": inject.real_rows(self.x),
             "cpu_steps": frozenset(cpu_steps or ()),
             "cpu_ops": cpu_ops,
-            "trace": trace,
+            "trace": self.trace,
         }
+
+    def returned(self, q_roped, k_roped, v, attn_out, out):
+        """The block's returned dict: llama32_1b's ("v", "k_roped", "q_roped", "attn_out",
+        "ffn_out") plus every other boundary inside the block under the lens's names
+        (scripts/probe/elf_boundaries.json), from the steps' outputs: what a real tree
+        reads back from its ELFs' buffers, here without a table of argument layouts."""
+        t = self.trace
+        Q, KV = self.Q, self.KV
+        d = {"block_input": self.x, "attn_norm": t.get("attn_norm")}
+        if "qkv_bias" in t:  # the GEMMs, then q/k/v with their bias
+            d.update(q_gemm=t.get("q_proj"), k_gemm=t.get("k_proj"), v_gemm=t.get("v_proj"))
+            qkv = t["qkv_bias"]
+            d.update(q=qkv[:, :Q], k=qkv[:, Q:Q + KV])
+        else:
+            d.update(q=t.get("q_proj"), k=t.get("k_proj"))
+        if "qk_norm" in t:
+            d.update(q_norm=t["qk_norm"][:, :Q], k_norm=t["qk_norm"][:, Q:Q + KV])
+        d.update(o_proj=t.get("o_proj"), res1=t.get("residual1"), ffn_norm=t.get("ffn_norm"),
+                 gate=t.get("gate_proj"), up=t.get("up_proj"), swiglu=t.get("swiglu"),
+                 down=t.get("down_proj"))
+        d.update(v=v, k_roped=k_roped, q_roped=q_roped, attn_out=attn_out, ffn_out=out)
+        return {k: a for k, a in d.items() if a is not None}
 
     def log(self, verbose, elfs):
         if verbose:

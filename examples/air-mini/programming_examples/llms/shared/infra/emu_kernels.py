@@ -261,10 +261,11 @@ class _Ctx:
 def _qkv_front(ctx, x, attn_norm, wq, wk, wv, q_norm=None, k_norm=None,
                bq=None, bk=None, bv=None, lut=None):
     nh, nkv, D, eps = ctx.n_heads, ctx.n_kv_heads, ctx.head_dim, ctx.eps
-    normed = ctx.step("attn_norm", lambda: npu_rms_norm(x, attn_norm, eps),
+    norm_w = np.ones_like(attn_norm) if ctx.bug == "ignored_rmsnorm_weight" else attn_norm
+    normed = ctx.step("attn_norm", lambda: npu_rms_norm(x, norm_w, eps),
                       lambda: ctx.cpu_op("rms_norm")(x, attn_norm, eps))
     q = ctx.step("q_proj",
-                 lambda: npu_gemm(normed, wq.T if ctx.bug == "missing_transpose" else wq),
+                 lambda: npu_gemm(normed, wq.T if ctx.bug == "transposed_q_weight" else wq),
                  lambda: cpu_gemm(normed, wq))
     k = ctx.step("k_proj", lambda: npu_gemm(normed, wk), lambda: cpu_gemm(normed, wk))
     v = ctx.step("v_proj", lambda: npu_gemm(normed, wv), lambda: cpu_gemm(normed, wv))
@@ -294,12 +295,12 @@ def _qkv_front(ctx, x, attn_norm, wq, wk, wv, q_norm=None, k_norm=None,
             q, k = npu_qkn()
         if ctx.trace is not None:
             ctx.trace["qk_norm"] = np.concatenate([q, k], axis=1)
-    inter = ctx.bug == "rope_layout"
+    inter = ctx.bug == "interleaved_rope"
     if "rope" in ctx.cpu_steps:
         qr = to_bf16(cpu_rope_halfsplit(q, lut, nh, D))
         kr = to_bf16(cpu_rope_halfsplit(k, lut, nkv, D))
     else:
-        qr = npu_rope(q, lut, nh, D, interleaved=inter)
+        qr = to_bf16(q) if ctx.bug == "rope_k_only" else npu_rope(q, lut, nh, D, interleaved=inter)
         kr = npu_rope(k, lut, nkv, D, interleaved=inter)
     if ctx.trace is not None:
         ctx.trace["rope"] = np.concatenate([qr, kr], axis=1)
@@ -330,7 +331,7 @@ def attention_step(ctx, q, k, v):
     return ctx.step(
         "attention",
         lambda: npu_flash_attention(q, k, v, ctx.n_heads, ctx.n_kv_heads,
-                                    causal=ctx.bug != "no_causal_mask"),
+                                    causal=ctx.bug != "missing_causal_mask"),
         lambda: ctx.cpu_op("attention")(q, k, v, ctx.n_heads, ctx.n_kv_heads))
 
 

@@ -15,7 +15,10 @@ Every op's result is rounded to bf16 (round-to-nearest-even on the float32
 bits), as torch does for bf16 tensors; matmuls accumulate in float32 before
 their single rounding, and RMSNorm/softmax compute in float32 as HF does.
 This code shares nothing with the emulated NPU path (shared/infra), so it is
-an independent check of it, and it never reads AIR_MINI_INJECT.
+an independent check of it, and it never reads AIR_MINI_INJECT. Layer 0's
+record also holds every boundary inside the layer under the lens's names
+(block_input, attn_norm, q, k, v, q_roped, ..., down), as the probe's hooks on
+a real HF model would capture them: the lens's HF side on this tree.
 
 Finding the weights: `model` may be a weights object (with `embed_table` and
 `layers`), a `<model>_weights` module, or a module name such as "tiny_llama".
@@ -121,15 +124,22 @@ class _Attention:
         self.k_norm = _RMSNorm(lw.k_norm, eps) if arch == "qwen3" else None
         self.scaling = np.float32(self.hd ** -0.5)
 
-    def __call__(self, h, cos, sin):
+    def __call__(self, h, cos, sin, rec=None):
         L = h.shape[0]
-        q = self.q_proj(h).reshape(L, self.nh, self.hd)
-        k = self.k_proj(h).reshape(L, self.nkv, self.hd)
-        v = self.v_proj(h).reshape(L, self.nkv, self.hd)
+        qf, kf, vf = self.q_proj(h), self.k_proj(h), self.v_proj(h)
+        if rec is not None:
+            if self.q_proj.bias is not None:  # the GEMM before its bias, as the hooks take it
+                rec.update(q_gemm=qf - self.q_proj.bias, k_gemm=kf - self.k_proj.bias, v_gemm=vf - self.v_proj.bias)
+            rec.update(q=qf, k=kf, v=vf)
+        q, k, v = qf.reshape(L, self.nh, self.hd), kf.reshape(L, self.nkv, self.hd), vf.reshape(L, self.nkv, self.hd)
         if self.q_norm is not None:
             q, k = self.q_norm(q), self.k_norm(k)
+            if rec is not None:
+                rec.update(q_norm=q.reshape(L, -1), k_norm=k.reshape(L, -1))
         q, k, v = q.transpose(1, 0, 2), k.transpose(1, 0, 2), v.transpose(1, 0, 2)
         q, k = _apply_rotary(q, k, cos, sin)
+        if rec is not None:  # seq-first, heads contiguous; k before repeat_kv
+            rec.update(q_roped=q.transpose(1, 0, 2).reshape(L, -1), k_roped=k.transpose(1, 0, 2).reshape(L, -1))
         rep = self.nh // self.nkv
         k, v = _repeat_kv(k, rep), _repeat_kv(v, rep)
         w = _bf16(np.matmul(q, k.transpose(0, 2, 1)))
@@ -141,7 +151,10 @@ class _Attention:
         p = _bf16(p / np.sum(p, axis=-1, keepdims=True))
         o = _bf16(np.matmul(p, v))  # (heads, L, D)
         o = o.transpose(1, 0, 2).reshape(L, self.nh * self.hd)
-        return self.o_proj(o)
+        out = self.o_proj(o)
+        if rec is not None:
+            rec.update(attn_out=o, o_proj=out)
+        return out
 
 
 class _MLP:
@@ -150,10 +163,15 @@ class _MLP:
         self.up_proj = _Linear(lw.w_up)
         self.down_proj = _Linear(lw.w_down)
 
-    def __call__(self, x):
+    def __call__(self, x, rec=None):
         g = self.gate_proj(x)
         act = _bf16(g / (np.float32(1.0) + np.exp(-g)))
-        return self.down_proj(_bf16(act * self.up_proj(x)))
+        u = self.up_proj(x)
+        sw = _bf16(act * u)
+        down = self.down_proj(sw)
+        if rec is not None:
+            rec.update(gate=g, up=u, swiglu=sw, down=down)
+        return down
 
 
 class _DecoderLayer:
@@ -163,14 +181,24 @@ class _DecoderLayer:
         self.post_attention_layernorm = _RMSNorm(lw.ffn_norm, eps)
         self.mlp = _MLP(lw)
 
-    def __call__(self, h, cos, sin):
+    def __call__(self, h, cos, sin, rec=None):
+        """One layer; `rec` (a dict), when given, receives every boundary inside it under
+        the lens's names (scripts/probe/elf_boundaries.json), as float32 [positions, features]."""
+        if rec is not None:
+            rec["block_input"] = h
         residual = h
         h = self.input_layernorm(h)
-        h = self.self_attn(h, cos, sin)
+        if rec is not None:
+            rec["attn_norm"] = h
+        h = self.self_attn(h, cos, sin, rec)
         h = _bf16(residual + h)
         residual = h
+        if rec is not None:
+            rec["res1"] = h
         h = self.post_attention_layernorm(h)
-        h = self.mlp(h)
+        if rec is not None:
+            rec["ffn_norm"] = h
+        h = self.mlp(h, rec)
         return _bf16(residual + h)
 
 
@@ -240,8 +268,9 @@ class HfRunner:
         h = _bf16(self.embed_tokens[ids])
         cos, sin = self.rotary_emb(ids.size)
         hidden_states = [h]
-        for layer in self.layers:
-            h = layer(h, cos, sin)
+        self.layer0 = {}
+        for li, layer in enumerate(self.layers):
+            h = layer(h, cos, sin, self.layer0 if li == 0 else None)
             hidden_states.append(h)
         normed = self.norm(h)
         hidden_states[-1] = normed  # HF: the last entry is post-final-norm
@@ -261,6 +290,10 @@ class HfRunner:
         n = len(self.layers)
         inter = [{"ffn_out": hidden_states[li + 1].astype(np.float32)} for li in range(n - 1)]
         inter.append({})
+        # Layer 0's boundaries beside its ffn_out (the lens's HF side: a real HfRunner's probe
+        # hooks the torch modules; this one has none, so it records what they would see).
+        if n > 1:
+            inter[0] = {**{k: np.ascontiguousarray(a, np.float32) for k, a in self.layer0.items()}, **inter[0]}
         return PrefillRecord(layer_intermediates=inter,
                              final_hidden_normed=hidden_states[-1].astype(np.float32),
                              logits_at_pred=last, top1_token=top1)
