@@ -132,7 +132,8 @@ function integrationSection(r: Report, flavor: Flavor): string[] {
   const i = r.integration;
   if (i) {
     out.push('### Integration', '');
-    out.push(`- path: **${text(i.path, 32)}**, entry ${literal(i.entry)}`);
+    out.push(`- path: **${text(i.path, 32)}**, entry ${literal(i.entry)}${i.defined_in?.file ? `, defined in ${literal(i.defined_in.file)}` : ''}`);
+    if (i.step1?.path_why) out.push(`- the seed's rule: ${text(i.step1.path_why)}`);
     if (i.reason) out.push(`- why: ${text(i.reason)}`);
     const s1 = i.step1;
     if (s1 && s1.matches !== undefined) {

@@ -156,8 +156,10 @@ function terminalLines(r: Report): string[] {
   }
   if (r.integration) {
     const workarounds = arr(r.integration.workarounds);
-    out.push('', `  integration: ${f(r.integration.path, 32)} via ${f(r.integration.entry)}${workarounds.length ? `; workarounds: ${workarounds.slice(0, 20).map((w) => f(w?.id, 64)).join(', ')}` : ''}`);
+    const home = r.integration.defined_in;
+    out.push('', `  integration: ${f(r.integration.path, 32)} via ${f(r.integration.entry)}${home?.file ? ` (defined in ${f(home.file)})` : ''}${workarounds.length ? `; workarounds: ${workarounds.slice(0, 20).map((w) => f(w?.id, 64)).join(', ')}` : ''}`);
     const s1 = r.integration.step1;
+    if (s1?.path_why) out.push(`  step 1: ${f(s1.path, 32)}: ${f(s1.path_why, 400)}`);
     const breaks = arr(s1?.breaks);
     if (breaks.length) out.push(`  step 1: kernel-first forced by ${breaks.slice(0, 20).map((b) => `(${f(b?.rule, 8)}) ${f(b?.detail)}`).join('; ')}`);
     const unwired = arr(r.integration.coverage?.unwired);

@@ -39,7 +39,8 @@ const step1 = obj({
   inheritance_allowed: optional(bool()),
   llama_sequence: optional(strList()),
   model_sequence: optional(strList()),
-  breaks: optional(list(obj({ rule: line(), detail: line() }, { declare: false, rest: any() }))),
+  breaks: optional(list(obj({ rule: line(), op: optional(line(200)), detail: line() }, { declare: false, rest: any() }))),
+  path_why: optional(nullable(line())),
   block: optional(nullable(obj({
     function: line(), file: withDefault(nullable(line()), () => null), line: optional(nullable(int(0))),
     where: line(), via: withDefault(nullable(line()), () => null), compile: withDefault(nullable(line()), () => null),
@@ -121,6 +122,9 @@ export const PROBE_SPEC = obj({
     step1: optional(nullable(step1)),
     step2: optional(nullable(step2)),
     coverage: optional(nullable(coverage)),
+    defined_in: optional(nullable(obj({
+      module: line(), file: nullable(line()), model: nullable(line()),
+    }, { declare: false, rest: any() }))),
   }),
   reference: obj({
     kind: oneOf(...(CONTRACT.reference_kinds as ['hf-bf16', 'emulated'])),

@@ -45,7 +45,9 @@ export interface Step1 {
   inheritance_allowed?: boolean;
   llama_sequence?: string[];
   model_sequence?: string[];
-  breaks?: { rule: string; detail: string }[];
+  breaks?: { rule: string; op?: string; detail: string }[];
+  /** Why the path label is what it is (the seed's rule, with its evidence). */
+  path_why?: string | null;
   block?: { function: string; file: string | null; line?: number | null; where: string; via: string | null; compile: string | null } | null;
 }
 
@@ -105,6 +107,8 @@ export interface ProbeJson {
     step2?: Step2 | null;
     /** Phase 1 coverage: registry rows naming the model that the block does not launch. */
     coverage?: { unwired?: unknown[]; [k: string]: unknown } | null;
+    /** Where the block function is defined (module, file, model dir): a fact of its own, not the path label. */
+    defined_in?: { module: string; file: string | null; model: string | null; [k: string]: unknown } | null;
   };
   /** What `make diagnosis` runs for this model, and each way this run differs from it. */
   defaults?: { make_diagnosis: { prompt: string | null; model_choice: string | null; cpu_attn: boolean | null }; differs: string[] } | null;
