@@ -70,6 +70,11 @@ for (const model of ['llama32_1b', 'qwen25_0_5b', 'qwen3_0_6b']) {
     assert.match(r.comment, 'Cosine along block 0');
     assert.match(readFileSync(r.phase2, 'utf8'), '**EMULATED**');
     assert.match(rep.gates[3].detail, /emulated run/);
+    // ... the history row's outcome, the progress lines and --json's top level (issue 17.6).
+    assert.match(readFileSync(r.phase2, 'utf8'), /\| PASS \(emulated\) \|/);
+    assert.is(rep.emulated, true);
+    assert.match(r.err, 'running block 0 on the emulated NPU (CPU twins of its ELFs; no NPU runs)');
+    assert.not.match(r.err, 'running block 0 on the NPU');
   });
 }
 

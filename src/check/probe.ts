@@ -114,7 +114,7 @@ export async function probe(plan: Plan, log: Log): Promise<Probed> {
   // exactly the model dir (build outputs) and the run dir, and leaves what it makes group-writable.
   if (iso.mode === 'uid') for (const d of [model.dir, runDir]) groupWritable(d);
   let kernels: KernelState | null = null;
-  log.step(`probe: block 0 of ${basename(model.dir)} -> ${runDir}`);
+  log.step(`probe: block 0 of ${basename(model.dir)}${plan.emulate ? ' on the emulated NPU (CPU twins of its ELFs; no NPU runs)' : ''} -> ${runDir}`);
   log.step(`isolation: ${iso.detail}`);
   const refRoot = refCacheRoot(plan);
   const { python } = await runProbe(pythonCandidates(plan.python), {

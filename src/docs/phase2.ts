@@ -38,6 +38,11 @@ function shapeOf(r: HistoryView): string {
   return r.metrics ? `${r.metrics.realLen}x${r.metrics.cols}` : 'n/a';
 }
 
+/** The history row's outcome: an emulated run's reads as such (no NPU ran), never as a bare PASS. */
+export function outcomeCell(r: Pick<Report, 'outcome' | 'emulate'>): string {
+  return `${r.outcome.toUpperCase()}${r.emulate ? ' (emulated)' : ''}`;
+}
+
 export function historyRow(r: Report): string {
   const k = historyKey(r);
   const m = r.metrics;
@@ -45,7 +50,7 @@ export function historyRow(r: Report): string {
     r.created_at.slice(0, 10),
     k.commit,
     k.prompt,
-    r.outcome.toUpperCase(),
+    outcomeCell(r),
     fmtCos(m?.wholeCosine),
     fmtCos(m?.perPosition.min),
     formatThreshold(r.thresholds.perPosition),
@@ -160,7 +165,7 @@ export function readHistory(text: string | null, file: string): HistoryEntry[] {
 export function baselineFor(history: HistoryEntry[], r: HistoryView): { maxAbs: number; commit: string } | null {
   const k = historyKey(r);
   const shape = shapeOf(r);
-  const hit = history.find((h) => h.outcome === 'PASS' && h.prompt === k.prompt && h.shape === shape && h.commit !== k.commit && Number.isFinite(h.maxAbs) && h.maxAbs > 0);
+  const hit = history.find((h) => /^PASS( \(emulated\))?$/.test(h.outcome) && h.prompt === k.prompt && h.shape === shape && h.commit !== k.commit && Number.isFinite(h.maxAbs) && h.maxAbs > 0);
   return hit ? { maxAbs: hit.maxAbs, commit: hit.commit } : null;
 }
 

@@ -62,7 +62,7 @@ async function measureBlock(runDir: string, p: ProbeJson, th: Thresholds, log: L
       // A broken reference is the HF side's failure: an error naming it, never a gate verdict on the NPU.
       const fault = referenceFault(ref, realLen);
       if (fault) throw new InfraError(`the reference is broken: ${fault}; not a verdict on the NPU`, ref.path);
-      log.step(`judge: comparing ${npu.rows}x${npu.cols} NPU rows against ${ref.rows} reference rows`);
+      log.step(`judge: comparing ${npu.rows}x${npu.cols} ${p.emulate ? 'emulated-NPU (twins)' : 'NPU'} rows against ${ref.rows} reference rows`);
       return await compare(npu, ref, { realLen, threshold: th.perPosition });
     } finally {
       ref.close();

@@ -74,6 +74,7 @@ export function fakeReport(m: Metrics = fakeMetrics(), over: Partial<Report> = {
     run_dir: '/tmp/run',
     isolation: null,
     ...over,
+    emulated: over.emulated ?? !!over.emulate,
   };
 }
 

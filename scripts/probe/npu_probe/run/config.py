@@ -71,7 +71,8 @@ def open_run(opts, log, plan=None, started=Started()):
     step1 = _plan_part(plan, "step1") or None
     entry = choose_entry(tree.model, adapter, adapter_name, prefill_mod, (inference_mod, adapter), step1)
     cpu_attn = _cpu_attn(opts, diag, tree, entry)
-    log.step(f"integration {entry.path}: {entry.entry} ({entry.kind}, {'CPU' if cpu_attn else 'NPU'} attention)")
+    attn = "CPU" if cpu_attn else ("emulated NPU (twin)" if opts.emulate else "NPU")
+    log.step(f"integration {entry.path}: {entry.entry} ({entry.kind}, {attn} attention)")
     workarounds = _workarounds(cfg, plan)
     for w in workarounds:
         log.step(f"workaround trigger {w['id']}: {w['detail']}")
