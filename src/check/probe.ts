@@ -75,6 +75,8 @@ export function runOptions(plan: Plan): string[] {
   if (plan.positions !== undefined && plan.positions !== null) args.push('--positions', String(plan.positions));
   if (plan.emulate) args.push('--emulate');
   if (plan.emulate && plan.inject) args.push(`--inject=${plan.inject}`);
+  if (plan.emulate && plan.twinEps) args.push(`--twin-eps=${plan.twinEps}`);
+  if (plan.twinPrecision) args.push(`--twin-precision=${plan.twinPrecision}`);
   if (plan.boundaries === false) args.push('--no-boundaries');
   if (plan.layers) args.push('--layers');
   return args;
@@ -160,7 +162,7 @@ export async function bisectStep(plan: Plan, probed: Probed, runDir: string, log
     // The same interpreter as the check (the command it was given, not the probe's sys.executable:
     // a wrapper stays a wrapper) and the same isolation: the bisect runs the model's code again.
     await runProbe([{ command: probed.python.command, source: probed.python.source }], {
-      subcommand: 'bisect', args: ['--run-dir', runDir], runDir, timeoutSec: plan.timeoutSec,
+      subcommand: 'bisect', args: ['--run-dir', runDir, ...(plan.twinPrecision ? [`--twin-precision=${plan.twinPrecision}`] : [])], runDir, timeoutSec: plan.timeoutSec,
       extraEnv: { ...(probed.sandbox.mode === 'uid' ? { NPU_BLOCK_GATE_UMASK: '002' } : {}), ...plan.probeEnv },
       isolation: probed.sandbox, writable: [m.dir, runDir], network: !!plan.online, readable: m.airRoot ? [m.airRoot] : [],
     }, { onLine: (line) => log.step(`probe: ${line}`) });

@@ -326,6 +326,14 @@ function lensSection(r: Report): string[] {
   return out;
 }
 
+/** Whether the bisect re-ran the block that was judged (or is void). */
+function rerunSection(b: BisectReport): string[] {
+  const r = b.rerun;
+  if (b.void) return ['> [!WARNING]', `> **Bisect void**: ${text(b.void, 600)}`, ''];
+  if (!r) return [];
+  return [`Re-run: block 0 unswapped under ${literal(r.python, { max: 200 })} gave back the judged \`ffn_out\` ${r.exact ? 'bit for bit' : `within tolerance (relative L2 ${fmtSci(r.relL2)} <= ${r.tolerance})`}, so the bisect ran the block that was judged.`, ''];
+}
+
 function launchSection(b: BisectReport): string[] {
   const launches = list(b.launches);
   if (!launches.length) return [];
@@ -337,14 +345,19 @@ function launchSection(b: BisectReport): string[] {
       ...launches.slice(0, 64).flatMap((la) => list(la.buffers).slice(0, 64).map((bu) => [
         String(la.index), id(la.launch, { inTable: true }), id(bu.buffer, { inTable: true }), bu.boundary ? id(bu.boundary, { inTable: true }) : '',
         cell(bu.stage, 60), fmtCos(bu.wholeCosine), fmtCos(bu.perPositionMin), fmtSci(bu.maxAbs),
-        bu.diverges ? `${ICON.fail} off its twin` : b.launchOffender?.strength === 'drifts' && b.launchOffender.index === la.index && b.launchOffender.buffer === bu.buffer ? 'drifts' : '',
+        bu.diverges ? `${ICON.fail} off its twin` : b.launchOffender && b.launchOffender.index === la.index && b.launchOffender.buffer === bu.buffer ? 'drift starts' : '',
       ])),
     ]),
     '',
   ];
   const o = b.launchOffender;
-  if (o) {
-    out.push(`**${o.strength === 'diverges' ? 'First launch off its twin' : 'No launch is under the threshold; the first that drifts'}: ${id(o.launch)}** (launch ${o.index}), buffer ${id(o.buffer)}${o.boundary && o.boundary !== o.buffer ? ` (boundary ${id(o.boundary)})` : ''}${o.stage ? `, stage ${text(o.stage, 60)}` : ''}: cosine ${fmtCos(o.wholeCosine)}, per-position min ${fmtCos(o.perPositionMin)}.${o.hint ? ` ${hintLine(o.hint)}.` : ''}`, '');
+  const at = (x: NonNullable<BisectReport['launchOffender']>) => `${id(x.launch)}** (launch ${x.index}), buffer ${id(x.buffer)}${x.boundary && x.boundary !== x.buffer ? ` (boundary ${id(x.boundary)})` : ''}${x.stage ? `, stage ${text(x.stage, 60)}` : ''}: cosine ${fmtCos(x.wholeCosine)}, per-position min ${fmtCos(x.perPositionMin)}.`;
+  const c = b.launchCrossing;
+  if (b.void) return out;
+  if (o && c) {
+    out.push(`**The drift starts at ${at(o)}${o.hint ? ` ${hintLine(o.hint)}.` : ''} It first crosses the threshold at **${at(c)}`, '');
+  } else if (o) {
+    out.push(`**${o.strength === 'diverges' ? 'First launch off its twin' : 'No launch is under the threshold; the first that drifts'}: ${at(o)}${o.hint ? ` ${hintLine(o.hint)}.` : ''}`, '');
   } else out.push('Every launch matches its twin: the launches are right given their inputs (look at what feeds the block, or between the launches on the host).', '');
   return out;
 }
@@ -353,7 +366,7 @@ function bisectSection(r: Report): string[] {
   const b = r.bisect;
   if (!b) return [];
   if (b.available && b.method === 'twins') return twinsSection(b);
-  const out = ['### Bisect (seed Step 4: one kernel at a time on the CPU)', ''];
+  const out = ['### Bisect (seed Step 4: one kernel at a time on the CPU)', '', ...rerunSection(b)];
   if (!b.available) out.push(`Bisect unavailable: ${text(b.reason)}`, '');
   else {
     out.push(markdownTable([
@@ -362,7 +375,7 @@ function bisectSection(r: Report): string[] {
     ]), '');
     if (b.offender) {
       out.push(`**Offending boundary: ${id(b.offender.step)}** (kernel ${id(b.offender.kernel)}).${b.offender.hint ? ` ${hintLine(b.offender.hint)}.` : ''}`, '');
-    } else out.push(text(b.reason), '');
+    } else if (!b.void) out.push(text(b.reason), '');
   }
   if (b.situation) out.push(`Failure shape: ${hintLine(b.situation)}.`, '');
   return out;
@@ -371,6 +384,7 @@ function bisectSection(r: Report): string[] {
 /** The real tree's bisect: the launch-level table, then the swap-forward table (seed Step 4 at ELF granularity). */
 function twinsSection(b: BisectReport): string[] {
   const out = [`### Bisect (seed Step 4 on the real tree: the CPU twins of its ELFs${b.emulated ? ', on the emulated NPU' : ''})`, ''];
+  out.push(...rerunSection(b));
   out.push(...launchSection(b));
   out.push('Swap forward: `ffn_out` when ELFs 1 to i, in launch order, are answered by their twins instead of the NPU.', '');
   out.push(markdownTable([
@@ -378,7 +392,7 @@ function twinsSection(b: BisectReport): string[] {
     ...b.steps.slice(0, 64).map((s, i) => [String(i + 1), id(s.step, { inTable: true }), list(s.swapped).slice(0, 16).map((x) => id(x, { inTable: true })).join(', '), fmtCos(s.wholeCosine), fmtCos(s.perPositionMin), String(s.nonFinite), s.fixes ? '✅ yes' : 'no']),
   ]), '');
   if (b.offender) out.push(`**Offending ELF (swap forward): ${id(b.offender.step)}**: swapping it to its twin brings the block above threshold.`, '');
-  else out.push(text(b.reason), '');
+  else if (!b.void) out.push(text(b.reason), '');
   if (b.situation) out.push(`Failure shape: ${hintLine(b.situation)}.`, '');
   return out;
 }

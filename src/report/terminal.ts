@@ -83,24 +83,42 @@ function lensLines(r: Report): string[] {
   return out;
 }
 
+/** The unswapped re-run: whether the bisect ran the block that was judged. */
+function rerunLines(b: BisectReport): string[] {
+  const r = b.rerun;
+  if (b.void) return [`  BISECT VOID: ${f(b.void, 600)}`];
+  if (!r) return [];
+  return [`  re-run: block 0 unswapped under ${f(r.python, 200)} gave back the judged ffn_out ${r.exact ? 'bit for bit' : `within tolerance (relative L2 ${fmtSci(r.relL2)} <= ${r.tolerance})`}`];
+}
+
+/** The launch-level table's finding: where the drift starts, and where it first crosses the threshold. */
+function launchFinding(b: BisectReport): string[] {
+  const o = b.launchOffender;
+  if (!o) return b.launches?.length && !b.void ? ['  every launch matches its twin'] : [];
+  const at = (x: NonNullable<BisectReport['launchOffender']>) => `${f(x.launch, 64)} (launch ${x.index}), buffer ${f(x.buffer, 64)}${x.stage ? ` (${f(x.stage, 40)})` : ''}, cosine ${fmtCos(x.wholeCosine)}`;
+  const c = b.launchCrossing;
+  if (c) return [`  the drift starts at ${at(o)}${hint(o.hint)}`, `  it first crosses the threshold at ${at(c)}`];
+  return [`  ${o.strength === 'diverges' ? 'first launch off its twin' : 'no launch under the threshold; the first that drifts'}: ${at(o)}${hint(o.hint)}`];
+}
+
 function twinsLines(b: BisectReport): string[] {
   const out: string[] = ['', `  bisect, launch level (each launch's buffers, ${b.emulated ? 'emulated ' : ''}NPU vs its CPU twin from the launch's own inputs):`];
+  out.push(...rerunLines(b));
   const o = b.launchOffender;
   const rows = [['launch', 'ELF', 'buffer', 'stage', 'cosine', 'per-pos min', '']];
   for (const la of (b.launches ?? []).slice(0, 64)) {
     for (const bu of la.buffers.slice(0, 64)) {
-      const drifts = o?.strength === 'drifts' && o.index === la.index && o.buffer === bu.buffer;
+      const drifts = !bu.diverges && o?.index === la.index && o.buffer === bu.buffer;
       rows.push([String(la.index), f(la.launch, 64), f(bu.buffer, 64), f(bu.stage, 40), fmtCos(bu.wholeCosine), fmtCos(bu.perPositionMin), bu.diverges ? 'OFF' : drifts ? 'drifts' : '']);
     }
   }
   if (rows.length > 1) out.push(...pad(rows).map((l) => `    ${l}`));
-  if (o) out.push(`  ${o.strength === 'diverges' ? 'first launch off its twin' : 'no launch under the threshold; the first that drifts'}: ${f(o.launch, 64)} (launch ${o.index}), buffer ${f(o.buffer, 64)}${o.stage ? ` (${f(o.stage, 40)})` : ''}, cosine ${fmtCos(o.wholeCosine)}${hint(o.hint)}`);
-  else if (b.launches?.length) out.push('  every launch matches its twin');
+  out.push(...launchFinding(b));
   out.push('', '  bisect, swap forward (ffn_out after ELFs 1..i are answered by their twins):');
   const steps = [['step', 'ELF', 'whole', 'per-pos min', 'passes']];
   for (const [i, s] of b.steps.slice(0, 64).entries()) steps.push([String(i + 1), f(s.step, 64), fmtCos(s.wholeCosine), fmtCos(s.perPositionMin), s.fixes ? 'yes' : 'no']);
   out.push(...pad(steps).map((l) => `    ${l}`));
-  out.push(b.offender ? `  offending ELF (swap forward): ${f(b.offender.step, 64)}` : `  ${f(b.reason, 400)}`);
+  out.push(b.offender ? `  offending ELF (swap forward): ${f(b.offender.step, 64)}` : b.void ? '  (the swap table of a void bisect names nothing)' : `  ${f(b.reason, 400)}`);
   if (b.situation) out.push(`  failure shape: ${f(b.situation.cause)}; ${f(b.situation.where)}`);
   return out;
 }
@@ -140,11 +158,11 @@ function terminalLines(r: Report): string[] {
   else if (b) {
     if (!b.available) out.push(`  bisect: unavailable (${f(b.reason)})`);
     else {
-      out.push('', '  bisect (one kernel at a time on the CPU):');
+      out.push('', '  bisect (one kernel at a time on the CPU):', ...rerunLines(b));
       const rows = [['step', 'kernel', 'whole', 'per-pos min', 'passes']];
       for (const s of b.steps.slice(0, 64)) rows.push([f(s.step, 64), f(s.kernel, 64), fmtCos(s.wholeCosine), fmtCos(s.perPositionMin), s.fixes ? 'yes' : 'no']);
       out.push(...pad(rows).map((l) => `    ${l}`));
-      out.push(b.offender ? `  offending boundary: ${f(b.offender.step, 64)} (${f(b.offender.kernel, 64)})${b.offender.hint ? `: likely ${f(b.offender.hint.cause)}; ${f(b.offender.hint.where)}` : ''}` : `  ${f(b.reason)}`);
+      out.push(b.offender ? `  offending boundary: ${f(b.offender.step, 64)} (${f(b.offender.kernel, 64)})${b.offender.hint ? `: likely ${f(b.offender.hint.cause)}; ${f(b.offender.hint.where)}` : ''}` : b.void ? '  (a void bisect names nothing)' : `  ${f(b.reason)}`);
     }
     if (b.situation) out.push(`  failure shape: ${f(b.situation.cause)}; ${f(b.situation.where)}`);
   }

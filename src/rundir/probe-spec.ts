@@ -31,6 +31,12 @@ export const TENSOR_SPEC = obj({
   shape: list(int(1), 8),
 }, { declare: false });
 
+/** How CPU twins computed (probe.json emulate.twins, bisect.json twins). */
+export const TWINS_SPEC = obj({
+  precision: oneOf(...(CONTRACT.emulate.twin_precision as [string, ...string[]])), rms_eps: num(0), qk_eps: num(0),
+  eps_from: withDefault(line(40), () => 'tree'),
+}, { declare: false, rest: any() });
+
 const workaround = obj({ id: line(200), detail: line(), prerequisite: line() }, { declare: false, rest: any() });
 
 const step1 = obj({
@@ -213,6 +219,7 @@ export const PROBE_SPEC = obj({
     }, { declare: false, rest: any() }), 4096),
     launches: int(0),
     compile: line(),
+    twins: optional(nullable(TWINS_SPEC)),
   }))),
 });
 

@@ -243,7 +243,12 @@ export interface Emulate {
   /** Launches the emulated NPU ran. */
   launches: number;
   compile: string;
+  /** How the emulated NPU's twins computed (absent in older run dirs: fp32 numerics then). */
+  twins?: Twins | null;
 }
+
+/** How CPU twins compute: the precision (contract.json emulate.twin_precision) and the RMSNorm eps. */
+export interface Twins { precision: string; rms_eps: number; qk_eps: number; eps_from: 'tree' | 'config' | string; [k: string]: unknown }
 
 /** Every key probe.json may hold: an object declares a nested object's keys, null a leaf
  * (contract.json probe.keys, the declaration the probe writes by). */

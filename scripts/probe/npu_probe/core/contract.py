@@ -53,6 +53,7 @@ BISECT_CPU_STEPS_KW = _B["cpu_steps_kw"]
 BISECT_STEP_KEYS = tuple(_B["step_keys"])
 
 BISECT_METHODS = tuple(_B["methods"])  # "hook" (bisect_steps, air-mini) | "twins" (CPU twins of the ELFs)
+BISECT_RERUN = f"{BISECT_DIR}/{_B['rerun_file']}"  # block 0 re-run unswapped, before any swap
 
 
 def launch_file(index, elf, buffer, side):
@@ -84,6 +85,8 @@ def boundary_file(order, name, side):
 
 
 EMULATE_INJECTIONS = tuple(CONTRACT["emulate"]["inject"])
+TWIN_PRECISIONS = tuple(CONTRACT["emulate"]["twin_precision"])
+TWIN_EPS = tuple(CONTRACT["emulate"]["twin_eps"])
 
 INTEGRATION_PATHS = tuple(CONTRACT["integration_paths"])
 REFERENCE_KINDS = tuple(CONTRACT["reference_kinds"])

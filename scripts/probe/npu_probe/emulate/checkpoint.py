@@ -10,6 +10,15 @@ from npu_probe.core.hfhub import snapshot_config
 DIMENSIONS = ("n_layers", "emb_dim", "n_heads", "n_kv_heads", "hidden_dim", "vocab_size", "rope_base", "head_dim")
 
 
+def checkpoint_eps(hf_id):
+    """(rms_norm_eps, config.json path) of the checkpoint: what --twin-eps config gives the twins."""
+    hf, where = snapshot_config(hf_id)
+    eps = tree_fields(hf).get("rms_norm_eps") if hf is not None else None
+    if eps is None:
+        raise ProbeError("--twin-eps", f"the checkpoint's config.json states no rms_norm_eps ({where})")
+    return eps, where
+
+
 def config_from_checkpoint(config, hf_id):
     """Set the tree config's dimensions from the checkpoint's config.json (in place).
     Returns (changes {field: [old, new]}, source path or why not)."""
