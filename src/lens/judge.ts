@@ -10,8 +10,8 @@ import type { Metrics } from '../metrics/types.ts';
 import type { Warning } from '../record/report.ts';
 import type { LensNamed, LensReport, LensRow, Profile } from '../record/lens.ts';
 import { hintForStep } from '../seed/hints.ts';
-import { cleanBar, formatThreshold, wellBelow } from '../seed/thresholds.ts';
-import { fmtCos } from '../text/format.ts';
+import { cleanBar, formatThreshold, LENS_SCALE_WARN, wellBelow } from '../seed/thresholds.ts';
+import { fmtCos, fmtRatio } from '../text/format.ts';
 import { isId } from '../text/escape.ts';
 
 /** Points a boundary's per-position profile keeps (the minimum per bucket of rows beyond it). */
@@ -37,6 +37,7 @@ function rowOf(e: Boundaries['entries'][number], m: Metrics, threshold: number):
     ...c,
     below: !(low >= threshold),
     drifts: !(low >= cleanBar(threshold)),
+    scaleOff: Number.isFinite(c.normRatio) && Math.abs(c.normRatio - 1) > LENS_SCALE_WARN,
     badRuns: m.perPosition.badRuns.slice(0, 16),
     profile: profileOf(m.perPosition.cosines),
   };
@@ -78,11 +79,41 @@ export async function compareBoundaries(runDir: string, b: Boundaries, threshold
 export function lensOf(b: Boundaries, rows: LensRow[], threshold: number, ffnOutPasses: boolean): LensReport {
   const first = rows.find((r) => r.below);
   const onset = rows.find((r) => r.drifts);
+  const off = rows.find((r) => r.scaleOff);
   return {
     threshold, wellBelow: wellBelow(threshold), cleanBar: cleanBar(threshold),
     emulated: b.emulated, source: b.source, table: b.table, reference: b.reference,
     rows, unpaired: b.unpaired,
     firstBelow: first ? named(first) : null, onset: onset ? named(onset) : null, hiding: hidingOf(rows, threshold, ffnOutPasses),
+    scale: off ? { ...named(off), normRatio: off.normRatio, bar: LENS_SCALE_WARN, cause: scaleCause(off) } : null,
+  };
+}
+
+/**
+ * What most likely moves a boundary's scale, by the seed's step it belongs to. Cosine cannot see
+ * any of these; the norm ratio can.
+ */
+export function scaleCause(r: Pick<LensRow, 'name' | 'step'>): string {
+  const step = String(r.step ?? '').toLowerCase();
+  const name = r.name.toLowerCase();
+  if (step.includes('norm') || /norm/.test(name)) {
+    return "the RMSNorm's eps or weight (an eps other than the config's rms_norm_eps moves the scale when mean(x^2) is small; an ignored, unfolded (1+w) or wrong weight moves it always)";
+  }
+  if (step.includes('attention') || /attn/.test(name)) return 'a missing or doubled scale factor in attention (1/sqrt(head_dim), or a query pre-scaling)';
+  if (step.includes('input') || name === 'block_input') return 'the embedding scale (Gemma multiplies the embeddings by sqrt(hidden_size)) or the embedding table';
+  if (step.includes('add') || /res|ffn_out/.test(name)) return 'a residual added twice or not at all, or a scale carried in from an earlier boundary';
+  return 'a missing scale factor: a weight scaled on load (a dequantisation scale, a folded norm), or a scale carried in from an earlier boundary';
+}
+
+/** The warning for a lens whose `scale` is set (null otherwise): names the boundary, its ratio and the likely cause. */
+export function lensScaleWarning(lens: LensReport): Warning | null {
+  const s = lens.scale;
+  if (!s) return null;
+  const pct = ((s.normRatio - 1) * 100).toFixed(2);
+  const label = `${isId(s.name) ? s.name : '(unnamed boundary)'}${s.step ? ` (${s.step})` : ''}`;
+  return {
+    id: 'lens_scale',
+    message: `the lens: boundary ${label} is off in scale: norm ratio |npu|/|ref| ${fmtRatio(s.normRatio)} (${s.normRatio > 1 ? '+' : ''}${pct}%, more than ${s.bar * 100}% from 1; cosine ${fmtCos(s.wholeCosine)} cannot see scale); likely ${s.cause}${s.hint ? `; the seed: ${s.hint.cause} (${s.hint.where})` : ''}`,
   };
 }
 

@@ -22,6 +22,8 @@ export interface LensRow extends Comparison {
   below: boolean;
   /** min(whole, per-position min) under the clean bar (cleanBar()). */
   drifts: boolean;
+  /** The norm ratio |npu|/|ref| is off 1 by more than LENS_SCALE_WARN (cosine cannot see it). */
+  scaleOff: boolean;
   /** Contiguous runs of rows under the threshold (at most 16). */
   badRuns: BadRun[];
   profile: Profile;
@@ -60,4 +62,16 @@ export interface LensReport {
   onset: LensNamed | null;
   /** Set when a boundary is well below the threshold while ffn_out passes the gates (lensHiding()). */
   hiding: LensNamed | null;
+  /** The first boundary (block order) whose norm ratio is off by more than LENS_SCALE_WARN, with its
+   * likely cause; null when every boundary keeps its scale. Absent in older records. */
+  scale?: LensScale | null;
+}
+
+/** A boundary whose scale is off: where a scale drift starts. */
+export interface LensScale extends LensNamed {
+  normRatio: number;
+  /** The bar it is off by more than (LENS_SCALE_WARN). */
+  bar: number;
+  /** The likely cause for this kind of boundary (RMSNorm eps or weight, a missing scale factor, ...). */
+  cause: string;
 }

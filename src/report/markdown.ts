@@ -297,14 +297,14 @@ function lensSection(r: Report): string[] {
   }
   const rowsN = lens.rows[0].rows;
   const n = lens.firstBelow;
-  const onset = n && lens.onset && lens.onset.order < n.order ? lens.onset.order : null;
+  const onset = lens.onset && (!n || lens.onset.order < n.order) ? lens.onset.order : null;
   out.push(`Each boundary on the ${lens.emulated ? 'emulated NPU' : 'NPU'} against the ${lens.reference ? 'HF layer-0 hooks' : 'reference'}, in block order, over the ${rowsN} real rows, with the gate's engine. The seed's gates stay the gates; a boundary under the threshold ${formatThreshold(lens.threshold)} is named.`, '');
   out.push(markdownTable([
     ['#', 'boundary', 'step', 'read from', 'cosine', 'per-pos min', 'norm ratio', 'max_abs', ''],
     ...lens.rows.map((x) => [
       String(x.order).padStart(2, '0'), id(x.name, { inTable: true }), cell(x.step ?? '', 40), x.launch ? id(x.launch, { inTable: true }) : 'returned',
       fmtCos(x.wholeCosine), fmtCos(x.perPositionMin), fmtRatio(x.normRatio), fmtSci(x.maxAbs),
-      x.below ? `${ICON.fail} under` : x.order === onset ? 'onset' : '',
+      [x.below ? `${ICON.fail} under` : x.order === onset ? 'onset' : '', lens.scale?.order === x.order ? '⚠️ scale' : ''].filter(Boolean).join(' '),
     ]),
   ]), '');
   if (lens.firstBelow) {
@@ -313,7 +313,12 @@ function lensSection(r: Report): string[] {
     if (o && o.order < lens.firstBelow.order) {
       out.push(`The divergence begins earlier, at ${id(o.name)}${whereOf(o)}: cosine ${fmtCos(o.wholeCosine)}, per-position min ${fmtCos(o.perPositionMin)}, under the clean bar ${formatThreshold(lens.cleanBar)}.${o.hint ? ` ${hintLine(o.hint)}.` : ''}`, '');
     }
+  } else if (lens.onset) {
+    const o = lens.onset;
+    out.push(`Every boundary is at or above the threshold ${formatThreshold(lens.threshold)}, **but a drift begins at ${id(o.name)}**${whereOf(o)}: cosine ${fmtCos(o.wholeCosine)}, per-position min ${fmtCos(o.perPositionMin)}, under the clean bar ${formatThreshold(lens.cleanBar)}.${o.hint ? ` ${hintLine(o.hint)}.` : ''}`, '');
   } else out.push(`Every boundary is at or above the threshold ${formatThreshold(lens.threshold)}.`, '');
+  const sc = lens.scale;
+  if (sc) out.push(`**Scale: ${id(sc.name)}**${whereOf(sc)} has norm ratio ${fmtRatio(sc.normRatio)}, off 1 by more than ${sc.bar * 100}% (the first boundary to lose its scale; cosine cannot see it): likely ${text(sc.cause, 300)}.${sc.hint ? ` The seed: ${hintLine(sc.hint)}.` : ''}`, '');
   if (unpaired.length) {
     out.push('Not judged (one side only):', '');
     for (const u of unpaired.slice(0, 32)) out.push(`- ${id(u.name)} (${u.side === 'both' ? 'both sides, different shapes' : `${u.side} side only`}): ${text(u.reason, 200)}`);

@@ -64,17 +64,23 @@ function lensLines(r: Report): string[] {
   }
   out.push(`  lens (every boundary inside block 0, ${lens.emulated ? 'emulated NPU' : 'NPU'} vs reference, ${lens.rows[0].rows} real rows; informational, threshold ${formatThreshold(lens.threshold)}):`);
   const n = lens.firstBelow;
-  const onset = n && lens.onset && lens.onset.order < n.order ? lens.onset.order : null;
+  const o = lens.onset;
+  const onset = o && (!n || o.order < n.order) ? o.order : null;
   const rows = [['#', 'boundary', 'step', 'cosine', 'per-pos min', 'norm ratio', 'max_abs', '']];
   for (const x of lens.rows.slice(0, 64)) {
-    rows.push([String(x.order).padStart(2, '0'), f(x.name, 64), f(x.step ?? '', 20), fmtCos(x.wholeCosine), fmtCos(x.perPositionMin), fmtRatio(x.normRatio), fmtSci(x.maxAbs), x.below ? 'UNDER' : x.order === onset ? 'onset' : '']);
+    const flags = [x.below ? 'UNDER' : x.order === onset ? 'onset' : '', lens.scale?.order === x.order ? 'SCALE' : ''].filter(Boolean).join(' ');
+    rows.push([String(x.order).padStart(2, '0'), f(x.name, 64), f(x.step ?? '', 20), fmtCos(x.wholeCosine), fmtCos(x.perPositionMin), fmtRatio(x.normRatio), fmtSci(x.maxAbs), flags]);
   }
   out.push(...pad(rows).map((l) => `    ${l}`));
   if (n) {
     out.push(`  first boundary under ${formatThreshold(lens.threshold)}: ${namedText(n)}${hint(n.hint)}`);
-    const o = lens.onset;
     if (o && o.order < n.order) out.push(`  the divergence begins earlier, at ${namedText(o)} (under the clean bar ${formatThreshold(lens.cleanBar)})${hint(o.hint)}`);
+  } else if (o) {
+    // Nothing under the threshold, yet a drift: where it begins is the finding (an ignored norm weight).
+    out.push(`  every boundary is at or above ${formatThreshold(lens.threshold)}, but a drift begins at ${namedText(o)} (under the clean bar ${formatThreshold(lens.cleanBar)})${hint(o.hint)}`);
   } else out.push(`  every boundary is at or above ${formatThreshold(lens.threshold)}`);
+  const sc = lens.scale;
+  if (sc) out.push(`  scale: ${f(sc.name, 64)}${sc.step ? ` (${f(sc.step, 40)})` : ''} has norm ratio ${fmtRatio(sc.normRatio)}, off 1 by more than ${sc.bar * 100}% (the first boundary to lose its scale): likely ${f(sc.cause, 300)}`);
   for (const u of lens.unpaired.slice(0, 16)) out.push(`  not judged: ${f(u.name, 64)} (${u.side === 'both' ? 'different shapes' : `${u.side} side only`}): ${f(u.reason)}`);
   if (r.prompt?.positions) {
     const pr = lens.rows.find((x) => x.order === n?.order) ?? [...lens.rows].sort((a, b) => low(a) - low(b))[0];
