@@ -628,8 +628,8 @@ var require_light = __commonJS({
           return this.Promise.resolve();
         }
         yieldLoop(t = 0) {
-          return new this.Promise(function(resolve16, reject) {
-            return setTimeout(resolve16, t);
+          return new this.Promise(function(resolve18, reject) {
+            return setTimeout(resolve18, t);
           });
         }
         computePenalty() {
@@ -840,15 +840,15 @@ var require_light = __commonJS({
           return this._queue.length === 0;
         }
         async _tryToRun() {
-          var args, cb, error, reject, resolve16, returned, task;
+          var args, cb, error, reject, resolve18, returned, task;
           if (this._running < 1 && this._queue.length > 0) {
             this._running++;
-            ({ task, args, resolve: resolve16, reject } = this._queue.shift());
+            ({ task, args, resolve: resolve18, reject } = this._queue.shift());
             cb = await (async function() {
               try {
                 returned = await task(...args);
                 return function() {
-                  return resolve16(returned);
+                  return resolve18(returned);
                 };
               } catch (error1) {
                 error = error1;
@@ -863,13 +863,13 @@ var require_light = __commonJS({
           }
         }
         schedule(task, ...args) {
-          var promise, reject, resolve16;
-          resolve16 = reject = null;
+          var promise, reject, resolve18;
+          resolve18 = reject = null;
           promise = new this.Promise(function(_resolve, _reject) {
-            resolve16 = _resolve;
+            resolve18 = _resolve;
             return reject = _reject;
           });
-          this._queue.push({ task, args, resolve: resolve16, reject });
+          this._queue.push({ task, args, resolve: resolve18, reject });
           this._tryToRun();
           return promise;
         }
@@ -1270,14 +1270,14 @@ var require_light = __commonJS({
                 counts = this._states.counts;
                 return counts[0] + counts[1] + counts[2] + counts[3] === at;
               };
-              return new this.Promise((resolve16, reject) => {
+              return new this.Promise((resolve18, reject) => {
                 if (finished()) {
-                  return resolve16();
+                  return resolve18();
                 } else {
                   return this.on("done", () => {
                     if (finished()) {
                       this.removeAllListeners("done");
-                      return resolve16();
+                      return resolve18();
                     }
                   });
                 }
@@ -1370,9 +1370,9 @@ var require_light = __commonJS({
               options = parser$5.load(options, this.jobDefaults);
             }
             task = (...args2) => {
-              return new this.Promise(function(resolve16, reject) {
+              return new this.Promise(function(resolve18, reject) {
                 return fn(...args2, function(...args3) {
-                  return (args3[0] != null ? reject : resolve16)(args3);
+                  return (args3[0] != null ? reject : resolve18)(args3);
                 });
               });
             };
@@ -3382,9 +3382,9 @@ var require_dispatcher_base = __commonJS({
       }
       close(callback) {
         if (callback === void 0) {
-          return new Promise((resolve16, reject) => {
+          return new Promise((resolve18, reject) => {
             this.close((err, data) => {
-              return err ? reject(err) : resolve16(data);
+              return err ? reject(err) : resolve18(data);
             });
           });
         }
@@ -3422,12 +3422,12 @@ var require_dispatcher_base = __commonJS({
           err = null;
         }
         if (callback === void 0) {
-          return new Promise((resolve16, reject) => {
+          return new Promise((resolve18, reject) => {
             this.destroy(err, (err2, data) => {
               return err2 ? (
                 /* istanbul ignore next: should never error */
                 reject(err2)
-              ) : resolve16(data);
+              ) : resolve18(data);
             });
           });
         }
@@ -5694,8 +5694,8 @@ var require_util2 = __commonJS({
     function createDeferredPromise() {
       let res;
       let rej;
-      const promise = new Promise((resolve16, reject) => {
-        res = resolve16;
+      const promise = new Promise((resolve18, reject) => {
+        res = resolve18;
         rej = reject;
       });
       return { promise, resolve: res, reject: rej };
@@ -7946,12 +7946,12 @@ upgrade: ${upgrade}\r
           cb();
         }
       }
-      const waitForDrain = () => new Promise((resolve16, reject) => {
+      const waitForDrain = () => new Promise((resolve18, reject) => {
         assert(callback === null);
         if (socket[kError]) {
           reject(socket[kError]);
         } else {
-          callback = resolve16;
+          callback = resolve18;
         }
       });
       socket.on("close", onDrain).on("drain", onDrain);
@@ -8621,12 +8621,12 @@ var require_client_h2 = __commonJS({
           cb();
         }
       }
-      const waitForDrain = () => new Promise((resolve16, reject) => {
+      const waitForDrain = () => new Promise((resolve18, reject) => {
         assert(callback === null);
         if (socket[kError]) {
           reject(socket[kError]);
         } else {
-          callback = resolve16;
+          callback = resolve18;
         }
       });
       h2stream.on("close", onDrain).on("drain", onDrain);
@@ -9105,16 +9105,16 @@ var require_client = __commonJS({
         return this[kNeedDrain] < 2;
       }
       async [kClose]() {
-        return new Promise((resolve16) => {
+        return new Promise((resolve18) => {
           if (this[kSize]) {
-            this[kClosedResolve] = resolve16;
+            this[kClosedResolve] = resolve18;
           } else {
-            resolve16(null);
+            resolve18(null);
           }
         });
       }
       async [kDestroy](err) {
-        return new Promise((resolve16) => {
+        return new Promise((resolve18) => {
           const requests = this[kQueue].splice(this[kPendingIdx]);
           for (let i = 0; i < requests.length; i++) {
             const request2 = requests[i];
@@ -9125,7 +9125,7 @@ var require_client = __commonJS({
               this[kClosedResolve]();
               this[kClosedResolve] = null;
             }
-            resolve16(null);
+            resolve18(null);
           };
           if (this[kHTTPContext]) {
             this[kHTTPContext].destroy(err, callback);
@@ -9176,7 +9176,7 @@ var require_client = __commonJS({
         });
       }
       try {
-        const socket = await new Promise((resolve16, reject) => {
+        const socket = await new Promise((resolve18, reject) => {
           client[kConnector]({
             host: host2,
             hostname: hostname2,
@@ -9188,7 +9188,7 @@ var require_client = __commonJS({
             if (err) {
               reject(err);
             } else {
-              resolve16(socket2);
+              resolve18(socket2);
             }
           });
         });
@@ -9524,8 +9524,8 @@ var require_pool_base = __commonJS({
         if (this[kQueue].isEmpty()) {
           await Promise.all(this[kClients].map((c) => c.close()));
         } else {
-          await new Promise((resolve16) => {
-            this[kClosedResolve] = resolve16;
+          await new Promise((resolve18) => {
+            this[kClosedResolve] = resolve18;
           });
         }
       }
@@ -10794,7 +10794,7 @@ var require_readable = __commonJS({
         if (this._readableState.closeEmitted) {
           return null;
         }
-        return await new Promise((resolve16, reject) => {
+        return await new Promise((resolve18, reject) => {
           if (this[kContentLength] > limit) {
             this.destroy(new AbortError());
           }
@@ -10807,7 +10807,7 @@ var require_readable = __commonJS({
             if (signal?.aborted) {
               reject(signal.reason ?? new AbortError());
             } else {
-              resolve16(null);
+              resolve18(null);
             }
           }).on("error", noop4).on("data", function(chunk) {
             limit -= chunk.length;
@@ -10826,7 +10826,7 @@ var require_readable = __commonJS({
     }
     async function consume(stream, type) {
       assert(!stream[kConsume]);
-      return new Promise((resolve16, reject) => {
+      return new Promise((resolve18, reject) => {
         if (isUnusable(stream)) {
           const rState = stream._readableState;
           if (rState.destroyed && rState.closeEmitted === false) {
@@ -10843,7 +10843,7 @@ var require_readable = __commonJS({
             stream[kConsume] = {
               type,
               stream,
-              resolve: resolve16,
+              resolve: resolve18,
               reject,
               length: 0,
               body: []
@@ -10913,18 +10913,18 @@ var require_readable = __commonJS({
       return buffer;
     }
     function consumeEnd(consume2) {
-      const { type, body, resolve: resolve16, stream, length } = consume2;
+      const { type, body, resolve: resolve18, stream, length } = consume2;
       try {
         if (type === "text") {
-          resolve16(chunksDecode(body, length));
+          resolve18(chunksDecode(body, length));
         } else if (type === "json") {
-          resolve16(JSON.parse(chunksDecode(body, length)));
+          resolve18(JSON.parse(chunksDecode(body, length)));
         } else if (type === "arrayBuffer") {
-          resolve16(chunksConcat(body, length).buffer);
+          resolve18(chunksConcat(body, length).buffer);
         } else if (type === "blob") {
-          resolve16(new Blob(body, { type: stream[kContentType] }));
+          resolve18(new Blob(body, { type: stream[kContentType] }));
         } else if (type === "bytes") {
-          resolve16(chunksConcat(body, length));
+          resolve18(chunksConcat(body, length));
         }
         consumeFinish(consume2);
       } catch (err) {
@@ -11181,9 +11181,9 @@ var require_api_request = __commonJS({
     };
     function request2(opts, callback) {
       if (callback === void 0) {
-        return new Promise((resolve16, reject) => {
+        return new Promise((resolve18, reject) => {
           request2.call(this, opts, (err, data) => {
-            return err ? reject(err) : resolve16(data);
+            return err ? reject(err) : resolve18(data);
           });
         });
       }
@@ -11406,9 +11406,9 @@ var require_api_stream = __commonJS({
     };
     function stream(opts, factory, callback) {
       if (callback === void 0) {
-        return new Promise((resolve16, reject) => {
+        return new Promise((resolve18, reject) => {
           stream.call(this, opts, factory, (err, data) => {
-            return err ? reject(err) : resolve16(data);
+            return err ? reject(err) : resolve18(data);
           });
         });
       }
@@ -11693,9 +11693,9 @@ var require_api_upgrade = __commonJS({
     };
     function upgrade(opts, callback) {
       if (callback === void 0) {
-        return new Promise((resolve16, reject) => {
+        return new Promise((resolve18, reject) => {
           upgrade.call(this, opts, (err, data) => {
-            return err ? reject(err) : resolve16(data);
+            return err ? reject(err) : resolve18(data);
           });
         });
       }
@@ -11787,9 +11787,9 @@ var require_api_connect = __commonJS({
     };
     function connect(opts, callback) {
       if (callback === void 0) {
-        return new Promise((resolve16, reject) => {
+        return new Promise((resolve18, reject) => {
           connect.call(this, opts, (err, data) => {
-            return err ? reject(err) : resolve16(data);
+            return err ? reject(err) : resolve18(data);
           });
         });
       }
@@ -15652,7 +15652,7 @@ var require_fetch = __commonJS({
       function dispatch({ body }) {
         const url = requestCurrentURL(request2);
         const agent = fetchParams.controller.dispatcher;
-        return new Promise((resolve16, reject) => agent.dispatch(
+        return new Promise((resolve18, reject) => agent.dispatch(
           {
             path: url.pathname + url.search,
             origin: url.origin,
@@ -15728,7 +15728,7 @@ var require_fetch = __commonJS({
               }
               this.body = new Readable({ read: resume });
               const onError = this.onError.bind(this);
-              resolve16({
+              resolve18({
                 status: status2,
                 statusText,
                 headersList,
@@ -15771,7 +15771,7 @@ var require_fetch = __commonJS({
               for (let i = 0; i < rawHeaders.length; i += 2) {
                 headersList.append(bufferToLowerCasedHeaderName(rawHeaders[i]), rawHeaders[i + 1].toString("latin1"), true);
               }
-              resolve16({
+              resolve18({
                 status: status2,
                 statusText: STATUS_CODES[status2],
                 headersList,
@@ -18267,8 +18267,8 @@ var require_util7 = __commonJS({
           return false;
         }
       }
-      const num3 = Number.parseInt(value2, 10);
-      return num3 >= 8 && num3 <= 15;
+      const num4 = Number.parseInt(value2, 10);
+      return num4 >= 8 && num4 <= 15;
     }
     var hasIntl = typeof process.versions.icu === "string";
     var fatalDecoder = hasIntl ? new TextDecoder("utf-8", { fatal: true }) : void 0;
@@ -19512,8 +19512,8 @@ var require_util8 = __commonJS({
       return true;
     }
     function delay(ms) {
-      return new Promise((resolve16) => {
-        setTimeout(resolve16, ms).unref();
+      return new Promise((resolve18) => {
+        setTimeout(resolve18, ms).unref();
       });
     }
     module.exports = {
@@ -20372,8 +20372,8 @@ var require_undici = __commonJS({
 });
 
 // src/cli.ts
-import { parseArgs as parseArgs2 } from "node:util";
-import { resolve as resolve15, basename as basename7 } from "node:path";
+import { parseArgs as parseArgs3 } from "node:util";
+import { resolve as resolve17, basename as basename7 } from "node:path";
 
 // src/contract.ts
 import { join } from "node:path";
@@ -20436,6 +20436,7 @@ var contract_default = {
         platform: null,
         device: null,
         xrt: null,
+        npu: null,
         toolchain: null,
         git_commit: null,
         air_root: null
@@ -20549,6 +20550,21 @@ var contract_default = {
   control: {
     comment: "`probe check` talks to the TypeScript side on stderr lines starting with event_prefix (one JSON object each) and waits for one JSON line on stdin after the 'config' event.",
     event_prefix: "probe-event: "
+  },
+  npu: {
+    comment: "NPU generations. pci: 'device:revision' of the AMD (1022) NPU, as amd/xdna-driver's amdxdna_pci_drv.c maps them to a driver family (npu1 ...); names: what the driver calls the device (sysfs vbnv, the xrt-smi device table). Hawk Point has Phoenix's PCI id and is told apart by the CPU model (cpu: a regular expression over /proc/cpuinfo's model name, the Ryzen 8040 series). A record names the generation by id; an emulated run names none.",
+    generations: [
+      { id: "phoenix", name: "Phoenix", family: "npu1", pci: ["1502:00"], names: ["RyzenAI-npu1", "NPU Phoenix"] },
+      { id: "hawk-point", name: "Hawk Point", family: "npu1", pci: [], names: ["NPU Hawk Point"], refines: "phoenix", cpu: "\\b8[0-9]4[05](HS|H|U)?\\b" },
+      { id: "npu2", name: "NPU2 (pre-production Strix)", family: "npu2", pci: ["17f0:00"], names: ["RyzenAI-npu2"] },
+      { id: "strix", name: "Strix", family: "npu4", pci: ["17f0:10"], names: ["RyzenAI-npu4", "NPU Strix"] },
+      { id: "strix-halo", name: "Strix Halo", family: "npu5", pci: ["17f0:11"], names: ["RyzenAI-npu5", "NPU Strix Halo"] },
+      { id: "krackan", name: "Krackan", family: "npu6", pci: ["17f0:20"], names: ["RyzenAI-npu6", "NPU Krackan", "NPU Kracken"] },
+      { id: "npu3", name: "NPU3 (AIE4)", family: "npu3", pci: ["17f1:10", "17f2:10", "17f3:10", "1b0a:00", "1b0b:00", "1b0c:00"], names: ["RyzenAI-npu3"] },
+      { id: "npu9", name: "NPU9", family: "npu9", pci: ["17f1:13", "17f2:13", "17f3:13"], names: ["RyzenAI-npu9"] },
+      { id: "npu10", name: "NPU10", family: "npu10", pci: ["17f1:14", "17f2:14", "17f3:14"], names: ["RyzenAI-npu10"] },
+      { id: "npu11", name: "NPU11", family: "npu11", pci: ["17f1:15", "17f2:15", "17f3:15"], names: ["RyzenAI-npu11"] }
+    ]
   }
 };
 
@@ -20800,19 +20816,19 @@ function bwrapWrap(bwrap, unshareUser) {
     return [...args, "--", ...argv];
   };
 }
-function hideGit(git) {
+function hideGit(git2) {
   let st;
   try {
-    st = statSync(git);
+    st = statSync(git2);
   } catch {
     return [];
   }
-  if (st.isDirectory()) return ["--tmpfs", git];
-  const out = ["--ro-bind", "/dev/null", git];
+  if (st.isDirectory()) return ["--tmpfs", git2];
+  const out = ["--ro-bind", "/dev/null", git2];
   try {
-    const m = /^gitdir:\s*(.+?)\s*$/m.exec(readFileSync(git, "utf8"));
+    const m = /^gitdir:\s*(.+?)\s*$/m.exec(readFileSync(git2, "utf8"));
     if (m) {
-      const dir = resolve(dirname(git), m[1]);
+      const dir = resolve(dirname(git2), m[1]);
       if (existsSync(dir) && statSync(dir).isDirectory()) out.push("--tmpfs", dir);
       const common = join2(dir, "commondir");
       if (existsSync(common)) {
@@ -20933,11 +20949,11 @@ function missing(command) {
 function runOnce(c, a, h) {
   if (a.isolation && missing(c.command)) return Promise.resolve({ kind: "skip", why: "not found" });
   const env = { ...probeEnv(process.env), PYTHONUNBUFFERED: "1", PYTHONDONTWRITEBYTECODE: "1", ...a.extraEnv };
-  const plain2 = [c.command, probeDir(), a.subcommand, ...a.args];
+  const plain3 = [c.command, probeDir(), a.subcommand, ...a.args];
   const own = [dirname2(dirname2(probeDir())), ...c.command.includes("/") ? [dirname2(dirname2(c.command))] : []];
-  const argv = a.isolation ? a.isolation.wrap(plain2, { writable: a.writable ?? [], readable: [...own, ...a.readable ?? []], env: process.env, probeEnv: env, network: !!a.network }) : plain2;
+  const argv = a.isolation ? a.isolation.wrap(plain3, { writable: a.writable ?? [], readable: [...own, ...a.readable ?? []], env: process.env, probeEnv: env, network: !!a.network }) : plain3;
   const wantsEvents = a.args.includes("--events");
-  return new Promise((resolve16, reject) => {
+  return new Promise((resolve18, reject) => {
     const child = spawn(argv[0], argv.slice(1), {
       stdio: [wantsEvents ? "pipe" : "ignore", "pipe", "pipe"],
       env,
@@ -21025,7 +21041,7 @@ function runOnce(c, a, h) {
     };
     child.on("error", (e) => {
       cleanup();
-      if (e.code === "ENOENT") resolve16({ kind: "skip", why: "not found" });
+      if (e.code === "ENOENT") resolve18({ kind: "skip", why: "not found" });
       else reject(new InfraError(`cannot start ${argv[0]}: ${e.message}`));
     });
     child.on("exit", () => {
@@ -21042,8 +21058,8 @@ function runOnce(c, a, h) {
         if (failure) return reject(failure);
         if (interrupted) return reject(new ProbeInterrupted(interrupted, a.subcommand));
         if (timedOut) return reject(new InfraError(`probe ${a.subcommand} timed out after ${a.timeoutSec}s; its process group was stopped`));
-        if (code2 === 0) return resolve16({ kind: "ok", python, stdout });
-        if (code2 === EXIT_CODES.no_numpy) return resolve16({ kind: "skip", why: "cannot import numpy" });
+        if (code2 === 0) return resolve18({ kind: "ok", python, stdout });
+        if (code2 === EXIT_CODES.no_numpy) return resolve18({ kind: "skip", why: "cannot import numpy" });
         const why3 = lastError || (signal ? `killed by ${signal}` : `exited with status ${code2}`);
         if (code2 === EXIT_CODES.input) return reject(Object.assign(new InputError(why3), { stdout }));
         const log = a.runDir ? ` (log: ${join3(a.runDir, "probe.log")})` : "";
@@ -21389,6 +21405,49 @@ function logLine(v) {
   }).join("\n");
 }
 
+// src/npu/generation.ts
+var TABLE = CONTRACT.npu.generations;
+var GENERATION_ID_RE = /^[a-z0-9][a-z0-9-]{0,31}$/;
+var EMULATED = "emulated";
+var UNKNOWN = "unknown";
+var GENERATIONS = TABLE.map(({ id: id2, name, family }) => ({ id: id2, name, family }));
+function plain2(e) {
+  return { id: e.id, name: e.name, family: e.family };
+}
+function refine(base, cpuModel2) {
+  if (cpuModel2) {
+    for (const e of TABLE) if (e.refines === base.id && e.cpu && new RegExp(e.cpu).test(cpuModel2)) return plain2(e);
+  }
+  return plain2(base);
+}
+var hex = (s, width) => (s ?? "").trim().toLowerCase().replace(/^0x/, "").padStart(width, "0");
+function generationOfPci(device, revision, cpuModel2) {
+  const key = `${hex(device, 4)}:${hex(revision, 2)}`;
+  const e = TABLE.find((x) => x.pci.includes(key));
+  return e ? refine(e, cpuModel2) : null;
+}
+function generationOfName(name, cpuModel2) {
+  const n = (name ?? "").trim().toLowerCase();
+  if (!n) return null;
+  const all = TABLE.flatMap((e) => e.names.map((x) => ({ e, x: x.toLowerCase() }))).sort((a, b) => b.x.length - a.x.length);
+  const hit = all.find(({ x }) => n === x || n.includes(x));
+  return hit ? refine(hit.e, cpuModel2) : null;
+}
+function generationById(id2) {
+  const e = TABLE.find((x) => x.id === id2);
+  return e ? plain2(e) : null;
+}
+function generationName(id2) {
+  if (!id2) return UNKNOWN;
+  if (id2 === EMULATED) return "emulated (no NPU)";
+  return generationById(id2)?.name ?? id2;
+}
+function recordNpu(r) {
+  if (r.emulate) return EMULATED;
+  const g = r.environment?.npu?.generation;
+  return typeof g === "string" && GENERATION_ID_RE.test(g) ? g : UNKNOWN;
+}
+
 // src/rundir/spec.ts
 var SpecError = class extends Error {
   constructor(field, problem) {
@@ -21643,6 +21702,17 @@ var PROBE_SPEC = obj({
     platform: withDefault(line(), () => ""),
     device: nullStr(),
     xrt: nullStr(),
+    // The NPU and its generation (npu_probe.core.npu); absent in older run dirs, null when none was found or the run was emulated.
+    npu: optional(nullable(obj({
+      generation: nullable(str2({ pattern: GENERATION_ID_RE, what: "a generation id" })),
+      name: nullStr(),
+      pci: nullStr(),
+      bdf: nullStr(),
+      driver: nullStr(),
+      firmware: nullStr(),
+      xrt: nullStr(),
+      source: oneOf("pci", "name", "none")
+    }, { declare: false }))),
     toolchain: withDefault(nullable(record(scalar())), () => null),
     git_commit: withDefault(nullable(str2({ pattern: COMMIT_RE, what: "a hex commit id" })), () => null),
     air_root: withDefault(line(), () => "")
@@ -22089,7 +22159,7 @@ function openNpyAt(src, path, opts, base = 0, length = src.size - base) {
 import { constants as zlibConstants, inflateRawSync } from "node:zlib";
 
 // src/tensor/crc32.ts
-var TABLE = (() => {
+var TABLE2 = (() => {
   const t = new Uint32Array(256);
   for (let n = 0; n < 256; n++) {
     let c = n;
@@ -22103,7 +22173,7 @@ function crc32(buf) {
 }
 function crc32Update(crc, buf) {
   let c = crc ^ 4294967295;
-  for (let i = 0; i < buf.length; i++) c = TABLE[(c ^ buf[i]) & 255] ^ c >>> 8;
+  for (let i = 0; i < buf.length; i++) c = TABLE2[(c ^ buf[i]) & 255] ^ c >>> 8;
   return (c ^ 4294967295) >>> 0;
 }
 
@@ -24580,16 +24650,17 @@ var DOC_PATHS = {
 // src/docs/phase2.ts
 import { createHash as createHash2 } from "node:crypto";
 var HISTORY_HEADER = [
-  "| date | commit | prompt | outcome | whole cosine | per-pos min | threshold | max_abs | max_rel | SQNR | shape | integration |",
-  "|---|---|---|---|---|---|---|---|---|---|---|---|"
+  "| date | commit | prompt | outcome | whole cosine | per-pos min | threshold | max_abs | max_rel | SQNR | shape | integration | npu |",
+  "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 ];
+var OLD_HEADER = HISTORY_HEADER[0].replace(" npu |", "");
 function historyKey(r) {
   const text4 = r.prompt?.text ?? "";
   const hash = createHash2("sha256").update(text4).digest("hex").slice(0, 8);
   const positions = r.prompt?.positions ? `@${r.prompt.real_len}` : "";
   const inject = r.emulate?.inject && /^[A-Za-z0-9_.-]{1,64}$/.test(r.emulate.inject) ? `:${r.emulate.inject}` : "";
   const emulated = r.emulate ? `~emulated${inject}` : "";
-  return { commit: r.commit.slice(0, 12), prompt: `${r.prompt?.style ?? "prompt"}:${hash}${positions}${emulated}` };
+  return { commit: r.commit.slice(0, 12), prompt: `${r.prompt?.style ?? "prompt"}:${hash}${positions}${emulated}`, npu: recordNpu(r) };
 }
 function shapeOf(r) {
   return r.metrics ? `${r.metrics.realLen}x${r.metrics.cols}` : "n/a";
@@ -24609,7 +24680,8 @@ function historyRow(r) {
     fmtSci(m?.errors.maxRel),
     fmtDb(m?.errors.sqnrDb),
     shapeOf(r),
-    r.integration?.path ?? "n/a"
+    r.integration?.path ?? "n/a",
+    k.npu
   ];
   return `| ${cells.join(" | ")} |`;
 }
@@ -24676,15 +24748,27 @@ function updateHistoryLines(lines, blk, r) {
   const row2 = historyRow(r);
   for (let i = blk.begin + 1; i < blk.end; i++) {
     const c = tableCells(lines[i].text);
-    if (c && c[1] === k.commit && c[2] === k.prompt) {
+    if (c && c[1] === k.commit && c[2] === k.prompt && rowNpu(c) === k.npu) {
       lines[i].text = row2;
       return;
     }
   }
+  upgradeHeader(lines, blk);
   let last = -1;
   for (let i = blk.begin + 1; i < blk.end; i++) if (tableCells(lines[i].text)) last = i;
   if (last === -1) insertLines(lines, blk.begin, [...HISTORY_HEADER, row2]);
   else insertLines(lines, last, [row2]);
+}
+function rowNpu(cells) {
+  return cells[12] || UNKNOWN;
+}
+function upgradeHeader(lines, blk) {
+  for (let i = blk.begin + 1; i < blk.end - 1; i++) {
+    if (lines[i].text.trim() !== OLD_HEADER) continue;
+    lines[i].text = HISTORY_HEADER[0];
+    if (/^\|(-+\|)+$/.test(lines[i + 1].text.trim())) lines[i + 1].text = HISTORY_HEADER[1];
+    return;
+  }
 }
 function readHistory(text4, file) {
   if (!text4) return [];
@@ -24695,14 +24779,14 @@ function readHistory(text4, file) {
   for (let i = history.begin + 1; i < history.end; i++) {
     const c = tableCells(lines[i].text);
     if (!c || c.length < 11 || c[0] === "date" || /^-+$/.test(c[0].replace(/:/g, ""))) continue;
-    out.push({ date: c[0], commit: c[1], prompt: c[2], outcome: c[3], maxAbs: Number(c[7]), shape: c[10] });
+    out.push({ date: c[0], commit: c[1], prompt: c[2], outcome: c[3], maxAbs: Number(c[7]), shape: c[10], cosine: Number(c[4]), minCosine: Number(c[5]), threshold: Number(c[6]), npu: rowNpu(c) });
   }
   return out;
 }
 function baselineFor(history, r) {
   const k = historyKey(r);
   const shape = shapeOf(r);
-  const hit = history.find((h) => h.outcome === "PASS" && h.prompt === k.prompt && h.shape === shape && h.commit !== k.commit && Number.isFinite(h.maxAbs) && h.maxAbs > 0);
+  const hit = history.find((h) => h.outcome === "PASS" && h.prompt === k.prompt && h.npu === k.npu && h.shape === shape && h.commit !== k.commit && Number.isFinite(h.maxAbs) && h.maxAbs > 0);
   return hit ? { maxAbs: hit.maxAbs, commit: hit.commit } : null;
 }
 function newPhase2Doc(model, nl = "\n") {
@@ -24787,7 +24871,9 @@ function todoTemplate(model, _hfId, cfg, nl = "\n") {
 function blockerLine(r) {
   const failed = r.gates.filter((g) => g.status === "fail" && g.id !== "G4");
   const what = failed.map((g) => `${g.id} ${g.name}: ${typeof g.value === "number" ? fmtCos(g.value) : g.value} (bar ${g.bar})`).join("; ");
-  return `- Phase 2 single-block validation FAILS at ${r.commit.slice(0, 12)} (${r.created_at.slice(0, 10)}): ${what}. See docs/development_progress/phase2_block.md. ${MARK.blocker}`;
+  const npu = recordNpu(r);
+  const on = npu === UNKNOWN || npu === EMULATED ? "" : ` on ${generationName(npu)}`;
+  return `- Phase 2 single-block validation FAILS at ${r.commit.slice(0, 12)}${on} (${r.created_at.slice(0, 10)}): ${what}. See docs/development_progress/phase2_block.md. ${MARK.blocker}`;
 }
 function prereqLine(id2, prerequisite, detail) {
   return `  - ${prerequisite} (${detail}) ${MARK.prereq(id2)}`;
@@ -24896,6 +24982,28 @@ function removeEmptyBlockersHeading(lines) {
   let from = s.heading;
   if ((s.end - s.heading === 1 || s.end === lines.length) && from > 0 && lines[from - 1].text.trim() === "") from--;
   removeLines(lines, from, s.end - from);
+}
+function readTodo(text4) {
+  if (text4 === null) return { phase2Done: null, blockers: [] };
+  const lines = splitLines(text4);
+  const all = sections(lines);
+  let phase2Done = null;
+  const status2 = all.find((s) => PHASE_STATUS.test(s.title));
+  for (let i = status2 ? status2.heading + 1 : lines.length; status2 && i < status2.end; i++) {
+    const m = PHASE2.exec(lines[i].text);
+    if (m) {
+      phase2Done = m[2].trim().toLowerCase() === "x";
+      break;
+    }
+  }
+  const blockers = [];
+  for (const s of all.filter((x) => ACTIVE_BLOCKERS.test(x.title))) {
+    for (let i = s.heading + 1; i < s.end; i++) {
+      const t = lines[i].text;
+      if (/^\s*[-*]\s+(?!\[[xX]\])/.test(t)) blockers.push(t.replace(/^\s*[-*]\s+(\[ \]\s*)?/, "").replace(/\s*<!--.*?-->\s*/g, " ").trim());
+    }
+  }
+  return { phase2Done, blockers };
 }
 
 // node_modules/markdown-table/index.js
@@ -25049,6 +25157,15 @@ function list2(v) {
 function plainOf(v, max = 120) {
   return plain(v, max).replace(/\s*\n\s*/g, " ");
 }
+function deviceText(r) {
+  const env = r.environment;
+  if (r.emulate) return "none: emulated run (no NPU ran)";
+  const n = env?.npu;
+  if (!n) return plainOf(env?.device ?? "not detected");
+  const what = [n.name, n.pci].filter(Boolean).map((x) => plainOf(x, 80)).join(", ");
+  const versions = [n.driver && `amdxdna ${plainOf(n.driver, 60)}`, n.firmware && `firmware ${plainOf(n.firmware, 60)}`, n.xrt && `XRT ${plainOf(n.xrt, 60)}`].filter(Boolean).join(", ");
+  return `${generationName(recordNpu(r))}${what ? ` (${what})` : ""}${versions ? `; ${versions}` : ""}`;
+}
 function verdictLine(r) {
   const name = text(r.model.name, 64);
   if (r.outcome === "error") return `${ICON.error} **Phase 2 ERROR** (${name}): could not judge; this is not a FAIL verdict`;
@@ -25173,7 +25290,7 @@ function integrationSection(r, flavor) {
   if (r.prompt) rows.push(["prompt", cell(`${plainOf(r.prompt.style)} (${plainOf(r.prompt.source)}): ${r.prompt.real_len} tokens${r.prompt.padded_len ? `, padded to ${r.prompt.padded_len}` : ""}${positionsNote(r)}`)]);
   if (env) {
     rows.push(["python", cell(`${env.python} (${env.python_executable}), numpy ${env.numpy}`)]);
-    rows.push(["device", cell(env.device ?? "not detected")]);
+    rows.push(["device", cell(deviceText(r))]);
     if (env.xrt) rows.push(["XRT", cell(env.xrt)]);
     rows.push(["air tree commit", cell(env.git_commit ?? "not a git checkout")]);
   }
@@ -25510,7 +25627,7 @@ async function check(plan, deps) {
     commit,
     isolation: probed?.isolation ?? deps.isolation ?? null,
     unisolatedFallback: probed?.unisolatedFallback ?? null,
-    baseline: baselineIn(old, { commit, prompt: p.prompt, emulate: p.emulate, metrics: m.metrics }),
+    baseline: baselineIn(old, { commit, prompt: p.prompt, emulate: p.emulate, environment: p.environment, metrics: m.metrics }),
     documented,
     docs: null,
     bisectFailed: failed,
@@ -26664,8 +26781,8 @@ async function runFunctional(m, c) {
     let r2 = await m.exec(argv[0], argv.slice(1), { timeoutMs: c.timeoutS * 1e3 });
     if (limits && (r2.missing || /prlimit: failed to set/i.test(r2.stderr))) {
       notes.push(r2.missing ? "prlimit not found: the limits were not applied" : `prlimit could not apply the limits (${oneLine(r2.stderr.trim().split("\n")[0])})`);
-      const plain2 = [...asUser, exe, "validate", "--run", test];
-      r2 = await m.exec(plain2[0], plain2.slice(1), { timeoutMs: c.timeoutS * 1e3 });
+      const plain3 = [...asUser, exe, "validate", "--run", test];
+      r2 = await m.exec(plain3[0], plain3.slice(1), { timeoutMs: c.timeoutS * 1e3 });
     }
     return r2;
   };
@@ -26747,35 +26864,14 @@ function withFix(res, stateDir, fix) {
 // src/agent/doctor.ts
 var MIN_FREE_BYTES = 5 * 1024 ** 3;
 var NPU_PCI_DEVICE_IDS = ["1502", "17f0", "17f1", "17f2", "17f3", "1b0a", "1b0b", "1b0c"];
-var NPU_GENERATIONS = [
-  ["1502", "00", "npu1"],
-  ["17f0", "10", "npu4"],
-  ["17f0", "11", "npu5"],
-  ["17f0", "20", "npu6"],
-  ["17f1", "10", "npu3"],
-  ["17f2", "10", "npu3"],
-  ["17f3", "10", "npu3"],
-  ["1b0a", "00", "npu3"],
-  ["1b0b", "00", "npu3"],
-  ["1b0c", "00", "npu3"],
-  ["17f1", "13", "npu9"],
-  ["17f2", "13", "npu9"],
-  ["17f3", "13", "npu9"],
-  ["17f1", "14", "npu10"],
-  ["17f2", "14", "npu10"],
-  ["17f3", "14", "npu10"],
-  ["17f1", "15", "npu11"],
-  ["17f2", "15", "npu11"],
-  ["17f3", "15", "npu11"]
-];
-function npuGeneration(n) {
+function npuGeneration(n, cpu = null) {
   if (!n) return null;
-  const v = /npu\d+/i.exec(n.vbnv ?? "");
-  if (v) return v[0].toLowerCase();
-  const rev = (n.revision ?? "").padStart(2, "0");
-  return NPU_GENERATIONS.find(([d, r]) => d === n.device && r === rev)?.[2] ?? null;
+  return (generationOfName(n.vbnv, cpu) ?? generationOfPci(n.device, n.revision, cpu))?.id ?? null;
 }
-var hex = (s) => s?.trim().replace(/^0x/i, "").toLowerCase() ?? null;
+function cpuModel(m) {
+  return /^model name\s*:\s*(.+)$/m.exec(m.read("/proc/cpuinfo") ?? "")?.[1].trim() ?? null;
+}
+var hex2 = (s) => s?.trim().replace(/^0x/i, "").toLowerCase() ?? null;
 function findNpus(m) {
   const base = "/sys/bus/pci/devices";
   const all = m.list(base);
@@ -26783,14 +26879,14 @@ function findNpus(m) {
   const out = [];
   for (const bdf of all) {
     const d = `${base}/${bdf}`;
-    if (hex(m.read(`${d}/vendor`)) !== "1022") continue;
-    const device = hex(m.read(`${d}/device`));
+    if (hex2(m.read(`${d}/vendor`)) !== "1022") continue;
+    const device = hex2(m.read(`${d}/device`));
     if (!device || !NPU_PCI_DEVICE_IDS.includes(device)) continue;
     const link = m.readlink(`${d}/driver`);
     out.push({
       bdf,
       device,
-      revision: hex(m.read(`${d}/revision`)),
+      revision: hex2(m.read(`${d}/revision`)),
       driver: link ? basename6(link) : null,
       vbnv: m.read(`${d}/vbnv`)?.trim() || null,
       fwVersion: m.read(`${d}/fw_version`)?.trim() || null
@@ -27058,7 +27154,7 @@ function row(s, source) {
   const drained = !drain2 ? "no" : drain2.drained === true ? `yes (${str3(drain2.method) ?? "?"}, since ${str3(drain2.at) ?? "?"})` : `no (${str3(drain2.state) ?? "?"})`;
   return {
     runner: str3(s.runner) ?? source,
-    npu: gen && name && !name.toLowerCase().includes(gen) ? `${gen} ${name}` : name ?? gen ?? (Array.isArray(s.device) && s.device.length ? "?" : "none"),
+    npu: gen ? `${generationName(gen)}${name && name !== generationName(gen) ? ` (${name})` : ""}` : name ?? (Array.isArray(s.device) && s.device.length ? "?" : "none"),
     driver: str3(versions?.amdxdna) ?? str3(driver?.version) ?? (driver?.loaded === false ? "not loaded" : "?"),
     firmware: str3(versions?.firmware) ?? "?",
     health: str3(s.health) ?? "unknown",
@@ -31694,7 +31790,7 @@ function status(m, o = {}) {
     root: m.root,
     runner: runnerName(m, o.runnerDir ?? null),
     device: nodes.map((n) => n.node),
-    npu: npu ? { bdf: npu.bdf, name: npu.vbnv, driver: npu.driver, generation: npuGeneration(npu) } : null,
+    npu: npu ? { bdf: npu.bdf, name: npu.vbnv, driver: npu.driver, generation: npuGeneration(npu, cpuModel(m)) } : null,
     health: health(lastJob, f2),
     driver: { loaded: m.exists("/sys/module/amdxdna"), version: driverVersion(m) },
     lock: { path: outer.path, holder: outer.path ? describeHolder(outer) : "off" },
@@ -33481,6 +33577,532 @@ drained: ${r.record.reason}; undo with npu-block-gate agent undrain
   }
 }
 
+// src/fleet/cli.ts
+import { parseArgs as parseArgs2 } from "node:util";
+import { readFileSync as readFileSync15 } from "node:fs";
+
+// src/fleet/affected.ts
+import { posix } from "node:path";
+var LLMS = "programming_examples/llms";
+var DOC_EXT = /\.(md|markdown|rst|adoc|png|jpe?g|gif|svg|pdf)$/i;
+var DOC_NAMES = /^(LICENSE|LICENCE|NOTICE|AUTHORS|CODEOWNERS)(\.[A-Za-z]+)?$|^\.gitignore$/;
+function isDoc(file) {
+  const parts = file.split("/");
+  return parts.slice(0, -1).includes("docs") || DOC_EXT.test(file) || DOC_NAMES.test(parts[parts.length - 1]);
+}
+function inTree(file, prefix) {
+  const f2 = posix.normalize(file.replace(/\\/g, "/")).replace(/^\.\//, "");
+  if (f2.startsWith("../") || f2.startsWith("/")) return null;
+  if (!prefix) return f2;
+  const p = prefix.endsWith("/") ? prefix : `${prefix}/`;
+  return f2.startsWith(p) ? f2.slice(p.length) : null;
+}
+var KIND_WORD = {
+  import: "imports",
+  compile: "compiles from",
+  default: "takes make diagnosis's defaults from",
+  prompt: "reads the prompt set"
+};
+function ownerOf(rel) {
+  const m = /^programming_examples\/llms\/([^/]+)\//.exec(rel);
+  return m ? m[1] : null;
+}
+function whyIn(m, models, hits) {
+  const parts = [];
+  for (const h of hits.slice(0, 3)) {
+    if (h.kind === "unplaced") parts.push(`${h.rel} cannot be placed (every model is checked)`);
+    else if (h.kind === "all") parts.push(h.rel);
+    else if (h.kind === "plan-failed") parts.push(`its plan failed (${m.error}), so any change may affect it; changed: ${h.rel}`);
+    else if (h.kind === "model-dir") parts.push(`${h.rel} is in its model dir`);
+    else {
+      const owner = ownerOf(h.rel);
+      const inherited = owner && owner !== m.name && models.has(owner) ? ` (${m.block?.startsWith(`${owner}_`) ? `runs ${owner}'s block` : `inherits from ${owner}`})` : "";
+      parts.push(`${KIND_WORD[h.kind]} ${h.rel}${inherited}`);
+    }
+  }
+  if (hits.length > 3) parts.push(`and ${hits.length - 3} more changed files`);
+  return parts.join("; ");
+}
+function affected(models, changedFiles, prefix = "", all = null) {
+  const byName = new Map(models.map((m) => [m.name, m]));
+  const names = new Set(byName.keys());
+  const readers = /* @__PURE__ */ new Map();
+  for (const m of models) for (const [f2, kind] of m.inputs) {
+    const list3 = readers.get(f2) ?? [];
+    list3.push({ name: m.name, kind });
+    readers.set(f2, list3);
+  }
+  const runnable = models.filter((m) => !m.refusal);
+  const hits = /* @__PURE__ */ new Map();
+  const hit = (name, rel, kind) => {
+    const list3 = hits.get(name) ?? [];
+    if (!list3.some((h) => h.rel === rel)) list3.push({ rel, kind });
+    hits.set(name, list3);
+  };
+  const changes = [];
+  const files = [...new Set(changedFiles.map((f2) => f2.trim()).filter(Boolean))].sort();
+  for (const file of files) {
+    const rel = inTree(file, prefix);
+    const who = rel !== null ? readers.get(rel) : void 0;
+    let change;
+    if (rel !== null && who?.length) {
+      for (const r of who) hit(r.name, rel, r.kind);
+      change = { file, kind: "input", models: [...new Set(who.map((r) => r.name))].sort() };
+    } else if (isDoc(rel ?? file)) {
+      change = { file, kind: "docs", models: [] };
+    } else if (rel !== null && ownerOf(rel) && byName.has(ownerOf(rel))) {
+      hit(ownerOf(rel), rel, "model-dir");
+      change = { file, kind: "model-dir", models: [ownerOf(rel)] };
+    } else if (rel !== null && rel.startsWith("programming_examples/")) {
+      change = { file, kind: "unread", models: [] };
+    } else {
+      for (const m of runnable) hit(m.name, rel ?? file, "unplaced");
+      change = { file, kind: "unplaced", models: runnable.map((m) => m.name) };
+    }
+    if (change.kind !== "docs") {
+      for (const m of models) if (m.error && !change.models.includes(m.name)) {
+        hit(m.name, rel ?? file, "plan-failed");
+        change.models = [...change.models, m.name].sort();
+      }
+    }
+    changes.push(change);
+  }
+  if (all) for (const m of runnable) hit(m.name, all, "all");
+  const everything = !!all || changes.some((c) => c.kind === "unplaced");
+  const keyOf = (name) => posix.join(prefix, LLMS, name);
+  const rows = [...models].sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0).map((m) => {
+    const h = hits.get(m.name) ?? [];
+    const touched = h.length > 0;
+    const ok = !m.refusal;
+    let why3;
+    if (!ok) why3 = `${touched ? `touched (${whyIn(m, names, h)}), but ` : ""}Phase 2 cannot run on it: ${m.refusal}`;
+    else if (touched) why3 = whyIn(m, names, h);
+    else why3 = files.length ? "no changed file is among its inputs" : "nothing changed";
+    return { name: m.name, model: keyOf(m.name), in: ok && touched, touched, runnable: ok, why: why3 };
+  });
+  return { models: rows.filter((r) => r.in).map((r) => r.model), everything, changes, rows };
+}
+function matrixOf(models, runners) {
+  if (!runners.length) return { model: models };
+  return { include: models.flatMap((model) => runners.map((runner) => ({ model, runner }))) };
+}
+
+// src/fleet/affected-text.ts
+var AFFECTED_SCHEMA = "npu-block-gate/affected";
+function affectedJson(a, runners) {
+  return JSON.stringify({
+    schema: AFFECTED_SCHEMA,
+    schema_version: 1,
+    models: a.models,
+    matrix: matrixOf(a.models, runners),
+    count: a.models.length,
+    everything: a.everything,
+    changes: a.changes,
+    rows: a.rows
+  }, null, 2) + "\n";
+}
+function headline(a) {
+  const n = a.models.length;
+  const files = a.changes.length;
+  if (a.everything && !a.changes.some((c) => c.kind === "unplaced")) return `Every model (${n}) is checked: ${a.rows.find((r) => r.in)?.why ?? "no change to compare"}.`;
+  if (!files) return "No file changed: no model to check.";
+  if (a.everything) {
+    const un = a.changes.filter((c) => c.kind === "unplaced").map((c) => c.file);
+    return `${un.length === 1 ? `${un[0]} is` : `${un.length} changed files are`} outside every model's inputs and cannot be placed: every model (${n}) is checked.`;
+  }
+  if (!n) return `${files} changed file${files === 1 ? "" : "s"}, none read by a model's check: no model to check.`;
+  return `${n} model${n === 1 ? "" : "s"} to check for ${files} changed file${files === 1 ? "" : "s"}.`;
+}
+var KIND = {
+  input: "read by",
+  "model-dir": "in the model dir of",
+  docs: "documentation",
+  unread: "read by no model",
+  unplaced: "cannot be placed: every model"
+};
+function affectedTerminal(a) {
+  const width = Math.max(5, ...a.rows.map((r) => r.name.length));
+  const lines = [headline(a), ""];
+  for (const r of a.rows) lines.push(`  ${r.in ? "in " : "out"}  ${plain(r.name, 64).padEnd(width)}  ${plain(r.why, 400).replace(/\n/g, " ")}`);
+  lines.push("", "changed:");
+  for (const c of a.changes) lines.push(`  ${plain(c.file, 200)}: ${KIND[c.kind]}${c.kind === "input" || c.kind === "model-dir" ? ` ${c.models.join(", ")}` : ""}`);
+  return lines.join("\n") + "\n";
+}
+function affectedMarkdown(a, runners) {
+  const rows = [["model", "checked", "why"], ...a.rows.map((r) => [code(r.name, { inTable: true, max: 64 }), r.in ? "\u2705 in" : r.touched ? "\u2796 touched, not run" : "\u2796 out", cell(r.why, 600)])];
+  const changes = a.changes.map((c) => `- ${code(c.file, { max: 200 })}: ${KIND[c.kind]}${c.kind === "input" || c.kind === "model-dir" ? ` ${c.models.map((m) => code(m, { max: 64 })).join(", ")}` : ""}`);
+  const legs = runners.length ? ` on ${runners.map((r) => code(r, { max: 64 })).join(", ")} (${a.models.length * runners.length} legs)` : "";
+  return [
+    "## npu-block-gate: affected models",
+    "",
+    `${plain(headline(a), 400)}${a.models.length ? legs : ""}`,
+    "",
+    markdownTable(rows),
+    "",
+    `<details><summary>${a.changes.length} changed file${a.changes.length === 1 ? "" : "s"}</summary>`,
+    "",
+    ...changes.length ? changes : ["(none)"],
+    "",
+    "</details>",
+    ""
+  ].join("\n");
+}
+
+// src/fleet/changes.ts
+import { execFileSync } from "node:child_process";
+import { readFileSync as readFileSync14 } from "node:fs";
+import { relative as relative4, resolve as resolve15 } from "node:path";
+function git(cwd, args) {
+  return execFileSync("git", args, { cwd, encoding: "utf8", maxBuffer: 64 << 20, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, GIT_TERMINAL_PROMPT: "0", LC_ALL: "C" } });
+}
+function firstLine2(e) {
+  const err = e;
+  return (err.stderr || err.message || String(e)).trim().split("\n").pop() ?? "";
+}
+function topLevel(dir) {
+  try {
+    return git(dir, ["rev-parse", "--show-toplevel"]).trim() || null;
+  } catch {
+    return null;
+  }
+}
+function prefixOf(airRoot, top) {
+  if (!top) return "";
+  const rel = relative4(resolve15(top), resolve15(airRoot)).split("\\").join("/");
+  return rel.startsWith("..") ? "" : rel;
+}
+var REV = /^[A-Za-z0-9._/@^~-]{1,200}$/;
+function changedBetween(dir, base, head) {
+  for (const [name, rev] of [["base", base], ["head", head]]) {
+    if (!REV.test(rev) || rev.startsWith("-")) throw new InputError(`${name} ${JSON.stringify(rev.slice(0, 80))} is not a commit or branch name`);
+  }
+  const diff = (range) => git(dir, ["diff", "--name-only", "-z", "--no-renames", ...range, "--"]).split("\0").filter(Boolean);
+  try {
+    return { files: diff([`${base}...${head}`]), note: null };
+  } catch (e) {
+    try {
+      const files = diff([base, head]);
+      return { files, note: `${base.slice(0, 12)} and ${head.slice(0, 12)} share no history in this clone (${firstLine2(e)}); compared their trees instead, which also counts what changed on the base meanwhile` };
+    } catch (e2) {
+      throw new InputError(`git diff ${base}...${head} failed: ${firstLine2(e2)} (are both commits fetched? actions/checkout needs fetch-depth: 0)`, dir);
+    }
+  }
+}
+function parseFileList(text4) {
+  return text4.split(/\r?\n/).map((l) => l.trim()).filter((l) => l && !l.startsWith("#"));
+}
+function readFileList(path) {
+  try {
+    return parseFileList(readFileSync14(path, "utf8"));
+  } catch (e) {
+    throw fsError(e, path, "cannot read the list of changed files");
+  }
+}
+
+// src/fleet/plans.ts
+import { existsSync as existsSync15, readdirSync as readdirSync10, statSync as statSync14 } from "node:fs";
+import { join as join26, posix as posix2, resolve as resolve16 } from "node:path";
+function airRootAt(tree) {
+  const dir = resolve16(tree);
+  if (!existsSync15(dir)) throw new InputError("no such directory", tree);
+  if (existsSync15(join26(dir, LLMS))) return dir;
+  const up = airRootOf(dir);
+  if (up) return up;
+  throw new InputError(`not an mlir-air tree (no ${LLMS} here or above)`, tree);
+}
+function modelNames(airRoot) {
+  const llms = join26(airRoot, LLMS);
+  let names;
+  try {
+    names = readdirSync10(llms);
+  } catch {
+    throw new InputError(`no ${LLMS} here; point --tree at an mlir-air checkout`, airRoot);
+  }
+  return names.filter((n) => !n.startsWith(".") && existsSync15(join26(llms, n, "verify_adapter.py")) && statSync14(join26(llms, n)).isDirectory()).sort();
+}
+function promptSets(airRoot) {
+  const dir = join26(airRoot, LLMS, "verify/prompts");
+  try {
+    return readdirSync10(dir).filter((f2) => f2.endsWith(".txt")).sort().map((f2) => posix2.join(LLMS, "verify/prompts", f2));
+  } catch {
+    return [];
+  }
+}
+var strings = (v) => Array.isArray(v) ? v.filter((x) => typeof x === "string") : [];
+function sourceFile(src, airRoot) {
+  if (typeof src !== "string") return null;
+  const path = /^([^\s:]+):\d+/.exec(src)?.[1];
+  if (!path || path.startsWith("/") || path.split("/").includes("..")) return null;
+  for (const rel of [path, posix2.join(LLMS, path)]) if (existsSync15(join26(airRoot, rel))) return rel;
+  return null;
+}
+function factsOf(name, plan, airRoot, prompts) {
+  const inputs = /* @__PURE__ */ new Map();
+  const add = (f2, kind) => {
+    if (f2 && !inputs.has(f2)) inputs.set(f2, kind);
+  };
+  for (const f2 of strings(plan.imports?.files)) add(f2, "import");
+  for (const f2 of strings(plan.kernel_cache?.inputs?.files)) add(f2, "compile");
+  for (const obj3 of [plan.defaults, plan.kernel_cache]) {
+    if (!obj3 || typeof obj3 !== "object") continue;
+    for (const [k, v] of Object.entries(obj3)) if (k.endsWith("_source")) add(sourceFile(v, airRoot), "default");
+  }
+  for (const p of prompts) add(p, "prompt");
+  const inherits = new Set(strings(plan.kernel_cache?.inputs?.models));
+  const blockFile = plan.step1?.block?.file;
+  for (const f2 of [...inputs.keys(), ...typeof blockFile === "string" ? [blockFile] : []]) {
+    const owner = /^programming_examples\/llms\/([^/]+)\//.exec(f2)?.[1];
+    if (owner && owner !== name && owner !== "shared" && owner !== "verify") inherits.add(owner);
+  }
+  const refusal = plan.refusal && typeof plan.refusal === "object" ? oneLine(plan.refusal.reason ?? "refused") : null;
+  const fn = plan.step1?.block?.function;
+  return { name, refusal, error: null, inputs, inherits: [...inherits].sort(), block: typeof fn === "string" ? fn : null };
+}
+function failedFacts(name, error) {
+  return { name, refusal: null, error, inputs: /* @__PURE__ */ new Map(), inherits: [], block: null };
+}
+async function planFacts(airRoot, names, o) {
+  if (!names.length) return [];
+  const prompts = promptSets(airRoot);
+  const dirs = names.map((n) => join26(airRoot, LLMS, n));
+  const r = await runProbe(pythonCandidates(o.python), {
+    subcommand: "plans",
+    args: [...dirs.flatMap((d) => ["--model-dir", d]), "--air-root", airRoot],
+    runDir: null,
+    timeoutSec: o.timeoutSec
+  }, { onLine: () => void 0 });
+  let plans;
+  try {
+    plans = JSON.parse(r.stdout).plans;
+    if (!Array.isArray(plans) || plans.length !== names.length) throw new Error("not one entry per model dir");
+  } catch (e) {
+    throw new InfraError(`probe plans did not answer with one plan per model dir (${oneLine(e)})`);
+  }
+  return names.map((name, i) => {
+    const p = plans[i];
+    if (p.plan && typeof p.plan === "object") return factsOf(name, p.plan, airRoot, prompts);
+    const error = typeof p.error === "string" ? p.error : "no plan";
+    o.log.warn(`plan of ${name} failed (${error}); it is kept in the matrix on any change`);
+    return failedFacts(name, error);
+  });
+}
+
+// src/fleet/status.ts
+import { join as join27 } from "node:path";
+var STATUS_SCHEMA = "npu-block-gate/status";
+var TREND_RUNS = 5;
+var num3 = (x) => Number.isFinite(x) ? x : null;
+function generationStatus(npu, rows) {
+  const order = rows.map((r, i) => ({ r, i })).sort((a, b) => a.r.date < b.r.date ? -1 : a.r.date > b.r.date ? 1 : a.i - b.i).map((x) => x.r);
+  const last = order[order.length - 1];
+  const same = order.filter((r) => r.prompt === last.prompt).slice(-TREND_RUNS);
+  const trend = same.map((r) => num3(r.minCosine));
+  const first = trend.find((x) => x !== null) ?? null;
+  const end = trend[trend.length - 1];
+  return {
+    npu,
+    outcome: last.outcome,
+    date: last.date,
+    commit: last.commit,
+    prompt: last.prompt,
+    cosine: num3(last.cosine),
+    min_cosine: num3(last.minCosine),
+    threshold: num3(last.threshold),
+    trend,
+    change: same.length > 1 && first !== null && end !== null ? end - first : null,
+    runs: rows.length
+  };
+}
+function modelStatus(airRoot, name, prefix = "") {
+  const model = [prefix, LLMS, name].filter(Boolean).join("/");
+  const base = { name, model, phase2_done: null, generations: [], blockers: [], problem: null };
+  try {
+    const docs = readDocs(join27(airRoot, LLMS, name));
+    const todo = readTodo(docs.todo);
+    const history = readHistory(docs.phase2, docs.phase2Path);
+    const byNpu = /* @__PURE__ */ new Map();
+    for (const h of history) byNpu.set(h.npu, [...byNpu.get(h.npu) ?? [], h]);
+    const generations = [...byNpu].map(([npu, rows]) => generationStatus(npu, rows)).sort((a, b) => a.npu < b.npu ? -1 : a.npu > b.npu ? 1 : 0);
+    return { ...base, phase2_done: todo.phase2Done, blockers: todo.blockers, generations };
+  } catch (e) {
+    return { ...base, problem: oneLine(e) };
+  }
+}
+function treeStatus(airRoot, names, prefix = "") {
+  return names.map((n) => modelStatus(airRoot, n, prefix));
+}
+function statusJson(models) {
+  return JSON.stringify({ schema: STATUS_SCHEMA, schema_version: 1, models }, null, 2) + "\n";
+}
+var ARROW = (d) => d === null ? "" : d > 1e-4 ? " \u2191" : d < -1e-4 ? " \u2193" : " \u2192";
+function trendText(g) {
+  const vals = g.trend.map((x) => x === null ? "n/a" : x.toFixed(4));
+  return `${vals.join(" \u2192 ")}${ARROW(g.change)}${g.change !== null ? ` (${g.change >= 0 ? "+" : ""}${g.change.toFixed(4)})` : ""}`;
+}
+var VERDICT = { PASS: "\u2705 PASS", FAIL: "\u274C FAIL", ERROR: "\u26A0\uFE0F ERROR" };
+function statusMarkdown(models) {
+  const rows = [["model", "NPU", "last verdict", "when", "commit", "per-pos min (threshold)", `trend (last ${TREND_RUNS} runs)`, "Phase 2", "open blockers"]];
+  const done = (m) => m.phase2_done === null ? "?" : m.phase2_done ? "[x]" : "[ ]";
+  const blockers = (m) => m.blockers.length ? m.blockers.map((b) => cell(b, 200)).join("<br>") : "none";
+  let recorded = 0;
+  for (const m of models) {
+    const name = code(m.name, { inTable: true, max: 64 });
+    if (m.problem) {
+      rows.push([name, "", "\u26A0\uFE0F unreadable", "", "", "", "", done(m), cell(m.problem, 300)]);
+      continue;
+    }
+    if (!m.generations.length) {
+      rows.push([name, "", "never recorded", "", "", "", "", done(m), blockers(m)]);
+      continue;
+    }
+    recorded++;
+    m.generations.forEach((g, i) => rows.push([
+      i === 0 ? name : "",
+      cell(generationName(g.npu), 40),
+      VERDICT[g.outcome] ?? cell(g.outcome, 20),
+      /^\d{4}-\d{2}-\d{2}$/.test(g.date) ? g.date : cell(g.date, 20),
+      code(g.commit, { inTable: true, max: 16 }),
+      `${g.min_cosine === null ? "n/a" : fmtCos(g.min_cosine)} (${g.threshold ?? "n/a"})`,
+      trendText(g),
+      i === 0 ? done(m) : "",
+      i === 0 ? blockers(m) : ""
+    ]));
+  }
+  const failing = models.filter((m) => m.generations.some((g) => g.outcome === "FAIL")).length;
+  return [
+    "## Phase 2 status",
+    "",
+    `${models.length} model dirs; ${recorded} with a recorded result; ${failing} failing on at least one NPU generation.`,
+    "",
+    markdownTable(rows),
+    ""
+  ].join("\n");
+}
+
+// src/fleet/legs.ts
+function parseLabels(values) {
+  const out = [];
+  for (const v of values) for (const l of v.split(/[,\n]/).map((s) => s.trim()).filter(Boolean)) {
+    if (!/^[A-Za-z0-9._-]{1,100}$/.test(l)) throw new InputError(`runner label ${JSON.stringify(l.slice(0, 60))} is not a label (letters, digits, . _ -)`);
+    if (!out.includes(l)) out.push(l);
+  }
+  return out;
+}
+
+// src/fleet/cli.ts
+var AFFECTED_HELP = `Usage: npu-block-gate affected [--tree DIR] (--base REV [--head REV] | --changed FILE... | --changed-from LIST) [options]
+
+Which model dirs a change affects: each model's inputs are what its Phase 2 check reads, from the
+probe's static plan (no model code is imported): the import closure of block 0 and the reference,
+everything the kernel compile reads (the kernel-cache key's inputs: Python, C++ sources, registry),
+the Makefile and verify_runner.py defaults, the verify prompt sets and the model's own dir. A model
+that runs another model's block or builders reads that model's files, and is named so.
+Documentation affects nothing; a file under programming_examples/ that no model reads affects
+nothing; a file outside it (the compiler, a top-level file) cannot be placed and affects every
+model, and says so. A model Phase 2 cannot run on (q4nx, int4, smolvla) is never in the matrix.
+
+Options:
+  --tree DIR          the mlir-air checkout (default: the current directory)
+  --base REV          the change is base...head (what head adds since it left base), by git diff
+  --head REV          default HEAD
+  --changed FILE      a changed file, relative to the repository's top level (repeatable)
+  --changed-from L    a file listing the changed files, one a line ('-': standard input)
+  --runners LABELS    runner labels (comma-separated, repeatable): the matrix is models x labels
+  --json              the answer as JSON: models (the list for strategy.matrix), matrix, rows, changes
+  --markdown          the answer as the markdown table the Action writes to the job summary
+  --python P          Python for the plans (default: $NPU_BLOCK_GATE_PYTHON, python3, /usr/bin/python3)
+  --timeout SECONDS   bound on each model's plan
+
+Exit codes: 0 answered (whatever the count), 2 usage or bad input, 3 infrastructure.
+`;
+var STATUS_HELP = `Usage: npu-block-gate status --tree DIR [--json]
+
+The tree's Phase 2 status from every model dir's phase2_block.md history and TODO.md: per model
+and NPU generation the last verdict, when, at which commit, the per-position min against its
+threshold and its trend over the last runs on that prompt, the Phase 2 checkbox and the open
+blockers. Reads documents only. Markdown by default; --json for scripts.
+
+Exit codes: 0 answered, 2 usage or bad input (not an mlir-air tree).
+`;
+var OPTIONS2 = {
+  tree: { type: "string" },
+  base: { type: "string" },
+  head: { type: "string" },
+  changed: { type: "string", multiple: true },
+  "changed-from": { type: "string" },
+  runners: { type: "string", multiple: true },
+  json: { type: "boolean" },
+  markdown: { type: "boolean" },
+  python: { type: "string" },
+  timeout: { type: "string" },
+  help: { type: "boolean", short: "h" }
+};
+var ALLOWED2 = {
+  affected: ["tree", "base", "head", "changed", "changed-from", "runners", "json", "markdown", "python", "timeout", "help"],
+  status: ["tree", "json", "help"]
+};
+async function fleetMain(command, argv, out, err) {
+  try {
+    let parsed;
+    try {
+      parsed = parseArgs2({ args: argv, options: OPTIONS2, allowPositionals: false, strict: true });
+    } catch (e) {
+      throw new InputError(`${oneLine(e).replace(/^TypeError \[[A-Z_]+\]: /, "")} (see npu-block-gate ${command} --help)`);
+    }
+    const v = parsed.values;
+    for (const k of Object.keys(v)) if (!ALLOWED2[command].includes(k)) throw new InputError(`option --${k} does not apply to ${command} (see npu-block-gate ${command} --help)`);
+    if (v.help) {
+      out.write(command === "affected" ? AFFECTED_HELP : STATUS_HELP);
+      return EXIT.pass;
+    }
+    if (command === "status") {
+      if (!v.tree) throw new InputError("status needs --tree DIR (see npu-block-gate status --help)");
+      const root = airRootAt(v.tree);
+      const models = treeStatus(root, modelNames(root), prefixOf(root, topLevel(root)));
+      out.write(v.json ? statusJson(models) : statusMarkdown(models));
+      return EXIT.pass;
+    }
+    return await affectedCommand(v, out, err);
+  } catch (e) {
+    const code2 = e instanceof GateError ? e.exitCode : EXIT.infra;
+    err.write(`npu-block-gate: ${code2 === EXIT.input ? "error" : "error (infrastructure)"}: ${oneLine(e)}
+`);
+    return code2;
+  }
+}
+async function affectedCommand(v, out, err) {
+  const sources = [v.base !== void 0, !!v.changed?.length, v["changed-from"] !== void 0].filter(Boolean).length;
+  if (sources !== 1) throw new InputError("affected needs exactly one of --base REV, --changed FILE or --changed-from LIST (see npu-block-gate affected --help)");
+  if (v.head !== void 0 && v.base === void 0) throw new InputError("--head goes with --base");
+  if (v.json && v.markdown) throw new InputError("--json and --markdown exclude each other");
+  const root = airRootAt(v.tree ?? ".");
+  const top = topLevel(root);
+  let changed;
+  if (v.base !== void 0) {
+    if (!top) throw new InputError("--base needs a git checkout (use --changed or --changed-from otherwise)", root);
+    const d = changedBetween(top, v.base, v.head ?? "HEAD");
+    if (d.note) err.write(`npu-block-gate: note: ${d.note}
+`);
+    changed = d.files;
+  } else if (v.changed?.length) changed = v.changed;
+  else {
+    const from = v["changed-from"];
+    changed = from === "-" ? parseFileList(readFileSync15(0, "utf8")) : readFileList(from);
+  }
+  const runners = parseLabels(v.runners ?? []);
+  const log = stderrLog(void 0, (s) => err.write(s));
+  const names = modelNames(root);
+  log.step(`affected: planning ${names.length} model dirs of ${root} for ${changed.length} changed file${changed.length === 1 ? "" : "s"}`);
+  const facts = await planFacts(root, names, {
+    python: v.python ?? null,
+    timeoutSec: v.timeout !== void 0 ? parseTimeout(v.timeout, "--timeout") : null,
+    log
+  });
+  const a = affected(facts, changed, prefixOf(root, top));
+  out.write(v.json ? affectedJson(a, runners) : v.markdown ? affectedMarkdown(a, runners) : affectedTerminal(a));
+  return EXIT.pass;
+}
+
 // src/cli.ts
 var HEAD2 = `npu-block-gate ${TOOL.version}: Phase 2 single-block validation for LLMs on AMD NPUs (Xilinx/mlir-air)`;
 var EXITS = "Exit codes: 0 pass, 1 fail (a gate), 2 usage or bad input, 3 infrastructure (could not judge).";
@@ -33490,6 +34112,8 @@ Usage:
   npu-block-gate plan   --model-dir DIR [options]   Steps 1-2 without an NPU: what the run needs, integration path, workarounds
   npu-block-gate check  --model-dir DIR [options]   run block 0 on the NPU and the HF bf16 reference, judge, document
   npu-block-gate report --run-dir DIR [options]     judge an existing run dir (no Python needed)
+  npu-block-gate affected [--tree DIR] --base REV | --changed FILE   which model dirs a change affects (a matrix)
+  npu-block-gate status --tree DIR                  the tree's Phase 2 status per model and NPU generation
   npu-block-gate agent setup|doctor|status|fleet|lock|hooks|drain|undrain|cache ...  runner side (agent --help)
   npu-block-gate help [command] | <command> --help | --version
 
@@ -33577,7 +34201,7 @@ ${NUMBERS}
 ${EXITS}
 `;
 var COMMAND_HELP = { check: CHECK_HELP, report: REPORT_HELP, plan: PLAN_HELP };
-var OPTIONS2 = {
+var OPTIONS3 = {
   "model-dir": { type: "string" },
   "run-dir": { type: "string" },
   "prompt-style": { type: "string" },
@@ -33605,7 +34229,7 @@ var OPTIONS2 = {
   help: { type: "boolean", short: "h" },
   version: { type: "boolean" }
 };
-var ALLOWED2 = {
+var ALLOWED3 = {
   check: ["model-dir", "prompt-style", "prompt", "python", "out", "force", "threshold", "timeout", "commit", "no-docs", "no-bisect", "no-cache", "cache-dir", "layers", "positions", "no-boundaries", "emulate", "inject", "model", "cpu-attn", "npu-attn", "online", "json", "help"],
   plan: ["model-dir", "prompt-style", "prompt", "python", "model", "cpu-attn", "npu-attn", "online", "timeout", "json", "help"],
   report: ["run-dir", "model-dir", "threshold", "commit", "no-docs", "json", "help"]
@@ -33616,7 +34240,7 @@ function joinNegativeValues(argv) {
     const a = argv[i];
     const name = a.startsWith("--") && !a.includes("=") ? a.slice(2) : null;
     const next = argv[i + 1];
-    if (name && OPTIONS2[name]?.type === "string" && next !== void 0 && /^-(\d|\.\d)/.test(next)) {
+    if (name && OPTIONS3[name]?.type === "string" && next !== void 0 && /^-(\d|\.\d)/.test(next)) {
       out.push(`${a}=${next}`);
       i++;
     } else out.push(a);
@@ -33626,17 +34250,17 @@ function joinNegativeValues(argv) {
 function parseCli(argv) {
   let parsed;
   try {
-    parsed = parseArgs2({ args: joinNegativeValues(argv), options: OPTIONS2, allowPositionals: true, strict: true });
+    parsed = parseArgs3({ args: joinNegativeValues(argv), options: OPTIONS3, allowPositionals: true, strict: true });
   } catch (e) {
     throw new InputError(`${oneLine(e).replace(/^TypeError \[[A-Z_]+\]: /, "")} (see npu-block-gate --help)`);
   }
   const values = parsed.values;
   const [command = values.version ? "version" : "help", ...rest] = parsed.positionals;
   if (command === "help" || command === "version") return { command, values, topic: rest[0] };
-  if (!(command in ALLOWED2)) throw new InputError(`unknown command ${JSON.stringify(command)} (commands: plan, check, report, agent, help)`);
+  if (!(command in ALLOWED3)) throw new InputError(`unknown command ${JSON.stringify(command)} (commands: plan, check, report, agent, help)`);
   if (rest.length) throw new InputError(`unexpected argument ${JSON.stringify(rest[0])} (see npu-block-gate ${command} --help)`);
   for (const k of Object.keys(values)) {
-    if (!ALLOWED2[command].includes(k) && k !== "version") throw new InputError(`option --${k} does not apply to ${command} (see npu-block-gate ${command} --help)`);
+    if (!ALLOWED3[command].includes(k) && k !== "version") throw new InputError(`option --${k} does not apply to ${command} (see npu-block-gate ${command} --help)`);
   }
   return { command, values };
 }
@@ -33646,7 +34270,7 @@ function planFrom(command, v, now = /* @__PURE__ */ new Date()) {
   if (command === "report" && !v["run-dir"]) throw new InputError("report needs --run-dir DIR (see npu-block-gate report --help)");
   if (v.inject !== void 0 && !v.emulate) throw new InputError("--inject needs --emulate (bugs are injected into the emulated NPU only)");
   const modelDir = v["model-dir"] ?? null;
-  const runDir = command === "report" ? v["run-dir"] : v.out ?? defaultRunDirName(basename7(resolve15(modelDir)), now);
+  const runDir = command === "report" ? v["run-dir"] : v.out ?? defaultRunDirName(basename7(resolve17(modelDir)), now);
   return {
     mode: command === "report" ? "report" : "full",
     modelDir,
@@ -33692,6 +34316,8 @@ async function main(argv, out = process.stdout, err = process.stderr) {
   let json2 = false;
   let plan = null;
   if (argv[0] === "agent" || argv[0] === "help" && argv[1] === "agent") return agentMain(argv[0] === "agent" ? argv.slice(1) : ["--help"], out, err);
+  const fleet = argv[0] === "help" ? argv[1] : argv[0];
+  if (fleet === "affected" || fleet === "status") return fleetMain(fleet, argv[0] === "help" ? ["--help"] : argv.slice(1), out, err);
   try {
     const { command, values, topic: helpTopic } = parseCli(argv);
     if (command === "version") {
@@ -33726,7 +34352,7 @@ ${renderTerminal(result.report)}
     return code2;
   }
 }
-var invoked = process.argv[1] ? resolve15(process.argv[1]) : "";
+var invoked = process.argv[1] ? resolve17(process.argv[1]) : "";
 if (invoked.endsWith("cli.js") || invoked.endsWith("cli.ts") || basename7(invoked) === "npu-block-gate") {
   main(process.argv.slice(2)).then((code2) => {
     process.exitCode = code2;

@@ -10,6 +10,7 @@ import { stderrLog } from './log.ts';
 import { renderTerminal } from './report/terminal.ts';
 import { toJson } from './report/json.ts';
 import { agentMain } from './agent/cli.ts';
+import { fleetMain } from './fleet/cli.ts';
 
 const HEAD = `npu-block-gate ${TOOL.version}: Phase 2 single-block validation for LLMs on AMD NPUs (Xilinx/mlir-air)`;
 const EXITS = 'Exit codes: 0 pass, 1 fail (a gate), 2 usage or bad input, 3 infrastructure (could not judge).';
@@ -20,6 +21,8 @@ Usage:
   npu-block-gate plan   --model-dir DIR [options]   Steps 1-2 without an NPU: what the run needs, integration path, workarounds
   npu-block-gate check  --model-dir DIR [options]   run block 0 on the NPU and the HF bf16 reference, judge, document
   npu-block-gate report --run-dir DIR [options]     judge an existing run dir (no Python needed)
+  npu-block-gate affected [--tree DIR] --base REV | --changed FILE   which model dirs a change affects (a matrix)
+  npu-block-gate status --tree DIR                  the tree's Phase 2 status per model and NPU generation
   npu-block-gate agent setup|doctor|status|fleet|lock|hooks|drain|undrain|cache ...  runner side (agent --help)
   npu-block-gate help [command] | <command> --help | --version
 
@@ -250,6 +253,8 @@ export async function main(argv: string[], out: NodeJS.WritableStream = process.
   let json = false;
   let plan: Plan | null = null;
   if (argv[0] === 'agent' || (argv[0] === 'help' && argv[1] === 'agent')) return agentMain(argv[0] === 'agent' ? argv.slice(1) : ['--help'], out, err);
+  const fleet = argv[0] === 'help' ? argv[1] : argv[0];
+  if (fleet === 'affected' || fleet === 'status') return fleetMain(fleet, argv[0] === 'help' ? ['--help'] : argv.slice(1), out, err);
   try {
     const { command, values, topic: helpTopic } = parseCli(argv);
     if (command === 'version') { out.write(`${TOOL.version}\n`); return EXIT.pass; }

@@ -1,6 +1,6 @@
 // The GitHub Action: inputs and context, then each model dir through its job (jobs.ts: probe,
-// report or full), then the step outputs. One try/catch ends in core.setFailed; an
-// infrastructure or input error says so and is never a FAIL verdict.
+// report or full) or the fleet's job (affected, summary), then the step outputs. One try/catch
+// ends in core.setFailed; an infrastructure or input error says so and is never a FAIL verdict.
 import * as core from '@actions/core';
 import { GateError, EXIT, oneLine } from './errors.ts';
 import { plain } from './text/escape.ts';
@@ -8,13 +8,24 @@ import { parseInputs } from './github/inputs.ts';
 import { readContext } from './github/context.ts';
 import { openSession } from './github/session.ts';
 import { runModel } from './github/jobs.ts';
+import { parseFleetInputs } from './github/fleet-inputs.ts';
+import { affectedJob } from './github/affected-job.ts';
+import { summaryJob } from './github/summary-job.ts';
 import { outputsFor, type ModelResult } from './github/outputs.ts';
 
 export async function run(env: NodeJS.ProcessEnv = process.env): Promise<void> {
   try {
     const inputs = parseInputs((name) => core.getInput(name), env);
     if (inputs.token) core.setSecret(inputs.token);
+    const fleet = inputs.mode === 'affected' || inputs.mode === 'summary' ? parseFleetInputs((name) => core.getInput(name), env.GITHUB_WORKSPACE || process.cwd()) : null;
     const session = await openSession(inputs, readContext(env, inputs.token), env);
+    if (fleet) {
+      // The fleet's modes: about the tree and the workflow run, not one model dir.
+      const r = inputs.mode === 'affected' ? { ...(await affectedJob(session, fleet)), failure: null } : await summaryJob(session, fleet);
+      for (const [k, v] of Object.entries(r.outputs)) core.setOutput(k, v);
+      if (r.failure) core.setFailed(r.failure);
+      return;
+    }
     const results: ModelResult[] = [];
     for (const modelDir of inputs.modelDirs) results.push(await runModel(session, modelDir));
     for (const [k, v] of Object.entries(outputsFor(results))) core.setOutput(k, v);

@@ -258,9 +258,9 @@ test('agent fleet merges several runners\' agent status --json into one table; b
   assert.is(r.code, 0, r.err);
   const lines = r.out.trimEnd().split('\n');
   assert.match(lines[0], /^runner +npu +driver +firmware +health +drained +last job$/);
-  assert.match(lines[1], /^npu-runner-1 +RyzenAI-npu5 +2\.23\.0_20260402 +1\.1\.2\.64 +ok +no +2026-08-30T04:01:30\.000Z ok$/);
-  assert.match(lines[2], /^npu-runner-2 +RyzenAI-npu5 +2\.23\.0_20260402 +1\.1\.2\.64 +failing +yes \(service, since 2026-08-30T05:00:00\.000Z\) +2026-08-30T04:05:30\.000Z device_failed \(NPU failed after it\)$/);
-  assert.match(lines[3], /^npu-runner-3 +RyzenAI-npu1 +2\.23\.0_20260402 +1\.1\.2\.64 +ok +no +/);
+  assert.match(lines[1], /^npu-runner-1 +Strix Halo \(RyzenAI-npu5\) +2\.23\.0_20260402 +1\.1\.2\.64 +ok +no +2026-08-30T04:01:30\.000Z ok$/);
+  assert.match(lines[2], /^npu-runner-2 +Strix Halo \(RyzenAI-npu5\) +2\.23\.0_20260402 +1\.1\.2\.64 +failing +yes \(service, since 2026-08-30T05:00:00\.000Z\) +2026-08-30T04:05:30\.000Z device_failed \(NPU failed after it\)$/);
+  assert.match(lines[3], /^npu-runner-3 +Phoenix \(RyzenAI-npu1\) +2\.23\.0_20260402 +1\.1\.2\.64 +ok +no +/);
   assert.is(lines[4], '3 runner(s): 1 failing, 1 drained');
   const j = JSON.parse((await agent(['fleet', '--json', ...files], {})).out);
   assert.equal(j.map((x: { runner: string; health: string }) => [x.runner, x.health]), [['npu-runner-1', 'ok'], ['npu-runner-2', 'failing'], ['npu-runner-3', 'ok']]);

@@ -10,6 +10,7 @@ import { hfHubCache, hfOffline } from '../contract.ts';
 import { defaultCacheRoot } from '../cache/kernel.ts';
 import { findPython } from '../probe/python.ts';
 import { oneLine } from '../errors.ts';
+import { generationOfName, generationOfPci } from '../npu/generation.ts';
 import type { CmdResult, Machine } from './machine.ts';
 import { formatBytes, parseXrtSmi, type KernelLogScan, type XrtInfo } from './parse.ts';
 import { describeHolder, lockState } from './lock.ts';
@@ -56,21 +57,17 @@ export interface DoctorOptions {
 export const MIN_FREE_BYTES = 5 * 1024 ** 3;
 /** amd/xdna-driver drivers/accel/amdxdna/amdxdna_pci_drv.c:88-95 pci_ids: AMD (1022) NPUs amdxdna drives. */
 export const NPU_PCI_DEVICE_IDS = ['1502', '17f0', '17f1', '17f2', '17f3', '1b0a', '1b0b', '1b0c'];
-/** amd/xdna-driver@856409ca drivers/accel/amdxdna/amdxdna_pci_drv.c:102-120: (device, revision) -> the NPU generation. */
-const NPU_GENERATIONS: [string, string, string][] = [
-  ['1502', '00', 'npu1'], ['17f0', '10', 'npu4'], ['17f0', '11', 'npu5'], ['17f0', '20', 'npu6'],
-  ['17f1', '10', 'npu3'], ['17f2', '10', 'npu3'], ['17f3', '10', 'npu3'], ['1b0a', '00', 'npu3'], ['1b0b', '00', 'npu3'], ['1b0c', '00', 'npu3'],
-  ['17f1', '13', 'npu9'], ['17f2', '13', 'npu9'], ['17f3', '13', 'npu9'], ['17f1', '14', 'npu10'], ['17f2', '14', 'npu10'], ['17f3', '14', 'npu10'],
-  ['17f1', '15', 'npu11'], ['17f2', '15', 'npu11'], ['17f3', '15', 'npu11'],
-];
-
-/** The NPU generation: from the driver's vbnv ("RyzenAI-npu5"), else from the PCI device and revision. */
-export function npuGeneration(n: { device: string; revision: string | null; vbnv: string | null } | null): string | null {
+/** The NPU generation id (src/npu/generation.ts: contract.json's table, shared with the probe and the
+ * records): from the driver's vbnv ("RyzenAI-npu5"), else from the PCI device and revision; the CPU
+ * model tells Hawk Point from Phoenix. */
+export function npuGeneration(n: { device: string; revision: string | null; vbnv: string | null } | null, cpu: string | null = null): string | null {
   if (!n) return null;
-  const v = /npu\d+/i.exec(n.vbnv ?? '');
-  if (v) return v[0].toLowerCase();
-  const rev = (n.revision ?? '').padStart(2, '0');
-  return NPU_GENERATIONS.find(([d, r]) => d === n.device && r === rev)?.[2] ?? null;
+  return (generationOfName(n.vbnv, cpu) ?? generationOfPci(n.device, n.revision, cpu))?.id ?? null;
+}
+
+/** /proc/cpuinfo's first model name (e.g. "AMD Ryzen 7 8845HS w/ Radeon 780M Graphics"), or null. */
+export function cpuModel(m: Machine): string | null {
+  return /^model name\s*:\s*(.+)$/m.exec(m.read('/proc/cpuinfo') ?? '')?.[1].trim() ?? null;
 }
 
 // ---- the NPU on the PCI bus, its driver and its accel node (sysfs: needs neither XRT nor memlock)

@@ -2,6 +2,7 @@
 // row per runner: its name, NPU generation, driver and firmware, health, drained, last job. Pure:
 // the CLI reads the files (or stdin) and hands their text over.
 import { InputError, oneLine } from '../errors.ts';
+import { generationName } from '../npu/generation.ts';
 
 export interface FleetRow {
   runner: string;
@@ -30,7 +31,7 @@ function row(s: Json, source: string): FleetRow {
   const drained = !drain ? 'no' : drain.drained === true ? `yes (${str(drain.method) ?? '?'}, since ${str(drain.at) ?? '?'})` : `no (${str(drain.state) ?? '?'})`;
   return {
     runner: str(s.runner) ?? source,
-    npu: gen && name && !name.toLowerCase().includes(gen) ? `${gen} ${name}` : name ?? gen ?? (Array.isArray(s.device) && s.device.length ? '?' : 'none'),
+    npu: gen ? `${generationName(gen)}${name && name !== generationName(gen) ? ` (${name})` : ''}` : name ?? (Array.isArray(s.device) && s.device.length ? '?' : 'none'),
     driver: str(versions?.amdxdna) ?? str(driver?.version) ?? (driver?.loaded === false ? 'not loaded' : '?'),
     firmware: str(versions?.firmware) ?? '?',
     health: str(s.health) ?? 'unknown',

@@ -7,7 +7,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { KernelStore, defaultCacheRoot } from '../cache/kernel.ts';
 import type { Machine } from './machine.ts';
-import { accelNodes, driverVersion, findNpus, npuGeneration, runXrtSmi } from './doctor.ts';
+import { accelNodes, cpuModel, driverVersion, findNpus, npuGeneration, runXrtSmi } from './doctor.ts';
 import { lastFunctional } from './functional.ts';
 import { drainStatus } from './drain.ts';
 import { runnerName } from './runner.ts';
@@ -133,7 +133,7 @@ export function status(m: Machine, o: { cacheDir?: string | null; runsDir?: stri
     root: m.root,
     runner: runnerName(m, o.runnerDir ?? null),
     device: nodes.map((n) => n.node),
-    npu: npu ? { bdf: npu.bdf, name: npu.vbnv, driver: npu.driver, generation: npuGeneration(npu) } : null,
+    npu: npu ? { bdf: npu.bdf, name: npu.vbnv, driver: npu.driver, generation: npuGeneration(npu, cpuModel(m)) } : null,
     health: health(lastJob, f),
     driver: { loaded: m.exists('/sys/module/amdxdna'), version: driverVersion(m) },
     lock: { path: outer.path, holder: outer.path ? describeHolder(outer) : 'off' },

@@ -126,7 +126,7 @@ export async function check(plan: Plan, deps: CheckDeps): Promise<CheckResult> {
     now: now(), commit,
     isolation: probed?.isolation ?? deps.isolation ?? null,
     unisolatedFallback: probed?.unisolatedFallback ?? null,
-    baseline: baselineIn(old, { commit, prompt: p.prompt, emulate: p.emulate, metrics: m.metrics }),
+    baseline: baselineIn(old, { commit, prompt: p.prompt, emulate: p.emulate, environment: p.environment, metrics: m.metrics }),
     documented, docs: null,
     bisectFailed: failed,
     bisectUnavailable: plan.bisect === false ? 'bisect turned off (--no-bisect)' : 'bisect runs on the NPU host (mode full); this run dir holds no bisect/bisect.json',

@@ -4,34 +4,41 @@ import { createHash } from 'node:crypto';
 import type { Report } from '../record/report.ts';
 import { fmtCos, fmtSci, fmtDb } from '../text/format.ts';
 import { formatThreshold } from '../seed/thresholds.ts';
+import { recordNpu, UNKNOWN } from '../npu/generation.ts';
 import { InputError } from '../errors.ts';
 import { BLOCK_MARKERS, MARK, markersOn } from './markers.ts';
 import { dominantEol, insertLines, joinLines, splitLines, type Line } from './text.ts';
 
 export const HISTORY_HEADER = [
-  '| date | commit | prompt | outcome | whole cosine | per-pos min | threshold | max_abs | max_rel | SQNR | shape | integration |',
-  '|---|---|---|---|---|---|---|---|---|---|---|---|',
+  '| date | commit | prompt | outcome | whole cosine | per-pos min | threshold | max_abs | max_rel | SQNR | shape | integration | npu |',
+  '|---|---|---|---|---|---|---|---|---|---|---|---|---|',
 ];
+/** The header before rows carried the NPU generation: a history block under it is given the new one. */
+const OLD_HEADER = HISTORY_HEADER[0].replace(' npu |', '');
 
-export interface HistoryKey { commit: string; prompt: string }
+/** npu: the generation the row was measured on (src/npu/generation.ts), "emulated", or "unknown". */
+export interface HistoryKey { commit: string; prompt: string; npu: string }
 
 /** What a history row is keyed by: a Report, or the same facts before the verdict (the baseline). */
 export interface HistoryView {
   commit: string;
   prompt: { style: string; text: string; real_len: number; positions?: unknown } | null;
   emulate?: { inject: string | null } | null;
+  /** The NPU the run was on (probe.json environment.npu); absent in older records. */
+  environment?: { npu?: { generation: string | null } | null } | null;
   metrics: { realLen: number; cols: number } | null;
 }
 
-/** A re-run of the same commit on the same prompt replaces its own row. A run on N positions, or
- * on the emulated runtime (no NPU), is a row of its own: it never replaces the real NPU's row. */
+/** A re-run of the same commit on the same prompt and NPU generation replaces its own row. A run on
+ * N positions, on another generation, or on the emulated runtime (no NPU), is a row of its own: it
+ * never replaces the real NPU's row. */
 export function historyKey(r: HistoryView): HistoryKey {
   const text = r.prompt?.text ?? '';
   const hash = createHash('sha256').update(text).digest('hex').slice(0, 8);
   const positions = r.prompt?.positions ? `@${r.prompt.real_len}` : '';
   const inject = r.emulate?.inject && /^[A-Za-z0-9_.-]{1,64}$/.test(r.emulate.inject) ? `:${r.emulate.inject}` : '';
   const emulated = r.emulate ? `~emulated${inject}` : '';
-  return { commit: r.commit.slice(0, 12), prompt: `${r.prompt?.style ?? 'prompt'}:${hash}${positions}${emulated}` };
+  return { commit: r.commit.slice(0, 12), prompt: `${r.prompt?.style ?? 'prompt'}:${hash}${positions}${emulated}`, npu: recordNpu(r) };
 }
 
 function shapeOf(r: HistoryView): string {
@@ -59,6 +66,7 @@ export function historyRow(r: Report): string {
     fmtDb(m?.errors.sqnrDb),
     shapeOf(r),
     r.integration?.path ?? 'n/a',
+    k.npu,
   ];
   return `| ${cells.join(' | ')} |`;
 }
@@ -133,11 +141,12 @@ export function updateHistoryLines(lines: Line[], blk: Block, r: Report): void {
   const row = historyRow(r);
   for (let i = blk.begin + 1; i < blk.end; i++) {
     const c = tableCells(lines[i].text);
-    if (c && c[1] === k.commit && c[2] === k.prompt) {
+    if (c && c[1] === k.commit && c[2] === k.prompt && rowNpu(c) === k.npu) {
       lines[i].text = row;
       return;
     }
   }
+  upgradeHeader(lines, blk);
   let last = -1;
   for (let i = blk.begin + 1; i < blk.end; i++) if (tableCells(lines[i].text)) last = i;
   // No table yet: header and row right after the begin marker; anything else stays below.
@@ -145,7 +154,28 @@ export function updateHistoryLines(lines: Line[], blk: Block, r: Report): void {
   else insertLines(lines, last, [row]);
 }
 
-export interface HistoryEntry { date: string; commit: string; prompt: string; outcome: string; maxAbs: number; shape: string }
+/** A row written before rows named the NPU has no npu cell: unknown. */
+function rowNpu(cells: string[]): string {
+  return cells[12] || UNKNOWN;
+}
+
+/** A history table under the header of before the npu column gets the current header (its rows read as npu unknown). */
+function upgradeHeader(lines: Line[], blk: Block): void {
+  for (let i = blk.begin + 1; i < blk.end - 1; i++) {
+    if (lines[i].text.trim() !== OLD_HEADER) continue;
+    lines[i].text = HISTORY_HEADER[0];
+    if (/^\|(-+\|)+$/.test(lines[i + 1].text.trim())) lines[i + 1].text = HISTORY_HEADER[1];
+    return;
+  }
+}
+
+export interface HistoryEntry {
+  date: string; commit: string; prompt: string; outcome: string; maxAbs: number; shape: string;
+  /** Whole-tensor cosine, per-position min and its threshold as recorded (NaN when the row says n/a). */
+  cosine: number; minCosine: number; threshold: number;
+  /** The NPU generation of the row (HistoryKey.npu). */
+  npu: string;
+}
 
 export function readHistory(text: string | null, file: string): HistoryEntry[] {
   if (!text) return [];
@@ -156,16 +186,16 @@ export function readHistory(text: string | null, file: string): HistoryEntry[] {
   for (let i = history.begin + 1; i < history.end; i++) {
     const c = tableCells(lines[i].text);
     if (!c || c.length < 11 || c[0] === 'date' || /^-+$/.test(c[0].replace(/:/g, ''))) continue;
-    out.push({ date: c[0], commit: c[1], prompt: c[2], outcome: c[3], maxAbs: Number(c[7]), shape: c[10] });
+    out.push({ date: c[0], commit: c[1], prompt: c[2], outcome: c[3], maxAbs: Number(c[7]), shape: c[10], cosine: Number(c[4]), minCosine: Number(c[5]), threshold: Number(c[6]), npu: rowNpu(c) });
   }
   return out;
 }
 
-/** The regression baseline: the oldest passing run of another commit on the same prompt and shape. */
+/** The regression baseline: the oldest passing run of another commit on the same prompt, shape and NPU generation. */
 export function baselineFor(history: HistoryEntry[], r: HistoryView): { maxAbs: number; commit: string } | null {
   const k = historyKey(r);
   const shape = shapeOf(r);
-  const hit = history.find((h) => /^PASS( \(emulated\))?$/.test(h.outcome) && h.prompt === k.prompt && h.shape === shape && h.commit !== k.commit && Number.isFinite(h.maxAbs) && h.maxAbs > 0);
+  const hit = history.find((h) => /^PASS( \(emulated\))?$/.test(h.outcome) && h.prompt === k.prompt && h.npu === k.npu && h.shape === shape && h.commit !== k.commit && Number.isFinite(h.maxAbs) && h.maxAbs > 0);
   return hit ? { maxAbs: hit.maxAbs, commit: hit.commit } : null;
 }
 

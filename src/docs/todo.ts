@@ -9,6 +9,7 @@ import type { ModelConfig } from '../rundir/schema.ts';
 import { InputError } from '../errors.ts';
 import { MARK, markersOn } from './markers.ts';
 import { fmtCos } from '../text/format.ts';
+import { EMULATED, UNKNOWN, generationName, recordNpu } from '../npu/generation.ts';
 import { insertLines, joinLines, removeLines, splitLines, type Line } from './text.ts';
 
 const PHASE2 = /^(\s*[-*]\s+\[)([^\]]*)(\]\s*(?:Phase\s+)?2\s*[:.)-]\s*Single[- ]Block Validation\b.*)$/i;
@@ -51,7 +52,9 @@ export function todoTemplate(model: string, _hfId: string | null, cfg: ModelConf
 export function blockerLine(r: Report): string {
   const failed = r.gates.filter((g) => g.status === 'fail' && g.id !== 'G4');
   const what = failed.map((g) => `${g.id} ${g.name}: ${typeof g.value === 'number' ? fmtCos(g.value) : g.value} (bar ${g.bar})`).join('; ');
-  return `- Phase 2 single-block validation FAILS at ${r.commit.slice(0, 12)} (${r.created_at.slice(0, 10)}): ${what}. See docs/development_progress/phase2_block.md. ${MARK.blocker}`;
+  const npu = recordNpu(r);
+  const on = npu === UNKNOWN || npu === EMULATED ? '' : ` on ${generationName(npu)}`;
+  return `- Phase 2 single-block validation FAILS at ${r.commit.slice(0, 12)}${on} (${r.created_at.slice(0, 10)}): ${what}. See docs/development_progress/phase2_block.md. ${MARK.blocker}`;
 }
 
 export function prereqLine(id: string, prerequisite: string, detail: string): string {
@@ -189,4 +192,26 @@ function removeEmptyBlockersHeading(lines: Line[]): void {
   // Added before a following section as [heading, blocker, ''] or ['', heading, blocker]; at the end of the file as ['', heading, blocker].
   if ((s.end - s.heading === 1 || s.end === lines.length) && from > 0 && lines[from - 1].text.trim() === '') from--;
   removeLines(lines, from, s.end - from);
+}
+
+/** What TODO.md says about Phase 2: its checkbox under "## Phase status" (null: no such line) and
+ * the open items under "## Active blockers" (list lines, as written). */
+export function readTodo(text: string | null): { phase2Done: boolean | null; blockers: string[] } {
+  if (text === null) return { phase2Done: null, blockers: [] };
+  const lines = splitLines(text);
+  const all = sections(lines);
+  let phase2Done: boolean | null = null;
+  const status = all.find((s) => PHASE_STATUS.test(s.title));
+  for (let i = status ? status.heading + 1 : lines.length; status && i < status.end; i++) {
+    const m = PHASE2.exec(lines[i].text);
+    if (m) { phase2Done = m[2].trim().toLowerCase() === 'x'; break; }
+  }
+  const blockers: string[] = [];
+  for (const s of all.filter((x) => ACTIVE_BLOCKERS.test(x.title))) {
+    for (let i = s.heading + 1; i < s.end; i++) {
+      const t = lines[i].text;
+      if (/^\s*[-*]\s+(?!\[[xX]\])/.test(t)) blockers.push(t.replace(/^\s*[-*]\s+(\[ \]\s*)?/, '').replace(/\s*<!--.*?-->\s*/g, ' ').trim());
+    }
+  }
+  return { phase2Done, blockers };
 }

@@ -51,7 +51,8 @@ export function docsBase(s: Session): string {
 export function planFor(s: Session, modelDir: string, key: string): Plan {
   const { inputs, trust } = s;
   return {
-    mode: inputs.mode,
+    // mode summary judges each leg's run dir as mode report does (affected plans no model).
+    mode: inputs.mode === 'summary' || inputs.mode === 'affected' ? 'report' : inputs.mode,
     modelDir: existsSync(modelDir) ? modelDir : null,
     promptStyle: inputs.promptStyle,
     prompt: inputs.prompt,

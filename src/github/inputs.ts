@@ -6,7 +6,9 @@ import { createHash } from 'node:crypto';
 import { InputError } from '../errors.ts';
 import { MAX_POSITIONS, parsePositions } from '../plan.ts';
 
-export const MODES = ['full', 'probe', 'report'] as const;
+export const MODES = ['full', 'probe', 'report', 'affected', 'summary'] as const;
+/** The fleet's modes (src/github/fleet.ts): about a tree and a workflow run, not one model dir. */
+export const FLEET_MODES: readonly Mode[] = ['affected', 'summary'];
 export const DOCS_MODES = ['auto', 'pr', 'none'] as const;
 export const PROMPT_STYLES = ['base', 'instruct'] as const;
 export const ISOLATION_MODES = ['auto', 'uid', 'namespace', 'none'] as const;
@@ -106,7 +108,7 @@ export function parseInputs(get: InputGetter, env: NodeJS.ProcessEnv = process.e
     }
     modelDirs.push(dir);
   }
-  if (modelDirs.length === 0) problems.push("input 'model-dir': required; give one model directory per line");
+  if (modelDirs.length === 0 && !FLEET_MODES.includes(mode)) problems.push("input 'model-dir': required; give one model directory per line");
 
   const promptStyle = get('prompt-style') ? oneOf('prompt-style', PROMPT_STYLES, 'instruct') : null;
   const prompt = text('prompt');
@@ -157,7 +159,7 @@ export function parseInputs(get: InputGetter, env: NodeJS.ProcessEnv = process.e
     if (!/^\d+$/.test(rawRun)) bad('run-id', 'expected a workflow run id (digits)', rawRun);
     else runId = Number(rawRun);
   }
-  if (runId !== null && mode !== 'report') bad('run-id', "only used with mode 'report'", rawRun);
+  if (runId !== null && mode !== 'report' && mode !== 'summary') bad('run-id', "only used with mode 'report' or 'summary'", rawRun);
 
   const docsBaseBranch = text('docs-base-branch');
   if (docsBaseBranch !== null && !/^[A-Za-z0-9._/-]+$/.test(docsBaseBranch)) bad('docs-base-branch', 'not a branch name', docsBaseBranch);

@@ -150,7 +150,7 @@ function judgedOf(s: Session, meta: RunMeta | null): JudgedCommit {
 }
 
 /** The probe job's account of its isolation (github.json: untrusted, validated, marked as its word). */
-function isolationOf(meta: RunMeta): IsolationRow | null {
+export function isolationOf(meta: RunMeta): IsolationRow | null {
   return meta.isolation ? { mode: meta.isolation.mode, detail: meta.isolation.detail, source: 'probe job' } : null;
 }
 

@@ -40,7 +40,9 @@ export async function openSession(inputs: ActionInputs, ctx: GhContext, env: Nod
   const octokit = inputs.token ? makeOctokit({ token: inputs.token, baseUrl: ctx.apiUrl, env, log: { debug: out.debug, info: out.info, warning: (m) => out.warning(m) } }) : null;
   const api = octokit ? new GitHubApi(octokit, ctx.owner, ctx.repo) : null;
   let judged: RunFacts | null = null;
-  if (inputs.mode === 'report') {
+  // mode summary judges another workflow run's legs like mode report (workflow_run, run-id), else its own run's.
+  const otherRun = inputs.mode === 'report' || (inputs.mode === 'summary' && (inputs.runId !== null || ctx.workflowRun !== null));
+  if (otherRun) {
     if (inputs.runId !== null) {
       // The run-id input is checked by the same rule as a workflow_run: its event and head
       // repository come from GitHub, not from anything the run uploaded.
@@ -52,7 +54,7 @@ export async function openSession(inputs: ActionInputs, ctx: GhContext, env: Nod
       }
     } else judged = triggeringRun(ctx);
   }
-  const trust = decideTrust(ctx, inputs.mode, inputs.docs, judged);
+  const trust = decideTrust(ctx, otherRun ? 'report' : inputs.mode, inputs.docs, judged);
   out.info(`trust: ${trust.reason}`);
   return {
     inputs,

@@ -26,7 +26,7 @@ export function probeDir(): string {
   throw new InfraError('scripts/probe/__main__.py not found next to npu-block-gate; the installation is incomplete');
 }
 
-export type Subcommand = 'plan' | 'config' | 'block' | 'check' | 'bisect';
+export type Subcommand = 'plan' | 'plans' | 'config' | 'block' | 'check' | 'bisect';
 
 export interface ProbeArgs {
   subcommand: Subcommand;

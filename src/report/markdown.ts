@@ -7,6 +7,7 @@ import { formatThreshold, SQNR_GOOD_DB } from '../seed/thresholds.ts';
 import type { Hint } from '../seed/hints.ts';
 import type { LensNamed, LensReport, Profile } from '../record/lens.ts';
 import type { BisectReport } from '../record/bisect.ts';
+import { generationName, recordNpu } from '../npu/generation.ts';
 
 export type Flavor = 'summary' | 'comment' | 'doc';
 
@@ -27,6 +28,17 @@ function list<T>(v: readonly T[] | null | undefined): T[] {
 /** A foreign value as one bounded line of plain text (escaped later by cell()). */
 function plainOf(v: unknown, max = 120): string {
   return plain(v, max).replace(/\s*\n\s*/g, ' ');
+}
+
+/** The device row: the NPU generation and versions the probe found; an emulated run says so instead. */
+export function deviceText(r: Report): string {
+  const env = r.environment;
+  if (r.emulate) return 'none: emulated run (no NPU ran)';
+  const n = env?.npu;
+  if (!n) return plainOf(env?.device ?? 'not detected');
+  const what = [n.name, n.pci].filter(Boolean).map((x) => plainOf(x, 80)).join(', ');
+  const versions = [n.driver && `amdxdna ${plainOf(n.driver, 60)}`, n.firmware && `firmware ${plainOf(n.firmware, 60)}`, n.xrt && `XRT ${plainOf(n.xrt, 60)}`].filter(Boolean).join(', ');
+  return `${generationName(recordNpu(r))}${what ? ` (${what})` : ''}${versions ? `; ${versions}` : ''}`;
 }
 
 export function verdictLine(r: Report): string {
@@ -167,7 +179,7 @@ function integrationSection(r: Report, flavor: Flavor): string[] {
   if (r.prompt) rows.push(['prompt', cell(`${plainOf(r.prompt.style)} (${plainOf(r.prompt.source)}): ${r.prompt.real_len} tokens${r.prompt.padded_len ? `, padded to ${r.prompt.padded_len}` : ''}${positionsNote(r)}`)]);
   if (env) {
     rows.push(['python', cell(`${env.python} (${env.python_executable}), numpy ${env.numpy}`)]);
-    rows.push(['device', cell(env.device ?? 'not detected')]);
+    rows.push(['device', cell(deviceText(r))]);
     if (env.xrt) rows.push(['XRT', cell(env.xrt)]);
     rows.push(['air tree commit', cell(env.git_commit ?? 'not a git checkout')]);
   }

@@ -6,6 +6,7 @@
 import { CONTRACT, PROBE_KEYS } from '../contract.ts';
 import { PROBE_SCHEMA, PROBE_SCHEMA_VERSION, type ProbeJson } from './schema.ts';
 import { ID_RE } from '../text/escape.ts';
+import { GENERATION_ID_RE } from '../npu/generation.ts';
 import {
   any, bool, int, keyTree, list, literal, nullable, num, obj, oneOf, optional, record, scalar, str, withDefault,
   type Infer, type KeyTree, type Spec,
@@ -151,6 +152,12 @@ export const PROBE_SPEC = obj({
     platform: withDefault(line(), () => ''),
     device: nullStr(),
     xrt: nullStr(),
+    // The NPU and its generation (npu_probe.core.npu); absent in older run dirs, null when none was found or the run was emulated.
+    npu: optional(nullable(obj({
+      generation: nullable(str({ pattern: GENERATION_ID_RE, what: 'a generation id' })),
+      name: nullStr(), pci: nullStr(), bdf: nullStr(), driver: nullStr(), firmware: nullStr(), xrt: nullStr(),
+      source: oneOf('pci', 'name', 'none'),
+    }, { declare: false }))),
     toolchain: withDefault(nullable(record(scalar())), () => null),
     git_commit: withDefault(nullable(str({ pattern: COMMIT_RE, what: 'a hex commit id' })), () => null),
     air_root: withDefault(line(), () => ''),

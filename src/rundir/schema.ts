@@ -2,6 +2,7 @@
 // The names, versions and probe.json keys come from scripts/probe/contract.json, which the probe
 // reads too.
 import { PROBE, PROBE_KEYS as CONTRACT_KEYS, RUN_FILES_CONTRACT } from '../contract.ts';
+import type { NpuFacts } from '../npu/generation.ts';
 
 export const PROBE_SCHEMA = PROBE.schema as 'npu-block-gate/probe';
 export const PROBE_SCHEMA_VERSION = PROBE.version;
@@ -132,6 +133,8 @@ export interface ProbeJson {
     platform: string;
     device: string | null;
     xrt: string | null;
+    /** The NPU the run was on, as the probe found it (PCI ids, xrt-smi); null: none found, or an older probe. */
+    npu?: NpuFacts | null;
     /** The toolchain ids (values are scalars: versions, flags). */
     toolchain: Record<string, string | number | boolean | null> | null;
     git_commit: string | null;

@@ -30,10 +30,11 @@ test('docs/action.md documents every input and output', () => {
 });
 
 test('the Action reads exactly the inputs action.yml declares', () => {
-  const src = readFileSync(join(REPO, 'src/github/inputs.ts'), 'utf8');
-  const read = new Set([...src.matchAll(/(?:get|oneOf|bool|text)\('([a-z-]+)'/g)].map((m) => m[1]));
+  // The fleet's modes read their own inputs (fleet-inputs.ts) and set their own outputs.
+  const src = ['inputs.ts', 'fleet-inputs.ts'].map((f) => readFileSync(join(REPO, 'src/github', f), 'utf8')).join('\n');
+  const read = new Set([...src.matchAll(/(?:get|oneOf|bool|text|rev)\('([a-z-]+)'/g)].map((m) => m[1]));
   assert.equal([...read].sort(), [...inputs].sort());
-  const outSrc = readFileSync(join(REPO, 'src/github/outputs.ts'), 'utf8');
+  const outSrc = ['outputs.ts', 'affected-job.ts', 'summary-job.ts'].map((f) => readFileSync(join(REPO, 'src/github', f), 'utf8')).join('\n');
   for (const o of outputs) assert.ok(outSrc.includes(`'${o}'`) || outSrc.includes(`${o}:`), `output ${o} is set`);
 });
 

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { parseInputs, envInputs, legOf } from '../../src/github/inputs.ts';
 import { readContext, WriteGate } from '../../src/github/context.ts';
 import { InputError } from '../../src/errors.ts';
+import { parseFleetInputs } from '../../src/github/fleet-inputs.ts';
 import { writeFileSync } from 'node:fs';
 
 const ws = mkdtempSync(join(tmpdir(), 'nbg-inputs-'));
@@ -63,7 +64,7 @@ test('every bad input is named in one error', () => {
     assert.instance(e, InputError);
     const m = (e as Error).message;
     for (const bit of [
-      `input 'mode': expected one of full, probe, report; got "fast"`,
+      `input 'mode': expected one of full, probe, report, affected, summary; got "fast"`,
       `input 'model-dir': no such directory; got "llms/missing"`,
       `input 'threshold': expected a cosine in (0, 1]; got "0"`,
       `input 'retention-days'`,
@@ -147,6 +148,22 @@ test('WriteGate says it once', () => {
   assert.not.ok(g.allowed);
   assert.is(said.length, 1);
   assert.match(said[0], 'read-only');
+});
+
+test("the fleet's modes take no model dir; their own inputs are validated together", () => {
+  for (const mode of ['affected', 'summary']) assert.is(parseInputs(from({ mode }), env).modelDirs.length, 0);
+  assert.is(parseInputs(from({ mode: 'summary', 'run-id': '42' }), env).runId, 42);
+  const f = parseFleetInputs(from({ runners: 'npu-phoenix, npu-strix\nnpu-strix', legs: '{"model": ["a"], "runner": ["p", "s"]}', tree: 'sub' }), ws);
+  assert.equal(f.runners, ['npu-phoenix', 'npu-strix']);
+  assert.equal(f.legs, [{ model: 'a', runner: 'p' }, { model: 'a', runner: 's' }]);
+  assert.is(f.tree, join(ws, 'sub'));
+  assert.is(parseFleetInputs(from({}), ws).legs, null);
+  assert.equal(parseFleetInputs(from({ 'changed-files': 'a.py\n# note\n\nb/c.md' }), ws).changedFiles, ['a.py', 'b/c.md']);
+  assert.throws(
+    () => parseFleetInputs(from({ legs: '{not json', runners: 'ok,bad label', base: '--upload-pack=x', 'changed-files': 'a.py', head: 'main' }), ws),
+    (e: Error) => e instanceof InputError && [/input 'legs': not JSON/, /input 'runners': runner label "bad label"/, /input 'base': not a commit or branch name/].every((re) => re.test(e.message)) && !e.message.includes('\n'),
+  );
+  assert.throws(() => parseFleetInputs(from({ base: 'main', 'changed-files': 'a.py' }), ws), /exclude each other/);
 });
 
 test.run();

@@ -5,7 +5,7 @@ import sys
 
 from npu_probe.core.contract import EXIT_BAD_INPUT, NPU_LOCK_TIMEOUT, TWIN_EPS, TWIN_PRECISIONS
 
-COMMANDS = ("plan", "config", "block", "check", "bisect")
+COMMANDS = ("plan", "plans", "config", "block", "check", "bisect")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -81,6 +81,14 @@ def build_parser():
                         "line saying why Phase 2 cannot run on this model.")
     model_args(pl)
     pl.add_argument("--json", action="store_true", help="print the plan as JSON")
+
+    pls = sub.add_parser("plans", help="the plans of several model dirs in one process, as JSON (npu-block-gate affected)",
+                         description="What `plan --json` prints, for every --model-dir, in one JSON document: "
+                         "{\"plans\": [{\"model_dir\", \"exit\", \"plan\" | \"error\"}]}, in the order given; "
+                         "a refused model still has its plan (exit 2). One interpreter start for the whole tree.")
+    pls.add_argument("--model-dir", dest="model_dirs", action="append", required=True, metavar="DIR",
+                     help="a model dir (repeat for each)")
+    pls.add_argument("--air-root", metavar="ROOT", help="the mlir-air repo root (default: found above each --model-dir)")
 
     c = sub.add_parser("config", help="plan, then resolve tree, model, prompt and integration; write probe.json (stage config)",
                        description="Plan, then import the model's adapter and resolve the config, prompt, tokens and "

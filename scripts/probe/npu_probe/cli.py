@@ -1,4 +1,4 @@
-"""`probe plan|config|block|check|bisect`: the run's frame (plan gate, run dir, log, signals,
+"""`probe plan|plans|config|block|check|bisect`: the run's frame (plan gate, run dir, log, signals,
 exit codes) around the stages (npu_probe.run, npu_probe.bisect). `entry` is what
 scripts/probe/__main__.py runs. Standard library only at import: numpy, the stages and the tree
 are imported only by the commands that need them, so `plan` and `--help` run anywhere."""
@@ -113,6 +113,25 @@ def run_plan(opts):
     return code
 
 
+def run_plans(opts):
+    """`probe plans`: every model dir's plan in one process (the fleet's affected reads the whole
+    tree). A model whose plan cannot be made is an entry with its error; the command exits 0."""
+    from npu_probe.plan.report import plan_exit_code  # noqa: PLC0415
+
+    hub_offline(False)
+    out = []
+    for model_dir in opts.model_dirs:
+        try:
+            plan = make_plan(dataclasses.replace(opts, model_dir=model_dir))
+            out.append({"model_dir": model_dir, "exit": plan_exit_code(plan), "plan": plan})
+        except ProbeError as exc:
+            out.append({"model_dir": model_dir, "exit": exc.exit_code, "error": exc.one_line()})
+        except Exception as exc:  # a bug in the plan on one model: that model's error, not the tree's
+            out.append({"model_dir": model_dir, "exit": EXIT_INFRA, "error": f"probe internal error: {type(exc).__name__}: {' '.join(str(exc).split())}"})
+    sys.stdout.write(json.dumps({"plans": out}, sort_keys=False) + "\n")
+    return EXIT_OK
+
+
 def gate(plan, log):
     """Stop before anything is imported or compiled: a model Phase 2 cannot run on
     or a broken tree is exit 2; a missing piece of the environment (no NPU, no air,
@@ -211,6 +230,8 @@ def main(opts, argv, t0=None):
     clock started (probe.json timings.total)."""
     if opts.command == "plan":
         return run_plan(opts)
+    if opts.command == "plans":
+        return run_plans(opts)
     if opts.command == "bisect":
         opts = dataclasses.replace(opts, run_dir=os.path.abspath(opts.run_dir))  # runs from the build dir too
     else:
@@ -318,7 +339,7 @@ def entry(argv=None):
     args = build_parser().parse_args(argv)
     opts = Options.from_args(args)
     t0 = None
-    if opts.command != "plan":
+    if opts.command not in ("plan", "plans"):
         try:
             import numpy  # noqa: PLC0415
         except ImportError as exc:

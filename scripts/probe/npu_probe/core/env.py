@@ -1,4 +1,4 @@
-"""What the run happened on: interpreter, numpy, platform, device, tree commit."""
+"""What the run happened on: interpreter, numpy, platform, device and NPU generation, tree commit."""
 
 import os
 import platform
@@ -8,6 +8,8 @@ import subprocess
 import sys
 
 import numpy as np
+
+from npu_probe.core.npu import npu_record
 
 
 def git_commit(path):
@@ -57,23 +59,32 @@ def parse_xrt_smi(text):
     return device, xrt
 
 
-def device_info(runner=subprocess.run):
-    """(device, xrt, {amdxdna, npu_firmware}); Nones when xrt-smi is absent or fails."""
+def xrt_examine(runner=subprocess.run):
+    """`xrt-smi examine`'s output, or None when xrt-smi is absent or fails."""
     exe = shutil.which("xrt-smi")
     if exe is None:
-        return None, None, {}
+        return None
     try:
         res = runner([exe, "examine"], capture_output=True, text=True, timeout=30)
     except (OSError, subprocess.SubprocessError):
-        return None, None, {}
-    if res.returncode != 0:
-        return None, None, {}
-    device, xrt = parse_xrt_smi(res.stdout)
-    return device, xrt, parse_driver_versions(res.stdout)
+        return None
+    return res.stdout if res.returncode == 0 else None
 
 
-def environment(air_root, toolchain=None):
-    device, xrt, drivers = device_info()
+def device_info(runner=subprocess.run, text=None):
+    """(device, xrt, {amdxdna, npu_firmware}); Nones when xrt-smi is absent or fails."""
+    text = xrt_examine(runner) if text is None else text
+    if not text:
+        return None, None, {}
+    device, xrt = parse_xrt_smi(text)
+    return device, xrt, parse_driver_versions(text)
+
+
+def environment(air_root, toolchain=None, emulated=False):
+    """What the run happened on. `npu`: the NPU and its generation (npu_probe.core.npu); an
+    emulated run ran on no NPU and names none."""
+    text = xrt_examine()
+    device, xrt, drivers = device_info(text=text or "")
     if drivers:
         toolchain = dict(toolchain or {}, **drivers)
     return {
@@ -83,6 +94,7 @@ def environment(air_root, toolchain=None):
         "platform": platform.platform(),
         "device": device,
         "xrt": xrt,
+        "npu": None if emulated else npu_record(text),
         "toolchain": toolchain,
         "git_commit": git_commit(air_root),
         "air_root": os.path.abspath(air_root),

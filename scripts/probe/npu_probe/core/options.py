@@ -18,6 +18,7 @@ class Options:
     cpu_attn: bool = None  # None: what make diagnosis runs
     online: bool = False
     json: bool = False  # plan --json
+    model_dirs: tuple = ()  # plans
     # config / block / check
     out: str = None
     seq_len: int = None
@@ -44,4 +45,7 @@ class Options:
         """From argparse's namespace: each subcommand sets only its own options, the rest keep
         the defaults above."""
         known = {f.name for f in dataclasses.fields(cls)}
-        return cls(**{k: v for k, v in vars(ns).items() if k in known})
+        values = {k: v for k, v in vars(ns).items() if k in known}
+        if values.get("model_dirs") is not None:
+            values["model_dirs"] = tuple(values["model_dirs"])
+        return cls(**values)

@@ -67,7 +67,7 @@ def write_probe_json(ctx, out, stage, output):
         },
         reference=dict(reference_record(state.ref_kind, spec.hf_id), cache=output.ref_cache,
                        hub_offline=hfhub.is_offline()),
-        environment=environment(tree.air_root, toolchain),
+        environment=environment(tree.air_root, toolchain, emulated=state.emulation is not None),
         timings={k: round(float(v), 4) for k, v in state.timings.items()},
         kernel_cache={
             "dir": tree.rel(spec.cache_dir),

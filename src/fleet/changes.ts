@@ -1,0 +1,80 @@
+// What changed, as repository-relative paths: between two commits of the tree's git checkout
+// (base...head: what the head adds since it left the base, as a pull request shows it), or as a
+// list given by the caller. And where the air root sits in that repository.
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { relative, resolve } from 'node:path';
+import { InputError, fsError } from '../errors.ts';
+
+function git(cwd: string, args: string[]): string {
+  return execFileSync('git', args, { cwd, encoding: 'utf8', maxBuffer: 64 << 20, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, GIT_TERMINAL_PROMPT: '0', LC_ALL: 'C' } });
+}
+
+function firstLine(e: unknown): string {
+  const err = e as { stderr?: string; message?: string };
+  return (err.stderr || err.message || String(e)).trim().split('\n').pop() ?? '';
+}
+
+/** The repository's top level above `dir`, or null when it is not a git checkout. */
+export function topLevel(dir: string): string | null {
+  try {
+    return git(dir, ['rev-parse', '--show-toplevel']).trim() || null;
+  } catch {
+    return null;
+  }
+}
+
+/** The air root relative to the repository's top level ('' when it is the top level). */
+export function prefixOf(airRoot: string, top: string | null): string {
+  if (!top) return '';
+  const rel = relative(resolve(top), resolve(airRoot)).split('\\').join('/');
+  return rel.startsWith('..') ? '' : rel;
+}
+
+const REV = /^[A-Za-z0-9._/@^~-]{1,200}$/;
+
+/**
+ * Files changed from base to head, repository-relative: base...head (what head adds since it left
+ * base, as a pull request shows it); when the two share no history here (a shallow clone), the
+ * plain difference of the two trees, which also holds what changed on base meanwhile (more models,
+ * never fewer), with a note saying so.
+ */
+export function changedBetween(dir: string, base: string, head: string): { files: string[]; note: string | null } {
+  for (const [name, rev] of [['base', base], ['head', head]] as const) {
+    if (!REV.test(rev) || rev.startsWith('-')) throw new InputError(`${name} ${JSON.stringify(rev.slice(0, 80))} is not a commit or branch name`);
+  }
+  const diff = (range: string[]) => git(dir, ['diff', '--name-only', '-z', '--no-renames', ...range, '--']).split('\0').filter(Boolean);
+  try {
+    return { files: diff([`${base}...${head}`]), note: null };
+  } catch (e) {
+    try {
+      const files = diff([base, head]);
+      return { files, note: `${base.slice(0, 12)} and ${head.slice(0, 12)} share no history in this clone (${firstLine(e)}); compared their trees instead, which also counts what changed on the base meanwhile` };
+    } catch (e2) {
+      throw new InputError(`git diff ${base}...${head} failed: ${firstLine(e2)} (are both commits fetched? actions/checkout needs fetch-depth: 0)`, dir);
+    }
+  }
+}
+
+/** Whether a commit is in the clone. */
+export function hasCommit(dir: string, rev: string): boolean {
+  try {
+    git(dir, ['cat-file', '-e', `${rev}^{commit}`]);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** A list of changed files: one path a line (blank lines and # comments skipped). */
+export function parseFileList(text: string): string[] {
+  return text.split(/\r?\n/).map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));
+}
+
+export function readFileList(path: string): string[] {
+  try {
+    return parseFileList(readFileSync(path, 'utf8'));
+  } catch (e) {
+    throw fsError(e, path, 'cannot read the list of changed files');
+  }
+}
