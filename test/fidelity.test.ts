@@ -59,6 +59,15 @@ for (const model of ['qwen25_0_5b', 'qwen3_0_6b']) {
     assert.is(cfg.report.lens!.scale, null, JSON.stringify(cfg.report.lens!.rows.map((x) => [x.name, x.normRatio])));
     assert.not.ok(cfg.report.warnings.some((x) => x.id === 'lens_scale'));
     assert.match(cfg.err, "the twins' RMSNorm eps is the config's 1e-06");
+    // The error budget against FP32 sees the eps too: over its bar at attn_norm with the tree's eps,
+    // about 1 everywhere with the config's (the block input is exact on both sides).
+    assert.match(tr.report.warnings.find((x) => x.id === 'error_budget')!.message, 'boundary attn_norm (RMSNorm) has');
+    assert.not.ok(cfg.report.warnings.some((x) => x.id === 'error_budget'));
+    for (const x of cfg.report.lens!.rows) {
+      if (x.name === 'block_input') assert.ok(Number.isNaN(x.budget!.ratio));
+      else assert.ok(x.budget!.ratio >= 0.5 && x.budget!.ratio <= 2, `${x.name}: ${x.budget!.ratio}`);
+    }
+    assert.match(renderTerminal(cfg.report), /error budget vs FP32 \(relative L2 error .*\)  NPU [0-9.e-]+  HF bf16 [0-9.e-]+  ratio 1\.\d\dx \(bar 3x\)/);
   });
 }
 
@@ -91,6 +100,8 @@ maybe('a bisect under a wrapper --python runs the check\'s interpreter and envir
   assert.is(b.void, null);
   assert.equal([b.rerun!.exact, b.rerun!.reproduced], [true, true]);
   assert.equal([b.launchOffender!.launch, b.launchOffender!.buffer], ['rms_qkv_bias_rope', 'q_b']);
+  // the lens's error budget against FP32 lands far over its bar at the bug's boundary
+  assert.ok(r.report.lens!.rows.find((x) => x.name === 'q')!.budget!.ratio > 3);
   assert.is(b.offender!.step, 'rms_qkv_bias_rope');
   assert.match(renderTerminal(r.report), 'gave back the judged ffn_out bit for bit');
 });

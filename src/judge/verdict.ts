@@ -6,7 +6,7 @@ import { EXIT, type ExitCode } from '../errors.ts';
 import { TOOL } from '../tool.ts';
 import { documentationGate, outcomeOf, warningsFor, type Baseline, type Documented } from '../gates/evaluate.ts';
 import { situationOf } from '../bisect/judge.ts';
-import { lensScaleWarning, lensWarning } from '../lens/judge.ts';
+import { lensBudgetWarning, lensScaleWarning, lensWarning } from '../lens/judge.ts';
 import { WHOLE_COSINE_MIN } from '../seed/thresholds.ts';
 import { REPORT_SCHEMA, REPORT_SCHEMA_VERSION, type DocsResult, type IsolationRow, type Report, type Warning } from '../record/report.ts';
 import type { BisectReport } from '../record/bisect.ts';
@@ -49,6 +49,8 @@ export function verdict(m: Measured, ctx: VerdictContext): Report {
   if (lw) warnings.push(lw);
   const ls = m.lens ? lensScaleWarning(m.lens) : null;
   if (ls) warnings.push(ls);
+  const lb = m.lens ? lensBudgetWarning(m.lens) : null;
+  if (lb) warnings.push(lb);
   if (ctx.documented.refused !== undefined) warnings.push({ id: 'docs', message: `G4: the documents were not recorded: ${ctx.documented.refused}` });
   if (ctx.unisolatedFallback) warnings.push({ id: 'isolation', message: `the probe ran without isolation: ${ctx.unisolatedFallback}` });
   return {

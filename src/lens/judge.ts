@@ -8,10 +8,10 @@ import { compare, comparisonOf, lowestCosine } from '../metrics/index.ts';
 import type { Boundaries } from '../rundir/schema.ts';
 import type { Metrics } from '../metrics/types.ts';
 import type { Warning } from '../record/report.ts';
-import type { LensNamed, LensReport, LensRow, Profile } from '../record/lens.ts';
+import type { ErrorBudget, LensNamed, LensReport, LensRow, Profile } from '../record/lens.ts';
 import { hintForStep } from '../seed/hints.ts';
-import { cleanBar, formatThreshold, LENS_SCALE_WARN, wellBelow } from '../seed/thresholds.ts';
-import { fmtCos, fmtRatio } from '../text/format.ts';
+import { cleanBar, ERROR_BUDGET_WARN, ERROR_MEASURE, formatThreshold, LENS_SCALE_WARN, wellBelow } from '../seed/thresholds.ts';
+import { fmtBudget, fmtCos, fmtRatio, fmtSci } from '../text/format.ts';
 import { isId } from '../text/escape.ts';
 
 /** Points a boundary's per-position profile keeps (the minimum per bucket of rows beyond it). */
@@ -60,7 +60,9 @@ export async function compareBoundaries(runDir: string, b: Boundaries, threshold
     try {
       const ref = openRunTensor(runDir, e.ref, `boundaries.entries[${i}].ref`);
       try {
-        rows.push(rowOf(e, await compare(npu, ref, { threshold, worstK: 0 }), threshold));
+        const row = rowOf(e, await compare(npu, ref, { threshold, worstK: 0 }), threshold);
+        if (e.fp32) row.budget = await budgetOf(runDir, e, i, threshold);
+        rows.push(row);
       } finally {
         ref.close();
       }
@@ -69,6 +71,34 @@ export async function compareBoundaries(runDir: string, b: Boundaries, threshold
     }
   }
   return rows;
+}
+
+/** ||a - b|| / ||b|| from a comparison's SQNR (10 log10 of sum b^2 over sum (a-b)^2): 0 when equal. */
+export function relL2(m: Metrics): number {
+  return 10 ** (-m.errors.sqnrDb / 20);
+}
+
+/** The error budget: error(NPU vs FP32) / error(HF bf16 vs FP32), each a relative L2 (ERROR_MEASURE). */
+export function budgetFrom(npu: number, bf16: number, bar = ERROR_BUDGET_WARN): ErrorBudget {
+  const ratio = bf16 > 0 ? npu / bf16 : npu > 0 ? Infinity : NaN;
+  return { npu, bf16, ratio, over: ratio > bar };
+}
+
+async function budgetOf(runDir: string, e: Boundaries['entries'][number], i: number, threshold: number): Promise<ErrorBudget> {
+  const vsFp32 = async (side: 'npu' | 'ref') => {
+    const a = openRunTensor(runDir, e[side], `boundaries.entries[${i}].${side}`);
+    try {
+      const f = openRunTensor(runDir, e.fp32!, `boundaries.entries[${i}].fp32`);
+      try {
+        return relL2(await compare(a, f, { threshold, worstK: 0 }));
+      } finally {
+        f.close();
+      }
+    } finally {
+      a.close();
+    }
+  };
+  return budgetFrom(await vsFp32('npu'), await vsFp32('ref'));
 }
 
 /**
@@ -86,6 +116,22 @@ export function lensOf(b: Boundaries, rows: LensRow[], threshold: number, ffnOut
     rows, unpaired: b.unpaired,
     firstBelow: first ? named(first) : null, onset: onset ? named(onset) : null, hiding: hidingOf(rows, threshold, ffnOutPasses),
     scale: off ? { ...named(off), normRatio: off.normRatio, bar: LENS_SCALE_WARN, cause: scaleCause(off) } : null,
+    budget: rows.some((r) => r.budget) ? { bar: ERROR_BUDGET_WARN, measure: ERROR_MEASURE } : null,
+  };
+}
+
+/** The warning for the first boundary (block order) over the error budget's bar, naming ffn_out too when it is. */
+export function lensBudgetWarning(lens: LensReport): Warning | null {
+  const over = lens.rows.filter((r) => r.budget?.over);
+  if (!over.length || !lens.budget) return null;
+  const r = over[0];
+  const b = r.budget!;
+  const label = `${isId(r.name) ? r.name : '(unnamed boundary)'}${r.step ? ` (${r.step})` : ''}`;
+  const h = hintForStep(r.step, r.name, r.producedBy ?? r.launch ?? '');
+  const also = over.some((x) => x.name === 'ffn_out') && r.name !== 'ffn_out' ? '; ffn_out is over the bar too' : '';
+  return {
+    id: 'error_budget',
+    message: `the error budget against FP32: boundary ${label} has ${fmtBudget(b.ratio)} the error bf16 itself has (${lens.budget.measure}: NPU ${fmtSci(b.npu)}, HF bf16 ${fmtSci(b.bf16)}; bar ${lens.budget.bar}x): the NPU adds error of its own here${also}${h ? `; likely ${h.cause}` : ''}`,
   };
 }
 

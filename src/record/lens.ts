@@ -9,6 +9,18 @@ export interface Profile {
   points: number[];
 }
 
+/** The error budget of one boundary against HF layer 0 in FP32 (ERROR_MEASURE). */
+export interface ErrorBudget {
+  /** Relative L2 of the NPU side against FP32. */
+  npu: number;
+  /** Relative L2 of the HF bf16 side against FP32 (what bf16 itself costs). */
+  bf16: number;
+  /** npu / bf16; NaN when bf16 is exact (both sides exact: nothing to budget), Infinity when only it is. */
+  ratio: number;
+  /** ratio above ERROR_BUDGET_WARN. */
+  over: boolean;
+}
+
 export interface LensRow extends Comparison {
   /** An identifier (the schema refuses any other boundary name). */
   name: string;
@@ -27,6 +39,8 @@ export interface LensRow extends Comparison {
   /** Contiguous runs of rows under the threshold (at most 16). */
   badRuns: BadRun[];
   profile: Profile;
+  /** Against HF layer 0 in FP32, when the run measured it (absent or null otherwise). */
+  budget?: ErrorBudget | null;
 }
 
 export interface LensNamed {
@@ -62,6 +76,8 @@ export interface LensReport {
   onset: LensNamed | null;
   /** Set when a boundary is well below the threshold while ffn_out passes the gates (lensHiding()). */
   hiding: LensNamed | null;
+  /** The error budget's bar and measure, when any row has a budget (absent or null otherwise). */
+  budget?: { bar: number; measure: string } | null;
   /** The first boundary (block order) whose norm ratio is off by more than LENS_SCALE_WARN, with its
    * likely cause; null when every boundary keeps its scale. Absent in older records. */
   scale?: LensScale | null;

@@ -2,7 +2,7 @@
 import { markdownTable } from 'markdown-table';
 import type { Report, GateResult } from '../record/report.ts';
 import { cell, id, isId, literal, plain, str, text } from '../text/escape.ts';
-import { fmtCos, fmtSci, fmtDb, fmtSqnr, fmtRatio, fmtRun, fmtSeconds } from '../text/format.ts';
+import { fmtBudget, fmtCos, fmtSci, fmtDb, fmtSqnr, fmtRatio, fmtRun, fmtSeconds } from '../text/format.ts';
 import { formatThreshold, SQNR_GOOD_DB } from '../seed/thresholds.ts';
 import type { Hint } from '../seed/hints.ts';
 import type { LensNamed, LensReport, Profile } from '../record/lens.ts';
@@ -119,6 +119,7 @@ function metricsSection(r: Report): string[] {
       [fmtSci(e.maxAbs), fmtSci(e.meanAbs), fmtSci(e.maxRel), fmtSci(e.meanRel), fmtSci(e.meanRelL1), fmtSqnr(e.sqnrDb, SQNR_GOOD_DB), fmtRatio(e.normRatio)],
     ]),
     '',
+    ...budgetLine(r),
     '### Per-position cosine (real tokens only)',
     '',
     markdownTable([
@@ -137,6 +138,13 @@ function metricsSection(r: Report): string[] {
     out.push('');
   }
   return out;
+}
+
+/** ffn_out's error budget against FP32 (from the lens), under the error metrics. */
+function budgetLine(r: Report): string[] {
+  const fb = r.lens?.rows.find((x) => x.name === 'ffn_out')?.budget;
+  if (!fb || !r.lens?.budget) return [];
+  return [`Error budget against FP32 (${r.lens.budget.measure}): NPU ${fmtSci(fb.npu)}, HF bf16 ${fmtSci(fb.bf16)}, ratio **${fmtBudget(fb.ratio)}** (bar ${r.lens.budget.bar}x${fb.over ? ': over it, the NPU adds error of its own' : ''}).`, ''];
 }
 
 function integrationSection(r: Report, flavor: Flavor): string[] {
@@ -311,14 +319,16 @@ function lensSection(r: Report): string[] {
   const n = lens.firstBelow;
   const onset = lens.onset && (!n || lens.onset.order < n.order) ? lens.onset.order : null;
   out.push(`Each boundary on the ${lens.emulated ? 'emulated NPU' : 'NPU'} against the ${lens.reference ? 'HF layer-0 hooks' : 'reference'}, in block order, over the ${rowsN} real rows, with the gate's engine. The seed's gates stay the gates; a boundary under the threshold ${formatThreshold(lens.threshold)} is named.`, '');
+  const budget = !!lens.budget;
   out.push(markdownTable([
-    ['#', 'boundary', 'step', 'read from', 'cosine', 'per-pos min', 'norm ratio', 'max_abs', ''],
+    ['#', 'boundary', 'step', 'read from', 'cosine', 'per-pos min', 'norm ratio', ...(budget ? ['vs FP32'] : []), 'max_abs', ''],
     ...lens.rows.map((x) => [
       String(x.order).padStart(2, '0'), id(x.name, { inTable: true }), cell(x.step ?? '', 40), x.launch ? id(x.launch, { inTable: true }) : 'returned',
-      fmtCos(x.wholeCosine), fmtCos(x.perPositionMin), fmtRatio(x.normRatio), fmtSci(x.maxAbs),
-      [x.below ? `${ICON.fail} under` : x.order === onset ? 'onset' : '', lens.scale?.order === x.order ? '⚠️ scale' : ''].filter(Boolean).join(' '),
+      fmtCos(x.wholeCosine), fmtCos(x.perPositionMin), fmtRatio(x.normRatio), ...(budget ? [x.budget ? fmtBudget(x.budget.ratio) : ''] : []), fmtSci(x.maxAbs),
+      [x.below ? `${ICON.fail} under` : x.order === onset ? 'onset' : '', lens.scale?.order === x.order ? '⚠️ scale' : '', x.budget?.over ? '⚠️ error' : ''].filter(Boolean).join(' '),
     ]),
   ]), '');
+  if (lens.budget) out.push(`vs FP32: error(NPU vs FP32) / error(HF bf16 vs FP32), each a ${lens.budget.measure}, against HF layer 0 run in FP32 from the same weights and tokens: about 1 is as good as bf16 allows; above ${lens.budget.bar}x the NPU adds error of its own (informational).`, '');
   if (lens.firstBelow) {
     out.push(namedLine(lens.firstBelow, lens.threshold), '');
     const o = lens.onset;

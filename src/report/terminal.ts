@@ -1,7 +1,7 @@
 // Plain-text rendering for the terminal: the verdict, the gates, the numbers that matter.
 import type { Report } from '../record/report.ts';
 import { isolationText } from './markdown.ts';
-import { fmtCos, fmtSci, fmtSqnr, fmtRatio, fmtRun } from '../text/format.ts';
+import { fmtBudget, fmtCos, fmtSci, fmtSqnr, fmtRatio, fmtRun } from '../text/format.ts';
 import { formatThreshold, SQNR_GOOD_DB } from '../seed/thresholds.ts';
 import { logLine, plain } from '../text/escape.ts';
 import type { LensNamed, LensReport } from '../record/lens.ts';
@@ -62,14 +62,16 @@ function lensLines(r: Report): string[] {
     out.push(`  lens: no boundary pairs to judge${lens.unpaired.length ? ` (${lens.unpaired.length} with one side only: ${f(lens.unpaired[0].reason)})` : ''}`);
     return out;
   }
-  out.push(`  lens (every boundary inside block 0, ${lens.emulated ? 'emulated NPU' : 'NPU'} vs reference, ${lens.rows[0].rows} real rows; informational, threshold ${formatThreshold(lens.threshold)}):`);
+  out.push(`  lens (every boundary inside block 0, ${lens.emulated ? 'emulated NPU' : 'NPU'} vs reference, ${lens.rows[0].rows} real rows; informational, threshold ${formatThreshold(lens.threshold)}${lens.budget ? `; vs FP32: error(NPU vs FP32) / error(HF bf16 vs FP32), ${lens.budget.measure}, bar ${lens.budget.bar}x` : ''}):`);
   const n = lens.firstBelow;
   const o = lens.onset;
   const onset = o && (!n || o.order < n.order) ? o.order : null;
-  const rows = [['#', 'boundary', 'step', 'cosine', 'per-pos min', 'norm ratio', 'max_abs', '']];
+  const budget = !!lens.budget;
+  const rows = [['#', 'boundary', 'step', 'cosine', 'per-pos min', 'norm ratio', ...(budget ? ['vs FP32'] : []), 'max_abs', '']];
   for (const x of lens.rows.slice(0, 64)) {
-    const flags = [x.below ? 'UNDER' : x.order === onset ? 'onset' : '', lens.scale?.order === x.order ? 'SCALE' : ''].filter(Boolean).join(' ');
-    rows.push([String(x.order).padStart(2, '0'), f(x.name, 64), f(x.step ?? '', 20), fmtCos(x.wholeCosine), fmtCos(x.perPositionMin), fmtRatio(x.normRatio), fmtSci(x.maxAbs), flags]);
+    const flags = [x.below ? 'UNDER' : x.order === onset ? 'onset' : '', lens.scale?.order === x.order ? 'SCALE' : '', x.budget?.over ? 'ERR' : ''].filter(Boolean).join(' ');
+    rows.push([String(x.order).padStart(2, '0'), f(x.name, 64), f(x.step ?? '', 20), fmtCos(x.wholeCosine), fmtCos(x.perPositionMin), fmtRatio(x.normRatio),
+      ...(budget ? [x.budget ? fmtBudget(x.budget.ratio) : ''] : []), fmtSci(x.maxAbs), flags]);
   }
   out.push(...pad(rows).map((l) => `    ${l}`));
   if (n) {
@@ -154,6 +156,8 @@ function terminalLines(r: Report): string[] {
     out.push('');
     out.push(`  per-position cosine  min ${fmtCos(pp.min)}  p5 ${fmtCos(pp.p5)}  median ${fmtCos(pp.median)}  mean ${fmtCos(pp.mean)}  (${m.realLen} real rows of ${m.npuRows})`);
     out.push(`  errors  max_abs ${fmtSci(e.maxAbs)}  mean_abs ${fmtSci(e.meanAbs)}  max_rel ${fmtSci(e.maxRel)}  mean_rel ${fmtSci(e.meanRel)}  mean_rel_L1 ${fmtSci(e.meanRelL1)}  SQNR ${fmtSqnr(e.sqnrDb, SQNR_GOOD_DB)}  norm ratio ${fmtRatio(e.normRatio)}`);
+    const fb = r.lens?.rows.find((x) => x.name === 'ffn_out')?.budget;
+    if (fb && r.lens?.budget) out.push(`  error budget vs FP32 (${r.lens.budget.measure})  NPU ${fmtSci(fb.npu)}  HF bf16 ${fmtSci(fb.bf16)}  ratio ${fmtBudget(fb.ratio)} (bar ${r.lens.budget.bar}x${fb.over ? ', OVER' : ''})`);
     if (pp.badRuns.length) out.push(`  rows under threshold: ${pp.badRuns.map((b) => fmtRun(b.start, b.end)).join(', ')}${pp.badRuns.some((b) => b.end === m.realLen - 1) ? ' (tail of the prompt)' : ''}`);
     if (pp.worst.length) out.push(`  worst rows: ${pp.worst.map((w) => `${w.row}=${fmtCos(w.cosine)}`).join(' ')}`);
   }

@@ -210,8 +210,10 @@ export const PROBE_SPEC = obj({
       produced_by: nullable(line(200)),
       npu: TENSOR_SPEC,
       ref: TENSOR_SPEC,
+      fp32: optional(nullable(TENSOR_SPEC)),
     }, { declare: false }), 256),
     unpaired: list(obj({ name: boundaryName, side: oneOf('npu', 'ref', 'both'), reason: line() }, { declare: false }), 256),
+    fp32: optional(nullable(obj({ dtype: line(40), what: line() }, { declare: false, rest: any() }))),
   }))),
   // --emulate (scripts/probe/README.md "Emulated NPU"): no NPU ran; every report marks the run.
   emulate: optional(nullable(obj({

@@ -211,6 +211,8 @@ export interface BoundaryEntry {
   produced_by: string | null;
   npu: TensorEntry;
   ref: TensorEntry;
+  /** HF layer 0 in FP32 (the error budget's ground truth); null or absent when not measured. */
+  fp32?: TensorEntry | null;
 }
 
 export interface BoundaryUnpaired {
@@ -231,6 +233,8 @@ export interface Boundaries {
   layout: string;
   entries: BoundaryEntry[];
   unpaired: BoundaryUnpaired[];
+  /** What the FP32 side is, when the run measured it (absent or null otherwise). */
+  fp32?: { dtype: string; what: string; [k: string]: unknown } | null;
 }
 
 /** probe.json `emulate` (scripts/probe/README.md "Emulated NPU"): no NPU ran. */

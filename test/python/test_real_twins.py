@@ -115,6 +115,14 @@ def per_position(a, b):
     return out
 
 
+def rel_l2(a, b):
+    import numpy as np  # noqa: PLC0415
+
+    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
+    nb = np.linalg.norm(b)
+    return float(np.linalg.norm(a - b) / nb) if nb else float("nan")
+
+
 def threshold(head_dim):
     import math  # noqa: PLC0415
 
@@ -150,6 +158,13 @@ class Run:
         whole, pmin = cos(npu, self.ref), float(per_position(npu, self.ref).min())
         ok = whole >= 0.99 and pmin >= threshold(head_dim) and bool(np.isfinite(self.npu).all())
         return ok, whole, pmin
+
+    def budget(self, name):
+        """error(NPU vs FP32) / error(HF bf16 vs FP32) at a boundary (relative L2), NaN when both are exact."""
+        e = next(e for n, _, _, e in self.lens if n == name)
+        f = self.load(e["fp32"]["file"])
+        npu, ref = rel_l2(self.load(e["npu"]["file"]), f), rel_l2(self.load(e["ref"]["file"]), f)
+        return npu / ref if ref else float("nan")
 
     def first_below(self, bar=BAR):
         return next(((n, c, p) for n, c, p, _ in self.lens if c < bar or p < bar), None)
@@ -317,6 +332,8 @@ class RealTreeTwinTests(unittest.TestCase):
                 self.assertEqual(b["rerun"], {"file": "bisect/00-rerun.npy", "python": sys.executable})
                 self.assertTrue(np.array_equal(run.load(b["rerun"]["file"]), run.npu))
                 self.assertEqual(b["twins"]["precision"], "hardware")
+                # the error budget against FP32 sees it too, far above its bar of 3 at the bug's boundary
+                self.assertGreater(run.budget(boundary), 3.0, f"{model} {bug}: budget at {boundary}")
                 hit = run.first_launch_divergence(b)
                 self.assertIsNotNone(hit)
                 self.assertEqual(hit[:2], launch, f"{model} {bug}: the launch bisect names {hit}")
@@ -346,6 +363,30 @@ class RealTreeTwinTests(unittest.TestCase):
         rerun = run.load(run.bisect()["rerun"]["file"])
         diff = float(np.linalg.norm(rerun[: run.real_len] - run.npu[: run.real_len]) / np.linalg.norm(run.npu[: run.real_len]))
         self.assertGreater(diff, 0.01, "a clean block is not the judged (dropped-bias) one")
+
+    def test_the_error_budget_of_a_clean_run_is_near_one(self):
+        """HF layer 0 in FP32 beside every boundary: a clean block's error against it is within
+        [0.5, 2] of what bf16 itself costs, at every boundary (the block input is exact on both
+        sides). qwen's RMSNorm ELFs use eps 1e-5 where the config says 1e-6, so their twins take the
+        config's eps here (--twin-eps config); with the tree's eps attn_norm is over the bar."""
+        import math  # noqa: PLC0415
+
+        for model, extra in (("llama32_1b", []), ("smollm2_1_7b", []), ("qwen25_0_5b", ["--twin-eps", "config"]),
+                             ("qwen3_0_6b", ["--twin-eps", "config"])):
+            with self.subTest(model=model):
+                run = self.block(model, "budget", *extra)
+                fp = run.probe["boundaries"]["fp32"]
+                self.assertEqual(fp["dtype"], "float32")
+                self.assertTrue(all(e["fp32"] for _, _, _, e in run.lens), "every boundary has its FP32 side")
+                for name, _, _, e in run.lens:
+                    self.assertEqual(e["fp32"]["shape"], e["ref"]["shape"])
+                    r = run.budget(name)
+                    if name == "block_input":
+                        self.assertTrue(math.isnan(r), "the embeddings are exact on both sides")
+                        continue
+                    self.assertTrue(0.5 <= r <= 2.0, f"{model} {name}: {r:.2f}")
+        tree_eps = self.block("qwen25_0_5b", "budget-tree-eps")
+        self.assertGreater(tree_eps.budget("attn_norm"), 3.0)
 
     def test_fp32_twins_keep_the_older_numerics_and_config_eps_changes_the_norm(self):
         import numpy as np  # noqa: PLC0415

@@ -75,6 +75,7 @@ def _safe(name):
 # The lens: RUN_DIR/boundaries/NN-<name>.{npu,ref}.npy, declared in probe.json "boundaries".
 _L = CONTRACT["boundaries"]
 BOUNDARIES_DIR = _L["dir"]
+FP32_PREFIX = _L["fp32_cache_prefix"]  # the FP32 side's names in a reference cache entry (fp32.<name>)
 BOUNDARY_LAYOUT = _L["layout"]
 HF_CAPTURE = _L["hf_capture"]
 
