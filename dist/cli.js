@@ -7,7 +7,7 @@ import {
   check,
   errorReport,
   planModel
-} from "./chunks/chunk-LFETBILC.js";
+} from "./chunks/chunk-624GRGMX.js";
 import {
   COMMAND,
   INJECTIONS,
@@ -15,7 +15,10 @@ import {
   ProbeInterrupted,
   SQNR_GOOD_DB,
   TOOL,
+  TWIN_EPS,
+  TWIN_PRECISIONS,
   defaultRunDirName,
+  fmtBudget,
   fmtCos,
   fmtDb,
   fmtRatio,
@@ -24,6 +27,7 @@ import {
   fmtSqnr,
   formatThreshold,
   isolationText,
+  parseChoice,
   parseCommit,
   parseInject,
   parsePositions,
@@ -31,8 +35,8 @@ import {
   parseThreshold,
   parseTimeout,
   toJson
-} from "./chunks/chunk-4VVZ4UWD.js";
-import "./chunks/chunk-4JX4D7CM.js";
+} from "./chunks/chunk-6SI5DEKX.js";
+import "./chunks/chunk-3B3IEGHM.js";
 import {
   EXIT,
   GateError,
@@ -41,7 +45,7 @@ import {
   oneLine,
   parseEnvNames,
   plain
-} from "./chunks/chunk-WJRO4PX2.js";
+} from "./chunks/chunk-ARZNBCCK.js";
 import "./chunks/chunk-A6YGPO6E.js";
 
 // src/cli.ts
@@ -108,21 +112,40 @@ function lensLines(r) {
     out.push(`  lens: no boundary pairs to judge${lens.unpaired.length ? ` (${lens.unpaired.length} with one side only: ${f(lens.unpaired[0].reason)})` : ""}`);
     return out;
   }
-  out.push(`  lens (every boundary inside block 0, ${lens.emulated ? "emulated NPU" : "NPU"} vs reference, ${lens.rows[0].rows} real rows; informational, threshold ${formatThreshold(lens.threshold)}):`);
+  out.push(`  lens (every boundary inside block 0, ${lens.emulated ? "emulated NPU" : "NPU"} vs reference, ${lens.rows[0].rows} real rows; informational, threshold ${formatThreshold(lens.threshold)}${lens.budget ? `; vs FP32: error(NPU vs FP32) / error(HF bf16 vs FP32), ${lens.budget.measure}, bar ${lens.budget.bar}x` : ""}):`);
   const n = lens.firstBelow;
-  const onset = n && lens.onset && lens.onset.order < n.order ? lens.onset.order : null;
-  const rows = [["#", "boundary", "step", "cosine", "per-pos min", "norm ratio", "max_abs", ""]];
+  const o = lens.onset;
+  const onset = o && (!n || o.order < n.order) ? o.order : null;
+  const budget = !!lens.budget;
+  const rows = [["#", "boundary", "step", "cosine", "per-pos min", "norm ratio", ...budget ? ["vs FP32"] : [], "max_abs", ""]];
   for (const x of lens.rows.slice(0, 64)) {
-    if (x.error) rows.push([String(x.order).padStart(2, "0"), f(x.name, 64), f(x.step ?? "", 20), "-", "-", "-", "-", "ERROR"]);
-    else rows.push([String(x.order).padStart(2, "0"), f(x.name, 64), f(x.step ?? "", 20), fmtCos(x.wholeCosine), fmtCos(x.perPositionMin), fmtRatio(x.normRatio), fmtSci(x.maxAbs), x.below ? "UNDER" : x.order === onset ? "onset" : ""]);
+    if (x.error) {
+      rows.push([String(x.order).padStart(2, "0"), f(x.name, 64), f(x.step ?? "", 20), "-", "-", "-", ...budget ? ["-"] : [], "-", "ERROR"]);
+      continue;
+    }
+    const flags = [x.below ? "UNDER" : x.order === onset ? "onset" : "", lens.scale?.order === x.order ? "SCALE" : "", x.budget?.over ? "ERR" : ""].filter(Boolean).join(" ");
+    rows.push([
+      String(x.order).padStart(2, "0"),
+      f(x.name, 64),
+      f(x.step ?? "", 20),
+      fmtCos(x.wholeCosine),
+      fmtCos(x.perPositionMin),
+      fmtRatio(x.normRatio),
+      ...budget ? [x.budget ? fmtBudget(x.budget.ratio) : ""] : [],
+      fmtSci(x.maxAbs),
+      flags
+    ]);
   }
   out.push(...pad(rows).map((l) => `    ${l}`));
   for (const x of lens.rows.filter((y) => y.error).slice(0, 16)) out.push(`  not judged: ${f(x.name, 64)}: ${f(x.error, 300)}`);
   if (n) {
     out.push(`  first boundary under ${formatThreshold(lens.threshold)}: ${namedText(n)}${hint(n.hint)}`);
-    const o = lens.onset;
     if (o && o.order < n.order) out.push(`  the divergence begins earlier, at ${namedText(o)} (under the clean bar ${formatThreshold(lens.cleanBar)})${hint(o.hint)}`);
+  } else if (o) {
+    out.push(`  every boundary is at or above ${formatThreshold(lens.threshold)}, but a drift begins at ${namedText(o)} (under the clean bar ${formatThreshold(lens.cleanBar)})${hint(o.hint)}`);
   } else out.push(`  every boundary is at or above ${formatThreshold(lens.threshold)}`);
+  const sc = lens.scale;
+  if (sc) out.push(`  scale: ${f(sc.name, 64)}${sc.step ? ` (${f(sc.step, 40)})` : ""} has norm ratio ${fmtRatio(sc.normRatio)}, off 1 by more than ${sc.bar * 100}% (the first boundary to lose its scale): likely ${f(sc.cause, 300)}`);
   for (const u of lens.unpaired.slice(0, 16)) out.push(`  not judged: ${f(u.name, 64)} (${u.side === "both" ? "different shapes" : `${u.side} side only`}): ${f(u.reason)}`);
   if (r.prompt?.positions) {
     const judged = lens.rows.filter((x) => !x.error);
@@ -131,24 +154,38 @@ function lensLines(r) {
   }
   return out;
 }
+function rerunLines(b) {
+  const r = b.rerun;
+  if (b.void) return [`  BISECT VOID: ${f(b.void, 600)}`];
+  if (!r) return [];
+  return [`  re-run: block 0 unswapped under ${f(r.python, 200)} gave back the judged ffn_out ${r.exact ? "bit for bit" : `within tolerance (relative L2 ${fmtSci(r.relL2)} <= ${r.tolerance})`}`];
+}
+function launchFinding(b) {
+  const o = b.launchOffender;
+  if (!o) return b.launches?.length && !b.void ? ["  every launch matches its twin"] : [];
+  const at = (x) => `${f(x.launch, 64)} (launch ${x.index}), buffer ${f(x.buffer, 64)}${x.stage ? ` (${f(x.stage, 40)})` : ""}, cosine ${fmtCos(x.wholeCosine)}`;
+  const c = b.launchCrossing;
+  if (c) return [`  the drift starts at ${at(o)}${hint(o.hint)}`, `  it first crosses the threshold at ${at(c)}`];
+  return [`  ${o.strength === "diverges" ? "first launch off its twin" : "no launch under the threshold; the first that drifts"}: ${at(o)}${hint(o.hint)}`];
+}
 function twinsLines(b) {
   const out = ["", `  bisect, launch level (each launch's buffers, ${b.emulated ? "emulated " : ""}NPU vs its CPU twin from the launch's own inputs):`];
+  out.push(...rerunLines(b));
   const o = b.launchOffender;
   const rows = [["launch", "ELF", "buffer", "stage", "cosine", "per-pos min", ""]];
   for (const la of (b.launches ?? []).slice(0, 64)) {
     for (const bu of la.buffers.slice(0, 64)) {
-      const drifts = o?.strength === "drifts" && o.index === la.index && o.buffer === bu.buffer;
+      const drifts = !bu.diverges && o?.index === la.index && o.buffer === bu.buffer;
       rows.push([String(la.index), f(la.launch, 64), f(bu.buffer, 64), f(bu.stage, 40), fmtCos(bu.wholeCosine), fmtCos(bu.perPositionMin), bu.diverges ? "OFF" : drifts ? "drifts" : ""]);
     }
   }
   if (rows.length > 1) out.push(...pad(rows).map((l) => `    ${l}`));
-  if (o) out.push(`  ${o.strength === "diverges" ? "first launch off its twin" : "no launch under the threshold; the first that drifts"}: ${f(o.launch, 64)} (launch ${o.index}), buffer ${f(o.buffer, 64)}${o.stage ? ` (${f(o.stage, 40)})` : ""}, cosine ${fmtCos(o.wholeCosine)}${hint(o.hint)}`);
-  else if (b.launches?.length) out.push("  every launch matches its twin");
+  out.push(...launchFinding(b));
   out.push("", "  bisect, swap forward (ffn_out after ELFs 1..i are answered by their twins):");
   const steps = [["step", "ELF", "whole", "per-pos min", "passes"]];
   for (const [i, s] of b.steps.slice(0, 64).entries()) steps.push([String(i + 1), f(s.step, 64), fmtCos(s.wholeCosine), fmtCos(s.perPositionMin), s.fixes ? "yes" : "no"]);
   out.push(...pad(steps).map((l) => `    ${l}`));
-  out.push(b.offender ? `  offending ELF (swap forward): ${f(b.offender.step, 64)}` : `  ${f(b.reason, 400)}`);
+  out.push(b.offender ? `  offending ELF (swap forward): ${f(b.offender.step, 64)}` : b.void ? "  (the swap table of a void bisect names nothing)" : `  ${f(b.reason, 400)}`);
   if (b.situation) out.push(`  failure shape: ${f(b.situation.cause)}; ${f(b.situation.where)}`);
   return out;
 }
@@ -178,6 +215,8 @@ function terminalLines(r) {
     out.push(`  per-position cosine  min ${fmtCos(pp.min)}  p5 ${fmtCos(pp.p5)}  median ${fmtCos(pp.median)}  mean ${fmtCos(pp.mean)}  (${m.realLen} real rows of ${m.npuRows})`);
     const rel = `${fmtSci(e.maxRel)}${e.maxRel > 1 ? " (where the reference is near 0)" : ""}`;
     out.push(`  errors (informational)  max_abs ${fmtSci(e.maxAbs)}  mean_abs ${fmtSci(e.meanAbs)}  max_rel ${rel}  mean_rel ${fmtSci(e.meanRel)}  mean_rel_L1 ${fmtSci(e.meanRelL1)}  SQNR ${sqnr(r, e.sqnrDb)}  norm ratio ${fmtRatio(e.normRatio)}`);
+    const fb = r.lens?.rows.find((x) => x.name === "ffn_out")?.budget;
+    if (fb && r.lens?.budget) out.push(`  error budget vs FP32 (${r.lens.budget.measure})  NPU ${fmtSci(fb.npu)}  HF bf16 ${fmtSci(fb.bf16)}  ratio ${fmtBudget(fb.ratio)} (bar ${r.lens.budget.bar}x${fb.over ? ", OVER" : ""})`);
     if (pp.badRuns.length) out.push(`  rows under threshold: ${pp.badRuns.map((b2) => fmtRun(b2.start, b2.end)).join(", ")}${pp.badRuns.some((b2) => b2.end === m.realLen - 1) ? " (tail of the prompt)" : ""}`);
     if (pp.worst.length) out.push(`  worst rows: ${pp.worst.map((w) => `${w.row}=${fmtCos(w.cosine)}`).join(" ")}`);
   }
@@ -188,11 +227,11 @@ function terminalLines(r) {
   else if (b) {
     if (!b.available) out.push(`  bisect: unavailable (${f(b.reason)})`);
     else {
-      out.push("", "  bisect (one kernel at a time on the CPU):");
+      out.push("", "  bisect (one kernel at a time on the CPU):", ...rerunLines(b));
       const rows2 = [["step", "kernel", "whole", "per-pos min", "passes"]];
       for (const s of b.steps.slice(0, 64)) rows2.push([f(s.step, 64), f(s.kernel, 64), fmtCos(s.wholeCosine), fmtCos(s.perPositionMin), s.fixes ? "yes" : "no"]);
       out.push(...pad(rows2).map((l) => `    ${l}`));
-      out.push(b.offender ? `  offending boundary: ${f(b.offender.step, 64)} (${f(b.offender.kernel, 64)})${b.offender.hint ? `: likely ${f(b.offender.hint.cause)}; ${f(b.offender.hint.where)}` : ""}` : `  ${f(b.reason)}`);
+      out.push(b.offender ? `  offending boundary: ${f(b.offender.step, 64)} (${f(b.offender.kernel, 64)})${b.offender.hint ? `: likely ${f(b.offender.hint.cause)}; ${f(b.offender.hint.where)}` : ""}` : b.void ? "  (a void bisect names nothing)" : `  ${f(b.reason)}`);
     }
     if (b.situation) out.push(`  failure shape: ${f(b.situation.cause)}; ${f(b.situation.where)}`);
   }
@@ -204,8 +243,10 @@ function terminalLines(r) {
   }
   if (r.integration) {
     const workarounds = arr(r.integration.workarounds);
-    out.push("", `  integration: ${f(r.integration.path, 32)} via ${f(r.integration.entry)}${workarounds.length ? `; workarounds: ${workarounds.slice(0, 20).map((w) => f(w?.id, 64)).join(", ")}` : ""}`);
+    const home = r.integration.defined_in;
+    out.push("", `  integration: ${f(r.integration.path, 32)} via ${f(r.integration.entry)}${home?.file ? ` (defined in ${f(home.file)})` : ""}${workarounds.length ? `; workarounds: ${workarounds.slice(0, 20).map((w) => f(w?.id, 64)).join(", ")}` : ""}`);
     const s1 = r.integration.step1;
+    if (s1?.path_why) out.push(`  step 1: ${f(s1.path, 32)}: ${f(s1.path_why, 400)}`);
     const breaks = arr(s1?.breaks);
     if (breaks.length) out.push(`  step 1: kernel-first forced by ${breaks.slice(0, 20).map((b2) => `(${f(b2?.rule, 8)}) ${f(b2?.detail)}`).join("; ")}`);
     const unwired = arr(r.integration.coverage?.unwired);
@@ -295,6 +336,10 @@ ${MODEL_OPTIONS}
                          models of scripts/probe/elf_boundaries.json; dimensions from the HF checkpoint); for
                          tests: every report marks the run EMULATED, and TODO.md is left as it is
   --inject BUG           with --emulate: one named bug in the emulated NPU: ${INJECTIONS.join(", ")}
+  --twin-precision P     how the CPU twins round (the emulated NPU's and the bisect's): hardware (default: where
+                         the registry's kernels round) or fp32 (float32 inside a launch, bf16 at its buffers)
+  --twin-eps E           with --emulate: the twins' RMSNorm eps, tree (the ELFs' own, default) or config (the
+                         checkpoint's rms_norm_eps): does an eps explain a scale warning?
   --no-cache             compile every kernel; do not restore or store the kernel cache
   --cache-dir DIR        kernel cache root (default $NPU_BLOCK_GATE_CACHE_DIR or ~/.cache/npu-block-gate)
   --commit SHA           key the history row by SHA: hex, 7-64 digits, or "uncommitted" (default: the tree's git HEAD)
@@ -341,6 +386,8 @@ var OPTIONS = {
   "no-boundaries": { type: "boolean" },
   emulate: { type: "boolean" },
   inject: { type: "string" },
+  "twin-precision": { type: "string" },
+  "twin-eps": { type: "string" },
   "no-cache": { type: "boolean" },
   "cache-dir": { type: "string" },
   "probe-env": { type: "string" },
@@ -353,7 +400,7 @@ var OPTIONS = {
   version: { type: "boolean" }
 };
 var ALLOWED = {
-  check: ["model-dir", "prompt-style", "prompt", "python", "probe-env", "out", "force", "threshold", "timeout", "commit", "no-docs", "no-bisect", "no-cache", "cache-dir", "layers", "positions", "no-boundaries", "emulate", "inject", "model", "cpu-attn", "npu-attn", "online", "json", "help"],
+  check: ["model-dir", "prompt-style", "prompt", "python", "probe-env", "out", "force", "threshold", "timeout", "commit", "no-docs", "no-bisect", "no-cache", "cache-dir", "layers", "positions", "no-boundaries", "emulate", "inject", "twin-precision", "twin-eps", "model", "cpu-attn", "npu-attn", "online", "json", "help"],
   plan: ["model-dir", "prompt-style", "prompt", "python", "probe-env", "model", "cpu-attn", "npu-attn", "online", "timeout", "json", "help"],
   report: ["run-dir", "model-dir", "threshold", "commit", "no-docs", "json", "help"]
 };
@@ -392,6 +439,7 @@ function planFrom(command, v, now = /* @__PURE__ */ new Date()) {
   if (v["cpu-attn"] && v["npu-attn"]) throw new InputError("--cpu-attn and --npu-attn exclude each other");
   if (command === "report" && !v["run-dir"]) throw new InputError(`report needs --run-dir DIR (see ${COMMAND} report --help)`);
   if (v.inject !== void 0 && !v.emulate) throw new InputError("--inject needs --emulate (bugs are injected into the emulated NPU only)");
+  if (v["twin-eps"] !== void 0 && !v.emulate) throw new InputError("--twin-eps needs --emulate (it sets the emulated NPU's RMSNorm eps)");
   const modelDir = v["model-dir"] ?? null;
   const runDir = command === "report" ? v["run-dir"] : v.out ?? defaultRunDirName(basename(resolve(modelDir)), now);
   return {
@@ -413,6 +461,8 @@ function planFrom(command, v, now = /* @__PURE__ */ new Date()) {
     positions: v.positions !== void 0 ? parsePositions(v.positions, "--positions") : null,
     emulate: !!v.emulate,
     inject: v.inject !== void 0 ? parseInject(v.inject, "--inject") : null,
+    twinPrecision: v["twin-precision"] !== void 0 ? parseChoice(v["twin-precision"], "--twin-precision", TWIN_PRECISIONS) : null,
+    twinEps: v["twin-eps"] !== void 0 ? parseChoice(v["twin-eps"], "--twin-eps", TWIN_EPS) : null,
     cache: command === "check" && !v["no-cache"],
     cacheDir: v["cache-dir"] ?? null,
     cacheWrite: true,
@@ -445,12 +495,12 @@ async function main(argv, out = process.stdout, err = process.stderr) {
   let json = false;
   let plan = null;
   if (argv[0] === "agent" || argv[0] === "help" && argv[1] === "agent") {
-    const { agentMain } = await import("./chunks/cli-RL3VKYRG.js");
+    const { agentMain } = await import("./chunks/cli-HNMOLXTD.js");
     return agentMain(argv[0] === "agent" ? argv.slice(1) : ["--help"], out, err);
   }
   const fleet = argv[0] === "help" ? argv[1] : argv[0];
   if (fleet === "affected" || fleet === "status") {
-    const { fleetMain } = await import("./chunks/cli-CY5AAU3H.js");
+    const { fleetMain } = await import("./chunks/cli-ZLWEUZD5.js");
     return fleetMain(fleet, argv[0] === "help" ? ["--help"] : argv.slice(1), out, err);
   }
   try {

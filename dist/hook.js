@@ -1,9 +1,9 @@
 import { createRequire as __nbgCreateRequire } from 'node:module'; const require = __nbgCreateRequire(import.meta.url);
 import {
   agentMain
-} from "./chunks/chunk-AEKLGFZV.js";
-import "./chunks/chunk-4JX4D7CM.js";
-import "./chunks/chunk-WJRO4PX2.js";
+} from "./chunks/chunk-FRX7R6KD.js";
+import "./chunks/chunk-3B3IEGHM.js";
+import "./chunks/chunk-ARZNBCCK.js";
 import "./chunks/chunk-A6YGPO6E.js";
 
 // src/hook.ts

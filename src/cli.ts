@@ -4,7 +4,7 @@ import { resolve, basename } from 'node:path';
 import { EXIT, GateError, oneLine, InputError, type ExitCode } from './errors.ts';
 import { ProbeInterrupted } from './probe/run.ts';
 import { parseEnvNames } from './probe/env.ts';
-import { parsePromptStyle, parseThreshold, parseTimeout, parseCommit, parsePositions, parseInject, defaultRunDirName, INJECTIONS, MAX_TIMEOUT_SECONDS, type Plan } from './plan.ts';
+import { parsePromptStyle, parseThreshold, parseTimeout, parseCommit, parsePositions, parseInject, parseChoice, defaultRunDirName, INJECTIONS, TWIN_PRECISIONS, TWIN_EPS, MAX_TIMEOUT_SECONDS, type Plan } from './plan.ts';
 import { check, errorReport, planModel, type CheckResult } from './check/index.ts';
 import { COMMAND, TOOL } from './tool.ts';
 import { stderrLog } from './log.ts';
@@ -94,6 +94,10 @@ ${MODEL_OPTIONS}
                          models of scripts/probe/elf_boundaries.json; dimensions from the HF checkpoint); for
                          tests: every report marks the run EMULATED, and TODO.md is left as it is
   --inject BUG           with --emulate: one named bug in the emulated NPU: ${INJECTIONS.join(', ')}
+  --twin-precision P     how the CPU twins round (the emulated NPU's and the bisect's): hardware (default: where
+                         the registry's kernels round) or fp32 (float32 inside a launch, bf16 at its buffers)
+  --twin-eps E           with --emulate: the twins' RMSNorm eps, tree (the ELFs' own, default) or config (the
+                         checkpoint's rms_norm_eps): does an eps explain a scale warning?
   --no-cache             compile every kernel; do not restore or store the kernel cache
   --cache-dir DIR        kernel cache root (default $NPU_BLOCK_GATE_CACHE_DIR or ~/.cache/npu-block-gate)
   --commit SHA           key the history row by SHA: hex, 7-64 digits, or "uncommitted" (default: the tree's git HEAD)
@@ -143,6 +147,8 @@ const OPTIONS = {
   'no-boundaries': { type: 'boolean' },
   emulate: { type: 'boolean' },
   inject: { type: 'string' },
+  'twin-precision': { type: 'string' },
+  'twin-eps': { type: 'string' },
   'no-cache': { type: 'boolean' },
   'cache-dir': { type: 'string' },
   'probe-env': { type: 'string' },
@@ -156,7 +162,7 @@ const OPTIONS = {
 } as const;
 
 const ALLOWED: Record<string, string[]> = {
-  check: ['model-dir', 'prompt-style', 'prompt', 'python', 'probe-env', 'out', 'force', 'threshold', 'timeout', 'commit', 'no-docs', 'no-bisect', 'no-cache', 'cache-dir', 'layers', 'positions', 'no-boundaries', 'emulate', 'inject', 'model', 'cpu-attn', 'npu-attn', 'online', 'json', 'help'],
+  check: ['model-dir', 'prompt-style', 'prompt', 'python', 'probe-env', 'out', 'force', 'threshold', 'timeout', 'commit', 'no-docs', 'no-bisect', 'no-cache', 'cache-dir', 'layers', 'positions', 'no-boundaries', 'emulate', 'inject', 'twin-precision', 'twin-eps', 'model', 'cpu-attn', 'npu-attn', 'online', 'json', 'help'],
   plan: ['model-dir', 'prompt-style', 'prompt', 'python', 'probe-env', 'model', 'cpu-attn', 'npu-attn', 'online', 'timeout', 'json', 'help'],
   report: ['run-dir', 'model-dir', 'threshold', 'commit', 'no-docs', 'json', 'help'],
 };
@@ -204,6 +210,7 @@ export function planFrom(command: string, v: Values, now = new Date()): Plan {
   if (v['cpu-attn'] && v['npu-attn']) throw new InputError('--cpu-attn and --npu-attn exclude each other');
   if (command === 'report' && !v['run-dir']) throw new InputError(`report needs --run-dir DIR (see ${COMMAND} report --help)`);
   if (v.inject !== undefined && !v.emulate) throw new InputError('--inject needs --emulate (bugs are injected into the emulated NPU only)');
+  if (v['twin-eps'] !== undefined && !v.emulate) throw new InputError('--twin-eps needs --emulate (it sets the emulated NPU\'s RMSNorm eps)');
   const modelDir = v['model-dir'] ?? null;
   const runDir = command === 'report' ? v['run-dir']! : v.out ?? defaultRunDirName(basename(resolve(modelDir!)), now);
   return {
@@ -225,6 +232,8 @@ export function planFrom(command: string, v: Values, now = new Date()): Plan {
     positions: v.positions !== undefined ? parsePositions(v.positions, '--positions') : null,
     emulate: !!v.emulate,
     inject: v.inject !== undefined ? parseInject(v.inject, '--inject') : null,
+    twinPrecision: v['twin-precision'] !== undefined ? parseChoice(v['twin-precision'], '--twin-precision', TWIN_PRECISIONS) : null,
+    twinEps: v['twin-eps'] !== undefined ? parseChoice(v['twin-eps'], '--twin-eps', TWIN_EPS) : null,
     cache: command === 'check' && !v['no-cache'],
     cacheDir: v['cache-dir'] ?? null,
     cacheWrite: true,

@@ -17,6 +17,8 @@ export const PLAN_CONTRACT = contract.plan;
 export const PROBE_KEYS = contract.probe.keys;
 export const REF_CACHE = contract.reference_cache;
 export const HF_HUB = contract.hf_hub;
+/** The error budget's FP32 side in a reference cache entry: boundary_<prefix><name>.npy. */
+export const FP32_PREFIX = contract.boundaries.fp32_cache_prefix;
 
 type Env = Record<string, string | undefined>;
 

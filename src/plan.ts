@@ -4,6 +4,10 @@ import { CONTRACT } from './contract.ts';
 
 /** The bugs `--inject` can put into the emulated NPU. */
 export const INJECTIONS: readonly string[] = CONTRACT.emulate.inject;
+/** How the CPU twins round (contract.json emulate.twin_precision): hardware (default) or fp32. */
+export const TWIN_PRECISIONS: readonly string[] = CONTRACT.emulate.twin_precision;
+/** Which RMSNorm eps the emulated NPU's twins use (contract.json emulate.twin_eps): tree (default) or config. */
+export const TWIN_EPS: readonly string[] = CONTRACT.emulate.twin_eps;
 
 export type Mode = 'full' | 'probe' | 'report';
 export const PROMPT_STYLES = ['base', 'instruct'] as const;
@@ -39,6 +43,10 @@ export interface Plan {
   emulate?: boolean;
   /** With `emulate`: one named bug in the emulated NPU (contract.json emulate.inject). */
   inject?: string | null;
+  /** How the CPU twins round (the emulated NPU's and the bisect's); null: hardware, as the registry's kernels. */
+  twinPrecision?: string | null;
+  /** With `emulate`: the twins' RMSNorm eps, the ELFs' own (tree) or the checkpoint's (config); null: tree. */
+  twinEps?: string | null;
   /** Use the content-addressed kernel cache (restore on a hit). Default false. */
   cache?: boolean;
   /** Kernel cache root; default $NPU_BLOCK_GATE_CACHE_DIR, else ~/.cache/npu-block-gate. */
@@ -112,6 +120,12 @@ export function parsePositions(v: string, from: string): number {
 export function parseInject(v: string, from: string): string {
   if ((INJECTIONS as readonly string[]).includes(v)) return v;
   throw new InputError(`${from} must be one of ${INJECTIONS.join(', ')}, got ${JSON.stringify(v.length > 60 ? `${v.slice(0, 57)}...` : v)}`);
+}
+
+/** A choice from a short list (--twin-precision, --twin-eps): one line naming the choices otherwise. */
+export function parseChoice(v: string, from: string, choices: readonly string[]): string {
+  if (choices.includes(v)) return v;
+  throw new InputError(`${from} must be one of ${choices.join(', ')}, got ${JSON.stringify(v.length > 60 ? `${v.slice(0, 57)}...` : v)}`);
 }
 
 /** A history row is keyed by the commit: a hex commit id (7 to 64 digits), or "uncommitted". */

@@ -8,7 +8,7 @@ import { judgeBisect, situationOf } from '../src/bisect/judge.ts';
 import { readBisectJson } from '../src/rundir/bisect-spec.ts';
 import { fakeMetrics } from './helpers/report.ts';
 import { fixture, npyOf, refValues } from './helpers/rundir.ts';
-import { copyFileSync, symlinkSync } from 'node:fs';
+import { copyFileSync, readFileSync, symlinkSync } from 'node:fs';
 import { hintForStep } from '../src/seed/hints.ts';
 
 test('each kind of boundary gets the seed failure-mode hint for it', () => {
@@ -62,6 +62,8 @@ test('the seed step of a lens boundary or a launch buffer gets its hint', () => 
 });
 
 const TH = { whole: 0.99, perPosition: 0.99, headDim: 64, overridden: false };
+/** The block's tensors a bisect is judged against. */
+const P = (dir: string) => ({ ref: join(dir, 'block0.ref.npy'), npu: join(dir, 'block0.npu.npy') });
 const T = (file: string) => ({ file, dtype: 'f32', shape: [5, 16] });
 
 /** A run dir with a twins bisect.json: launch 1's buffer `q` off its twin (or `drift` only a little). */
@@ -93,7 +95,7 @@ function twinsRunDir(edit: (b: Record<string, any>, dir: string) => void = () =>
 
 test('a twins bisect: the first launch off its twin and its first buffer, the swap table as steps', async () => {
   const dir = twinsRunDir();
-  const r = (await judgeBisect(dir, join(dir, 'block0.ref.npy'), 5, TH, fakeMetrics()))!;
+  const r = (await judgeBisect(dir, P(dir), 5, TH, fakeMetrics()))!;
   assert.is(r.method, 'twins');
   assert.is(r.emulated, true);
   assert.equal(r.launches!.map((l) => l.buffers.map((b) => b.diverges)), [[false, true], [true]]);
@@ -101,18 +103,84 @@ test('a twins bisect: the first launch off its twin and its first buffer, the sw
   assert.equal(r.steps.map((s) => [s.step, s.swapped, s.fixes]), [['front', ['front'], true]]);
   assert.is(r.offender!.step, 'front');
   // The block already passes (the lens asked for the bisect): no swap is "the fix".
-  const passing = (await judgeBisect(dir, join(dir, 'block0.ref.npy'), 5, TH, fakeMetrics(), true))!;
+  const passing = (await judgeBisect(dir, P(dir), 5, TH, fakeMetrics(), true))!;
   assert.is(passing.offender, null);
   assert.match(passing.reason, /passes the gates as it is/);
   // Nothing under the threshold: the first buffer under the clean bar is where it drifts.
   const d = twinsRunDir(() => {}, true);
-  const drift = (await judgeBisect(d, join(d, 'block0.ref.npy'), 5, TH, fakeMetrics()))!;
+  const drift = (await judgeBisect(d, P(d), 5, TH, fakeMetrics()))!;
   assert.equal([drift.launchOffender!.buffer, drift.launchOffender!.strength], ['q', 'drifts']);
+});
+
+test('the launch bisect names where the drift starts, then where it first crosses the threshold', async () => {
+  // An ignored FFN-norm weight: the FFN RMSNorm drifts (under the clean bar, over the threshold),
+  // SwiGLU after it is the first under the threshold. The drift is named where it starts.
+  const dir = twinsRunDir((b, d) => {
+    const ref = refValues();
+    writeFileSync(join(d, 'bisect/drift.npy'), npyOf(ref.map((row, i) => row.map((v, j) => v + 0.04 * Math.sin(i + 3 * j)))));
+    b.launches = [
+      { index: 1, launch: 'front', occurrence: 0, kind: 'rms_gemms_rope', buffers: [
+        { buffer: 'normed', boundary: 'attn_norm', stage: 'RMSNorm', step: 'RMSNorm', npu: T('bisect/same.npy'), twin: T('bisect/same.npy') },
+      ] },
+      { index: 3, launch: 'o_ffn', occurrence: 0, kind: 'o_ffn', buffers: [
+        { buffer: 'res1', boundary: 'res1', stage: 'residual add', step: 'residual add', npu: T('bisect/same.npy'), twin: T('bisect/same.npy') },
+        { buffer: 'normed2', boundary: 'ffn_norm', stage: 'RMSNorm (FFN)', step: 'RMSNorm', npu: T('bisect/drift.npy'), twin: T('bisect/same.npy') },
+        { buffer: 'swiglu', boundary: 'swiglu', stage: 'SwiGLU', step: 'SwiGLU', npu: T('bisect/off.npy'), twin: T('bisect/same.npy') },
+      ] },
+    ];
+  });
+  const r = (await judgeBisect(dir, P(dir), 5, TH, fakeMetrics()))!;
+  assert.equal([r.launchOffender!.launch, r.launchOffender!.buffer, r.launchOffender!.strength, r.launchOffender!.hint?.boundary], ['o_ffn', 'normed2', 'drifts', 'RMSNorm']);
+  assert.equal([r.launchCrossing!.buffer, r.launchCrossing!.strength], ['swiglu', 'diverges']);
+  // Where the drift starts is itself under the threshold: nothing later to name.
+  const plain = (await judgeBisect(twinsRunDir(), P(twinsRunDir()), 5, TH, fakeMetrics()))!;
+  assert.is(plain.launchCrossing, null);
+});
+
+/** block0.npu.npy with its float32 payload changed by `edit`, written as the bisect's re-run. */
+function rerunDir(edit: (f: Float32Array) => void): string {
+  return twinsRunDir((b, d) => {
+    const npy = readFileSync(join(d, 'block0.npu.npy'));
+    const head = 10 + npy.readUInt16LE(8);
+    const f = new Float32Array(npy.buffer.slice(npy.byteOffset + head, npy.byteOffset + npy.length));
+    edit(f);
+    writeFileSync(join(d, 'bisect/00-rerun.npy'), Buffer.concat([npy.subarray(0, head), Buffer.from(f.buffer)]));
+    b.rerun = { file: 'bisect/00-rerun.npy', python: '/opt/wrapped/python' };
+  });
+}
+
+test('a bisect is trusted only when its unswapped re-run gives back the judged ffn_out', async () => {
+  const same = rerunDir(() => {});
+  const ok = (await judgeBisect(same, P(same), 5, TH, fakeMetrics()))!;
+  assert.equal([ok.rerun!.exact, ok.rerun!.reproduced, ok.rerun!.relL2, ok.void], [true, true, 0, null]);
+  assert.is(ok.launchOffender!.buffer, 'q');
+  // another block ran: void, and nothing it found is named
+  const other = rerunDir((f) => f.forEach((v, i) => { f[i] = i % 3 ? v : -v; }));
+  const v = (await judgeBisect(other, P(other), 5, TH, fakeMetrics()))!;
+  assert.is(v.rerun!.reproduced, false);
+  assert.ok(v.rerun!.relL2 > 0.5, String(v.rerun!.relL2));
+  assert.is(v.rerun!.python, '/opt/wrapped/python');
+  assert.match(v.void!, /the bisect is void: block 0 re-run unswapped under \/opt\/wrapped\/python did not give back the judged ffn_out \(relative L2 /);
+  assert.is(v.reason, v.void);
+  assert.equal([v.offender, v.launchOffender, v.launchCrossing], [null, null, null]);
+  assert.ok(v.launches!.length, 'the tables stay, as information');
+  // a difference within the stated tolerance reproduces (not bit for bit)
+  const near = rerunDir((f) => f.forEach((x, i) => { f[i] = x * (1 + 1e-4 * Math.sin(i)); }));
+  const n = (await judgeBisect(near, P(near), 5, TH, fakeMetrics()))!;
+  assert.equal([n.rerun!.exact, n.rerun!.reproduced], [false, true]);
+  assert.ok(n.rerun!.relL2 > 0 && n.rerun!.relL2 <= n.rerun!.tolerance, String(n.rerun!.relL2));
+  // a re-run of another shape is void too
+  const wrong = twinsRunDir((b, d) => {
+    writeFileSync(join(d, 'bisect/00-rerun.npy'), npyOf(refValues()));
+    b.rerun = { file: 'bisect/00-rerun.npy', python: 'python3' };
+  });
+  const w = (await judgeBisect(wrong, P(wrong), 5, TH, fakeMetrics()))!;
+  assert.match(w.void!, /a different shape or non-finite values/);
 });
 
 test('a bisect.json from before the twins (no method) still reads as a hook bisect', async () => {
   const dir = twinsRunDir((b) => { delete b.method; delete b.emulated; delete b.launches; b.hook = 'm.bisect_steps'; });
-  const r = (await judgeBisect(dir, join(dir, 'block0.ref.npy'), 5, TH, fakeMetrics()))!;
+  const r = (await judgeBisect(dir, P(dir), 5, TH, fakeMetrics()))!;
   assert.equal([r.method, r.launches, r.emulated], ['hook', null, false]);
   assert.is(r.steps.length, 1);
 });
@@ -131,7 +199,7 @@ test('every file bisect.json names stays inside the run dir, and its fields are 
     const dir = twinsRunDir(edit);
     let err: unknown = null;
     try {
-      await judgeBisect(dir, join(dir, 'block0.ref.npy'), 5, TH, fakeMetrics());
+      await judgeBisect(dir, P(dir), 5, TH, fakeMetrics());
     } catch (e) {
       err = e;
     }

@@ -88,16 +88,20 @@ test.unless(missingTwins())('with the lens on an HF reference: the boundaries ar
   assert.ok(names.length >= 16 && names.includes('q_roped'), names.join(','));
   const out = storeReference(bRoot, cold.dir, cold.p);
   assert.ok(out.stored, JSON.stringify(out));
-  assert.equal(out.stored && out.boundaries, names);
+  // ... with the error budget's FP32 side of each boundary beside it (fp32.<name>)
+  assert.ok(cold.p.boundaries!.entries.every((e) => e.fp32), 'the cold run measured FP32 at every boundary');
+  const stored = [...names, ...names.map((x) => `fp32.${x}`)];
+  assert.equal(out.stored && [...out.boundaries!].sort(), [...stored].sort());
   const entry = join(bRoot, rec.key);
-  assert.equal(JSON.parse(readFileSync(join(entry, 'meta.json'), 'utf8')).stored_boundaries, names);
-  assert.equal(readdirSync(entry).sort(), ['layer_00.npy', 'meta.json', ...names.map((x) => `boundary_${x}.npy`)].sort());
+  assert.equal([...JSON.parse(readFileSync(join(entry, 'meta.json'), 'utf8')).stored_boundaries].sort(), [...stored].sort());
+  assert.equal(readdirSync(entry).sort(), ['layer_00.npy', 'meta.json', ...stored.map((x) => `boundary_${x}.npy`)].sort());
   const warm = run();
   assert.is(warm.p.reference.cache!.hit, true, 'the second probe run hits');
   assert.equal(warm.p.boundaries!.unpaired, [], 'every boundary has its HF side from the cache');
   for (const e of warm.p.boundaries!.entries) {
     const c = cold.p.boundaries!.entries.find((x) => x.name === e.name)!;
     assert.ok(readFileSync(join(warm.dir, e.ref.file)).equals(readFileSync(join(cold.dir, c.ref.file))), e.name);
+    assert.ok(e.fp32 && readFileSync(join(warm.dir, e.fp32.file)).equals(readFileSync(join(cold.dir, c.fp32!.file))), `${e.name} (FP32 side, from the cache)`);
   }
   assert.equal(storeReference(bRoot, warm.dir, warm.p), { stored: false, why: 'hit: already stored' });
   // An entry stored without its boundaries (an older npu-block-gate) is a miss for the lens, and is replaced.

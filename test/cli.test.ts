@@ -58,6 +58,8 @@ for (const [model, threshold] of [['tiny_llama', 0.99], ['tiny_qwen3', 0.98], ['
     assert.is(Number(rep.thresholds.perPosition.toFixed(6)), threshold);
     assert.match(gate(rep, 'G2').bar, new RegExp(`>= ${threshold}`));
     assert.equal(rep.gates.map((g) => g.status), ['pass', 'pass', 'pass', 'pass']);
+    assert.is(rep.emulated, false, '--json says at its top level whether an NPU ran');
+    assert.match(r.err, 'running block 0 on the NPU via');
     assert.ok(existsSync(join(r.runDir, 'report.json')) && existsSync(join(r.runDir, 'report.md')));
     assert.match(r.err, /python: .* \(Python 3/);
     assert.match(r.err, /\[\s*\d+\.\d+s\] probe: /);
@@ -255,6 +257,7 @@ test('--json still prints a report on an error: outcome error, exit code, the on
   assert.is(r.code, 2);
   const rep = fromJson<Report>(r.out);
   assert.is(rep.outcome, 'error');
+  assert.is(rep.emulated, false);
   assert.is(rep.exit_code, 2);
   assert.match(rep.error!, /gone: model dir does not exist/);
   assert.equal(rep.gates, []);

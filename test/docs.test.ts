@@ -146,6 +146,19 @@ test('history: an emulated run or a run on N positions keeps a row of its own be
   const rows = readHistory(doc, 'phase2_block.md');
   assert.is(rows.length, 2);
   assert.ok(rows.some((h) => h.prompt.endsWith('~emulated')) && rows.some((h) => !h.prompt.includes('~')));
+  // The outcome column says so: an emulated PASS never reads as the NPU's PASS.
+  assert.equal(rows.map((h) => h.outcome).sort(), ['PASS', 'PASS (emulated)']);
+  assert.is(rows.find((h) => h.prompt.endsWith('~emulated'))!.outcome, 'PASS (emulated)');
+});
+
+test('history: an earlier emulated pass is still the baseline of a later emulated run on the same prompt', () => {
+  const first: Report = { ...fakeReport(), commit: '1111111111111111', emulate: { runtime: 'twins', inject: null } };
+  const doc = updatePhase2(null, first, renderMarkdown(first, { flavor: 'doc' }), 'phase2_block.md');
+  const later: Report = { ...fakeReport(), commit: '2222222222222222', emulate: { runtime: 'twins', inject: null } };
+  const base = baselineFor(readHistory(doc, 'phase2_block.md'), later);
+  assert.is(base?.commit, '111111111111');
+  // ... and never of a run on the NPU
+  assert.is(baselineFor(readHistory(doc, 'phase2_block.md'), { ...fakeReport(), commit: '2222222222222222' }), null);
 });
 
 test.run();

@@ -69,6 +69,11 @@ maybe('clean llama32_1b on the emulated NPU: all four gates pass, every boundary
   assert.match(r.comment, 'Cosine along block 0');
   assert.match(readFileSync(r.phase2, 'utf8'), '**EMULATED**');
   assert.match(rep.gates[3].detail, /emulated run/);
+  // ... the history row's outcome, the progress lines and --json's top level (issue 17.6).
+  assert.match(readFileSync(r.phase2, 'utf8'), /\| PASS \(emulated\) \|/);
+  assert.is(rep.emulated, true);
+  assert.match(r.err, 'running block 0 on the emulated NPU (CPU twins of its ELFs; no NPU runs)');
+  assert.not.match(r.err, 'running block 0 on the NPU');
 });
 
 // (model, bug) -> the boundary the lens names, the launch and buffer the launch-level bisect names:

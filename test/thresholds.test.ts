@@ -84,7 +84,7 @@ function lensRow(name: string, order: number, low: number): LensRow {
   return {
     name, order, step: 'Q/K/V GEMM', launch: 'rms_gemms_rope', producedBy: 'rms_gemms_rope', rows: 4, cols: 8,
     wholeCosine: 1, perPositionMin: low, p5: low, median: 1, maxAbs: 0, maxRel: 0, normRatio: 1, sqnrDb: 60, nonFinite: 0,
-    below: false, drifts: false, badRuns: [], profile: { bucket: 1, points: [low] },
+    below: false, drifts: false, scaleOff: false, badRuns: [], profile: { bucket: 1, points: [low] },
   };
 }
 

@@ -11,7 +11,9 @@ import { BISECT_FILE, readBisectJson, type BisectJson, type BisectJsonLaunch } f
 import { compare, comparisonOf, lowestCosine, nonFiniteTotal } from '../metrics/index.ts';
 import type { Metrics } from '../metrics/types.ts';
 import type { Thresholds } from '../record/report.ts';
-import type { BisectReport, BisectStep, LaunchOffender, LaunchRow } from '../record/bisect.ts';
+import type { BisectReport, BisectStep, LaunchOffender, LaunchRow, Rerun } from '../record/bisect.ts';
+import type { TensorSource } from '../tensor/index.ts';
+import { BISECT_CONTRACT } from '../contract.ts';
 import { cleanBar } from '../seed/thresholds.ts';
 import { hintFor, hintForStep, NAN_HINT, TAIL_HINT, type Hint } from '../seed/hints.ts';
 
@@ -82,21 +84,74 @@ async function judgeLaunches(runDir: string, launches: BisectJsonLaunch[], thres
   return rows.sort((a, b) => a.index - b.index);
 }
 
-/** The first launch (call order) with a buffer under the threshold; else the first under the clean bar. */
+function named(la: LaunchRow, bu: LaunchRow['buffers'][number]): LaunchOffender {
+  return {
+    index: la.index, launch: la.launch, kind: la.kind, buffer: bu.buffer, boundary: bu.boundary, stage: bu.stage, step: bu.step,
+    wholeCosine: bu.wholeCosine, perPositionMin: bu.perPositionMin, strength: bu.diverges ? 'diverges' : 'drifts',
+    hint: hintForStep(bu.step, bu.boundary ?? bu.buffer, la.kind || la.launch),
+  };
+}
+
+/** The first buffer (launch call order, then stage order) that satisfies `pick`. */
+function firstBuffer(launches: LaunchRow[], pick: (b: LaunchRow['buffers'][number]) => boolean): LaunchOffender | null {
+  for (const la of launches) {
+    const bu = la.buffers.find(pick);
+    if (bu) return named(la, bu);
+  }
+  return null;
+}
+
+/**
+ * Where the launch-level table says a drift starts: the earliest buffer under the clean bar (a bug
+ * shows there first, even when a later stage is the one that crosses the threshold: an ignored FFN
+ * norm weight drifts at the FFN RMSNorm and crosses at SwiGLU). Null when every buffer is clean.
+ */
 export function launchOffenderOf(launches: LaunchRow[]): LaunchOffender | null {
-  for (const strength of ['diverges', 'drifts'] as const) {
-    for (const la of launches) {
-      const bu = la.buffers.find((x) => x[strength]);
-      if (bu) {
-        return {
-          index: la.index, launch: la.launch, kind: la.kind, buffer: bu.buffer, boundary: bu.boundary, stage: bu.stage, step: bu.step,
-          wholeCosine: bu.wholeCosine, perPositionMin: bu.perPositionMin, strength,
-          hint: hintForStep(bu.step, bu.boundary ?? bu.buffer, la.kind || la.launch),
-        };
+  return firstBuffer(launches, (b) => b.drifts || b.diverges);
+}
+
+/** The first buffer under the threshold, when it is a later one than where the drift starts; else null. */
+export function launchCrossingOf(launches: LaunchRow[], onset: LaunchOffender | null): LaunchOffender | null {
+  const c = firstBuffer(launches, (b) => b.diverges);
+  return c && onset && (c.index !== onset.index || c.buffer !== onset.buffer) ? c : null;
+}
+
+/** The tolerance on the unswapped re-run (contract.json bisect.rerun_tolerance_rel_l2). */
+export const RERUN_TOLERANCE: number = BISECT_CONTRACT.rerun_tolerance_rel_l2;
+
+/**
+ * The unswapped re-run against the judged ffn_out: bit for bit over every row, and the relative L2
+ * of the difference over the real rows. The bisect is trusted only when it reproduces.
+ */
+export function rerunOf(rerun: TensorSource, judged: TensorSource, realLen: number, python: string): Rerun {
+  if (rerun.rows !== judged.rows || rerun.cols !== judged.cols) {
+    return { exact: false, relL2: NaN, tolerance: RERUN_TOLERANCE, reproduced: false, python };
+  }
+  let exact = true;
+  let diff2 = 0;
+  let ref2 = 0;
+  for (let start = 0; start < judged.rows; start += 256) {
+    const n = Math.min(256, judged.rows - start);
+    const a = rerun.readRows(start, n);
+    const b = judged.readRows(start, n);
+    const real = Math.max(0, Math.min(n, realLen - start)) * judged.cols;
+    for (let i = 0; i < a.length; i++) {
+      if (!Object.is(a[i], b[i])) exact = false;
+      if (i < real) {
+        const d = a[i] - b[i];
+        diff2 += d * d;
+        ref2 += b[i] * b[i];
       }
     }
   }
-  return null;
+  const relL2 = exact ? 0 : ref2 > 0 ? Math.sqrt(diff2 / ref2) : diff2 === 0 ? 0 : Infinity;
+  return { exact, relL2, tolerance: RERUN_TOLERANCE, reproduced: exact || relL2 <= RERUN_TOLERANCE, python };
+}
+
+/** Why a bisect whose re-run did not reproduce is void (one line). */
+export function voidWhy(r: Rerun): string {
+  const by = Number.isFinite(r.relL2) ? `relative L2 ${r.relL2.toPrecision(3)}, tolerance ${r.tolerance}` : 'a different shape or non-finite values';
+  return `the bisect is void: block 0 re-run unswapped under ${r.python || 'its interpreter'} did not give back the judged ffn_out (${by}); it ran another block than the one judged (another interpreter or environment, a changed tree or checkpoint, or a nondeterministic NPU), so nothing it names can be trusted`;
 }
 
 /**
@@ -104,16 +159,21 @@ export function launchOffenderOf(launches: LaunchRow[]): LaunchOffender | null {
  * block already passes G1-G3 (the bisect ran because the lens named a boundary), so no swap can be
  * "the one that brings it above threshold".
  */
-export async function judgeBisect(runDir: string, refPath: string, realLen: number, th: Thresholds, block: Metrics, blockPasses = false): Promise<BisectReport | null> {
+export async function judgeBisect(runDir: string, paths: { ref: string; npu: string }, realLen: number, th: Thresholds, block: Metrics, blockPasses = false): Promise<BisectReport | null> {
   const b = readBisectJson(runDir);
   if (!b) return null;
   const situation = situationOf(block);
   const method = b.method ?? (b.available ? 'hook' : null);
   const base = { hook: b.hook, method, emulated: b.emulated };
   if (!b.available) return { available: false, reason: b.reason, ...base, steps: [], offender: null, launches: null, launchOffender: null, situation };
-  const steps = await judgeSteps(runDir, b, refPath, realLen, th);
+  const rerun = b.rerun ? judgeRerun(runDir, b.rerun, paths.npu, realLen) : null;
+  const steps = await judgeSteps(runDir, b, paths.ref, realLen, th);
   const launches = method === 'twins' && b.launches ? await judgeLaunches(runDir, b.launches, th.perPosition) : null;
+  if (rerun && !rerun.reproduced) {
+    return { available: true, reason: voidWhy(rerun), ...base, steps, offender: null, launches, launchOffender: null, launchCrossing: null, rerun, void: voidWhy(rerun), situation };
+  }
   const launchOffender = launches ? launchOffenderOf(launches) : null;
+  const launchCrossing = launches ? launchCrossingOf(launches, launchOffender) : null;
   const first = blockPasses ? undefined : steps.find((s) => s.fixes);
   const what = method === 'twins' ? 'ELF to its twin' : 'step to the CPU';
   const reason = blockPasses
@@ -129,6 +189,25 @@ export async function judgeBisect(runDir: string, refPath: string, realLen: numb
     offender: first ? { step: first.step, kernel: first.kernel, hint: hintFor(first.step, first.kernel) } : null,
     launches,
     launchOffender,
+    launchCrossing,
+    rerun,
+    void: null,
     situation,
   };
+}
+
+/** The re-run file bisect.json names: inside the run dir, a regular file; its shape is checked by rerunOf. */
+function judgeRerun(runDir: string, r: { file: string; python: string }, npuPath: string, realLen: number): Rerun {
+  runFile(runDir, r.file, 'rerun.file', `missing (${BISECT_FILE} lists it)`);
+  const a = openTensor(join(runDir, r.file));
+  try {
+    const b = openTensor(npuPath);
+    try {
+      return rerunOf(a, b, realLen, r.python);
+    } finally {
+      b.close();
+    }
+  } finally {
+    a.close();
+  }
 }

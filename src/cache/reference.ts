@@ -13,7 +13,7 @@ import { isAbsolute, join, resolve } from 'node:path';
 import type { ProbeJson } from '../rundir/schema.ts';
 import { runFile, tensorPath } from '../rundir/read.ts';
 import { isId } from '../text/escape.ts';
-import { REF_CACHE } from '../contract.ts';
+import { FP32_PREFIX, REF_CACHE } from '../contract.ts';
 
 export interface RefCacheRecord {
   key: string;
@@ -51,6 +51,14 @@ function boundarySources(runDir: string, p: ProbeJson): Map<string, string> | st
   for (const [i, e] of (p.boundaries?.entries ?? []).entries()) {
     if (!isId(e.name) || e.name.startsWith('.')) return `boundary ${JSON.stringify(e.name)} is not a name the cache can hold`;
     if (e.ref.dtype !== 'f32' || e.ref.shape.length !== 2 || e.ref.shape[0] !== p.prompt.real_len) return `boundary ${e.name}'s reference is not f32 [real_len, features]`;
+    // The error budget's FP32 side rides along as fp32.<name> (the probe splits it off on a hit).
+    if (e.fp32 && e.fp32.dtype === 'f32' && e.fp32.shape.length === 2 && e.fp32.shape[0] === p.prompt.real_len && isId(`${FP32_PREFIX}${e.name}`)) {
+      try {
+        out.set(`${FP32_PREFIX}${e.name}`, runFile(runDir, e.fp32.file, `boundaries.entries[${i}].fp32.file`));
+      } catch {
+        // an unusable FP32 side is left out: the budget is informational
+      }
+    }
     try {
       out.set(e.name, runFile(runDir, e.ref.file, `boundaries.entries[${i}].ref.file`));
     } catch (err) {

@@ -80,6 +80,8 @@ export function runOptions(plan: Plan): string[] {
   if (plan.positions !== undefined && plan.positions !== null) args.push('--positions', String(plan.positions));
   if (plan.emulate) args.push('--emulate');
   if (plan.emulate && plan.inject) args.push(`--inject=${plan.inject}`);
+  if (plan.emulate && plan.twinEps) args.push(`--twin-eps=${plan.twinEps}`);
+  if (plan.twinPrecision) args.push(`--twin-precision=${plan.twinPrecision}`);
   if (plan.boundaries === false) args.push('--no-boundaries');
   if (plan.layers) args.push('--layers');
   return args;
@@ -212,7 +214,7 @@ export async function probe(plan: Plan, log: Log, host: IsolationHost = realHost
   }
   let kernels: KernelState | null = null;
   let knobs: string[] = [];
-  log.step(`probe: block 0 of ${basename(model.dir)} -> ${runDir}`);
+  log.step(`probe: block 0 of ${basename(model.dir)}${plan.emulate ? ' on the emulated NPU (CPU twins of its ELFs; no NPU runs)' : ''} -> ${runDir}`);
   log.step(`isolation: ${iso.detail}`);
   if (iso.degraded) log.warn(`isolation degraded: ${iso.degraded}`);
   const { python } = await runProbe(pythonCandidates(plan.python, process.env, { airRoot: model.airRoot, modelDir: model.dir }), {
@@ -273,7 +275,7 @@ export async function bisectStep(plan: Plan, probed: Probed, runDir: string, log
     // The same interpreter as the check (the command it was given, not the probe's sys.executable:
     // a wrapper stays a wrapper) and the same isolation: the bisect runs the model's code again.
     await runProbe([{ command: probed.python.command, source: probed.python.source }], {
-      subcommand: 'bisect', args: ['--run-dir', runDir], runDir, timeoutSec: plan.timeoutSec,
+      subcommand: 'bisect', args: ['--run-dir', runDir, ...(plan.twinPrecision ? [`--twin-precision=${plan.twinPrecision}`] : [])], runDir, timeoutSec: plan.timeoutSec,
       extraEnv: { ...(probed.sandbox.mode === 'uid' ? { NPU_BLOCK_GATE_UMASK: '002' } : {}), ...plan.probeEnv },
       envAllow: { names: plan.probeEnvNames ?? [], knobs: probed.knobs },
       isolation: probed.sandbox, writable: [m.dir, runDir], network: !!plan.online, readable: m.airRoot ? [m.airRoot] : [],

@@ -55,6 +55,11 @@ export function sameCommit(a: string, b: string): boolean {
   return hex.test(x) && hex.test(y) && (x.startsWith(y) || y.startsWith(x));
 }
 
+/** The history row's outcome: an emulated run's reads as such (no NPU ran), never as a bare PASS. */
+export function outcomeCell(r: Pick<Report, 'outcome' | 'emulate'>): string {
+  return `${r.outcome.toUpperCase()}${r.emulate ? ' (emulated)' : ''}`;
+}
+
 export function historyRow(r: Report, commitCell?: string): string {
   const k = historyKey(r);
   const m = r.metrics;
@@ -62,7 +67,7 @@ export function historyRow(r: Report, commitCell?: string): string {
     r.created_at.slice(0, 10),
     commitCell ?? k.commit,
     k.prompt,
-    r.outcome.toUpperCase(),
+    outcomeCell(r),
     fmtCos(m?.wholeCosine),
     fmtCos(m?.perPosition.min),
     formatThreshold(r.thresholds.perPosition),
@@ -203,7 +208,7 @@ export function readHistory(text: string | null, file: string): HistoryEntry[] {
 export function baselineFor(history: HistoryEntry[], r: HistoryView): { maxAbs: number; commit: string } | null {
   const k = historyKey(r);
   const shape = shapeOf(r);
-  const hit = history.find((h) => h.outcome === 'PASS' && h.prompt === k.prompt && h.npu === k.npu && h.shape === shape && !sameCommit(h.commit, k.commit) && Number.isFinite(h.maxAbs) && h.maxAbs > 0);
+  const hit = history.find((h) => /^PASS( \(emulated\))?$/.test(h.outcome) && h.prompt === k.prompt && h.npu === k.npu && h.shape === shape && !sameCommit(h.commit, k.commit) && Number.isFinite(h.maxAbs) && h.maxAbs > 0);
   return hit ? { maxAbs: hit.maxAbs, commit: hit.commit } : null;
 }
 

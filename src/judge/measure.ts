@@ -62,7 +62,7 @@ async function measureBlock(runDir: string, p: ProbeJson, th: Thresholds, log: L
       // A broken reference is the HF side's failure: an error naming it, never a gate verdict on the NPU.
       const fault = referenceFault(ref, realLen);
       if (fault) throw new InfraError(`the reference is broken: ${fault}; not a verdict on the NPU`, ref.path);
-      log.step(`judge: comparing ${npu.rows}x${npu.cols} NPU rows against ${ref.rows} reference rows`);
+      log.step(`judge: comparing ${npu.rows}x${npu.cols} ${p.emulate ? 'emulated-NPU (twins)' : 'NPU'} rows against ${ref.rows} reference rows`);
       return await compare(npu, ref, { realLen, threshold: th.perPosition });
     } finally {
       ref.close();
@@ -77,7 +77,8 @@ async function bisectOf(m: Omit<Measured, 'bisect'>): Promise<BisectReport | nul
   const why = wantsBisect(m);
   if (!why) return null;
   const p = m.probe;
-  return judgeBisect(m.runDir, tensorPath(m.runDir, p.tensors.ref!), p.prompt.real_len, m.thresholds, m.metrics, why === 'lens');
+  const paths = { ref: tensorPath(m.runDir, p.tensors.ref!), npu: tensorPath(m.runDir, p.tensors.npu!) };
+  return judgeBisect(m.runDir, paths, p.prompt.real_len, m.thresholds, m.metrics, why === 'lens');
 }
 
 /** Measures a run dir: probe.json, the block, the layers, the lens, and a bisect it already holds. */
@@ -104,6 +105,7 @@ export async function measure(runDir: string, threshold: number | null, log: Log
 export async function withBisect(m: Measured, log: Log): Promise<Measured> {
   const bisect = await bisectOf(m);
   if (bisect?.offender) log.step(`bisect: offending boundary ${bisect.offender.step} (${bisect.offender.kernel})`);
-  if (bisect?.launchOffender) log.step(`bisect: first launch off its twin: ${bisect.launchOffender.launch} (${bisect.launchOffender.buffer})`);
+  if (bisect?.void) log.warn(bisect.void);
+  if (bisect?.launchOffender) log.step(`bisect: the drift starts at ${bisect.launchOffender.launch} (${bisect.launchOffender.buffer})${bisect.launchCrossing ? `, crosses the threshold at ${bisect.launchCrossing.launch} (${bisect.launchCrossing.buffer})` : ''}`);
   return { ...m, bisect };
 }

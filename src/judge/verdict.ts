@@ -6,7 +6,7 @@ import { EXIT, type ExitCode } from '../errors.ts';
 import { COMMAND, TOOL } from '../tool.ts';
 import { documentationGate, outcomeOf, warningsFor, type Baseline, type Documented } from '../gates/evaluate.ts';
 import { situationOf } from '../bisect/judge.ts';
-import { lensWarning } from '../lens/judge.ts';
+import { lensBudgetWarning, lensScaleWarning, lensWarning } from '../lens/judge.ts';
 import { WHOLE_COSINE_MIN } from '../seed/thresholds.ts';
 import { REPORT_SCHEMA, REPORT_SCHEMA_VERSION, type DocsResult, type IsolationRow, type Report, type Warning } from '../record/report.ts';
 import type { BisectReport } from '../record/bisect.ts';
@@ -49,6 +49,10 @@ export function verdict(m: Measured, ctx: VerdictContext): Report {
   const warnings: Warning[] = warningsFor(m.metrics, ctx.baseline);
   const lw = m.lens ? lensWarning(m.lens) : null;
   if (lw) warnings.push(lw);
+  const ls = m.lens ? lensScaleWarning(m.lens) : null;
+  if (ls) warnings.push(ls);
+  const lb = m.lens ? lensBudgetWarning(m.lens) : null;
+  if (lb) warnings.push(lb);
   if (ctx.documented.refused !== undefined) warnings.push({ id: 'docs', message: `G4: the documents were not recorded: ${ctx.documented.refused}` });
   const failed = ctx.documented.failed;
   if (failed) {
@@ -64,6 +68,7 @@ export function verdict(m: Measured, ctx: VerdictContext): Report {
     created_at: ctx.now.toISOString(),
     outcome,
     exit_code: outcome === 'pass' ? failed?.exitCode ?? EXIT.pass : EXIT.fail,
+    emulated: !!p.emulate,
     error: null,
     model: { name: p.model.name, dir: p.model.dir, hf_id: p.model.hf_id, config: p.model.config },
     commit: ctx.commit,
@@ -111,6 +116,7 @@ export function errorVerdict(e: ErrorContext): Report {
     created_at: e.now.toISOString(),
     outcome: 'error',
     exit_code: e.exitCode,
+    emulated: false,
     error: e.message,
     model: { name: e.model.name, dir: e.model.dir, hf_id: null, config: null },
     commit: e.commit,

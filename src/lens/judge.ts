@@ -8,10 +8,10 @@ import { compare, comparisonOf, lowestCosine } from '../metrics/index.ts';
 import type { Boundaries } from '../rundir/schema.ts';
 import type { Metrics } from '../metrics/types.ts';
 import type { Warning } from '../record/report.ts';
-import type { LensNamed, LensReport, LensRow, Profile } from '../record/lens.ts';
+import type { ErrorBudget, LensNamed, LensReport, LensRow, Profile } from '../record/lens.ts';
 import { hintForStep } from '../seed/hints.ts';
-import { cleanBar, formatThreshold, wellBelow } from '../seed/thresholds.ts';
-import { fmtCos } from '../text/format.ts';
+import { cleanBar, ERROR_BUDGET_WARN, ERROR_MEASURE, formatThreshold, LENS_SCALE_WARN, wellBelow } from '../seed/thresholds.ts';
+import { fmtBudget, fmtCos, fmtRatio, fmtSci } from '../text/format.ts';
 import { isId } from '../text/escape.ts';
 import { referenceFault } from '../gates/reference.ts';
 
@@ -38,6 +38,7 @@ function rowOf(e: Boundaries['entries'][number], m: Metrics, threshold: number):
     ...c,
     below: !(low >= threshold),
     drifts: !(low >= cleanBar(threshold)),
+    scaleOff: Number.isFinite(c.normRatio) && Math.abs(c.normRatio - 1) > LENS_SCALE_WARN,
     badRuns: m.perPosition.badRuns.slice(0, 16),
     profile: profileOf(m.perPosition.cosines),
   };
@@ -55,7 +56,7 @@ function errorRow(e: Boundaries['entries'][number], rows: number, cols: number, 
   return {
     name: e.name, order: e.order, step: e.step, launch: e.launch, producedBy: e.produced_by,
     rows, cols, wholeCosine: NaN, perPositionMin: NaN, p5: NaN, median: NaN, maxAbs: NaN, maxRel: NaN, sqnrDb: NaN, normRatio: NaN, nonFinite: 0,
-    below: false, drifts: false, badRuns: [], profile: { bucket: 1, points: [] }, error,
+    below: false, drifts: false, scaleOff: false, badRuns: [], profile: { bucket: 1, points: [] }, error,
   };
 }
 
@@ -72,7 +73,11 @@ export async function compareBoundaries(runDir: string, b: Boundaries, threshold
         // A NaN or Inf on the HF side is the reference's failure, not the NPU's: an error row.
         const fault = referenceFault(ref, ref.rows, true);
         if (fault) rows.push(errorRow(e, ref.rows, ref.cols, `the reference is broken: ${fault}; not a verdict on the NPU`));
-        else rows.push(rowOf(e, await compare(npu, ref, { threshold, worstK: 0 }), threshold));
+        else {
+          const row = rowOf(e, await compare(npu, ref, { threshold, worstK: 0 }), threshold);
+          if (e.fp32) row.budget = await budgetOf(runDir, e, i, threshold);
+          rows.push(row);
+        }
       } finally {
         ref.close();
       }
@@ -83,6 +88,34 @@ export async function compareBoundaries(runDir: string, b: Boundaries, threshold
   return rows;
 }
 
+/** ||a - b|| / ||b|| from a comparison's SQNR (10 log10 of sum b^2 over sum (a-b)^2): 0 when equal. */
+export function relL2(m: Metrics): number {
+  return 10 ** (-m.errors.sqnrDb / 20);
+}
+
+/** The error budget: error(NPU vs FP32) / error(HF bf16 vs FP32), each a relative L2 (ERROR_MEASURE). */
+export function budgetFrom(npu: number, bf16: number, bar = ERROR_BUDGET_WARN): ErrorBudget {
+  const ratio = bf16 > 0 ? npu / bf16 : npu > 0 ? Infinity : NaN;
+  return { npu, bf16, ratio, over: ratio > bar };
+}
+
+async function budgetOf(runDir: string, e: Boundaries['entries'][number], i: number, threshold: number): Promise<ErrorBudget> {
+  const vsFp32 = async (side: 'npu' | 'ref') => {
+    const a = openRunTensor(runDir, e[side], `boundaries.entries[${i}].${side}`);
+    try {
+      const f = openRunTensor(runDir, e.fp32!, `boundaries.entries[${i}].fp32`);
+      try {
+        return relL2(await compare(a, f, { threshold, worstK: 0 }));
+      } finally {
+        f.close();
+      }
+    } finally {
+      a.close();
+    }
+  };
+  return budgetFrom(await vsFp32('npu'), await vsFp32('ref'));
+}
+
 /**
  * The lens from its compared rows. `ffnOutPasses`: the gated ffn_out passes G1-G3; then a boundary
  * well below the threshold is `hiding` (the gate may be hiding a bug: the RoPE and RMSNorm-weight
@@ -91,11 +124,57 @@ export async function compareBoundaries(runDir: string, b: Boundaries, threshold
 export function lensOf(b: Boundaries, rows: LensRow[], threshold: number, ffnOutPasses: boolean): LensReport {
   const first = rows.find((r) => r.below);
   const onset = rows.find((r) => r.drifts);
+  const off = rows.find((r) => r.scaleOff);
   return {
     threshold, wellBelow: wellBelow(threshold), cleanBar: cleanBar(threshold),
     emulated: b.emulated, source: b.source, table: b.table, reference: b.reference,
     rows, unpaired: b.unpaired,
     firstBelow: first ? named(first) : null, onset: onset ? named(onset) : null, hiding: hidingOf(rows, threshold, ffnOutPasses),
+    scale: off ? { ...named(off), normRatio: off.normRatio, bar: LENS_SCALE_WARN, cause: scaleCause(off) } : null,
+    budget: rows.some((r) => r.budget) ? { bar: ERROR_BUDGET_WARN, measure: ERROR_MEASURE } : null,
+  };
+}
+
+/** The warning for the first boundary (block order) over the error budget's bar, naming ffn_out too when it is. */
+export function lensBudgetWarning(lens: LensReport): Warning | null {
+  const over = lens.rows.filter((r) => r.budget?.over);
+  if (!over.length || !lens.budget) return null;
+  const r = over[0];
+  const b = r.budget!;
+  const label = `${isId(r.name) ? r.name : '(unnamed boundary)'}${r.step ? ` (${r.step})` : ''}`;
+  const h = hintForStep(r.step, r.name, r.producedBy ?? r.launch ?? '');
+  const also = over.some((x) => x.name === 'ffn_out') && r.name !== 'ffn_out' ? '; ffn_out is over the bar too' : '';
+  return {
+    id: 'error_budget',
+    message: `the error budget against FP32: boundary ${label} has ${fmtBudget(b.ratio)} the error bf16 itself has (${lens.budget.measure}: NPU ${fmtSci(b.npu)}, HF bf16 ${fmtSci(b.bf16)}; bar ${lens.budget.bar}x): the NPU adds error of its own here${also}${h ? `; likely ${h.cause}` : ''}`,
+  };
+}
+
+/**
+ * What most likely moves a boundary's scale, by the seed's step it belongs to. Cosine cannot see
+ * any of these; the norm ratio can.
+ */
+export function scaleCause(r: Pick<LensRow, 'name' | 'step'>): string {
+  const step = String(r.step ?? '').toLowerCase();
+  const name = r.name.toLowerCase();
+  if (step.includes('norm') || /norm/.test(name)) {
+    return "the RMSNorm's eps or weight (an eps other than the config's rms_norm_eps moves the scale when mean(x^2) is small; an ignored, unfolded (1+w) or wrong weight moves it always)";
+  }
+  if (step.includes('attention') || /attn/.test(name)) return 'a missing or doubled scale factor in attention (1/sqrt(head_dim), or a query pre-scaling)';
+  if (step.includes('input') || name === 'block_input') return 'the embedding scale (Gemma multiplies the embeddings by sqrt(hidden_size)) or the embedding table';
+  if (step.includes('add') || /res|ffn_out/.test(name)) return 'a residual added twice or not at all, or a scale carried in from an earlier boundary';
+  return 'a missing scale factor: a weight scaled on load (a dequantisation scale, a folded norm), or a scale carried in from an earlier boundary';
+}
+
+/** The warning for a lens whose `scale` is set (null otherwise): names the boundary, its ratio and the likely cause. */
+export function lensScaleWarning(lens: LensReport): Warning | null {
+  const s = lens.scale;
+  if (!s) return null;
+  const pct = ((s.normRatio - 1) * 100).toFixed(2);
+  const label = `${isId(s.name) ? s.name : '(unnamed boundary)'}${s.step ? ` (${s.step})` : ''}`;
+  return {
+    id: 'lens_scale',
+    message: `the lens: boundary ${label} is off in scale: norm ratio |npu|/|ref| ${fmtRatio(s.normRatio)} (${s.normRatio > 1 ? '+' : ''}${pct}%, more than ${s.bar * 100}% from 1; cosine ${fmtCos(s.wholeCosine)} cannot see scale); likely ${s.cause}${s.hint ? `; the seed: ${s.hint.cause} (${s.hint.where})` : ''}`,
   };
 }
 

@@ -39,7 +39,8 @@ export interface LaunchRow {
   buffers: LaunchBuffer[];
 }
 
-/** The first launch whose outputs leave its twin's, and inside a fused ELF the first such buffer. */
+/** A buffer the launch-level table names: where a drift starts (the offender) or where it first
+ * crosses the threshold. */
 export interface LaunchOffender {
   index: number;
   launch: string;
@@ -50,9 +51,24 @@ export interface LaunchOffender {
   step: string | null;
   wholeCosine: number;
   perPositionMin: number;
-  /** 'diverges': under the threshold; 'drifts': nothing is under it, this is the first under the clean bar. */
+  /** 'diverges': under the threshold; 'drifts': under the clean bar only. */
   strength: 'diverges' | 'drifts';
   hint: Hint | null;
+}
+
+/** The check that the bisect re-ran the block that was judged: block 0 re-run unswapped, its
+ * ffn_out against block0.npu.npy. */
+export interface Rerun {
+  /** Bit for bit the same (every row, padded rows too). */
+  exact: boolean;
+  /** ||rerun - judged|| / ||judged|| over the real rows (0 when exact; NaN when a side is not finite). */
+  relL2: number;
+  /** The stated tolerance on relL2 (contract.json bisect.rerun_tolerance_rel_l2). */
+  tolerance: number;
+  /** exact, or relL2 within the tolerance: the bisect can be trusted. */
+  reproduced: boolean;
+  /** The interpreter the bisect ran under (its sys.executable). */
+  python: string;
 }
 
 export interface BisectReport {
@@ -68,8 +84,15 @@ export interface BisectReport {
   offender: { step: string; kernel: string; hint: Hint | null } | null;
   /** twins: the launch-level table (null for a hook bisect). */
   launches?: LaunchRow[] | null;
-  /** twins: the launch the launch-level table names. */
+  /** twins: the earliest buffer (launch order, stage order) whose drift starts: under the clean bar. */
   launchOffender?: LaunchOffender | null;
+  /** twins: the first buffer under the threshold, when that is a later one than launchOffender. */
+  launchCrossing?: LaunchOffender | null;
+  /** The unswapped re-run against the judged ffn_out; null when the bisect wrote none (older runs). */
+  rerun?: Rerun | null;
+  /** Set when the bisect cannot be trusted (the re-run did not reproduce the judged ffn_out): why.
+   * The tables stay, as information; no offender is named. */
+  void?: string | null;
   /** A situational hint from the failure's shape (NaN, a bad tail run). */
   situation: Hint | null;
 }

@@ -9,6 +9,18 @@ export interface Profile {
   points: number[];
 }
 
+/** The error budget of one boundary against HF layer 0 in FP32 (ERROR_MEASURE). */
+export interface ErrorBudget {
+  /** Relative L2 of the NPU side against FP32. */
+  npu: number;
+  /** Relative L2 of the HF bf16 side against FP32 (what bf16 itself costs). */
+  bf16: number;
+  /** npu / bf16; NaN when bf16 is exact (both sides exact: nothing to budget), Infinity when only it is. */
+  ratio: number;
+  /** ratio above ERROR_BUDGET_WARN. */
+  over: boolean;
+}
+
 export interface LensRow extends Comparison {
   /** An identifier (the schema refuses any other boundary name). */
   name: string;
@@ -22,12 +34,16 @@ export interface LensRow extends Comparison {
   below: boolean;
   /** min(whole, per-position min) under the clean bar (cleanBar()). */
   drifts: boolean;
+  /** The norm ratio |npu|/|ref| is off 1 by more than LENS_SCALE_WARN (cosine cannot see it). */
+  scaleOff: boolean;
   /** Contiguous runs of rows under the threshold (at most 16). */
   badRuns: BadRun[];
   profile: Profile;
   /** Set when the boundary could not be judged (its reference holds a NaN or Inf): why. The row's
    * numbers are then NaN, and it is never under, the onset, or a hint blaming the NPU. */
   error?: string;
+  /** Against HF layer 0 in FP32, when the run measured it (absent or null otherwise). */
+  budget?: ErrorBudget | null;
 }
 
 export interface LensNamed {
@@ -63,4 +79,18 @@ export interface LensReport {
   onset: LensNamed | null;
   /** Set when a boundary is well below the threshold while ffn_out passes the gates (lensHiding()). */
   hiding: LensNamed | null;
+  /** The error budget's bar and measure, when any row has a budget (absent or null otherwise). */
+  budget?: { bar: number; measure: string } | null;
+  /** The first boundary (block order) whose norm ratio is off by more than LENS_SCALE_WARN, with its
+   * likely cause; null when every boundary keeps its scale. Absent in older records. */
+  scale?: LensScale | null;
+}
+
+/** A boundary whose scale is off: where a scale drift starts. */
+export interface LensScale extends LensNamed {
+  normRatio: number;
+  /** The bar it is off by more than (LENS_SCALE_WARN). */
+  bar: number;
+  /** The likely cause for this kind of boundary (RMSNorm eps or weight, a missing scale factor, ...). */
+  cause: string;
 }

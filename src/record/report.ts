@@ -72,6 +72,9 @@ export interface Report {
     /** `check --positions N`: how the prompt became N real tokens (absent or null otherwise). */
     positions?: ProbeJson['prompt']['positions'];
   } | null;
+  /** True when no NPU ran (`check --emulate`): at the top level so a script reading `--json` cannot
+   * take an emulated PASS for an NPU result. */
+  emulated: boolean;
   /** No NPU ran: the tree's block ran on the probe's emulated runtime (`check --emulate`). Every
    * rendering marks such a report EMULATED. Absent or null for a run on the NPU. */
   emulate?: { runtime: string; inject: string | null } | null;

@@ -2,7 +2,7 @@
 import { markdownTable } from 'markdown-table';
 import type { Report, GateResult } from '../record/report.ts';
 import { cell, id, isId, literal, plain, str, text } from '../text/escape.ts';
-import { fmtCos, fmtSci, fmtDb, fmtSqnr, fmtRatio, fmtRun, fmtSeconds } from '../text/format.ts';
+import { fmtBudget, fmtCos, fmtSci, fmtDb, fmtSqnr, fmtRatio, fmtRun, fmtSeconds } from '../text/format.ts';
 import { formatThreshold, SQNR_GOOD_DB } from '../seed/thresholds.ts';
 import type { Hint } from '../seed/hints.ts';
 import type { LensNamed, LensReport, Profile } from '../record/lens.ts';
@@ -119,6 +119,7 @@ function metricsSection(r: Report): string[] {
       [fmtSci(e.maxAbs), fmtSci(e.meanAbs), fmtSci(e.maxRel), fmtSci(e.meanRel), fmtSci(e.meanRelL1), fmtSqnr(e.sqnrDb, SQNR_GOOD_DB), fmtRatio(e.normRatio)],
     ]),
     '',
+    ...budgetLine(r),
     '### Per-position cosine (real tokens only)',
     '',
     markdownTable([
@@ -139,12 +140,20 @@ function metricsSection(r: Report): string[] {
   return out;
 }
 
+/** ffn_out's error budget against FP32 (from the lens), under the error metrics. */
+function budgetLine(r: Report): string[] {
+  const fb = r.lens?.rows.find((x) => x.name === 'ffn_out')?.budget;
+  if (!fb || !r.lens?.budget) return [];
+  return [`Error budget against FP32 (${r.lens.budget.measure}): NPU ${fmtSci(fb.npu)}, HF bf16 ${fmtSci(fb.bf16)}, ratio **${fmtBudget(fb.ratio)}** (bar ${r.lens.budget.bar}x${fb.over ? ': over it, the NPU adds error of its own' : ''}).`, ''];
+}
+
 function integrationSection(r: Report, flavor: Flavor): string[] {
   const out: string[] = [];
   const i = r.integration;
   if (i) {
     out.push('### Integration', '');
-    out.push(`- path: **${text(i.path, 32)}**, entry ${literal(i.entry)}`);
+    out.push(`- path: **${text(i.path, 32)}**, entry ${literal(i.entry)}${i.defined_in?.file ? `, defined in ${literal(i.defined_in.file)}` : ''}`);
+    if (i.step1?.path_why) out.push(`- the seed's rule: ${text(i.step1.path_why)}`);
     if (i.reason) out.push(`- why: ${text(i.reason)}`);
     const s1 = i.step1;
     if (s1 && s1.matches !== undefined) {
@@ -311,25 +320,32 @@ function lensSection(r: Report): string[] {
   }
   const rowsN = lens.rows[0].rows;
   const n = lens.firstBelow;
-  const onset = n && lens.onset && lens.onset.order < n.order ? lens.onset.order : null;
+  const onset = lens.onset && (!n || lens.onset.order < n.order) ? lens.onset.order : null;
   out.push(`Each boundary on the ${lens.emulated ? 'emulated NPU' : 'NPU'} against the ${lens.reference ? 'HF layer-0 hooks' : 'reference'}, in block order, over the ${rowsN} real rows, with the gate's engine. The seed's gates stay the gates; a boundary under the threshold ${formatThreshold(lens.threshold)} is named.`, '');
+  const budget = !!lens.budget;
   out.push(markdownTable([
-    ['#', 'boundary', 'step', 'read from', 'cosine', 'per-pos min', 'norm ratio', 'max_abs', ''],
+    ['#', 'boundary', 'step', 'read from', 'cosine', 'per-pos min', 'norm ratio', ...(budget ? ['vs FP32'] : []), 'max_abs', ''],
     ...lens.rows.map((x) => [
       String(x.order).padStart(2, '0'), id(x.name, { inTable: true }), cell(x.step ?? '', 40), x.launch ? id(x.launch, { inTable: true }) : 'returned',
-      ...(x.error ? ['-', '-', '-', '-', `error: ${cell(x.error, 300)}`] : [
-        fmtCos(x.wholeCosine), fmtCos(x.perPositionMin), fmtRatio(x.normRatio), fmtSci(x.maxAbs),
-        x.below ? `${ICON.fail} under` : x.order === onset ? 'onset' : '',
+      ...(x.error ? ['-', '-', '-', ...(budget ? ['-'] : []), '-', `error: ${cell(x.error, 300)}`] : [
+        fmtCos(x.wholeCosine), fmtCos(x.perPositionMin), fmtRatio(x.normRatio), ...(budget ? [x.budget ? fmtBudget(x.budget.ratio) : ''] : []), fmtSci(x.maxAbs),
+        [x.below ? `${ICON.fail} under` : x.order === onset ? 'onset' : '', lens.scale?.order === x.order ? '⚠️ scale' : '', x.budget?.over ? '⚠️ error' : ''].filter(Boolean).join(' '),
       ]),
     ]),
   ]), '');
+  if (lens.budget) out.push(`vs FP32: error(NPU vs FP32) / error(HF bf16 vs FP32), each a ${lens.budget.measure}, against HF layer 0 run in FP32 from the same weights and tokens: about 1 is as good as bf16 allows; above ${lens.budget.bar}x the NPU adds error of its own (informational).`, '');
   if (lens.firstBelow) {
     out.push(namedLine(lens.firstBelow, lens.threshold), '');
     const o = lens.onset;
     if (o && o.order < lens.firstBelow.order) {
       out.push(`The divergence begins earlier, at ${id(o.name)}${whereOf(o)}: cosine ${fmtCos(o.wholeCosine)}, per-position min ${fmtCos(o.perPositionMin)}, under the clean bar ${formatThreshold(lens.cleanBar)}.${o.hint ? ` ${hintLine(o.hint)}.` : ''}`, '');
     }
+  } else if (lens.onset) {
+    const o = lens.onset;
+    out.push(`Every boundary is at or above the threshold ${formatThreshold(lens.threshold)}, **but a drift begins at ${id(o.name)}**${whereOf(o)}: cosine ${fmtCos(o.wholeCosine)}, per-position min ${fmtCos(o.perPositionMin)}, under the clean bar ${formatThreshold(lens.cleanBar)}.${o.hint ? ` ${hintLine(o.hint)}.` : ''}`, '');
   } else out.push(`Every boundary is at or above the threshold ${formatThreshold(lens.threshold)}.`, '');
+  const sc = lens.scale;
+  if (sc) out.push(`**Scale: ${id(sc.name)}**${whereOf(sc)} has norm ratio ${fmtRatio(sc.normRatio)}, off 1 by more than ${sc.bar * 100}% (the first boundary to lose its scale; cosine cannot see it): likely ${text(sc.cause, 300)}.${sc.hint ? ` The seed: ${hintLine(sc.hint)}.` : ''}`, '');
   if (unpaired.length) {
     out.push('Not judged (one side only):', '');
     for (const u of unpaired.slice(0, 32)) out.push(`- ${id(u.name)} (${u.side === 'both' ? 'both sides, different shapes' : `${u.side} side only`}): ${text(u.reason, 200)}`);
@@ -340,6 +356,14 @@ function lensSection(r: Report): string[] {
   const pr = r.prompt?.positions ? profiled(lens) : null;
   if (pr) out.push(`Per-position cosine of ${id(pr.name)} against position, all ${pr.rows} positions${pr.profile.bucket > 1 ? ` (the lowest of each ${pr.profile.bucket})` : ''}:`, '', profileChart(pr.name, pr.order, pr.profile, pr.rows, lens.threshold), '');
   return out;
+}
+
+/** Whether the bisect re-ran the block that was judged (or is void). */
+function rerunSection(b: BisectReport): string[] {
+  const r = b.rerun;
+  if (b.void) return ['> [!WARNING]', `> **Bisect void**: ${text(b.void, 600)}`, ''];
+  if (!r) return [];
+  return [`Re-run: block 0 unswapped under ${literal(r.python, { max: 200 })} gave back the judged \`ffn_out\` ${r.exact ? 'bit for bit' : `within tolerance (relative L2 ${fmtSci(r.relL2)} <= ${r.tolerance})`}, so the bisect ran the block that was judged.`, ''];
 }
 
 function launchSection(b: BisectReport): string[] {
@@ -353,14 +377,19 @@ function launchSection(b: BisectReport): string[] {
       ...launches.slice(0, 64).flatMap((la) => list(la.buffers).slice(0, 64).map((bu) => [
         String(la.index), id(la.launch, { inTable: true }), id(bu.buffer, { inTable: true }), bu.boundary ? id(bu.boundary, { inTable: true }) : '',
         cell(bu.stage, 60), fmtCos(bu.wholeCosine), fmtCos(bu.perPositionMin), fmtSci(bu.maxAbs),
-        bu.diverges ? `${ICON.fail} off its twin` : b.launchOffender?.strength === 'drifts' && b.launchOffender.index === la.index && b.launchOffender.buffer === bu.buffer ? 'drifts' : '',
+        bu.diverges ? `${ICON.fail} off its twin` : b.launchOffender && b.launchOffender.index === la.index && b.launchOffender.buffer === bu.buffer ? 'drift starts' : '',
       ])),
     ]),
     '',
   ];
   const o = b.launchOffender;
-  if (o) {
-    out.push(`**${o.strength === 'diverges' ? 'First launch off its twin' : 'No launch is under the threshold; the first that drifts'}: ${id(o.launch)}** (launch ${o.index}), buffer ${id(o.buffer)}${o.boundary && o.boundary !== o.buffer ? ` (boundary ${id(o.boundary)})` : ''}${o.stage ? `, stage ${text(o.stage, 60)}` : ''}: cosine ${fmtCos(o.wholeCosine)}, per-position min ${fmtCos(o.perPositionMin)}.${o.hint ? ` ${hintLine(o.hint)}.` : ''}`, '');
+  const at = (x: NonNullable<BisectReport['launchOffender']>) => `${id(x.launch)}** (launch ${x.index}), buffer ${id(x.buffer)}${x.boundary && x.boundary !== x.buffer ? ` (boundary ${id(x.boundary)})` : ''}${x.stage ? `, stage ${text(x.stage, 60)}` : ''}: cosine ${fmtCos(x.wholeCosine)}, per-position min ${fmtCos(x.perPositionMin)}.`;
+  const c = b.launchCrossing;
+  if (b.void) return out;
+  if (o && c) {
+    out.push(`**The drift starts at ${at(o)}${o.hint ? ` ${hintLine(o.hint)}.` : ''} It first crosses the threshold at **${at(c)}`, '');
+  } else if (o) {
+    out.push(`**${o.strength === 'diverges' ? 'First launch off its twin' : 'No launch is under the threshold; the first that drifts'}: ${at(o)}${o.hint ? ` ${hintLine(o.hint)}.` : ''}`, '');
   } else out.push('Every launch matches its twin: the launches are right given their inputs (look at what feeds the block, or between the launches on the host).', '');
   return out;
 }
@@ -369,7 +398,7 @@ function bisectSection(r: Report): string[] {
   const b = r.bisect;
   if (!b) return [];
   if (b.available && b.method === 'twins') return twinsSection(b);
-  const out = ['### Bisect (seed Step 4: one kernel at a time on the CPU)', ''];
+  const out = ['### Bisect (seed Step 4: one kernel at a time on the CPU)', '', ...rerunSection(b)];
   if (!b.available) out.push(`Bisect unavailable: ${text(b.reason)}`, '');
   else {
     out.push(markdownTable([
@@ -378,7 +407,7 @@ function bisectSection(r: Report): string[] {
     ]), '');
     if (b.offender) {
       out.push(`**Offending boundary: ${id(b.offender.step)}** (kernel ${id(b.offender.kernel)}).${b.offender.hint ? ` ${hintLine(b.offender.hint)}.` : ''}`, '');
-    } else out.push(text(b.reason), '');
+    } else if (!b.void) out.push(text(b.reason), '');
   }
   if (b.situation) out.push(`Failure shape: ${hintLine(b.situation)}.`, '');
   return out;
@@ -387,6 +416,7 @@ function bisectSection(r: Report): string[] {
 /** The real tree's bisect: the launch-level table, then the swap-forward table (seed Step 4 at ELF granularity). */
 function twinsSection(b: BisectReport): string[] {
   const out = [`### Bisect (seed Step 4 on the real tree: the CPU twins of its ELFs${b.emulated ? ', on the emulated NPU' : ''})`, ''];
+  out.push(...rerunSection(b));
   out.push(...launchSection(b));
   out.push('Swap forward: `ffn_out` when ELFs 1 to i, in launch order, are answered by their twins instead of the NPU.', '');
   out.push(markdownTable([
@@ -394,7 +424,7 @@ function twinsSection(b: BisectReport): string[] {
     ...b.steps.slice(0, 64).map((s, i) => [String(i + 1), id(s.step, { inTable: true }), list(s.swapped).slice(0, 16).map((x) => id(x, { inTable: true })).join(', '), fmtCos(s.wholeCosine), fmtCos(s.perPositionMin), String(s.nonFinite), s.fixes ? '✅ yes' : 'no']),
   ]), '');
   if (b.offender) out.push(`**Offending ELF (swap forward): ${id(b.offender.step)}**: swapping it to its twin brings the block above threshold.`, '');
-  else out.push(text(b.reason), '');
+  else if (!b.void) out.push(text(b.reason), '');
   if (b.situation) out.push(`Failure shape: ${hintLine(b.situation)}.`, '');
   return out;
 }

@@ -11,7 +11,7 @@ import { BISECT_CONTRACT } from '../contract.ts';
 import { InputError, fsError } from '../errors.ts';
 import { readRegularFile, runFile } from './read.ts';
 import { any, bool, int, list, nullable, num, obj, oneOf, optional, str, withDefault, SpecError, type Infer } from './spec.ts';
-import { TENSOR_SPEC } from './probe-spec.ts';
+import { TENSOR_SPEC, TWINS_SPEC } from './probe-spec.ts';
 
 export const BISECT_SCHEMA = BISECT_CONTRACT.schema as 'npu-block-gate/bisect';
 export const BISECT_SCHEMA_VERSION = BISECT_CONTRACT.version;
@@ -72,6 +72,10 @@ export const BISECT_SPEC = obj({
   emulated: withDefault(bool(), () => false),
   steps: list(STEP, 1024),
   launches: withDefault(nullable(list(LAUNCH, 1024)), () => null),
+  /** twins: how they computed (absent in older files: fp32 numerics). */
+  twins: withDefault(nullable(TWINS_SPEC), () => null),
+  /** Block 0 re-run unswapped before any swap (absent in older files: nothing to check it against). */
+  rerun: withDefault(nullable(obj({ file: relFile, python: withDefault(text(), () => '') }, { declare: false, rest: any() })), () => null),
 }, { declare: false, rest: any() });
 
 export type BisectJson = Infer<typeof BISECT_SPEC>;

@@ -36,6 +36,12 @@ export const TENSOR_SPEC = obj({
   shape: list(int(1), 8),
 }, { declare: false });
 
+/** How CPU twins computed (probe.json emulate.twins, bisect.json twins). */
+export const TWINS_SPEC = obj({
+  precision: oneOf(...(CONTRACT.emulate.twin_precision as [string, ...string[]])), rms_eps: num(0), qk_eps: num(0),
+  eps_from: withDefault(line(40), () => 'tree'),
+}, { declare: false, rest: any() });
+
 const workaround = obj({ id: line(200), detail: line(), prerequisite: line() }, { declare: false, rest: any() });
 
 const step1 = obj({
@@ -44,7 +50,8 @@ const step1 = obj({
   inheritance_allowed: optional(bool()),
   llama_sequence: optional(strList()),
   model_sequence: optional(strList()),
-  breaks: optional(list(obj({ rule: line(), detail: line() }, { declare: false, rest: any() }))),
+  breaks: optional(list(obj({ rule: line(), op: optional(line(200)), detail: line() }, { declare: false, rest: any() }))),
+  path_why: optional(nullable(line())),
   block: optional(nullable(obj({
     function: line(), file: withDefault(nullable(line()), () => null), line: optional(nullable(int(0))),
     where: line(), via: withDefault(nullable(line()), () => null), compile: withDefault(nullable(line()), () => null),
@@ -128,6 +135,9 @@ export const PROBE_SPEC = obj({
     step1: optional(nullable(step1)),
     step2: optional(nullable(step2)),
     coverage: optional(nullable(coverage)),
+    defined_in: optional(nullable(obj({
+      module: line(), file: nullable(line()), model: nullable(line()),
+    }, { declare: false, rest: any() }))),
   }),
   reference: obj({
     kind: oneOf(...(CONTRACT.reference_kinds as ['hf-bf16', 'emulated'])),
@@ -206,8 +216,10 @@ export const PROBE_SPEC = obj({
       produced_by: nullable(line(200)),
       npu: TENSOR_SPEC,
       ref: TENSOR_SPEC,
+      fp32: optional(nullable(TENSOR_SPEC)),
     }, { declare: false }), 256),
     unpaired: list(obj({ name: boundaryName, side: oneOf('npu', 'ref', 'both'), reason: line() }, { declare: false }), 256),
+    fp32: optional(nullable(obj({ dtype: line(40), what: line() }, { declare: false, rest: any() }))),
   }))),
   // --emulate (scripts/probe/README.md "Emulated NPU"): no NPU ran; every report marks the run.
   emulate: optional(nullable(obj({
@@ -222,6 +234,7 @@ export const PROBE_SPEC = obj({
     }, { declare: false, rest: any() }), 4096),
     launches: int(0),
     compile: line(),
+    twins: optional(nullable(TWINS_SPEC)),
   }))),
 });
 

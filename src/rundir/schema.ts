@@ -46,7 +46,9 @@ export interface Step1 {
   inheritance_allowed?: boolean;
   llama_sequence?: string[];
   model_sequence?: string[];
-  breaks?: { rule: string; detail: string }[];
+  breaks?: { rule: string; op?: string; detail: string }[];
+  /** Why the path label is what it is (the seed's rule, with its evidence). */
+  path_why?: string | null;
   block?: { function: string; file: string | null; line?: number | null; where: string; via: string | null; compile: string | null } | null;
 }
 
@@ -106,6 +108,8 @@ export interface ProbeJson {
     step2?: Step2 | null;
     /** Phase 1 coverage: registry rows naming the model that the block does not launch. */
     coverage?: { unwired?: unknown[]; [k: string]: unknown } | null;
+    /** Where the block function is defined (module, file, model dir): a fact of its own, not the path label. */
+    defined_in?: { module: string; file: string | null; model: string | null; [k: string]: unknown } | null;
   };
   /** What `make diagnosis` runs for this model, and each way this run differs from it. */
   defaults?: { make_diagnosis: { prompt: string | null; model_choice: string | null; cpu_attn: boolean | null }; differs: string[] } | null;
@@ -207,6 +211,8 @@ export interface BoundaryEntry {
   produced_by: string | null;
   npu: TensorEntry;
   ref: TensorEntry;
+  /** HF layer 0 in FP32 (the error budget's ground truth); null or absent when not measured. */
+  fp32?: TensorEntry | null;
 }
 
 export interface BoundaryUnpaired {
@@ -227,6 +233,8 @@ export interface Boundaries {
   layout: string;
   entries: BoundaryEntry[];
   unpaired: BoundaryUnpaired[];
+  /** What the FP32 side is, when the run measured it (absent or null otherwise). */
+  fp32?: { dtype: string; what: string; [k: string]: unknown } | null;
 }
 
 /** probe.json `emulate` (scripts/probe/README.md "Emulated NPU"): no NPU ran. */
@@ -242,7 +250,12 @@ export interface Emulate {
   /** Launches the emulated NPU ran. */
   launches: number;
   compile: string;
+  /** How the emulated NPU's twins computed (absent in older run dirs: fp32 numerics then). */
+  twins?: Twins | null;
 }
+
+/** How CPU twins compute: the precision (contract.json emulate.twin_precision) and the RMSNorm eps. */
+export interface Twins { precision: string; rms_eps: number; qk_eps: number; eps_from: 'tree' | 'config' | string; [k: string]: unknown }
 
 /** Every key probe.json may hold: an object declares a nested object's keys, null a leaf
  * (contract.json probe.keys, the declaration the probe writes by). */

@@ -5,6 +5,15 @@ export const WHOLE_COSINE_MIN = 0.99;
 export const SQNR_GOOD_DB = 40;
 /** Cosine is blind to scale: warn when |npu|/|ref| leaves this band. */
 export const NORM_RATIO_WARN = 0.01;
+/** The error budget (issue 17.9): error(NPU vs FP32) / error(HF bf16 vs FP32), both as ERROR_MEASURE.
+ * About 1: the NPU is as good as bf16 allows; above this bar it adds error of its own (a warning;
+ * informational, like the norm ratio). */
+export const ERROR_BUDGET_WARN = 3;
+export const ERROR_MEASURE = 'relative L2 error ||x - fp32|| / ||fp32|| over the real rows';
+
+/** A lens boundary whose norm ratio |npu|/|ref| is off 1 by more than this gets a scale warning
+ * (issue 17: Qwen's RMSNorm ELFs use eps 1e-5 where the config says 1e-6: 0.989 at attn_norm). */
+export const LENS_SCALE_WARN = 0.005;
 /** Regression warning when max_abs exceeds this multiple of the recorded baseline. */
 export const MAX_ABS_REGRESSION = 1.5;
 

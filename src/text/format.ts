@@ -42,3 +42,10 @@ export function fmtSqnr(x: number | null | undefined, goodDb: number): string {
   const s = fmtDb(x);
   return typeof x === 'number' && Number.isFinite(x) && x < goodDb ? `${s} (< ${goodDb} dB)` : s;
 }
+
+/** An error-budget ratio as "1.07x" ("n/a": both sides exact; "inf": only the bf16 side is). */
+export function fmtBudget(ratio: number): string {
+  if (Number.isNaN(ratio)) return 'n/a';
+  if (!Number.isFinite(ratio)) return 'inf';
+  return `${ratio < 10 ? ratio.toFixed(2) : ratio.toFixed(0)}x`;
+}

@@ -3,8 +3,8 @@ import type { Metrics } from '../../src/metrics/types.ts';
 import type { Report } from '../../src/record/report.ts';
 import { metricGates, documentationGate, outcomeOf } from '../../src/gates/evaluate.ts';
 import type { LensReport, LensRow } from '../../src/record/lens.ts';
-import { profileOf } from '../../src/lens/judge.ts';
-import { cleanBar, wellBelow } from '../../src/seed/thresholds.ts';
+import { profileOf, scaleCause } from '../../src/lens/judge.ts';
+import { cleanBar, LENS_SCALE_WARN, wellBelow } from '../../src/seed/thresholds.ts';
 import type { BisectReport } from '../../src/record/bisect.ts';
 import type { Comparison } from '../../src/metrics/types.ts';
 
@@ -74,6 +74,7 @@ export function fakeReport(m: Metrics = fakeMetrics(), over: Partial<Report> = {
     run_dir: '/tmp/run',
     isolation: null,
     ...over,
+    emulated: over.emulated ?? !!over.emulate,
   };
 }
 
@@ -88,7 +89,7 @@ const BOUNDARIES: [string, number, string, string][] = [
 ];
 
 /** A lens over the 16 boundaries of llama32_1b; `cos` overrides a boundary's [whole, per-position min]. */
-export function fakeLens(opts: { rows?: number; cos?: Record<string, [number, number]>; threshold?: number; emulated?: boolean; perRow?: (name: string, i: number) => number } = {}): LensReport {
+export function fakeLens(opts: { rows?: number; cos?: Record<string, [number, number]>; ratio?: Record<string, number>; threshold?: number; emulated?: boolean; perRow?: (name: string, i: number) => number } = {}): LensReport {
   const threshold = opts.threshold ?? 0.99;
   const n = opts.rows ?? 6;
   const rows: LensRow[] = BOUNDARIES.map(([name, order, step, launch]) => {
@@ -96,17 +97,20 @@ export function fakeLens(opts: { rows?: number; cos?: Record<string, [number, nu
     const cosines = Array.from({ length: n }, (_, i) => opts.perRow?.(name, i) ?? (i === n - 1 ? min : whole));
     return {
       name, order, step, launch, producedBy: name === 'attn_out' ? 'flash_attn' : launch,
-      ...fakeComparison(whole, Math.min(...cosines), { rows: n, p5: min }),
+      ...fakeComparison(whole, Math.min(...cosines), { rows: n, p5: min, normRatio: opts.ratio?.[name] ?? 1 }),
       below: Math.min(whole, ...cosines) < threshold, drifts: Math.min(whole, ...cosines) < cleanBar(threshold), badRuns: [], profile: profileOf(cosines),
+      scaleOff: Math.abs((opts.ratio?.[name] ?? 1) - 1) > LENS_SCALE_WARN,
     };
   });
   const named = (r: LensRow) => ({ name: r.name, order: r.order, step: r.step, launch: r.launch, producedBy: r.producedBy, wholeCosine: r.wholeCosine, perPositionMin: r.perPositionMin, hint: hintForStep(r.step, r.name, r.producedBy ?? '') });
   const first = rows.find((r) => r.below);
   const onset = rows.find((r) => r.drifts);
+  const off = rows.find((r) => r.scaleOff);
   return {
     threshold, wellBelow: wellBelow(threshold), cleanBar: cleanBar(threshold), emulated: opts.emulated ?? true,
     source: 'launches', table: 'scripts/probe/elf_boundaries.json#llama32_1b', reference: 'hf-layer0-hooks/1',
     rows, unpaired: [], firstBelow: first ? named(first) : null, onset: onset ? named(onset) : null, hiding: null,
+    scale: off ? { ...named(off), normRatio: off.normRatio, bar: LENS_SCALE_WARN, cause: scaleCause(off) } : null,
   };
 }
 

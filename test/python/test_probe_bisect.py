@@ -90,6 +90,8 @@ class BisectCase(unittest.TestCase):
             "emulated": False,
             "steps": [],
             "launches": None,
+            "twins": None,
+            "rerun": None,
         })
         self.assertRegex(b["reason"], reason_pattern)
         self.assertEqual(len(b["reason"].splitlines()), 1)
@@ -140,11 +142,16 @@ class AirMiniBisectTests(BisectCase):
         self.assertLess(cosine(npu, ref), PASS, "the injection should fail the gate")
 
         b = load_json(self.bisect_json_path())
-        self.assertEqual(sorted(b), ["available", "emulated", "hook", "launches", "method", "reason", "schema",
-                                     "schema_version", "steps"])
+        self.assertEqual(sorted(b), ["available", "emulated", "hook", "launches", "method", "reason", "rerun", "schema",
+                                     "schema_version", "steps", "twins"])
         # The bug variable is --emulate --inject's alias on air-mini: the run, and its bisect, are emulated.
-        self.assertEqual((b["method"], b["launches"], b["emulated"]), ("hook", None, True))
         self.assertEqual(probe["emulate"]["inject"], injection)
+        self.assertEqual((b["method"], b["launches"], b["emulated"], b["twins"]), ("hook", None, True, None))
+        # Before any step, block 0 re-run unswapped under this interpreter: the judged ffn_out back,
+        # bit for bit (air-mini's emulated NPU is deterministic).
+        self.assertEqual(b["rerun"], {"file": "bisect/00-rerun.npy", "python": sys.executable})
+        self.assertTrue(np.array_equal(np.load(os.path.join(self.run_dir, "bisect", "00-rerun.npy")), npu))
+        self.assertLess(res.stderr.index("re-run unswapped first"), res.stderr.index("probe: bisect step 1/"))
         self.assertEqual((b["schema"], b["schema_version"], b["available"]), ("npu-block-gate/bisect", 1, True))
         self.assertEqual(b["hook"], f"{model}.{model}_prefill.bisect_steps")
         self.assertIn("cpu_steps", b["reason"])

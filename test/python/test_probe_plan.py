@@ -332,7 +332,9 @@ class RealTreePlanTest(unittest.TestCase):
         self.assertEqual(s["block"]["where"], "own-prefill")
         self.assertIsNone(s["block"]["via"])
         self.assertEqual(s["block"]["compile"], "llama32_1b_prefill.compile_all_kernels")
-        self.assertEqual(s["path"], "kernel-first")
+        # The seed's rule: llama's sequence and llama's ELFs (here, llama's own block) -> inheritance.
+        self.assertEqual(s["path"], "inheritance")
+        self.assertEqual(s["defined_in"]["model"], "llama32_1b")
 
     def test_step1_smollm2_inherits_llama(self):
         s = self.plans["smollm2_1_7b"]["step1"]
@@ -350,7 +352,11 @@ class RealTreePlanTest(unittest.TestCase):
         self.assertTrue(s["matches"])
         self.assertEqual(s["block"]["function"], "llama32_3b_prefill.run_transformer_block")
         self.assertEqual(s["block"]["where"], "own-prefill")
-        self.assertEqual(s["path"], "kernel-first")
+        # Its own copy, forked only for head_dim-128 attention: llama's ELFs by llama's builders.
+        self.assertEqual(s["path"], "inheritance")
+        self.assertEqual(s["defined_in"], {"model": "llama32_3b", "file": s["block"]["file"], "line": s["block"]["line"],
+                                           "where": "own-prefill", "via": None})
+        self.assertTrue(s["llama_elfs"]["value"], s["llama_elfs"])
 
     def test_step1_qwen25_breaks_on_qkv_bias(self):
         for m in ("qwen25_0_5b", "qwen25_1_5b", "qwen25_3b"):

@@ -3,7 +3,7 @@
 import argparse
 import sys
 
-from npu_probe.core.contract import EXIT_BAD_INPUT, NPU_LOCK_TIMEOUT
+from npu_probe.core.contract import EXIT_BAD_INPUT, NPU_LOCK_TIMEOUT, TWIN_EPS, TWIN_PRECISIONS
 
 COMMANDS = ("plan", "plans", "config", "block", "check", "bisect")
 
@@ -69,6 +69,10 @@ def build_parser():
                         "stale_tail)")
         sp.add_argument("--no-boundaries", dest="boundaries", action="store_false",
                         help="skip the lens: no boundaries/ (NPU buffers read back per ELF, HF layer-0 hooks)")
+        sp.add_argument("--twin-eps", choices=TWIN_EPS, default="tree",
+                        help="with --emulate: the twins' RMSNorm eps, the ELFs' own (tree, default) or the "
+                        "checkpoint config.json's rms_norm_eps (config), to see whether an eps explains a scale drift")
+        twin_precision_arg(sp)
 
     pl = sub.add_parser("plan", help="Steps 1 and 2 with no NPU: preflight, integration path, workarounds",
                         description="Read the model dir without importing it (stdlib only, no network): what the "
@@ -131,8 +135,16 @@ def build_parser():
                         "applies it says why (exit 0 either way).")
     bs.add_argument("--run-dir", required=True, metavar="RUN_DIR", help="a run dir written by `probe block`")
     bs.add_argument("--verbose", action="store_true", help="echo the tree's own output to stderr too")
+    twin_precision_arg(bs)
     lock_args(bs)
     return p
+
+
+def twin_precision_arg(sp):
+    sp.add_argument("--twin-precision", choices=TWIN_PRECISIONS, default="hardware",
+                    help="how the CPU twins round: hardware (default: where the registry's kernels round, per "
+                    "kernel_registry/details/*) or fp32 (float32 inside a launch, bf16 at the ELF's buffers); an "
+                    "--emulate run's twins and the bisect's")
 
 
 def lock_args(sp):

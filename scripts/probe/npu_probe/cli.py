@@ -170,6 +170,8 @@ def check_options(opts):
         raise ProbeError("--inject", "needs --emulate (bugs are injected into the emulated NPU's twins)")
     if inject is not None and inject not in EMULATE_INJECTIONS:
         raise ProbeError("--inject", f"unknown bug {inject!r}; choose one of: {', '.join(EMULATE_INJECTIONS)}")
+    if opts.twin_eps != "tree" and not emulate:
+        raise ProbeError("--twin-eps", "needs --emulate (it sets the emulated NPU's RMSNorm eps)")
     if emulate and opts.layers:
         raise ProbeError("--layers", "cannot run with --emulate (the adapter's runner compiles its own kernels)")
     positions = opts.positions

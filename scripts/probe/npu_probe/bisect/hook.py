@@ -14,8 +14,11 @@ Bisect is unavailable (bisect.json says why, exit 0) on the adapter path, when
 there is no `<model>_prefill.py` or it defines no `bisect_steps`, when the entry
 takes no `cpu_steps`, or when `bisect_steps()` lists no steps.
 
-For each step in order, block 0 runs again on the same setup `probe block`
-built (weights, embedded zero-padded input, RoPE LUT, KernelCache dir and
+First block 0 runs once more with nothing swapped (RUN_DIR/bisect/00-rerun.npy):
+the judge requires the judged ffn_out back from it, else the bisect ran another
+block (another interpreter or environment, a changed tree, a nondeterministic
+NPU) and is void. Then, for each step in order, block 0 runs again on the same
+setup `probe block` built (weights, embedded zero-padded input, RoPE LUT, KernelCache dir and
 compile) with just that step on the CPU; its output is copied at once and
 written to RUN_DIR/bisect/NN-<step>.npy. bisect.json is written last. The probe
 computes no cosines: the TypeScript side judges every step file against
@@ -25,6 +28,7 @@ block0.ref.npy with the same metrics engine as the gate.
 import dataclasses
 import os
 import re
+import sys
 import time
 
 from npu_probe.core.call import accepts, call_tree
@@ -32,6 +36,7 @@ from npu_probe.core.contract import (
     BISECT_CPU_STEPS_KW,
     BISECT_DIR,
     BISECT_HOOK,
+    BISECT_RERUN,
     BISECT_SCHEMA,
     BISECT_SCHEMA_VERSION,
     BISECT_STEP_KEYS,
@@ -119,6 +124,8 @@ class BisectResult:
     method: str = None
     launches: list = None
     emulated: bool = False
+    twins: dict = None  # how the twins computed (npu_probe.emulate.numerics.Numerics.record())
+    rerun: bool = False  # bisect/00-rerun.npy was written (block 0 re-run unswapped)
 
     def record(self):
         return {
@@ -131,7 +138,21 @@ class BisectResult:
             "emulated": bool(self.emulated),
             "steps": list(self.steps),
             "launches": self.launches,
+            "twins": self.twins,
+            # Which interpreter re-ran the block (the check's, through its --python command).
+            "rerun": {"file": BISECT_RERUN, "python": sys.executable} if self.rerun else None,
         }
+
+
+def write_rerun(setup, run_dir, shape, log):
+    """Block 0 once more, nothing swapped, before any step: the judge requires the judged ffn_out
+    back from it (else the bisect ran another block and is void). Returns the output."""
+    log.step("bisect: block 0 re-run unswapped first (the judge checks it reproduces the judged ffn_out)")
+    out = run_block_once(setup)
+    if tuple(out.shape) != shape:
+        raise ProbeError(setup.ctx.model.entry.entry, f"re-run returned shape {list(out.shape)}, {NPU_NPY} is {list(shape)}")
+    write_npy(os.path.join(run_dir, *BISECT_RERUN.split("/")), out)
+    return out
 
 
 def run_hook_steps(ctx, steps, run_dir, shape):
@@ -140,6 +161,7 @@ def run_hook_steps(ctx, steps, run_dir, shape):
     log, entry = ctx.log, ctx.model.entry
     records = []
     setup = prepare_block0(ctx)
+    write_rerun(setup, run_dir, shape, log)
     for i, st in enumerate(steps, start=1):
         log.step(f"bisect step {i}/{len(steps)} {st['step']} (cpu: {st['cpu_equivalent']})")
         t = time.monotonic()

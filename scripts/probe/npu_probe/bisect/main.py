@@ -74,7 +74,7 @@ def _hook(opts, log, probe, found, out):
         f"{dotted_name(hook)} lists {len(steps)} steps and {entry} takes {BISECT_CPU_STEPS_KW}; "
         "each step ran once on the CPU with the others on the NPU"
     )
-    return BisectResult(True, reason, hook, records, method="hook", emulated=emulated)
+    return BisectResult(True, reason, hook, records, method="hook", emulated=emulated, rerun=True)
 
 
 def _twins(opts, log, probe, found, out):
@@ -93,7 +93,8 @@ def _twins(opts, log, probe, found, out):
     if emulated:  # the same emulated NPU, with the same injected bug
         from npu_probe.emulate.emulation import start as start_emulation  # noqa: PLC0415
 
-        ctx.state.emulation = start_emulation(tree, model.config, table, emu_rec.get("inject"), ctx.spec.real_len)
+        ctx.state.emulation = start_emulation(tree, model.config, table, emu_rec.get("inject"),
+                                              (ctx.spec.real_len, ctx.spec.twins))
     from npu_probe.bisect.launches import run_twins_bisect  # noqa: PLC0415
 
     emulation = ctx.state.emulation
@@ -108,4 +109,5 @@ def _twins(opts, log, probe, found, out):
     why = (f"no bisect hook ({reason}); the CPU twins of its ELFs bisect instead (scripts/probe/elf_boundaries.json): "
            f"{len(launches)} launches compared NPU vs twin from their own inputs, then {len(steps)} ELFs "
            "swapped to their twins one after another")
-    return BisectResult(True, why, None, steps, method="twins", launches=launches, emulated=emulated)
+    return BisectResult(True, why, None, steps, method="twins", launches=launches, emulated=emulated,
+                        twins=ctx.spec.twins.record(), rerun=True)

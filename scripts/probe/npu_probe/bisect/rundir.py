@@ -190,20 +190,32 @@ def open_recorded_model(probe, tree):
                  prefill_mod=prefill_mod, inference_mod=inference_mod)
 
 
-def recorded_spec(probe, tree, model):
+def recorded_twins(probe, precision):
+    """How the twins compute in this bisect: an --emulate run's as it recorded them (its NPU was
+    those twins), else `precision` (--twin-precision) with the ELFs' own eps."""
+    from npu_probe.emulate.numerics import Numerics  # noqa: PLC0415 - numpy
+
+    rec = (probe.get("emulate") or {}).get("twins") if isinstance(probe.get("emulate"), dict) else None
+    if isinstance(rec, dict) and rec.get("precision"):
+        keep = {k: rec[k] for k in ("precision", "rms_eps", "qk_eps", "eps_from") if k in rec}
+        return Numerics(**keep)
+    return Numerics(precision=precision)
+
+
+def recorded_spec(probe, tree, model, precision="hardware"):
     """The RunSpec `probe block` ran, from probe.json: same tokens, padded length, attention and
-    kernel cache dir (its build dir the one above it)."""
+    kernel cache dir (its build dir the one above it), and the twins' numerics."""
     kc_dir = (probe.get("kernel_cache") or {}).get("dir")
     plan = {"kernel_cache": {"dir": kc_dir, "build_dir": kc_dir.rsplit("/", 1)[0]}} if kc_dir and "/" in kc_dir else None
     p = probe["prompt"]
     return RunSpec(tree=tree, model_name=weights_name(probe, model.adapter, model.adapter_name, tree),
                    hf_id=probe["model"]["hf_id"], tokens=tuple(p["token_ids"]), seq_len=p["padded_len"],
                    cpu_attn=probe["integration"]["cpu_attn"], cache_dir=kernel_cache_dir(tree, plan),
-                   build_dir=build_dir(tree, plan))
+                   build_dir=build_dir(tree, plan), twins=recorded_twins(probe, precision))
 
 
 def run_context(opts, log, probe, tree, model):
     """The RunContext block 0 runs again in: the recorded spec, the model, a fresh state."""
-    spec = recorded_spec(probe, tree, model)
+    spec = recorded_spec(probe, tree, model, opts.twin_precision)
     ref_kind = (probe.get("reference") or {}).get("kind") or ""
     return RunContext(options=opts, spec=spec, model=model, state=RunState(ref_kind=ref_kind), log=log)

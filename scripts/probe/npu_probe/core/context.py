@@ -25,6 +25,7 @@ class RunSpec:
     cache_dir: str  # the prefill kernel cache dir the run compiles into
     build_dir: str  # where compile and run happen (make's BUILD_DIR)
     boundaries: bool = True  # the lens: NPU buffers read back, HF layer-0 hooks
+    twins: object = None  # npu_probe.emulate.numerics.Numerics: how the CPU twins compute (None: the default)
 
     @property
     def real_len(self):

@@ -53,6 +53,7 @@ BISECT_CPU_STEPS_KW = _B["cpu_steps_kw"]
 BISECT_STEP_KEYS = tuple(_B["step_keys"])
 
 BISECT_METHODS = tuple(_B["methods"])  # "hook" (bisect_steps, air-mini) | "twins" (CPU twins of the ELFs)
+BISECT_RERUN = f"{BISECT_DIR}/{_B['rerun_file']}"  # block 0 re-run unswapped, before any swap
 
 
 def launch_file(index, elf, buffer, side):
@@ -74,6 +75,7 @@ def _safe(name):
 # The lens: RUN_DIR/boundaries/NN-<name>.{npu,ref}.npy, declared in probe.json "boundaries".
 _L = CONTRACT["boundaries"]
 BOUNDARIES_DIR = _L["dir"]
+FP32_PREFIX = _L["fp32_cache_prefix"]  # the FP32 side's names in a reference cache entry (fp32.<name>)
 BOUNDARY_LAYOUT = _L["layout"]
 HF_CAPTURE = _L["hf_capture"]
 # An emulated reference with no torch modules to hook gives layer 0's boundaries in its own record.
@@ -86,6 +88,8 @@ def boundary_file(order, name, side):
 
 
 EMULATE_INJECTIONS = tuple(CONTRACT["emulate"]["inject"])
+TWIN_PRECISIONS = tuple(CONTRACT["emulate"]["twin_precision"])
+TWIN_EPS = tuple(CONTRACT["emulate"]["twin_eps"])
 
 INTEGRATION_PATHS = tuple(CONTRACT["integration_paths"])
 REFERENCE_KINDS = tuple(CONTRACT["reference_kinds"])

@@ -2,6 +2,7 @@
 huggingface_hub itself follows; src/contract.ts applies the same ones). Standard library only:
 the plan reads the hub cache too."""
 
+import json
 import os
 
 from npu_probe.core.contract import HF_HUB
@@ -51,6 +52,26 @@ def snapshot_revision(hf_id, environ=None):
     except OSError:
         return None
     return rev or None
+
+
+def snapshot_config(hf_id, environ=None):
+    """(config.json as a dict, its path) of the local snapshot of `hf_id` (or of a local model dir),
+    else (None, why not). What the run loads: the plan and --emulate read the same file."""
+    if isinstance(hf_id, str) and os.path.isdir(hf_id):
+        path = os.path.join(hf_id, "config.json")
+    else:
+        rev = snapshot_revision(hf_id, environ)
+        if rev is None:
+            return None, f"no local HF snapshot of {hf_id} ({ref_file(hf_id, environ) if isinstance(hf_id, str) else hf_id})"
+        path = os.path.join(snapshot_dir(hf_id, rev, environ), "config.json")
+    try:
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)
+    except (OSError, ValueError) as exc:
+        return None, f"{path}: {exc}"
+    if not isinstance(data, dict):
+        return None, f"{path}: not a JSON object"
+    return data, path
 
 
 def is_offline(environ=None):

@@ -31,6 +31,9 @@ class Options:
     layers: bool = False
     ref_cache: str = None
     events: bool = False
+    # how the CPU twins compute (the emulated NPU's, and the bisect's)
+    twin_precision: str = "hardware"
+    twin_eps: str = "tree"
     # block / check / bisect
     npu_lock: str = None
     lock_timeout: float = NPU_LOCK_TIMEOUT

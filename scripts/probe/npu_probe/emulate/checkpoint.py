@@ -1,32 +1,22 @@
 """--emulate runs the tree's code at the HF checkpoint's dimensions: the config's fields set from
 the local snapshot's config.json."""
 
-import json
-import os
-
 from npu_probe.core.errors import ProbeError
-from npu_probe.core.hfhub import snapshot_dir, snapshot_revision
+from npu_probe.core.hfconfig import tree_fields
+from npu_probe.core.hfhub import snapshot_config
 
 
-CONFIG_MAP = (("n_layers", "num_hidden_layers"), ("emb_dim", "hidden_size"), ("n_heads", "num_attention_heads"),
-              ("n_kv_heads", "num_key_value_heads"), ("hidden_dim", "intermediate_size"), ("vocab_size", "vocab_size"),
-              ("rope_base", "rope_theta"))
+# The dimensions --emulate takes from the checkpoint (flags such as qkv_bias stay the tree's).
+DIMENSIONS = ("n_layers", "emb_dim", "n_heads", "n_kv_heads", "hidden_dim", "vocab_size", "rope_base", "head_dim")
 
 
-def snapshot_config(hf_id, environ=None):
-    """(config.json dict, path) of the local HF snapshot of `hf_id` (or a local dir), or (None, why)."""
-    if isinstance(hf_id, str) and os.path.isdir(hf_id):
-        path = os.path.join(hf_id, "config.json")
-    else:
-        rev = snapshot_revision(hf_id, environ)
-        if rev is None:
-            return None, f"no local HF snapshot of {hf_id}"
-        path = os.path.join(snapshot_dir(hf_id, rev, environ), "config.json")
-    try:
-        with open(path, encoding="utf-8") as f:
-            return json.load(f), path
-    except (OSError, ValueError) as exc:
-        return None, f"{path}: {exc}"
+def checkpoint_eps(hf_id):
+    """(rms_norm_eps, config.json path) of the checkpoint: what --twin-eps config gives the twins."""
+    hf, where = snapshot_config(hf_id)
+    eps = tree_fields(hf).get("rms_norm_eps") if hf is not None else None
+    if eps is None:
+        raise ProbeError("--twin-eps", f"the checkpoint's config.json states no rms_norm_eps ({where})")
+    return eps, where
 
 
 def config_from_checkpoint(config, hf_id):
@@ -35,14 +25,12 @@ def config_from_checkpoint(config, hf_id):
     hf, where = snapshot_config(hf_id)
     if hf is None:
         return {}, where
+    fields = tree_fields(hf)
     wanted = {}
-    for field, key in CONFIG_MAP:
-        if key in hf and hf[key] is not None:
-            wanted[field] = type(getattr(config, field, hf[key]))(hf[key]) if hasattr(config, field) else hf[key]
-    heads = int(hf.get("num_attention_heads") or getattr(config, "n_heads", 1))
-    wanted["head_dim"] = int(hf.get("head_dim") or int(hf.get("hidden_size", 0)) // max(heads, 1))
-    if "num_key_value_heads" not in hf:
-        wanted["n_kv_heads"] = heads
+    for field in DIMENSIONS:
+        if field in fields:
+            v = fields[field]
+            wanted[field] = type(getattr(config, field))(v) if getattr(config, field, None) is not None else v
     changes = {}
     for field, value in wanted.items():
         if not hasattr(config, field):

@@ -36,6 +36,7 @@ class Emulation:
             "launches": len(self.npu.launches),
             "compile": "not called: the emulated runtime registers one artifact per ELF of the table "
                        "(compile_all_kernels builds MLIR with the air compiler)",
+            "twins": self.npu.num.record(),
         }
 
     def close(self):
@@ -53,14 +54,16 @@ def defaults_of(config):
         return None
 
 
-def start(tree, config, spec, inject, real_len):
+def start(tree, config, spec, inject, run):
     """An Emulation for this model (the registry shim installed when the tree has a registry,
-    mapping the config's tiny shapes to its class defaults' production shapes)."""
+    mapping the config's tiny shapes to its class defaults' production shapes). `run` is
+    (real_len, the twins' Numerics)."""
+    real_len, num = run
     prod_config = defaults_of(config)
     if spec is None:
         raise ProbeError(tree.model_dir, f"--emulate needs the model in the ELF boundary table "
                          f"(scripts/probe/elf_boundaries.json); {tree.model} is not there")
-    npu = EmulatedNpu(spec, config, inject=inject, real_len=real_len)
+    npu = EmulatedNpu(spec, config, inject=inject, real_len=real_len, num=num)
     reg = None
     prog = os.path.dirname(tree.llms_dir)
     if prog not in sys.path:

@@ -36,6 +36,7 @@ import numpy as np
 
 from npu_probe.emulate.air_modules import EmulatorError, build_modules
 from npu_probe.emulate.table import dims_of, elf_args, eval_shape, fa_layout
+from npu_probe.emulate import numerics
 from npu_probe.emulate.twins import Injected, bf16_bits, from_bf16_bits, run_twin
 
 MODULE_NAMES = ("pyxrt", "air", "air.backend", "air.backend.xrt", "filelock")
@@ -48,8 +49,9 @@ class EmulatedNpu:
     gives the shapes and dtypes of the arrays the tree passed, so a twin sees
     them as the tree shaped them (head-first attention is 3-D)."""
 
-    def __init__(self, spec, config, inject=None, real_len=None):
+    def __init__(self, spec, config, inject=None, real_len=None, num=None):
         self.spec = spec
+        self.num = num if num is not None else numerics.DEFAULT
         self.dims = dims_of(config)
         self.inject = inject
         self.real_len = real_len
@@ -93,7 +95,7 @@ class EmulatedNpu:
             vals[a["role"]] = val.reshape(shapes[i])
             prev[a["role"]] = vals[a["role"]].copy()
         bug = Injected(self.inject, self.real_len, prev) if self.inject is not None else None
-        outs = run_twin(elf["kind"], vals, dims, layout=layout, bug=bug)
+        outs = run_twin(elf["kind"], vals, dims, layout=layout, bug=bug, num=self.num)
         for role, value in outs.items():
             if role not in views:
                 continue

@@ -1,12 +1,16 @@
 """CPU twins of the real mlir-air prefill ELFs: one numpy function per ELF kind.
 
 A twin computes a launch's outputs from that launch's own inputs, the way the
-ELF does: GEMMs, norms, softmax and RoPE in float32 (FP32 accumulation, as the
-registry's high-precision GEMM tier), and every buffer the ELF writes rounded
-to bf16 (the ELF boundaries: each fused sub-launch keeps its result in a bf16
-buffer). Norm eps are the ELFs' own constants (weighted_rms_norm.EPS = 1e-5 for
-the attention and FFN norms of every model, qknorm_eps = 1e-6 for Qwen3's Q/K
-norm), not HF's config values.
+ELF does: GEMMs with FP32 accumulation and one cast (the registry's
+high-precision GEMM tier), every buffer the ELF writes rounded to bf16 (the ELF
+boundaries: each fused sub-launch keeps its result in a bf16 buffer), and, with
+the default precision `hardware`, the roundings the registry's kernels make
+inside a launch (RMSNorm's bf16 scale, SiLU's chain, RoPE's bf16 products,
+FlashAttention's bf16 scores and carried softmax state; npu_probe.emulate.numerics
+lists each with the registry line it follows). Precision `fp32` keeps float32
+inside a launch. Norm eps are the ELFs' own constants (weighted_rms_norm.EPS =
+1e-5 for the attention and FFN norms of every model, qknorm_eps = 1e-6 for
+Qwen3's Q/K norm), not HF's config values.
 
 Kinds (argument roles in elf_boundaries.json; stage order = STAGES[kind]):
   rms_gemms_rope       RMSNorm, Q/K/V GEMM, RoPE(Q, K)                 llama32_1b/3b, smollm2
@@ -31,9 +35,9 @@ import dataclasses
 import numpy as np
 
 from npu_probe.core.errors import ProbeError
+from npu_probe.emulate import numerics
 
-RMS_EPS = 1e-5
-QK_NORM_EPS = 1e-6
+RMS_EPS, QK_NORM_EPS = numerics.RMS_EPS, numerics.QK_NORM_EPS
 STALE_ROWS = 3
 
 STAGES = {
@@ -63,6 +67,7 @@ KIND_OUT_NAMES = {"flash_attn": "FlashAttention", "gemm": "GEMM", "swiglu": "Swi
 
 FRONT_KINDS = ("rms_gemms_rope", "rms_qkv_bias_rope", "rms_qkv_qknorm_rope")
 TAIL_KINDS = ("o_ffn", "o_ffn_qwen", "down_add")
+FFN_NORM_KINDS = ("o_ffn", "o_ffn_qwen", "o_ffn_head", "o_res_norm")  # the ELFs holding the FFN RMSNorm
 
 # name -> (kinds it changes, what it does, the lens boundary that shows it first, the stage (buffer role))
 INJECTIONS = {
@@ -75,6 +80,8 @@ INJECTIONS = {
     "rope_k_only": (FRONT_KINDS, "RoPE is applied to K only; Q leaves the ELF unrotated", "q_roped", "q_roped"),
     "ignored_rmsnorm_weight": (FRONT_KINDS, "the attention RMSNorm ignores its weight (uses ones)", "attn_norm",
                                "normed"),
+    "ignored_ffn_norm_weight": (FFN_NORM_KINDS, "the FFN RMSNorm (after attention) ignores its weight (uses ones)",
+                                "ffn_norm", "normed2"),
     "dropped_bias": (("rms_qkv_bias_rope",), "the Q/K/V bias add is skipped (bias models only)", "q", "q_b"),
     "nan_row": (TAIL_KINDS, "one element of the block output on a real row is NaN (row real_len // 2, column 0)",
                 "ffn_out", "out"),
@@ -107,29 +114,8 @@ class Injected:
     prev: dict = None
 
 
-# ---------------------------------------------------------------------------
-# bf16 on float32 bits
-
-
-def bf16_bits(x):
-    """float32 -> bf16 bit patterns (uint16), round to nearest even; NaN stays NaN."""
-    f = np.ascontiguousarray(np.asarray(x, dtype=np.float32))
-    u = f.view(np.uint32).astype(np.uint64)
-    rounded = (u + 0x7FFF + ((u >> 16) & 1)) >> 16
-    out = rounded.astype(np.uint16)
-    nan = np.isnan(f)
-    if nan.any():
-        out[nan] = ((u[nan] >> 16) | 0x40).astype(np.uint16)
-    return out
-
-
-def from_bf16_bits(b):
-    return (np.asarray(b, dtype=np.uint16).astype(np.uint32) << 16).view(np.float32)
-
-
-def bf(x):
-    """Round to bf16 and back to float32 (what a bf16 buffer between two launches does)."""
-    return from_bf16_bits(bf16_bits(x)).reshape(np.shape(x))
+# bf16 rounding lives with the rest of the numerics (re-exported: the runtime uses it too)
+bf16_bits, from_bf16_bits, bf = numerics.bf16_bits, numerics.from_bf16_bits, numerics.bf
 
 
 def f32(a):
@@ -142,9 +128,8 @@ def f32(a):
 # Stages
 
 
-def rms_norm(x, w, eps):
-    ms = np.mean(x * x, axis=-1, keepdims=True, dtype=np.float32)
-    return bf(bf(x * (1.0 / np.sqrt(ms + np.float32(eps)))) * w)
+def rms_norm(x, w, eps, precision=numerics.HARDWARE):
+    return numerics.rms_norm(x, w, eps, precision)
 
 
 def gemm(a, w, transposed=False):
@@ -154,35 +139,36 @@ def gemm(a, w, transposed=False):
     return bf(np.matmul(a, w, dtype=np.float32))
 
 
-def rope(x, lut, n_heads, head_dim, interleaved=False):
+def rope(x, lut, heads, interleaved=False, precision=numerics.HARDWARE):
     """x (seq, n_heads*head_dim); lut (seq*n_heads*head_dim,): per (position, head) row [cos | sin]
-    (generate_rope_lut repeated per head). Half-split pairs (x[i], x[i+half]) like rope_halfsplit.cc."""
+    (generate_rope_lut repeated per head); heads = (n_heads, head_dim). Half-split pairs
+    (x[i], x[i+half]) like rope_halfsplit.cc."""
+    n_heads, head_dim = heads
     seq = x.shape[0]
     rows = x.reshape(seq * n_heads, head_dim)
     t = lut.reshape(seq * n_heads, head_dim)
     half = head_dim // 2
     cos, sin = t[:, :half], t[:, half:]
+    out = np.empty_like(rows)
     if interleaved:
-        e, o = rows[:, 0::2], rows[:, 1::2]
-        out = np.empty_like(rows)
-        out[:, 0::2] = e * cos - o * sin
-        out[:, 1::2] = o * cos + e * sin
+        out[:, 0::2], out[:, 1::2] = numerics.rotate(rows[:, 0::2], rows[:, 1::2], cos, sin, precision)
     else:
-        x1, x2 = rows[:, :half], rows[:, half:]
-        out = np.concatenate([x1 * cos - x2 * sin, x2 * cos + x1 * sin], axis=1)
-    return bf(out.reshape(seq, n_heads * head_dim))
+        out[:, :half], out[:, half:] = numerics.rotate(rows[:, :half], rows[:, half:], cos, sin, precision)
+    return out.reshape(seq, n_heads * head_dim)
 
 
-def qk_norm(x, w, n_heads, head_dim, eps):
+def qk_norm(x, w, heads, eps, precision=numerics.HARDWARE):
+    n_heads, head_dim = heads
     seq = x.shape[0]
-    return rms_norm(x.reshape(seq * n_heads, head_dim), w.reshape(head_dim), eps).reshape(seq, n_heads * head_dim)
+    return rms_norm(x.reshape(seq * n_heads, head_dim), w.reshape(head_dim), eps, precision).reshape(
+        seq, n_heads * head_dim)
 
 
-def silu_mul(g, u):
-    return bf(g / (np.float32(1.0) + np.exp(-g)) * u)
+def silu_mul(g, u, precision=numerics.HARDWARE):
+    return numerics.silu_mul(g, u, precision)
 
 
-def attention(q, k, v, heads, causal=True):
+def attention(q, k, v, heads, causal=True, precision=numerics.HARDWARE):
     """q (seq, H*hd), k/v (seq, KV*hd) -> (seq, H*hd), heads = (H, KV, hd); GQA: q head h reads
     kv head h // (H // KV)."""
     n_heads, n_kv_heads, head_dim = heads
@@ -191,17 +177,9 @@ def attention(q, k, v, heads, causal=True):
     qh = q.reshape(seq, n_heads, head_dim).transpose(1, 0, 2)
     kh = k.reshape(seq, n_kv_heads, head_dim).transpose(1, 0, 2)
     vh = v.reshape(seq, n_kv_heads, head_dim).transpose(1, 0, 2)
-    scale = np.float32(1.0 / np.sqrt(head_dim))
-    mask = np.triu(np.ones((seq, seq), dtype=bool), k=1) if causal else None
     out = np.empty((n_heads, seq, head_dim), dtype=np.float32)
     for h in range(n_heads):
-        s = np.matmul(qh[h], kh[h // group].T, dtype=np.float32) * scale
-        if mask is not None:
-            s[mask] = -np.inf
-        s -= s.max(axis=-1, keepdims=True)
-        p = np.exp(s)
-        p /= p.sum(axis=-1, keepdims=True)
-        out[h] = np.matmul(p, vh[h // group], dtype=np.float32)
+        out[h] = numerics.softmax_attention(qh[h], kh[h // group], vh[h // group], causal, precision)
     return bf(out.transpose(1, 0, 2).reshape(seq, n_heads * head_dim))
 
 
@@ -209,13 +187,15 @@ def attention(q, k, v, heads, causal=True):
 # The twins
 
 
-def run_twin(kind, vals, dims, layout="seq-first", bug=None):
+def run_twin(kind, vals, dims, layout="seq-first", bug=None, num=numerics.DEFAULT):
     """Outputs of one launch of ELF kind `kind`, in stage order: {role: float32 array
     in the role's stored shape}. `vals` maps input roles (and, for stale_tail,
     nothing else) to arrays of any dtype in their stored shape; `dims` holds
     n_heads, n_kv_heads, head_dim, q_dim, kv_dim, emb, hidden (dv_tile/dv_chunks
     for head-first attention). `bug` (an Injected, emulated NPU only) changes one
-    stage of the kinds its INJECTIONS entry names."""
+    stage of the kinds its INJECTIONS entry names. `num`: the precision and eps
+    (npu_probe.emulate.numerics.Numerics)."""
+    precision = num.precision
     inject = bug.name if bug is not None and kind in INJECTIONS[bug.name][0] else None
     real_len, prev = (bug.real_len, bug.prev) if bug is not None else (None, None)
     v = {r: f32(a) for r, a in vals.items()}
@@ -224,7 +204,7 @@ def run_twin(kind, vals, dims, layout="seq-first", bug=None):
     if kind in FRONT_KINDS:
         x = v["x"].reshape(-1, v["attn_norm_w"].size)
         w = np.ones_like(v["attn_norm_w"]) if inject == "ignored_rmsnorm_weight" else v["attn_norm_w"]
-        out["normed"] = n = rms_norm(x, w.reshape(-1), RMS_EPS)
+        out["normed"] = n = rms_norm(x, w.reshape(-1), num.rms_eps, precision)
         out["q"] = gemm(n, v["wq"], transposed=inject == "transposed_q_weight")
         out["k"] = gemm(n, v["wk"])
         out["v"] = gemm(n, v["wv"])
@@ -239,12 +219,12 @@ def run_twin(kind, vals, dims, layout="seq-first", bug=None):
                 out["v_b"] = bf(out["v"][:, :kvd] + v["bv"].reshape(1, kvd))
             q_in, k_in = out["q_b"], out["k_b"]
         elif kind == "rms_qkv_qknorm_rope":
-            out["q_n"] = qk_norm(out["q"], v["q_norm_w"], H, hd, QK_NORM_EPS)
-            out["k_n"] = qk_norm(out["k"], v["k_norm_w"], KV, hd, QK_NORM_EPS)
+            out["q_n"] = qk_norm(out["q"], v["q_norm_w"], (H, hd), num.qk_eps, precision)
+            out["k_n"] = qk_norm(out["k"], v["k_norm_w"], (KV, hd), num.qk_eps, precision)
             q_in, k_in = out["q_n"], out["k_n"]
         inter = inject == "interleaved_rope"
-        out["q_roped"] = q_in.copy() if inject == "rope_k_only" else rope(q_in, v["lut_q"], H, hd, inter)
-        out["k_roped"] = rope(k_in, v["lut_k"], KV, hd, inter)
+        out["q_roped"] = q_in.copy() if inject == "rope_k_only" else rope(q_in, v["lut_q"], (H, hd), inter, precision)
+        out["k_roped"] = rope(k_in, v["lut_k"], (KV, hd), inter, precision)
         return out
     if kind == "flash_attn":
         q, k, vv = v["q"], v["k"], v["v"]
@@ -254,14 +234,14 @@ def run_twin(kind, vals, dims, layout="seq-first", bug=None):
             q = q.reshape(H, seq, hd).transpose(1, 0, 2).reshape(seq, H * hd)
             k = k.reshape(KV, seq, hd).transpose(1, 0, 2).reshape(seq, KV * hd)
             vv = vv.reshape(KV, dvc, seq, dvt).transpose(2, 0, 1, 3).reshape(seq, KV * hd)
-            o = attention(q, k, vv, (H, KV, hd), causal=inject != "missing_causal_mask")
+            o = attention(q, k, vv, (H, KV, hd), causal=inject != "missing_causal_mask", precision=precision)
             out["out"] = np.ascontiguousarray(
                 o.reshape(seq, H, dvc, dvt).transpose(1, 2, 0, 3).reshape(H * dvc, seq, dvt))
         else:
             q = q.reshape(q.shape[0], -1) if q.ndim != 2 else q
             seq = q.shape[0]
             out["out"] = attention(q, k.reshape(seq, -1), vv.reshape(seq, -1), (H, KV, hd),
-                                   causal=inject != "missing_causal_mask")
+                                   causal=inject != "missing_causal_mask", precision=precision)
         return out
     if kind in ("o_ffn", "o_ffn_qwen", "o_ffn_head", "o_res_norm"):
         wo = v["wo"]
@@ -270,12 +250,15 @@ def run_twin(kind, vals, dims, layout="seq-first", bug=None):
         out["proj"] = proj = gemm(attn, wo)
         x = v["x"].reshape(-1, emb)
         out["res1"] = res1 = bf(x + proj[:, :emb])
-        out["normed2"] = n2 = rms_norm(res1, v["ffn_norm_w"].reshape(-1), RMS_EPS)
+        w2 = v["ffn_norm_w"].reshape(-1)
+        if inject == "ignored_ffn_norm_weight":
+            w2 = np.ones_like(w2)
+        out["normed2"] = n2 = rms_norm(res1, w2, num.rms_eps, precision)
         if kind == "o_res_norm":
             return out
         out["gate"] = g = gemm(n2, v["w_gate"])
         out["up"] = u = gemm(n2, v["w_up"])
-        out["swiglu"] = sw = silu_mul(g, u)
+        out["swiglu"] = sw = silu_mul(g, u, precision)
         if kind == "o_ffn_head":
             return out
         out["down"] = d = gemm(sw, v["w_down"])
@@ -298,7 +281,7 @@ def run_twin(kind, vals, dims, layout="seq-first", bug=None):
         out["out"] = gemm(v["a"].reshape(-1, v["w"].shape[0]), v["w"])
         return out
     if kind == "swiglu":
-        out["out"] = silu_mul(v["gate"], v["up"])
+        out["out"] = silu_mul(v["gate"], v["up"], precision)
         return out
     raise ProbeError("npu_probe.emulate.twins", f"no twin for ELF kind {kind!r}")
 

@@ -24,6 +24,9 @@ from npu_probe.emulate.table import boundary_info, boundary_order, elf_args, to_
 from npu_probe.emulate.twins import f32, input_roles
 from npu_probe.lens.capture import launch_dims
 
+FP32_RECORD = {"dtype": "float32", "what": "HF layer 0 in float32 from the bf16 reference's own weights (upcast) "
+                                         "and token ids, the lens's layer-0 hooks on it"}
+
 
 @dataclasses.dataclass
 class Boundary:
@@ -99,6 +102,7 @@ class RefSide:
     capture: str = None
     missing: dict = None
     note: str = None
+    fp32: dict = None  # {name: float32 array}: HF layer 0 in FP32 (the error budget), or None
 
 
 def write_boundaries(out, npu, side, source_table, emulated, log=None):
@@ -128,9 +132,11 @@ def write_boundaries(out, npu, side, source_table, emulated, log=None):
         item = {"name": name, "order": order, "step": info[name]["step"], "launch": b.launch, "arg": b.arg,
                 "source": b.source, "produced_by": b.produced_by}
         os.makedirs(os.path.join(out, BOUNDARIES_DIR), exist_ok=True)
-        for side, arr in (("npu", b.array), ("ref", r)):
-            rel = boundary_file(order, name, side)
-            item[side] = tensor_entry(rel, write_npy(os.path.join(out, *rel.split("/")), arr))
+        f32side = (side.fp32 or {}).get(name)
+        f32side = f32side if f32side is not None and tuple(f32side.shape) == tuple(r.shape) else None
+        for which, arr in (("npu", b.array), ("ref", r), ("fp32", f32side)):
+            rel = boundary_file(order, name, which)
+            item[which] = tensor_entry(rel, write_npy(os.path.join(out, *rel.split("/")), arr)) if arr is not None else None
         entries.append(item)
     sources = {e["source"] for e in entries} | {npu[n].source for n in npu}
     record = {
@@ -142,6 +148,7 @@ def write_boundaries(out, npu, side, source_table, emulated, log=None):
         "layout": BOUNDARY_LAYOUT,
         "entries": entries,
         "unpaired": unpaired,
+        "fp32": dict(FP32_RECORD) if any(e["fp32"] for e in entries) else None,
     }
     if log is not None:
         log.step(f"boundaries: {len(entries)} pairs written to {BOUNDARIES_DIR}/"
@@ -165,10 +172,10 @@ def lens_record(ctx, out, blk, captured, kind):
     if captured is None:
         note = ("the reference is emulated: no HF model to hook" if kind != "hf-bf16"
                 else "the reference cache entry holds no boundaries")
-        ref, missing = None, None
+        ref, missing, fp32 = None, None, None
     else:
-        note, ref, missing = None, captured["boundaries"], captured["missing"]
+        note, ref, missing, fp32 = None, captured["boundaries"], captured["missing"], captured.get("fp32")
     capture = captured.get("capture", HF_CAPTURE) if captured is not None else None
-    side = RefSide(arrays=ref, capture=capture, missing=missing, note=note)
+    side = RefSide(arrays=ref, capture=capture, missing=missing, note=note, fp32=fp32)
     emulated = ctx.state.emulation is not None or emulates_npu(spec.tree)
     return write_boundaries(out, npu, side, table, emulated, ctx.log)

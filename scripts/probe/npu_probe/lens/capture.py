@@ -44,8 +44,9 @@ def _copy(a):
 
 
 class LaunchRecorder:
-    def __init__(self, spec=None, config=None, capture=True, emulator=None):
+    def __init__(self, spec=None, config=None, capture=True, emulator=None, num=None):
         self.spec = spec  # the model's table entry, or None
+        self.num = num  # how the swap-forward twins compute (npu_probe.emulate.numerics.Numerics)
         self.config = config
         self.capture = bool(capture and spec is not None)
         self.emulator = emulator
@@ -112,7 +113,7 @@ class LaunchRecorder:
         arrays of the argument's dtype at the requested indices, empty elsewhere)."""
         elf = self.spec["elfs"][name]
         shapes = [tuple(np.shape(a)) for a in inputs]
-        outs, specs = twin_launch(elf, {i: a for i, a in enumerate(inputs)}, shapes, self.config)
+        outs, specs = twin_launch(elf, {i: a for i, a in enumerate(inputs)}, shapes, self.config, self.num)
         n = len(inputs)
         requested = {n - 1} if output_indices is None else set(output_indices)
         by_arg = {specs[r]["arg"]: v for r, v in outs.items() if r in specs}
@@ -154,9 +155,10 @@ def launch_dims(elf, shapes, config):
     return dims, layout, specs
 
 
-def twin_launch(elf, given, shapes, config):
-    """The clean twin of one launch from the arrays it was given: ({role: f32 array}, {role: arg spec})."""
+def twin_launch(elf, given, shapes, config, num=None):
+    """The clean twin of one launch from the arrays it was given: ({role: f32 array}, {role: arg spec});
+    `num` how the twin computes (None: the default numerics)."""
     dims, layout, specs = launch_dims(elf, shapes, config)
     vals = {r: np.asarray(given[specs[r]["arg"]]).reshape(shapes[specs[r]["arg"]])
             for r in input_roles(elf["kind"]) if r in specs and specs[r]["arg"] in given}
-    return run_twin(elf["kind"], vals, dims, layout=layout), specs
+    return run_twin(elf["kind"], vals, dims, layout=layout, **({"num": num} if num is not None else {})), specs

@@ -14,7 +14,7 @@ from npu_probe.core.contract import MAX_SEQ_DEFAULT as DEFAULT_SEQ_LEN  # the pr
 from npu_probe.core.contract import PLAN_SCHEMA, PLAN_SCHEMA_VERSION
 from npu_probe.plan.block import find_block
 from npu_probe.plan.closure import import_closure
-from npu_probe.plan.config import read_config
+from npu_probe.plan.architecture import features
 from npu_probe.plan.context import Ctx
 from npu_probe.plan.coverage import coverage
 from npu_probe.plan.defaults import apply_overrides, read_defaults
@@ -23,6 +23,7 @@ from npu_probe.plan.kernel_cache import kernel_cache
 from npu_probe.plan.preflight import preflight_device, preflight_hf_cache, preflight_packages, preflight_python
 from npu_probe.plan.refusal import refusal
 from npu_probe.plan.request import Host
+from npu_probe.plan.sources import config_findings, resolve
 from npu_probe.plan.static.parse import read_text
 from npu_probe.plan.step1 import step1
 from npu_probe.plan.step2 import step2, tree_does_step2
@@ -50,18 +51,23 @@ def make_plan(request, host=None):
     closure, packages, extra = import_closure(ctx, roots)
     ctx.extra_path = extra
 
-    cfg, cfg_source, cfg_why = read_config(ctx)
+    defaults, choices = read_defaults(ctx)
+    eff, overrides = apply_overrides(ctx, defaults, choices, request)
+    cfg, cfg_source, cfg_why, cfg_record, hf_raw = resolve(ctx, eff["model_id"], environ, emulated=bool(emulate_npu))
     if cfg is None:
         findings.append(finding("config", "warn", "tree", f"model config not resolved statically: {cfg_why}",
                                 "give verify_adapter.build_config() a plain `return <Config>()` of a dataclass "
                                 "with literal defaults"))
-    defaults, choices = read_defaults(ctx)
-    eff, overrides = apply_overrides(ctx, defaults, choices, request)
+    findings += config_findings(cfg_record)
     seq = int(request.seq_len) if request.seq_len else _declared_seq_len(ctx) or DEFAULT_SEQ_LEN
 
     block, compile_ = find_block(ctx)
     does, block_path = tree_does_step2(ctx, block, compile_)
-    s1 = step1(ctx, cfg, block, compile_, does, findings)
+    feat = features(ctx, cfg, hf_raw, block["_path"] if block else None)
+    if cfg is not None:  # a flag the config left unset but the model's own code shows
+        cfg_record["from_code"] = [k for k in ("qkv_bias", "qk_norm") if feat[k]["value"] and not cfg[k]]
+        cfg.update({k: True for k in cfg_record["from_code"]})
+    s1 = step1(ctx, feat, (block, compile_), does, findings)
     s2 = step2(ctx, cfg, does, block_path)
     refused = refusal(ctx, cfg, cfg_why, choices)
 
@@ -95,6 +101,7 @@ def make_plan(request, host=None):
         "emulate_npu": bool(emulate_npu),
         "config": cfg,
         "config_source": cfg_source,
+        "config_sources": cfg_record,
         "defaults": defaults,
         "effective": {"prompt": eff["prompt"], "prompt_source": eff["prompt_source"],
                       "model_choice": eff["model_choice"], "model_id": eff["model_id"],

@@ -3,6 +3,7 @@ imports to the config class, and that class's field defaults."""
 
 import ast
 
+from npu_probe.plan.static.imports import ImportRef
 from npu_probe.plan.static.names import class_fields, default_of_param, returns_of
 
 
@@ -19,7 +20,7 @@ def read_config(ctx):
             return None, None, "build_config() returns a dict, not a decoder config class"
         for ret in returns_of(fn):
             if isinstance(ret.value, ast.Call):
-                got = _config_from_call(ctx, info, ret.value, {}, 0)
+                got = config_from_call(ctx, info, ret.value, {})
                 if got:
                     return got[0], got[1], None
             elif isinstance(ret.value, ast.Dict):
@@ -32,7 +33,7 @@ def read_config(ctx):
     if winfo:
         for name, node in winfo.defs.items():
             if isinstance(node, ast.ClassDef) and name.endswith("Config"):
-                got = _config_from_class(ctx, winfo, node, {})
+                got = config_from_class(ctx, winfo, node, {})
                 if got:
                     bound = "is not a def" if fn is None and "build_config" not in (info.assigns if info else {}) \
                         else "is bound indirectly"
@@ -40,10 +41,13 @@ def read_config(ctx):
     return None, None, "no build_config() in verify_adapter.py and no *Config class in the weights module"
 
 
-def _config_from_call(ctx, info, call, env, depth):
+def config_from_call(ctx, info, call, env, scope=None, depth=0):
+    """(config dict, where) for a call that builds a config (a *Config(...) call, or a function
+    returning one), else None. `scope` is the function holding the call: its own imports
+    (`from qwen3_4b_weights import LlamaConfig` inside qwen3_8b_config) resolve the callee."""
     if depth > 4:
         return None
-    target = ctx.resolve_callee(info, call.func)
+    target = _local_callee(ctx, info, call.func, scope) or ctx.resolve_callee(info, call.func)
     if not target or target[1] is None:
         return None
     tinfo, node = target
@@ -61,7 +65,7 @@ def _config_from_call(ctx, info, call, env, depth):
                 overrides[fields[i]] = ctx.const(info, a, env)
             except ValueError:
                 pass
-        return _config_from_class(ctx, tinfo, node, overrides)
+        return config_from_class(ctx, tinfo, node, overrides)
     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
         inner = {}
         for a in node.args.posonlyargs + node.args.args + node.args.kwonlyargs:
@@ -74,13 +78,31 @@ def _config_from_call(ctx, info, call, env, depth):
         inner.update(overrides)
         for ret in returns_of(node):
             if isinstance(ret.value, ast.Call):
-                got = _config_from_call(ctx, tinfo, ret.value, inner, depth + 1)
+                got = config_from_call(ctx, tinfo, ret.value, inner, node, depth + 1)
                 if got:
                     return got
     return None
 
 
-def _config_from_class(ctx, info, cls, overrides):
+def _local_callee(ctx, info, func, scope):
+    """(ModuleInfo, def node) for a name imported inside `scope` (a function body), or None."""
+    if scope is None or not isinstance(func, ast.Name):
+        return None
+    for node in ast.walk(scope):
+        if not isinstance(node, ast.ImportFrom) or node.level:
+            continue
+        for a in node.names:
+            if (a.asname or a.name) != func.id:
+                continue
+            ref = ImportRef(node.module or "", (a.name,), 0, node.lineno, False, (func.id,))
+            mod_file, _ = ctx.resolve_module(ref, info.path)
+            minfo = ctx.info(mod_file) if mod_file and mod_file.endswith(".py") else None
+            if minfo is not None and a.name in minfo.defs:
+                return minfo, minfo.defs[a.name]
+    return None
+
+
+def config_from_class(ctx, info, cls, overrides):
     values = {}
     for name, value, _ in class_fields(cls):
         try:
@@ -98,4 +120,9 @@ def _config_from_class(ctx, info, cls, overrides):
     cfg["rope_base"] = float(values["rope_base"]) if isinstance(values.get("rope_base"), (int, float)) else None
     cfg["qkv_bias"] = bool(values.get("qkv_bias", False))
     cfg["qk_norm"] = bool(values.get("qk_norm", False))
+    for key in ("qkv_bias", "qk_norm"):  # a class that does not declare the flag: absent, not False
+        if key not in values:
+            cfg.pop(key)
+    if isinstance(values.get("rms_norm_eps"), (int, float)) and not isinstance(values.get("rms_norm_eps"), bool):
+        cfg["rms_norm_eps"] = float(values["rms_norm_eps"])
     return cfg, f"{ctx.where(info.path, cls.lineno)} {cls.name}"

@@ -40,11 +40,18 @@ def plan_lines(plan):
         lines.append(f"needs: {plan['refusal']['needs']}")
     s1 = plan["step1"]
     blk = s1.get("block")
-    where = f"{blk['function']} ({blk['file']}:{blk['line']}, {blk['where']})" if blk else "no block function"
+    home = s1.get("defined_in") or {}
+    where = (f"{blk['function']} ({blk['file']}:{blk['line']}, {blk['where']}"
+             + (f", defined in {home['model']}" if home.get("model") else "") + ")") if blk else "no block function"
     seq = {True: "matches llama's", False: "differs from llama's"}.get(s1.get("matches"), "unknown")
-    lines.append(f"step1: path {s1['path']}; kernel sequence {seq}; block {where}")
+    lines.append(f"step1: path {s1['path']} ({s1.get('path_why') or 'kernel sequence ' + seq}); block {where}")
+    arch = s1.get("architecture")
+    if arch:
+        lines.append("step1 architecture: " + "; ".join(f"{k} {_feature_text(k, v['value'])} ({v['evidence']})"
+                                                        for k, v in arch.items()))
+        lines.append("step1 kernel sequence: " + " -> ".join(s1["model_sequence"]))
     for b in s1.get("breaks", []):
-        lines.append(f"step1 break ({b['rule']}): {b['detail']}")
+        lines.append(f"step1 break ({b['rule']}) {b.get('op', '')}: {b['detail']}".replace(") :", "):"))
     lines.extend(_step2_lines(plan.get("step2"), cfg))
     cov = plan["coverage"]
     lines.append(f"coverage: {len(cov['registry_rows'])} registry rows name the model; {len(cov['wired'])} block "
@@ -93,3 +100,11 @@ def summary_line(plan):
                 f"({', '.join(env)}); the tree itself is ready for Phase 2 (step1 path {plan['step1']['path']}): "
                 "fix those (the FAIL lines above say how), or run check on an NPU host that has them")
     return f"summary: ready: every check passes; check runs block 0 on this machine (step1 path {plan['step1']['path']})"
+
+
+def _feature_text(key, value):
+    if key == "norms":
+        return f"{value['per_layer']} per layer"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return "none" if value is None else str(value)

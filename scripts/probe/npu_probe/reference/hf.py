@@ -113,8 +113,30 @@ def run_reference(ctx, capture=False):
     if hooks is not None:
         bounds = dict(hooks.captured)
         bounds["ffn_out"] = ref
-        captured = {"boundaries": bounds, "missing": dict(hooks.missing)}
+        captured = {"boundaries": bounds, "missing": dict(hooks.missing), "fp32": _fp32(ctx, hf_model)}
     return ref, seconds, observed, rec, captured
+
+
+def _fp32(ctx, hf_model):
+    """The FP32 side of the error budget from the same model and tokens ({name: array}), or None."""
+    from npu_probe.reference.fp32 import run_fp32  # noqa: PLC0415 - torch only here
+
+    spec = ctx.spec
+    ctx.log.step("running HF layer 0 in FP32 (same weights, same tokens) for the error budget")
+    try:
+        got = run_fp32(hf_model, spec.tokens, spec.real_len)
+    except Exception as exc:  # informational: the run goes on without it
+        import traceback  # noqa: PLC0415
+
+        ctx.log.detail(traceback.format_exc())
+        ctx.log.step(f"error budget: HF layer 0 in FP32 failed ({type(exc).__name__}: {exc}); not measured")
+        return None
+    if got is None:
+        ctx.log.step("error budget: no decoder layer 0 to run in FP32; not measured")
+        return None
+    _, bounds, _, seconds = got
+    ctx.state.timings["ref_fp32"] = seconds
+    return bounds
 
 
 def _adapter_hf_model(ctx):

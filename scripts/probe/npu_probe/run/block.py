@@ -70,7 +70,9 @@ def run_block0(ctx, reuse_kernels=False, keep_layers=False):
             ctx.log.step("--reuse-kernels has no effect on the adapter path (its build_runner compiles on its own)")
         return run_adapter_block0(ctx, keep_layers)
     setup = prepare_block0(ctx, reuse_kernels=reuse_kernels)
-    ctx.log.step(f"running block 0 on the NPU via {entry.entry} (seq_len {spec.seq_len}, real_len {spec.real_len})")
+    # An emulated run says so on every line that could be read as the NPU's (no NPU ran).
+    where = ("the emulated NPU (CPU twins of its ELFs; no NPU runs)" if ctx.state.emulation is not None else "the NPU")
+    ctx.log.step(f"running block 0 on {where} via {entry.entry} (seq_len {spec.seq_len}, real_len {spec.real_len})")
     t = time.monotonic()
     npu = run_block_once(setup)
     setup.timings["npu"] = time.monotonic() - t

@@ -73,7 +73,8 @@ def open_run(opts, log, plan=None, started=Started()):
     step1 = _plan_part(plan, "step1") or None
     entry = choose_entry(tree.model, adapter, adapter_name, prefill_mod, (inference_mod, adapter), step1)
     cpu_attn = _cpu_attn(opts, diag, tree, entry)
-    log.step(f"integration {entry.path}: {entry.entry} ({entry.kind}, {'CPU' if cpu_attn else 'NPU'} attention)")
+    attn = "CPU" if cpu_attn else ("emulated NPU (twin)" if opts.emulate else "NPU")
+    log.step(f"integration {entry.path}: {entry.entry} ({entry.kind}, {attn} attention)")
     workarounds = _workarounds(cfg, plan)
     for w in workarounds:
         log.step(f"workaround trigger {w['id']}: {w['detail']}")
@@ -83,7 +84,7 @@ def open_run(opts, log, plan=None, started=Started()):
         log.step(f"differs from make diagnosis: {line}")
     spec = RunSpec(tree=tree, model_name=model_name, hf_id=hf_id, tokens=tuple(tokens), seq_len=seq_len,
                    cpu_attn=cpu_attn, cache_dir=kernel_cache_dir(tree, plan), build_dir=build_dir(tree, plan),
-                   boundaries=opts.boundaries)
+                   boundaries=opts.boundaries, twins=_twins(opts, hf_id, log))
     model = Model(adapter=adapter, adapter_name=adapter_name, config=config, cfg=cfg, entry=entry,
                   prefill_mod=prefill_mod, inference_mod=inference_mod, tokenizer=tokenizer)
     ctx = RunContext(options=opts, spec=spec, model=model, state=RunState(ref_kind=reference_kind(tree), t_start=t),
@@ -120,15 +121,28 @@ def _emulated_config(opts, tree, model, log):
     return config_changes, config_source, cfg
 
 
+def _twins(opts, hf_id, log):
+    """How the CPU twins compute: --twin-precision, and with --twin-eps config the checkpoint's eps."""
+    from npu_probe.emulate.numerics import Numerics  # noqa: PLC0415 - numpy
+
+    if opts.twin_eps == "config":
+        from npu_probe.emulate.checkpoint import checkpoint_eps  # noqa: PLC0415
+
+        eps, where = checkpoint_eps(hf_id)
+        log.step(f"emulate: the twins' RMSNorm eps is the config's {eps:g} ({where}), not the ELFs' own")
+        return Numerics(precision=opts.twin_precision, rms_eps=eps, qk_eps=eps, eps_from="config")
+    return Numerics(precision=opts.twin_precision)
+
+
 def _start_emulation(ctx, config_changes, config_source):
     from npu_probe.emulate.emulation import start as start_emulation  # noqa: PLC0415
     from npu_probe.emulate.table import model_spec  # noqa: PLC0415
 
     tree, inject = ctx.spec.tree, ctx.options.inject
-    emulation = start_emulation(tree, ctx.model.config, model_spec(tree.model), inject, ctx.spec.real_len)
+    emulation = start_emulation(tree, ctx.model.config, model_spec(tree.model), inject, (ctx.spec.real_len, ctx.spec.twins))
     emulation.config_changes, emulation.config_source = config_changes, config_source
     ctx.state.emulation = emulation
-    ctx.log.step(f"emulate: {tree.model} on the emulated air runtime (CPU twins)"
+    ctx.log.step(f"emulate: {tree.model} on the emulated air runtime (CPU twins, {ctx.spec.twins.precision} precision)"
                  + (f", injected bug {inject}" if inject else ""))
 
 

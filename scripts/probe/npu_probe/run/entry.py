@@ -15,6 +15,7 @@ defined-in test below is only the fallback when no plan is at hand.
 """
 
 import dataclasses
+import os
 import sys
 
 from npu_probe.core.errors import ProbeError
@@ -34,6 +35,24 @@ class Entry:
     func: object = None
     module: object = None  # module whose compile_all_kernels is used
     compile_all: object = None
+
+    def defined_in(self, tree):
+        """Where the block function is defined: {module, file (tree-relative), model (its model dir)},
+        None for the adapter's runner. A fact of its own: the path label follows the seed's rule."""
+        if self.func is None:
+            return None
+        import inspect  # noqa: PLC0415
+
+        try:
+            path = inspect.getsourcefile(self.func)
+        except TypeError:
+            path = None
+        model = None
+        if path:
+            rel = os.path.relpath(os.path.abspath(path), tree.llms_dir)
+            model = None if rel.startswith("..") or os.sep not in rel else rel.split(os.sep)[0]
+        return {"module": getattr(self.func, "__module__", None) or "?",
+                "file": tree.rel(path) if path else None, "model": model}
 
 
 def dotted_name(func):

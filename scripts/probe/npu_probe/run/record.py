@@ -63,6 +63,7 @@ def write_probe_json(ctx, out, stage, output):
             "step1": facts.step1,
             "step2": facts.step2,
             "coverage": facts.coverage,
+            "defined_in": entry.defined_in(tree),
         },
         reference=dict(reference_record(state.ref_kind, spec.hf_id), cache=output.ref_cache,
                        hub_offline=hfhub.is_offline()),

@@ -86,7 +86,7 @@ def _instrument(ctx):
     table = model_spec(ctx.spec.tree.model)
     emulation = ctx.state.emulation
     recorder = LaunchRecorder(table, ctx.model.config, capture=ctx.spec.boundaries,
-                              emulator=emulation.npu if emulation is not None else None)
+                              emulator=emulation.npu if emulation is not None else None, num=ctx.spec.twins)
     recorder.install(cache)
     return Instrumented(cache=cache, kernels_run=kernels_run, recorder=recorder, table=table)
 

@@ -11,7 +11,7 @@ import os
 import time
 
 from npu_probe.core.call import remove_if_empty, working_dir
-from npu_probe.core.contract import HF_CAPTURE, INPUT_NPY, RECORD_CAPTURE, LAYERS_DIR, NPU_NPY, REF_NPY, layer_file
+from npu_probe.core.contract import FP32_PREFIX, HF_CAPTURE, INPUT_NPY, RECORD_CAPTURE, LAYERS_DIR, NPU_NPY, REF_NPY, layer_file
 from npu_probe.core.npy import tensor_entry, write_npy
 from npu_probe.lens.boundaries import lens_record
 from npu_probe.reference.cache import RefCache
@@ -101,7 +101,10 @@ def _reference(ctx, want_layers, lens):
         ref, state.timings["ref"] = ref_layers[0], ref_cache.load_seconds
         kind = ref_cache.kind or kind
         if ref_cache.boundaries is not None:
-            captured = {"boundaries": dict(ref_cache.boundaries, ffn_out=ref), "missing": {},
+            stored = ref_cache.boundaries  # the FP32 side is stored as fp32.<name> beside the HF side
+            fp32 = {k[len(FP32_PREFIX):]: v for k, v in stored.items() if k.startswith(FP32_PREFIX)}
+            hf = {k: v for k, v in stored.items() if not k.startswith(FP32_PREFIX)}
+            captured = {"boundaries": dict(hf, ffn_out=ref), "missing": {}, "fp32": fp32 or None,
                         "capture": ref_cache.want_boundaries}
     else:
         ref, state.timings["ref"], observed, ref_rec, captured = run_reference(ctx, capture=capture)

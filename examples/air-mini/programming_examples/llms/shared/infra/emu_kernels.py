@@ -344,7 +344,8 @@ def _o_and_ffn_front(ctx, attn, wo, x_res, ffn_norm, w_gate, w_up):
     o = ctx.step("o_proj", lambda: npu_gemm(attn, wo), lambda: cpu_gemm(attn, wo))
     res1 = ctx.step("residual1", lambda: to_bf16(np.asarray(x_res, np.float32) + o),
                     lambda: cpu_add(x_res, o))
-    normed = ctx.step("ffn_norm", lambda: npu_rms_norm(res1, ffn_norm, ctx.eps),
+    npu_norm_w = np.ones_like(ffn_norm) if ctx.bug == "ignored_ffn_norm_weight" else ffn_norm
+    normed = ctx.step("ffn_norm", lambda: npu_rms_norm(res1, npu_norm_w, ctx.eps),
                       lambda: ctx.cpu_op("rms_norm")(res1, ffn_norm, ctx.eps))
     g = ctx.step("gate_proj", lambda: npu_gemm(normed, w_gate),
                  lambda: cpu_gemm(normed, w_gate))

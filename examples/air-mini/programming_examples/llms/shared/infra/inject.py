@@ -44,6 +44,10 @@ INJECTIONS = {
         "attn_norm",
         "the attention RMSNorm ignores its weight (uses ones)",
     ),
+    "ignored_ffn_norm_weight": (
+        "ffn_norm",
+        "the FFN RMSNorm (after attention) ignores its weight (uses ones)",
+    ),
     "stale_tail": (
         "residual2",
         "the write-back of the last 3 real rows is skipped, so they keep the "

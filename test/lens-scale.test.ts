@@ -1,0 +1,130 @@
+// The lens sees scale (issue 17.4): every boundary's norm ratio, a scale warning at the first
+// boundary off 1 by more than 0.5% with its likely cause and the seed's hint, and the onset of a
+// drift shown in the terminal, report.md, the comment and phase2_block.md even when nothing is
+// under the threshold. Judged here from fixtures; test/lens.test.ts runs the real tree end to end.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { budgetFrom, lensBudgetWarning, lensOf, lensScaleWarning, scaleCause } from '../src/lens/judge.ts';
+import { renderTerminal } from '../src/report/terminal.ts';
+import { renderMarkdown } from '../src/report/markdown.ts';
+import { ERROR_BUDGET_WARN, ERROR_MEASURE, LENS_SCALE_WARN } from '../src/seed/thresholds.ts';
+import type { Boundaries } from '../src/rundir/schema.ts';
+import { fakeLens, fakeMetrics, fakeReport } from './helpers/report.ts';
+import { cli, fixture, npyOf, refValues } from './helpers/rundir.ts';
+import { fromJson } from '../src/report/json.ts';
+import type { Report } from '../src/record/report.ts';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+const B: Boundaries = { source: 'launches', table: 't', emulated: true, reference: 'hf-layer0-hooks/1', layout: 'seq-first', entries: [], unpaired: [] };
+
+test('the first boundary off in scale by more than 0.5% is named, with its likely cause and the seed hint', () => {
+  // Qwen's RMSNorm ELF eps (1e-5) against the config's 1e-6: attn_norm and everything it feeds lose 1.1%.
+  const rows = fakeLens({ ratio: { attn_norm: 0.989, q: 0.989, k: 0.989, v: 0.989, q_roped: 0.989 } }).rows;
+  const lens = lensOf(B, rows, 0.99, true);
+  assert.is(lens.scale!.name, 'attn_norm');
+  assert.is(lens.scale!.bar, LENS_SCALE_WARN);
+  assert.match(lens.scale!.cause, "the RMSNorm's eps or weight");
+  assert.is(lens.firstBelow, null, 'cosine sees none of it');
+  const w = lensScaleWarning(lens)!;
+  assert.is(w.id, 'lens_scale');
+  assert.match(w.message, 'boundary attn_norm (RMSNorm) is off in scale: norm ratio |npu|/|ref| 0.9890 (-1.10%, more than 0.5% from 1');
+  assert.match(w.message, "likely the RMSNorm's eps or weight");
+  assert.match(w.message, 'the seed: norm weight, eps or the row layout');
+  // Within 0.5% (bf16 rounding of the scale moves rows by a few tenths of a percent): no warning.
+  const quiet = lensOf(B, fakeLens({ ratio: { attn_norm: 0.996, ffn_out: 1.004 } }).rows, 0.99, true);
+  assert.is(quiet.scale, null);
+  assert.is(lensScaleWarning(quiet), null);
+});
+
+test('the likely cause follows the kind of boundary', () => {
+  assert.match(scaleCause({ name: 'ffn_norm', step: 'RMSNorm' }), 'eps or weight');
+  assert.match(scaleCause({ name: 'q_norm', step: 'Q/K Norm' }), 'eps or weight');
+  assert.match(scaleCause({ name: 'attn_out', step: 'FlashAttention' }), '1/sqrt(head_dim)');
+  assert.match(scaleCause({ name: 'block_input', step: 'input' }), 'sqrt(hidden_size)');
+  assert.match(scaleCause({ name: 'down', step: 'Down GEMM' }), 'missing scale factor');
+});
+
+test('a scale warning and a drift onset show in the terminal, report.md, the comment and phase2_block.md', () => {
+  // An ignored FFN-norm weight: nothing under the threshold, ffn_norm drifts (under the clean bar) and loses scale.
+  const lens = lensOf(B, fakeLens({ threshold: 0.98, cos: { ffn_norm: [0.9947, 0.9931], gate: [0.9951, 0.994] }, ratio: { ffn_norm: 1.062, gate: 1.05 } }).rows, 0.98, true);
+  assert.is(lens.firstBelow, null);
+  assert.is(lens.onset!.name, 'ffn_norm');
+  const r = { ...fakeReport(fakeMetrics()), lens, warnings: [lensScaleWarning(lens)!], emulate: { runtime: 'twins', inject: 'ignored_ffn_norm_weight' } };
+  const term = renderTerminal(r);
+  assert.match(term, /15 +ffn_norm +RMSNorm +0\.994700 +0\.993100 +1\.0620 +[0-9.e-]+ +onset SCALE/);
+  assert.match(term, 'every boundary is at or above 0.98, but a drift begins at ffn_norm (RMSNorm, written by o_ffn), cosine 0.994700');
+  assert.match(term, 'scale: ffn_norm (RMSNorm) has norm ratio 1.0620, off 1 by more than 0.5%');
+  assert.match(term, 'warning: the lens: boundary ffn_norm (RMSNorm) is off in scale');
+  for (const flavor of ['summary', 'comment', 'doc'] as const) {
+    const md = renderMarkdown(r, { flavor });
+    assert.match(md, '**but a drift begins at `ffn_norm`** (RMSNorm, written by `o_ffn`): cosine 0.994700', flavor);
+    assert.match(md, '**Scale: `ffn_norm`** (RMSNorm, written by `o_ffn`) has norm ratio 1.0620', flavor);
+    assert.match(md, /\| onset ⚠️ scale \|/, flavor);
+  }
+});
+
+test('the error budget: error(NPU vs FP32) / error(HF bf16 vs FP32), a warning above the bar at the first boundary over it', () => {
+  assert.equal(budgetFrom(6e-3, 5e-3), { npu: 6e-3, bf16: 5e-3, ratio: 6e-3 / 5e-3, over: false });
+  assert.ok(Number.isNaN(budgetFrom(0, 0).ratio), 'both exact: nothing to budget');
+  assert.equal(budgetFrom(1e-3, 0), { npu: 1e-3, bf16: 0, ratio: Infinity, over: true });
+  assert.is(budgetFrom(0.02, 5e-3).over, true);
+  assert.is(ERROR_BUDGET_WARN, 3);
+  const rows = fakeLens().rows.map((x) => ({ ...x, budget: budgetFrom(x.name === 'q' || x.name === 'ffn_out' ? 0.05 : 4e-3, 3.5e-3) }));
+  const lens = lensOf(B, rows, 0.99, true);
+  assert.equal(lens.budget, { bar: ERROR_BUDGET_WARN, measure: ERROR_MEASURE });
+  const w = lensBudgetWarning(lens)!;
+  assert.is(w.id, 'error_budget');
+  assert.match(w.message, 'boundary q (Q/K/V GEMM) has 14x the error bf16 itself has (relative L2 error ||x - fp32|| / ||fp32|| over the real rows: NPU 0.05, HF bf16 0.0035; bar 3x)');
+  assert.match(w.message, 'ffn_out is over the bar too');
+  const r = { ...fakeReport(fakeMetrics()), lens, warnings: [w] };
+  const term = renderTerminal(r);
+  assert.match(term, 'vs FP32: error(NPU vs FP32) / error(HF bf16 vs FP32)');
+  assert.match(term, /05 +q +Q\/K\/V GEMM +0\.999990 +0\.999980 +1\.0000 +14x +[0-9.e-]+ +ERR/);
+  assert.match(term, 'error budget vs FP32 (relative L2 error ||x - fp32|| / ||fp32|| over the real rows)  NPU 0.05  HF bf16 0.0035  ratio 14x (bar 3x, OVER)');
+  const md = renderMarkdown(r, { flavor: 'comment' });
+  assert.match(md, '| vs FP32 |');
+  assert.match(md, 'Error budget against FP32 (relative L2 error ||x - fp32|| / ||fp32|| over the real rows): NPU 0.05, HF bf16 0.0035, ratio **14x**');
+  // a lens without an FP32 side keeps its table as it was
+  assert.not.match(renderTerminal({ ...r, lens: fakeLens(), warnings: [] }), 'vs FP32');
+});
+
+test('report judges the FP32 side a run dir declares: the budget per boundary, from the files', async () => {
+  const mk = (fp32Shape?: number[]) => {
+    const f = fixture({
+      probe: (p) => {
+        const shape = [p.prompt.real_len, p.tensors.ref.shape[1]];
+        p.boundaries = {
+          source: 'launches', table: 't', emulated: false, reference: 'hf-layer0-hooks/1', layout: 'seq-first',
+          entries: [{ name: 'ffn_out', order: 20, step: 'residual add', launch: 'o_ffn', arg: 3, source: 'launch', produced_by: 'o_ffn',
+            npu: { file: 'boundaries/20-ffn_out.npu.npy', dtype: 'f32', shape },
+            ref: { file: 'boundaries/20-ffn_out.ref.npy', dtype: 'f32', shape },
+            fp32: { file: 'boundaries/20-ffn_out.fp32.npy', dtype: 'f32', shape: fp32Shape ?? shape } }],
+          unpaired: [], fp32: { dtype: 'float32', what: 'HF layer 0 in float32' },
+        };
+      },
+    });
+    mkdirSync(join(f.runDir, 'boundaries'));
+    const truth = refValues();
+    // HF bf16 off the truth by 1e-3 of each value, the NPU by 4e-3: a budget of 4
+    writeFileSync(join(f.runDir, 'boundaries/20-ffn_out.fp32.npy'), npyOf(truth));
+    writeFileSync(join(f.runDir, 'boundaries/20-ffn_out.ref.npy'), npyOf(truth.map((r) => r.map((v, j) => v * (1 + (j % 2 ? 1e-3 : -1e-3))))));
+    writeFileSync(join(f.runDir, 'boundaries/20-ffn_out.npu.npy'), npyOf(truth.map((r) => r.map((v, j) => v * (1 + (j % 2 ? -4e-3 : 4e-3))))));
+    f.save();
+    return f;
+  };
+  const ok = mk();
+  const r = await cli(['report', '--run-dir', ok.runDir, '--no-docs', '--json']);
+  assert.is(r.code, 0, r.err);
+  const rep = fromJson<Report>(r.out);
+  const b = rep.lens!.rows[0].budget!;
+  assert.ok(Math.abs(b.ratio - 4) < 0.01, String(b.ratio));
+  assert.ok(Math.abs(b.bf16 - 1e-3) < 1e-5 && Math.abs(b.npu - 4e-3) < 4e-5, JSON.stringify(b));
+  assert.is(b.over, true);
+  assert.ok(rep.warnings.some((w) => w.id === 'error_budget'));
+  const bad = await cli(['report', '--run-dir', mk([2, 16]).runDir, '--no-docs']);
+  assert.is(bad.code, 2);
+  assert.match(bad.err, /boundaries\.entries\[0\]\.fp32\.shape is \[2, 16\] but its ref side is \[5, 16\]/);
+});
+
+test.run();
