@@ -10,6 +10,8 @@ import { tmpdir } from 'node:os';
 import { spawnSync } from 'node:child_process';
 import { Writable } from 'node:stream';
 import { main } from '../src/cli.ts';
+import { chooseIsolation, realHost } from '../src/probe/isolate.ts';
+import { runProbe } from '../src/probe/run.ts';
 import { kernelCacheKey, KernelStore, type CompileInputs } from '../src/cache/kernel.ts';
 import { copyRealTree, missingRealTree } from './helpers/mlirair.ts';
 import { findNumpyPython } from './helpers/python.ts';
@@ -153,6 +155,63 @@ maybe('a kernel cache restored into another checkout runs that checkout\'s ELFs,
   assert.is(store.restore('b'.repeat(32), c, (w) => { why = w; }), null);
   assert.match(why, /other\.elf is not in the stored cache/);
   assert.equal(readdirSync(cParent), []);
+});
+
+// Issue 17.7: the HF cache the user has, wherever HF_HOME or HF_HUB_CACHE puts it (here under /tmp,
+// which the sandbox replaces with its own), is what the sandboxed probe sees: plan run directly and
+// plan run inside the sandbox agree on the snapshot; the token beside it stays out of reach.
+const noBwrap = realHost.which('bwrap') === null ? { need: 'bwrap' as const, why: 'bubblewrap is not installed (apt install bubblewrap)' } : null;
+test.unless(noTree ?? noBwrap)('the HF cache under /tmp or a custom HF_HOME: plan and the sandboxed probe agree on the snapshot; the token stays hidden', async () => {
+  const hfId = 'meta-llama/Llama-3.2-1B-Instruct';
+  const fakeHub = (hub: string) => {
+    const repo = join(hub, `models--${hfId.replace('/', '--')}`);
+    mkdirSync(join(repo, 'refs'), { recursive: true });
+    writeFileSync(join(repo, 'refs/main'), 'abc123\n');
+    mkdirSync(join(repo, 'snapshots/abc123'), { recursive: true });
+    for (const f of ['config.json', 'tokenizer.json']) writeFileSync(join(repo, 'snapshots/abc123', f), '{}');
+  };
+  const hfCache = (env: Record<string, string>, sandboxed: boolean) => {
+    const saved = { ...process.env };
+    Object.assign(process.env, env);
+    try {
+      const model = t!.model('llama32_1b');
+      const iso = sandboxed ? chooseIsolation({ mode: 'namespace', untrusted: true, allowUnisolated: false }) : undefined;
+      if (sandboxed) assert.is(iso!.mode, 'namespace');
+      return runProbe(findNumpyPython(), {
+        subcommand: 'plan', args: ['--model-dir', model, '--json'], runDir: null, timeoutSec: 300,
+        isolation: iso, writable: [model], readable: [t!.root],
+      }, { onLine: () => undefined }).then((r) => (JSON.parse(r.stdout).preflight as { id: string; status: string; message: string }[]).find((f) => f.id === 'hf-cache')!);
+    } finally {
+      for (const k of Object.keys(env)) if (saved[k] === undefined) delete process.env[k]; else process.env[k] = saved[k];
+    }
+  };
+  // HF_HUB_CACHE under /tmp.
+  const hub = mkdtempSync(join(tmpdir(), 'nbg-hub-tmp-'));
+  fakeHub(hub);
+  const direct = await hfCache({ HF_HUB_CACHE: hub }, false);
+  const boxed = await hfCache({ HF_HUB_CACHE: hub }, true);
+  assert.is(direct.status, 'ok', direct.message);
+  assert.is(boxed.status, direct.status, `the sandbox does not see ${hub}: ${boxed.message}`);
+  // A custom HF_HOME under /tmp, with the token file beside the hub.
+  const home = mkdtempSync(join(tmpdir(), 'nbg-hf-home-'));
+  fakeHub(join(home, 'hub'));
+  writeFileSync(join(home, 'token'), 'hf_secret_token\n', { mode: 0o600 });
+  const saved = process.env.HF_HUB_CACHE;
+  delete process.env.HF_HUB_CACHE;
+  try {
+    assert.is((await hfCache({ HF_HOME: home }, false)).status, 'ok');
+    const inBox = await hfCache({ HF_HOME: home }, true);
+    assert.is(inBox.status, 'ok', inBox.message);
+    // The token: not readable inside the sandbox.
+    process.env.HF_HOME = home;
+    const iso = chooseIsolation({ mode: 'namespace', untrusted: true, allowUnisolated: false });
+    const argv = iso.wrap(['/bin/cat', join(home, 'token')], { writable: [], readable: [], env: process.env, probeEnv: { PATH: '/usr/bin:/bin' }, network: false });
+    const r = spawnSync(argv[0], argv.slice(1), { encoding: 'utf8' });
+    assert.not.ok(r.stdout.includes('hf_secret_token'), 'the HF token is readable in the sandbox');
+  } finally {
+    delete process.env.HF_HOME;
+    if (saved !== undefined) process.env.HF_HUB_CACHE = saved;
+  }
 });
 
 test.run();
