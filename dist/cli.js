@@ -7,7 +7,7 @@ import {
   check,
   errorReport,
   planModel
-} from "./chunks/chunk-624GRGMX.js";
+} from "./chunks/chunk-W3MSNU7X.js";
 import {
   COMMAND,
   INJECTIONS,
@@ -35,7 +35,7 @@ import {
   parseThreshold,
   parseTimeout,
   toJson
-} from "./chunks/chunk-6SI5DEKX.js";
+} from "./chunks/chunk-2PFIYHRC.js";
 import "./chunks/chunk-3B3IEGHM.js";
 import {
   EXIT,
@@ -500,7 +500,7 @@ async function main(argv, out = process.stdout, err = process.stderr) {
   }
   const fleet = argv[0] === "help" ? argv[1] : argv[0];
   if (fleet === "affected" || fleet === "status") {
-    const { fleetMain } = await import("./chunks/cli-ZLWEUZD5.js");
+    const { fleetMain } = await import("./chunks/cli-Y5GAVPX7.js");
     return fleetMain(fleet, argv[0] === "help" ? ["--help"] : argv.slice(1), out, err);
   }
   try {

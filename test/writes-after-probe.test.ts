@@ -6,7 +6,7 @@
 import { test } from './helpers/skip.ts';
 import * as assert from 'uvu/assert';
 import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { fixture, fullProbeJson } from './helpers/rundir.ts';
 import { writeMeta, META_FILE } from '../src/github/split.ts';
@@ -202,11 +202,21 @@ test('documents in the Action: a link where phase2_block.md or its directory goe
     const f = fixture();
     if (at === 'phase2') symlinkSync(v.file, f.phase2);
     else { rmSync(join(f.modelDir, 'docs'), { recursive: true }); symlinkSync(v.dir, join(f.modelDir, 'docs')); }
+    // A file named as an interrupted write's leftover, where the link leads: the sweep must not follow the link.
+    const bait = join(at === 'phase2' ? v.dir : join(v.dir, 'development_progress'), `.phase2_block.md.nbg-${process.pid}-0123abcd.tmp`);
+    mkdirSync(dirname(bait), { recursive: true });
+    writeFileSync(bait, 'the user\'s\n');
     const plan: Plan = { mode: 'report', modelDir: f.modelDir, promptStyle: null, prompt: null, python: null, runDir: f.runDir, threshold: null, writeDocs: true, timeoutSec: null, commit: null, confineDocs: true };
-    await check(plan, { log: quiet }).then(() => assert.unreachable('refused'), (e) => {
-      assert.instance(e, InputError);
-      assert.match((e as Error).message, /is a symlink; a document is never written through one/);
-    });
+    // The documents are refused (the verdict stands, G4 says why, the run exits 2); nothing is read or written through the link.
+    const r = await check(plan, { log: quiet });
+    assert.instance(r.docsError, InputError, at);
+    assert.match(r.docsError!.message, /is a symlink; a document is never written through one/);
+    assert.is(r.exitCode, 2);
+    assert.is.not(r.report.gates.find((g) => g.id === 'G4')!.status, 'pass');
+    assert.ok(r.report.warnings.some((w) => w.id === 'docs' && /G4: the documents were not written/.test(w.message)), at);
+    assert.ok(existsSync(bait), `${at}: the sweep followed the link`);
+    rmSync(bait);
+    if (at === 'dir') rmSync(join(v.dir, 'development_progress'), { recursive: true });
     assert.ok(v.intact(), at);
     assert.not.ok(existsSync(join(v.dir, 'development_progress')));
   }

@@ -2,7 +2,7 @@
 // before the verdict (the history gives the regression baseline) and written after it, with
 // report.json and report.md, as one transaction: all of them, or none.
 import { dirname, join, relative, isAbsolute } from 'node:path';
-import { closeSync, openSync, unlinkSync } from 'node:fs';
+import { closeSync, openSync, realpathSync, unlinkSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import type { Log } from '../log.ts';
 import { GateError, fsError } from '../errors.ts';
@@ -103,9 +103,20 @@ export function lockDocs(modelDir: string, log: Log, o: { timeoutMs?: number } =
   });
 }
 
-/** The dirs a model dir's documents are written in (through a symlink: its target's). */
-function docsDirsOf(modelDir: string): string[] {
+/**
+ * The dirs a model dir's documents are written in (through a symlink: its target's). Confined (the
+ * Action on a pull request's tree), only dirs reached without a link: the sweep deletes files, and
+ * a link the tree planted must not steer where.
+ */
+function docsDirsOf(modelDir: string, confined: boolean): string[] {
   const dirs = [modelDir, join(modelDir, 'docs/development_progress')];
+  if (confined) {
+    let real: string;
+    try { real = realpathSync(modelDir); } catch { return []; }
+    return dirs.filter((d) => {
+      try { return realpathSync(d) === join(real, relative(modelDir, d)); } catch { return false; }
+    });
+  }
   for (const rel of [DOC_PATHS.phase2, DOC_PATHS.todo]) {
     try {
       dirs.push(dirname(resolveTarget(join(modelDir, rel)).real));
@@ -115,13 +126,13 @@ function docsDirsOf(modelDir: string): string[] {
 }
 
 /** What an interrupted write left (hidden temp files and backups): removed; named in a warning if it cannot be. */
-export function sweepDocs(modelDir: string | null, runDir: string, log: Log): void {
+export function sweepDocs(modelDir: string | null, runDir: string, log: Log, confined = false): void {
   const said = (s: ReturnType<typeof sweepLeftovers>) => {
     if (s.removed.length) log.step(`docs: removed ${s.removed.length} file(s) an interrupted write left: ${s.removed.join(', ')}`);
     for (const k of s.kept) log.warn(`an interrupted write left a file that could not be removed: ${k}; remove it by hand`);
   };
   // Under the documents lock every leftover there is stale; in the run dir only a dead process's.
-  if (modelDir) said(sweepLeftovers(docsDirsOf(modelDir), true));
+  if (modelDir) said(sweepLeftovers(docsDirsOf(modelDir, confined), true));
   said(sweepLeftovers([runDir], false));
 }
 

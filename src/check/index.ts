@@ -139,7 +139,7 @@ export async function check(plan: Plan, deps: CheckDeps): Promise<CheckResult> {
   // each write their own history row over the other's).
   const lock = docsDir ? await lockDocs(docsDir, log) : null;
   try {
-    sweepDocs(lock ? docsDir : null, runDir, log);
+    sweepDocs(lock ? docsDir : null, runDir, log, !!plan.confineDocs);
     const commit = commitOf(plan, p, env);
     let docsError: GateError | null = null;
     let old: OldDocs | null = null;
