@@ -7,7 +7,7 @@ import {
   check,
   errorReport,
   planModel
-} from "./chunks/chunk-W3MSNU7X.js";
+} from "./chunks/chunk-XREQYADV.js";
 import {
   COMMAND,
   INJECTIONS,
@@ -35,8 +35,8 @@ import {
   parseThreshold,
   parseTimeout,
   toJson
-} from "./chunks/chunk-2PFIYHRC.js";
-import "./chunks/chunk-3B3IEGHM.js";
+} from "./chunks/chunk-HF4IMZHN.js";
+import "./chunks/chunk-WU5WBBKS.js";
 import {
   EXIT,
   GateError,
@@ -45,7 +45,7 @@ import {
   oneLine,
   parseEnvNames,
   plain
-} from "./chunks/chunk-ARZNBCCK.js";
+} from "./chunks/chunk-DMXN6JIR.js";
 import "./chunks/chunk-A6YGPO6E.js";
 
 // src/cli.ts
@@ -495,12 +495,12 @@ async function main(argv, out = process.stdout, err = process.stderr) {
   let json = false;
   let plan = null;
   if (argv[0] === "agent" || argv[0] === "help" && argv[1] === "agent") {
-    const { agentMain } = await import("./chunks/cli-HNMOLXTD.js");
+    const { agentMain } = await import("./chunks/cli-C56PHRBI.js");
     return agentMain(argv[0] === "agent" ? argv.slice(1) : ["--help"], out, err);
   }
   const fleet = argv[0] === "help" ? argv[1] : argv[0];
   if (fleet === "affected" || fleet === "status") {
-    const { fleetMain } = await import("./chunks/cli-Y5GAVPX7.js");
+    const { fleetMain } = await import("./chunks/cli-EUZXOD4K.js");
     return fleetMain(fleet, argv[0] === "help" ? ["--help"] : argv.slice(1), out, err);
   }
   try {

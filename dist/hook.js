@@ -1,9 +1,9 @@
 import { createRequire as __nbgCreateRequire } from 'node:module'; const require = __nbgCreateRequire(import.meta.url);
 import {
   agentMain
-} from "./chunks/chunk-FRX7R6KD.js";
-import "./chunks/chunk-3B3IEGHM.js";
-import "./chunks/chunk-ARZNBCCK.js";
+} from "./chunks/chunk-A3GNXWSB.js";
+import "./chunks/chunk-WU5WBBKS.js";
+import "./chunks/chunk-DMXN6JIR.js";
 import "./chunks/chunk-A6YGPO6E.js";
 
 // src/hook.ts

@@ -320,9 +320,20 @@ test.unless(first(noUser, noSharedPy, noSudo))('non-root runner, uid: sudo to th
   const rule = `/etc/sudoers.d/nbg-test-${process.pid}`;
   writeFileSync(rule, `${runnerUser!.name} ALL=(${probeUser!.name}) NOPASSWD: ALL\n`, { mode: 0o440 });
   cleanups.push(() => rmSync(rule, { force: true }));
+  // The runner user's home as the runner makes it (0700): bubblewrap starts as the probe user, who
+  // cannot read the HF hub cache there, so the sandbox leaves the hub out and says so.
+  const w0 = workspace(runnerUser);
+  const h0 = await hostile(w0, 'uid', { as: runnerUser!, user: probeUser!, python: sharedPy! });
+  assert.is(h0.result.mode, 'uid', h0.result.error);
+  assert.match(h0.result.detail ?? '', /the HF hub cache \S+ is not readable by nbgp/);
+  assert.is(JSON.stringify(h0.loot).indexOf(CANARY), -1, 'a secret leaked');
+  assert.equal(h0.alive, []);
+  // A home the probe user may pass (the hub shared): the hub bound back read-only, and everything held.
   const w = workspace(runnerUser);
+  chmodSync(w.home, 0o711);
   const h = await hostile(w, 'uid', { as: runnerUser!, user: probeUser!, python: sharedPy! });
   assert.is(h.result.mode, 'uid', h.result.error);
+  assert.not.match(h.result.detail ?? '', /HF hub cache/);
   assertHeld(h, w, 'uid (non-root)');
 });
 

@@ -17,6 +17,7 @@
 //  - none: same uid, in a PID namespace where one can be had (so nothing outlives the run). Refused
 //    for untrusted events unless the admin opted in (allow-unisolated: true, documented as unsafe).
 // Every mode is chosen by running its real command line on a no-op command first.
+import { hubCacheOf } from './env.ts';
 import { spawnSync } from 'node:child_process';
 import { closeSync, constants, existsSync, fchmodSync, lstatSync, openSync, readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { userInfo } from 'node:os';
@@ -227,12 +228,12 @@ export function chooseIsolation(req: IsolationRequest, host: IsolationHost = rea
   const bwrap = want === 'none' ? null : host.which('bwrap');
   const noop = host.which('true') ?? '/bin/true';
   const test = ctx ?? FEATURE_CTX(host.env);
-  const spec = (c: WrapContext, o: Pick<SandboxSpec, 'userns' | 'capDrop' | 'root'>): SandboxSpec => ({
+  const spec = (c: WrapContext, o: Pick<SandboxSpec, 'userns' | 'capDrop' | 'root' | 'canRead'>): SandboxSpec => ({
     bwrap: bwrap!, ...o, writable: c.writable, readable: c.readable ?? [], lockFiles: host.lockFiles(c.env), env: c.env,
     home: host.home, self: host.self, network: c.network, cwd: c.cwd ?? c.writable[c.writable.length - 1] ?? '/',
   });
   /** The sandbox with these options, if its real command line runs here; null otherwise. */
-  const sandbox = (o: Pick<SandboxSpec, 'userns' | 'capDrop' | 'root'>, before: (c: WrapContext) => string[] = () => [], after: string[] = []) => {
+  const sandbox = (o: Pick<SandboxSpec, 'userns' | 'capDrop' | 'root' | 'canRead'>, before: (c: WrapContext) => string[] = () => [], after: string[] = []) => {
     // --disable-userns (bubblewrap 0.8+) keeps the probe from nesting namespaces of its own; an older
     // bubblewrap without it still isolates.
     const variants = o.userns ? [{ ...o, userns: { ...o.userns, disableNested: true } }, { ...o, userns: { ...o.userns, disableNested: false } }] : [o];
@@ -275,9 +276,19 @@ export function chooseIsolation(req: IsolationRequest, host: IsolationHost = rea
         // over through env -i, and the probe user starts the sandbox itself, in a user namespace.
         const asUser = [sudo, '-n', '-u', user, '--'];
         const envArgs = (c: WrapContext) => [host.which('env') ?? '/usr/bin/env', '-i', ...Object.entries(c.probeEnv ?? {}).filter(([, v]) => v !== undefined).map(([k, v]) => `${k}=${v}`)];
-        const nested = bwrap ? sandbox({ userns: { uid: null, gid: null, disableNested: true }, capDrop: true, root: false }, (c) => [...asUser, ...envArgs(c)]) : null;
-        if (nested) return { mode: 'uid', detail: `uid ${user} (sudo -n) + bubblewrap: user+pid+mount+ipc+net namespaces, private /proc, /dev and /tmp, homes and runner files hidden, no capabilities`, degraded: null, pidNamespace: true, wrap: nested, sweep: null };
-        const why = bwrap ? `the probe user cannot start bubblewrap (unprivileged user namespaces are restricted here: ${APPARMOR_FIX})` : 'bubblewrap is not installed (apt install bubblewrap)';
+        // bubblewrap starts as the probe user, so every dir it binds must be one that user can read:
+        // the runner user's HF hub cache (often in a home the probe user cannot pass) is left out then.
+        const testCmd = host.which('test') ?? '/usr/bin/test';
+        const canRead = (d: string) => host.works([...asUser, testCmd, '-r', d, '-a', '-x', d]);
+        const hub = hubCacheOf(host.env, host.home);
+        const hubNote = hub && host.view.isDir(hub) && !canRead(hub) ? `; the HF hub cache ${hub} is not readable by ${user}, so the probe runs without it (make it group-readable, or set HF_HUB_CACHE to a shared one)` : '';
+        const nested = bwrap ? sandbox({ userns: { uid: null, gid: null, disableNested: true }, capDrop: true, root: false, canRead }, (c) => [...asUser, ...envArgs(c)]) : null;
+        if (nested) return { mode: 'uid', detail: `uid ${user} (sudo -n) + bubblewrap: user+pid+mount+ipc+net namespaces, private /proc, /dev and /tmp, homes and runner files hidden, no capabilities${hubNote}`, degraded: null, pidNamespace: true, wrap: nested, sweep: null };
+        // Which of the two failed: bubblewrap itself (user namespaces restricted), or the binds (a dir the probe user cannot read).
+        const bare = bwrap && host.works([...asUser, bwrap, '--unshare-user', '--ro-bind', '/', '/', noop]);
+        const why = !bwrap ? 'bubblewrap is not installed (apt install bubblewrap)'
+          : bare ? `bubblewrap runs as the probe user, but not with the dirs the probe needs bound (one the probe user cannot read: the tree, the run dir, the Python?)`
+            : `the probe user cannot start bubblewrap (unprivileged user namespaces are restricted here: ${APPARMOR_FIX})`;
         degraded = {
           mode: 'uid', detail: `uid ${user} (sudo -n), without its sandbox: ${why}`,
           degraded: `the probe user runs without its sandbox: ${why}`,

@@ -49,6 +49,9 @@ export interface SandboxSpec {
   network: boolean;
   /** The probe's working directory (the run dir). */
   cwd: string;
+  /** Whether the user that starts bubblewrap can read a dir (sudo mode: the probe user, who may not
+   * pass the runner user's home); absent: it can. The HF hub cache is bound only when it can. */
+  canRead?: (dir: string) => boolean;
 }
 
 /** Credential files only root reads: hidden from a sandbox whose uid is root's outside it. */
@@ -163,7 +166,8 @@ export function sandboxArgs(s: SandboxSpec, view: SandboxView): SandboxPlan {
   // Given back: read-only, then writable (a later bind wins over an earlier one above it). The dirs
   // on the way inside a tmpfs are made 0755 first: bubblewrap would make them 0700, which a probe
   // user (setpriv after the sandbox) could not pass.
-  const ro = [...(hubDir && view.isDir(hubDir) ? [hubDir] : []), ...s.readable].map(view.realpath).filter((d) => view.exists(d));
+  const hub = hubDir && view.isDir(hubDir) && (s.canRead?.(hubDir) ?? true) ? [hubDir] : [];
+  const ro = [...hub, ...s.readable].map(view.realpath).filter((d) => view.exists(d));
   const rw = s.writable.map(view.realpath).filter((d) => view.exists(d));
   const binder = (tmpfs: string[]) => {
     const bound: string[] = [];

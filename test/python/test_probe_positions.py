@@ -4,9 +4,9 @@
   prompts, the set repeated when it runs out), the padded length raised to hold them,
   probe.json prompt.positions says how; the reference has N rows too;
 - N larger than the compiled seq_len, or not positive: exit 2, one line, no probe.json;
-- air-mini is not in the ELF boundary table and its reference is emulated, so the lens
-  record lists the block's returned boundaries as unpaired, says why, and writes no files;
-  `--no-boundaries` leaves probe.json `boundaries` null.
+- air-mini is in no ELF boundary table, but its block returns every boundary and its emulated
+  reference records them: the lens record holds 16 pairs; `--no-boundaries` leaves probe.json
+  `boundaries` null; `--emulate` runs the tree's own emulated NPU.
 
 run: python3 -m unittest test.python.test_probe_positions -v
 """
@@ -80,28 +80,40 @@ class PositionsTests(unittest.TestCase):
             self.assertIn(pat, errors[0])
             self.assertFalse(os.path.exists(os.path.join(out, "probe.json")))
 
-    def test_lens_record_without_a_table_entry_or_a_real_reference(self):
+    def test_lens_record_from_the_block_and_the_emulated_reference(self):
+        # air-mini is in no ELF boundary table, but its block returns every boundary and its
+        # emulated reference records the same ones under the lens's names: 16 pairs, none unpaired.
         out = os.path.join(self.tmp, "lens")
         r = self.block(out)
         self.assertEqual(r.returncode, 0, r.stderr)
-        b = self.load(out)["boundaries"]
-        self.assertEqual((b["source"], b["table"], b["emulated"], b["reference"], b["entries"]),
-                         ("returned", None, False, None, []))
-        self.assertEqual([u["name"] for u in b["unpaired"]], ["v", "q_roped", "k_roped", "attn_out", "ffn_out"])
-        self.assertTrue(all(u["side"] == "npu" and "emulated" in u["reason"] for u in b["unpaired"]))
-        self.assertFalse(os.path.isdir(os.path.join(out, "boundaries")))
-        self.assertIsNone(self.load(out)["emulate"])
+        p = self.load(out)
+        b = p["boundaries"]
+        self.assertEqual((b["source"], b["table"], b["emulated"], b["reference"], b["unpaired"]),
+                         ("returned", None, True, "reference-layer0-record/1", []))
+        names = [e["name"] for e in b["entries"]]
+        self.assertEqual(names, ["block_input", "attn_norm", "q", "k", "v", "q_roped", "k_roped", "attn_out", "o_proj",
+                                 "res1", "ffn_norm", "gate", "up", "swiglu", "down", "ffn_out"])
+        self.assertEqual([e["order"] for e in b["entries"]], sorted(e["order"] for e in b["entries"]))
+        for e in b["entries"]:
+            for side in ("npu", "ref"):
+                self.assertTrue(os.path.isfile(os.path.join(out, e[side]["file"])), e[side]["file"])
+        self.assertIsNone(p["emulate"], "without --emulate the run does not say emulated at the top")
 
         off = os.path.join(self.tmp, "nolens")
         self.assertEqual(self.block(off, "--no-boundaries").returncode, 0)
         self.assertIsNone(self.load(off)["boundaries"])
+        self.assertFalse(os.path.isdir(os.path.join(off, "boundaries")))
 
-    def test_emulate_needs_a_table_model(self):
+    def test_emulate_on_a_tree_that_emulates_its_own_npu(self):
+        # --emulate needs the ELF boundary table, except on a tree whose NPU is itself emulated
+        # (air-mini): that NPU runs, and the run says so.
         out = os.path.join(self.tmp, "emu")
         r = self.block(out, "--emulate")
-        self.assertEqual(r.returncode, 2, r.stderr)
-        self.assertIn("--emulate needs the model in the ELF boundary table", r.stderr)
-
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertNotIn("--emulate needs the model in the ELF boundary table", r.stderr)
+        emu = self.load(out)["emulate"]
+        self.assertTrue(emu["runtime"].startswith("air-mini: the tree's own emulated NPU"), emu)
+        self.assertIsNone(emu["inject"])
 
 if __name__ == "__main__":
     unittest.main()
