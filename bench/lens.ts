@@ -67,8 +67,8 @@ pair(`air-mini ${MODEL}`, join(tree, 'programming_examples/llms', MODEL), ['--py
 rmSync(tree, { recursive: true, force: true });
 
 if (args.includes('--real')) {
-  const { twinsSkipReason, twinsTree } = await import('../test/helpers/twins.ts');
-  const why = twinsSkipReason();
+  const { missingTwins, twinsTree } = await import('../test/helpers/twins.ts');
+  const why = missingTwins()?.why;
   if (why) console.log(`real tree: NOT MEASURED (${why})`);
   else {
     const t = twinsTree(['llama']);

@@ -8,7 +8,7 @@
 //    reproduces the judged ffn_out and names the right launch; one whose re-run does not reproduce
 //    is void and says so.
 // Needs the Python the tests use with torch, transformers and ml_dtypes (NPU_BLOCK_GATE_PYTHON).
-import { test } from 'uvu';
+import { test } from './helpers/skip.ts';
 import * as assert from 'uvu/assert';
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
@@ -17,13 +17,11 @@ import { tmpdir } from 'node:os';
 import { fromJson } from '../src/report/json.ts';
 import type { Report } from '../src/record/report.ts';
 import { renderTerminal } from '../src/report/terminal.ts';
-import { twinsSkipReason, twinsTree, withEnv, type TwinsTree } from './helpers/twins.ts';
+import { missingTwins, twinsTree, withEnv, type TwinsTree } from './helpers/twins.ts';
 import { cli } from './helpers/rundir.ts';
 import { REPO } from './helpers/airmini.ts';
 
-const skip = twinsSkipReason();
-if (skip) console.warn(`fidelity.test: the emulated real-tree checks are SKIPPED: ${skip}`);
-const maybe = skip ? test.skip : test;
+const maybe = test.unless(missingTwins());
 
 let tree: TwinsTree | null = null;
 const runs = mkdtempSync(join(tmpdir(), 'nbg-fidelity-'));

@@ -21,11 +21,6 @@ export function missingTwins(): Missing | null {
   return missingRealTree() ?? missingTorch();
 }
 
-/** missingTwins() as one line (bench/lens.ts). */
-export function twinsSkipReason(): string | null {
-  return missingTwins()?.why ?? null;
-}
-
 export interface SharedFixtures {
   tree: string | null;
   hub: string | null;

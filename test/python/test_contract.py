@@ -14,7 +14,7 @@ import unittest
 
 import numpy as np
 
-from test.python.support import PROBE, REPO, run_probe
+from test.python.support import PROBE, REPO, needs, run_probe
 
 sys.path.insert(0, PROBE)
 
@@ -99,7 +99,7 @@ class RunDirContractTests(unittest.TestCase):
     def test_a_python_without_numpy_exits_with_the_contracts_code(self):
         py = python_without_numpy()
         if py is None:
-            self.skipTest("every Python here has numpy")
+            self.skipTest(needs("python-without-numpy", "every Python here has numpy (/usr/bin/python3 without python3-numpy is one)"))
         r = subprocess.run([py, PROBE, "block", "--model-dir", self.model, "--out", os.path.join(self.tmp, "y")],
                            capture_output=True, text=True, timeout=120)
         self.assertEqual(r.returncode, C["exit"]["no_numpy"], r.stderr)
@@ -177,7 +177,7 @@ class HfHubTests(unittest.TestCase):
         environment (the constants are read once, at import)."""
         probe_py = sys.executable
         if subprocess.run([probe_py, "-c", "import huggingface_hub"], capture_output=True).returncode != 0:
-            self.skipTest(f"huggingface_hub is not installed for {probe_py} (NPU_BLOCK_GATE_PYTHON=.venv/bin/python)")
+            self.skipTest(needs("torch", f"huggingface_hub is not installed for {probe_py} (NPU_BLOCK_GATE_PYTHON=.venv/bin/python)"))
         home = tempfile.mkdtemp(prefix="probe-hf-home-")
         self.addCleanup(shutil.rmtree, home, True)
         base = {k: v for k, v in os.environ.items()

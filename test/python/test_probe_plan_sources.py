@@ -25,7 +25,7 @@ sys.path.insert(0, os.path.join(REPO, "scripts", "probe"))
 
 from npu_probe.plan import build, report  # noqa: E402
 from npu_probe.plan.request import Host, PlanRequest  # noqa: E402
-from test.python.support import find_mlir_air  # noqa: E402
+from test.python.support import find_mlir_air, missing_real_tree  # noqa: E402
 
 REAL_TREE = find_mlir_air()
 AIR_MINI = os.path.join(REPO, "examples", "air-mini")
@@ -49,8 +49,8 @@ QWEN2_TINY = {"model_type": "qwen2", "hidden_size": 256, "num_attention_heads": 
               "rms_norm_eps": 1e-06, "hidden_act": "silu", "sliding_window": 32768, "use_sliding_window": False}
 
 
-@unittest.skipUnless(os.path.isdir(os.path.join(REAL_TREE, "programming_examples", "llms")),
-                     f"real mlir-air tree not found at {REAL_TREE}")
+@unittest.skipIf(missing_real_tree(os.path.join("programming_examples", "llms")),
+                 missing_real_tree(os.path.join("programming_examples", "llms")))
 class RealTreeSources(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
