@@ -19,7 +19,7 @@ import { fixture, report, cli, errorLine, refValues, npyOf, REAL_LEN, PADDED, CO
 import { mountTmpfs } from './helpers/tmpfs.ts';
 import { copyAirMini, REPO } from './helpers/airmini.ts';
 import { copyRealTree, realTreeRoot } from './helpers/mlirair.ts';
-import { findNumpyPython, runPython } from './helpers/python.ts';
+import { findNumpyPython, missingNumpy, runPython } from './helpers/python.ts';
 import { zipBytes, npyBytes, npyHeader, f32Bytes } from './helpers/bytes.ts';
 import { openTensor } from '../src/tensor/index.ts';
 import { InputError } from '../src/errors.ts';
@@ -851,7 +851,7 @@ test('issue 16.7: a read-only file system is "read-only file system", never "no 
 });
 
 test('issue 16.16: check with a refused document prints and keeps the verdict, and says how to re-judge', async () => {
-  if (!findNumpyPython()) { console.log('  (skipped: no Python with numpy)'); return; }
+  if (!findNumpyPython()) skip(missingNumpy()!);
   const tree = copyAirMini();
   const model = tree.model('tiny_llama');
   const phase2 = join(model, 'docs/development_progress/phase2_block.md');
@@ -1005,7 +1005,7 @@ test('issue 16.6: EPIPE or ENOSPC on stdout or stderr never changes a judged run
 });
 
 test('issue 16.9: a probe that exits 0 without finishing the run dir is exit 3 naming the probe, never bad input', async () => {
-  if (!findNumpyPython()) { console.log('  (skipped: no Python with numpy)'); return; }
+  if (!findNumpyPython()) skip(missingNumpy()!);
   const tree = copyAirMini();
   const prefill = join(tree.model('tiny_llama'), 'tiny_llama_prefill.py');
   writeFileSync(prefill, readFileSync(prefill, 'utf8').replace(/(def run_transformer_block\([^)]*\):\n)/, '$1    import os\n    os._exit(0)\n'));
@@ -1041,7 +1041,7 @@ test('issue 16.10: a --python that is not a Python is exit 2 naming it, never a 
 });
 
 test('issue 16.3: a symlink anywhere in the --model-dir path is resolved before the sandbox binds it (check and plan)', async () => {
-  if (!findNumpyPython()) { console.log('  (skipped: no Python with numpy)'); return; }
+  if (!findNumpyPython()) skip(missingNumpy()!);
   const tree = copyAirMini();
   const links = mkdtempSync(join(tmpdir(), 'nbg-links-'));
   symlinkSync(tree.root, join(links, 'air'));
@@ -1072,12 +1072,17 @@ async function withEnvVars<T>(vars: Record<string, string | undefined>, fn: () =
 }
 
 test('issue 16 (newcomer): check and plan find the environment mlir-air\'s docs create in the tree, and say which and why', async () => {
-  const py = findNumpyPython();
-  if (!py) { console.log('  (skipped: no Python with numpy)'); return; }
-  const exe = runPython('import sys; print(sys.executable)').trim();
+  const noNumpy = missingNumpy();
+  if (noNumpy) skip(noNumpy);
+  const [exe, venv] = runPython('import sys; print(sys.executable); print(sys.prefix if sys.prefix != sys.base_prefix else "")').split('\n').map((l) => l.trim());
   const tree = copyAirMini();
-  mkdirSync(join(tree.root, 'sandbox/bin'), { recursive: true });
-  symlinkSync(exe, join(tree.root, 'sandbox/bin/python3'));
+  // The env in the tree: the test's own Python there. A venv's python linked elsewhere would leave
+  // its pyvenv.cfg (and numpy) behind, so a venv is linked whole.
+  if (venv) symlinkSync(venv, join(tree.root, 'sandbox'));
+  else {
+    mkdirSync(join(tree.root, 'sandbox/bin'), { recursive: true });
+    symlinkSync(exe, join(tree.root, 'sandbox/bin/python3'));
+  }
   const r = await withEnvVars({ NPU_BLOCK_GATE_PYTHON: undefined, VIRTUAL_ENV: undefined }, () =>
     cli(['check', '--model-dir', tree.model('tiny_llama'), '--out', join(tree.root, 'run'), '--no-cache', '--no-docs']));
   assert.is(r.code, 0, r.err);
@@ -1157,7 +1162,7 @@ test('issue 16 (newcomer): the command the README and --help use runs from a clo
 });
 
 test('issue 16 (newcomer): the demo writes nothing outside one temp dir, and says where it is and how to remove it', async () => {
-  if (!findNumpyPython()) { console.log('  (skipped: no Python with numpy)'); return; }
+  if (!findNumpyPython()) skip(missingNumpy()!);
   const home = mkdtempSync(join(tmpdir(), 'nbg-home-'));
   const runsBefore = existsSync(join(REPO, 'runs')) ? readdirSync(join(REPO, 'runs')).length : -1;
   const { demo } = (await import(join(REPO, 'scripts/demo.mjs'))) as { demo: (a: string[], o: object) => Promise<number> };
@@ -1191,7 +1196,7 @@ test('issue 16 (newcomer): the demo writes nothing outside one temp dir, and say
 });
 
 test('issue 16 (air-mini): --emulate and --inject take the real tree\'s names there; AIR_MINI_INJECT is their alias; an old name says its new one', async () => {
-  if (!findNumpyPython()) { console.log('  (skipped: no Python with numpy)'); return; }
+  if (!findNumpyPython()) skip(missingNumpy()!);
   const tree = copyAirMini();
   const run = (extra: string[], env: Record<string, string | undefined> = {}) => withEnvVars({ AIR_MINI_INJECT: undefined, ...env }, () =>
     cli(['check', '--model-dir', tree.model('tiny_llama'), '--out', join(tree.root, `run-${Math.random().toString(36).slice(2)}`), '--no-cache', '--no-docs', '--json', ...extra]));
@@ -1224,7 +1229,7 @@ test('issue 16 (air-mini): --emulate and --inject take the real tree\'s names th
 });
 
 test('issue 16.8: model code that writes to sys.stdout.buffer or sys.stdout.fileno() runs; its output goes to probe.log, never the protocol channel', async () => {
-  if (!findNumpyPython()) { console.log('  (skipped: no Python with numpy)'); return; }
+  if (!findNumpyPython()) skip(missingNumpy()!);
   const tree = copyAirMini();
   const prefill = join(tree.model('tiny_llama'), 'tiny_llama_prefill.py');
   const code = [
@@ -1247,7 +1252,7 @@ test('issue 16.8: model code that writes to sys.stdout.buffer or sys.stdout.file
 });
 
 test('issue 16.4: check with a prompt of thousands of characters (within the compiled seq_len) passes; the record says it briefly', async () => {
-  if (!findNumpyPython()) { console.log('  (skipped: no Python with numpy)'); return; }
+  if (!findNumpyPython()) skip(missingNumpy()!);
   const tree = copyAirMini();
   const prompt = `The capital of France is${' '.repeat(6000)}Paris, and the capital of Italy is`;
   const out = join(tree.root, 'run');
@@ -1262,7 +1267,7 @@ test('issue 16.4: check with a prompt of thousands of characters (within the com
 
 test('issue 16 (newcomer): plan ends with a one-line summary, always has a Step 2 line, and a missing package\'s fix names the interpreter', async () => {
   const py = findNumpyPython();
-  if (!py) { console.log('  (skipped: no Python with numpy)'); return; }
+  if (!py) skip(missingNumpy()!);
   const mini = copyAirMini();
   const ok = await cli(['plan', '--model-dir', mini.model('tiny_llama')]);
   assert.is(ok.code, 0, ok.err);
