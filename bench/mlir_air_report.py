@@ -7,7 +7,8 @@ usage: python3 mlir_air_report.py VERIFY_DIR DTYPE OUT_DIR NPU_0 REF_0 [NPU_1 RE
 Imports numpy, then verify/comparators.py and verify/report.py from the tree the way
 verify_runner.py does (VERIFY_DIR first on sys.path), and for layer i: np.load both files (bf16
 stored <u2 viewed as ml_dtypes.bfloat16, as the tree holds bf16 arrays; ml_dtypes is imported
-only for bf16), report.add(compare_pair(name="ffn_out", npu=a, hf=b, layer=i)); then
+only for bf16, and when it is not installed the bits are widened to float32 here instead, exactly,
+as bench/mlir_air_compare.py does), report.add(compare_pair(name="ffn_out", npu=a, hf=b, layer=i)); then
 report.dump_json and report.dump_markdown into OUT_DIR, as _run_diagnosis and main do.
 """
 
@@ -26,9 +27,12 @@ def main():
 
     view = lambda x: x
     if dtype == "bf16":
-        import ml_dtypes
+        try:
+            import ml_dtypes
 
-        view = lambda x: x.view(ml_dtypes.bfloat16)
+            view = lambda x: x.view(ml_dtypes.bfloat16)
+        except ImportError:
+            view = lambda x: (x.astype(np.uint32) << 16).view(np.float32)
     report = Report(config={"mode": "diagnosis", "runner": "bench", "model": "bench", "model_name": "bench", "npu_attn": True, "prompt": "bench"})
     for i, (npu_path, ref_path) in enumerate(zip(paths[0::2], paths[1::2])):
         a = view(np.load(npu_path))

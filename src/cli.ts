@@ -294,7 +294,7 @@ export async function main(argv: string[], out: NodeJS.WritableStream = process.
     const result: CheckResult = await check(plan, { log });
     // The documents could not be written: said as an error, with the verdict that stands below it.
     if (result.docsError) err.write(`npu-block-gate: error: ${oneLine(result.docsError)} (the verdict stands; the documents were not written)\n`);
-    out.write(json ? toJson(result.report) : `\n${renderTerminal(result.report, { color: wantsColor(out as { isTTY?: boolean }) })}\n  run dir: ${result.runDir}\n`);
+    out.write(json ? result.json : `\n${renderTerminal(result.report, { color: wantsColor(out as { isTTY?: boolean }) })}\n  run dir: ${result.runDir}\n`);
     return result.exitCode;
   } catch (e) {
     const code = e instanceof GateError ? e.exitCode : EXIT.infra;

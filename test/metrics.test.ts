@@ -3,6 +3,8 @@ import * as assert from 'uvu/assert';
 import { InfraError, InputError } from '../src/errors.ts';
 import {
   compare,
+  compareSummary,
+  comparisonOf,
   findBadRuns,
   jsKernel,
   metricsFromJson,
@@ -399,6 +401,25 @@ print(json.dumps(out))
     }
   } finally {
     tmp.cleanup();
+  }
+});
+
+test('compareSummary is comparisonOf(compare()) bit for bit, on clean, NaN, zero and padded rows, with either engine', async () => {
+  const rows = (n: number, seed: number) => Array.from({ length: n }, (_, r) => Array.from({ length: 6 }, (_, c) => Math.sin(seed * 7 + r * 13 + c) * (r + 1)));
+  const cases: [string, number[][], number[][], number | undefined][] = [
+    ['clean', rows(9, 1), rows(9, 2), undefined],
+    ['a NaN and an all-zero NPU row', rows(9, 1).map((r, i) => (i === 2 ? r.map(() => 0) : i === 5 ? [NaN, ...r.slice(1)] : r)), rows(9, 2), undefined],
+    ['padded rows and an Inf past real_len', [...rows(7, 3), [Infinity, 1, 2, 3, 4, 5]], rows(7, 4), 5],
+  ];
+  const engines = [jsKernel, ...(selectEngine({}).name === 'native' ? [selectEngine({})] : [])];
+  for (const kernel of engines) {
+    for (const [name, a, b, realLen] of cases) {
+      const full = comparisonOf(await compare(memTensor(a), memTensor(b), { realLen, threshold: 0.99 }, kernel));
+      const row = await compareSummary(memTensor(a), memTensor(b), { realLen }, kernel);
+      // Object.is per field: NaN equals NaN, 0 and -0 differ; the key order is the JSON's too.
+      assert.equal(Object.keys(row), Object.keys(full), `${kernel.name} ${name}`);
+      for (const k of Object.keys(full) as (keyof typeof full)[]) assert.ok(Object.is(row[k], full[k]), `${kernel.name} ${name} ${k}: ${row[k]} vs ${full[k]}`);
+    }
   }
 });
 

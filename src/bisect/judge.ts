@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { openTensor } from '../tensor/index.ts';
 import { openRunTensor, runFile } from '../rundir/read.ts';
 import { BISECT_FILE, readBisectJson, type BisectJson, type BisectJsonLaunch } from '../rundir/bisect-spec.ts';
-import { compare, comparisonOf, lowestCosine, nonFiniteTotal } from '../metrics/index.ts';
+import { compareSummary, lowestCosine, nonFiniteTotal } from '../metrics/index.ts';
 import type { Metrics } from '../metrics/types.ts';
 import type { Thresholds } from '../record/report.ts';
 import type { BisectReport, BisectStep, LaunchOffender, LaunchRow, Rerun } from '../record/bisect.ts';
@@ -35,7 +35,7 @@ async function judgeSteps(runDir: string, b: BisectJson, refPath: string, realLe
     try {
       const ref = openTensor(refPath);
       try {
-        const c = comparisonOf(await compare(npu, ref, { realLen, threshold: th.perPosition }));
+        const c = await compareSummary(npu, ref, { realLen });
         steps.push({
           step: s.step, kernel: s.kernel, cpuEquivalent: s.cpu_equivalent,
           ...(s.swapped ? { swapped: s.swapped } : {}),
@@ -65,7 +65,7 @@ async function judgeLaunches(runDir: string, launches: BisectJsonLaunch[], thres
       try {
         const twin = openRunTensor(runDir, bu.twin, `${BISECT_FILE} ${at}.twin`);
         try {
-          const c = comparisonOf(await compare(npu, twin, { threshold, worstK: 0 }));
+          const c = await compareSummary(npu, twin);
           buffers.push({
             buffer: bu.buffer, boundary: bu.boundary, stage: bu.stage, step: bu.step,
             span: bu.rows && bu.rows.length === 2 ? [bu.rows[0], bu.rows[1]] : null,

@@ -72,14 +72,22 @@ export function planDocs(report: Report, old: OldDocs, withTodo: boolean): { wri
   return { writes, result: { phase2: old.phase2Path, todo: old.todoPath, changed: writes.length > 0, ...(todo?.notes.length ? { notes: todo.notes } : {}) } };
 }
 
-/** report.md and report.json of a record, as writes into its run dir (never through a link there). */
-export function reportWrites(report: Report, runDir: string): { writes: PlannedWrite[]; markdown: string } {
+/** A record rendered once: report.md (the summary flavour) and report.json, as text. */
+export interface Rendered {
+  markdown: string;
+  json: string;
+}
+
+/** report.md and report.json of a record, as writes into its run dir (never through a link there),
+ * and their text (the CLI prints the same report.json, not a second rendering). */
+export function reportWrites(report: Report, runDir: string): { writes: PlannedWrite[] } & Rendered {
   const markdown = renderMarkdown(report, { flavor: 'summary' });
+  const json = toJson(report);
   return {
-    markdown,
+    markdown, json,
     writes: [
       { path: join(runDir, RUN_FILES.markdown), data: Buffer.from(markdown, 'utf8'), follow: false },
-      { path: join(runDir, RUN_FILES.report), data: Buffer.from(toJson(report), 'utf8'), follow: false },
+      { path: join(runDir, RUN_FILES.report), data: Buffer.from(json, 'utf8'), follow: false },
     ],
   };
 }

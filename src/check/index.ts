@@ -23,7 +23,7 @@ import { probe, bisectStep, refCacheRoot, type Probed } from './probe.ts';
 import type { IsolationHost } from '../probe/isolate.ts';
 import { storeKernels } from './kernels.ts';
 import {
-  baselineIn, documentedPlan, isDocsError, lockDocs, logDocs, planDocs, readDocs, reportWrites, runDirUnwritable, sweepDocs, type OldDocs,
+  baselineIn, documentedPlan, isDocsError, lockDocs, logDocs, planDocs, readDocs, reportWrites, runDirUnwritable, sweepDocs, type OldDocs, type Rendered,
 } from './documents.ts';
 import { DOC_PATHS } from '../docs/markers.ts';
 import { RUN_FILES } from '../rundir/schema.ts';
@@ -50,6 +50,8 @@ export interface CheckResult {
   runDir: string;
   /** report.md as written into the run dir (the summary flavour). */
   markdown: string;
+  /** report.json as written into the run dir (what `--json` prints). */
+  json: string;
   exitCode: ExitCode;
   docs: DocsResult | null;
   /** The probe step's facts (mode full); null when an existing run dir was judged. */
@@ -171,13 +173,13 @@ export async function check(plan: Plan, deps: CheckDeps): Promise<CheckResult> {
       ...ctx, docs: null,
       documented: { attempted: true, ok: false, path: DOC_PATHS.phase2, detail: e.message, failed: { message: e.message, exitCode: e.exitCode === EXIT.infra ? EXIT.infra : EXIT.input } },
     });
-    const reportOnly = (r: Report): string => {
+    const reportOnly = (r: Report): Rendered => {
       const rw = reportWrites(r, runDir);
       if (!unwritten) commitWrites(rw.writes);
-      return rw.markdown;
+      return rw;
     };
     let report: Report;
-    let markdown: string;
+    let rendered: Rendered;
     // Every document's new content first, from the verdict they record (a refused marker stops
     // here, before anything is written) ...
     let planned: ReturnType<typeof planDocs> | null = null;
@@ -191,7 +193,7 @@ export async function check(plan: Plan, deps: CheckDeps): Promise<CheckResult> {
     }
     if (docsError) {
       report = withoutDocs(docsError);
-      markdown = reportOnly(report);
+      rendered = reportOnly(report);
     } else if (!planned || !deps.proposeDocs) {
       // ... then the documents and the report written, all or none. Documents that cannot be
       // written (read-only, disk full) leave the verdict standing: the report alone is written.
@@ -199,12 +201,12 @@ export async function check(plan: Plan, deps: CheckDeps): Promise<CheckResult> {
       const rw = reportWrites(report, runDir);
       try {
         commitWrites([...(planned?.writes ?? []), ...(unwritten ? [] : rw.writes)]);
-        markdown = rw.markdown;
+        rendered = rw;
       } catch (e) {
         if (!isDocsError(e, docsDir, runDir)) throw e;
         docsError = e;
         report = withoutDocs(e);
-        markdown = reportOnly(report);
+        rendered = reportOnly(report);
       }
     } else {
       // The Action: the documents into the checkout, proposed through the docs PR; the report records
@@ -213,11 +215,11 @@ export async function check(plan: Plan, deps: CheckDeps): Promise<CheckResult> {
       commitWrites(planned.writes);
       const refused = await deps.proposeDocs(planned.result, report);
       if (refused !== null) report = verdict(m, { ...ctx, docs: planned.result, documented: { ...documented, refused } });
-      markdown = reportOnly(report);
+      rendered = reportOnly(report);
     }
     logDocs(report.docs, log);
     if (probed) storeCaches(plan, probed, p, ctx.now, log);
-    return { report, runDir, markdown, exitCode: report.exit_code as ExitCode, docs: report.docs, probed, docsError };
+    return { report, runDir, markdown: rendered.markdown, json: rendered.json, exitCode: report.exit_code as ExitCode, docs: report.docs, probed, docsError };
   } finally {
     lock?.release();
   }

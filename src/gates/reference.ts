@@ -1,19 +1,118 @@
 // A broken reference is not a verdict on the NPU (issue 9, point 6): a non-finite value in the
 // reference, or a reference row on a real token that is all zero or constant, means the HF side
 // of the run failed, so the run's outcome is an error naming the reference, and no gate is judged.
-import type { TensorSource } from '../tensor/types.ts';
+import type { DType, TensorSource } from '../tensor/types.ts';
+import { decodeInto, ITEMSIZE } from '../tensor/dtype.ts';
 
-/** Bytes of float32 rows read per block while checking (the reference is read once, streamed). */
-const BLOCK_BYTES = 4 << 20;
+/** Bytes of rows read per block while checking (the reference is read once, streamed, into one buffer). */
+const BLOCK_BYTES = 1 << 20;
 
-/** What is wrong with the reference's first `realLen` rows, in words; null when nothing is.
- * `finiteOnly`: only a NaN or Inf counts (a lens boundary, where a zero or constant row may be real). */
+/** Where the exponent, the mantissa and the sign sit in each dtype's bits (IEEE layouts). */
+const BITS: Record<DType, { exp: number; mant: number; sign: number }> = {
+  f32: { exp: 0x7f800000, mant: 0x007fffff, sign: 0x80000000 | 0 },
+  f16: { exp: 0x7c00, mant: 0x03ff, sign: 0x8000 },
+  bf16: { exp: 0x7f80, mant: 0x007f, sign: 0x8000 },
+};
+
+/** A check stops at the first fault, in row order; the all-zero rows are counted to the end. */
+interface Scan {
+  zeroRows: number;
+  firstZero: number;
+}
+
+/**
+ * What is wrong with the reference's first `realLen` rows, in words; null when nothing is.
+ * `finiteOnly`: only a NaN or Inf counts (a lens boundary, where a zero or constant row may be real).
+ * Judged on the undecoded bits when the source has them (no float32 copy of the payload: this
+ * pass runs on every judge, before the compare), else on readRows' float32; the same words either way.
+ */
 export function referenceFault(ref: TensorSource, realLen: number, finiteOnly = false): string | null {
-  const cols = ref.cols;
   const rows = Math.min(realLen, ref.rows);
+  const scan: Scan = { zeroRows: 0, firstZero: -1 };
+  const fault = faultInBits(ref, rows, finiteOnly, scan) ?? faultInFloats(ref, rows, finiteOnly, scan);
+  if (fault) return fault;
+  if (scan.zeroRows === rows) return `every one of the reference's ${rows} real rows is all zero`;
+  if (scan.zeroRows > 0) return `${scan.zeroRows} of the reference's real rows ${scan.zeroRows === 1 ? 'is' : 'are'} all zero (first: row ${scan.firstZero})`;
+  return null;
+}
+
+function nonFiniteText(row: number, c: number, what: string): string {
+  return `row ${row}, column ${c} of the reference is ${what} (a real token)`;
+}
+
+function constantText(row: number, cols: number, first: number): string {
+  return `row ${row} of the reference is constant (every one of its ${cols} values is ${first}) on a real token`;
+}
+
+/**
+ * The scan on the raw little-endian bits, one reused buffer. Returns a fault, '' when the rows
+ * are clean (the zero rows counted in `scan`), or null when the source has no raw rows.
+ * Equality of floats is equality of bits here, except +0 and -0 (equal as floats): both are zero.
+ */
+function faultInBits(ref: TensorSource, rows: number, finiteOnly: boolean, scan: Scan): string | null {
+  if (!ref.readRawRows) return null;
+  const { cols, dtype } = ref;
+  const item = ITEMSIZE[dtype];
+  const per = Math.max(1, Math.floor(BLOCK_BYTES / (cols * item)));
+  const buf = new Uint8Array(Math.min(per, rows) * cols * item);
+  const { exp, mant, sign } = BITS[dtype];
+  const magnitude = ~sign;
+  for (let start = 0; start < rows; start += per) {
+    const count = Math.min(per, rows - start);
+    const raw = ref.readRawRows(start, count, buf);
+    if (!raw) {
+      // A layout without raw rows says so on the first block; the float scan then starts over.
+      scan.zeroRows = 0;
+      scan.firstZero = -1;
+      return null;
+    }
+    let bytes = raw.bytes;
+    // Typed views need aligned bytes; a source that returned its own unaligned copy is copied once more.
+    if (bytes.byteOffset % item !== 0) {
+      buf.set(bytes);
+      bytes = buf.subarray(0, bytes.length);
+    }
+    const v = item === 4
+      ? new Int32Array(bytes.buffer, bytes.byteOffset, count * cols)
+      : new Uint16Array(bytes.buffer, bytes.byteOffset, count * cols);
+    for (let r = 0; r < count; r++) {
+      const o = r * cols;
+      const row = start + r;
+      const first = v[o];
+      const firstZero = (first & magnitude) === 0;
+      let constant = true;
+      let zero = true;
+      let c = 0;
+      for (; c < cols && (constant || zero); c++) {
+        const x = v[o + c];
+        if ((x & exp) === exp) break;
+        const isZero = (x & magnitude) === 0;
+        if (x !== first && !(isZero && firstZero)) constant = false;
+        if (!isZero) zero = false;
+      }
+      // The row is neither zero nor constant (or holds a non-finite): only the finite check is left.
+      for (; c < cols; c++) {
+        const x = v[o + c];
+        if ((x & exp) === exp) return nonFiniteText(row, c, (x & mant) !== 0 ? 'NaN' : (x & sign) !== 0 ? '-Inf' : '+Inf');
+      }
+      if (finiteOnly) continue;
+      if (zero) {
+        scan.zeroRows++;
+        if (scan.firstZero < 0) scan.firstZero = row;
+      } else if (constant && cols > 1) {
+        const one = new Float32Array(1);
+        decodeInto(bytes.subarray(o * item, (o + 1) * item), dtype, 'le', one, 0, 1);
+        return constantText(row, cols, one[0]);
+      }
+    }
+  }
+  return '';
+}
+
+/** The same scan on readRows' float32 (big-endian or column-major payloads, in-memory sources). */
+function faultInFloats(ref: TensorSource, rows: number, finiteOnly: boolean, scan: Scan): string {
+  const cols = ref.cols;
   const per = Math.max(1, Math.floor(BLOCK_BYTES / (cols * 4)));
-  let zeroRows = 0;
-  let firstZero = -1;
   for (let start = 0; start < rows; start += per) {
     const count = Math.min(per, rows - start);
     const block = ref.readRows(start, count);
@@ -25,23 +124,18 @@ export function referenceFault(ref: TensorSource, realLen: number, finiteOnly = 
       let zero = true;
       for (let c = 0; c < cols; c++) {
         const v = block[o + c];
-        if (!(v - v === 0)) {
-          const what = v !== v ? 'NaN' : v > 0 ? '+Inf' : '-Inf';
-          return `row ${row}, column ${c} of the reference is ${what} (a real token)`;
-        }
+        if (!(v - v === 0)) return nonFiniteText(row, c, v !== v ? 'NaN' : v > 0 ? '+Inf' : '-Inf');
         if (v !== first) constant = false;
         if (v !== 0) zero = false;
       }
       if (finiteOnly) continue;
       if (zero) {
-        zeroRows++;
-        if (firstZero < 0) firstZero = row;
+        scan.zeroRows++;
+        if (scan.firstZero < 0) scan.firstZero = row;
       } else if (constant && cols > 1) {
-        return `row ${row} of the reference is constant (every one of its ${cols} values is ${first}) on a real token`;
+        return constantText(row, cols, first);
       }
     }
   }
-  if (zeroRows === rows) return `every one of the reference's ${rows} real rows is all zero`;
-  if (zeroRows > 0) return `${zeroRows} of the reference's real rows ${zeroRows === 1 ? 'is' : 'are'} all zero (first: row ${firstZero})`;
-  return null;
+  return '';
 }

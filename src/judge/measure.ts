@@ -89,7 +89,7 @@ export async function measure(runDir: string, threshold: number | null, log: Log
   const metrics = await measureBlock(runDir, p, thresholds, log);
   log.step(`judge: engine ${metrics.engine}, whole cosine ${metrics.wholeCosine.toFixed(6)}, per-position min ${metrics.perPosition.min.toFixed(6)}`);
   const gates = metricGates(metrics, thresholds);
-  const layers = p.layers ? await judgeLayers(runDir, p.layers, thresholds.perPosition) : null;
+  const layers = p.layers ? await judgeLayers(runDir, p.layers) : null;
   if (layers) log.step(`judge: ${layers.length} layers (informational), lowest per-position min ${Math.min(...layers.map((l) => l.perPositionMin)).toFixed(6)}`);
   const lensRows = p.boundaries ? await compareBoundaries(runDir, p.boundaries, thresholds.perPosition) : null;
   const lens = p.boundaries && lensRows ? lensOf(p.boundaries, lensRows, thresholds.perPosition, !blockFails({ gates })) : null;

@@ -1,7 +1,8 @@
 // Accumulator -> Metrics: everything after the hot loop, shared by both engines.
-import type { BadRun, Metrics, RowScore } from './types.ts';
+import type { BadRun, Comparison, Metrics, RowScore } from './types.ts';
 import { NF, SUM, type Accumulator } from './accumulator.ts';
 import { summarize } from './stats.ts';
+import { nonFiniteTotal } from './summary.ts';
 
 export const DEFAULT_WORST_K = 5;
 
@@ -69,13 +70,44 @@ function firstOf(nf: Float64Array, base: number) {
   return { count, first: count > 0 ? { row: nf[base + 1], col: nf[base + 2] } : null };
 }
 
+/** Per real row cosine, from the accumulator's row sums. */
+function rowCosines(acc: Accumulator): number[] {
+  const cosines: number[] = new Array(acc.realLen);
+  for (let i = 0; i < acc.realLen; i++) cosines[i] = rowCosine(acc.rowDot[i], acc.rowA2[i], acc.rowB2[i]);
+  return cosines;
+}
+
+function sqnrDb(sums: Float64Array): number {
+  return 10 * Math.log10(sums[SUM.b2] / sums[SUM.sqErr]);
+}
+
+function normRatio(sums: Float64Array): number {
+  return sums[SUM.b2] === 0 ? NaN : Math.sqrt(sums[SUM.a2]) / Math.sqrt(sums[SUM.b2]);
+}
+
+/**
+ * Only what a table row shows (a layer, a bisect step): the numbers comparisonOf(finalize(acc))
+ * gives, bit for bit, without the per-row arrays, the worst rows and the bad runs that nobody
+ * reads for a row (judging 16 layers built and dropped them 16 times).
+ */
+export function finalizeComparison(acc: Accumulator): Comparison {
+  const { sums } = acc;
+  const s = summarize(rowCosines(acc));
+  const nf = acc.nonFinite;
+  return {
+    rows: acc.realLen, cols: acc.cols,
+    wholeCosine: rowCosine(sums[SUM.ab], sums[SUM.a2], sums[SUM.b2]), perPositionMin: s.min, p5: s.p5, median: s.median,
+    maxAbs: sums[SUM.maxAbs], maxRel: sums[SUM.maxRel], sqnrDb: sqnrDb(sums), normRatio: normRatio(sums),
+    nonFinite: nonFiniteTotal({ nan: firstOf(nf, NF.nan), posInf: firstOf(nf, NF.posInf), negInf: firstOf(nf, NF.negInf), rowsScanned: acc.rowsScanned }),
+  };
+}
+
 export function finalize(acc: Accumulator, opts: FinalizeOptions): Metrics {
   const { realLen, cols, sums } = acc;
-  const cosines: number[] = new Array(realLen);
+  const cosines = rowCosines(acc);
   const rowNormRatios: number[] = new Array(realLen);
   const zeroRows: number[] = [];
   for (let i = 0; i < realLen; i++) {
-    cosines[i] = rowCosine(acc.rowDot[i], acc.rowA2[i], acc.rowB2[i]);
     rowNormRatios[i] = acc.rowB2[i] === 0 ? NaN : Math.sqrt(acc.rowA2[i]) / Math.sqrt(acc.rowB2[i]);
     // The rows mlir-air scores 0.0 by convention: one side is all zeros (usually an unwritten NPU row).
     if (acc.rowA2[i] === 0 || acc.rowB2[i] === 0) zeroRows.push(i);
@@ -101,8 +133,8 @@ export function finalize(acc: Accumulator, opts: FinalizeOptions): Metrics {
       maxRel: sums[SUM.maxRel],
       meanRel: sums[SUM.relErr] / n,
       meanRelL1: sums[SUM.absErr] / sums[SUM.absRef],
-      sqnrDb: 10 * Math.log10(sums[SUM.b2] / sums[SUM.sqErr]),
-      normRatio: sums[SUM.b2] === 0 ? NaN : Math.sqrt(sums[SUM.a2]) / Math.sqrt(sums[SUM.b2]),
+      sqnrDb: sqnrDb(sums),
+      normRatio: normRatio(sums),
       rowNormRatios,
     },
     nonFinite: {

@@ -4,17 +4,17 @@ import { decodeInto } from '../tensor/dtype.ts';
 import type { RawRows, TensorSource } from '../tensor/types.ts';
 import { createAccumulator, type Accumulator, type Kernel } from './accumulator.ts';
 import { selectEngine } from './engine.ts';
-import { finalize } from './finalize.ts';
+import { finalize, finalizeComparison } from './finalize.ts';
 // Registers the native addon's loader with the engine seam (loaded lazily, on first selectEngine).
 import './native.ts';
-import type { CompareOptions, Metrics } from './types.ts';
+import type { CompareOptions, Comparison, Metrics } from './types.ts';
 
 export type * from './types.ts';
 export { createAccumulator, NF, SUM, type Accumulator, type Kernel } from './accumulator.ts';
 export { jsKernel, REL_FLOOR } from './kernel-js.ts';
 export { ENGINE_ENV, registerNativeKernel, selectEngine } from './engine.ts';
 export { loadNativeKernel, NATIVE_PATH_ENV, nativeCandidates, nativeKernel } from './native.ts';
-export { DEFAULT_WORST_K, finalize, findBadRuns, rowCosine, worstRows } from './finalize.ts';
+export { DEFAULT_WORST_K, finalize, finalizeComparison, findBadRuns, rowCosine, worstRows } from './finalize.ts';
 export { percentile, summarize } from './stats.ts';
 export { comparisonOf, lowestCosine, nonFiniteTotal } from './summary.ts';
 export { fromJsonSafe, metricsFromJson, metricsToJson, toJsonSafe, type JsonSafe, type MetricsJson } from './json.ts';
@@ -48,7 +48,26 @@ export async function compare(
   opts: CompareOptions,
   kernel: Kernel = selectEngine(),
 ): Promise<Metrics> {
-  const realLen = validatePair(npu, ref, opts.realLen);
+  const acc = await scanPair(npu, ref, opts.realLen, kernel);
+  return finalize(acc, { threshold: opts.threshold, worstK: opts.worstK, engine: kernel.name });
+}
+
+/**
+ * compare() cut down to a table row: comparisonOf(await compare(...)), bit for bit, finalizing
+ * only what the row shows (the per-layer table, the bisect steps).
+ */
+export async function compareSummary(
+  npu: TensorSource,
+  ref: TensorSource,
+  opts: Pick<CompareOptions, 'realLen'> = {},
+  kernel: Kernel = selectEngine(),
+): Promise<Comparison> {
+  return finalizeComparison(await scanPair(npu, ref, opts.realLen, kernel));
+}
+
+/** Both tensors streamed through the kernel: the accumulator, before anything is finalized. */
+async function scanPair(npu: TensorSource, ref: TensorSource, realLenOpt: number | undefined, kernel: Kernel): Promise<Accumulator> {
+  const realLen = validatePair(npu, ref, realLenOpt);
   const acc = createAccumulator(npu.cols, realLen, npu.rows);
   const files = kernel.scanFiles ? [npu.rawFile?.(), ref.rawFile?.()] : [];
   if (kernel.scanFiles && files[0] && files[1]) {
@@ -59,11 +78,11 @@ export async function compare(
       if (msg.startsWith('ref: ')) throw new InputError(msg.slice(5), ref.path);
       throw new InputError(msg.replace(/^npu: /, ''), npu.path);
     }
-    return finalize(acc, { threshold: opts.threshold, worstK: opts.worstK, engine: kernel.name });
+    return acc;
   }
   if (kernel.scanRawBlock) {
     await scanRaw(kernel, acc, npu, ref);
-    return finalize(acc, { threshold: opts.threshold, worstK: opts.worstK, engine: kernel.name });
+    return acc;
   }
   const empty = new Float32Array(0);
   // Pooled buffers (payload bytes and decoded float32 per tensor): a fresh allocation per block
@@ -83,7 +102,7 @@ export async function compare(
   } finally {
     giveBack(bufs);
   }
-  return finalize(acc, { threshold: opts.threshold, worstK: opts.worstK, engine: kernel.name });
+  return acc;
 }
 
 /** Default bytes per tensor per block on the raw path: large enough to amortise a call, small
