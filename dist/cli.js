@@ -7,7 +7,7 @@ import {
   check,
   errorReport,
   planModel
-} from "./chunks/chunk-XREQYADV.js";
+} from "./chunks/chunk-P76DKJHM.js";
 import {
   COMMAND,
   INJECTIONS,
@@ -35,8 +35,8 @@ import {
   parseThreshold,
   parseTimeout,
   toJson
-} from "./chunks/chunk-HF4IMZHN.js";
-import "./chunks/chunk-WU5WBBKS.js";
+} from "./chunks/chunk-D36SIHRX.js";
+import "./chunks/chunk-TXFVDCPJ.js";
 import {
   EXIT,
   GateError,
@@ -495,12 +495,12 @@ async function main(argv, out = process.stdout, err = process.stderr) {
   let json = false;
   let plan = null;
   if (argv[0] === "agent" || argv[0] === "help" && argv[1] === "agent") {
-    const { agentMain } = await import("./chunks/cli-C56PHRBI.js");
+    const { agentMain } = await import("./chunks/cli-S7E5EOP6.js");
     return agentMain(argv[0] === "agent" ? argv.slice(1) : ["--help"], out, err);
   }
   const fleet = argv[0] === "help" ? argv[1] : argv[0];
   if (fleet === "affected" || fleet === "status") {
-    const { fleetMain } = await import("./chunks/cli-EUZXOD4K.js");
+    const { fleetMain } = await import("./chunks/cli-EVWAR6WH.js");
     return fleetMain(fleet, argv[0] === "help" ? ["--help"] : argv.slice(1), out, err);
   }
   try {
@@ -522,7 +522,7 @@ async function main(argv, out = process.stdout, err = process.stderr) {
     const result = await check(plan, { log });
     if (result.docsError) err.write(`npu-block-gate: error: ${oneLine(result.docsError)} (the verdict stands; the documents were not written)
 `);
-    out.write(json ? toJson(result.report) : `
+    out.write(json ? result.json : `
 ${renderTerminal(result.report, { color: wantsColor(out) })}
   run dir: ${result.runDir}
 `);

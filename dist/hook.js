@@ -1,8 +1,8 @@
 import { createRequire as __nbgCreateRequire } from 'node:module'; const require = __nbgCreateRequire(import.meta.url);
 import {
   agentMain
-} from "./chunks/chunk-A3GNXWSB.js";
-import "./chunks/chunk-WU5WBBKS.js";
+} from "./chunks/chunk-RAWACIF7.js";
+import "./chunks/chunk-TXFVDCPJ.js";
 import "./chunks/chunk-DMXN6JIR.js";
 import "./chunks/chunk-A6YGPO6E.js";
 
