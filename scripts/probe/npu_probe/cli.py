@@ -19,6 +19,7 @@ from npu_probe.core.context import Started
 from npu_probe.core.contract import (
     BOUNDARIES_DIR,
     EVENT_PREFIX,
+    EXIT_FAIL,
     EXIT_INFRA,
     EXIT_NO_NUMPY,
     EXIT_OK,
@@ -101,6 +102,16 @@ def run_plan(opts):
         sys.stderr.write(f"probe: error: {exc.one_line()}\n")
         return exc.exit_code
     code = plan_exit_code(plan)
+    sanity = None
+    if opts.sanity:
+        from npu_probe.plan.sanity import Unavailable, sanity_for_plan  # noqa: PLC0415 - torch only here
+
+        try:
+            sanity = sanity_for_plan(plan)
+        except Unavailable as exc:
+            sys.stderr.write(f"probe: error: plan --sanity: {exc}\n")
+            return EXIT_INFRA
+        plan["step2_sanity"] = sanity
     if opts.json:
         sys.stdout.write(json.dumps(plan, indent=2, sort_keys=False) + "\n")
     else:
@@ -110,6 +121,13 @@ def run_plan(opts):
             lines = lines[1:]
         for line in lines:
             sys.stdout.write(line + "\n")
+        if sanity is not None:
+            from npu_probe.plan.sanity import sanity_lines  # noqa: PLC0415
+
+            for line in sanity_lines(sanity):
+                sys.stdout.write(line + "\n")
+    if not code and sanity is not None and sanity.get("ok") is False:
+        return EXIT_FAIL
     return code
 
 
