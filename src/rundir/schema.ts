@@ -196,7 +196,7 @@ export interface Step2SanityRow {
   [k: string]: unknown;
 }
 
-/** probe.json `step2_sanity` (npu_probe.plan.sanity): `skipped` when it could not run, else the rows. */
+/** probe.json `step2_sanity` (npu_probe.reference.step2_sanity): `skipped` when it could not run, else the rows. */
 export interface Step2Sanity {
   gate: number;
   skipped?: string;

@@ -1,4 +1,4 @@
-"""Step 2's padded-vs-original sanity check (npu_probe.plan.sanity, `probe plan --sanity`).
+"""Step 2's padded-vs-original sanity check (npu_probe.reference.step2_sanity, `probe plan --sanity`).
 
 The arithmetic (padded sizes, where each Q head goes, the tree helper run alone) needs nothing;
 the forwards need torch and transformers (skipped otherwise); the CLI test also needs the real
@@ -20,7 +20,7 @@ from test.python.support import (PROBE, find_mlir_air, missing_modules, missing_
 
 sys.path.insert(0, PROBE)
 
-from npu_probe.plan import sanity  # noqa: E402
+from npu_probe.reference import step2_sanity as sanity  # noqa: E402
 
 NO_TORCH = missing_modules(("numpy", "torch", "transformers"))
 NO_TREE = missing_real_tree(os.path.join("programming_examples", "llms", "qwen25_0_5b"))

@@ -104,7 +104,7 @@ def run_plan(opts):
     code = plan_exit_code(plan)
     sanity = None
     if opts.sanity:
-        from npu_probe.plan.sanity import Unavailable, sanity_for_plan  # noqa: PLC0415 - torch only here
+        from npu_probe.reference.step2_sanity import Unavailable, sanity_for_plan  # noqa: PLC0415 - torch only here
 
         try:
             sanity = sanity_for_plan(plan)
@@ -122,7 +122,7 @@ def run_plan(opts):
         for line in lines:
             sys.stdout.write(line + "\n")
         if sanity is not None:
-            from npu_probe.plan.sanity import sanity_lines  # noqa: PLC0415
+            from npu_probe.reference.step2_sanity import sanity_lines  # noqa: PLC0415
 
             for line in sanity_lines(sanity):
                 sys.stdout.write(line + "\n")

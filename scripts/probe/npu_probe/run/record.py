@@ -27,7 +27,7 @@ class StageOutput:
     layers: dict = None
     ref_cache: dict = None  # reference.cache
     boundaries: dict = None
-    step2_sanity: dict = None  # Step 2's padded-vs-original check (npu_probe.plan.sanity), when it triggers
+    step2_sanity: dict = None  # Step 2's padded-vs-original check (npu_probe.reference.step2_sanity), when it triggers
 
 
 def _now():

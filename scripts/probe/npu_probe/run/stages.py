@@ -145,7 +145,7 @@ def step2_sanity(ctx):
     step2 = ctx.facts.step2 or {}
     if not any(t.get("id") == "non_1024_aligned" for t in step2.get("triggers") or []):
         return None
-    from npu_probe.plan import sanity  # noqa: PLC0415 - torch only here
+    from npu_probe.reference import step2_sanity as sanity  # noqa: PLC0415 - torch only here
 
     log, spec = ctx.log, ctx.spec
     if ctx.state.ref_kind != "hf-bf16":
