@@ -166,18 +166,21 @@ def padded_state(state, dims, pad, slots):
     return out
 
 
-def build_padded(model, dims, pad, reindexed):
-    """A float32 padded copy of `model` (see the module docstring)."""
+def build_padded(model, dims, pad, reindexed, state32=None):
+    """A float32 padded copy of `model` (see the module docstring); `state32`: its state dict in
+    float32, when the caller already has it."""
     import torch  # noqa: PLC0415
     from transformers import AutoModelForCausalLM  # noqa: PLC0415
 
     cfg = copy.deepcopy(model.config)
     cfg.hidden_size, cfg.intermediate_size = pad["emb_dim"], pad["hidden_dim"]
     cfg.num_attention_heads, cfg.head_dim = pad["n_heads"], pad["head_dim"]
-    state = padded_state({k: v.detach().float() for k, v in model.state_dict().items()}, dims, pad,
-                         head_slots(dims, pad, reindexed))
-    padded = AutoModelForCausalLM.from_config(cfg).float().eval()
-    missing, unexpected = padded.load_state_dict(state, strict=False)
+    if state32 is None:
+        state32 = {k: v.detach().float() for k, v in model.state_dict().items()}
+    state = padded_state(state32, dims, pad, head_slots(dims, pad, reindexed))
+    with _no_init():  # every weight is loaded below: random init would only cost time
+        padded = AutoModelForCausalLM.from_config(cfg).float().eval()
+    missing, unexpected = padded.load_state_dict(state, strict=False, assign=True)  # adopt, no second copy
     missing = [k for k in missing if not (k == "lm_head.weight" and getattr(cfg, "tie_word_embeddings", False))]
     if missing or unexpected:
         raise ValueError(f"padded state does not fit the padded model (missing {missing[:3]}, unexpected {unexpected[:3]})")
@@ -190,6 +193,19 @@ def build_padded(model, dims, pad, reindexed):
                 and not name.endswith(("q_norm", "k_norm")):
             mod.variance_epsilon = float(mod.variance_epsilon) * eps_scale
     return padded
+
+
+def _no_init():
+    """transformers' no_init_weights (its place moved between versions), else nothing."""
+    import contextlib  # noqa: PLC0415
+
+    for where in ("transformers.initialization", "transformers.modeling_utils"):
+        try:
+            mod = __import__(where, fromlist=["no_init_weights"])
+            return mod.no_init_weights()
+        except (ImportError, AttributeError):
+            continue
+    return contextlib.nullcontext()
 
 
 class _PadSlice:
@@ -330,10 +346,11 @@ def run_sanity(model, tokens, helper=None, model_id=None):
     tokens = [int(t) for t in tokens]
     orig = copy.deepcopy(model).float().eval()
     ref = forward(orig, tokens, dims["emb_dim"])
+    state32 = {k: v.detach() for k, v in orig.state_dict().items()}  # float32 already: no copy
     del orig
     rows = []
     for rid, reindexed in (("reindexed", True), ("naive_end", False)):
-        m = build_padded(model, dims, pad, reindexed)
+        m = build_padded(model, dims, pad, reindexed, state32)
         rows.append(_row(rid, ref, forward(m, tokens, dims["emb_dim"])))
         del m
     if helper:
