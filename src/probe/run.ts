@@ -6,7 +6,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { accessSync, constants, existsSync, readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { EXIT, GateError, InputError, InfraError } from '../errors.ts';
+import { InputError, InfraError } from '../errors.ts';
 import { EVENT_PREFIX, EXIT_CODES } from '../contract.ts';
 import { pythonCandidates, type PythonCandidate, type PythonInfo } from './python.ts';
 import { realHost, type Isolation } from './isolate.ts';
@@ -334,8 +334,6 @@ function runOnce(c: PythonCandidate, a: ProbeArgs, h: ProbeHandlers): Promise<On
         if (code === EXIT_CODES.no_numpy) return resolve({ kind: 'skip', why: 'cannot import numpy' });
         const why = lastError || (signal ? `killed by ${signal}` : `exited with status ${code}`);
         if (code === EXIT_CODES.input) return reject(Object.assign(new InputError(why), { stdout }));
-        // `plan --sanity` whose padded model misses the gate: a verdict, with the plan printed.
-        if (code === EXIT_CODES.fail && a.subcommand === 'plan') return reject(Object.assign(new GateError(why, EXIT.fail), { stdout }));
         const log = a.runDir ? ` (log: ${join(a.runDir, 'probe.log')})` : '';
         reject(new InfraError(`probe ${a.subcommand} failed: ${why}${log}`));
       });

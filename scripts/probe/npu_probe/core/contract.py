@@ -95,7 +95,6 @@ INTEGRATION_PATHS = tuple(CONTRACT["integration_paths"])
 REFERENCE_KINDS = tuple(CONTRACT["reference_kinds"])
 
 EXIT_OK = CONTRACT["exit"]["ok"]
-EXIT_FAIL = CONTRACT["exit"]["fail"]
 EXIT_BAD_INPUT = CONTRACT["exit"]["input"]
 EXIT_INFRA = CONTRACT["exit"]["infra"]
 EXIT_NO_NUMPY = CONTRACT["exit"]["no_numpy"]
