@@ -14,7 +14,7 @@ import { toJson } from './report/json.ts';
 const HEAD = `npu-block-gate ${TOOL.version}: Phase 2 single-block validation for LLMs on AMD NPUs (Xilinx/mlir-air)`;
 const EXITS = 'Exit codes: 0 pass, 1 fail (a gate), 2 usage or bad input, 3 infrastructure (could not judge).';
 /** plan judges nothing: no gate can fail it. */
-const PLAN_EXITS = 'Exit codes: 0 the plan was printed (its last line says whether the model is ready), 2 usage or bad input\n(or a model Phase 2 cannot run on), 3 infrastructure (no Python with numpy, a timeout).';
+const PLAN_EXITS = 'Exit codes: 0 the plan was printed (its last line says whether the model is ready), 2 usage or bad input\n(or a model Phase 2 cannot run on), 3 infrastructure (no Python with numpy, a timeout; --sanity: no torch or no checkpoint).';
 const RUN_AS = `From a clone after \`npm ci\`, run it as \`${COMMAND}\`; \`npm link\` (or a global install) also puts
 \`npu-block-gate\` itself on your PATH.`;
 
@@ -59,6 +59,11 @@ the preflight, seed Steps 1-2, Phase 1 coverage, the make-diagnosis defaults and
 Options:
   --model-dir DIR        the model dir, programming_examples/llms/<model> in an mlir-air tree (required)
   --json                 print the plan as JSON
+  --sanity               also run Step 2's padded-vs-original check on the CPU (needs torch and transformers in
+                         the probe's Python, and the checkpoint in the HF cache): the GQA-aware reindexed padding,
+                         the tree's own padding helper and naive end-padding, each as the cosine of layer-0 ffn_out
+                         and of the logits against the original, each PASS or FAIL against the seed's 0.999998
+                         (informational: a FAIL is printed, and ok is false in --json; the exit code stays 0)
 ${MODEL_OPTIONS}
   --timeout SECONDS      stop after this long (at most ${MAX_TIMEOUT_SECONDS})
 
@@ -157,13 +162,14 @@ const OPTIONS = {
   'npu-attn': { type: 'boolean' },
   online: { type: 'boolean' },
   json: { type: 'boolean' },
+  sanity: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean' },
 } as const;
 
 const ALLOWED: Record<string, string[]> = {
   check: ['model-dir', 'prompt-style', 'prompt', 'python', 'probe-env', 'out', 'force', 'threshold', 'timeout', 'commit', 'no-docs', 'no-bisect', 'no-cache', 'cache-dir', 'layers', 'positions', 'no-boundaries', 'emulate', 'inject', 'twin-precision', 'twin-eps', 'model', 'cpu-attn', 'npu-attn', 'online', 'json', 'help'],
-  plan: ['model-dir', 'prompt-style', 'prompt', 'python', 'probe-env', 'model', 'cpu-attn', 'npu-attn', 'online', 'timeout', 'json', 'help'],
+  plan: ['model-dir', 'prompt-style', 'prompt', 'python', 'probe-env', 'model', 'cpu-attn', 'npu-attn', 'online', 'timeout', 'json', 'sanity', 'help'],
   report: ['run-dir', 'model-dir', 'threshold', 'commit', 'no-docs', 'json', 'help'],
 };
 
@@ -221,6 +227,7 @@ export function planFrom(command: string, v: Values, now = new Date()): Plan {
     model: v.model ?? null,
     cpuAttn: v['cpu-attn'] ? true : v['npu-attn'] ? false : null,
     online: !!v.online,
+    ...(command === 'plan' && v.sanity ? { sanity: true } : {}),
     python: v.python ?? null,
     ...(v['probe-env'] !== undefined ? { probeEnvNames: parseProbeEnv(v['probe-env']) } : {}),
     runDir,

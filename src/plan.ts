@@ -26,6 +26,8 @@ export interface Plan {
   cpuAttn?: boolean | null;
   /** Allow HuggingFace hub calls; default offline (the local HF cache only). */
   online?: boolean;
+  /** `plan --sanity`: also run Step 2's padded-vs-original check on the CPU (the probe's Python needs torch). */
+  sanity?: boolean;
   python: string | null;
   runDir: string;
   /** Per-position threshold override; null uses T(head_dim). */

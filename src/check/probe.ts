@@ -259,7 +259,7 @@ export async function planModel(plan: Plan, json: boolean, log?: Log): Promise<s
   if (!plan.modelDir) throw new InputError('plan needs --model-dir DIR');
   const model = modelDirAt(plan.modelDir);
   const r = await runProbe(pythonCandidates(plan.python, process.env, { airRoot: model.airRoot, modelDir: model.dir }), {
-    subcommand: 'plan', args: [...modelArgs(modelOptions(plan, model.dir)), ...(json ? ['--json'] : [])],
+    subcommand: 'plan', args: [...modelArgs(modelOptions(plan, model.dir)), ...(json ? ['--json'] : []), ...(plan.sanity ? ['--sanity'] : [])],
     runDir: null, timeoutSec: plan.timeoutSec, extraEnv: plan.probeEnv, envAllow: { names: plan.probeEnvNames ?? [] },
   }, { onLine: () => undefined, onSkip: (c, why) => log?.step(`python: passed over ${c.command}${c.why ? ` (${c.why})` : ''}: ${why}`) });
   log?.step(`python: ${r.python.command} (from ${r.python.why ?? r.python.source})`);

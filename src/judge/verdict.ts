@@ -10,6 +10,7 @@ import { lensBudgetWarning, lensScaleWarning, lensWarning } from '../lens/judge.
 import { WHOLE_COSINE_MIN } from '../seed/thresholds.ts';
 import { REPORT_SCHEMA, REPORT_SCHEMA_VERSION, type DocsResult, type IsolationRow, type Report, type Warning } from '../record/report.ts';
 import type { BisectReport } from '../record/bisect.ts';
+import type { ProbeJson } from '../rundir/schema.ts';
 import { wantsBisect, type Measured } from './measure.ts';
 
 export interface VerdictContext {
@@ -53,6 +54,8 @@ export function verdict(m: Measured, ctx: VerdictContext): Report {
   if (ls) warnings.push(ls);
   const lb = m.lens ? lensBudgetWarning(m.lens) : null;
   if (lb) warnings.push(lb);
+  const sw = step2SanityWarning(p.step2_sanity);
+  if (sw) warnings.push(sw);
   if (ctx.documented.refused !== undefined) warnings.push({ id: 'docs', message: `G4: the documents were not recorded: ${ctx.documented.refused}` });
   const failed = ctx.documented.failed;
   if (failed) {
@@ -90,9 +93,20 @@ export function verdict(m: Measured, ctx: VerdictContext): Report {
     bisect: bisectOf(m, ctx),
     layers: m.layers,
     lens: m.lens,
+    step2_sanity: p.step2_sanity ?? null,
     timings: p.timings ?? {},
     docs: ctx.docs,
     run_dir: m.runDir,
+  };
+}
+
+/** A warning when Step 2's padded model does not reproduce the original (informational, like the lens). */
+export function step2SanityWarning(s: ProbeJson['step2_sanity']): Warning | null {
+  if (!s || s.skipped || s.ok !== false) return null;
+  const bad = (s.rows ?? []).filter((r) => r.id !== 'naive_end' && r.pass === false).map((r) => r.label);
+  return {
+    id: 'step2_sanity',
+    message: `Step 2 sanity: ${bad.join(' and ') || 'the padded model'} does not reproduce the original model (cosine below ${s.gate}); fix the padding before trusting a padded block on the NPU`,
   };
 }
 

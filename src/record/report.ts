@@ -97,6 +97,9 @@ export interface Report {
   layers: LayerRow[] | null;
   /** Every boundary inside block 0 (informational); absent or null when the run dir has no boundaries. */
   lens?: LensReport | null;
+  /** Step 2's padded-vs-original check (informational, never gated); absent or null when Step 2's
+   * non-1024-alignment trigger did not fire. */
+  step2_sanity?: ProbeJson['step2_sanity'] | null;
   timings: Record<string, number>;
   /** notes: what the TODO.md update could not do where the template says (no Phase status section, ...). */
   docs: DocsResult | null;

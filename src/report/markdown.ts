@@ -225,6 +225,32 @@ function positionsNote(r: Report): string {
   return `; --positions ${pos.requested}: ${how}${pos.set ? ` (${plainOf(pos.set, 120)}, ${pos.prompts_used} prompts)` : ''}, from ${pos.prompt_tokens} prompt tokens`;
 }
 
+/** Seven decimals: the gate is 0.999998, so fmtCos's precision would hide a miss. */
+function cos7(v: number | undefined): string {
+  return typeof v === 'number' && Number.isFinite(v) ? v.toFixed(7) : '-';
+}
+
+/** Step 2's padded-vs-original check (seed Step 2: "CPU-only sanity test the padded vs orig forward FIRST"). */
+function step2SanitySection(r: Report): string[] {
+  const s = r.step2_sanity;
+  if (!s) return [];
+  const out = ['### Step 2 sanity: padded vs original on the CPU (informational)', ''];
+  if (s.skipped) return [...out, `Not run: ${text(s.skipped, 600)}.`, ''];
+  const o = s.original ?? {};
+  const p = s.padded ?? {};
+  out.push(`Both forwards in ${text(s.dtype ?? 'float32', 16)} on the prompt's ${s.tokens ?? '?'} tokens; gate: both cosines >= ${s.gate}. ` +
+    `Padded sizes: emb_dim ${o.emb_dim} → ${p.emb_dim}, hidden_dim ${o.hidden_dim} → ${p.hidden_dim}, n_heads ${o.n_heads} → ${p.n_heads} ` +
+    `(${o.n_kv_heads} KV groups of ${o.group_size} → ${p.group_size}).`, '');
+  out.push(markdownTable([
+    ['padding', 'layer-0 ffn_out cosine', 'logits cosine', 'result'],
+    ...list(s.rows).map((x) => x.skipped
+      ? [cell(plainOf(x.label, 120)), '-', '-', cell(`not run: ${plainOf(x.skipped, 300)}`)]
+      : [cell(plainOf(x.label, 120)), cos7(x.ffn_out_cosine), cos7(x.logits_cosine), x.pass ? `${ICON.pass} pass` : `${ICON.fail} fail`]),
+  ]), '');
+  if (s.why) out.push(`Why the reindexing matters: ${text(s.why, 600)}.`, '');
+  return out;
+}
+
 function layersSection(r: Report): string[] {
   if (!r.layers || r.layers.length === 0) return [];
   return [
@@ -453,6 +479,7 @@ export function renderMarkdown(r: Report, opts: MarkdownOptions): string {
   if (chart) body.push(chart, '');
   body.push(...lensSection(r));
   body.push(...bisectSection(r));
+  body.push(...step2SanitySection(r));
   body.push(...layersSection(r));
   body.push(...integrationSection(r, opts.flavor));
   // In phase2_block.md the report sits under "## Latest result": one level deeper.

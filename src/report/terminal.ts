@@ -81,6 +81,30 @@ function byPosition(row: LensReport['rows'][number]): string {
   return parts.join(', ');
 }
 
+/** Step 2's padded-vs-original check: one row per way of padding (informational). */
+function step2SanityLines(r: Report): string[] {
+  const s = r.step2_sanity;
+  if (!s) return [];
+  if (s.skipped) return ['', `  step 2 sanity (padded vs original on the CPU): not run: ${f(s.skipped, 300)}`];
+  const o = s.original ?? {};
+  const p = s.padded ?? {};
+  const out = ['', `  step 2 sanity (padded vs original on the CPU, ${f(s.dtype, 16)}, gate >= ${s.gate}; emb ${o.emb_dim}->${p.emb_dim}, hidden ${o.hidden_dim}->${p.hidden_dim}, heads ${o.n_heads}->${p.n_heads}, group ${o.group_size}->${p.group_size}):`];
+  const rows = [['padding', 'ffn_out cosine', 'logits cosine', '']];
+  for (const x of arr(s.rows)) {
+    if (x.skipped) rows.push([f(x.label, 90), '-', '-', 'not run']);
+    else rows.push([f(x.label, 90), fmtCos7(x.ffn_out_cosine), fmtCos7(x.logits_cosine), x.pass ? 'PASS' : 'FAIL']);
+  }
+  out.push(...pad(rows).map((l) => `    ${l}`));
+  for (const x of arr(s.rows).filter((y) => y.skipped)) out.push(`  not run: ${f(x.label, 90)}: ${f(x.skipped, 300)}`);
+  if (s.why) out.push(`  why the reindexing matters: ${f(s.why, 400)}`);
+  return out;
+}
+
+/** Seven decimals: the gate is 0.999998, so fmtCos's precision would hide a miss. */
+function fmtCos7(v: number | undefined): string {
+  return typeof v === 'number' && Number.isFinite(v) ? v.toFixed(7) : '-';
+}
+
 function lensLines(r: Report): string[] {
   const lens = r.lens;
   if (!lens) return [];
@@ -213,6 +237,7 @@ function terminalLines(r: Report): string[] {
     }
     if (b.situation) out.push(`  failure shape: ${f(b.situation.cause)}; ${f(b.situation.where)}`);
   }
+  out.push(...step2SanityLines(r));
   if (r.layers?.length) {
     out.push('', '  every layer (informational):');
     const rows = [['layer', 'whole', 'per-pos min', 'max_abs', 'SQNR']];

@@ -236,6 +236,27 @@ export const PROBE_SPEC = obj({
     compile: line(),
     twins: optional(nullable(TWINS_SPEC)),
   }))),
+  // Step 2's padded-vs-original check (scripts/probe/README.md "Step 2 sanity"): informational.
+  step2_sanity: optional(nullable(obj({
+    gate: num(0),
+    skipped: optional(line()),
+    dtype: optional(line(40)),
+    tokens: optional(int(0)),
+    model_id: optional(nullable(line())),
+    original: optional(record(int(0))),
+    padded: optional(record(int(0))),
+    rows: optional(list(obj({
+      id: oneOf('reindexed', 'tree_helper', 'naive_end'),
+      label: line(),
+      ffn_out_cosine: optional(num()),
+      logits_cosine: optional(num()),
+      pass: optional(bool()),
+      skipped: optional(line()),
+    }, { declare: false, rest: any() }), 8)),
+    ok: optional(bool()),
+    why: optional(line()),
+    misrouted_heads: optional(int(0)),
+  }, { declare: false, rest: any() }))),
 });
 
 export type CheckedProbeJson = Infer<typeof PROBE_SPEC>;

@@ -178,6 +178,40 @@ export interface ProbeJson {
   boundaries?: Boundaries | null;
   /** --emulate: the tree's block on the probe's emulated runtime (null otherwise). */
   emulate?: Emulate | null;
+  /** Step 2's padded-vs-original check, when Step 2's non-1024-alignment trigger fired (absent or null otherwise). */
+  step2_sanity?: Step2Sanity | null;
+}
+
+/** One way of padding in the Step 2 sanity check, against the original model (float32 on the CPU). */
+export interface Step2SanityRow {
+  /** reindexed: the seed's GQA-aware padding; tree_helper: the tree's own padding helper; naive_end: phantom Q heads at the end. */
+  id: 'reindexed' | 'tree_helper' | 'naive_end';
+  label: string;
+  ffn_out_cosine?: number;
+  logits_cosine?: number;
+  /** Both cosines >= gate. */
+  pass?: boolean;
+  /** Why this row did not run (e.g. the tree's helper needs the NPU stack). */
+  skipped?: string;
+  [k: string]: unknown;
+}
+
+/** probe.json `step2_sanity` (npu_probe.reference.step2_sanity): `skipped` when it could not run, else the rows. */
+export interface Step2Sanity {
+  gate: number;
+  skipped?: string;
+  dtype?: string;
+  tokens?: number;
+  model_id?: string | null;
+  original?: Record<string, number>;
+  padded?: Record<string, number>;
+  rows?: Step2SanityRow[];
+  /** The reindexed padding (and the tree's helper, when it ran) pass the gate. */
+  ok?: boolean;
+  /** Why the reindexing matters (what naive end-padding does to the GQA groups). */
+  why?: string;
+  misrouted_heads?: number;
+  [k: string]: unknown;
 }
 
 /** `--positions N` (probe.json prompt.positions): how the prompt became N real tokens. */

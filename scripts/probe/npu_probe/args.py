@@ -81,6 +81,12 @@ def build_parser():
                         "line saying why Phase 2 cannot run on this model.")
     model_args(pl)
     pl.add_argument("--json", action="store_true", help="print the plan as JSON")
+    pl.add_argument("--sanity", action="store_true",
+                    help="also run Step 2's padded-vs-original sanity check on the CPU (needs torch and "
+                    "transformers, and the checkpoint in the HF cache): the GQA-aware reindexed padding, the tree's "
+                    "own padding helper and naive end-padding, each as the cosine of layer-0 ffn_out and of the "
+                    "logits against the original model, against the seed's bar of 0.999998 (informational: plan "
+                    "judges nothing, so a miss is printed as FAIL, not an exit code); exit 3 when the check cannot run here")
 
     pls = sub.add_parser("plans", help="the plans of several model dirs in one process, as JSON (npu-block-gate affected)",
                          description="What `plan --json` prints, for every --model-dir, in one JSON document: "

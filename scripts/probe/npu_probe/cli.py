@@ -101,6 +101,16 @@ def run_plan(opts):
         sys.stderr.write(f"probe: error: {exc.one_line()}\n")
         return exc.exit_code
     code = plan_exit_code(plan)
+    sanity = None
+    if opts.sanity:
+        from npu_probe.reference.step2_sanity import Unavailable, sanity_for_plan  # noqa: PLC0415 - torch only here
+
+        try:
+            sanity = sanity_for_plan(plan)
+        except Unavailable as exc:
+            sys.stderr.write(f"probe: error: plan --sanity: {exc}\n")
+            return EXIT_INFRA
+        plan["step2_sanity"] = sanity
     if opts.json:
         sys.stdout.write(json.dumps(plan, indent=2, sort_keys=False) + "\n")
     else:
@@ -110,7 +120,12 @@ def run_plan(opts):
             lines = lines[1:]
         for line in lines:
             sys.stdout.write(line + "\n")
-    return code
+        if sanity is not None:
+            from npu_probe.reference.step2_sanity import sanity_lines  # noqa: PLC0415
+
+            for line in sanity_lines(sanity):
+                sys.stdout.write(line + "\n")
+    return code  # plan judges nothing: a sanity FAIL is printed (and `ok` in --json), not an exit code
 
 
 def run_plans(opts):

@@ -18,6 +18,7 @@ class Options:
     cpu_attn: bool = None  # None: what make diagnosis runs
     online: bool = False
     json: bool = False  # plan --json
+    sanity: bool = False  # plan --sanity: Step 2's padded-vs-original check (torch)
     model_dirs: tuple = ()  # plans
     # config / block / check
     out: str = None

@@ -105,8 +105,11 @@ def step2(ctx, cfg, tree_does, block_path):
                      "detail": "no GEMM N padding helper in the block module: emb_dim/hidden_dim run at their "
                                "real, non-1024-aligned sizes",
                      "evidence": ctx.rel(block_path)})
+    helper = next((t for t in does if t["id"] == "zero_pad_gemm_n"), None)
     return {"emb_dim_aligned": emb_ok, "hidden_dim_aligned": hid_ok, "qkv_bias": cfg["qkv_bias"],
             "triggers": triggers, "tree_does": [{k: v for k, v in t.items() if k != "functions"} for t in does],
+            # the Step 2 sanity check (reference/step2_sanity.py) runs these helpers on the model's sizes
+            "padding_helper": {"file": ctx.rel(block_path), "functions": helper["functions"]} if helper else None,
             "prerequisite": _prerequisite(triggers, does)}
 
 

@@ -27,6 +27,7 @@ class StageOutput:
     layers: dict = None
     ref_cache: dict = None  # reference.cache
     boundaries: dict = None
+    step2_sanity: dict = None  # Step 2's padded-vs-original check (npu_probe.reference.step2_sanity), when it triggers
 
 
 def _now():
@@ -90,6 +91,7 @@ def write_probe_json(ctx, out, stage, output):
         layers=output.layers,
         boundaries=output.boundaries,
         emulate=_emulate_record(state, output),
+        step2_sanity=output.step2_sanity,
     )
     path = os.path.join(out, PROBE_JSON)
     write_json(path, doc)  # last: its presence means complete

@@ -54,9 +54,11 @@ def run_block(ctx, out, reuse_kernels=False, want_layers=False):
         t = time.monotonic()
         boundaries = lens_record(ctx, out, blk, captured, state.ref_kind)
         state.timings["boundaries"] = time.monotonic() - t
+    sanity = step2_sanity(ctx)
     emulation = state.emulation
     output = StageOutput(blk.compiled, tensors, entries=list(emulation.artifacts) if emulation is not None else None,
-                         kernels=blk.kernels_run, layers=layers, ref_cache=ref_cache.record(), boundaries=boundaries)
+                         kernels=blk.kernels_run, layers=layers, ref_cache=ref_cache.record(), boundaries=boundaries,
+                         step2_sanity=sanity)
     return write_probe_json(ctx, out, "block", output)
 
 
@@ -134,3 +136,35 @@ def write_layers(out, source, npu_layers, ref_layers, n_layers, log):
             item[side] = tensor_entry(rel, write_npy(os.path.join(out, *rel.split("/")), arr))
         entries.append(item)
     return {"source": source, "entries": entries}
+
+
+def step2_sanity(ctx):
+    """Step 2's padded-vs-original check on the CPU when the plan's Step 2 triggers on non-1024-aligned
+    dims and the reference is a HuggingFace model (None otherwise). Informational: whatever stops it
+    is recorded as `skipped`, never the run's outcome."""
+    step2 = ctx.facts.step2 or {}
+    if not any(t.get("id") == "non_1024_aligned" for t in step2.get("triggers") or []):
+        return None
+    log, spec = ctx.log, ctx.spec
+    if ctx.state.ref_kind != "hf-bf16":  # an emulated reference (air-mini) has no HF weights to pad
+        log.step("step2 sanity: not run (the reference is not a HuggingFace model: no torch weights to pad)")
+        return None
+    from npu_probe.reference import step2_sanity as sanity  # noqa: PLC0415 - torch only here
+
+    log.step("step2 sanity: padding the HF model on the CPU (GQA-aware reindexed, the tree's helper, naive)")
+    t = time.monotonic()
+    try:
+        model = sanity.load_model(spec.hf_id)
+        rec = sanity.run_sanity(model, list(spec.tokens), sanity.helper_of(step2, spec.tree.air_root), spec.hf_id)
+        del model
+    except sanity.Unavailable as exc:
+        rec = sanity.skipped(str(exc))
+    except Exception as exc:  # informational: the run goes on without it
+        import traceback  # noqa: PLC0415
+
+        log.detail(traceback.format_exc())
+        rec = sanity.skipped(f"failed ({type(exc).__name__}: {' '.join(str(exc).split())[:300]})")
+    ctx.state.timings["step2_sanity"] = time.monotonic() - t
+    for line in sanity.sanity_lines(rec):
+        log.step(line)
+    return rec
