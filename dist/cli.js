@@ -7,7 +7,7 @@ import {
   check,
   errorReport,
   planModel
-} from "./chunks/chunk-P76DKJHM.js";
+} from "./chunks/chunk-Q34UDXYD.js";
 import {
   COMMAND,
   INJECTIONS,
@@ -35,8 +35,8 @@ import {
   parseThreshold,
   parseTimeout,
   toJson
-} from "./chunks/chunk-D36SIHRX.js";
-import "./chunks/chunk-TXFVDCPJ.js";
+} from "./chunks/chunk-ULIA3QXN.js";
+import "./chunks/chunk-7BBIB2GW.js";
 import {
   EXIT,
   GateError,
@@ -45,7 +45,7 @@ import {
   oneLine,
   parseEnvNames,
   plain
-} from "./chunks/chunk-DMXN6JIR.js";
+} from "./chunks/chunk-2R64E2LF.js";
 import "./chunks/chunk-A6YGPO6E.js";
 
 // src/cli.ts
@@ -102,6 +102,26 @@ function byPosition(row) {
     parts.push(`${fmtRun(start, end)} ${fmtCos(lo)}`);
   }
   return parts.join(", ");
+}
+function step2SanityLines(r) {
+  const s = r.step2_sanity;
+  if (!s) return [];
+  if (s.skipped) return ["", `  step 2 sanity (padded vs original on the CPU): not run: ${f(s.skipped, 300)}`];
+  const o = s.original ?? {};
+  const p = s.padded ?? {};
+  const out = ["", `  step 2 sanity (padded vs original on the CPU, ${f(s.dtype, 16)}, gate >= ${s.gate}; emb ${o.emb_dim}->${p.emb_dim}, hidden ${o.hidden_dim}->${p.hidden_dim}, heads ${o.n_heads}->${p.n_heads}, group ${o.group_size}->${p.group_size}):`];
+  const rows = [["padding", "ffn_out cosine", "logits cosine", ""]];
+  for (const x of arr(s.rows)) {
+    if (x.skipped) rows.push([f(x.label, 90), "-", "-", "not run"]);
+    else rows.push([f(x.label, 90), fmtCos7(x.ffn_out_cosine), fmtCos7(x.logits_cosine), x.pass ? "PASS" : "FAIL"]);
+  }
+  out.push(...pad(rows).map((l) => `    ${l}`));
+  for (const x of arr(s.rows).filter((y) => y.skipped)) out.push(`  not run: ${f(x.label, 90)}: ${f(x.skipped, 300)}`);
+  if (s.why) out.push(`  why the reindexing matters: ${f(s.why, 400)}`);
+  return out;
+}
+function fmtCos7(v) {
+  return typeof v === "number" && Number.isFinite(v) ? v.toFixed(7) : "-";
 }
 function lensLines(r) {
   const lens = r.lens;
@@ -235,6 +255,7 @@ function terminalLines(r) {
     }
     if (b.situation) out.push(`  failure shape: ${f(b.situation.cause)}; ${f(b.situation.where)}`);
   }
+  out.push(...step2SanityLines(r));
   if (r.layers?.length) {
     out.push("", "  every layer (informational):");
     const rows2 = [["layer", "whole", "per-pos min", "max_abs", "SQNR"]];
@@ -261,7 +282,7 @@ function terminalLines(r) {
 // src/cli.ts
 var HEAD = `npu-block-gate ${TOOL.version}: Phase 2 single-block validation for LLMs on AMD NPUs (Xilinx/mlir-air)`;
 var EXITS = "Exit codes: 0 pass, 1 fail (a gate), 2 usage or bad input, 3 infrastructure (could not judge).";
-var PLAN_EXITS = "Exit codes: 0 the plan was printed (its last line says whether the model is ready), 2 usage or bad input\n(or a model Phase 2 cannot run on), 3 infrastructure (no Python with numpy, a timeout).";
+var PLAN_EXITS = "Exit codes: 0 the plan was printed (its last line says whether the model is ready), 2 usage or bad input\n(or a model Phase 2 cannot run on), 3 infrastructure (no Python with numpy, a timeout; --sanity: no torch or no checkpoint).";
 var RUN_AS = `From a clone after \`npm ci\`, run it as \`${COMMAND}\`; \`npm link\` (or a global install) also puts
 \`npu-block-gate\` itself on your PATH.`;
 var HELP = `${HEAD}
@@ -302,6 +323,11 @@ the preflight, seed Steps 1-2, Phase 1 coverage, the make-diagnosis defaults and
 Options:
   --model-dir DIR        the model dir, programming_examples/llms/<model> in an mlir-air tree (required)
   --json                 print the plan as JSON
+  --sanity               also run Step 2's padded-vs-original check on the CPU (needs torch and transformers in
+                         the probe's Python, and the checkpoint in the HF cache): the GQA-aware reindexed padding,
+                         the tree's own padding helper and naive end-padding, each as the cosine of layer-0 ffn_out
+                         and of the logits against the original, each PASS or FAIL against the seed's 0.999998
+                         (informational: a FAIL is printed, and ok is false in --json; the exit code stays 0)
 ${MODEL_OPTIONS}
   --timeout SECONDS      stop after this long (at most ${MAX_TIMEOUT_SECONDS})
 
@@ -396,12 +422,13 @@ var OPTIONS = {
   "npu-attn": { type: "boolean" },
   online: { type: "boolean" },
   json: { type: "boolean" },
+  sanity: { type: "boolean" },
   help: { type: "boolean", short: "h" },
   version: { type: "boolean" }
 };
 var ALLOWED = {
   check: ["model-dir", "prompt-style", "prompt", "python", "probe-env", "out", "force", "threshold", "timeout", "commit", "no-docs", "no-bisect", "no-cache", "cache-dir", "layers", "positions", "no-boundaries", "emulate", "inject", "twin-precision", "twin-eps", "model", "cpu-attn", "npu-attn", "online", "json", "help"],
-  plan: ["model-dir", "prompt-style", "prompt", "python", "probe-env", "model", "cpu-attn", "npu-attn", "online", "timeout", "json", "help"],
+  plan: ["model-dir", "prompt-style", "prompt", "python", "probe-env", "model", "cpu-attn", "npu-attn", "online", "timeout", "json", "sanity", "help"],
   report: ["run-dir", "model-dir", "threshold", "commit", "no-docs", "json", "help"]
 };
 function joinNegativeValues(argv) {
@@ -450,6 +477,7 @@ function planFrom(command, v, now = /* @__PURE__ */ new Date()) {
     model: v.model ?? null,
     cpuAttn: v["cpu-attn"] ? true : v["npu-attn"] ? false : null,
     online: !!v.online,
+    ...command === "plan" && v.sanity ? { sanity: true } : {},
     python: v.python ?? null,
     ...v["probe-env"] !== void 0 ? { probeEnvNames: parseProbeEnv(v["probe-env"]) } : {},
     runDir,
@@ -495,12 +523,12 @@ async function main(argv, out = process.stdout, err = process.stderr) {
   let json = false;
   let plan = null;
   if (argv[0] === "agent" || argv[0] === "help" && argv[1] === "agent") {
-    const { agentMain } = await import("./chunks/cli-S7E5EOP6.js");
+    const { agentMain } = await import("./chunks/cli-YRPSZ6DQ.js");
     return agentMain(argv[0] === "agent" ? argv.slice(1) : ["--help"], out, err);
   }
   const fleet = argv[0] === "help" ? argv[1] : argv[0];
   if (fleet === "affected" || fleet === "status") {
-    const { fleetMain } = await import("./chunks/cli-EVWAR6WH.js");
+    const { fleetMain } = await import("./chunks/cli-WVVRMGA6.js");
     return fleetMain(fleet, argv[0] === "help" ? ["--help"] : argv.slice(1), out, err);
   }
   try {
