@@ -163,4 +163,16 @@ test('the judge on the lens\'s threshold and clean bar: a boundary exactly on ei
   }
 });
 
+test('G3: one NaN, one +Inf or one -Inf alone fails it, with the count; none passes', () => {
+  const th = { whole: WHOLE_COSINE_MIN, perPosition: perPositionThreshold(64), headDim: 64, overridden: false };
+  const g3 = (m: ReturnType<typeof fakeMetrics>) => metricGates(m, th).find((g) => g.id === 'G3')!;
+  assert.is(g3(fakeMetrics()).status, 'pass');
+  for (const kind of ['nan', 'posInf', 'negInf'] as const) {
+    const m = fakeMetrics();
+    m.nonFinite[kind] = { count: 1, first: { row: 1, col: 2 } };
+    assert.is(g3(m).status, 'fail', kind);
+    assert.is(g3(m).value, 1, kind);
+  }
+});
+
 test.run();

@@ -40,10 +40,6 @@ export function plain(v: unknown, max = MAX_TEXT): string {
 
 const HTML: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' };
 
-export function escapeHtml(s: string): string {
-  return s.replace(/[&<>"]/g, (c) => HTML[c]);
-}
-
 const ZWSP = '\u200b';
 
 /**
