@@ -71,6 +71,23 @@ test('a broken marker is refused, naming the file, and nothing is produced', () 
   assert.throws(() => updatePhase2(broken, r, md(r), 'docs/development_progress/phase2_block.md'), (e: Error) => /phase2_block\.md: line 2: marker .* has no .* after it: unbalanced markers/.test(e.message));
 });
 
+test('markers quoted in a fenced code block are text: the example stays as written, the live blocks are the ones updated', () => {
+  const example = ['```markdown', MARK.latestBegin, '(an example of what the tool writes)', MARK.latestEnd, MARK.historyBegin, MARK.historyEnd, '```'].join('\n');
+  const r = fakeReport();
+  const doc = updatePhase2(null, r, md(r), F).replace('## Notes\n', `## Notes\n\nHow the markers look:\n\n${example}\n`);
+  const r2 = fakeReport(fakeMetrics({ whole: 0.95 }), { commit: '1111111222222333' });
+  const out = updatePhase2(doc, r2, md(r2), F);
+  assert.ok(out.includes(`How the markers look:\n\n${example}\n`), out);
+  assert.is(rows(out).length, 2);
+  assert.match(out.slice(0, out.indexOf('## Notes')), /Phase 2 FAIL/);
+  // TODO.md: a blocker line quoted in a fence is text too, never taken for ours.
+  const quoted = ['```', `- Phase 2 single-block validation FAILS at abc (example) ${MARK.blocker}`, '```'].join('\n');
+  const todo = todoTemplate('m', null, null).replace('## Resolved config', `${quoted}\n\n## Resolved config`);
+  const after = updateTodo(todo, fakeReport(fakeMetrics({ whole: 0.95 }))).text;
+  assert.ok(after.includes(quoted), after);
+  assert.is(after.split(MARK.blocker).length, 3, 'the quoted line and one live blocker');
+});
+
 test('baseline: oldest passing row of another commit with the same prompt and shape', () => {
   const a = fakeReport(fakeMetrics({ maxAbs: 0.02 }), { commit: 'aaaaaaaaaaaa' });
   let text = updatePhase2(null, a, md(a), F);

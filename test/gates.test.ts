@@ -2,7 +2,9 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { perPositionThreshold, formatThreshold } from '../src/seed/thresholds.ts';
 import { metricGates, outcomeOf, warningsFor, documentationGate } from '../src/gates/evaluate.ts';
+import { compare, jsKernel } from '../src/metrics/index.ts';
 import { fakeMetrics } from './helpers/report.ts';
+import { memTensor } from './helpers/mem-tensor.ts';
 
 const TH = { whole: 0.99, perPosition: 0.99, headDim: 64, overridden: false };
 
@@ -45,6 +47,17 @@ test('G3 names a NaN in a padded row', () => {
   const g = metricGates(fakeMetrics({ nan: 1, nanRow: 5, realLen: 4, npuRows: 8 }), TH);
   assert.equal(g.map((x) => x.status), ['pass', 'pass', 'fail']);
   assert.match(g[2].detail, /a padded row/);
+});
+
+test('G3 fails on a lone +Inf or a lone -Inf in a padded row, as on a NaN, while G1 and G2 pass on the clean real rows', async () => {
+  const ref = [[1, 2, 3], [4, 5, 6]];
+  for (const [v, label] of [[Infinity, '+Inf'], [-Infinity, '-Inf']] as const) {
+    const m = await compare(memTensor([...ref, [0, v, 0]], 'npu.npy'), memTensor(ref, 'ref.npy'), { threshold: TH.perPosition }, jsKernel);
+    const g = metricGates(m, TH);
+    assert.equal(g.map((x) => x.status), ['pass', 'pass', 'fail'], label);
+    assert.is(g[2].value, 1, label);
+    assert.is(g[2].detail, `1 ${label} (first at row 2, col 1, a padded row)`);
+  }
 });
 
 test('G4 skipped never fails the outcome; G4 failed does', () => {

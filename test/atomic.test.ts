@@ -1,0 +1,104 @@
+// The all-or-nothing write of src/fs/atomic.ts on its own (test/faults.test.ts drives it through
+// whole runs, with a full tmpfs): each file is prepared beside its target and renamed into place, so
+// a reader never sees half a file and a failure leaves every target as it was; a run dir's file is
+// never written through a symlink; a read-only document is refused.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { chmodSync, closeSync, existsSync, lstatSync, openSync, readdirSync, readFileSync, readSync, symlinkSync, writeFileSync } from 'node:fs';
+import { commitWrites, writeAtomic } from '../src/fs/atomic.ts';
+import { GateError, InputError } from '../src/errors.ts';
+import { tempDir } from './helpers/tmp.ts';
+
+const bytes = (s: string) => Buffer.from(s, 'utf8');
+
+function caught(run: () => void): GateError {
+  try {
+    run();
+  } catch (e) {
+    assert.instance(e, GateError, String(e));
+    return e as GateError;
+  }
+  return assert.unreachable('expected a GateError') as never;
+}
+
+test('a reader that opened the old file reads it whole after the write: the new file is renamed in, never written over the old', () => {
+  const d = tempDir();
+  try {
+    const doc = d.path('phase2_block.md');
+    const old = 'old text\n'.repeat(1000);
+    writeFileSync(doc, old);
+    const fd = openSync(doc, 'r');
+    try {
+      writeAtomic(doc, 'new\n');
+      const buf = Buffer.alloc(old.length + 10);
+      const n = readSync(fd, buf, 0, buf.length, 0);
+      assert.is(buf.subarray(0, n).toString('utf8'), old);
+    } finally {
+      closeSync(fd);
+    }
+    assert.is(readFileSync(doc, 'utf8'), 'new\n');
+    assert.equal(readdirSync(d.dir), ['phase2_block.md'], 'no temp file left');
+  } finally {
+    d.cleanup();
+  }
+});
+
+test('all or nothing: when a later file of the transaction fails after the earlier ones are prepared, they are as they were, and no temp file is left', () => {
+  const d = tempDir();
+  try {
+    const first = d.path('TODO.md');
+    writeFileSync(first, 'hand-written TODO\n');
+    const second = d.path('phase2_block.md');
+    writeFileSync(second, 'hand-written notes\n');
+    const e = caught(() => commitWrites([
+      { path: first, data: bytes('generated\n') },
+      // Refused once prepared in full (as a sudoers rule that visudo rejects is).
+      { path: second, data: bytes('generated\n'), validate: () => { throw new InputError('refused by its check; nothing was changed', second); } },
+    ]));
+    assert.match(e.message, /phase2_block\.md: refused by its check/);
+    assert.is(readFileSync(first, 'utf8'), 'hand-written TODO\n');
+    assert.is(readFileSync(second, 'utf8'), 'hand-written notes\n');
+    assert.equal(readdirSync(d.dir).sort(), ['TODO.md', 'phase2_block.md']);
+  } finally {
+    d.cleanup();
+  }
+});
+
+test('a run dir file (follow: false) replaces a symlink there and leaves what it pointed at alone; a document (default) is written through it', () => {
+  const d = tempDir();
+  try {
+    const target = d.path('elsewhere.json');
+    writeFileSync(target, 'precious');
+    const report = d.path('report.json');
+    symlinkSync(target, report);
+    writeAtomic(report, '{"outcome":"pass"}', false);
+    assert.ok(lstatSync(report).isFile(), 'the link was replaced by a file');
+    assert.is(readFileSync(report, 'utf8'), '{"outcome":"pass"}');
+    assert.is(readFileSync(target, 'utf8'), 'precious');
+    const doc = d.path('TODO.md');
+    symlinkSync(target, doc);
+    writeAtomic(doc, 'through');
+    assert.ok(lstatSync(doc).isSymbolicLink(), 'a document link stays a link');
+    assert.is(readFileSync(target, 'utf8'), 'through');
+  } finally {
+    d.cleanup();
+  }
+});
+
+test('a read-only document is refused (exit 2, naming it), never replaced, even as root', () => {
+  const d = tempDir();
+  try {
+    const doc = d.path('TODO.md');
+    writeFileSync(doc, 'frozen\n');
+    chmodSync(doc, 0o444);
+    const e = caught(() => writeAtomic(doc, 'changed\n'));
+    assert.is(e.exitCode, 2);
+    assert.match(e.message, /TODO\.md: is read-only \(mode 0444\)/);
+    assert.is(readFileSync(doc, 'utf8'), 'frozen\n');
+    assert.ok(existsSync(doc));
+  } finally {
+    d.cleanup();
+  }
+});
+
+test.run();
