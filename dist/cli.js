@@ -7,7 +7,7 @@ import {
   check,
   errorReport,
   planModel
-} from "./chunks/chunk-QGN3LVMD.js";
+} from "./chunks/chunk-OJWYLNAZ.js";
 import {
   COMMAND,
   INJECTIONS,
@@ -35,8 +35,8 @@ import {
   parseThreshold,
   parseTimeout,
   toJson
-} from "./chunks/chunk-CLDOSQXX.js";
-import "./chunks/chunk-RDOT4XBJ.js";
+} from "./chunks/chunk-CLQK5C2H.js";
+import "./chunks/chunk-6WGDZT5R.js";
 import {
   EXIT,
   GateError,
@@ -45,7 +45,7 @@ import {
   oneLine,
   parseEnvNames,
   plain
-} from "./chunks/chunk-S7OX4MO2.js";
+} from "./chunks/chunk-NGOUW3F5.js";
 import "./chunks/chunk-A6YGPO6E.js";
 
 // src/cli.ts
@@ -523,12 +523,12 @@ async function main(argv, out = process.stdout, err = process.stderr) {
   let json = false;
   let plan = null;
   if (argv[0] === "agent" || argv[0] === "help" && argv[1] === "agent") {
-    const { agentMain } = await import("./chunks/cli-AEW5ZQXB.js");
+    const { agentMain } = await import("./chunks/cli-VFNLONLZ.js");
     return agentMain(argv[0] === "agent" ? argv.slice(1) : ["--help"], out, err);
   }
   const fleet = argv[0] === "help" ? argv[1] : argv[0];
   if (fleet === "affected" || fleet === "status") {
-    const { fleetMain } = await import("./chunks/cli-N36LB2E2.js");
+    const { fleetMain } = await import("./chunks/cli-BLVMJAF4.js");
     return fleetMain(fleet, argv[0] === "help" ? ["--help"] : argv.slice(1), out, err);
   }
   try {

@@ -1,9 +1,9 @@
 import { createRequire as __nbgCreateRequire } from 'node:module'; const require = __nbgCreateRequire(import.meta.url);
 import {
   agentMain
-} from "./chunks/chunk-YRXGI7N6.js";
-import "./chunks/chunk-RDOT4XBJ.js";
-import "./chunks/chunk-S7OX4MO2.js";
+} from "./chunks/chunk-N2OSWYYZ.js";
+import "./chunks/chunk-6WGDZT5R.js";
+import "./chunks/chunk-NGOUW3F5.js";
 import "./chunks/chunk-A6YGPO6E.js";
 
 // src/hook.ts

@@ -279,7 +279,9 @@ export function chooseIsolation(req: IsolationRequest, host: IsolationHost = rea
         // bubblewrap starts as the probe user, so every dir it binds must be one that user can read:
         // the runner user's HF hub cache (often in a home the probe user cannot pass) is left out then.
         const testCmd = host.which('test') ?? '/usr/bin/test';
-        const canRead = (d: string) => host.works([...asUser, testCmd, '-r', d, '-a', '-x', d]);
+        // Asked once per dir: the builder asks again on every wrap (each probe, bisect and placer run).
+        const readable = new Map<string, boolean>();
+        const canRead = (d: string) => readable.get(d) ?? readable.set(d, host.works([...asUser, testCmd, '-r', d, '-a', '-x', d])).get(d)!;
         const hub = hubCacheOf(host.env, host.home);
         const hubNote = hub && host.view.isDir(hub) && !canRead(hub) ? `; the HF hub cache ${hub} is not readable by ${user}, so the probe runs without it (make it group-readable, or set HF_HUB_CACHE to a shared one)` : '';
         const nested = bwrap ? sandbox({ userns: { uid: null, gid: null, disableNested: true }, capDrop: true, root: false, canRead }, (c) => [...asUser, ...envArgs(c)]) : null;
