@@ -5,28 +5,34 @@
 // A mutation whose search text is gone or not unique is an error naming it (the list follows the
 // code, never silently drifts); a test set that fails on the clean copy makes its mutations invalid
 // rather than "caught". Exit 0 only when every mutation is caught.
-import { spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { cpSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, join, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
-/** A test set: uvu files (a regex over test/) and Python unittest modules. */
+/** A test set: uvu files (a regex over paths relative to test/, anchored so docs.test.ts is not
+ * also github/action-docs.test.ts) and Python unittest names (modules, or classes in them). */
 interface Tests { uvu?: string; py?: string[] }
 interface Mutation { name: string; what: string; file: string; find: string; replace: string; tests: Tests }
 
 const T = {
-  gates: { uvu: '(thresholds|gates)\\.test\\.ts$' },
-  metrics: { uvu: '(metrics|engines)\\.test\\.ts$' },
-  escape: { uvu: 'github/(escape|golden|hostile)\\.test\\.ts$' },
-  isolate: { uvu: 'isolate\\.test\\.ts$' },
-  lock: { uvu: 'lock\\.test\\.ts$' },
-  writes: { uvu: 'writes-after-probe\\.test\\.ts$' },
-  docs: { uvu: 'docs\\.test\\.ts$' },
-  signatures: { uvu: 'agent-signatures\\.test\\.ts$' },
-  exits: { uvu: '(cli|contract)\\.test\\.ts$' },
+  gates: { uvu: '^(thresholds|gates)\\.test\\.ts$' },
+  metrics: { uvu: '^(metrics|engines)\\.test\\.ts$' },
+  escape: { uvu: '^github/(escape|golden|hostile)\\.test\\.ts$' },
+  isolate: { uvu: '^isolate\\.test\\.ts$' },
+  lock: { uvu: '^lock\\.test\\.ts$' },
+  writes: { uvu: '^writes-after-probe\\.test\\.ts$' },
+  docs: { uvu: '^docs\\.test\\.ts$' },
+  signatures: { uvu: '^agent-signatures\\.test\\.ts$' },
+  exits: { uvu: '^(cli|contract)\\.test\\.ts$' },
+  errors: { uvu: '^exit-codes\\.test\\.ts$' },
+  atomic: { uvu: '^atomic\\.test\\.ts$' },
+  probeLock: { py: ['test.python.test_probe_lock'] },
+  probeCli: { py: ['test.python.test_probe.FakeTreeCliTests'] },
+  trust: { uvu: '^github/trust\\.test\\.ts$' },
 } satisfies Record<string, Tests>;
 
 const MUTATIONS: Mutation[] = [
@@ -73,6 +79,42 @@ const MUTATIONS: Mutation[] = [
     find: "{ id: 'iommu-fault', severity: 'warn',", replace: "{ id: 'iommu-fault', severity: 'fail',", tests: T.signatures },
   { name: 'exit-codes-swapped', what: 'bad input exits 3 and infrastructure 2', file: 'src/errors.ts',
     find: 'input: EXIT_CODES.input as 2, infra: EXIT_CODES.infra as 3', replace: 'input: EXIT_CODES.infra as 2, infra: EXIT_CODES.input as 3', tests: T.exits },
+  { name: 'js-nan-scan-skipped', what: "the JS engine's NaN/Inf scan skips the real rows", file: 'src/metrics/kernel-js.ts',
+    find: 'if (!(a2 - a2 === 0)) noteRow(nonFinite, npu, o, cols, row);', replace: '', tests: T.metrics },
+  { name: 'js-nan-in-padding-ignored', what: "the JS engine's NaN/Inf scan skips the padded rows", file: 'src/metrics/kernel-js.ts',
+    find: '      } else {\n        noteRow(nonFinite, npu, o, cols, row);\n      }', replace: '      }', tests: T.metrics },
+  { name: 'mentions-kept', what: 'an @mention in foreign text notifies someone', file: 'src/text/escape.ts',
+    find: "return /[A-Za-z0-9_-]/.test(next) ? `@${ZWSP}` : '@';", replace: "return '@';", tests: T.escape },
+  { name: 'log-command-kept', what: 'a foreign log line may start a ::workflow-command::', file: 'src/text/escape.ts',
+    find: "if (rest.startsWith('::') || rest.startsWith('##['))", replace: "if (false)", tests: T.escape },
+  { name: 'sandbox-network', what: 'the sandbox keeps the network', file: 'src/probe/sandbox.ts',
+    find: "if (!s.network) a.push('--unshare-net');", replace: '', tests: T.isolate },
+  { name: 'lock-live-owner-stale', what: "a live owner's documents lock is broken as stale", file: 'src/fs/lock.ts',
+    find: 'return owner.start !== null && start !== null && start !== owner.start;', replace: 'return true;', tests: T.lock },
+  { name: 'atomic-in-place', what: 'a document is rewritten in place instead of renamed over', file: 'src/fs/atomic.ts',
+    find: '      renameSync(p.tmp, p.real);\n      p.placed = true;', replace: '      copyFileSync(p.tmp, p.real);\n      unlinkSync(p.tmp);\n      p.placed = true;', tests: T.atomic },
+  { name: 'atomic-no-rollback', what: 'files already placed stay when a later one fails', file: 'src/fs/atomic.ts',
+    find: 'if (p.backup) renameSync(p.backup, p.real);\n        else unlinkSync(p.real);', replace: '', tests: T.atomic },
+  { name: 'todo-line-rest-lost', what: "ticking Phase 2 in TODO.md drops the rest of the user's line", file: 'src/docs/todo.ts',
+    find: '`${a}x${c}`', replace: '`${a}x] 2: Single-Block Validation`', tests: T.docs },
+  { name: 'todo-blocker-takes-next', what: "removing our blocker from TODO.md also removes the user's next line", file: 'src/docs/todo.ts',
+    find: 'removeLines(lines, bi, 1);', replace: 'removeLines(lines, bi, 2);', tests: T.docs },
+  { name: 'sig-no-progress', what: "the OOT driver's \"Device isn't making progress\" is no longer a TDR", file: 'src/agent/signatures.ts',
+    find: "re: /TDR timeout detected|Device isn't making progress/", replace: 're: /TDR timeout detected/', tests: T.signatures },
+  { name: 'sig-firmware-warn', what: 'missing firmware is a warning, not a failure', file: 'src/agent/signatures.ts',
+    find: "id: 'firmware-missing', severity: 'fail',", replace: "id: 'firmware-missing', severity: 'warn',", tests: T.signatures },
+  { name: 'exit-disk-full-input', what: 'a full disk is blamed on the input (exit 2, not 3)', file: 'src/errors.ts',
+    find: "new Set(['ENOSPC', ", replace: 'new Set([', tests: T.errors },
+  { name: 'probe-lock-shared', what: "the probe's NPU lock is taken shared, not exclusive", file: 'scripts/probe/npu_probe/run/lock.py',
+    find: 'fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)', replace: 'fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)', tests: T.probeLock },
+  { name: 'probe-usage-exit-3', what: "the probe's usage errors exit 3 (infrastructure), not 2 (bad input)", file: 'scripts/probe/npu_probe/args.py',
+    find: 'raise SystemExit(EXIT_BAD_INPUT)', replace: 'raise SystemExit(3)', tests: T.probeCli },
+  { name: 'trust-pr-target', what: 'pull_request_target runs count as trusted (the probe runs their code unisolated)', file: 'src/github/trust.ts',
+    find: "TRUSTED_EVENTS = ['push', 'schedule', 'workflow_dispatch']", replace: "TRUSTED_EVENTS = ['push', 'schedule', 'workflow_dispatch', 'pull_request_target']", tests: T.trust },
+  { name: 'trust-foreign-head', what: 'code from another repository is trusted when the event is', file: 'src/github/trust.ts',
+    find: 'const trusted = allowListed(ctx.eventName) && sameRepo;', replace: 'const trusted = allowListed(ctx.eventName);', tests: T.trust },
+  { name: 'trust-report-from-pr-job', what: "a report job a pull request started trusts the run it names", file: 'src/github/trust.ts',
+    find: 'const ownEventOk = !PR_EVENTS.includes(ctx.eventName);', replace: 'const ownEventOk = true;', tests: T.trust },
 ];
 
 function args(): { list: boolean; only: Set<string> | null; keep: boolean } {
@@ -100,25 +142,62 @@ function pythonFor(): string {
   return 'python3';
 }
 
+/** Thrown when the run is stopped from outside (Ctrl-C, SIGTERM): it ends there, the copy removed. */
+class Interrupted extends Error {}
+
+const TIMEOUT_MS = 600_000;
+
+/** The test process running now (a signal to this script stops it), and whether one came. */
+let current: ChildProcess | null = null;
+let stoppedBy: string | null = null;
+
+interface Ran { status: number | null; out: string; err: string; timedOut: boolean }
+
+/** One test process, asynchronously (so a signal reaches this script while it runs; tsx kills a
+ * child that cannot answer its signal relay). A child stopped by a signal from outside is never a catch. */
+function exec(cmd: string, argv: string[], cwd: string, env: NodeJS.ProcessEnv): Promise<Ran> {
+  if (stoppedBy) return Promise.reject(new Interrupted(`stopped by ${stoppedBy}`));
+  return new Promise((done, fail) => {
+    const child = spawn(cmd, argv, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    current = child;
+    let out = '', err = '', timedOut = false;
+    child.stdout!.setEncoding('utf8').on('data', (d: string) => { out += d; });
+    child.stderr!.setEncoding('utf8').on('data', (d: string) => { err += d; });
+    const timer = setTimeout(() => { timedOut = true; child.kill('SIGKILL'); }, TIMEOUT_MS);
+    child.on('error', (e) => { clearTimeout(timer); current = null; fail(e); });
+    child.on('close', (status, signal) => {
+      clearTimeout(timer);
+      current = null;
+      if (stoppedBy || (signal && !timedOut)) fail(new Interrupted(`stopped by ${stoppedBy ?? signal}`));
+      else done({ status, out, err, timedOut });
+    });
+  });
+}
+
 /** Runs a test set in `dir`; the first failing line when it fails. */
-function run(dir: string, t: Tests): { ok: boolean; by: string } {
-  const env = { ...process.env, NPU_BLOCK_GATE_MLIR_AIR: process.env.NPU_BLOCK_GATE_MLIR_AIR ?? join(dirname(REPO), 'shared/mlir-air') };
+async function run(dir: string, t: Tests): Promise<{ ok: boolean; by: string }> {
+  // No .pyc: a mutant and its restore can share a size and an mtime second, and Python would
+  // then run the mutant's cached bytecode against the restored source.
+  const env = { ...process.env, PYTHONDONTWRITEBYTECODE: '1', NPU_BLOCK_GATE_MLIR_AIR: process.env.NPU_BLOCK_GATE_MLIR_AIR ?? join(dirname(REPO), 'shared/mlir-air') };
   if (t.uvu) {
-    const r = spawnSync(process.execPath, [join(dir, 'node_modules/uvu/bin.js'), '-r', 'tsx', 'test', t.uvu], { cwd: dir, env, encoding: 'utf8', timeout: 600_000 });
+    const r = await exec(process.execPath, [join(dir, 'node_modules/uvu/bin.js'), '-r', 'tsx', 'test', t.uvu], dir, env);
     if (r.status !== 0) {
-      const out = `${r.stdout}\n${r.stderr}`.replace(/\x1b\[[0-9;]*m/g, '');
-      const fail = /FAIL\s+(.*)/.exec(out)?.[1]?.trim() ?? (r.error ? r.error.message : `exit ${r.status}`);
+      const out = `${r.out}\n${r.err}`.replace(/\x1b\[[0-9;]*m/g, '');
+      const fail = r.timedOut ? `timed out after ${TIMEOUT_MS / 1000} s` : /FAIL\s+(.*)/.exec(out)?.[1]?.trim() ?? `exit ${r.status}`;
       return { ok: false, by: `${t.uvu}: ${fail.slice(0, 160)}` };
     }
   }
   for (const m of t.py ?? []) {
-    const r = spawnSync(pythonFor(), ['-m', 'unittest', m], { cwd: dir, env, encoding: 'utf8', timeout: 600_000 });
-    if (r.status !== 0) return { ok: false, by: `${m}: ${(/^(FAIL|ERROR): .*/m.exec(r.stderr)?.[0] ?? `exit ${r.status}`).slice(0, 160)}` };
+    const r = await exec(pythonFor(), ['-m', 'unittest', m], dir, env);
+    if (r.status !== 0) {
+      const fail = r.timedOut ? `timed out after ${TIMEOUT_MS / 1000} s` : /^(FAIL|ERROR): .*/m.exec(r.err)?.[0] ?? `exit ${r.status}`;
+      return { ok: false, by: `${m}: ${fail.slice(0, 160)}` };
+    }
   }
   return { ok: true, by: '' };
 }
 
-function main(): number {
+async function main(): Promise<number> {
   const o = args();
   const chosen = MUTATIONS.filter((m) => !o.only || o.only.has(m.name));
   if (o.only) for (const n of o.only) if (!MUTATIONS.some((m) => m.name === n)) { console.error(`mutate: no mutation named ${n} (see --list)`); return 2; }
@@ -132,9 +211,32 @@ function main(): number {
     const n = text.split(m.find).length - 1;
     if (n !== 1) { console.error(`mutate: ${m.name}: ${m.file} holds its search text ${n} times (the code moved: update the list)`); return 2; }
   }
+  // Every test set names files that exist (a renamed test file would otherwise run nothing and
+  // turn every mutation of its set into a false "missed").
+  const testFiles = (readdirSync(join(REPO, 'test'), { recursive: true }) as string[]).map((f) => f.split(sep).join('/'));
+  for (const m of chosen) {
+    const { uvu, py = [] } = m.tests;
+    if (uvu && !testFiles.some((f) => new RegExp(uvu).test(f))) { console.error(`mutate: ${m.name}: no file under test/ matches ${uvu}`); return 2; }
+    for (const id of py) {
+      // A module, or a class or test in one (test.python.test_probe.FakeTreeCliTests).
+      const parts = id.split('.');
+      if (!parts.some((_, k) => existsSync(join(REPO, `${parts.slice(0, k + 1).join('/')}.py`)))) { console.error(`mutate: ${m.name}: no test module for ${id}`); return 2; }
+    }
+  }
   // A private copy of the checkout's committed state plus the working tree's files under test.
   const dir = mkdtempSync(join(tmpdir(), 'nbg-mutate-'));
   const started = Date.now();
+  const removeCopy = () => {
+    spawnSync('git', ['worktree', 'remove', '--force', dir], { cwd: REPO });
+    rmSync(dir, { recursive: true, force: true });
+  };
+  // A signal stops the test run in progress; the loop then ends and the private copy is removed.
+  for (const sig of ['SIGINT', 'SIGTERM'] as const) {
+    process.on(sig, () => {
+      stoppedBy ??= sig;
+      current?.kill('SIGKILL');
+    });
+  }
   try {
     const r = spawnSync('git', ['worktree', 'add', '--detach', '--quiet', dir, 'HEAD'], { cwd: REPO, encoding: 'utf8' });
     if (r.status !== 0) { console.error(`mutate: git worktree add failed: ${r.stderr.trim()}`); return 3; }
@@ -145,18 +247,18 @@ function main(): number {
 
     const clean = new Map<Tests, { ok: boolean; by: string }>();
     for (const t of new Set(chosen.map((m) => m.tests))) {
-      const c = run(dir, t);
+      const c = await run(dir, t);
       clean.set(t, c);
       if (!c.ok) console.log(`clean test set fails: ${c.by}`);
     }
     let caught = 0, missed = 0, invalid = 0;
     for (const m of chosen) {
-      if (!clean.get(m.tests)!.ok) { invalid++; console.log(`INVALID ${m.name.padEnd(22)} (its tests fail on the clean copy)`); continue; }
+      if (!clean.get(m.tests)!.ok) { invalid++; console.log(`INVALID ${m.name.padEnd(22)} (its tests fail on the clean copy: ${clean.get(m.tests)!.by})`); continue; }
       const path = join(dir, m.file);
       const original = readFileSync(path, 'utf8');
       writeFileSync(path, original.replace(m.find, () => m.replace));
       try {
-        const r = run(dir, m.tests);
+        const r = await run(dir, m.tests);
         if (r.ok) { missed++; console.log(`MISSED  ${m.name.padEnd(22)} ${m.what}`); }
         else { caught++; console.log(`caught  ${m.name.padEnd(22)} (by ${r.by})`); }
       } finally {
@@ -165,13 +267,14 @@ function main(): number {
     }
     console.log(`${caught} caught, ${missed} missed, ${invalid} invalid (${((Date.now() - started) / 1000).toFixed(0)} s)`);
     return missed || invalid ? 1 : 0;
+  } catch (e) {
+    if (!(e instanceof Interrupted)) throw e;
+    console.error(`mutate: ${e.message}; the private copy is removed`);
+    return 130;
   } finally {
     if (o.keep) console.log(`mutate: kept ${dir}`);
-    else {
-      spawnSync('git', ['worktree', 'remove', '--force', dir], { cwd: REPO });
-      rmSync(dir, { recursive: true, force: true });
-    }
+    else removeCopy();
   }
 }
 
-process.exit(main());
+process.exitCode = await main();

@@ -4,7 +4,8 @@
 // never written through a symlink; a read-only document is refused.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { chmodSync, closeSync, existsSync, lstatSync, openSync, readdirSync, readFileSync, readSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { commitWrites, writeAtomic } from '../src/fs/atomic.ts';
 import { GateError, InputError } from '../src/errors.ts';
 import { tempDir } from './helpers/tmp.ts';
@@ -59,6 +60,29 @@ test('all or nothing: when a later file of the transaction fails after the earli
     assert.is(readFileSync(first, 'utf8'), 'hand-written TODO\n');
     assert.is(readFileSync(second, 'utf8'), 'hand-written notes\n');
     assert.equal(readdirSync(d.dir).sort(), ['TODO.md', 'phase2_block.md']);
+  } finally {
+    d.cleanup();
+  }
+});
+
+test('all or nothing at the renames: when the last rename fails, the files already renamed in are put back and a new one removed', () => {
+  const d = tempDir();
+  try {
+    const report = d.path('report.md');
+    writeFileSync(report, 'report before\n');
+    const fresh = d.path('report.json');
+    const todo = d.path('TODO.md');
+    writeFileSync(todo, 'hand-written TODO\n');
+    const e = caught(() => commitWrites([
+      { path: report, data: bytes('report after\n') },
+      { path: fresh, data: bytes('{}\n') },
+      // Every file is prepared by now; TODO.md then becomes a non-empty directory, so its rename fails.
+      { path: todo, data: bytes('generated\n'), validate: () => { rmSync(todo); mkdirSync(todo); writeFileSync(join(todo, 'x'), 'x'); } },
+    ]));
+    assert.match(e.message, /TODO\.md: cannot replace: .*nothing was changed/);
+    assert.is(readFileSync(report, 'utf8'), 'report before\n', 'the file already renamed in is put back');
+    assert.not.ok(existsSync(fresh), 'a file that was not there before is removed again');
+    assert.equal(readdirSync(d.dir).sort(), ['TODO.md', 'report.md'], 'no temp or backup file left');
   } finally {
     d.cleanup();
   }

@@ -38,6 +38,16 @@ test('mode full: only push, schedule and workflow_dispatch are trusted; everythi
   }
 });
 
+test('mode full: an allow-listed event whose payload names another repository is untrusted and runs isolated', () => {
+  for (const e of ['push', 'workflow_dispatch']) {
+    const t = decideTrust(ctx(e, { repository: { full_name: 'mallory/mlir-air', default_branch: 'main' } }), 'full', 'auto', null);
+    assert.not.ok(t.trusted, e);
+    assert.ok(t.untrustedCode, e);
+    assert.not.ok(t.recordDocs, e);
+    assert.match(t.reason, 'from mallory/mlir-air');
+  }
+});
+
 test('mode full on a pull request: the head commit is recorded and the merge commit named; docs: pr records same-repo PRs only', () => {
   const same = decideTrust(ctx('pull_request', pr('acme/mlir-air'), MERGE), 'full', 'pr', null);
   assert.is(same.judged.headSha, HEAD, 'the PR head, not GITHUB_SHA');

@@ -54,6 +54,9 @@ class NpuLockTests(unittest.TestCase):
             other = os.open(self.path, os.O_RDWR)
             with self.assertRaises(BlockingIOError):
                 fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            # Exclusive: not even a shared lock (a reader's) gets in while the probe holds it.
+            with self.assertRaises(BlockingIOError):
+                fcntl.flock(other, fcntl.LOCK_SH | fcntl.LOCK_NB)
             os.close(other)
         other = os.open(self.path, os.O_RDWR)
         fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)  # released on exit
