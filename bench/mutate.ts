@@ -33,6 +33,7 @@ const T = {
   probeLock: { py: ['test.python.test_probe_lock'] },
   probeCli: { py: ['test.python.test_probe.FakeTreeCliTests'] },
   trust: { uvu: '^github/trust\\.test\\.ts$' },
+  interpreter: { uvu: '^probe-interpreter\\.test\\.ts$' },
 } satisfies Record<string, Tests>;
 
 const MUTATIONS: Mutation[] = [
@@ -89,6 +90,8 @@ const MUTATIONS: Mutation[] = [
     find: "if (rest.startsWith('::') || rest.startsWith('##['))", replace: "if (false)", tests: T.escape },
   { name: 'sandbox-network', what: 'the sandbox keeps the network', file: 'src/probe/sandbox.ts',
     find: "if (!s.network) a.push('--unshare-net');", replace: '', tests: T.isolate },
+  { name: 'tree-python-asked', what: "a Python in the pull request's tree is run outside the sandbox to ask its dirs", file: 'src/probe/run.ts',
+    find: '  if (roots.some((r) => within(target, r))) return null;', replace: '', tests: T.interpreter },
   { name: 'lock-live-owner-stale', what: "a live owner's documents lock is broken as stale", file: 'src/fs/lock.ts',
     find: 'return owner.start !== null && start !== null && start !== owner.start;', replace: 'return true;', tests: T.lock },
   { name: 'atomic-in-place', what: 'a document is rewritten in place instead of renamed over', file: 'src/fs/atomic.ts',

@@ -7,7 +7,7 @@ import {
   check,
   errorReport,
   planModel
-} from "./chunks/chunk-OJWYLNAZ.js";
+} from "./chunks/chunk-MQRY5PRF.js";
 import {
   COMMAND,
   INJECTIONS,
@@ -35,7 +35,7 @@ import {
   parseThreshold,
   parseTimeout,
   toJson
-} from "./chunks/chunk-CLQK5C2H.js";
+} from "./chunks/chunk-DN4IV5EW.js";
 import "./chunks/chunk-6WGDZT5R.js";
 import {
   EXIT,
@@ -528,7 +528,7 @@ async function main(argv, out = process.stdout, err = process.stderr) {
   }
   const fleet = argv[0] === "help" ? argv[1] : argv[0];
   if (fleet === "affected" || fleet === "status") {
-    const { fleetMain } = await import("./chunks/cli-BLVMJAF4.js");
+    const { fleetMain } = await import("./chunks/cli-WXEEEL3B.js");
     return fleetMain(fleet, argv[0] === "help" ? ["--help"] : argv.slice(1), out, err);
   }
   try {

@@ -20,6 +20,7 @@ import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { spawnSync, spawn } from 'node:child_process';
 import { REPO } from './helpers/airmini.ts';
+import { missingBwrap } from './helpers/bwrap.ts';
 import { findNumpyPython } from './helpers/python.ts';
 import { cannotMakeUsers, chownTree, ensureGroup, ensureUser, removeTestUsers, shareTree, sharedPython, type TestUser } from './helpers/users.ts';
 import { chooseIsolation, realHost, type IsolationHost } from '../src/probe/isolate.ts';
@@ -237,11 +238,7 @@ function assertHeld(h: Hostile, w: Workspace, what: string): void {
   assert.equal(h.alive, [], `${what}: a process of the PR survived the job`);
 }
 
-const noBwrap: Missing | null = realHost.which('bwrap') === null
-  ? { need: 'bwrap', why: 'bubblewrap is not installed (apt install bubblewrap)' }
-  : realHost.works(['bwrap', '--die-with-parent', '--unshare-pid', '--ro-bind', '/', '/', '--proc', '/proc', '--dev', '/dev', 'true'])
-    ? null
-    : { need: 'bwrap', why: 'bubblewrap cannot create namespaces here (unprivileged user namespaces disabled?)' };
+const noBwrap = missingBwrap;
 const notRoot: Missing | null = ROOT ? null : { need: 'uid', why: 'the root-runner modes and a second uid need root; this process is not root' };
 const noUser: Missing | null = noUsers ? { need: 'uid', why: noUsers } : null;
 const noSharedPy: Missing | null = sharedPy ? null : { need: 'uid', why: NO_SHARED_PY };

@@ -9,7 +9,7 @@ import { EXIT, GateError, InfraError, InputError, fsError, oneLine } from '../er
 import type { Log } from '../log.ts';
 import type { Plan } from '../plan.ts';
 import { pythonCandidates, describePython, type PythonInfo } from '../probe/python.ts';
-import { runProbe, blockArgs, modelArgs, type ModelArgs } from '../probe/run.ts';
+import { askInterpreterEarly, runProbe, blockArgs, modelArgs, type ModelArgs } from '../probe/run.ts';
 import { chooseIsolation, realHost, type Isolation, type IsolationHost } from '../probe/isolate.ts';
 import { allowed, ENV_NAME } from '../probe/env.ts';
 import { defaultCacheRoot } from '../cache/kernel.ts';
@@ -199,6 +199,9 @@ export async function probe(plan: Plan, log: Log, host: IsolationHost = realHost
   const readable = [...(model.airRoot ? [model.airRoot] : []), ...(refRoot && existsSync(refRoot) ? [refRoot] : [])];
   const fresh = !existsSync(runDir);
   prepareRunDir(runDir, plan.force);
+  const candidates = pythonCandidates(plan.python, process.env, { airRoot: model.airRoot, modelDir: model.dir });
+  const envAllow = { names: plan.probeEnvNames ?? [] };
+  if (request.mode !== 'none') askInterpreterEarly(candidates, { writable, readable, envAllow });
   let iso: Isolation;
   try {
     iso = chooseIsolation(request, host, { writable, readable, env: process.env, network: !!plan.online, cwd: runDir });
@@ -217,11 +220,11 @@ export async function probe(plan: Plan, log: Log, host: IsolationHost = realHost
   log.step(`probe: block 0 of ${basename(model.dir)}${plan.emulate ? ' on the emulated NPU (CPU twins of its ELFs; no NPU runs)' : ''} -> ${runDir}`);
   log.step(`isolation: ${iso.detail}`);
   if (iso.degraded) log.warn(`isolation degraded: ${iso.degraded}`);
-  const { python } = await runProbe(pythonCandidates(plan.python, process.env, { airRoot: model.airRoot, modelDir: model.dir }), {
+  const { python } = await runProbe(candidates, {
     subcommand: 'check',
     args: [...blockArgs(modelOptions(plan, model.dir), runDir), '--events', ...runOptions(plan), '--ref-cache', refRoot ?? 'none'],
     runDir, timeoutSec: plan.timeoutSec, extraEnv: { ...(iso.mode === 'uid' ? { NPU_BLOCK_GATE_UMASK: '002' } : {}), ...plan.probeEnv },
-    envAllow: { names: plan.probeEnvNames ?? [] },
+    envAllow,
     // Readable inside the sandbox: the tree, and the reference cache (read only, wherever it lives).
     isolation: iso, writable, network: !!plan.online, readable,
   }, {

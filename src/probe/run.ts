@@ -2,9 +2,9 @@
 // One process per check: the probe itself finds out whether the Python has numpy (exit
 // EXIT_CODES.no_numpy, then the next candidate is tried), says which Python it is on an event
 // line, and pauses once after its config stage so the kernel cache can be restored.
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { accessSync, constants, existsSync, readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
-import { dirname, isAbsolute, join, resolve, sep } from 'node:path';
+import { basename, dirname, isAbsolute, join, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { InputError, InfraError } from '../errors.ts';
 import { EVENT_PREFIX, EXIT_CODES } from '../contract.ts';
@@ -39,6 +39,9 @@ export interface ProbeArgs {
   writable?: string[];
   /** Directories it must be able to read (the mlir-air tree root). */
   readable?: string[];
+  /** Directories the pull request controls (the tree, the model dir, the run dir): a Python in them
+   * is never started outside the sandbox. Default: every writable and readable dir. */
+  untrusted?: string[];
   /** The probe may use the network (HF --online). */
   network?: boolean;
   /** Arguments after the subcommand. */
@@ -162,41 +165,99 @@ function homes(): string[] {
 
 const holdsHome = (d: string, hs: string[]) => hs.some((h) => h === d || h.startsWith(d.endsWith(sep) ? d : d + sep));
 
+/** `path` is `dir` or inside it. */
+const within = (path: string, dir: string) => path === dir || path.startsWith(dir.endsWith(sep) ? dir : dir + sep);
+
+/** A file's real path (every link resolved), or the path itself when it cannot be resolved. */
+function real(p: string): string {
+  try { return realpathSync(p); } catch { return resolve(p); }
+}
+
+/** What to run to ask an interpreter for its dirs, outside the sandbox, or null when nothing may be run. */
+export function askable(path: string, untrusted: string[]): string | null {
+  const roots = untrusted.map((d) => real(resolve(d)));
+  const target = real(path);
+  // A program the pull request controls (in the tree, the model dir or the run dir) never runs
+  // outside the sandbox: it runs inside, with what it can read there.
+  if (roots.some((r) => within(target, r))) return null;
+  if (!roots.some((r) => within(resolve(path), r))) return path;
+  // A venv in the tree whose python is a link out of it: its base interpreter, run by its real path
+  // (so the link cannot be swapped in between), and only if it is a Python by name.
+  return /^python[0-9.]*$/.test(basename(target)) ? target : null;
+}
+
+/** The dirs a run's Python must not come from, to be run outside the sandbox (ProbeArgs.untrusted). */
+export const untrustedOf = (a: Pick<ProbeArgs, 'untrusted' | 'writable' | 'readable'>): string[] => a.untrusted ?? [...(a.writable ?? []), ...(a.readable ?? [])];
+
+const dirsAsked = new Map<string, Promise<string[]>>();
+
 /**
  * What the interpreter needs readable inside the sandbox, which hides homes and the runner's tool
  * cache (where a pyenv or setup-python install lives): its own dir and install root, its prefixes,
  * every sys.path entry and every PYTHONPATH entry. Asked of the interpreter itself in isolated mode
  * (-I: neither the working dir nor PYTHONPATH, which may point into a checkout where a planted
- * json.py would run here, unsandboxed), from /; nothing when it cannot say.
+ * json.py would run here, unsandboxed), from /; nothing when it cannot say. An interpreter inside
+ * `untrusted` (dirs the pull request controls) is never run here (askable). Asked once per
+ * interpreter in a process, without waiting: a check starts it before its isolation tests, so the
+ * two run side by side, and every bisect run reuses the answer.
  */
-export function interpreterDirs(command: string, env: NodeJS.ProcessEnv): string[] {
+export function interpreterDirs(command: string, env: NodeJS.ProcessEnv, untrusted: string[] = []): Promise<string[]> {
   const path = command.includes('/') ? resolve(command) : realHost.which(command);
-  if (!path) return [];
-  const code = 'import sys, json; print(json.dumps([sys.executable, sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix] + sys.path))';
-  const r = spawnSync(path, ['-I', '-c', code], { cwd: '/', env, encoding: 'utf8', timeout: 30_000 });
-  let said: unknown[] = [];
-  try { said = r.status === 0 ? JSON.parse(r.stdout.trim().split('\n').pop() ?? '[]') : []; } catch { said = []; }
-  const hs = homes();
-  const out = new Set<string>();
-  const add = (p: string) => {
-    let d: string;
+  if (!path) return Promise.resolve([]);
+  const key = `${path}\0${untrusted.join('\0')}`;
+  const known = dirsAsked.get(key);
+  if (known) return known;
+  const asked = new Promise<string[]>((done) => {
+    const run = askable(path, untrusted);
+    const dirs = (said: unknown[]) => {
+      const hs = homes();
+      const out = new Set<string>();
+      const add = (p: string) => {
+        let d: string;
+        try {
+          d = realpathSync(p);
+          if (!statSync(d).isDirectory()) d = dirname(d);
+        } catch { return; }
+        if (d !== '/' && !holdsHome(d, hs)) out.add(d);
+      };
+      add(dirname(path));
+      add(dirname(dirname(path))); // a venv's root, or pyenv's (its shims run libexec/pyenv)
+      for (const p of [...said, ...(env.PYTHONPATH ?? '').split(':')]) if (typeof p === 'string' && p && isAbsolute(p)) add(p);
+      if (typeof said[0] === 'string') { add(dirname(said[0] as string)); add(dirname(dirname(said[0] as string))); }
+      return [...out];
+    };
+    if (!run) return done(dirs([]));
+    const code = 'import sys, json; print(json.dumps([sys.executable, sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix] + sys.path))';
+    let out = '';
+    let child: ReturnType<typeof spawn>;
     try {
-      d = realpathSync(p);
-      if (!statSync(d).isDirectory()) d = dirname(d);
-    } catch { return; }
-    if (d !== '/' && !holdsHome(d, hs)) out.add(d);
-  };
-  add(dirname(path));
-  add(dirname(dirname(path))); // a venv's root, or pyenv's (its shims run libexec/pyenv)
-  for (const p of [...said, ...(env.PYTHONPATH ?? '').split(':')]) if (typeof p === 'string' && p && isAbsolute(p)) add(p);
-  if (typeof said[0] === 'string') { add(dirname(said[0] as string)); add(dirname(dirname(said[0] as string))); }
-  return [...out];
+      child = spawn(run, ['-I', '-c', code], { cwd: '/', env, stdio: ['ignore', 'pipe', 'ignore'], timeout: 30_000 });
+    } catch { return done(dirs([])); }
+    child.stdout!.on('data', (d: Buffer) => { if (out.length < 1 << 20) out += d.toString('utf8'); });
+    child.on('error', () => done(dirs([])));
+    child.on('close', (status) => {
+      let said: unknown[] = [];
+      try { said = status === 0 ? JSON.parse(out.trim().split('\n').pop() ?? '[]') : []; } catch { said = []; }
+      done(dirs(Array.isArray(said) ? said : []));
+    });
+  });
+  dirsAsked.set(key, asked);
+  return asked;
 }
 
-function runOnce(c: PythonCandidate, a: ProbeArgs, h: ProbeHandlers): Promise<Once> {
-  if (a.isolation && missing(c.command)) return Promise.resolve({ kind: 'skip', why: 'not found' });
+/**
+ * Starts asking the Python a run will try first for its dirs (interpreterDirs), without waiting, so
+ * the answer is ready when the probe starts: the caller's isolation tests run meanwhile.
+ */
+export function askInterpreterEarly(candidates: PythonCandidate[], a: Pick<ProbeArgs, 'untrusted' | 'writable' | 'readable' | 'envAllow'>): void {
+  const first = candidates.find((c) => !c.skip && !missing(c.command) && !notAProgram(c.command));
+  if (first) void interpreterDirs(first.command, probeEnv(process.env, a.envAllow), untrustedOf(a));
+}
+
+async function runOnce(c: PythonCandidate, a: ProbeArgs, h: ProbeHandlers): Promise<Once> {
+  if (a.isolation && missing(c.command)) return { kind: 'skip', why: 'not found' };
   const notRunnable = notAProgram(c.command);
-  if (notRunnable) return Promise.resolve({ kind: 'skip', why: notRunnable });
+  if (notRunnable) return { kind: 'skip', why: notRunnable };
   const iso = a.isolation;
   const base = { ...probeEnv(process.env, a.envAllow), PYTHONUNBUFFERED: '1', PYTHONDONTWRITEBYTECODE: '1' };
   // Inside the sandbox the HF hub cache is where it is outside (bound back read-only), whatever HOME says.
@@ -205,14 +266,10 @@ function runOnce(c: PythonCandidate, a: ProbeArgs, h: ProbeHandlers): Promise<On
   const plain = [c.command, probeDir(), a.subcommand, ...a.args];
   // The sandbox hides homes and has a private /tmp: the probe's own code and the interpreter (a venv
   // may sit in a checkout under /tmp, pyenv in a home) are bound back read-only.
-  const own = [dirname(dirname(probeDir())), ...(iso && iso.mode !== 'none' ? interpreterDirs(c.command, env) : [])];
+  const own = [dirname(dirname(probeDir())), ...(iso && iso.mode !== 'none' ? await interpreterDirs(c.command, probeEnv(process.env, a.envAllow), untrustedOf(a)) : [])];
   const cwd = a.runDir ?? a.writable?.[a.writable.length - 1];
   const argv = iso ? iso.wrap(plain, { writable: a.writable ?? [], readable: [...own, ...(a.readable ?? [])], env: process.env, probeEnv: env, network: !!a.network, cwd }) : plain;
-  try {
-    iso?.sweep?.(); // a process of the probe user left from before (uid mode without its sandbox)
-  } catch (e) {
-    return Promise.reject(e);
-  }
+  iso?.sweep?.(); // a process of the probe user left from before (uid mode without its sandbox)
   const wantsEvents = a.args.includes('--events');
   return new Promise((resolve, reject) => {
     const child = spawn(argv[0], argv.slice(1), {
