@@ -125,4 +125,41 @@ test('a read-only document is refused (exit 2, naming it), never replaced, even 
   }
 });
 
+/** Runs `fn` with Math.random returning `values` in turn (the last one again once they run out). */
+function withRandom<T>(values: number[], fn: () => T): T {
+  const real = Math.random;
+  let i = 0;
+  Math.random = () => values[Math.min(i++, values.length - 1)];
+  try {
+    return fn();
+  } finally {
+    Math.random = real;
+  }
+}
+
+test('a temp name already taken (a leftover of a killed run with this pid, a planted link) is never opened: the write takes another', () => {
+  const d = tempDir();
+  try {
+    const precious = d.path('precious');
+    writeFileSync(precious, 'precious\n');
+    const taken = (hex: string) => d.path(`.report.json.nbg-${process.pid}-${hex}.tmp`);
+    symlinkSync(precious, taken('00000000'));
+    writeFileSync(taken('80000000'), 'leftover\n');
+    const report = d.path('report.json');
+    // 0 -> 00000000 (a link), 0.5 -> 80000000 (a file), 0.25 -> 40000000 (free).
+    withRandom([0, 0.5, 0.25], () => writeAtomic(report, '{"outcome":"pass"}\n', false));
+    assert.is(readFileSync(report, 'utf8'), '{"outcome":"pass"}\n');
+    assert.is(readFileSync(precious, 'utf8'), 'precious\n', 'nothing written through the planted link');
+    assert.is(readFileSync(taken('80000000'), 'utf8'), 'leftover\n');
+    assert.equal(readdirSync(d.dir).sort(), [`.report.json.nbg-${process.pid}-00000000.tmp`, `.report.json.nbg-${process.pid}-80000000.tmp`, 'precious', 'report.json']);
+    // Every name it tries taken: a one-line error naming the file, and nothing changed.
+    const e = withRandom([0], () => caught(() => writeAtomic(report, 'changed\n', false)));
+    assert.match(e.message, /report\.json: cannot write \(in .*\): .*nothing was changed/);
+    assert.is(readFileSync(report, 'utf8'), '{"outcome":"pass"}\n');
+    assert.is(readFileSync(precious, 'utf8'), 'precious\n');
+  } finally {
+    d.cleanup();
+  }
+});
+
 test.run();

@@ -10,7 +10,6 @@ import {
   realpathSync, renameSync, rmSync, statSync, unlinkSync, writeSync, type Stats,
 } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { randomBytes } from 'node:crypto';
 import { GateError, InputError, fsError } from '../errors.ts';
 import { kindOf, readWhole } from './read.ts';
 import { makeDirs } from './mkdir.ts';
@@ -100,6 +99,15 @@ interface Prepared extends Target {
   placed: boolean;
 }
 
+/**
+ * The temp file's eight hex digits. They only have to differ from the names already in the dir:
+ * the file is created with O_EXCL (never opened through a link or over a file), and a name taken
+ * picks another, so Math.random serves, and writing a file never loads node:crypto (the runner's
+ * hooks write their state on every job).
+ */
+const tmpTag = () => Math.floor(Math.random() * 0x1_0000_0000).toString(16).padStart(8, '0');
+const TMP_TRIES = 8;
+
 function writeAll(fd: number, data: Uint8Array): void {
   let done = 0;
   while (done < data.length) done += writeSync(fd, data, done, data.length - done);
@@ -131,12 +139,18 @@ export function commitWrites(writes: readonly PlannedWrite[]): void {
       } catch (e) {
         throw fsError(e, dir, 'cannot create the directory', NOTHING_CHANGED);
       }
-      const tmp = join(dir, `.${basename(t.real)}.nbg-${process.pid}-${randomBytes(4).toString('hex')}.tmp`);
+      let tmp: string;
       let fd: number;
-      try {
-        fd = openSync(tmp, 'wx', t.mode ?? (t.stat ? t.stat.mode & 0o777 : 0o666));
-      } catch (e) {
-        throw fsError(e, t.path, `cannot write (in ${dir})`, NOTHING_CHANGED);
+      for (let tries = 1; ; tries++) {
+        tmp = join(dir, `.${basename(t.real)}.nbg-${process.pid}-${tmpTag()}.tmp`);
+        try {
+          fd = openSync(tmp, 'wx', t.mode ?? (t.stat ? t.stat.mode & 0o777 : 0o666));
+          break;
+        } catch (e) {
+          // A name already there (a leftover of a killed run that had this pid) is never opened: take another.
+          if ((e as NodeJS.ErrnoException).code === 'EEXIST' && tries < TMP_TRIES) continue;
+          throw fsError(e, t.path, `cannot write (in ${dir})`, NOTHING_CHANGED);
+        }
       }
       prepared.push({ ...t, tmp, backup: null, placed: false });
       try {
