@@ -4,7 +4,7 @@
 // never written through a symlink; a read-only document is refused.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { chmodSync, closeSync, existsSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { commitWrites, writeAtomic } from '../src/fs/atomic.ts';
 import { GateError, InputError } from '../src/errors.ts';
@@ -120,6 +120,27 @@ test('a read-only document is refused (exit 2, naming it), never replaced, even 
     assert.match(e.message, /TODO\.md: is read-only \(mode 0444\)/);
     assert.is(readFileSync(doc, 'utf8'), 'frozen\n');
     assert.ok(existsSync(doc));
+  } finally {
+    d.cleanup();
+  }
+});
+
+test('a best-effort write (durable: false, no fsync) is still renamed in whole, with its mode, and leaves no temp file', () => {
+  const d = tempDir();
+  try {
+    const job = d.path('job.json');
+    writeFileSync(job, '{"old":true}\n');
+    const fd = openSync(job, 'r');
+    try {
+      writeAtomic(job, '{"new":true}\n', { follow: false, mode: 0o600, durable: false });
+      const buf = Buffer.alloc(64);
+      assert.is(buf.subarray(0, readSync(fd, buf, 0, 64, 0)).toString('utf8'), '{"old":true}\n', 'an open reader keeps the old file');
+    } finally {
+      closeSync(fd);
+    }
+    assert.is(readFileSync(job, 'utf8'), '{"new":true}\n');
+    assert.is(statSync(job).mode & 0o777, 0o600);
+    assert.equal(readdirSync(d.dir), ['job.json']);
   } finally {
     d.cleanup();
   }

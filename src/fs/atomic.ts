@@ -90,6 +90,12 @@ export interface PlannedWrite {
   mode?: number;
   /** Called with the prepared temp file before anything is placed (e.g. `visudo -c -f`); a throw stops the transaction. */
   validate?: (tmp: string) => void;
+  /**
+   * false: no fsync before the rename. Readers still see the old file or the new one whole; only a
+   * crash of the machine may leave the new file empty. For best-effort records written on every
+   * job, where an fsync can wait on all the disk's pending writes. Default true.
+   */
+  durable?: boolean;
 }
 
 interface Prepared extends Target {
@@ -127,7 +133,7 @@ export function commitWrites(writes: readonly PlannedWrite[]): void {
     // A file whose mode the caller sets (the agent's sudoers rule, 0440) is ours to replace; a
     // document someone made read-only is refused.
     if (w.mode === undefined) checkWritable(t);
-    return { ...t, data: w.data, mode: w.mode, validate: w.validate };
+    return { ...t, data: w.data, mode: w.mode, validate: w.validate, durable: w.durable ?? true };
   });
   // 2. Every file prepared in full beside its target (same directory: the rename is atomic).
   try {
@@ -160,7 +166,7 @@ export function commitWrites(writes: readonly PlannedWrite[]): void {
         if (t.stat) {
           if (process.getuid?.() === 0 && (t.stat.uid !== 0 || t.stat.gid !== 0)) fchownSync(fd, t.stat.uid, t.stat.gid);
         }
-        fsyncSync(fd);
+        if (t.durable) fsyncSync(fd);
       } catch (e) {
         throw fsError(e, t.path, 'cannot write', NOTHING_CHANGED);
       } finally {
@@ -255,7 +261,7 @@ export function sweepLeftovers(dirs: readonly string[], exclusive: boolean): Swe
 }
 
 /** One file, atomically (write beside it, then rename), with the same checks and messages. */
-export function writeAtomic(path: string, data: string | Uint8Array, o: boolean | Pick<PlannedWrite, 'follow' | 'mode' | 'validate'> = true): void {
+export function writeAtomic(path: string, data: string | Uint8Array, o: boolean | Pick<PlannedWrite, 'follow' | 'mode' | 'validate' | 'durable'> = true): void {
   const opts = typeof o === 'boolean' ? { follow: o } : o;
   commitWrites([{ path, data: typeof data === 'string' ? Buffer.from(data, 'utf8') : data, ...opts }]);
 }
