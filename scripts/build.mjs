@@ -3,17 +3,19 @@
 //   dist/cli.js    the CLI (package.json bin); `agent ...` is a dynamic import, so report, check
 //                  and plan never load the agent, octokit or undici
 //   dist/hook.js   the runner's job hooks (`agent hooks install` copies it with the chunks it
-//                  imports): the agent alone, without the judging pipeline
+//                  imports): the agent alone, without the judging pipeline, and each agent
+//                  command a chunk of its own (job-started loads the health path only)
 //   dist/chunks/   code the entries share or load on demand, named by content hash
 // The native addon is never bundled: src/metrics/native.ts loads it at run time with
 // createRequire from dist/native/, so it stays a plain file next to the bundle.
 import { build } from 'esbuild';
 import { chmod, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { join, dirname } from 'node:path';
+import { join, dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const dist = join(root, 'dist');
+// `node scripts/build.mjs [DIR]`: DIR instead of dist/ (tests build the real split bundle there).
+const dist = process.argv[2] ? resolve(process.argv[2]) : join(root, 'dist');
 const ENTRIES = { index: 'src/index.ts', cli: 'src/cli.ts', hook: 'src/hook.ts' };
 
 for (const f of Object.keys(ENTRIES)) await rm(join(dist, `${f}.js`), { force: true });

@@ -1,13 +1,16 @@
 // `agent hooks install` from a code-split bundle (scripts/build.mjs: entries in dist/, chunks in
 // dist/chunks/ loaded at start or on demand): the hooks' copy holds the entry and every chunk it
-// can load, nothing else, and runs once the original is gone.
+// can load, nothing else, and runs once the original is gone; the same with the real build, whose
+// agent commands are chunks of their own.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { bundleFiles } from '../src/agent/hooks.ts';
-import { agent, fakeRunner } from './fixtures/agent/fake.ts';
+import { agent, fakeRunner, stubProgs } from './fixtures/agent/fake.ts';
+import { REPO } from './helpers/airmini.ts';
 
 /** A bundle shaped like esbuild's splitting output: a static chain of chunks and one loaded on demand. */
 function splitBundle(at: string): string {
@@ -64,6 +67,65 @@ test('hooks install from a split bundle: the copy has every chunk the entry load
     const copies = readdirSync(join(dir, 'cli'));
     assert.is(copies.length, 1);
     assert.ok(copies[0] !== hash && existsSync(join(dir, 'cli', copies[0], 'chunks', 'chunk-CCCC3333.js')));
+  } finally {
+    rmSync(f.base, { recursive: true, force: true });
+  }
+});
+
+test('hooks install from the real build: the copy runs job-started, job-completed and every other agent command once the build is gone', () => {
+  const f = fakeRunner();
+  try {
+    const dist = join(f.base, 'pkg', 'dist');
+    const b = spawnSync(process.execPath, [join(REPO, 'scripts', 'build.mjs'), dist], { encoding: 'utf8' });
+    assert.is(b.status, 0, b.stderr);
+    const { env } = stubProgs(f);
+    const hooks = join(f.base, 'hooks');
+    const run = (argv: string[]) => spawnSync(process.execPath, argv, { encoding: 'utf8', env, cwd: f.cwd });
+    const inst = run([join(dist, 'cli.js'), 'agent', 'hooks', 'install', '--dir', hooks]);
+    assert.is(inst.status, 0, inst.stderr);
+    // Every import() of the agent's commands is a chunk of the build, and the copy has them all.
+    const onDemand = bundleFiles(join(dist, 'hook.js')).filter((c) => !bundleFiles(join(dist, 'hook.js'), false).includes(c));
+    assert.ok(['job-completed', 'setup', 'drain', 'status', 'hooks'].every((n) => onDemand.some((c) => c.startsWith(`chunks/${n}-`))), onDemand.join(' '));
+    rmSync(join(f.base, 'pkg'), { recursive: true });
+    const [copy] = readdirSync(join(hooks, 'cli'));
+    const copyDir = join(hooks, 'cli', copy);
+    assert.equal(readdirSync(join(copyDir, 'chunks')).sort(), onDemand.concat(bundleFiles(join(copyDir, 'hook.js'), false)).filter((c) => c.startsWith('chunks/')).map((c) => c.slice(7)).sort());
+    // Each hook as its shim runs it, plus the fake root.
+    const shim = (name: string) => {
+      const m = /^exec (\S+) (\S+) (agent hook .*)$/m.exec(readFileSync(join(hooks, `${name}.sh`), 'utf8'))!;
+      return run([m[2], ...m[3].split(' '), '--root', f.root]);
+    };
+    const started = shim('job-started');
+    assert.is(started.status, 0, started.stderr);
+    assert.match(started.stdout, /^13 ok, 0 warn, 0 fail, 0 unknown$/m);
+    assert.match(started.stdout, /^npu-block-gate: job-started hook: NPU usable; fork policy probe-only: ok$/m);
+    const completed = shim('job-completed');
+    assert.is(completed.status, 0, completed.stderr);
+    assert.match(completed.stdout, /^npu-block-gate: diagnostics appended to /m);
+    assert.match(completed.stdout, /^npu-block-gate: job recorded in /m);
+    assert.ok(existsSync(join(f.state, 'last-job.json')));
+    // The other commands load their own chunks from the copy too: none is missing.
+    const hook = join(copyDir, 'hook.js');
+    const lockless = { ...env, NPU_BLOCK_GATE_NPU_LOCK: 'none' };
+    for (const [argv, code, out] of [
+      [['doctor', '--root', f.root], 0, /^12 ok, 0 warn, 0 fail, 0 unknown$/m],
+      [['status', '--root', f.root], 0, /NPU/],
+      [['setup', '--help'], 0, /^npu-block-gate agent setup: prepare this runner/],
+      [['cache', 'stats', '--cache-dir', f.cache], 0, /./],
+      [['lock', 'status', '--root', f.root], 0, /NPU lock off/],
+      [['fleet', '-'], 2, /^$/],
+      [['drain'], 2, /^$/],
+      [['hooks', 'install', '--dir', join(f.base, 'again')], 0, /unchanged copy of the CLI|installed a copy of the CLI/],
+    ] as [string[], number, RegExp][]) {
+      const r = spawnSync(process.execPath, [hook, 'agent', ...argv], { encoding: 'utf8', env: lockless, cwd: f.cwd, input: '' });
+      assert.is(r.status, code, `agent ${argv.join(' ')}: ${r.stderr}`);
+      assert.match(r.stdout, out, `agent ${argv.join(' ')}`);
+      assert.not.match(r.stderr, /ERR_MODULE_NOT_FOUND|Cannot find/, `agent ${argv.join(' ')}`);
+    }
+    // And every chunk of the copy loads (its static imports are all there; the entry ran above).
+    const all = readdirSync(join(copyDir, 'chunks')).map((c) => join(copyDir, 'chunks', c));
+    const imp = spawnSync(process.execPath, ['--input-type=module', '-e', `for (const u of ${JSON.stringify(all.map((p) => pathToFileURL(p).href))}) await import(u);`], { encoding: 'utf8', env, cwd: copyDir });
+    assert.is(imp.status, 0, imp.stderr);
   } finally {
     rmSync(f.base, { recursive: true, force: true });
   }
