@@ -1,20 +1,27 @@
 // `npu-block-gate agent <sub>`: the runner side (DESIGN.md "Agent"). src/cli.ts dispatches here.
-// Parsing and usage are here; each command's code is imported when it runs, so the job hooks
-// (dist/hook.js, before and after every job) load their own path and not setup, status or drain.
 import { parseArgs } from 'node:util';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { EXIT, GateError, InputError, oneLine, type ExitCode } from '../errors.ts';
 import { defaultCacheRoot, DEFAULT_MAX_BYTES } from '../cache/kernel.ts';
 import { Machine, type MachineOptions } from './machine.ts';
+import { doctorReport, renderChecks, type FunctionalWhen } from './doctor.ts';
+import { summarize } from './checks.ts';
 import { FUNCTIONAL_MAX_AGE_S, FUNCTIONAL_TIMEOUT_S } from './functional.ts';
+import { fleetRows, renderFleet } from './fleet.ts';
 import { runnerAccount, serviceName } from './runner.ts';
+import { status, renderStatus } from './status.ts';
+import { cacheStats, cacheGc, renderStats, renderGc } from './cache.ts';
 import { parseSize } from './parse.ts';
-import { defaultHooksDir, defaultStateDir } from './state.ts';
-import type { FunctionalWhen } from './doctor.ts';
-import type { SelfCommand } from './hooks.ts';
-import { DEFAULT_FORK_POLICY, FORK_POLICIES, type ForkPolicy } from './job-started.ts';
-import type { SetupFs, Step } from './setup.ts';
+import { DEFAULT_WAIT_SECONDS, lockState, npuLockPath, renderLockStatus, waitLock } from './lock.ts';
+import {
+  DEFAULT_FORK_POLICY, FORK_POLICIES, defaultHooksDir, installHooks, jobCompleted, jobStarted, selfCommand,
+  type ForkPolicy, type SelfCommand,
+} from './hooks.ts';
+import { drain, undrain } from './drain.ts';
+import { defaultStateDir } from './state.ts';
+import { DEFAULT_PROBE_USER, DRAIN_SUDOERS_FILE, PROBE_GROUP, renderStep, renderSummary, setup, setupHeader, SUDOERS_FILE, type SetupFs, type Step } from './setup.ts';
+import { SETUP_FILE } from '../probe/isolate.ts';
 
 export const AGENT_HELP = `npu-block-gate agent: the self-hosted NPU runner side
 
@@ -87,6 +94,59 @@ Options:
 Exit codes: 0 ok, 1 a job-started hook refused the job, 2 usage or bad input, 3 infrastructure
 (a doctor check failed, lock wait timed out, the GitHub API or the service stop failed, the
 functional probe did not pass at undrain).
+`;
+
+export const SETUP_HELP = `npu-block-gate agent setup: prepare this runner for uid isolation of the probe
+
+Usage:
+  sudo npu-block-gate agent setup --runner-user R --runner-dir D [--python P] [options]
+
+The probe runs a pull request's model code. With uid isolation it runs as a separate user that
+cannot read the runner's processes, tokens or files and cannot write the caches. Run as root
+(only --dry-run works without); each step prints one line: done, already (so), would (--dry-run),
+skipped, WARN (yours to do; --fix does some) or FAIL. A second run changes nothing.
+
+  probe-user       create the system user (default ${DEFAULT_PROBE_USER}; no login shell, no home), or use --user's
+  group            create the group ${PROBE_GROUP}; add the runner user and the probe user to it
+  setup-file       write ${SETUP_FILE} (0644) naming the probe user: the Action reads it
+  sudoers          a runner that is not root: ${SUDOERS_FILE} (0440, checked with visudo -cf):
+                     <runner> ALL=(<probe user>) NOPASSWD:NOSETENV: ALL
+                   (no variable passes through sudo: the Action hands the probe a fixed environment with env -i)
+  drain-sudoers    a runner service that is not root: ${DRAIN_SUDOERS_FILE} (0440, visudo -cf) with the
+                   one rule agent drain/undrain need (no SETENV):
+                     <runner> ALL=(root) NOPASSWD: /usr/bin/systemctl stop <its unit>, /usr/bin/systemctl start <its unit>
+                   or a line saying why none was installed (no .service: drain by label)
+  npu-access       add the probe user to the group of /dev/accel/accel0
+  memlock          the runner service's LimitMEMLOCK (the probe inherits it) and sudo's pam_limits
+  kernel-cache, reference-cache
+                   owned by the runner user, directories 0755, files 0644: the probe reads, never writes
+  hf-cache, hf-token
+                   the HF hub cache readable and not group/world-writable; a stored HF token 0600
+  work-dir         the runner's work dir: group ${PROBE_GROUP}, setgid, not group-writable
+  runner-secrets   the runner's .credentials, .credentials_rsaparams and .env unreadable by the probe user
+  checkouts        every checkout's .git under the work dir closed to group and others (a persisted token)
+  reach            the probe user can search every directory on the way to the caches, work dir, Python
+                   (--fix: an ACL entry for the probe user alone on a home, never o+x; o+x elsewhere)
+  switch, python   the runner user can start processes as the probe user; P -c "import numpy" works as it
+  sandbox          the probe user can start bubblewrap in a user namespace (root: bubblewrap at all);
+                   where AppArmor restricts user namespaces (Ubuntu 23.10+) it names the profile to add
+
+Options:
+  --user NAME          the probe user (default ${DEFAULT_PROBE_USER})
+  --runner-user NAME   the user the runner service runs as (default $SUDO_USER, else this user)
+  --runner-dir D       the runner's install dir (with .runner, .service); default ~R/actions-runner
+  --work-dir W         the runner's work dir (default D/_work, or .runner's workFolder)
+  --cache-dir DIR      the kernel cache root (default $NPU_BLOCK_GATE_CACHE_DIR, else ~R/.cache/npu-block-gate);
+                       the reference cache is DIR/reference ($NPU_BLOCK_GATE_REF_CACHE)
+  --hf-home DIR        HF_HOME of the runner (default $HF_HOME, else ~R/.cache/huggingface); its hub/ is checked
+  --python P           the Python the Action runs the probe with: checked as the probe user
+  --fix                repair the HF cache, token files, the runner's credentials and search permission too
+  --dry-run            change nothing; say what would change
+  --json               the steps as JSON
+  --root DIR           system files (/etc, /dev) under DIR (tests, containers; useradd etc. get --prefix DIR)
+
+Exit codes: 0 set up (warnings are printed), 2 bad input or not root (one line), 3 a command or
+file operation failed (one line naming it) or a check (switch, python) failed.
 `;
 
 const OPTIONS = {
@@ -241,7 +301,7 @@ const json = (x: unknown) => JSON.stringify(x, null, 2) + '\n';
 export async function agentMain(argv: string[], out: NodeJS.WritableStream = process.stdout, err: NodeJS.WritableStream = process.stderr, deps: AgentDeps = {}): Promise<ExitCode> {
   try {
     const { sub, values, files } = parseAgent(argv);
-    if (sub === 'setup' && values.help) { out.write((await import('./setup.ts')).SETUP_HELP); return EXIT.pass; }
+    if (sub === 'setup' && values.help) { out.write(SETUP_HELP); return EXIT.pass; }
     if (sub === 'help' || values.help) { out.write(AGENT_HELP); return EXIT.pass; }
     const m = new Machine({ ...deps, root: values.root ?? deps.root });
     const env = m.env;
@@ -258,7 +318,6 @@ export async function agentMain(argv: string[], out: NodeJS.WritableStream = pro
     const runner = m.uid === 0 ? runnerAccount(m, runnerDir) : null;
     switch (sub) {
       case 'setup': {
-        const { renderStep, renderSummary, setup, setupHeader } = await import('./setup.ts');
         const dryRun = !!values['dry-run'];
         // The header with the first step: a refusal before any step is one line on stderr only.
         let started = false;
@@ -273,7 +332,6 @@ export async function agentMain(argv: string[], out: NodeJS.WritableStream = pro
         return r.exit_code;
       }
       case 'doctor': {
-        const { doctorReport, renderChecks, summarize } = await import('./doctor.ts');
         const { checks } = await doctorReport(m, { cacheDir, python: values.python ?? null, stateDir, functional: values.functional ? 'always' : 'never', service, runnerAccount: runner, ...functional });
         const s = summarize(checks);
         const code = s.fail ? EXIT.infra : EXIT.pass;
@@ -281,7 +339,6 @@ export async function agentMain(argv: string[], out: NodeJS.WritableStream = pro
         return code;
       }
       case 'status': {
-        const { status, renderStatus } = await import('./status.ts');
         const s = status(m, { cacheDir, stateDir, runnerDir });
         out.write(values.json ? json(s) : renderStatus(s));
         return EXIT.pass;
@@ -292,13 +349,11 @@ export async function agentMain(argv: string[], out: NodeJS.WritableStream = pro
           if (f === '-') return { source: 'stdin', text: deps.stdin ? deps.stdin() : readFileSync(0, 'utf8') };
           try { return { source: f, text: readFileSync(f, 'utf8') }; } catch (e) { throw new InputError(`cannot read it (${oneLine(e)})`, f); }
         });
-        const { fleetRows, renderFleet } = await import('./fleet.ts');
         const rows = fleetRows(inputs);
         out.write(values.json ? json(rows) : renderFleet(rows));
         return EXIT.pass;
       }
       case 'drain': {
-        const { drain } = await import('./drain.ts');
         const r = await drain(m, {
           runnerDir: needRunnerDir(values, sub), tokenFile: values['token-file'] ?? null, labels: values.label ?? [], apiUrl: values['api-url'] ?? null,
           stateDir, reason: values.reason ?? 'drained by hand (npu-block-gate agent drain)', fromHook: false,
@@ -307,7 +362,6 @@ export async function agentMain(argv: string[], out: NodeJS.WritableStream = pro
         return EXIT.pass;
       }
       case 'undrain': {
-        const { undrain } = await import('./drain.ts');
         const r = await undrain(m, {
           runnerDir: needRunnerDir(values, sub), tokenFile: values['token-file'] ?? null, labels: values.label ?? [], apiUrl: values['api-url'] ?? null,
           stateDir, force: !!values.force, functionalTest: functional.functionalTest, functionalTimeoutS: functional.functionalTimeoutS,
@@ -317,25 +371,21 @@ export async function agentMain(argv: string[], out: NodeJS.WritableStream = pro
         return EXIT.pass;
       }
       case 'cache stats': {
-        const { cacheStats, renderStats } = await import('./cache.ts');
         const s = cacheStats(cacheDir ?? defaultCacheRoot(env));
         out.write(values.json ? json(s) : renderStats(s));
         return EXIT.pass;
       }
       case 'cache gc': {
-        const { cacheGc, renderGc } = await import('./cache.ts');
         const g = cacheGc(cacheDir ?? defaultCacheRoot(env), sizeOption('max-bytes', values['max-bytes']));
         out.write(values.json ? json(g) : renderGc(g));
         return EXIT.pass;
       }
       case 'lock status': {
-        const { lockState, npuLockPath, renderLockStatus } = await import('./lock.ts');
         const s = lockState(m, npuLockPath(env, values.path));
         out.write(values.json ? json({ ...s, free: !s.holder }) : renderLockStatus(s));
         return EXIT.pass;
       }
       case 'lock wait': {
-        const { DEFAULT_WAIT_SECONDS, npuLockPath, waitLock } = await import('./lock.ts');
         const path = npuLockPath(env, values.path);
         const t = values.timeout === undefined ? DEFAULT_WAIT_SECONDS : Number(values.timeout);
         if (!Number.isFinite(t) || t < 0 || values.timeout?.trim() === '') throw new InputError(`--timeout ${JSON.stringify(values.timeout)}: seconds (a number >= 0)`);
@@ -346,7 +396,6 @@ export async function agentMain(argv: string[], out: NodeJS.WritableStream = pro
         return r.free ? EXIT.pass : EXIT.infra;
       }
       case 'hooks install': {
-        const { installHooks, selfCommand } = await import('./hooks.ts');
         const report = installHooks({
           dir: values.dir ?? defaultHooksDir(m),
           runnerDir: values['runner-dir'] ?? null,
@@ -370,7 +419,6 @@ export async function agentMain(argv: string[], out: NodeJS.WritableStream = pro
         return EXIT.pass;
       }
       case 'hook job-started': {
-        const { jobStarted } = await import('./job-started.ts');
         const r = await jobStarted(m, {
           cacheDir, python: values.python ?? null, forkPolicy: forkPolicy(values['fork-policy']), stateDir, service, runnerAccount: runner,
           functional: functionalWhen(values['functional-when']) ?? 'auto', ...functional,
@@ -379,7 +427,6 @@ export async function agentMain(argv: string[], out: NodeJS.WritableStream = pro
         return r.code as ExitCode;
       }
       case 'hook job-completed': {
-        const { jobCompleted } = await import('./job-completed.ts');
         const r = await jobCompleted(m, {
           dir: values.dir ?? defaultHooksDir(m), cacheDir, maxBytes: sizeOption('cache-max-bytes', values['cache-max-bytes']), stateDir,
           runnerDir: values['runner-dir'] ?? null, drainOnFailure: !!values['drain-on-failure'], tokenFile: values['token-file'] ?? null,

@@ -7,22 +7,41 @@
 // `env:` never reach it; ScriptHandler still adds the GITHUB_* context variables such as
 // GITHUB_EVENT_NAME and GITHUB_EVENT_PATH), .sh hooks with `bash --noprofile --norc -e -o pipefail` (HostContext
 // GetDefaultShellForScript, ScriptHandlerHelpers); job-started runs before the job's steps and
-// fails the job when it exits non-zero; job-completed runs under always(). What the hooks run is in
-// job-started.ts and job-completed.ts, apart from this file, so a hook never loads the installer.
+// fails the job when it exits non-zero; job-completed runs under always().
 import { writeAtomic as writeFileAtomic } from '../fs/atomic.ts';
 import type * as Crypto from 'node:crypto';
 import { createRequire } from 'node:module';
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync, appendFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, extname, isAbsolute, join, relative, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { defaultCacheRoot } from '../cache/kernel.ts';
 import { InputError, oneLine } from '../errors.ts';
-import type { FunctionalWhen } from './doctor.ts';
-import type { ForkPolicy } from './job-started.ts';
-import { readTokenFile } from './drain.ts';
+import type { Machine } from './machine.ts';
+import { doctorReport, renderChecks, runXrtSmi, type DoctorOptions, type FunctionalWhen } from './doctor.ts';
+import { deviceFailures, type Check } from './checks.ts';
+import { cacheGc, renderGc } from './cache.ts';
+import { readJson, STATE_FILES, writeJson, type JobOutcome, type JobRecord, type LastJob } from './state.ts';
+import { describeChanges, versionChanges } from './status.ts';
+import { drain, drainStatus, finishPendingDrain, readTokenFile } from './drain.ts';
+import { appendJob, countJob, writeTextfile, type JobLine } from './metrics.ts';
+import { readKernelLog, readNote } from './klog.ts';
+import { lastFunctional } from './functional.ts';
+import { runnerName, serviceName } from './runner.ts';
 
+/**
+ * Pull requests from another repository on this runner: allow; deny; probe-only (the default):
+ * allowed for the `pull_request` event, where GitHub gives a fork's run a read-only GITHUB_TOKEN and
+ * no secrets (examples/workflows/phase2-probe.yml's probe job, permissions: {}), refused for
+ * `pull_request_target` and any other event that runs fork code with the base repository's
+ * secrets or a write token.
+ */
+export type ForkPolicy = 'allow' | 'probe-only' | 'deny';
+export const FORK_POLICIES: ForkPolicy[] = ['allow', 'probe-only', 'deny'];
+export const DEFAULT_FORK_POLICY: ForkPolicy = 'probe-only';
 export const HOOK_VARS = { 'job-started': 'ACTIONS_RUNNER_HOOK_JOB_STARTED', 'job-completed': 'ACTIONS_RUNNER_HOOK_JOB_COMPLETED' } as const;
 export type HookName = keyof typeof HOOK_VARS;
+export const LOG_DAYS = 14;
 const MARKER = 'written by `npu-block-gate agent hooks install`';
 
 /** How the hooks call this CLI: node, its flags (tsx's loader for src/cli.ts), the script; a bundle (dist/cli.js) is copied, sources are used in place. */
@@ -129,6 +148,8 @@ export function installCli(self: SelfCommand, dir: string, env: NodeJS.ProcessEn
   for (const old of readdirSync(root)) if (old !== hash) rmSync(join(root, old), { recursive: true, force: true });
   return { argv: [self.node, ...self.execArgv, dest], line };
 }
+
+export const defaultHooksDir = (m: Machine) => join(m.home(), '.npu-block-gate', 'hooks');
 
 const sq = (s: string) => (/^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`);
 
@@ -310,4 +331,206 @@ export function installHooks(o: InstallOptions): string {
     for (const [k, v] of Object.entries(lines)) report.push(`  ${k}=${v}`);
   }
   return report.join('\n') + '\n';
+}
+
+/** The fork policy's verdict on the job's event: null when allowed, else the one line why not. */
+export function forkVerdict(env: NodeJS.ProcessEnv, policy: ForkPolicy): string | null {
+  if (policy === 'allow') return null;
+  const p = env.GITHUB_EVENT_PATH;
+  if (!p) return null; // not a GitHub job event
+  let ev: { pull_request?: { head?: { repo?: { full_name?: string } | null }; base?: { repo?: { full_name?: string } } } };
+  try { ev = JSON.parse(readFileSync(p, 'utf8')); } catch (e) {
+    return `npu-block-gate: fork policy ${policy}: cannot read the job's event ${p} (${oneLine(e)}); refusing to run`;
+  }
+  const pr = ev?.pull_request;
+  if (!pr) return null;
+  const head = pr.head?.repo?.full_name ?? null;
+  const base = pr.base?.repo?.full_name ?? null;
+  if (head && base && head === base) return null;
+  const from = `pull request from ${head ?? 'a deleted fork'} into ${base ?? 'this repository'}`;
+  const event = env.GITHUB_EVENT_NAME ?? null;
+  if (policy === 'probe-only') {
+    if (event === 'pull_request') return null;
+    return `npu-block-gate: fork policy probe-only: ${from} under ${event ?? 'an unknown event'} would run its code with this repository's secrets or a write token; only pull_request (read-only token, no secrets: the split workflow's probe job) may run fork code here; refusing the job`;
+  }
+  return `npu-block-gate: fork policy deny: ${from} runs untrusted code on this runner's NPU; refusing the job`;
+}
+
+export interface HookResult { code: 0 | 1; out: string }
+
+const escData = (s: string) => s.replace(/%/g, '%25').replace(/\r/g, '%0D').replace(/\n/g, '%0A');
+const escProp = (s: string) => escData(s).replace(/:/g, '%3A').replace(/,/g, '%2C');
+
+/** A workflow command the runner turns into an annotation on the job. */
+export function annotation(kind: 'warning' | 'error', title: string, message: string): string {
+  return `::${kind} title=${escProp(title)}::${escData(message)}\n`;
+}
+
+const checkNote = (c: Check) => `${c.status}: ${c.detail}${c.fix ? ` (fix: ${c.fix})` : ''}`;
+
+export interface StartedOptions extends DoctorOptions { forkPolicy: ForkPolicy; stateDir: string }
+
+/**
+ * Before a job: the doctor (the functional probe whenever anything since the last good probe is not
+ * a plain ok), then the fork policy. Only device findings fail the job; every other finding (a host
+ * problem the probe or the log found included) is a warning annotation on it with its fix.
+ */
+export async function jobStarted(m: Machine, o: StartedOptions): Promise<HookResult> {
+  const rep = await doctorReport(m, { ...o, functional: o.functional ?? 'auto' });
+  let out = renderChecks(rep.checks, m.root);
+  const fails = deviceFailures(rep.checks);
+  let warnings = 0;
+  for (const c of rep.checks) {
+    if (c.status === 'ok' || fails.includes(c)) continue;
+    out += annotation('warning', `npu-block-gate: ${c.id}`, checkNote(c));
+    warnings++;
+  }
+  const last = readJson<LastJob>(join(o.stateDir, STATE_FILES.lastJob));
+  const changes = versionChanges(last?.versions, rep.facts.versions);
+  if (changes.length) {
+    out += annotation('warning', 'npu-block-gate: versions changed', `since the last job (${last!.finished_at}): ${describeChanges(changes)}; a result that differs from before may come from this`);
+    warnings++;
+  }
+  const e = m.env;
+  const job: JobRecord = {
+    started_at: m.now().toISOString(), repository: e.GITHUB_REPOSITORY ?? null, run_id: e.GITHUB_RUN_ID ?? null, job: e.GITHUB_JOB ?? null,
+    versions: rep.facts.versions, refused: null,
+  };
+  // Best effort, and written before every job: no fsync (a crash loses the job's start time, no more).
+  const save = () => { try { writeJson(join(o.stateDir, STATE_FILES.job), job, { durable: false }); } catch { /* state is best effort */ } };
+  if (fails.length) {
+    for (const c of fails) out += annotation('error', `npu-block-gate: ${c.id}`, checkNote(c));
+    job.refused = `device: ${fails.map((c) => c.id).join(', ')}`;
+    save();
+    return { code: 1, out: out + `npu-block-gate: job-started hook: the NPU is not usable (${fails.map((c) => c.id).join(', ')}); failing the job before it runs\n` };
+  }
+  const why = forkVerdict(m.env, o.forkPolicy);
+  if (why) {
+    job.refused = `fork policy ${o.forkPolicy}`;
+    save();
+    return { code: 1, out: out + annotation('error', 'npu-block-gate: fork policy', why) + why + '\n' };
+  }
+  save();
+  out += `npu-block-gate: job-started hook: NPU usable${warnings ? `, ${warnings} warning(s) on the job` : ''}; fork policy ${o.forkPolicy}: ok\n`;
+  return { code: 0, out };
+}
+
+const day = (d: Date) => d.toISOString().slice(0, 10);
+
+/** Appends the job's diagnostics to <dir>/logs/<date>.log and drops logs older than 14 days. */
+export async function recordDiagnostics(m: Machine, dir: string, bdf: string | null = null): Promise<{ log: string; pruned: string[] }> {
+  const logs = join(resolve(dir), 'logs');
+  mkdirSync(logs, { recursive: true });
+  const now = m.now();
+  const e = m.env;
+  const parts = [`=== job-completed ${now.toISOString()}${e.GITHUB_REPOSITORY ? ` ${e.GITHUB_REPOSITORY}` : ''}${e.GITHUB_RUN_ID ? ` run ${e.GITHUB_RUN_ID}` : ''}${e.GITHUB_JOB ? ` job ${e.GITHUB_JOB}` : ''} ===`];
+  const k = await readKernelLog(m, { bdf, sinceHours: 1 });
+  if ('error' in k) parts.push(`--- kernel log: ${k.error}`);
+  else parts.push(`--- kernel log, NPU lines (${k.source}; ${readNote(k)}): ${k.lines.length}`, ...k.lines);
+  const x = runXrtSmi(m);
+  if (x.missing) parts.push('--- xrt-smi examine: not found');
+  else parts.push(`--- xrt-smi examine (exit ${x.status ?? x.error})`, (x.stdout + x.stderr).trimEnd());
+  const log = join(logs, `${day(now)}.log`);
+  appendFileSync(log, parts.join('\n') + '\n');
+  const oldest = day(new Date(now.getTime() - (LOG_DAYS - 1) * 86_400_000));
+  const pruned: string[] = [];
+  for (const n of readdirSync(logs)) {
+    const m2 = /^(\d{4}-\d{2}-\d{2})\.log$/.exec(n);
+    if (m2 && m2[1] < oldest) { rmSync(join(logs, n), { force: true }); pruned.push(n); }
+  }
+  return { log, pruned };
+}
+
+export interface CompletedOptions {
+  dir: string;
+  cacheDir: string | null;
+  maxBytes: number;
+  stateDir: string;
+  runnerDir: string | null;
+  drainOnFailure: boolean;
+  tokenFile: string | null;
+  labels: string[];
+  apiUrl: string | null;
+  textfile: string | null;
+  functional?: FunctionalWhen;
+  functionalMaxAgeS?: number;
+  functionalTimeoutS?: number;
+  functionalTest?: string | null;
+  /** Seconds a background service stop waits for the job to finish reporting. */
+  stopDelayS?: number;
+  /** jobs.ndjson's rotation bounds. */
+  jobsMaxBytes?: number;
+  jobsMaxAgeDays?: number;
+}
+
+/**
+ * After a job: diagnostics to the day log; the device checks again (a wedge this job caused shows
+ * here); on a device failure, drain when the admin enabled it; a drain that waited for this job
+ * stops the service; one JSON line for the job and the node_exporter textfile, from the agent's
+ * own records only; cache gc. Never fails the job: what went wrong is in the log and on the job as
+ * annotations.
+ */
+export async function jobCompleted(m: Machine, o: CompletedOptions): Promise<HookResult> {
+  let out = '';
+  const say = (s: string) => { out += s.endsWith('\n') ? s : s + '\n'; };
+  const service = serviceName(o.runnerDir);
+  const rep = await doctorReport(m, {
+    deviceOnly: true, stateDir: o.stateDir, functional: o.functional ?? 'auto', service, functionalMaxAgeS: o.functionalMaxAgeS,
+    functionalTimeoutS: o.functionalTimeoutS, functionalTest: o.functionalTest,
+  });
+  const fails = deviceFailures(rep.checks);
+  try {
+    const d = await recordDiagnostics(m, o.dir, rep.facts.npu?.bdf ?? null);
+    say(`npu-block-gate: diagnostics appended to ${d.log}${d.pruned.length ? ` (dropped ${d.pruned.length} log(s) older than ${LOG_DAYS} days)` : ''}`);
+  } catch (e) {
+    say(`npu-block-gate: diagnostics not recorded: ${oneLine(e)}`);
+  }
+  for (const c of fails) say(annotation('error', `npu-block-gate: ${c.id} after the job`, checkNote(c)));
+  for (const c of rep.checks.filter((x) => x.scope === 'host' && x.status !== 'ok' && x.id.startsWith('functional'))) say(annotation('warning', `npu-block-gate: ${c.id}`, checkNote(c)));
+  try {
+    if (fails.length && o.drainOnFailure && o.runnerDir) {
+      const r = await drain(m, {
+        runnerDir: o.runnerDir, tokenFile: o.tokenFile, labels: o.labels, apiUrl: o.apiUrl, stateDir: o.stateDir,
+        reason: `hardware failure after ${m.env.GITHUB_REPOSITORY ?? 'a job'}${m.env.GITHUB_RUN_ID ? ` run ${m.env.GITHUB_RUN_ID}` : ''}: ${fails.map((c) => `${c.id}: ${c.detail}`).join('; ')}`,
+        fromHook: true, stopDelayS: o.stopDelayS,
+      });
+      for (const l of r.lines) say(`npu-block-gate: drain: ${l}`);
+      say(annotation('warning', r.record.state === 'drained' ? 'npu-block-gate: runner drained' : 'npu-block-gate: runner drain pending', `${r.lines.join('; ')}; after the fix: npu-block-gate agent undrain`));
+    } else if (fails.length) {
+      say(`npu-block-gate: the NPU failed device checks after this job (${fails.map((c) => c.id).join(', ')}); not drained (hooks install --drain-on-failure does that)`);
+    } else {
+      const line = finishPendingDrain(m, o.stateDir, o.stopDelayS);
+      if (line) say(`npu-block-gate: drain: ${line}`);
+    }
+  } catch (e) {
+    say(annotation('error', 'npu-block-gate: drain refused: not drained', oneLine(e)));
+  }
+  try {
+    const now = m.now();
+    const job = readJson<JobRecord>(join(o.stateDir, STATE_FILES.job));
+    const started = job ? new Date(job.started_at) : null;
+    const f = lastFunctional(o.stateDir);
+    const drainNow = drainStatus(m, o.stateDir);
+    const outcome: JobOutcome = job?.refused ? 'refused' : fails.length ? 'device_failed' : 'ok';
+    const line: JobLine = {
+      ts: now.toISOString(), runner: runnerName(m, o.runnerDir), repository: m.env.GITHUB_REPOSITORY ?? job?.repository ?? null, run_id: m.env.GITHUB_RUN_ID ?? job?.run_id ?? null,
+      job: m.env.GITHUB_JOB ?? job?.job ?? null, started_at: job?.started_at ?? null,
+      duration_s: started ? Math.round((now.getTime() - started.getTime()) / 100) / 10 : null,
+      outcome, refused: job?.refused ?? null, device_ok: !fails.length, failing: fails.map((c) => c.id), versions: rep.facts.versions,
+      functional: f ? { at: f.at, status: f.status, finding: f.finding ?? (f.status === 'ok' ? 'pass' : 'device') } : null,
+      drained: !!drainNow?.drained, drain_pending: !!drainNow && !drainNow.drained && (drainNow.state === 'pending' || drainNow.state === 'waiting'),
+    };
+    const rot = appendJob(o.stateDir, line, { now, maxBytes: o.jobsMaxBytes, maxAgeDays: o.jobsMaxAgeDays });
+    const counts = countJob(o.stateDir, outcome);
+    const textfile = o.textfile ?? join(o.stateDir, STATE_FILES.textfile);
+    writeTextfile(textfile, line, counts);
+    const last: LastJob = { finished_at: line.ts, versions: rep.facts.versions, device_ok: line.device_ok, outcome, run_id: line.run_id };
+    writeJson(join(o.stateDir, STATE_FILES.lastJob), last);
+    rmSync(join(o.stateDir, STATE_FILES.job), { force: true });
+    say(`npu-block-gate: job recorded in ${join(o.stateDir, STATE_FILES.jobs)}${rot.rotated ? ' (rotated the previous lines to jobs.ndjson.1)' : ''}; metrics in ${textfile}`);
+  } catch (e) {
+    say(`npu-block-gate: metrics not recorded: ${oneLine(e)}`);
+  }
+  out += renderGc(cacheGc(o.cacheDir ?? defaultCacheRoot(m.env), o.maxBytes));
+  return { code: 0, out };
 }

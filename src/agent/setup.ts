@@ -33,60 +33,6 @@ export const ACCEL_NODE = '/dev/accel/accel0';
 export const PRIVILEGED_GROUPS = ['root', 'sudo', 'wheel', 'admin', 'docker', 'lxd', 'libvirt', 'disk', 'shadow'];
 const NAME = /^[a-z_][a-z0-9_-]{0,31}$/;
 
-/** `agent setup --help`. */
-export const SETUP_HELP = `npu-block-gate agent setup: prepare this runner for uid isolation of the probe
-
-Usage:
-  sudo npu-block-gate agent setup --runner-user R --runner-dir D [--python P] [options]
-
-The probe runs a pull request's model code. With uid isolation it runs as a separate user that
-cannot read the runner's processes, tokens or files and cannot write the caches. Run as root
-(only --dry-run works without); each step prints one line: done, already (so), would (--dry-run),
-skipped, WARN (yours to do; --fix does some) or FAIL. A second run changes nothing.
-
-  probe-user       create the system user (default ${DEFAULT_PROBE_USER}; no login shell, no home), or use --user's
-  group            create the group ${PROBE_GROUP}; add the runner user and the probe user to it
-  setup-file       write ${SETUP_FILE} (0644) naming the probe user: the Action reads it
-  sudoers          a runner that is not root: ${SUDOERS_FILE} (0440, checked with visudo -cf):
-                     <runner> ALL=(<probe user>) NOPASSWD:NOSETENV: ALL
-                   (no variable passes through sudo: the Action hands the probe a fixed environment with env -i)
-  drain-sudoers    a runner service that is not root: ${DRAIN_SUDOERS_FILE} (0440, visudo -cf) with the
-                   one rule agent drain/undrain need (no SETENV):
-                     <runner> ALL=(root) NOPASSWD: /usr/bin/systemctl stop <its unit>, /usr/bin/systemctl start <its unit>
-                   or a line saying why none was installed (no .service: drain by label)
-  npu-access       add the probe user to the group of /dev/accel/accel0
-  memlock          the runner service's LimitMEMLOCK (the probe inherits it) and sudo's pam_limits
-  kernel-cache, reference-cache
-                   owned by the runner user, directories 0755, files 0644: the probe reads, never writes
-  hf-cache, hf-token
-                   the HF hub cache readable and not group/world-writable; a stored HF token 0600
-  work-dir         the runner's work dir: group ${PROBE_GROUP}, setgid, not group-writable
-  runner-secrets   the runner's .credentials, .credentials_rsaparams and .env unreadable by the probe user
-  checkouts        every checkout's .git under the work dir closed to group and others (a persisted token)
-  reach            the probe user can search every directory on the way to the caches, work dir, Python
-                   (--fix: an ACL entry for the probe user alone on a home, never o+x; o+x elsewhere)
-  switch, python   the runner user can start processes as the probe user; P -c "import numpy" works as it
-  sandbox          the probe user can start bubblewrap in a user namespace (root: bubblewrap at all);
-                   where AppArmor restricts user namespaces (Ubuntu 23.10+) it names the profile to add
-
-Options:
-  --user NAME          the probe user (default ${DEFAULT_PROBE_USER})
-  --runner-user NAME   the user the runner service runs as (default $SUDO_USER, else this user)
-  --runner-dir D       the runner's install dir (with .runner, .service); default ~R/actions-runner
-  --work-dir W         the runner's work dir (default D/_work, or .runner's workFolder)
-  --cache-dir DIR      the kernel cache root (default $NPU_BLOCK_GATE_CACHE_DIR, else ~R/.cache/npu-block-gate);
-                       the reference cache is DIR/reference ($NPU_BLOCK_GATE_REF_CACHE)
-  --hf-home DIR        HF_HOME of the runner (default $HF_HOME, else ~R/.cache/huggingface); its hub/ is checked
-  --python P           the Python the Action runs the probe with: checked as the probe user
-  --fix                repair the HF cache, token files, the runner's credentials and search permission too
-  --dry-run            change nothing; say what would change
-  --json               the steps as JSON
-  --root DIR           system files (/etc, /dev) under DIR (tests, containers; useradd etc. get --prefix DIR)
-
-Exit codes: 0 set up (warnings are printed), 2 bad input or not root (one line), 3 a command or
-file operation failed (one line naming it) or a check (switch, python) failed.
-`;
-
 export type StepStatus = 'done' | 'already' | 'would' | 'skipped' | 'warn' | 'fail';
 
 export interface Step {

@@ -10,8 +10,6 @@ import type { Machine } from './machine.ts';
 import type { CheckStatus } from './checks.ts';
 
 export const defaultStateDir = (m: Machine) => resolve(m.env.NPU_BLOCK_GATE_STATE_DIR || join(m.home(), '.npu-block-gate', 'state'));
-/** Where `agent hooks install` writes the hooks (and job-completed its day logs) unless --dir says otherwise. */
-export const defaultHooksDir = (m: Machine) => join(m.home(), '.npu-block-gate', 'hooks');
 
 export const STATE_FILES = {
   functional: 'functional.json',
@@ -45,18 +43,6 @@ export function appendLine(path: string, value: unknown): void {
 export const bootId = (m: Machine) => m.read('/proc/sys/kernel/random/boot_id')?.trim() || null;
 
 export interface Versions { xrt: string | null; amdxdna: string | null; firmware: string | null }
-
-export interface VersionChange { what: keyof Versions; from: string | null; to: string | null }
-
-/** What changed between the last job's versions and now (a version either side does not know is no change). */
-export function versionChanges(before: Versions | null | undefined, now: Versions): VersionChange[] {
-  if (!before) return [];
-  return (['xrt', 'amdxdna', 'firmware'] as const)
-    .filter((k) => now[k] !== null && before[k] !== null && now[k] !== before[k])
-    .map((k) => ({ what: k, from: before[k], to: now[k] }));
-}
-
-export const describeChanges = (c: VersionChange[]) => c.map((x) => `${x.what === 'xrt' ? 'XRT' : x.what} ${x.from} -> ${x.to}`).join(', ');
 
 /** Who is at fault in a probe that did not pass: the NPU (a timeout, a failed command) or the host. */
 export type ProbeFindingKind = 'pass' | 'device' | 'timeout' | 'memlock' | 'permissions' | 'xrt-install';

@@ -13,7 +13,7 @@ import { drainStatus } from './drain.ts';
 import { runnerName } from './runner.ts';
 import { lockState, describeHolder, npuLockPath } from './lock.ts';
 import { formatBytes, parsePowerMode, parseXrtSmi } from './parse.ts';
-import { defaultStateDir, describeChanges, readJson, STATE_FILES, versionChanges, type DrainRecord, type LastJob, type VersionChange, type Versions } from './state.ts';
+import { defaultStateDir, readJson, STATE_FILES, type DrainRecord, type LastJob, type Versions } from './state.ts';
 
 /** The lock mlir-air's KernelCache.load_and_run takes around every dispatch (and lit around NPU tests). Read, never held: holding it from outside deadlocks. */
 export const INNER_NPU_LOCK = '/tmp/npu.lock';
@@ -23,6 +23,8 @@ export interface RunSummary { dir: string; outcome: string | null; model: string
 export interface LockView { path: string; role: string; holder: string; waiters: number; exists: boolean }
 
 export interface AccelHolder { pid: number; cmdline: string; node: string }
+
+export interface VersionChange { what: keyof Versions; from: string | null; to: string | null }
 
 /** ok: the last look at the NPU (the device checks after the last job, or a later functional probe) passed; failing: it failed; unknown: neither says. */
 export type Health = 'ok' | 'failing' | 'unknown';
@@ -85,6 +87,15 @@ export function accelHolders(m: Machine, nodes: string[]): { holders: AccelHolde
   }
   return { holders: holders.sort((a, b) => a.pid - b.pid), unreadable };
 }
+
+export function versionChanges(before: Versions | null | undefined, now: Versions): VersionChange[] {
+  if (!before) return [];
+  return (['xrt', 'amdxdna', 'firmware'] as const)
+    .filter((k) => now[k] !== null && before[k] !== null && now[k] !== before[k])
+    .map((k) => ({ what: k, from: before[k], to: now[k] }));
+}
+
+export const describeChanges = (c: VersionChange[]) => c.map((x) => `${x.what === 'xrt' ? 'XRT' : x.what} ${x.from} -> ${x.to}`).join(', ');
 
 /** The newest of the two looks at the NPU: the device checks after the last job, and the last functional probe. */
 export function health(lastJob: LastJob | null, f: { at: string; status: string } | null): Health {
