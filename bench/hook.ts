@@ -9,12 +9,10 @@
 // and minimum of --runs, interleaved with `node -e 0` (Node's own start-up, the floor) and with
 // the same command through dist/cli.js (the whole CLI) for comparison. Exit 0 and "NPU usable"
 // are checked on every run. No assertions on time: figures.
-import { chmodSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { fakeRunner } from '../test/fixtures/agent/fake.ts';
-import { journal, LINES } from '../test/fixtures/agent/kernel-log.ts';
-import { EXAMINE_CURRENT, PLATFORM_CURRENT, VALIDATE_CURRENT_PASS } from '../test/fixtures/agent/xrt-smi.ts';
+import { fakeRunner, stubProgs } from '../test/fixtures/agent/fake.ts';
 import { interleave, isMain, load, machineLine, median, medMin, option, spawnTimed, type Contender } from './lib.ts';
 
 const DIST = fileURLToPath(new URL('../dist/', import.meta.url));
@@ -28,20 +26,7 @@ export interface HookBench {
 /** The fake host, the hooks installed from dist/, and the contenders. */
 export function hookBench(runs: number): HookBench {
   const f = fakeRunner();
-  const bin = join(f.base, 'bin');
-  mkdirSync(bin);
-  const data = (name: string, text: string) => { const p = join(f.base, name); writeFileSync(p, text); return p; };
-  const stub = (name: string, body: string) => { const p = join(bin, name); writeFileSync(p, `#!/bin/sh\n${body}\n`); chmodSync(p, 0o755); };
-  const examine = data('examine.txt', EXAMINE_CURRENT);
-  const platform = data('platform.txt', PLATFORM_CURRENT);
-  const validate = data('validate.txt', VALIDATE_CURRENT_PASS);
-  const kernel = data('journal.txt', journal([LINES.enabling, LINES.load]));
-  stub('xrt-smi', `case "$1 $2 $3" in\n  "examine -r platform") exec /bin/cat ${platform} ;;\n  examine*) exec /bin/cat ${examine} ;;\n  validate*) exec /bin/cat ${validate} ;;\nesac\nexit 1`);
-  stub('journalctl', `exec /bin/cat ${kernel}`);
-  stub('dmesg', `echo 'dmesg: read kernel buffer failed: Operation not permitted' >&2; exit 1`);
-  stub('prlimit', 'while [ "$1" != "--" ]; do shift; done; shift; exec "$@"');
-  stub('python3', `printf '/opt/mlir-air/ironenv/bin/python3\\n3.12.3\\n1.26.4\\n'`);
-  const env: NodeJS.ProcessEnv = { ...f.env, PATH: bin };
+  const { env } = stubProgs(f);
   const hooks = join(f.base, 'hooks');
   spawnTimed(process.execPath, [join(DIST, 'cli.js'), 'agent', 'hooks', 'install', '--dir', hooks], { env });
   // The shim's own command line (exec node COPY/hook.js agent hook job-started ...), plus the fake root.

@@ -1,30 +1,35 @@
-// Bundles the entry points into dist/ with esbuild, in one build with code splitting:
+// Bundles the entry points into dist/ with esbuild:
 //   dist/index.js  the Action (action.yml runs it)
 //   dist/cli.js    the CLI (package.json bin); `agent ...` is a dynamic import, so report, check
 //                  and plan never load the agent, octokit or undici
-//   dist/hook.js   the runner's job hooks (`agent hooks install` copies it with the chunks it
-//                  imports): the agent alone, without the judging pipeline
-//   dist/chunks/   code the entries share or load on demand, named by content hash
-// The native addon is never bundled: src/metrics/native.ts loads it at run time with
-// createRequire from dist/native/, so it stays a plain file next to the bundle.
+//   dist/chunks/   code index.js and cli.js share or load on demand, named by content hash (one
+//                  build with code splitting)
+//   dist/hook.js   the runner's job hooks (`agent hooks install` copies it with the chunk it may
+//                  load): the agent alone, in one file of its own (a second build, without
+//                  splitting). Every job pays its start-up, and Node loads one ES module file much
+//                  faster than the dozen chunks a split build makes of the same code; each agent
+//                  command in it is initialized only when it runs. The one thing it leaves out is
+//                  the GitHub client (octokit, undici: a drain by label), which it imports on
+//                  demand from the first build's chunks.
 import { build } from 'esbuild';
 import { chmod, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { join, dirname } from 'node:path';
+import { join, dirname, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const dist = join(root, 'dist');
-const ENTRIES = { index: 'src/index.ts', cli: 'src/cli.ts', hook: 'src/hook.ts' };
+// `node scripts/build.mjs [DIR]`: DIR instead of dist/ (tests build the real split bundle there).
+const dist = process.argv[2] ? resolve(process.argv[2]) : join(root, 'dist');
+const ENTRIES = { index: 'src/index.ts', cli: 'src/cli.ts' };
+const HOOK = 'src/hook.ts';
+const GITHUB_CLIENT = 'src/github/octokit.ts';
 
-for (const f of Object.keys(ENTRIES)) await rm(join(dist, `${f}.js`), { force: true });
+for (const f of [...Object.keys(ENTRIES), 'hook']) await rm(join(dist, `${f}.js`), { force: true });
 await rm(join(dist, 'chunks'), { recursive: true, force: true });
 await mkdir(dist, { recursive: true });
-await build({
-  entryPoints: Object.fromEntries(Object.entries(ENTRIES).map(([name, src]) => [name, join(root, src)])),
+const common = {
+  absWorkingDir: root,
   outdir: dist,
   entryNames: '[name]',
-  chunkNames: 'chunks/[name]-[hash]',
-  splitting: true,
   bundle: true,
   platform: 'node',
   target: 'node20',
@@ -32,9 +37,34 @@ await build({
   sourcemap: false,
   legalComments: 'none',
   logLevel: 'warning',
+  metafile: true,
   // Some CommonJS dependencies call require(); give every ESM output file one.
   banner: { js: "import { createRequire as __nbgCreateRequire } from 'node:module'; const require = __nbgCreateRequire(import.meta.url);" },
+};
+const split = await build({
+  ...common,
+  entryPoints: Object.fromEntries(Object.entries(ENTRIES).map(([name, src]) => [name, join(root, src)])),
+  chunkNames: 'chunks/[name]-[hash]',
+  splitting: true,
 });
+// The chunk of the first build that `agent drain`'s import() of the GitHub client loads.
+const client = Object.entries(split.metafile.outputs).find(([, o]) => o.entryPoint === GITHUB_CLIENT)?.[0];
+if (!client) throw new Error(`build: no chunk for ${GITHUB_CLIENT} (is it still imported on demand?)`);
+const clientImport = './' + relative(dist, resolve(root, client)).split(sep).join('/');
+const hook = await build({
+  ...common,
+  entryPoints: { hook: join(root, HOOK) },
+  splitting: false,
+  plugins: [{
+    name: 'github-client-chunk',
+    setup(b) {
+      b.onResolve({ filter: /[/\\]github[/\\]octokit\.ts$/ }, (a) => (a.kind === 'dynamic-import' ? { path: clientImport, external: true } : undefined));
+    },
+  }],
+});
+// hook.js loads no npm package at start: a new import() of one would be inlined here, unnoticed.
+const npm = Object.keys(hook.metafile.inputs).filter((f) => f.includes('node_modules'));
+if (npm.length) throw new Error(`build: dist/hook.js would hold ${npm.length} npm file(s) (${npm.slice(0, 3).join(', ')}): import them through ${GITHUB_CLIENT} or another chunk of the first build`);
 // The CLI is the package's bin: it starts with a shebang (the other outputs must not).
 const cli = join(dist, 'cli.js');
 await writeFile(cli, '#!/usr/bin/env node\n' + (await readFile(cli, 'utf8')));

@@ -53,6 +53,34 @@ test('healthy fake runner: every check ok, exit 0', async () => {
   assert.match(t.out, /^  ok       device +\/dev\/accel\/accel0 \(amdxdna, 0000:c5:00\.1\)$/m);
 });
 
+test('the doctor tests Python while xrt-smi examine runs (real processes); the checks keep their order and results', async () => {
+  const f = fakeRunner();
+  try {
+    const bin = join(f.base, 'bin');
+    mkdirSync(bin);
+    const started = join(f.base, 'python-started');
+    const examine = join(f.base, 'examine.txt');
+    writeFileSync(examine, XRT_SMI);
+    const script = (name: string, body: string) => { writeFileSync(join(bin, name), `#!/bin/sh\nPATH=/usr/bin:/bin\n${body}\n`); chmodSync(join(bin, name), 0o755); };
+    script('python', `touch ${started}\nprintf '/opt/mlir-air/ironenv/bin/python3\\n3.12.3\\n1.26.4\\n'`);
+    // Answers only once Python has started (waiting up to 10 s): a doctor that runs them one after another fails it.
+    script('xrt-smi', `i=0\nwhile [ ! -e ${started} ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done\n[ -e ${started} ] || { echo 'Python has not started' >&2; exit 1; }\ncat ${examine}`);
+    delete f.commands['xrt-smi'];
+    const deps = { ...f.deps, python: undefined, spawn: true, env: { ...f.env, PATH: bin } };
+    const r = await agent(['doctor', '--json', '--root', f.root, '--python', join(bin, 'python')], deps);
+    assert.is(r.code, 0, r.out + r.err);
+    const j = JSON.parse(r.out) as { checks: Check[] };
+    assert.equal(j.checks.map((c) => [c.id, c.status]), [
+      ['pci', 'ok'], ['driver', 'ok'], ['device', 'ok'], ['firmware', 'ok'], ['kernel-log', 'ok'], ['memlock', 'ok'], ['xrt-smi', 'ok'],
+      ['disk-cache', 'ok'], ['disk-workspace', 'ok'], ['hf-cache', 'ok'], ['python', 'ok'], ['npu-lock', 'ok'],
+    ]);
+    assert.match(j.checks.find((c) => c.id === 'xrt-smi')!.detail, /^RyzenAI-npu5 \[0000:c5:00\.1\]; XRT 2\.23\.0/);
+    assert.is(j.checks.find((c) => c.id === 'python')!.detail, '/opt/mlir-air/ironenv/bin/python3 (Python 3.12.3, numpy 1.26.4; from option)');
+  } finally {
+    rmSync(f.base, { recursive: true, force: true });
+  }
+});
+
 test('no NPU on the PCI bus: pci and device fail with the BIOS fix, not a power cycle', async () => {
   const f = fakeRunner({ noNpu: true });
   const r = await doctorJson(f);

@@ -4,7 +4,7 @@
 // never written through a symlink; a read-only document is refused.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { chmodSync, closeSync, existsSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { commitWrites, writeAtomic } from '../src/fs/atomic.ts';
 import { GateError, InputError } from '../src/errors.ts';
@@ -120,6 +120,64 @@ test('a read-only document is refused (exit 2, naming it), never replaced, even 
     assert.match(e.message, /TODO\.md: is read-only \(mode 0444\)/);
     assert.is(readFileSync(doc, 'utf8'), 'frozen\n');
     assert.ok(existsSync(doc));
+  } finally {
+    d.cleanup();
+  }
+});
+
+test('a best-effort write (durable: false, no fsync) is still renamed in whole, with its mode, and leaves no temp file', () => {
+  const d = tempDir();
+  try {
+    const job = d.path('job.json');
+    writeFileSync(job, '{"old":true}\n');
+    const fd = openSync(job, 'r');
+    try {
+      writeAtomic(job, '{"new":true}\n', { follow: false, mode: 0o600, durable: false });
+      const buf = Buffer.alloc(64);
+      assert.is(buf.subarray(0, readSync(fd, buf, 0, 64, 0)).toString('utf8'), '{"old":true}\n', 'an open reader keeps the old file');
+    } finally {
+      closeSync(fd);
+    }
+    assert.is(readFileSync(job, 'utf8'), '{"new":true}\n');
+    assert.is(statSync(job).mode & 0o777, 0o600);
+    assert.equal(readdirSync(d.dir), ['job.json']);
+  } finally {
+    d.cleanup();
+  }
+});
+
+/** Runs `fn` with Math.random returning `values` in turn (the last one again once they run out). */
+function withRandom<T>(values: number[], fn: () => T): T {
+  const real = Math.random;
+  let i = 0;
+  Math.random = () => values[Math.min(i++, values.length - 1)];
+  try {
+    return fn();
+  } finally {
+    Math.random = real;
+  }
+}
+
+test('a temp name already taken (a leftover of a killed run with this pid, a planted link) is never opened: the write takes another', () => {
+  const d = tempDir();
+  try {
+    const precious = d.path('precious');
+    writeFileSync(precious, 'precious\n');
+    const taken = (hex: string) => d.path(`.report.json.nbg-${process.pid}-${hex}.tmp`);
+    symlinkSync(precious, taken('00000000'));
+    writeFileSync(taken('80000000'), 'leftover\n');
+    const report = d.path('report.json');
+    // 0 -> 00000000 (a link), 0.5 -> 80000000 (a file), 0.25 -> 40000000 (free).
+    withRandom([0, 0.5, 0.25], () => writeAtomic(report, '{"outcome":"pass"}\n', false));
+    assert.is(readFileSync(report, 'utf8'), '{"outcome":"pass"}\n');
+    assert.is(readFileSync(precious, 'utf8'), 'precious\n', 'nothing written through the planted link');
+    assert.is(readFileSync(taken('80000000'), 'utf8'), 'leftover\n');
+    assert.equal(readdirSync(d.dir).sort(), [`.report.json.nbg-${process.pid}-00000000.tmp`, `.report.json.nbg-${process.pid}-80000000.tmp`, 'precious', 'report.json']);
+    // Every name it tries taken: a one-line error naming the file, and nothing changed.
+    const e = withRandom([0], () => caught(() => writeAtomic(report, 'changed\n', false)));
+    assert.match(e.message, /report\.json: cannot write \(in .*\): .*nothing was changed/);
+    assert.is(readFileSync(report, 'utf8'), '{"outcome":"pass"}\n');
+    assert.is(readFileSync(precious, 'utf8'), 'precious\n');
   } finally {
     d.cleanup();
   }

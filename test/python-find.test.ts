@@ -1,7 +1,9 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { findPython, pythonCandidates, type PythonTester } from '../src/probe/python.ts';
+import { chmodSync, writeFileSync } from 'node:fs';
+import { findPython, findPythonAsync, pythonCandidates, testPython, testPythonAsync, type PythonTester } from '../src/probe/python.ts';
 import { InputError, InfraError } from '../src/errors.ts';
+import { tempDir } from './helpers/tmp.ts';
 
 const table = (ok: string[]): { tester: PythonTester; asked: string[] } => {
   const asked: string[] = [];
@@ -78,6 +80,41 @@ test('issue 16: the tool\'s own test venv is never chosen for a user\'s tree (ac
   assert.is(findPython(null, env, t.tester, { airRoot: '/home/u/mlir-air', modelDir: '/home/u/mlir-air/programming_examples/llms/m', exists, toolRoot: '/opt/nbg' }).command, '/usr/bin/python3');
   const ours = pythonCandidates(null, env, { airRoot: '/opt/nbg/examples/air-mini', modelDir: '/opt/nbg/examples/air-mini/programming_examples/llms/tiny_llama', exists, toolRoot: '/opt/nbg' });
   assert.not.ok(ours.some((x) => x.skip));
+});
+
+test('the background tester (the agent doctor\'s) says what the blocking one says: a Python, no numpy, an exit, not found, not runnable', async () => {
+  const d = tempDir();
+  try {
+    const script = (name: string, body: string, mode = 0o755) => { writeFileSync(d.path(name), `#!/bin/sh\n${body}\n`); chmodSync(d.path(name), mode); return d.path(name); };
+    const commands = [
+      script('good', `printf '/opt/py/bin/python3\\n3.12.3\\n1.26.4\\n'`),
+      script('bare', `echo 'Traceback (most recent call last):' >&2; echo "ModuleNotFoundError: No module named 'numpy'" >&2; exit 1`),
+      script('silent', 'exit 4'),
+      d.path('missing'),
+      script('unrunnable', 'exit 0', 0o644),
+    ];
+    const got = await Promise.all(commands.map((c) => testPythonAsync(c)));
+    assert.equal(got, commands.map((c) => testPython(c)));
+    assert.equal(got.map((t) => (t.ok ? t.executable : t.why)), ['/opt/py/bin/python3', 'cannot import numpy', 'exit 4', 'not found', `${d.path('unrunnable')} EACCES`]);
+  } finally {
+    d.cleanup();
+  }
+});
+
+test('findPythonAsync walks the candidates as findPython does, with the same errors', async () => {
+  for (const [explicit, env, ok] of [
+    [null, {}, ['/usr/bin/python3']], [null, {}, ['python3']], ['/opt/py', {}, ['/opt/py']], [null, { NPU_BLOCK_GATE_PYTHON: '/opt/py' }, ['/opt/py']],
+    ['/nope', {}, []], [null, { NPU_BLOCK_GATE_PYTHON: '/x' }, []], [null, {}, []],
+  ] as [string | null, NodeJS.ProcessEnv, string[]][]) {
+    const sync = table(ok);
+    const bg = table(ok);
+    const outcome = async (f: () => unknown) => { try { return await f(); } catch (e) { return `${(e as Error).constructor.name}: ${(e as Error).message}`; } };
+    const ctx = { toolRoot: null };
+    const a = await outcome(() => findPython(explicit, env, sync.tester, ctx));
+    const b = await outcome(() => findPythonAsync(explicit, env, async (c) => bg.tester(c), ctx));
+    assert.equal(b, a);
+    assert.equal(bg.asked, sync.asked);
+  }
 });
 
 test.run();

@@ -8,7 +8,7 @@ import { accessSync, constants, existsSync, readdirSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { hfHubCache, hfOffline } from '../contract.ts';
 import { defaultCacheRoot } from '../cache/kernel.ts';
-import { findPython } from '../probe/python.ts';
+import { findPythonAsync } from '../probe/python.ts';
 import { oneLine } from '../errors.ts';
 import { generationOfName, generationOfPci } from '../npu/generation.ts';
 import type { CmdResult, Machine } from './machine.ts';
@@ -192,11 +192,19 @@ export function checkFirmware(npus: Npu[] | null): Check {
 
 // ---- XRT
 
+const XRT_SMI_INSTALLED = '/opt/xilinx/xrt/bin/xrt-smi';
+
 /** xrt-smi from PATH, else the standard install under the root prefix. */
 export function runXrtSmi(m: Machine, args: string[] = ['examine'], timeoutMs?: number): CmdResult {
   let r = m.run('xrt-smi', args, timeoutMs);
-  const bundled = '/opt/xilinx/xrt/bin/xrt-smi';
-  if (r.missing && m.exists(bundled)) r = m.run(m.path(bundled), args, timeoutMs);
+  if (r.missing && m.exists(XRT_SMI_INSTALLED)) r = m.run(m.path(XRT_SMI_INSTALLED), args, timeoutMs);
+  return r;
+}
+
+/** runXrtSmi without blocking (the doctor's Python check runs meanwhile); its process group goes at the timeout. */
+export async function execXrtSmi(m: Machine, args: string[] = ['examine'], timeoutMs?: number): Promise<CmdResult> {
+  let r: CmdResult = await m.exec('xrt-smi', args, { timeoutMs });
+  if (r.missing && m.exists(XRT_SMI_INSTALLED)) r = await m.exec(m.path(XRT_SMI_INSTALLED), args, { timeoutMs });
   return r;
 }
 
@@ -255,9 +263,9 @@ export function checkHfCache(m: Machine): Check {
  * the job), so a missing one only warns; a Python named by --python or $NPU_BLOCK_GATE_PYTHON that
  * does not work fails (host scope: a warning in the job-started hook).
  */
-export function checkPython(m: Machine, explicit: string | null): Check {
+export async function checkPython(m: Machine, explicit: string | null): Promise<Check> {
   try {
-    const p = findPython(explicit, m.env, m.python);
+    const p = await findPythonAsync(explicit, m.env, m.pythonAsync);
     return host.ok('python', `${p.executable} (Python ${p.version}, numpy ${p.numpy}; from ${p.source})`);
   } catch (e) {
     const fix = 'pass --python (hooks install --python) or set NPU_BLOCK_GATE_PYTHON to the mlir-air environment (e.g. /opt/mlir-air/ironenv/bin/python)';
@@ -300,12 +308,15 @@ export async function doctorReport(m: Machine, o: DoctorOptions = {}): Promise<D
   const stateDir = o.stateDir ?? defaultStateDir(m);
   const service = o.service ?? null;
   const intervalS = o.functionalMaxAgeS ?? FUNCTIONAL_MAX_AGE_S;
+  // Python's numpy import is the slowest command here and touches neither the NPU nor the kernel
+  // log: it runs while the device checks do (its check keeps its place in the list).
+  const python = o.deviceOnly ? null : checkPython(m, o.python ?? null);
   const npus = findNpus(m);
   const nodes = accelNodes(m);
   const npu = npus?.find((n) => n.driver === 'amdxdna') ?? npus?.[0] ?? null;
   const bdf = npu?.bdf ?? null;
   const limits = memlockLimits(m);
-  const xr = runXrtSmi(m);
+  const xr = await execXrtSmi(m);
   const xrt = xr.missing ? null : parseXrtSmi(xr.stdout + '\n' + xr.stderr);
   const boot = bootId(m);
   const node = nodes.some((n) => n.driver === 'amdxdna' || n.driver === null);
@@ -330,6 +341,7 @@ export async function doctorReport(m: Machine, o: DoctorOptions = {}): Promise<D
       const svcLimits = service ? serviceLimits(m, service) : null;
       const apply = !!svcLimits && (!limits || svcLimits.soft !== limits.soft || svcLimits.hard !== limits.hard);
       const device = kl.check.status === 'fail' || kl.check.status === 'warn' ? kl.check.fix : null;
+      await python; // the probe runs alone, as a job would
       let res = await runFunctional(m, {
         stateDir, test: o.functionalTest ?? null, xrt: xrt?.xrt ?? null, timeoutS: o.functionalTimeoutS ?? FUNCTIONAL_TIMEOUT_S,
         limits: apply ? svcLimits : limits, limitsFrom: apply ? `${service}'s LimitMEMLOCK` : "this process's, as the runner's jobs get them",
@@ -358,11 +370,11 @@ export async function doctorReport(m: Machine, o: DoctorOptions = {}): Promise<D
   checks[4] = kl.check;
   if (kl.host) checks.push(kl.host);
   checks.push(...tail, ...functional);
-  if (!o.deviceOnly) checks.push(
+  if (python) checks.push(
     checkDisk(m, 'disk-cache', 'kernel cache', cacheRoot, min),
     checkDisk(m, 'disk-workspace', 'workspace', workspace, min),
     checkHfCache(m),
-    checkPython(m, o.python ?? null),
+    await python,
     checkLock(m),
   );
   const versions: Versions = {

@@ -108,9 +108,10 @@ export const readDrain = (stateDir: string) => readJson<DrainRecord>(drainPath(s
  * the job hooks and the rest of the agent never load octokit or undici.
  */
 async function labelsFor(m: Machine, scope: RunnerScope, token: string, id: number): Promise<Labels> {
-  const [{ Octokit }, { retry }, { httpStatus, proxyFetch }] = await Promise.all([import('@octokit/rest'), import('@octokit/plugin-retry'), import('../github/octokit.ts')]);
+  // One module: dist/hook.js (one file) leaves this import alone as the one chunk it may load (scripts/build.mjs).
+  const { RetryOctokit, httpStatus, proxyFetch } = await import('../github/octokit.ts');
   const quiet = { debug() {}, info() {}, warn() {}, error() {} };
-  const gh = new (Octokit.plugin(retry))({ auth: token, baseUrl: scope.apiUrl, userAgent: 'npu-block-gate-agent', request: { fetch: proxyFetch(m.env, scope.apiUrl) }, log: quiet, retry: { retries: 2 } });
+  const gh = new RetryOctokit({ auth: token, baseUrl: scope.apiUrl, userAgent: 'npu-block-gate-agent', request: { fetch: proxyFetch(m.env, scope.apiUrl) }, log: quiet, retry: { retries: 2 } });
   return new Labels(gh, scope, id, httpStatus);
 }
 

@@ -396,7 +396,8 @@ export async function jobStarted(m: Machine, o: StartedOptions): Promise<HookRes
     started_at: m.now().toISOString(), repository: e.GITHUB_REPOSITORY ?? null, run_id: e.GITHUB_RUN_ID ?? null, job: e.GITHUB_JOB ?? null,
     versions: rep.facts.versions, refused: null,
   };
-  const save = () => { try { writeJson(join(o.stateDir, STATE_FILES.job), job); } catch { /* state is best effort */ } };
+  // Best effort, and written before every job: no fsync (a crash loses the job's start time, no more).
+  const save = () => { try { writeJson(join(o.stateDir, STATE_FILES.job), job, { durable: false }); } catch { /* state is best effort */ } };
   if (fails.length) {
     for (const c of fails) out += annotation('error', `npu-block-gate: ${c.id}`, checkNote(c));
     job.refused = `device: ${fails.map((c) => c.id).join(', ')}`;

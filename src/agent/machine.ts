@@ -5,7 +5,7 @@ import { spawn as spawnAsync, spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, readlinkSync, statfsSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { homedir, hostname, userInfo } from 'node:os';
-import { testPython, type PythonTester } from '../probe/python.ts';
+import { testPython, testPythonAsync, type PythonTester, type PythonTesterAsync } from '../probe/python.ts';
 
 export interface CmdResult {
   /** null when killed (timeout) or not run. */
@@ -189,6 +189,8 @@ export class Machine {
   readonly root: string;
   readonly env: NodeJS.ProcessEnv;
   readonly python: PythonTester;
+  /** The same test without blocking: the injected tester (tests) as is, else Python run in the background. */
+  readonly pythonAsync: PythonTesterAsync;
   readonly statfs: StatFs;
   readonly cwd: string;
   readonly sleep: (ms: number) => Promise<void>;
@@ -206,6 +208,8 @@ export class Machine {
     this.spawn = o.spawn ?? true;
     this.timeoutMs = o.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.python = o.python ?? testPython;
+    const injected = o.python;
+    this.pythonAsync = injected ? async (command) => injected(command) : testPythonAsync;
     this.statfs = o.statfs ?? ((p) => {
       const s = statfsSync(p);
       return { bavail: Number(s.bavail), bsize: Number(s.bsize), blocks: Number(s.blocks) };

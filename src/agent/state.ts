@@ -27,12 +27,12 @@ export function readJson<T>(path: string): T | null {
   try { return JSON.parse(readFileSync(path, 'utf8')) as T; } catch { return null; }
 }
 
-/** Writes path atomically (temp file + rename; a symlink there is replaced), making its directory. */
-export function writeAtomic(path: string, text: string, mode = 0o644): void {
-  writeFileAtomic(path, text, { mode, follow: false });
+/** Writes path atomically (temp file + rename; a symlink there is replaced), making its directory; `durable: false` skips the fsync (src/fs/atomic.ts). */
+export function writeAtomic(path: string, text: string, mode = 0o644, durable = true): void {
+  writeFileAtomic(path, text, { mode, follow: false, durable });
 }
 
-export const writeJson = (path: string, value: unknown) => writeAtomic(path, JSON.stringify(value, null, 2) + '\n');
+export const writeJson = (path: string, value: unknown, o: { durable?: boolean } = {}) => writeAtomic(path, JSON.stringify(value, null, 2) + '\n', 0o644, o.durable ?? true);
 
 export function appendLine(path: string, value: unknown): void {
   mkdirSync(dirname(path), { recursive: true });

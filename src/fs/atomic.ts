@@ -10,7 +10,6 @@ import {
   realpathSync, renameSync, rmSync, statSync, unlinkSync, writeSync, type Stats,
 } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { randomBytes } from 'node:crypto';
 import { GateError, InputError, fsError } from '../errors.ts';
 import { kindOf, readWhole } from './read.ts';
 import { makeDirs } from './mkdir.ts';
@@ -91,6 +90,12 @@ export interface PlannedWrite {
   mode?: number;
   /** Called with the prepared temp file before anything is placed (e.g. `visudo -c -f`); a throw stops the transaction. */
   validate?: (tmp: string) => void;
+  /**
+   * false: no fsync before the rename. Readers still see the old file or the new one whole; only a
+   * crash of the machine may leave the new file empty. For best-effort records written on every
+   * job, where an fsync can wait on all the disk's pending writes. Default true.
+   */
+  durable?: boolean;
 }
 
 interface Prepared extends Target {
@@ -99,6 +104,15 @@ interface Prepared extends Target {
   backup: string | null;
   placed: boolean;
 }
+
+/**
+ * The temp file's eight hex digits. They only have to differ from the names already in the dir:
+ * the file is created with O_EXCL (never opened through a link or over a file), and a name taken
+ * picks another, so Math.random serves, and writing a file never loads node:crypto (the runner's
+ * hooks write their state on every job).
+ */
+const tmpTag = () => Math.floor(Math.random() * 0x1_0000_0000).toString(16).padStart(8, '0');
+const TMP_TRIES = 8;
 
 function writeAll(fd: number, data: Uint8Array): void {
   let done = 0;
@@ -119,7 +133,7 @@ export function commitWrites(writes: readonly PlannedWrite[]): void {
     // A file whose mode the caller sets (the agent's sudoers rule, 0440) is ours to replace; a
     // document someone made read-only is refused.
     if (w.mode === undefined) checkWritable(t);
-    return { ...t, data: w.data, mode: w.mode, validate: w.validate };
+    return { ...t, data: w.data, mode: w.mode, validate: w.validate, durable: w.durable ?? true };
   });
   // 2. Every file prepared in full beside its target (same directory: the rename is atomic).
   try {
@@ -131,12 +145,18 @@ export function commitWrites(writes: readonly PlannedWrite[]): void {
       } catch (e) {
         throw fsError(e, dir, 'cannot create the directory', NOTHING_CHANGED);
       }
-      const tmp = join(dir, `.${basename(t.real)}.nbg-${process.pid}-${randomBytes(4).toString('hex')}.tmp`);
+      let tmp: string;
       let fd: number;
-      try {
-        fd = openSync(tmp, 'wx', t.mode ?? (t.stat ? t.stat.mode & 0o777 : 0o666));
-      } catch (e) {
-        throw fsError(e, t.path, `cannot write (in ${dir})`, NOTHING_CHANGED);
+      for (let tries = 1; ; tries++) {
+        tmp = join(dir, `.${basename(t.real)}.nbg-${process.pid}-${tmpTag()}.tmp`);
+        try {
+          fd = openSync(tmp, 'wx', t.mode ?? (t.stat ? t.stat.mode & 0o777 : 0o666));
+          break;
+        } catch (e) {
+          // A name already there (a leftover of a killed run that had this pid) is never opened: take another.
+          if ((e as NodeJS.ErrnoException).code === 'EEXIST' && tries < TMP_TRIES) continue;
+          throw fsError(e, t.path, `cannot write (in ${dir})`, NOTHING_CHANGED);
+        }
       }
       prepared.push({ ...t, tmp, backup: null, placed: false });
       try {
@@ -146,7 +166,7 @@ export function commitWrites(writes: readonly PlannedWrite[]): void {
         if (t.stat) {
           if (process.getuid?.() === 0 && (t.stat.uid !== 0 || t.stat.gid !== 0)) fchownSync(fd, t.stat.uid, t.stat.gid);
         }
-        fsyncSync(fd);
+        if (t.durable) fsyncSync(fd);
       } catch (e) {
         throw fsError(e, t.path, 'cannot write', NOTHING_CHANGED);
       } finally {
@@ -241,7 +261,7 @@ export function sweepLeftovers(dirs: readonly string[], exclusive: boolean): Swe
 }
 
 /** One file, atomically (write beside it, then rename), with the same checks and messages. */
-export function writeAtomic(path: string, data: string | Uint8Array, o: boolean | Pick<PlannedWrite, 'follow' | 'mode' | 'validate'> = true): void {
+export function writeAtomic(path: string, data: string | Uint8Array, o: boolean | Pick<PlannedWrite, 'follow' | 'mode' | 'validate' | 'durable'> = true): void {
   const opts = typeof o === 'boolean' ? { follow: o } : o;
   commitWrites([{ path, data: typeof data === 'string' ? Buffer.from(data, 'utf8') : data, ...opts }]);
 }

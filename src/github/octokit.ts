@@ -8,6 +8,8 @@ import { ProxyAgent, fetch as undiciFetch } from 'undici';
 
 export const GateOctokit = Octokit.plugin(retry, throttling);
 export type GateOctokit = InstanceType<typeof GateOctokit>;
+/** The agent's few runner-label calls (agent drain): retry on 5xx, no write throttling. */
+export const RetryOctokit = Octokit.plugin(retry);
 
 export interface OctokitLog {
   debug(msg: string): void;

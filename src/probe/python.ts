@@ -3,7 +3,7 @@
 // docs have the user create in or beside the tree (`sandbox`, `airenv`, mlir-aie's `ironenv`), then
 // `python3` on PATH and /usr/bin/python3. The first that imports numpy is taken, and the CLI says
 // which and why. The tool's own test venv (.venv in its checkout) is never taken for a user's tree.
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { delimiter, dirname, join, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -25,18 +25,57 @@ export type PythonSource = 'option' | 'env' | 'venv' | 'tree' | 'PATH' | 'fallba
 
 const PROBE_SNIPPET = 'import sys, numpy; print(sys.executable); print(sys.version.split()[0]); print(numpy.__version__)';
 
-export type PythonTester = (command: string) => { ok: true; executable: string; version: string; numpy: string } | { ok: false; why: string };
+export type PythonTest = { ok: true; executable: string; version: string; numpy: string } | { ok: false; why: string };
+export type PythonTester = (command: string) => PythonTest;
+/** A tester that does not block: the agent's doctor runs its other checks while Python imports numpy. */
+export type PythonTesterAsync = (command: string) => Promise<PythonTest>;
 
-export const testPython: PythonTester = (command) => {
-  const r = spawnSync(command, ['-c', PROBE_SNIPPET], { encoding: 'utf8', timeout: 30_000 });
-  if (r.error) return { ok: false, why: (r.error as NodeJS.ErrnoException).code === 'ENOENT' ? 'not found' : r.error.message };
+const TEST_TIMEOUT_MS = 30_000;
+
+/** What one run of the probe snippet says: the same words from the blocking and the background tester. */
+function testResult(r: { error?: NodeJS.ErrnoException; status: number | null; stdout: string; stderr: string }): PythonTest {
+  if (r.error) {
+    // "spawnSync python3 EACCES" and "spawn python3 EACCES" alike: "python3 EACCES".
+    const why = r.error.code === 'ENOENT' ? 'not found' : r.error.code === 'ETIMEDOUT' ? `timed out after ${TEST_TIMEOUT_MS / 1000}s` : r.error.message.replace(/^spawn(Sync)? /, '');
+    return { ok: false, why };
+  }
   if (r.status !== 0) {
     const last = (r.stderr || '').trim().split('\n').pop() ?? '';
     return { ok: false, why: /No module named ['"]?numpy/.test(last) ? 'cannot import numpy' : last || `exit ${r.status}` };
   }
   const [executable, version, numpy] = r.stdout.trim().split('\n');
   return { ok: true, executable, version, numpy };
+}
+
+export const testPython: PythonTester = (command) => {
+  const r = spawnSync(command, ['-c', PROBE_SNIPPET], { encoding: 'utf8', timeout: TEST_TIMEOUT_MS });
+  return testResult({ error: r.error, status: r.status, stdout: r.stdout ?? '', stderr: r.stderr ?? '' });
 };
+
+/** testPython in the background: the same command, timeout and words. */
+export const testPythonAsync: PythonTesterAsync = (command) => new Promise((done) => {
+  let stdout = '';
+  let stderr = '';
+  let error: NodeJS.ErrnoException | undefined;
+  let child: ReturnType<typeof spawn>;
+  try {
+    child = spawn(command, ['-c', PROBE_SNIPPET], { stdio: ['ignore', 'pipe', 'pipe'] });
+  } catch (e) {
+    done(testResult({ error: e as NodeJS.ErrnoException, status: null, stdout, stderr }));
+    return;
+  }
+  const timer = setTimeout(() => {
+    error = Object.assign(new Error(`${command} timed out`), { code: 'ETIMEDOUT' });
+    child.kill('SIGKILL');
+  }, TEST_TIMEOUT_MS);
+  child.stdout!.setEncoding('utf8').on('data', (d: string) => { stdout += d; });
+  child.stderr!.setEncoding('utf8').on('data', (d: string) => { stderr += d; });
+  child.on('error', (e) => { error ??= e; });
+  child.on('close', (status) => {
+    clearTimeout(timer);
+    done(testResult({ error, status, stdout, stderr }));
+  });
+});
 
 export interface PythonCandidate {
   command: string;
@@ -122,18 +161,40 @@ export function pythonCandidates(explicit: string | null, env: NodeJS.ProcessEnv
   return out;
 }
 
+/**
+ * One candidate's test taken: the Python when it works; a Python asked for by name (option, env)
+ * that does not is an error; otherwise null, and why goes into tried.
+ */
+function take(c: PythonCandidate, t: PythonTest, tried: string[]): PythonInfo | null {
+  if (t.ok) return { command: c.command, executable: t.executable, version: t.version, numpy: t.numpy, source: c.source, why: c.why };
+  if (c.source === 'option') throw new InputError(`--python ${c.command}: ${t.why}`);
+  if (c.source === 'env') throw new InputError(`NPU_BLOCK_GATE_PYTHON=${c.command}: ${t.why}`);
+  tried.push(`${c.command} (${t.why})`);
+  return null;
+}
+
+const noneFound = (tried: string[]) => new InfraError(`no Python with numpy found: tried ${tried.join(', ')}; pass --python or set NPU_BLOCK_GATE_PYTHON`);
+
 /** The first candidate that imports numpy (the agent's doctor; a check lets the probe itself find out). */
 export function findPython(explicit: string | null, env: NodeJS.ProcessEnv = process.env, test: PythonTester = testPython, ctx: CandidateContext = {}): PythonInfo {
   const tried: string[] = [];
-  for (const { command, source, why, skip } of pythonCandidates(explicit, env, ctx)) {
-    if (skip) { tried.push(`${command} (${skip})`); continue; }
-    const t = test(command);
-    if (t.ok) return { command, executable: t.executable, version: t.version, numpy: t.numpy, source, why };
-    if (source === 'option') throw new InputError(`--python ${command}: ${t.why}`);
-    if (source === 'env') throw new InputError(`NPU_BLOCK_GATE_PYTHON=${command}: ${t.why}`);
-    tried.push(`${command} (${t.why})`);
+  for (const c of pythonCandidates(explicit, env, ctx)) {
+    if (c.skip) { tried.push(`${c.command} (${c.skip})`); continue; }
+    const p = take(c, test(c.command), tried);
+    if (p) return p;
   }
-  throw new InfraError(`no Python with numpy found: tried ${tried.join(', ')}; pass --python or set NPU_BLOCK_GATE_PYTHON`);
+  throw noneFound(tried);
+}
+
+/** findPython with a tester that does not block (the candidates are still tried one after another). */
+export async function findPythonAsync(explicit: string | null, env: NodeJS.ProcessEnv, test: PythonTesterAsync, ctx: CandidateContext = {}): Promise<PythonInfo> {
+  const tried: string[] = [];
+  for (const c of pythonCandidates(explicit, env, ctx)) {
+    if (c.skip) { tried.push(`${c.command} (${c.skip})`); continue; }
+    const p = take(c, await test(c.command), tried);
+    if (p) return p;
+  }
+  throw noneFound(tried);
 }
 
 /** How a report names the Python and why it was picked. */
