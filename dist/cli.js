@@ -1,13 +1,14 @@
 #!/usr/bin/env node
 import { createRequire as __nbgCreateRequire } from 'node:module'; const require = __nbgCreateRequire(import.meta.url);
 import {
-  stderrLog
-} from "./chunks/chunk-N7GSAKQW.js";
-import {
   check,
   errorReport,
   planModel
-} from "./chunks/chunk-MQRY5PRF.js";
+} from "./chunks/chunk-BB3NXPGQ.js";
+import "./chunks/chunk-RBN2XMKH.js";
+import {
+  stderrLog
+} from "./chunks/chunk-N7GSAKQW.js";
 import {
   COMMAND,
   INJECTIONS,
@@ -35,8 +36,7 @@ import {
   parseThreshold,
   parseTimeout,
   toJson
-} from "./chunks/chunk-DN4IV5EW.js";
-import "./chunks/chunk-6WGDZT5R.js";
+} from "./chunks/chunk-PFB2GERU.js";
 import {
   EXIT,
   GateError,
@@ -45,7 +45,7 @@ import {
   oneLine,
   parseEnvNames,
   plain
-} from "./chunks/chunk-NGOUW3F5.js";
+} from "./chunks/chunk-2UOAL4UA.js";
 import "./chunks/chunk-A6YGPO6E.js";
 
 // src/cli.ts
@@ -523,12 +523,12 @@ async function main(argv, out = process.stdout, err = process.stderr) {
   let json = false;
   let plan = null;
   if (argv[0] === "agent" || argv[0] === "help" && argv[1] === "agent") {
-    const { agentMain } = await import("./chunks/cli-VFNLONLZ.js");
+    const { agentMain } = await import("./chunks/cli-YRQH2LQR.js");
     return agentMain(argv[0] === "agent" ? argv.slice(1) : ["--help"], out, err);
   }
   const fleet = argv[0] === "help" ? argv[1] : argv[0];
   if (fleet === "affected" || fleet === "status") {
-    const { fleetMain } = await import("./chunks/cli-WXEEEL3B.js");
+    const { fleetMain } = await import("./chunks/cli-PVRS4OHN.js");
     return fleetMain(fleet, argv[0] === "help" ? ["--help"] : argv.slice(1), out, err);
   }
   try {
