@@ -49,11 +49,19 @@ const HINTS = {
   'test_real_twins.test_2048_positions_qwen3_0_6b': 50, 'test_real_twins.test_2048_positions_qwen25_0_5b': 49,
   'test_real_twins.test_the_lens_changes_nothing_in_the_block': 48, 'test_real_twins.test_2048_positions_llama32_1b': 43,
   'test_real_twins.test_a_bisect_of_another_block_does_not_reproduce_the_judged_output': 32, 'test_real_twins.test_option_errors_are_one_line_exit_2': 13,
+  'test_real_twins.test_every_bug_has_its_test': 1, 'test_real_twins.test_2048_positions_on_every_architecture': 1,
   test_real_twins: 1060, test_air_mini: 56, test_probe_refcache: 49, test_probe_bisect: 44, test_step2_sanity: 42, test_probe_cache: 39,
   test_real_reference: 39, test_probe: 37, test_real_aliasing: 31, test_probe_positions: 14, test_probe_plan: 10, test_contract: 9, test_probe_layers: 8,
 };
-/** Python modules run as one job per test (each long, and independent of the others); not under --fast. */
-const SPLIT = new Set(['test_real_twins']);
+/**
+ * Python modules run as one job per test (each long, and independent of the others); not under
+ * --fast. Tests listed together share a job, in this order: the later ones reuse the runs the
+ * first one keeps in its class (test_real_twins' cls_runs), where a job of their own redoes them.
+ */
+const SPLIT = {
+  test_real_twins: [['test_clean_blocks_pass_the_gates_and_every_boundary', 'test_the_lens_changes_nothing_in_the_block',
+    'test_fp32_twins_keep_the_older_numerics_and_config_eps_changes_the_norm']],
+};
 
 /** The Python the suites use (as test/helpers/python.ts picks it), as the interpreter's own path. */
 function numpyPython() {
@@ -132,10 +140,13 @@ if (only !== 'ts') {
     console.error('test: no Python that imports numpy (install python3-numpy or set NPU_BLOCK_GATE_PYTHON)');
   } else {
     for (const mod of listPy().filter((m) => !filter || m.includes(filter))) {
-      const names = SPLIT.has(mod) && !fast ? testIds(py, mod) : [];
-      const hint = (id) => HINTS[`${mod}.${id.split('.').pop()}`] ?? (HINTS[mod] ?? 5) / names.length;
-      if (names.length) for (const n of names) jobs.push({ lang: 'py', names: [n], weight: hint(n) });
-      else jobs.push({ lang: 'py', names: [`test.python.${mod}`], weight: HINTS[mod] ?? 5 });
+      const names = SPLIT[mod] && !fast ? testIds(py, mod) : [];
+      const method = (id) => id.split('.').pop();
+      const hint = (id) => HINTS[`${mod}.${method(id)}`] ?? (HINTS[mod] ?? 5) / names.length;
+      const groups = names.length ? SPLIT[mod].map((g) => g.map((m) => names.find((n) => method(n) === m)).filter(Boolean)) : [];
+      for (const n of names.filter((x) => !groups.flat().includes(x))) groups.push([n]);
+      for (const g of groups.filter((x) => x.length)) jobs.push({ lang: 'py', names: g, weight: g.reduce((w, n) => w + hint(n), 0) });
+      if (!names.length) jobs.push({ lang: 'py', names: [`test.python.${mod}`], weight: HINTS[mod] ?? 5 });
     }
   }
 }
