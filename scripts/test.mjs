@@ -34,24 +34,26 @@ const ci = process.env.CI === 'true' || process.env.CI === '1';
  * tests are keyed module.test_method. A wrong hint costs time, never a result.
  */
 const HINTS = {
-  'fidelity.test.ts': 300, 'lens.test.ts': 245, 'github/action.test.ts': 180, 'faults.test.ts': 150, 'cli.test.ts': 140,
-  'cache-reference.test.ts': 96, 'github/fleet.test.ts': 74, 'probe-isolation.test.ts': 63, 'step2-sanity.test.ts': 53,
-  'github/hostile.test.ts': 45, 'github/octokit.test.ts': 36, 'github/action-check.test.ts': 36, 'github/split.test.ts': 36,
-  'real-tree.test.ts': 29, 'fuzz.test.ts': 16, 'contract.test.ts': 16, 'github/fleet-docs.test.ts': 15, 'fleet/affected.test.ts': 13,
-  'engines.test.ts': 11, 'reference-fault.test.ts': 10.5, 'signals.test.ts': 10.4, 'agent-hooks.test.ts': 9, 'probe-env.test.ts': 6.7,
-  'agent-metrics.test.ts': 5.2, 'agent-scenarios.test.ts': 4.6,
-  'test_real_twins.test_each_injected_bug_is_named_by_the_lens_and_the_bisect_llama32_1b': 170,
-  'test_real_twins.test_the_other_bf16_models_run_too': 119, 'test_real_twins.test_the_error_budget_of_a_clean_run_is_near_one': 110,
-  'test_real_twins.test_clean_blocks_pass_the_gates_and_every_boundary': 108,
-  'test_real_twins.test_each_injected_bug_is_named_by_the_lens_and_the_bisect_qwen25_0_5b': 104,
-  'test_real_twins.test_each_injected_bug_is_named_by_the_lens_and_the_bisect_qwen3_0_6b': 94,
-  'test_real_twins.test_2048_positions_smollm2_1_7b': 62, 'test_real_twins.test_fp32_twins_keep_the_older_numerics_and_config_eps_changes_the_norm': 61,
-  'test_real_twins.test_2048_positions_qwen3_0_6b': 50, 'test_real_twins.test_2048_positions_qwen25_0_5b': 49,
-  'test_real_twins.test_the_lens_changes_nothing_in_the_block': 48, 'test_real_twins.test_2048_positions_llama32_1b': 43,
-  'test_real_twins.test_a_bisect_of_another_block_does_not_reproduce_the_judged_output': 32, 'test_real_twins.test_option_errors_are_one_line_exit_2': 13,
+  'fidelity.test.ts': 209, 'github/action.test.ts': 150, 'lens.test.ts': 145, 'faults.test.ts': 90, 'github/fleet.test.ts': 73,
+  'cli.test.ts': 68, 'cache-reference.test.ts': 60, 'probe-isolation.test.ts': 59, 'step2-sanity.test.ts': 45,
+  'github/octokit.test.ts': 35, 'github/hostile.test.ts': 28.5, 'github/action-check.test.ts': 19, 'real-tree.test.ts': 16.5,
+  'github/split.test.ts': 16, 'fuzz.test.ts': 14, 'fleet/affected.test.ts': 9.7, 'engines.test.ts': 9.3, 'signals.test.ts': 7.6,
+  'contract.test.ts': 7.3, 'github/fleet-docs.test.ts': 6.7, 'reference-fault.test.ts': 5.7, 'agent-hooks.test.ts': 4.2,
+  'agent-metrics.test.ts': 3.7, 'probe-env.test.ts': 3.2, 'agent-scenarios.test.ts': 2.1,
+  'test_real_twins.test_each_injected_bug_is_named_by_the_lens_and_the_bisect_llama32_1b': 139,
+  // these three share a job (SPLIT): 128 s together
+  'test_real_twins.test_clean_blocks_pass_the_gates_and_every_boundary': 70, 'test_real_twins.test_the_lens_changes_nothing_in_the_block': 28,
+  'test_real_twins.test_fp32_twins_keep_the_older_numerics_and_config_eps_changes_the_norm': 30,
+  'test_real_twins.test_the_other_bf16_models_run_too': 96, 'test_real_twins.test_the_error_budget_of_a_clean_run_is_near_one': 92,
+  'test_real_twins.test_each_injected_bug_is_named_by_the_lens_and_the_bisect_qwen25_0_5b': 84,
+  'test_real_twins.test_each_injected_bug_is_named_by_the_lens_and_the_bisect_qwen3_0_6b': 80,
+  'test_real_twins.test_2048_positions_qwen3_0_6b': 46, 'test_real_twins.test_2048_positions_smollm2_1_7b': 42,
+  'test_real_twins.test_2048_positions_qwen25_0_5b': 41, 'test_real_twins.test_2048_positions_llama32_1b': 38,
+  'test_real_twins.test_option_errors_are_one_line_exit_2': 13, 'test_real_twins.test_a_bisect_of_another_block_does_not_reproduce_the_judged_output': 10,
   'test_real_twins.test_every_bug_has_its_test': 1, 'test_real_twins.test_2048_positions_on_every_architecture': 1,
-  test_real_twins: 1060, test_air_mini: 56, test_probe_refcache: 49, test_probe_bisect: 44, test_step2_sanity: 42, test_probe_cache: 39,
-  test_real_reference: 39, test_probe: 37, test_real_aliasing: 31, test_probe_positions: 14, test_probe_plan: 10, test_contract: 9, test_probe_layers: 8,
+  test_real_twins: 800, test_step2_sanity: 43, test_probe_bisect: 24, test_probe_cache: 24, test_probe_refcache: 23, test_probe: 21,
+  test_real_reference: 18, test_air_mini: 9.4, test_real_aliasing: 8.2, test_probe_positions: 7.6, test_probe_plan: 7.2,
+  test_probe_layers: 5.7, test_contract: 4.8,
 };
 /**
  * Python modules run as one job per test (each long, and independent of the others); not under
