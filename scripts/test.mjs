@@ -6,11 +6,11 @@
 // is printed whole when it ends. Every skip prints one line (the test, what it needs, why); the
 // last line is "N passed, N failed, N skipped" over both languages, and the exit status is
 // non-zero on any failure. Under CI=true a skip of a test whose need .ci/run provides is a failure.
-// Options: --fast, ts | py (one language), --jobs N (default 3), a filter (substring of a file name).
+// Options: --fast, ts | py (one language), --jobs N (default: cores + 1), a filter (substring of a file name).
 import { spawn, spawnSync } from 'node:child_process';
 import { dirname, join, relative } from 'node:path';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { tally, uvuCounts } from './test/tally.mjs';
 
@@ -19,24 +19,51 @@ const args = process.argv.slice(2);
 const fast = args.includes('--fast');
 const only = args.find((a) => a === 'ts' || a === 'py');
 const jobsAt = args.indexOf('--jobs');
-const width = Number(jobsAt >= 0 ? args[jobsAt + 1] : process.env.NPU_BLOCK_GATE_TEST_JOBS ?? 3) || 3;
+// One more job than cores: the suites are CPU-bound, and the extra job runs while another waits
+// on a process, a lock or the fake GitHub.
+const defaultWidth = availableParallelism() + 1;
+const width = Number(jobsAt >= 0 ? args[jobsAt + 1] : process.env.NPU_BLOCK_GATE_TEST_JOBS ?? defaultWidth) || defaultWidth;
 const filter = args.find((a, i) => !a.startsWith('-') && a !== only && (jobsAt < 0 || i !== jobsAt + 1));
 const ci = process.env.CI === 'true' || process.env.CI === '1';
 
 /**
- * Scheduling hints: seconds a job took on a calm 2-core machine. The longest start first; a file
- * not listed counts as light (uvu files are batched, Python modules run one a job). A wrong hint
- * costs time, never a result.
+ * Scheduling hints: seconds a job took in a full `npm test` under CI=true on the shared 2-core
+ * machine (the ` (N s)` after each job's name; a uvu batch's "Seconds:" line gives each of its
+ * files). The longest start first; a file at 8 s or more runs as a job of its own, the rest in
+ * batches; a file not listed counts as light (Python modules run one a job). A split module's
+ * tests are keyed module.test_method. A wrong hint costs time, never a result.
  */
 const HINTS = {
-  'github/action.test.ts': 90, 'cli.test.ts': 45, 'github/octokit.test.ts': 34, 'github/hostile.test.ts': 24,
-  'lens.test.ts': 30, 'cache-reference.test.ts': 30, 'github/split.test.ts': 15, 'faults.test.ts': 14,
-  'fuzz.test.ts': 11, 'engines.test.ts': 9, 'contract.test.ts': 8, 'real-tree.test.ts': 8, 'probe-isolation.test.ts': 8,
-  test_real_twins: 250, test_real_reference: 40, test_probe: 40, test_air_mini: 40, test_probe_cache: 25,
-  test_real_aliasing: 15, test_probe_refcache: 15, test_probe_bisect: 15, test_probe_plan: 10,
+  'fidelity.test.ts': 209, 'github/action.test.ts': 150, 'lens.test.ts': 145, 'faults.test.ts': 90, 'github/fleet.test.ts': 73,
+  'cli.test.ts': 68, 'cache-reference.test.ts': 60, 'probe-isolation.test.ts': 59, 'step2-sanity.test.ts': 45,
+  'github/octokit.test.ts': 35, 'github/hostile.test.ts': 28.5, 'github/action-check.test.ts': 19, 'real-tree.test.ts': 16.5,
+  'github/split.test.ts': 16, 'fuzz.test.ts': 14, 'fleet/affected.test.ts': 9.7, 'engines.test.ts': 9.3, 'signals.test.ts': 7.6,
+  'contract.test.ts': 7.3, 'github/fleet-docs.test.ts': 6.7, 'reference-fault.test.ts': 5.7, 'agent-hooks.test.ts': 4.2,
+  'agent-metrics.test.ts': 3.7, 'probe-env.test.ts': 3.2, 'agent-scenarios.test.ts': 2.1,
+  'test_real_twins.test_each_injected_bug_is_named_by_the_lens_and_the_bisect_llama32_1b': 139,
+  // these three share a job (SPLIT): 128 s together
+  'test_real_twins.test_clean_blocks_pass_the_gates_and_every_boundary': 70, 'test_real_twins.test_the_lens_changes_nothing_in_the_block': 28,
+  'test_real_twins.test_fp32_twins_keep_the_older_numerics_and_config_eps_changes_the_norm': 30,
+  'test_real_twins.test_the_other_bf16_models_run_too': 96, 'test_real_twins.test_the_error_budget_of_a_clean_run_is_near_one': 92,
+  'test_real_twins.test_each_injected_bug_is_named_by_the_lens_and_the_bisect_qwen25_0_5b': 84,
+  'test_real_twins.test_each_injected_bug_is_named_by_the_lens_and_the_bisect_qwen3_0_6b': 80,
+  'test_real_twins.test_2048_positions_qwen3_0_6b': 46, 'test_real_twins.test_2048_positions_smollm2_1_7b': 42,
+  'test_real_twins.test_2048_positions_qwen25_0_5b': 41, 'test_real_twins.test_2048_positions_llama32_1b': 38,
+  'test_real_twins.test_option_errors_are_one_line_exit_2': 13, 'test_real_twins.test_a_bisect_of_another_block_does_not_reproduce_the_judged_output': 10,
+  'test_real_twins.test_every_bug_has_its_test': 1, 'test_real_twins.test_2048_positions_on_every_architecture': 1,
+  test_real_twins: 800, test_step2_sanity: 43, test_probe_bisect: 24, test_probe_cache: 24, test_probe_refcache: 23, test_probe: 21,
+  test_real_reference: 18, test_air_mini: 9.4, test_real_aliasing: 8.2, test_probe_positions: 7.6, test_probe_plan: 7.2,
+  test_probe_layers: 5.7, test_contract: 4.8,
 };
-/** Python modules run as one job per test (each long, and independent of the others); not under --fast. */
-const SPLIT = new Set(['test_real_twins']);
+/**
+ * Python modules run as one job per test (each long, and independent of the others); not under
+ * --fast. Tests listed together share a job, in this order: the later ones reuse the runs the
+ * first one keeps in its class (test_real_twins' cls_runs), where a job of their own redoes them.
+ */
+const SPLIT = {
+  test_real_twins: [['test_clean_blocks_pass_the_gates_and_every_boundary', 'test_the_lens_changes_nothing_in_the_block',
+    'test_fp32_twins_keep_the_older_numerics_and_config_eps_changes_the_norm']],
+};
 
 /** The Python the suites use (as test/helpers/python.ts picks it), as the interpreter's own path. */
 function numpyPython() {
@@ -84,6 +111,9 @@ const env = {
   NPU_BLOCK_GATE_CACHE_DIR: join(tmp, 'cache'),
   NPU_BLOCK_GATE_TEST_SKIPS: skipsFile,
 };
+// One BLAS/OpenMP thread per process (kept when set): the jobs already fill the cores, and a
+// second thread per process mostly spins waiting for one (a torch probe run: ~20% of its CPU).
+for (const k of ['OMP_NUM_THREADS', 'OPENBLAS_NUM_THREADS', 'MKL_NUM_THREADS']) env[k] ??= '1';
 if (fast) env.NPU_BLOCK_GATE_TEST_FAST = '1';
 else delete env.NPU_BLOCK_GATE_TEST_FAST;
 
@@ -93,8 +123,9 @@ if (only !== 'py') {
   const heavy = files.filter((f) => (HINTS[f] ?? 1) >= 8);
   const light = files.filter((f) => !heavy.includes(f));
   for (const f of heavy) jobs.push({ lang: 'ts', names: [f], weight: HINTS[f] });
-  // Light files in a few batches: one tsx start each, and still spread over the workers.
-  const batches = Math.min(light.length, Math.max(1, width));
+  // Light files in a few batches (one tsx start each, about 30 s of hints a batch), spread over the workers.
+  const lightSeconds = light.reduce((s, f) => s + (HINTS[f] ?? 1.5), 0);
+  const batches = Math.min(light.length, width, Math.max(1, Math.ceil(lightSeconds / 30)));
   for (let b = 0; b < batches; b++) {
     const names = light.filter((_, i) => i % batches === b);
     jobs.push({ lang: 'ts', names, weight: names.reduce((s, f) => s + (HINTS[f] ?? 1.5), 0) });
@@ -111,9 +142,13 @@ if (only !== 'ts') {
     console.error('test: no Python that imports numpy (install python3-numpy or set NPU_BLOCK_GATE_PYTHON)');
   } else {
     for (const mod of listPy().filter((m) => !filter || m.includes(filter))) {
-      const names = SPLIT.has(mod) && !fast ? testIds(py, mod) : [];
-      if (names.length) for (const n of names) jobs.push({ lang: 'py', names: [n], weight: (HINTS[mod] ?? 5) / names.length });
-      else jobs.push({ lang: 'py', names: [`test.python.${mod}`], weight: HINTS[mod] ?? 5 });
+      const names = SPLIT[mod] && !fast ? testIds(py, mod) : [];
+      const method = (id) => id.split('.').pop();
+      const hint = (id) => HINTS[`${mod}.${method(id)}`] ?? (HINTS[mod] ?? 5) / names.length;
+      const groups = names.length ? SPLIT[mod].map((g) => g.map((m) => names.find((n) => method(n) === m)).filter(Boolean)) : [];
+      for (const n of names.filter((x) => !groups.flat().includes(x))) groups.push([n]);
+      for (const g of groups.filter((x) => x.length)) jobs.push({ lang: 'py', names: g, weight: g.reduce((w, n) => w + hint(n), 0) });
+      if (!names.length) jobs.push({ lang: 'py', names: [`test.python.${mod}`], weight: HINTS[mod] ?? 5 });
     }
   }
 }

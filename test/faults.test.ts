@@ -37,10 +37,11 @@ import { MARK } from '../src/docs/markers.ts';
 import { updateTodo } from '../src/docs/todo.ts';
 import { fakeReport, fakeMetrics } from './helpers/report.ts';
 import { decodeDoc, encodeDoc } from '../src/docs/text.ts';
+import { ensureCli } from './helpers/dist.ts';
 
 process.env.NPU_BLOCK_GATE_CACHE_DIR ??= mkdtempSync(join(tmpdir(), 'nbg-kcache-'));
-const CLI = join(REPO, 'src/cli.ts');
-const TSX = join(REPO, 'node_modules/tsx/dist/cli.mjs');
+// The CLI as a process, as users run it: the bundle (of the current sources when dist/ is older).
+const CLI = await ensureCli();
 
 /** The documents (every file under the model dir, bytes and mode). */
 const docs = (f: Fixture) => [...f.snapshot()].filter(([k]) => !k.startsWith('run/'));
@@ -291,7 +292,7 @@ test('point 3: a prompt that spells a marker cannot break the next run', async (
 // ---- Point 4: only regular files inside the run dir ----
 
 function reportChild(f: Fixture, timeoutMs = 30_000) {
-  return spawnSync(process.execPath, [TSX, CLI, 'report', '--run-dir', f.runDir, '--no-docs'], { encoding: 'utf8', timeout: timeoutMs });
+  return spawnSync(process.execPath, [CLI, 'report', '--run-dir', f.runDir, '--no-docs'], { encoding: 'utf8', timeout: timeoutMs });
 }
 
 test('point 4: a FIFO as a tensor or as probe.json is refused at once (no hang)', () => {
@@ -918,7 +919,7 @@ test('issue 16.1: ten concurrent report runs on one model dir, each with another
     return dir;
   });
   const results = await Promise.all(runs.map((dir, i) => new Promise<{ code: number | null; err: string }>((res) => {
-    const child = spawn(process.execPath, [TSX, CLI, 'report', '--run-dir', dir, '--model-dir', f.modelDir, '--commit', `${String(i).repeat(7)}abc`], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(process.execPath, [CLI, 'report', '--run-dir', dir, '--model-dir', f.modelDir, '--commit', `${String(i).repeat(7)}abc`], { stdio: ['ignore', 'ignore', 'pipe'] });
     let err = '';
     child.stderr.on('data', (d) => { err += d; });
     child.on('close', (code) => res({ code, err }));
@@ -977,7 +978,7 @@ test('issue 16.6: EPIPE or ENOSPC on stdout or stderr never changes a judged run
   const full = existsSync('/dev/full');
   for (const [f, want] of [[pass, 0], [fail, 1]] as const) {
     for (const json of [[], ['--json']]) {
-      const args = [TSX, CLI, 'report', '--run-dir', f.runDir, '--no-docs', ...json];
+      const args = [CLI, 'report', '--run-dir', f.runDir, '--no-docs', ...json];
       if (full) {
         const devFull = openSync('/dev/full', 'w');
         try {
@@ -1169,7 +1170,7 @@ test('issue 16 (newcomer): the demo writes nothing outside one temp dir, and say
   let said = '';
   const env: NodeJS.ProcessEnv = { ...process.env, HOME: home };
   delete env.NPU_BLOCK_GATE_CACHE_DIR;
-  const code = await demo([], { cli: [process.execPath, TSX, CLI], env, stdio: 'ignore', log: (x: string) => { said += x; } });
+  const code = await demo([], { cli: [process.execPath, CLI], env, stdio: 'ignore', log: (x: string) => { said += x; } });
   assert.is(code, 0, said);
   const dir = /everything it wrote is in (\S+):/.exec(said)?.[1];
   assert.ok(dir && existsSync(join(dir, 'run/report.json')), said);
@@ -1186,7 +1187,7 @@ test('issue 16 (newcomer): the demo writes nothing outside one temp dir, and say
   rmSync(dir, { recursive: true, force: true });
   // The stale_tail demo fails G2 and the lens names the boundary (the bisect the step).
   said = '';
-  assert.is(await demo(['--emulate', '--inject', 'stale_tail'], { cli: [process.execPath, TSX, CLI], env, stdio: 'ignore', log: (x: string) => { said += x; } }), 1, said);
+  assert.is(await demo(['--emulate', '--inject', 'stale_tail'], { cli: [process.execPath, CLI], env, stdio: 'ignore', log: (x: string) => { said += x; } }), 1, said);
   const bug = /everything it wrote is in (\S+):/.exec(said)![1];
   const failed = fromJson<Report>(readFileSync(join(bug, 'run/report.json'), 'utf8'));
   assert.equal(failed.emulate, { runtime: failed.emulate!.runtime, inject: 'stale_tail' });

@@ -10,8 +10,11 @@ import { spawn, spawnSync } from 'node:child_process';
 import { REPO } from './helpers/airmini.ts';
 import { findNumpyPython } from './helpers/python.ts';
 import { descendants } from '../src/probe/run.ts';
+import { ensureCli } from './helpers/dist.ts';
 
 const python = findNumpyPython()!;
+// The CLI as users run it: the bundle (of the current sources when dist/ is older), one node process.
+const CLI = await ensureCli();
 
 function fakeTree(): string {
   const root = mkdtempSync(join(tmpdir(), 'nbg-sig-'));
@@ -29,7 +32,7 @@ for (const [sig, status] of [['SIGTERM', 143], ['SIGINT', 130]] as const) {
     const model = fakeTree();
     const out = join(mkdtempSync(join(tmpdir(), 'nbg-sig-run-')), 'run');
     const hang = join(model, `hang-${sig}`); // the model dir: writable for the probe in every isolation mode
-    const child = spawn(process.execPath, ['--import', 'tsx', join(REPO, 'src/cli.ts'), 'check', '--model-dir', model, '--out', out, '--no-docs', '--no-cache'], {
+    const child = spawn(process.execPath, [CLI, 'check', '--model-dir', model, '--out', out, '--no-docs', '--no-cache'], {
       cwd: REPO, env: { ...process.env, FAKE_COMPILE_HANG: hang, NPU_BLOCK_GATE_NPU_LOCK: join(tmpdir(), `nbg-lock-${process.pid}`) }, stdio: ['ignore', 'pipe', 'pipe'],
     });
     let err = '';

@@ -12,6 +12,7 @@ import json
 import os
 import re
 import sys
+import time
 import unittest
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -23,6 +24,15 @@ class CountingResult(unittest.TextTestResult):
         super().__init__(*a, **kw)
         self.skip_records = []
         self.passed = 0
+        self.seconds = {}  # test id -> wall seconds (its setUp/tearDown in it; setUpClass not)
+
+    def startTest(self, test):
+        self._t0 = time.monotonic()
+        super().startTest(test)
+
+    def stopTest(self, test):
+        super().stopTest(test)
+        self.seconds[test.id()] = time.monotonic() - self._t0
 
     def addSuccess(self, test):
         super().addSuccess(test)
@@ -61,6 +71,9 @@ def main(argv):
     def test_id(t):  # a subtest's failure is its test's
         return getattr(t, "test_case", t).id()
 
+    slow = sorted(((s, t) for t, s in res.seconds.items() if s >= 1), reverse=True)[:8]
+    if slow:  # where a long job's time goes, for the runner's hints and for profiling
+        print("pyunit: slowest: " + ", ".join(f"{t.split('.', 2)[-1]} {s:.1f} s" for s, t in slow), file=sys.stderr)
     failed = len({test_id(t) for t, _ in res.failures + res.errors} | {test_id(t) for t in res.unexpectedSuccesses}) + broken
     skipped = len(res.skipped)
     log = os.environ.get("NPU_BLOCK_GATE_TEST_SKIPS")

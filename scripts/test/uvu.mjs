@@ -19,6 +19,27 @@ for (const [i, name] of process.argv.slice(2).entries()) {
     console.error(`uvu: ${name} failed to load: ${e?.stack ?? e}`);
   }
 }
+// Each file's own seconds (its suites' run time; loading is not in it), longest first, so that
+// the runner's hints can be kept true for files that run in a batch.
+const seconds = new Map();
+for (const group of globalThis.UVU_QUEUE) {
+  const name = group[0];
+  for (let k = 1; k < group.length; k++) {
+    const run = group[k];
+    group[k] = async () => {
+      const t0 = performance.now();
+      try {
+        return await run();
+      } finally {
+        seconds.set(name, (seconds.get(name) ?? 0) + (performance.now() - t0) / 1000);
+      }
+    };
+  }
+}
 await uvu.exec();
+if (seconds.size > 1) {
+  const times = [...seconds].sort((a, b) => b[1] - a[1]).map(([n, s]) => `${n} ${s.toFixed(1)} s`);
+  console.log(`  Seconds:   ${times.join(', ')}`);
+}
 console.log(`  Load errors: ${broken}`);
 if (broken) process.exitCode = 1;
