@@ -6,7 +6,9 @@
 // tests' fake root, test/fixtures/agent/fake.ts: sysfs of an NPU bound to amdxdna, a clean kernel
 // log; its commands as stub scripts on PATH: xrt-smi, journalctl, dmesg, prlimit, and a python3
 // that answers like one with numpy, as the tests' Python tester does). Process start to exit, median
-// and minimum of --runs, interleaved with `node -e 0` (Node's own start-up, the floor) and with
+// and minimum of --runs, interleaved with `node -e 0` in the same environment (Node's own start-up,
+// the floor: a variable such as NODE_EXTRA_CA_CERTS in this shell's environment makes every Node
+// start read a certificate bundle, and the hook's environment has none of this shell's) and with
 // the same command through dist/cli.js (the whole CLI) for comparison. Exit 0 and "NPU usable"
 // are checked on every run. No assertions on time: figures.
 import { readFileSync, rmSync } from 'node:fs';
@@ -39,14 +41,14 @@ export function hookBench(runs: number): HookBench {
     if (!/job-started hook: NPU usable/.test(out)) throw new Error(`bench/hook: the fake host is not healthy:\n${out}`);
   };
   const contenders: Contender[] = [
-    { name: 'hook/node -e 0', runs, run: () => spawnTimed(node, ['-e', '0']).seconds },
+    { name: 'hook/node -e 0', runs, run: () => spawnTimed(node, ['-e', '0'], { env }).seconds },
     { name: 'hook/job-started', runs, run: () => { const r = spawnTimed(node, [copy, ...argv], { env }); healthy(r.stdout); return r.seconds; } },
     { name: 'hook/via cli.js', runs, run: () => { const r = spawnTimed(node, [join(DIST, 'cli.js'), ...argv], { env }); healthy(r.stdout); return r.seconds; } },
   ];
   const summary = (t: Record<string, number[]>) => [
     `hook: job-started on a healthy fake NPU host, process start to exit, median (min) of ${t['hook/job-started'].length} interleaved runs`,
     `  job-started            ${medMin(t['hook/job-started'])}   (the hooks' copy: ${copy})`,
-    `  node -e 0              ${medMin(t['hook/node -e 0'])}   (Node's start-up: the floor)`,
+    `  node -e 0              ${medMin(t['hook/node -e 0'])}   (Node's start-up in the hook's environment: the floor)`,
     `  job-started via cli.js ${medMin(t['hook/via cli.js'])}   (the same command through the whole CLI)`,
     `  job-started above node -e 0: ${(median(t['hook/job-started']) - median(t['hook/node -e 0'])).toFixed(3)} s (medians)`,
   ];
