@@ -4,7 +4,7 @@ import {
   check,
   errorReport,
   planModel
-} from "./chunks/chunk-BB3NXPGQ.js";
+} from "./chunks/chunk-XGNKH47B.js";
 import "./chunks/chunk-RBN2XMKH.js";
 import {
   stderrLog
@@ -36,7 +36,7 @@ import {
   parseThreshold,
   parseTimeout,
   toJson
-} from "./chunks/chunk-PFB2GERU.js";
+} from "./chunks/chunk-FJAL5WFV.js";
 import {
   EXIT,
   GateError,
@@ -528,7 +528,7 @@ async function main(argv, out = process.stdout, err = process.stderr) {
   }
   const fleet = argv[0] === "help" ? argv[1] : argv[0];
   if (fleet === "affected" || fleet === "status") {
-    const { fleetMain } = await import("./chunks/cli-PVRS4OHN.js");
+    const { fleetMain } = await import("./chunks/cli-L76XQXWW.js");
     return fleetMain(fleet, argv[0] === "help" ? ["--help"] : argv.slice(1), out, err);
   }
   try {

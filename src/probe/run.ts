@@ -259,16 +259,18 @@ async function runOnce(c: PythonCandidate, a: ProbeArgs, h: ProbeHandlers): Prom
   const notRunnable = notAProgram(c.command);
   if (notRunnable) return { kind: 'skip', why: notRunnable };
   const iso = a.isolation;
-  const base = { ...probeEnv(process.env, a.envAllow), PYTHONUNBUFFERED: '1', PYTHONDONTWRITEBYTECODE: '1' };
+  // This process's environment as it is now: the sandbox is built from it after an await below.
+  const runner = { ...process.env };
+  const base = { ...probeEnv(runner, a.envAllow), PYTHONUNBUFFERED: '1', PYTHONDONTWRITEBYTECODE: '1' };
   // Inside the sandbox the HF hub cache is where it is outside (bound back read-only), whatever HOME says.
-  const hub = iso && iso.mode !== 'none' ? hubCacheOf(process.env, realHost.home) : null;
+  const hub = iso && iso.mode !== 'none' ? hubCacheOf(runner, realHost.home) : null;
   const env = { ...base, ...(hub && existsSync(hub) ? { HF_HUB_CACHE: hub } : {}), ...a.extraEnv };
   const plain = [c.command, probeDir(), a.subcommand, ...a.args];
   // The sandbox hides homes and has a private /tmp: the probe's own code and the interpreter (a venv
   // may sit in a checkout under /tmp, pyenv in a home) are bound back read-only.
-  const own = [dirname(dirname(probeDir())), ...(iso && iso.mode !== 'none' ? await interpreterDirs(c.command, probeEnv(process.env, a.envAllow), untrustedOf(a)) : [])];
+  const own = [dirname(dirname(probeDir())), ...(iso && iso.mode !== 'none' ? await interpreterDirs(c.command, probeEnv(runner, a.envAllow), untrustedOf(a)) : [])];
   const cwd = a.runDir ?? a.writable?.[a.writable.length - 1];
-  const argv = iso ? iso.wrap(plain, { writable: a.writable ?? [], readable: [...own, ...(a.readable ?? [])], env: process.env, probeEnv: env, network: !!a.network, cwd }) : plain;
+  const argv = iso ? iso.wrap(plain, { writable: a.writable ?? [], readable: [...own, ...(a.readable ?? [])], env: runner, probeEnv: env, network: !!a.network, cwd }) : plain;
   iso?.sweep?.(); // a process of the probe user left from before (uid mode without its sandbox)
   const wantsEvents = a.args.includes('--events');
   return new Promise((resolve, reject) => {
