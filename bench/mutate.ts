@@ -34,6 +34,7 @@ const T = {
   probeCli: { py: ['test.python.test_probe.FakeTreeCliTests'] },
   trust: { uvu: '^github/trust\\.test\\.ts$' },
   interpreter: { uvu: '^probe-interpreter\\.test\\.ts$' },
+  sanityHelper: { py: ['test.python.test_step2_sanity.ArithmeticTests'] },
 } satisfies Record<string, Tests>;
 
 const MUTATIONS: Mutation[] = [
@@ -92,6 +93,8 @@ const MUTATIONS: Mutation[] = [
     find: "if (!s.network) a.push('--unshare-net');", replace: '', tests: T.isolate },
   { name: 'tree-python-asked', what: "a Python in the pull request's tree is run outside the sandbox to ask its dirs", file: 'src/probe/run.ts',
     find: '  if (roots.some((r) => within(target, r))) return null;', replace: '', tests: T.interpreter },
+  { name: 'tree-helper-unchecked', what: "the tree's padding helper runs without the plain-arithmetic check (plan --sanity is unsandboxed)", file: 'scripts/probe/npu_probe/reference/step2_sanity.py',
+    find: '        if impure:\n', replace: '        if False:\n', tests: T.sanityHelper },
   { name: 'lock-live-owner-stale', what: "a live owner's documents lock is broken as stale", file: 'src/fs/lock.ts',
     find: 'return owner.start !== null && start !== null && start !== owner.start;', replace: 'return true;', tests: T.lock },
   { name: 'atomic-in-place', what: 'a document is rewritten in place instead of renamed over', file: 'src/fs/atomic.ts',

@@ -61,10 +61,43 @@ class ArithmeticTests(unittest.TestCase):
             with open(path, "w") as f:
                 f.write("import os\ndef _pad(emb_dim):\n    return os.cpu_count() * 1024\n"
                         "def _pad2(n_tiles):\n    return 1024\n")
-            with self.assertRaisesRegex(ValueError, r"does not run on its own here \(NameError"):
+            with self.assertRaisesRegex(ValueError, r"does not run on its own here \(not plain arithmetic: a call at line 3\)"):
                 sanity.tree_helper_widths(path, ["m_prefill._pad"], QWEN25)
             with self.assertRaisesRegex(ValueError, "cannot tell which GEMM n_tiles sizes"):
                 sanity.tree_helper_widths(path, ["m_prefill._pad2"], QWEN25)
+            with open(path, "w") as f:
+                f.write("def _pad(emb_dim):\n    return EMB_PAD\n")
+            with self.assertRaisesRegex(ValueError, r"does not run on its own here \(NameError"):
+                sanity.tree_helper_widths(path, ["m_prefill._pad"], QWEN25)
+
+    def test_tree_helper_that_escapes_its_builtins_is_never_run(self):
+        # `plan --sanity` runs outside the probe's sandbox: restricted builtins are no sandbox (an
+        # attribute chain from a literal reaches os.system), so a helper that is not plain
+        # arithmetic is refused before it runs. Each of these would create the marker if run.
+        with tempfile.TemporaryDirectory() as tmp:
+            marker = os.path.join(tmp, "ran")
+            path = os.path.join(tmp, "m_prefill.py")
+            reach = ("[c for c in ().__class__.__base__.__subclasses__() if c.__name__ == '_wrap_close'][0]"
+                     f".__init__.__globals__['system']('touch {marker}')")
+            bodies = {
+                "attribute chain": f"    {reach}\n    return 1024\n",
+                "dunder name": f"    x = __builtins__\n    return 1024\n",
+                "default value": None,
+            }
+            for what, body in bodies.items():
+                with self.subTest(what):
+                    src = (f"def _pad(emb_dim=({reach})):\n    return 1024\n" if body is None
+                           else f"def _pad(emb_dim):\n{body}")
+                    with open(path, "w") as f:
+                        f.write(src)
+                    with self.assertRaisesRegex(ValueError, "not plain arithmetic"):
+                        sanity.tree_helper_widths(path, ["m_prefill._pad"], QWEN25)
+                    self.assertFalse(os.path.exists(marker), f"{what}: the helper ran")
+            # The same escape through exec with the helper's builtins alone does run: the check above is what stops it.
+            ns = {"__builtins__": dict(sanity._HELPER_BUILTINS)}
+            exec(compile(f"def _pad(emb_dim):\n    {reach}\n    return 1024\n", path, "exec"), ns)  # noqa: S102
+            ns["_pad"](896)
+            self.assertTrue(os.path.exists(marker), "the escape does not work here: this test proves nothing")
 
 
 def tiny_qwen2(hidden=96, inter=160, heads=6, kv=2, seed=0):

@@ -14,7 +14,8 @@ of the logits against the original, gated at GATE:
   tree_helper the tree's own padding helper (the block module's *pad* functions that Step 2 found,
               e.g. qwen25_0_5b_prefill._padded_qkv_dims): the GEMMs it names get zero-padded output
               columns and their outputs are sliced back, as the tree's host code does. The helper's
-              function bodies are run alone (pure arithmetic, no import of the tree); a helper that
+              function bodies are run alone (no import of the tree), and only once every node of
+              them is plain arithmetic (`plan --sanity` runs outside the sandbox); a helper that
               needs more is reported as not runnable here.
   naive_end   the same padding with the phantom Q heads appended after the real ones: HF then maps
               Q head i to KV head i // g', which is wrong for some real heads once g' != g.
@@ -43,7 +44,35 @@ HELPER_PARAMS = {
     "hidden_dim": ("mlp.gate_proj", "mlp.up_proj"),
 }
 # The names a helper body may use: arithmetic only (anything else means it is not pure).
-_HELPER_BUILTINS = {n: getattr(builtins, n) for n in ("int", "max", "min", "abs", "divmod", "round", "len", "range", "tuple", "ValueError")}
+_HELPER_BUILTINS = {n: getattr(builtins, n) for n in ("int", "max", "min", "abs", "divmod", "round", "len", "tuple", "ValueError")}
+# The syntax a helper body may use. Restricted builtins alone are no sandbox (an attribute chain
+# from any literal reaches os.system), and `plan --sanity` runs outside the probe's sandbox: a
+# helper is run only when every node of it is plain arithmetic on names, constants and tuples,
+# with calls to the names above; no attribute, subscript, loop, import, lambda or comprehension.
+_HELPER_NODES = (
+    ast.FunctionDef, ast.arguments, ast.arg, ast.Return, ast.If, ast.IfExp, ast.Expr, ast.Assign,
+    ast.AugAssign, ast.Raise, ast.Pass, ast.Name, ast.Load, ast.Store, ast.Constant, ast.Tuple,
+    ast.BinOp, ast.UnaryOp, ast.BoolOp, ast.Compare, ast.Call, ast.keyword, ast.operator,
+    ast.unaryop, ast.boolop, ast.cmpop,
+)
+
+
+def _not_arithmetic(fn):
+    """The first thing in a helper's definition that is not plain arithmetic, as words, or None."""
+    for node in ast.walk(fn):
+        if not isinstance(node, _HELPER_NODES):
+            return f"{type(node).__name__.lower()} at line {getattr(node, 'lineno', fn.lineno)}"
+        if isinstance(node, ast.FunctionDef) and (node is not fn or node.decorator_list or node.returns):
+            return f"a decorator, annotation or nested function at line {node.lineno}"
+        if isinstance(node, ast.arg) and node.annotation is not None:
+            return f"an annotation at line {node.lineno}"
+        if isinstance(node, ast.Name) and node.id.startswith("__"):
+            return f"the name {node.id} at line {node.lineno}"
+        if isinstance(node, ast.Call) and not (isinstance(node.func, ast.Name) and node.func.id in _HELPER_BUILTINS):
+            return f"a call at line {node.lineno}"
+        if isinstance(node, ast.Constant) and not isinstance(node.value, (int, float, str, bool, type(None))):
+            return f"a {type(node.value).__name__} constant at line {node.lineno}"
+    return None
 
 ROW_LABELS = {
     "reindexed": "GQA-aware reindexed (phantom Q heads inside each KV group)",
@@ -274,6 +303,9 @@ def tree_helper_widths(path, names, dims):
         unknown = [p for p in params if p not in HELPER_PARAMS]
         if unknown:
             raise ValueError(f"{full}({', '.join(params)}): cannot tell which GEMM {', '.join(unknown)} sizes")
+        impure = _not_arithmetic(fn)
+        if impure:
+            raise ValueError(f"{full} does not run on its own here (not plain arithmetic: {impure})")
         ns = {"__builtins__": dict(_HELPER_BUILTINS)}
         try:
             exec(compile(ast.Module(body=[fn], type_ignores=[]), path, "exec"), ns)  # noqa: S102 - one pure helper
