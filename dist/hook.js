@@ -507,6 +507,8 @@ import { delimiter, dirname as dirname2, join as join3, resolve, sep as sep2 } f
 import { fileURLToPath } from "node:url";
 var PROBE_SNIPPET = "import sys, numpy; print(sys.executable); print(sys.version.split()[0]); print(numpy.__version__)";
 var TEST_TIMEOUT_MS = 3e4;
+var TEST_CWD = "/";
+var fromHere = (command2) => command2.includes("/") ? resolve(command2) : command2;
 function testResult(r) {
   if (r.error) {
     const why3 = r.error.code === "ENOENT" ? "not found" : r.error.code === "ETIMEDOUT" ? `timed out after ${TEST_TIMEOUT_MS / 1e3}s` : r.error.message.replace(/^spawn(Sync)? /, "");
@@ -520,7 +522,7 @@ function testResult(r) {
   return { ok: true, executable, version, numpy };
 }
 var testPython = (command2) => {
-  const r = spawnSync(command2, ["-c", PROBE_SNIPPET], { encoding: "utf8", timeout: TEST_TIMEOUT_MS });
+  const r = spawnSync(fromHere(command2), ["-c", PROBE_SNIPPET], { encoding: "utf8", timeout: TEST_TIMEOUT_MS, cwd: TEST_CWD });
   return testResult({ error: r.error, status: r.status, stdout: r.stdout ?? "", stderr: r.stderr ?? "" });
 };
 var testPythonAsync = (command2) => new Promise((done) => {
@@ -529,7 +531,7 @@ var testPythonAsync = (command2) => new Promise((done) => {
   let error;
   let child;
   try {
-    child = spawn(command2, ["-c", PROBE_SNIPPET], { stdio: ["ignore", "pipe", "pipe"] });
+    child = spawn(fromHere(command2), ["-c", PROBE_SNIPPET], { stdio: ["ignore", "pipe", "pipe"], cwd: TEST_CWD });
   } catch (e) {
     done(testResult({ error: e, status: null, stdout, stderr }));
     return;

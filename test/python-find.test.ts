@@ -1,6 +1,7 @@
-import { test } from 'uvu';
+import { skip, test } from './helpers/skip.ts';
 import * as assert from 'uvu/assert';
-import { chmodSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { findNumpyPython } from './helpers/python.ts';
 import { findPython, findPythonAsync, pythonCandidates, testPython, testPythonAsync, type PythonTester } from '../src/probe/python.ts';
 import { InputError, InfraError } from '../src/errors.ts';
 import { tempDir } from './helpers/tmp.ts';
@@ -97,6 +98,32 @@ test('the background tester (the agent doctor\'s) says what the blocking one say
     assert.equal(got, commands.map((c) => testPython(c)));
     assert.equal(got.map((t) => (t.ok ? t.executable : t.why)), ['/opt/py/bin/python3', 'cannot import numpy', 'exit 4', 'not found', `${d.path('unrunnable')} EACCES`]);
   } finally {
+    d.cleanup();
+  }
+});
+
+test('the Python test never imports a numpy.py from the working directory (a workspace a pull request left), and a relative command still runs', async () => {
+  const py = findNumpyPython();
+  if (!py) return skip('numpy', 'no Python with numpy');
+  const d = tempDir();
+  const here = process.cwd();
+  try {
+    const marker = d.path('planted-ran');
+    writeFileSync(d.path('numpy.py'), `open(${JSON.stringify(marker)}, 'w').write('ran')\n__version__ = 'planted'\n`);
+    mkdirSync(d.path('bin'));
+    // A wrapper named relatively, as `--python bin/python3` would be: the Python it runs keeps the working directory.
+    writeFileSync(d.path('bin/python3'), `#!/bin/sh\nexec ${py} "$@"\n`);
+    chmodSync(d.path('bin/python3'), 0o755);
+    process.chdir(d.dir);
+    const sync = testPython('bin/python3');
+    const bg = await testPythonAsync('bin/python3');
+    process.chdir(here);
+    assert.ok(sync.ok, JSON.stringify(sync));
+    assert.equal(bg, sync);
+    assert.is.not(sync.ok && sync.numpy, 'planted');
+    assert.not.ok(existsSync(marker), 'the planted numpy.py ran');
+  } finally {
+    process.chdir(here);
     d.cleanup();
   }
 });

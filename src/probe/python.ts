@@ -31,6 +31,11 @@ export type PythonTester = (command: string) => PythonTest;
 export type PythonTesterAsync = (command: string) => Promise<PythonTest>;
 
 const TEST_TIMEOUT_MS = 30_000;
+/** `python -c` puts its working directory first on sys.path: run from /, so a numpy.py a pull request
+ * left in the workspace (a runner's hooks start there) is never imported by this test, unsandboxed. */
+const TEST_CWD = '/';
+/** A command named by a relative path, resolved here (it is run from TEST_CWD). */
+const fromHere = (command: string) => (command.includes('/') ? resolve(command) : command);
 
 /** What one run of the probe snippet says: the same words from the blocking and the background tester. */
 function testResult(r: { error?: NodeJS.ErrnoException; status: number | null; stdout: string; stderr: string }): PythonTest {
@@ -48,7 +53,7 @@ function testResult(r: { error?: NodeJS.ErrnoException; status: number | null; s
 }
 
 export const testPython: PythonTester = (command) => {
-  const r = spawnSync(command, ['-c', PROBE_SNIPPET], { encoding: 'utf8', timeout: TEST_TIMEOUT_MS });
+  const r = spawnSync(fromHere(command), ['-c', PROBE_SNIPPET], { encoding: 'utf8', timeout: TEST_TIMEOUT_MS, cwd: TEST_CWD });
   return testResult({ error: r.error, status: r.status, stdout: r.stdout ?? '', stderr: r.stderr ?? '' });
 };
 
@@ -59,7 +64,7 @@ export const testPythonAsync: PythonTesterAsync = (command) => new Promise((done
   let error: NodeJS.ErrnoException | undefined;
   let child: ReturnType<typeof spawn>;
   try {
-    child = spawn(command, ['-c', PROBE_SNIPPET], { stdio: ['ignore', 'pipe', 'pipe'] });
+    child = spawn(fromHere(command), ['-c', PROBE_SNIPPET], { stdio: ['ignore', 'pipe', 'pipe'], cwd: TEST_CWD });
   } catch (e) {
     done(testResult({ error: e as NodeJS.ErrnoException, status: null, stdout, stderr }));
     return;
