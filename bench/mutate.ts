@@ -35,6 +35,7 @@ const T = {
   trust: { uvu: '^github/trust\\.test\\.ts$' },
   interpreter: { uvu: '^probe-interpreter\\.test\\.ts$' },
   sanityHelper: { py: ['test.python.test_step2_sanity.ArithmeticTests'] },
+  pythonTest: { uvu: '^python-find\\.test\\.ts$' },
 } satisfies Record<string, Tests>;
 
 const MUTATIONS: Mutation[] = [
@@ -95,6 +96,8 @@ const MUTATIONS: Mutation[] = [
     find: '  if (roots.some((r) => within(target, r))) return null;', replace: '', tests: T.interpreter },
   { name: 'tree-helper-unchecked', what: "the tree's padding helper runs without the plain-arithmetic check (plan --sanity is unsandboxed)", file: 'scripts/probe/npu_probe/reference/step2_sanity.py',
     find: '        if impure:\n', replace: '        if False:\n', tests: T.sanityHelper },
+  { name: 'python-test-in-cwd', what: "the doctor's Python test runs python -c from the working directory (a workspace's planted numpy.py runs)", file: 'src/probe/python.ts',
+    find: "const TEST_CWD = '/';", replace: 'const TEST_CWD = undefined;', tests: T.pythonTest },
   { name: 'lock-live-owner-stale', what: "a live owner's documents lock is broken as stale", file: 'src/fs/lock.ts',
     find: 'return owner.start !== null && start !== null && start !== owner.start;', replace: 'return true;', tests: T.lock },
   { name: 'atomic-in-place', what: 'a document is rewritten in place instead of renamed over', file: 'src/fs/atomic.ts',
