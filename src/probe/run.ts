@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { InputError, InfraError } from '../errors.ts';
 import { EVENT_PREFIX, EXIT_CODES } from '../contract.ts';
 import { pythonCandidates, type PythonCandidate, type PythonInfo } from './python.ts';
-import { realHost, type Isolation } from './isolate.ts';
+import { realHost, realView, type Isolation } from './isolate.ts';
 import { hubCacheOf, probeEnv, type ProbeEnvOptions } from './env.ts';
 
 export { probeEnv } from './env.ts';
@@ -39,9 +39,6 @@ export interface ProbeArgs {
   writable?: string[];
   /** Directories it must be able to read (the mlir-air tree root). */
   readable?: string[];
-  /** Directories the pull request controls (the tree, the model dir, the run dir): a Python in them
-   * is never started outside the sandbox. Default: every writable and readable dir. */
-  untrusted?: string[];
   /** The probe may use the network (HF --online). */
   network?: boolean;
   /** Arguments after the subcommand. */
@@ -163,20 +160,15 @@ function homes(): string[] {
   return out;
 }
 
-const holdsHome = (d: string, hs: string[]) => hs.some((h) => h === d || h.startsWith(d.endsWith(sep) ? d : d + sep));
-
 /** `path` is `dir` or inside it. */
 const within = (path: string, dir: string) => path === dir || path.startsWith(dir.endsWith(sep) ? dir : dir + sep);
 
-/** A file's real path (every link resolved), or the path itself when it cannot be resolved. */
-function real(p: string): string {
-  try { return realpathSync(p); } catch { return resolve(p); }
-}
+const holdsHome = (d: string, hs: string[]) => hs.some((h) => within(h, d));
 
 /** What to run to ask an interpreter for its dirs, outside the sandbox, or null when nothing may be run. */
 export function askable(path: string, untrusted: string[]): string | null {
-  const roots = untrusted.map((d) => real(resolve(d)));
-  const target = real(path);
+  const roots = untrusted.map(realView.realpath);
+  const target = realView.realpath(path);
   // A program the pull request controls (in the tree, the model dir or the run dir) never runs
   // outside the sandbox: it runs inside, with what it can read there.
   if (roots.some((r) => within(target, r))) return null;
@@ -186,8 +178,9 @@ export function askable(path: string, untrusted: string[]): string | null {
   return /^python[0-9.]*$/.test(basename(target)) ? target : null;
 }
 
-/** The dirs a run's Python must not come from, to be run outside the sandbox (ProbeArgs.untrusted). */
-export const untrustedOf = (a: Pick<ProbeArgs, 'untrusted' | 'writable' | 'readable'>): string[] => a.untrusted ?? [...(a.writable ?? []), ...(a.readable ?? [])];
+/** The dirs whose Python is never run outside the sandbox: every dir the run binds in (the tree, the
+ * model dir, the run dir) is one the pull request may control. */
+const untrustedOf = (a: Pick<ProbeArgs, 'writable' | 'readable'>): string[] => [...(a.writable ?? []), ...(a.readable ?? [])];
 
 const dirsAsked = new Map<string, Promise<string[]>>();
 
@@ -249,7 +242,7 @@ export function interpreterDirs(command: string, env: NodeJS.ProcessEnv, untrust
  * Starts asking the Python a run will try first for its dirs (interpreterDirs), without waiting, so
  * the answer is ready when the probe starts: the caller's isolation tests run meanwhile.
  */
-export function askInterpreterEarly(candidates: PythonCandidate[], a: Pick<ProbeArgs, 'untrusted' | 'writable' | 'readable' | 'envAllow'>): void {
+export function askInterpreterEarly(candidates: PythonCandidate[], a: Pick<ProbeArgs, 'writable' | 'readable' | 'envAllow'>): void {
   const first = candidates.find((c) => !c.skip && !missing(c.command) && !notAProgram(c.command));
   if (first) void interpreterDirs(first.command, probeEnv(process.env, a.envAllow), untrustedOf(a));
 }
@@ -261,14 +254,15 @@ async function runOnce(c: PythonCandidate, a: ProbeArgs, h: ProbeHandlers): Prom
   const iso = a.isolation;
   // This process's environment as it is now: the sandbox is built from it after an await below.
   const runner = { ...process.env };
-  const base = { ...probeEnv(runner, a.envAllow), PYTHONUNBUFFERED: '1', PYTHONDONTWRITEBYTECODE: '1' };
+  const allowed = probeEnv(runner, a.envAllow);
+  const base = { ...allowed, PYTHONUNBUFFERED: '1', PYTHONDONTWRITEBYTECODE: '1' };
   // Inside the sandbox the HF hub cache is where it is outside (bound back read-only), whatever HOME says.
   const hub = iso && iso.mode !== 'none' ? hubCacheOf(runner, realHost.home) : null;
   const env = { ...base, ...(hub && existsSync(hub) ? { HF_HUB_CACHE: hub } : {}), ...a.extraEnv };
   const plain = [c.command, probeDir(), a.subcommand, ...a.args];
   // The sandbox hides homes and has a private /tmp: the probe's own code and the interpreter (a venv
   // may sit in a checkout under /tmp, pyenv in a home) are bound back read-only.
-  const own = [dirname(dirname(probeDir())), ...(iso && iso.mode !== 'none' ? await interpreterDirs(c.command, probeEnv(runner, a.envAllow), untrustedOf(a)) : [])];
+  const own = [dirname(dirname(probeDir())), ...(iso && iso.mode !== 'none' ? await interpreterDirs(c.command, allowed, untrustedOf(a)) : [])];
   const cwd = a.runDir ?? a.writable?.[a.writable.length - 1];
   const argv = iso ? iso.wrap(plain, { writable: a.writable ?? [], readable: [...own, ...(a.readable ?? [])], env: runner, probeEnv: env, network: !!a.network, cwd }) : plain;
   iso?.sweep?.(); // a process of the probe user left from before (uid mode without its sandbox)
