@@ -197,6 +197,20 @@ test('as root with no probe user: the probe\'s host uid is nobody (65534), never
   assert.throws(() => chooseIsolation(req(), host({ uid: 0, tools: ['bwrap', 'unshare', 'true', 'env', 'kill'], works: bwrapRuns({ userns: false }) }), ctx()), /setpriv \(util-linux\) is missing: as root the sandbox must drop to uid 65534/);
 });
 
+test('as root with no probe user, a tree nobody may read: an untrusted run is refused with the fix; a trusted one runs as root\'s uid in a user namespace, said so', () => {
+  const withTree = (): WrapContext => ({ ...ctx(), readable: ['/srv/tree'] });
+  // bubblewrap and setpriv work; the read check of the tree, run as nobody inside the sandbox, fails.
+  const works = (a: string[]) => bwrapRuns({ userns: a.includes('--unshare-user') })(a);
+  assert.throws(() => chooseIsolation(req(), host({ uid: 0, works }), withTree()), /uid 65534 \(nobody\) cannot read \/srv\/tree: make it readable by others \(chmod -R o\+rX\), or set up a probe user/);
+  const iso = chooseIsolation(req({ untrusted: false }), host({ uid: 0, works }), withTree());
+  assert.is(iso.mode, 'namespace');
+  assert.match(iso.detail, /uid 65534 inside but root's outside \(trusted run; uid 65534 \(nobody\) cannot read \/srv\/tree/);
+  assert.ok(iso.wrap(['p'], withTree()).includes('--unshare-user'));
+  // Readable: nobody outside as well.
+  const ok = chooseIsolation(req(), host({ uid: 0, works: (a) => (a.includes('/bin/sh') ? !a.includes('--unshare-user') : works(a)) }), withTree());
+  assert.equal(ok.probeOwner, { uid: 65534, gid: 65534, user: 'nobody' });
+});
+
 test('a non-root runner without a probe user: the sandbox in a user namespace; an old bubblewrap without --disable-userns still serves', () => {
   let iso = chooseIsolation(req(), host({ works: bwrapRuns({ userns: true }) }), ctx());
   assert.is(iso.mode, 'namespace');

@@ -339,14 +339,29 @@ export function chooseIsolation(req: IsolationRequest, host: IsolationHost = rea
       const id = String(SANDBOX_UID);
       const drop = [setpriv, '--reuid', id, '--regid', id, '--clear-groups', '--inh-caps=-all', '--bounding-set=-all', '--no-new-privs', '--'];
       const ns = sandbox({ userns: null, capDrop: false, root: true }, () => [], drop);
-      if (ns) {
+      // Nobody must be able to read what the probe reads (the tree, the reference cache), as the
+      // sandbox shows them: a checkout is, a dir made 0700 by mktemp is not.
+      const dirs = test.readable ?? [];
+      const readable = !ns || !dirs.length || host.works(ns(['/bin/sh', '-c', 'for d do test -r "$d" && test -x "$d" || exit 1; done', 'sh', ...dirs], test));
+      if (ns && readable) {
         return {
           mode: 'namespace', detail: `bubblewrap: pid+mount+ipc+net namespaces, uid ${SANDBOX_UID} (nobody) inside and outside (setpriv), no capabilities, private /proc, /dev and /tmp, read-only root, homes, runner files and .git hidden`,
           degraded: null, pidNamespace: true, wrap: ns, sweep: null,
           probeOwner: { uid: SANDBOX_UID, gid: SANDBOX_UID, user: 'nobody' }, share: { how: 'chown' }, asProbe: null,
         };
       }
-      tried.push('bubblewrap: cannot create its namespaces here');
+      const unreadable = `uid ${SANDBOX_UID} (nobody) cannot read ${dirs.join(' or ')}: make it readable by others (chmod -R o+rX), or set up a probe user (\`npu-block-gate agent setup\`)`;
+      if (ns && !req.untrusted) {
+        // A trusted run (the repository's own code) may still run as root's uid in a user namespace, said so.
+        const userns = sandbox({ userns: { uid: SANDBOX_UID, gid: SANDBOX_UID, disableNested: true }, capDrop: true, root: true });
+        if (userns) {
+          return {
+            mode: 'namespace', detail: `bubblewrap: user+pid+mount+ipc+net namespaces, uid ${SANDBOX_UID} inside but root's outside (trusted run; ${unreadable}), no capabilities, private /proc, /dev and /tmp, read-only root, homes, runner files and .git hidden`,
+            degraded: null, pidNamespace: true, wrap: userns, sweep: null,
+          };
+        }
+      }
+      tried.push(ns ? unreadable : 'bubblewrap: cannot create its namespaces here');
     } else tried.push(`setpriv (util-linux) is missing: as root the sandbox must drop to uid ${SANDBOX_UID} outside it, never run as root (apt install util-linux)`);
   } else if ((want === 'auto' || want === 'namespace') && bwrap) {
     // Always a user namespace with every capability dropped.
