@@ -200,11 +200,12 @@ export async function probe(plan: Plan, log: Log, host: IsolationHost = realHost
   const envAllow = { names: plan.probeEnvNames ?? [] };
   // The dirs the pull request controls: its interpreter there is never run outside the sandbox.
   const untrusted = { writable: [runDir], readable: [...readable, model.dir], envAllow };
-  if (request.mode !== 'none') askInterpreterEarly(candidates, untrusted);
+  // The interpreter's dirs are read in the sandbox too: the feature test checks the probe's uid can.
+  const pyDirs = request.mode !== 'none' ? await askInterpreterEarly(candidates, untrusted) : [];
   let iso: Isolation;
   let staging: Staging;
   try {
-    iso = chooseIsolation(request, host, { writable: [], readable, env: process.env, network: !!plan.online, cwd: '/' });
+    iso = chooseIsolation(request, host, { writable: [], readable: [...readable, ...pyDirs], env: process.env, network: !!plan.online, cwd: '/' });
     staging = Staging.create({ modelDir: model.dir, iso });
   } catch (e) {
     if (fresh) try { rmdirSync(runDir); } catch { /* not empty, or gone */ }

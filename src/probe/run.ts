@@ -247,9 +247,9 @@ export function interpreterDirs(command: string, env: NodeJS.ProcessEnv, untrust
  * Starts asking the Python a run will try first for its dirs (interpreterDirs), without waiting, so
  * the answer is ready when the probe starts: the caller's isolation tests run meanwhile.
  */
-export function askInterpreterEarly(candidates: PythonCandidate[], a: Pick<ProbeArgs, 'writable' | 'readable' | 'mounts' | 'envAllow'>): void {
+export function askInterpreterEarly(candidates: PythonCandidate[], a: Pick<ProbeArgs, 'writable' | 'readable' | 'mounts' | 'envAllow'>): Promise<string[]> {
   const first = candidates.find((c) => !c.skip && !missing(c.command) && !notAProgram(c.command));
-  if (first) void interpreterDirs(first.command, probeEnv(process.env, a.envAllow), untrustedOf(a));
+  return first ? interpreterDirs(first.command, probeEnv(process.env, a.envAllow), untrustedOf(a)) : Promise.resolve([]);
 }
 
 async function runOnce(c: PythonCandidate, a: ProbeArgs, h: ProbeHandlers): Promise<Once> {

@@ -249,6 +249,8 @@ export class Staging {
         }
       }
     } catch (e) {
+      // All or nothing: what this call copied goes again, so no half of a run is left to judge.
+      for (const f of res.files) try { unlinkSync(join(runDir, f)); } catch { /* gone */ }
       throw fsError(e, runDir, 'cannot copy the probe\'s results into the run dir');
     }
     return res;

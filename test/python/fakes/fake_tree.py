@@ -343,7 +343,9 @@ def compile_all_kernels(cache, config, seq_len, cpu_attn=True):
         time.sleep(60)
     if os.environ.get("FAKE_COMPILE_HANG"):
         open(os.environ["FAKE_COMPILE_HANG"], "w").close()
-        import time
+        import sys, time
+        sys.stderr.write("fake: the compile hangs\\n")  # seen by the host (the marker may be in a private copy)
+        sys.stderr.flush()
         time.sleep(60)
     if os.environ.get("FAKE_COMPILE_CRASH"):
         raise ValueError("tile 64x64 does not fit\\nsecond line")
