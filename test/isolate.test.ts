@@ -171,25 +171,44 @@ test('auto: a probe user without its sandbox gives way to the namespace sandbox 
   assert.ok(prefix.length);
 });
 
-test('as root with no probe user: bubblewrap in a user namespace, every capability dropped, nobody inside (no uid mapped to root)', () => {
-  const h = host({ uid: 0, env: { HOME: '/root' }, works: bwrapRuns({ userns: true }) });
+test('as root with no probe user: the probe\'s host uid is nobody (65534), never root: bubblewrap without a user namespace, then setpriv with no capability and no group', () => {
+  const h = host({ uid: 0, env: { HOME: '/root' }, works: bwrapRuns({ userns: false }) });
   const iso = chooseIsolation(req(), h, ctx());
   assert.is(iso.mode, 'namespace');
-  assert.match(iso.detail, /uid 65534 inside, no capabilities/);
+  assert.match(iso.detail, /uid 65534 \(nobody\) inside and outside/);
+  assert.equal(iso.probeOwner, { uid: 65534, gid: 65534, user: 'nobody' });
   const argv = iso.wrap(['p'], ctx());
-  const opt = (name: string) => argv[argv.indexOf(name) + 1];
-  assert.ok(argv.includes('--unshare-user'));
-  assert.is(opt('--uid'), '65534');
-  assert.is(opt('--gid'), '65534');
-  assert.is(opt('--cap-drop'), 'ALL');
-  assert.ok(argv.includes('--disable-userns'));
-  // Root-only credentials are hidden too (the sandbox's uid is root's outside it).
-  const rootFs = host({ uid: 0, env: { HOME: '/root' }, works: bwrapRuns({ userns: true }), fs: view({ ...BASE_FS, '/etc/shadow': 'x', '/etc/ssh/ssh_host_ed25519_key': 'k' }) });
+  // No user namespace: one would map the sandbox's uid onto root's outside it.
+  assert.not.ok(argv.includes('--unshare-user'));
+  const drop = after(argv, '--');
+  assert.is(drop[0], SETPRIV);
+  const opt = (name: string) => drop[drop.indexOf(name) + 1];
+  assert.is(opt('--reuid'), '65534');
+  assert.is(opt('--regid'), '65534');
+  for (const f of ['--clear-groups', '--inh-caps=-all', '--bounding-set=-all', '--no-new-privs']) assert.ok(drop.includes(f), f);
+  assert.is(drop[drop.length - 1], 'p');
+  // Root-only credentials are hidden too.
+  const rootFs = host({ uid: 0, env: { HOME: '/root' }, works: bwrapRuns({ userns: false }), fs: view({ ...BASE_FS, '/etc/shadow': 'x', '/etc/ssh/ssh_host_ed25519_key': 'k' }) });
   const a2 = chooseIsolation(req(), rootFs, ctx()).wrap(['p'], ctx());
   assert.ok(a2.join(' ').includes('--ro-bind /dev/null /etc/shadow'));
   assert.ok(a2.join(' ').includes('--tmpfs /etc/ssh'));
-  // Without a user namespace, root gets no sandbox (it would keep its capabilities).
-  assert.throws(() => chooseIsolation(req(), host({ uid: 0, works: bwrapRuns({ userns: false }) }), ctx()), /as root the sandbox needs one/);
+  // A user namespace alone is never used as root (the old mapping), and without setpriv an untrusted run is refused with the fix.
+  assert.throws(() => chooseIsolation(req(), host({ uid: 0, works: bwrapRuns({ userns: true }) }), ctx()), /refusing to run an untrusted event's model code/);
+  assert.throws(() => chooseIsolation(req(), host({ uid: 0, tools: ['bwrap', 'unshare', 'true', 'env', 'kill'], works: bwrapRuns({ userns: false }) }), ctx()), /setpriv \(util-linux\) is missing: as root the sandbox must drop to uid 65534/);
+});
+
+test('as root with no probe user, a tree nobody may read: an untrusted run is refused with the fix; a trusted one runs as root\'s uid in a user namespace, said so', () => {
+  const withTree = (): WrapContext => ({ ...ctx(), readable: ['/srv/tree'] });
+  // bubblewrap and setpriv work; the read check of the tree, run as nobody inside the sandbox, fails.
+  const works = (a: string[]) => bwrapRuns({ userns: a.includes('--unshare-user') })(a);
+  assert.throws(() => chooseIsolation(req(), host({ uid: 0, works }), withTree()), /uid 65534 \(nobody\) cannot read \/srv\/tree: make it readable by others \(chmod -R o\+rX\), or set up a probe user/);
+  const iso = chooseIsolation(req({ untrusted: false }), host({ uid: 0, works }), withTree());
+  assert.is(iso.mode, 'namespace');
+  assert.match(iso.detail, /uid 65534 inside but root's outside \(trusted run; uid 65534 \(nobody\) cannot read \/srv\/tree/);
+  assert.ok(iso.wrap(['p'], withTree()).includes('--unshare-user'));
+  // Readable: nobody outside as well.
+  const ok = chooseIsolation(req(), host({ uid: 0, works: (a) => (a.includes('/bin/sh') ? !a.includes('--unshare-user') : works(a)) }), withTree());
+  assert.equal(ok.probeOwner, { uid: 65534, gid: 65534, user: 'nobody' });
 });
 
 test('a non-root runner without a probe user: the sandbox in a user namespace; an old bubblewrap without --disable-userns still serves', () => {

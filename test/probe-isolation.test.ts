@@ -14,7 +14,7 @@
 import { test, type Missing } from './helpers/skip.ts';
 import * as assert from 'uvu/assert';
 import { createServer, type Server } from 'node:net';
-import { chmodSync, chownSync, copyFileSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, copyFileSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
@@ -23,7 +23,7 @@ import { REPO } from './helpers/airmini.ts';
 import { missingBwrap } from './helpers/bwrap.ts';
 import { findNumpyPython } from './helpers/python.ts';
 import { cannotMakeUsers, chownTree, ensureGroup, ensureUser, removeTestUsers, shareTree, sharedPython, type TestUser } from './helpers/users.ts';
-import { chooseIsolation, realHost, type IsolationHost } from '../src/probe/isolate.ts';
+import { chooseIsolation, lockFiles, realHost, SANDBOX_UID, type IsolationHost } from '../src/probe/isolate.ts';
 import { runProbe, ProbeInterrupted } from '../src/probe/run.ts';
 
 const rootPython = spawnSync(findNumpyPython()!, ['-c', 'import sys; print(sys.executable)'], { encoding: 'utf8' }).stdout.trim();
@@ -169,7 +169,7 @@ interface Hostile {
 }
 
 /** One hostile probe run the way the Action runs it, in a process of its own (as `as`, when given). */
-async function hostile(w: Workspace, mode: string, o: { as?: TestUser; user?: TestUser; python?: string; stub?: string; untrusted?: boolean } = {}): Promise<Hostile> {
+async function hostile(w: Workspace, mode: string, o: { as?: TestUser; user?: TestUser; python?: string; stub?: string; untrusted?: boolean; read?: string[]; chmod?: string[] } = {}): Promise<Hostile> {
   const loot = join(w.model, `loot-${mode}.json`);
   const marker = `nbgdaemon-${process.pid}-${++daemons}`;
   const shm = `nbg-shm-${process.pid}-${daemons}`;
@@ -185,7 +185,8 @@ async function hostile(w: Workspace, mode: string, o: { as?: TestUser; user?: Te
     args: ['--model-dir', w.model, '--out', w.run, '--ref-cache', 'none', '--npu-lock', 'none', '--seq-len', '64'],
     extraEnv: {
       FAKE_HOSTILE: loot, FAKE_HOSTILE_ESCAPE: '1', FAKE_HOSTILE_SOCKET: w.sock, FAKE_HOSTILE_SHM: shm,
-      FAKE_HOSTILE_READ: [...w.secrets, w.hub].join(':'),
+      FAKE_HOSTILE_READ: [...w.secrets, w.hub, ...(o.read ?? [])].join(':'),
+      FAKE_HOSTILE_CHMOD: (o.chmod ?? []).join(':'),
       FAKE_HOSTILE_WRITE: [w.cache, w.temp, w.home, w.agent, w.ws, w.base, w.outside].join(':'),
       FAKE_HOSTILE_DAEMON: `${marker}=${join(w.model, 'daemon.txt')}`,
     },
@@ -249,12 +250,24 @@ const first = (...ms: (Missing | null)[]): Missing | null => ms.find((m) => m !=
 
 // ---- as root ---------------------------------------------------------------------------------------
 
-test.unless(first(notRoot, noBwrap))('root runner, namespace: user namespace, no capabilities, nobody inside; nothing leaks, nothing changes, nothing survives', async () => {
+test.unless(first(notRoot, noBwrap))('root runner, namespace: the probe is nobody on the host too; no capabilities; a root-only file outside the hide list stays unreadable, the NPU lock cannot be chmod\'ed; nothing leaks, nothing changes, nothing survives', async () => {
   const w = workspace();
-  const h = await hostile(w, 'namespace');
-  assert.is(h.result.mode, 'namespace');
+  // A root-only secret where no hide list looks (another runner's key, a TLS key): 0600 in a 0700 dir.
+  const vault = mkdtempSync('/var/tmp/nbg-rootonly-');
+  cleanups.push(() => rmSync(vault, { recursive: true, force: true }));
+  chmodSync(vault, 0o700);
+  writeFileSync(join(vault, 'tls.key'), `${CANARY}-rootonly\n`, { mode: 0o600 });
+  const lock = lockFiles(process.env)[0];
+  const lockMode = statSync(lock).mode & 0o7777;
+  // The dirs the probe writes: any uid's to write (check() makes its staging dirs the probe uid's own).
+  for (const d of [w.model, w.run]) spawnSync('chmod', ['-R', 'a+rwX', d]);
+  const h = await hostile(w, 'namespace', { read: [vault], chmod: [lock] });
+  assert.is(h.result.mode, 'namespace', h.result.error);
   assertHeld(h, w, 'namespace (root)');
-  assert.match(h.loot.escape.uid_map, /^\s*65534\s+0\s+1\s*$/, 'nobody inside, no uid mapped to root');
+  assert.is(h.loot.escape.uid, SANDBOX_UID);
+  assert.not.ok(JSON.stringify(h.loot.files).includes(`${CANARY}-rootonly`), 'a root-only file was read');
+  assert.match(String(h.loot.chmod[lock]), /^refused/, 'the NPU lock file was chmod\'ed');
+  assert.is(statSync(lock).mode & 0o7777, lockMode);
   assert.ok(existsSync(join(w.run, 'probe.json')), 'the probe itself still ran');
 });
 
@@ -332,6 +345,68 @@ test.unless(first(noUser, noSharedPy, noSudo))('non-root runner, uid: sudo to th
   assert.is(h.result.mode, 'uid', h.result.error);
   assert.not.match(h.result.detail ?? '', /HF hub cache/);
   assertHeld(h, w, 'uid (non-root)');
+});
+
+/** check() as the CLI runs it, in a process of its own as `as` (null: this process's uid). */
+async function checkAs(as: TestUser | null, plan: object, env: NodeJS.ProcessEnv): Promise<{ ok: boolean; outcome?: string; exitCode?: number; error?: string; isolation?: { mode: string } }> {
+  const argv = [process.execPath, '--import', 'tsx', join(REPO, 'test/helpers/isolated-check.ts'), JSON.stringify(plan)];
+  const cmd = as ? ['setpriv', '--reuid', String(as.uid), '--regid', String(gid), '--init-groups', '--', ...argv] : argv;
+  const r = spawnSync(cmd[0], cmd.slice(1), { env, cwd: REPO, encoding: 'utf8', timeout: 300_000 });
+  try { return JSON.parse(r.stdout.trim().split('\n').pop() || ''); } catch { return { ok: false, error: `${r.stdout}\n${r.stderr}`.slice(-2000) }; }
+}
+
+/** The checkout as a real repository of the runner's (actions/checkout's), every file committed. */
+function gitCheckout(w: Workspace, as: TestUser | null): void {
+  rmSync(join(w.ws, '.git'), { recursive: true, force: true });
+  const git = (...a: string[]) => {
+    const r = spawnSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', '-c', 'safe.directory=*', ...a], { cwd: w.ws, encoding: 'utf8' });
+    assert.is(r.status, 0, r.stderr);
+  };
+  git('init', '-q');
+  git('add', '-A');
+  git('commit', '-qm', 'tree');
+  if (as) chownTree(w.ws, as.uid, gid);
+}
+
+test.unless(first(noUser, noSharedPy, noSudo))('non-root runner, uid: a fork PR that leaves 0755 dirs and a .git in the model dir and _temp changes nothing in the checkout; the next git clean -ffdx and the next trusted run succeed', async () => {
+  const rule = `/etc/sudoers.d/nbg-test-door-${process.pid}`;
+  writeFileSync(rule, `${runnerUser!.name} ALL=(${probeUser!.name}) NOPASSWD: ALL\n`, { mode: 0o440 });
+  cleanups.push(() => rmSync(rule, { force: true }));
+  const w = workspace(runnerUser);
+  chmodSync(w.home, 0o711);
+  gitCheckout(w, runnerUser);
+  const marker = join(w.outside, 'git-command-ran');
+  const env: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH, LANG: 'C.UTF-8', HOME: w.home, RUNNER_TEMP: w.temp, RUNNER_WORKSPACE: join(w.work, 'repo'), GITHUB_WORKSPACE: w.ws,
+  };
+  const before = snapshot([w.ws, w.temp], [join(w.ws, '.git')]);
+  const plan = (run: string, untrusted: boolean, hostileEnv: Record<string, string>) => ({
+    mode: 'full', modelDir: w.model, promptStyle: null, prompt: null, python: sharedPy, runDir: run, threshold: null,
+    writeDocs: false, timeoutSec: 120, commit: null, bisect: false, boundaries: false, cache: false, force: true, probeEnv: hostileEnv,
+    isolation: { mode: 'uid', untrusted, allowUnisolated: false, user: probeUser!.name },
+  });
+  const runDir = join(w.temp, 'npu-block-gate/run-fork');
+  const fork = await checkAs(runnerUser, plan(runDir, true, {
+    FAKE_HOSTILE: join(w.model, 'loot.json'),
+    FAKE_HOSTILE_MKDIR: [join(w.model, 'build_peano'), join(w.model, 'left'), join(w.temp, 'left')].join(':'),
+    FAKE_HOSTILE_GIT: `${w.model}=${marker}`,
+  }), env);
+  assert.ok(fork.ok, fork.error);
+  assert.is(fork.isolation?.mode, 'uid');
+  // Nothing of the pull request's in the checkout or in _temp but the run dir we wrote ourselves.
+  const after = snapshot([w.ws, w.temp], [join(w.ws, '.git')]);
+  assert.equal(changed(before, after).filter((p) => !p.startsWith(join(w.temp, 'npu-block-gate'))), []);
+  assert.not.ok(existsSync(join(w.model, '.git')), 'a .git was planted in the checkout');
+  assert.not.ok(existsSync(marker));
+  for (const f of readdirSync(runDir)) assert.ok(lstatSync(join(runDir, f)).uid === runnerUser!.uid, `${f} in the run dir is not the runner's`);
+  assert.equal(readdirSync(tmpdir()).filter((n) => n.startsWith('npu-block-gate-probe-') && lstatSync(join(tmpdir(), n)).uid === runnerUser!.uid), [], 'the staging area was left');
+  // The next job: actions/checkout's clean, as the runner user, and a trusted run.
+  const clean = spawnSync('setpriv', ['--reuid', String(runnerUser!.uid), '--regid', String(gid), '--init-groups', '--', 'git', '-c', 'safe.directory=*', 'clean', '-ffdx'], { cwd: w.ws, encoding: 'utf8' });
+  assert.is(clean.status, 0, clean.stderr);
+  const trusted = await checkAs(runnerUser, plan(join(w.temp, 'npu-block-gate/run-push'), false, {}), env);
+  assert.ok(trusted.ok, trusted.error);
+  assert.is(trusted.outcome, 'pass');
+  assert.not.ok(existsSync(marker));
 });
 
 // ---- a trusted run after a hostile one --------------------------------------------------------------

@@ -3,7 +3,7 @@
 // restore on the real compile inputs. test/python/test_probe_plan.py asserts every model's plan.
 import { test } from './helpers/skip.ts';
 import * as assert from 'uvu/assert';
-import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
@@ -187,6 +187,7 @@ test.unless(noTree ?? noBwrap)('the HF cache under /tmp or a custom HF_HOME: pla
   };
   // HF_HUB_CACHE under /tmp.
   const hub = mkdtempSync(join(tmpdir(), 'nbg-hub-tmp-'));
+  chmodSync(hub, 0o755); // a hub others may read (a probe user, or nobody on a root runner)
   fakeHub(hub);
   const direct = await hfCache({ HF_HUB_CACHE: hub }, false);
   const boxed = await hfCache({ HF_HUB_CACHE: hub }, true);
@@ -194,6 +195,7 @@ test.unless(noTree ?? noBwrap)('the HF cache under /tmp or a custom HF_HOME: pla
   assert.is(boxed.status, direct.status, `the sandbox does not see ${hub}: ${boxed.message}`);
   // A custom HF_HOME under /tmp, with the token file beside the hub.
   const home = mkdtempSync(join(tmpdir(), 'nbg-hf-home-'));
+  chmodSync(home, 0o755);
   fakeHub(join(home, 'hub'));
   writeFileSync(join(home, 'token'), 'hf_secret_token\n', { mode: 0o600 });
   const saved = process.env.HF_HUB_CACHE;

@@ -12,7 +12,8 @@ import { fixture, fullProbeJson } from './helpers/rundir.ts';
 import { writeMeta, META_FILE } from '../src/github/split.ts';
 import { check } from '../src/check/index.ts';
 import { kernelTarget, restoreKernels, recordKernels, storeKernels, placeDirect, type KernelState } from '../src/check/kernels.ts';
-import { closeGitDirs, groupWritable, sandboxedPlacer } from '../src/check/probe.ts';
+import { closeGitDirs, sandboxedPlacer } from '../src/check/probe.ts';
+import { Staging } from '../src/probe/staging.ts';
 import { KernelStore } from '../src/cache/kernel.ts';
 import { storeReference } from '../src/cache/reference.ts';
 import { confineBelow } from '../src/fs/confine.ts';
@@ -80,7 +81,7 @@ test('report.json and report.md (every judge): links the probe left are removed 
 test('probe.json (the kernel cache\'s account, after the probe): a link is replaced, not written through', () => {
   const v = victim();
   const f = fixture();
-  const state = { store: new KernelStore(v.dir), key: 'ab'.repeat(16), target: join(f.modelDir, 'x'), restored: null };
+  const state = { store: new KernelStore(v.dir), key: 'ab'.repeat(16), target: join(f.modelDir, 'x'), source: join(f.modelDir, 'x'), restored: null };
   // A link out of the run dir is refused on reading, before anything is written.
   const elsewhere = join(v.dir, 'probe.json');
   writeFileSync(elsewhere, JSON.stringify(fullProbeJson(), null, 2));
@@ -143,31 +144,35 @@ const bwrapIso = (() => {
   } catch { return null; }
 })();
 
-test.unless(bwrapIso ? null : { need: 'bwrap', why: 'namespace isolation (bubblewrap) is not available here' })('kernel cache restore: a hit is placed from inside the probe\'s sandbox, so a link swapped in after the check leads nowhere', () => {
+test.unless(bwrapIso ? null : { need: 'bwrap', why: 'namespace isolation (bubblewrap) is not available here' })('kernel cache restore: a hit is placed from inside the probe\'s sandbox, into the model dir\'s private copy; a link swapped in after the check leads nowhere', () => {
   const v = victim();
   const t = treeWith('programming_examples/llms/tiny_m/build_peano/prefill_kernel_cache');
   const cache = mkdtempSync(join(tmpdir(), 'nbg-kc-'));
-  const place = sandboxedPlacer(bwrapIso!, t.model, t.run);
-  // Miss, then a stored entry: the next restore is a hit, placed by the sandboxed copy.
-  const miss = restoreKernels(t.model, t.run, cache, quiet, place)!;
+  const staging = Staging.create({ modelDir: t.model.dir, iso: bwrapIso! });
+  const copy = staging.model!;
+  const place = sandboxedPlacer(bwrapIso!, staging);
+  // Miss, then a stored entry: the next restore is a hit, placed by the sandboxed copy into the private copy.
+  const miss = restoreKernels(t.model, t.run, cache, quiet, place, copy)!;
   assert.is(miss.restored, null);
-  mkdirSync(miss.target, { recursive: true });
-  writeFileSync(join(miss.target, 'a.elf'), 'ELF');
-  miss.store.store(miss.key, miss.target, { model: 'tiny_m', created_at: 'now', compile_seconds: 3 });
-  rmSync(join(t.model.dir, 'build_peano'), { recursive: true });
-  const hit = restoreKernels(t.model, t.run, cache, quiet, place)!;
+  assert.is(miss.source, join(copy, 'build_peano/prefill_kernel_cache'));
+  mkdirSync(miss.source, { recursive: true });
+  writeFileSync(join(miss.source, 'a.elf'), 'ELF');
+  miss.store.store(miss.key, miss.source, { model: 'tiny_m', created_at: 'now', compile_seconds: 3 });
+  rmSync(join(copy, 'build_peano'), { recursive: true });
+  const hit = restoreKernels(t.model, t.run, cache, quiet, place, copy)!;
   assert.ok(hit.restored);
-  assert.is(readFileSync(join(hit.target, 'a.elf'), 'utf8'), 'ELF');
-  // The race: after the check, the build dir becomes a link to ~/.ssh. In the sandbox the victim is
-  // read-only; the copy fails and nothing lands there. (The same copy made directly would land in it.)
-  rmSync(join(t.model.dir, 'build_peano'), { recursive: true });
-  symlinkSync(v.dir, join(t.model.dir, 'build_peano'));
+  assert.is(readFileSync(join(hit.source, 'a.elf'), 'utf8'), 'ELF');
+  assert.not.ok(existsSync(join(t.model.dir, 'build_peano')), 'the checkout\'s model dir is never written');
+  // The race: after the check, the build dir in the copy becomes a link to ~/.ssh. In the sandbox the
+  // victim is read-only; the copy fails and nothing lands there.
+  rmSync(join(copy, 'build_peano'), { recursive: true });
+  symlinkSync(v.dir, join(copy, 'build_peano'));
   const staged = mkdtempSync(join(tmpdir(), 'nbg-staged-'));
   writeFileSync(join(staged, 'a.elf'), 'ELF');
   assert.throws(() => place(staged, hit.target), /the copy into .* failed/);
   assert.ok(v.intact(), 'nothing was written through the swapped link');
-  placeDirect(staged, hit.target);
-  assert.ok(existsSync(join(v.dir, 'prefill_kernel_cache/a.elf')), 'without the sandbox the race is real');
+  assert.is(staging.remove(), null);
+  assert.not.ok(existsSync(staging.root));
 });
 
 test('kernel cache store (trusted, after the verdict): a link in the build dir is never followed into the cache', () => {
@@ -178,7 +183,7 @@ test('kernel cache store (trusted, after the verdict): a link in the build dir i
   writeFileSync(join(target, 'a.elf'), 'ELF');
   symlinkSync(join(v.ssh, 'id_ed25519'), join(target, 'b.elf'));
   const store = new KernelStore(mkdtempSync(join(tmpdir(), 'nbg-kc-')));
-  const state: KernelState = { store, key: 'cd'.repeat(16), target, restored: null };
+  const state: KernelState = { store, key: 'cd'.repeat(16), target, source: target, restored: null };
   logged.length = 0;
   storeKernels(state, fullProbeJson() as any, new Date(), log);
   assert.is(store.meta(state.key), null, 'nothing stored');
@@ -270,16 +275,6 @@ test('uid mode closes the checkout\'s git dir (a worktree\'s git and common dir 
   closeGitDirs(join(root, 'wt/m'));
   assert.is(statSync(join(root, 'main/.git')).mode & 0o077, 0);
   assert.is(statSync(join(root, 'main/.git/worktrees/wt')).mode & 0o077, 0);
-});
-
-test('uid mode\'s group write access (before each probe, on a model dir an earlier PR wrote): links are not followed', () => {
-  const v = victim();
-  const t = treeWith('x');
-  symlinkSync(v.file, join(t.model.dir, 'profile'));
-  symlinkSync(v.ssh, join(t.model.dir, 'keys'));
-  groupWritable(t.model.dir);
-  assert.ok(v.intact());
-  assert.is(statSync(join(t.model.dir, 'tiny_m_prefill.py')).mode & 0o060, 0o060);
 });
 
 test.run();

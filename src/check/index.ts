@@ -118,10 +118,20 @@ async function bisected(plan: Plan, probed: Probed | null, m: Measured, log: Log
  */
 export async function check(plan: Plan, deps: CheckDeps): Promise<CheckResult> {
   const { log } = deps;
-  const now = deps.now ?? (() => new Date());
-  const env = deps.env ?? process.env;
   if (plan.mode === 'probe') throw new InputError('mode probe only runs the probe (probe()); check() reaches a verdict');
   const probed = plan.mode === 'full' ? await probe(plan, log, deps.isolationHost) : null;
+  try {
+    return await judged(plan, deps, probed);
+  } finally {
+    // What the probe left outside the run dir (its staging area) goes, whoever owns it.
+    probed?.release(log);
+  }
+}
+
+async function judged(plan: Plan, deps: CheckDeps, probed: Probed | null): Promise<CheckResult> {
+  const { log } = deps;
+  const now = deps.now ?? (() => new Date());
+  const env = deps.env ?? process.env;
   const runDir = resolve(plan.runDir);
   const staleKept = removeStaleReports(runDir);
   const measured = await measure(runDir, plan.threshold, log);

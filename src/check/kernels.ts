@@ -18,7 +18,10 @@ import type { ModelDir } from './model-dir.ts';
 export interface KernelState {
   store: KernelStore;
   key: string;
+  /** The model's kernel cache dir, as the probe sees it (under the model dir). */
   target: string;
+  /** The same dir on this host: in the model dir's private copy when the probe ran sandboxed. */
+  source: string;
   restored: StoredMeta | null;
 }
 
@@ -26,13 +29,15 @@ export interface KernelState {
  * Where a cache dir named relative to the air root lands, when it is inside the model dir with no
  * symlink between the model dir and it; otherwise why not.
  */
-export function kernelTarget(model: ModelDir, rel: string): { target: string } | { refused: string } {
+export function kernelTarget(model: ModelDir, rel: string, hostDir: string = model.dir): { target: string } | { refused: string } {
   if (!model.airRoot) return { refused: 'the model dir is not inside an mlir-air tree (programming_examples/llms/<model>)' };
   if (isAbsolute(rel) || rel.split(/[\\/]/).includes('..')) return { refused: `kernel_cache.dir ${JSON.stringify(rel.slice(0, 200))} is not a relative path below the tree` };
   const target = resolve(model.airRoot, rel);
   const inside = relative(model.dir, target);
   if (!inside || inside.startsWith('..') || isAbsolute(inside)) return { refused: `kernel_cache.dir ${JSON.stringify(rel.slice(0, 200))} is not inside the model dir` };
-  let at = model.dir;
+  // Checked where the restore lands on this host (the model dir, or its private copy).
+  const hostTarget = join(hostDir, inside);
+  let at = hostDir;
   for (const part of inside.split(sep)) {
     at = join(at, part);
     let st;
@@ -41,8 +46,8 @@ export function kernelTarget(model: ModelDir, rel: string): { target: string } |
     } catch {
       break; // not there yet: nothing below it can be a link
     }
-    if (st.isSymbolicLink()) return { refused: `${relative(model.dir, at)} in the model dir is a symlink; the kernel cache is never restored through one` };
-    if (at !== target && !st.isDirectory()) return { refused: `${relative(model.dir, at)} in the model dir is not a directory` };
+    if (st.isSymbolicLink()) return { refused: `${relative(hostDir, at)} in the model dir is a symlink; the kernel cache is never restored through one` };
+    if (at !== hostTarget && !st.isDirectory()) return { refused: `${relative(hostDir, at)} in the model dir is not a directory` };
   }
   return { target };
 }
@@ -68,7 +73,7 @@ export const placeDirect: Placer = (staged, target) => {
 export const PLACE_SCRIPT = 'set -e; umask "$3"; mkdir -p -- "$(dirname -- "$1")"; rm -rf -- "$1.nbg-new"; cp -R -- "$2" "$1.nbg-new"; rm -rf -- "$1"; mv -- "$1.nbg-new" "$1"';
 
 /** After the probe's config stage: the content key, and a restore into the model's kernel cache dir on a hit. */
-export function restoreKernels(model: ModelDir, runDir: string, cacheRoot: string, log: Log, place: Placer = placeDirect): KernelState | null {
+export function restoreKernels(model: ModelDir, runDir: string, cacheRoot: string, log: Log, place: Placer = placeDirect, hostDir: string = model.dir): KernelState | null {
   const p = readProbeJson(runDir, false);
   if (p.emulate) {
     log.step('kernel cache: not used (emulated run: nothing compiles; the twins stand in for the ELFs)');
@@ -79,7 +84,7 @@ export function restoreKernels(model: ModelDir, runDir: string, cacheRoot: strin
     log.step('kernel cache: not used (this model path keeps no prefill kernel cache dir)');
     return null;
   }
-  const where = kernelTarget(model, kc.dir);
+  const where = kernelTarget(model, kc.dir, hostDir);
   if ('refused' in where) {
     log.warn(`kernel cache: not used (${where.refused})`);
     return null;
@@ -105,7 +110,7 @@ export function restoreKernels(model: ModelDir, runDir: string, cacheRoot: strin
   log.step(restored
     ? `kernel cache: hit ${key.slice(0, 12)} (stored ${restored.created_at}${restored.compile_seconds ? `, saves about ${restored.compile_seconds.toFixed(1)}s of compile` : ''}) -> ${kc.dir}`
     : `kernel cache: miss ${key.slice(0, 12)} (${files} source files hashed); kernels will compile`);
-  return { store, key, target: where.target, restored };
+  return { store, key, target: where.target, source: join(hostDir, relative(model.dir, where.target)), restored };
 }
 
 /** Records key, hit and seconds saved in probe.json (this process's own account of the restore). */
@@ -121,9 +126,9 @@ export function recordKernels(runDir: string, c: KernelState): void {
 export function storeKernels(c: KernelState, p: ProbeJson, now: Date, log: Log): void {
   const compiled = p.kernel_cache.compiled ?? [];
   if (c.restored && compiled.length === 0) return;
-  if (!existsSync(c.target)) return;
+  if (!existsSync(c.source)) return;
   try {
-    c.store.store(c.key, c.target, { model: p.model.name, created_at: now.toISOString(), compile_seconds: p.kernel_cache.compile_seconds ?? null });
+    c.store.store(c.key, c.source, { model: p.model.name, created_at: now.toISOString(), compile_seconds: p.kernel_cache.compile_seconds ?? null });
     log.step(`kernel cache: stored ${c.key.slice(0, 12)} in ${c.store.root}`);
   } catch (e) {
     log.warn(`kernel cache: not stored (${(e as NodeJS.ErrnoException).code ? fsError(e, c.store.root, 'cannot write').message : oneLine(e)})`);

@@ -2,7 +2,7 @@
 // One Python process: plan, config, a pause in which the kernel cache is restored (kernels.ts),
 // then block 0. The probe runs the model tree's own code: it can read the caches, never write them.
 import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, lstatSync, readdirSync, readFileSync, rmdirSync, statSync, statfsSync } from 'node:fs';
+import { chmodSync, existsSync, lstatSync, readFileSync, rmdirSync, statSync, statfsSync } from 'node:fs';
 import { RUN_FILES } from '../rundir/schema.ts';
 import { basename, dirname, join, resolve } from 'node:path';
 import { EXIT, GateError, InfraError, InputError, fsError, oneLine } from '../errors.ts';
@@ -11,6 +11,7 @@ import type { Plan } from '../plan.ts';
 import { pythonCandidates, describePython, type PythonInfo } from '../probe/python.ts';
 import { askInterpreterEarly, runProbe, blockArgs, modelArgs, type ModelArgs } from '../probe/run.ts';
 import { chooseIsolation, realHost, type Isolation, type IsolationHost } from '../probe/isolate.ts';
+import { Staging } from '../probe/staging.ts';
 import { allowed, ENV_NAME } from '../probe/env.ts';
 import { defaultCacheRoot } from '../cache/kernel.ts';
 import { referenceRoot } from '../cache/reference.ts';
@@ -32,6 +33,10 @@ export interface Probed {
   sandbox: Isolation;
   /** The tree's environment knobs passed to the probe (a trusted run's); the bisect gets the same. */
   knobs: string[];
+  /** Where the probe wrote (outside the checkout); the bisect writes there too. */
+  staging: Staging;
+  /** Removes the staging area (check() does, when the run is over). */
+  release: (log?: Log) => void;
 }
 
 /** The kernel cache root (the plan's, else $NPU_BLOCK_GATE_CACHE_DIR, else ~/.cache/npu-block-gate). */
@@ -85,21 +90,6 @@ export function runOptions(plan: Plan): string[] {
   if (plan.boundaries === false) args.push('--no-boundaries');
   if (plan.layers) args.push('--layers');
   return args;
-}
-
-/** g+rwX on a dir and everything in it (no symlinks followed): the probe user's write access. */
-export function groupWritable(dir: string): void {
-  const walk = (p: string) => {
-    const st = lstatSync(p);
-    if (st.isSymbolicLink()) return;
-    chmodSync(p, (st.mode & 0o7777) | (st.isDirectory() ? 0o070 : 0o060));
-    if (st.isDirectory()) for (const n of readdirSync(p)) walk(join(p, n));
-  };
-  try {
-    walk(dir);
-  } catch (e) {
-    throw fsError(e, dir, 'cannot give the probe user write access');
-  }
 }
 
 /**
@@ -157,14 +147,15 @@ function knobsFor(ev: { names?: unknown }, plan: Plan, log: Log): { pass: string
   return { pass, env: Object.fromEntries(pass.map((n) => [n, process.env[n]!])) };
 }
 
-/** The placer of a kernel-cache restore: inside the probe's own sandbox (see kernels.ts). */
-export function sandboxedPlacer(iso: Isolation, model: ModelDir, runDir: string): Placer {
+/** The placer of a kernel-cache restore: inside the probe's own sandbox (see kernels.ts), where
+ * the model dir is the probe's private copy. */
+export function sandboxedPlacer(iso: Isolation, staging: Staging): Placer {
   if (iso.mode === 'none') return placeDirect;
   return (staged, target) => {
     const sh = ['/bin/sh', '-c', PLACE_SCRIPT, 'sh', target, staged, iso.mode === 'uid' ? '002' : '022'];
     const env = { PATH: '/usr/bin:/bin' };
-    const argv = iso.wrap(sh, { writable: [model.dir, runDir], readable: [staged], env: process.env, probeEnv: env, network: false, cwd: runDir });
-    const r = spawnSync(argv[0], argv.slice(1), { env, cwd: runDir, encoding: 'utf8', stdio: ['ignore', 'ignore', 'pipe'], timeout: 600_000 });
+    const argv = iso.wrap(sh, { ...staging.binds(), readable: [staged], env: process.env, probeEnv: env, network: false, cwd: staging.out });
+    const r = spawnSync(argv[0], argv.slice(1), { env, cwd: staging.out, encoding: 'utf8', stdio: ['ignore', 'ignore', 'pipe'], timeout: 600_000 });
     if (r.status !== 0) throw new InfraError(`the copy into ${target} failed: ${oneLine(r.stderr?.trim().split('\n').pop() || r.error?.message || `exit ${r.status}`)}`);
   };
 }
@@ -186,6 +177,12 @@ function probeUnfinished(runDir: string): string | null {
   }
 }
 
+/** Copies the probe's results through the one door into the run dir; names what it refused. */
+function takeResults(staging: Staging, runDir: string, log: Log, only?: { top: string[]; dirs: boolean }): void {
+  const t = staging.take(runDir, only);
+  for (const r of t.refused) log.warn(`probe result ${r.name} left in the sandbox: ${r.why}`);
+}
+
 /** The probe step: a fresh run dir holding block 0 on the NPU and the reference. */
 export async function probe(plan: Plan, log: Log, host: IsolationHost = realHost): Promise<Probed> {
   if (!plan.modelDir) throw new InputError('a model dir is required to run the probe (--model-dir)');
@@ -194,65 +191,88 @@ export async function probe(plan: Plan, log: Log, host: IsolationHost = realHost
   checkCacheRoot(plan);
   const request = plan.isolation ?? { mode: 'auto' as const, untrusted: false, allowUnisolated: false };
   const refRoot = refCacheRoot(plan);
-  // What the probe reads and writes: the isolation is chosen by running its real command line on these.
-  const writable = [model.dir, runDir];
-  const readable = [...(model.airRoot ? [model.airRoot] : []), ...(refRoot && existsSync(refRoot) ? [refRoot] : [])];
+  // What the probe reads: the tree (read-only, the model dir too), the reference cache. It writes
+  // only the staging dirs made for it below, outside the checkout (one door out: staging.ts).
+  const readable = [...(model.airRoot ? [model.airRoot] : [model.dir]), ...(refRoot && existsSync(refRoot) ? [refRoot] : [])];
   const fresh = !existsSync(runDir);
   prepareRunDir(runDir, plan.force);
   const candidates = pythonCandidates(plan.python, process.env, { airRoot: model.airRoot, modelDir: model.dir });
   const envAllow = { names: plan.probeEnvNames ?? [] };
-  if (request.mode !== 'none') askInterpreterEarly(candidates, { writable, readable, envAllow });
+  // The dirs the pull request controls: its interpreter there is never run outside the sandbox.
+  const untrusted = { writable: [runDir], readable: [...readable, model.dir], envAllow };
+  // The interpreter's dirs are read in the sandbox too: the feature test checks the probe's uid can.
+  const pyDirs = request.mode !== 'none' ? await askInterpreterEarly(candidates, untrusted) : [];
   let iso: Isolation;
+  let staging: Staging;
   try {
-    iso = chooseIsolation(request, host, { writable, readable, env: process.env, network: !!plan.online, cwd: runDir });
+    iso = chooseIsolation(request, host, { writable: [], readable: [...readable, ...pyDirs], env: process.env, network: !!plan.online, cwd: '/' });
+    staging = Staging.create({ modelDir: model.dir, iso });
   } catch (e) {
     if (fresh) try { rmdirSync(runDir); } catch { /* not empty, or gone */ }
     throw e;
   }
-  // uid isolation: the probe is another user in the runner's group (agent setup). It may write
-  // exactly the model dir (build outputs) and the run dir, and leaves what it makes group-writable.
-  if (iso.mode === 'uid') {
-    for (const d of writable) groupWritable(d);
-    closeGitDirs(model.dir);
-  }
+  const release = (l: Log = log) => {
+    const left = staging.remove();
+    if (left) l.warn(`the probe's staging dir was not removed: ${left}`);
+  };
+  if (staging.leftOut.length) log.step(`model dir: the probe sees a private copy; left out of it (over ${512} MiB, seen empty): ${staging.leftOut.join(', ')}`);
+  // uid isolation: the checkout's git dir is closed to the probe user even where its sandbox is refused.
+  if (iso.mode === 'uid') closeGitDirs(model.dir);
   let kernels: KernelState | null = null;
   let knobs: string[] = [];
   log.step(`probe: block 0 of ${basename(model.dir)}${plan.emulate ? ' on the emulated NPU (CPU twins of its ELFs; no NPU runs)' : ''} -> ${runDir}`);
   log.step(`isolation: ${iso.detail}`);
   if (iso.degraded) log.warn(`isolation degraded: ${iso.degraded}`);
-  const { python } = await runProbe(candidates, {
-    subcommand: 'check',
-    args: [...blockArgs(modelOptions(plan, model.dir), runDir), '--events', ...runOptions(plan), '--ref-cache', refRoot ?? 'none'],
-    runDir, timeoutSec: plan.timeoutSec, extraEnv: { ...(iso.mode === 'uid' ? { NPU_BLOCK_GATE_UMASK: '002' } : {}), ...plan.probeEnv },
-    envAllow,
-    // Readable inside the sandbox: the tree, and the reference cache (read only, wherever it lives).
-    isolation: iso, writable, network: !!plan.online, readable,
-  }, {
-    onLine: (line) => log.step(`probe: ${line}`),
-    onPython: (p) => log.step(`python: ${describePython(p)}`),
-    onSkip: (c, why) => log.step(`python: passed over ${c.command}${c.why ? ` (${c.why})` : ''}: ${why}`),
-    onEvent: (ev) => {
-      if (ev.event === 'knobs') {
-        const k = knobsFor(ev as { names?: unknown }, plan, log);
-        knobs = k.pass;
-        if (knobs.length) log.step(`probe env: the tree's knobs ${knobs.join(', ')} passed`);
-        return { env: k.env };
-      }
-      if (ev.event !== 'config') return;
-      kernels = plan.cache ? restoreKernels(model, runDir, cacheRootOf(plan), log, sandboxedPlacer(iso, model, runDir)) : null;
-      return { reuse_kernels: !!kernels?.restored };
-    },
-  }).catch((e: unknown) => {
+  const binds = staging.binds();
+  let python: PythonInfo;
+  try {
+    ({ python } = await runProbe(candidates, {
+      subcommand: 'check',
+      args: [...blockArgs(modelOptions(plan, model.dir), staging.out), '--events', ...runOptions(plan), '--ref-cache', refRoot ?? 'none'],
+      runDir, cwd: staging.out, timeoutSec: plan.timeoutSec,
+      extraEnv: { ...(iso.mode === 'uid' ? { NPU_BLOCK_GATE_UMASK: '002' } : {}), TMPDIR: staging.scratch, ...plan.probeEnv },
+      envAllow,
+      // Readable inside the sandbox: the tree, and the reference cache (read only, wherever it lives).
+      isolation: iso, ...binds, network: !!plan.online, readable,
+    }, {
+      onLine: (line) => log.step(`probe: ${line}`),
+      onPython: (p) => log.step(`python: ${describePython(p)}`),
+      onSkip: (c, why) => log.step(`python: passed over ${c.command}${c.why ? ` (${c.why})` : ''}: ${why}`),
+      onEvent: (ev) => {
+        if (ev.event === 'knobs') {
+          const k = knobsFor(ev as { names?: unknown }, plan, log);
+          knobs = k.pass;
+          if (knobs.length) log.step(`probe env: the tree's knobs ${knobs.join(', ')} passed`);
+          return { env: k.env };
+        }
+        if (ev.event !== 'config') return;
+        // The config stage's probe.json, through the door, is what the restore reads.
+        takeResults(staging, runDir, log, { top: [RUN_FILES.probe], dirs: false });
+        kernels = plan.cache ? restoreKernels(model, runDir, cacheRootOf(plan), log, sandboxedPlacer(iso, staging), staging.model ?? model.dir) : null;
+        return { reuse_kernels: !!kernels?.restored };
+      },
+    }));
+  } catch (e) {
+    // probe.log (and whatever else it wrote) still comes out: it says why.
+    try { takeResults(staging, runDir, log); } catch { /* the error below is the one to report */ }
+    release();
     throw diskFull(e, runDir) ?? e;
-  });
+  }
+  try {
+    takeResults(staging, runDir, log);
+  } catch (e) {
+    release();
+    throw e;
+  }
   const unfinished = probeUnfinished(runDir);
   if (unfinished) {
+    release();
     throw new InfraError(`probe check (${python.executable}) exited 0 but ${unfinished}: the probe, or the model code it ran, ended the process early (os._exit, sys.exit in the block?); log: ${join(runDir, RUN_FILES.probeLog)}`, runDir);
   }
   if (kernels) recordKernels(runDir, kernels);
   const fellBack = iso.mode === 'none' && request.mode !== 'none' ? (iso.unavailable ?? []).join('; ') || 'no isolation was available' : null;
   return {
-    runDir, model, python, unisolatedFallback: fellBack, kernels, sandbox: iso, knobs,
+    runDir, model, python, unisolatedFallback: fellBack, kernels, sandbox: iso, knobs, staging, release,
     isolation: { mode: iso.mode, detail: iso.detail, source: 'this run', ...(iso.degraded ? { degraded: iso.degraded } : {}) },
   };
 }
@@ -269,23 +289,27 @@ export async function planModel(plan: Plan, json: boolean, log?: Log): Promise<s
   return r.stdout;
 }
 
-/** The bisect step: `probe bisect` on the run dir (same Python). A failure is returned, never thrown:
- * the bisect section says so, and it is never the run's outcome. */
+/** The bisect step: `probe bisect` on the probe's own run dir in its staging area (same Python,
+ * same isolation), its bisect/ then taken through the door into the run dir. A failure is returned,
+ * never thrown: the bisect section says so, and it is never the run's outcome. */
 export async function bisectStep(plan: Plan, probed: Probed, runDir: string, log: Log): Promise<string | null> {
   log.step('bisect: swapping kernels to their CPU equivalents (the model\'s hook, or the CPU twins of its ELFs)');
   const m = probed.model;
+  const staging = probed.staging;
   try {
     // The same interpreter as the check (the command it was given, not the probe's sys.executable:
     // a wrapper stays a wrapper) and the same isolation: the bisect runs the model's code again.
     await runProbe([{ command: probed.python.command, source: probed.python.source }], {
-      subcommand: 'bisect', args: ['--run-dir', runDir, ...(plan.twinPrecision ? [`--twin-precision=${plan.twinPrecision}`] : [])], runDir, timeoutSec: plan.timeoutSec,
-      extraEnv: { ...(probed.sandbox.mode === 'uid' ? { NPU_BLOCK_GATE_UMASK: '002' } : {}), ...plan.probeEnv },
+      subcommand: 'bisect', args: ['--run-dir', staging.out, ...(plan.twinPrecision ? [`--twin-precision=${plan.twinPrecision}`] : [])], runDir, cwd: staging.out, timeoutSec: plan.timeoutSec,
+      extraEnv: { ...(probed.sandbox.mode === 'uid' ? { NPU_BLOCK_GATE_UMASK: '002' } : {}), TMPDIR: staging.scratch, ...plan.probeEnv },
       envAllow: { names: plan.probeEnvNames ?? [], knobs: probed.knobs },
-      isolation: probed.sandbox, writable: [m.dir, runDir], network: !!plan.online, readable: m.airRoot ? [m.airRoot] : [],
+      isolation: probed.sandbox, ...staging.binds(), network: !!plan.online, readable: m.airRoot ? [m.airRoot] : [m.dir],
     }, { onLine: (line) => log.step(`probe: ${line}`) });
     return null;
   } catch (e) {
     log.warn(`bisect did not finish: ${oneLine(e)}`);
     return oneLine(e);
+  } finally {
+    try { takeResults(staging, runDir, log, { top: [], dirs: true }); } catch (e) { log.warn(`bisect results not taken: ${oneLine(e)}`); }
   }
 }

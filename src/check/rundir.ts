@@ -2,23 +2,13 @@
 import { existsSync, lstatSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { InputError, fsError } from '../errors.ts';
-import { CONTRACT } from '../contract.ts';
-import { RUN_FILES } from '../rundir/schema.ts';
+import { RUN_DIRS, RUN_FILES } from '../rundir/schema.ts';
 import { readDocument } from '../fs/atomic.ts';
 import { makeDirs } from '../fs/mkdir.ts';
 import { REPORT_SCHEMA } from '../record/report.ts';
 
 /** Every file a run leaves at the top of its run dir (the contract's names). */
 const RUN_ENTRIES = Object.values(RUN_FILES);
-
-/** The dirs a run writes, and the names of the files it writes in each (scripts/probe: probe_schema's
- * layer_file and boundary_file, probe_bisect's STEP_FILE_RE and bisect.json). Anything else there is
- * someone else's. */
-const RUN_DIRS: [string, RegExp][] = [
-  [CONTRACT.layers_dir, /^layer_\d{2,}\.(npu|ref)\.npy$/],
-  [CONTRACT.boundaries.dir, /^\d{2,}-[A-Za-z0-9_.-]+\.(npu|ref)\.npy$/],
-  [CONTRACT.bisect.dir, new RegExp(`^(${CONTRACT.bisect.json.replace('.', '\\.')}|\\d{2,}-.+\\.npy|launch-\\d{2,}-.+\\.npy)$`)],
-];
 
 /** Removes the files of ours in `dir` (by name), then the dir itself if nothing else is left in it. */
 function removeOurs(dir: string, ours: RegExp): void {

@@ -159,6 +159,7 @@ async function probeJob(s: Session, plan: Plan, modelDir: string, key: string): 
   let reached: Reached;
   try {
     const probed = await probe(plan, actionLog);
+    probed.release(actionLog); // mode probe judges nothing here: no bisect reads the staging area
     reached = { kind: 'probed', runDir: probed.runDir, isolation: probed.isolation };
   } catch (e) {
     reached = errored(plan, key, e);

@@ -13,7 +13,8 @@
 //    namespaces through AppArmor), the run is degraded: untrusted events are refused with the fix,
 //    trusted ones warned, and every process of the probe user is ended by uid before and after.
 //  - namespace: the bubblewrap sandbox as the runner user, always in a user namespace with every
-//    capability dropped (as root: no uid mapped to root inside).
+//    capability dropped. As root: bubblewrap without a user namespace, then setpriv drops to nobody
+//    (65534), so the probe's host uid is never 0 (a user namespace would map it onto root's).
 //  - none: same uid, in a PID namespace where one can be had (so nothing outlives the run). Refused
 //    for untrusted events unless the admin opted in (allow-unisolated: true, documented as unsafe).
 // Every mode is chosen by running its real command line on a no-op command first.
@@ -54,11 +55,22 @@ export interface Isolation {
   sweep: (() => void) | null;
   /** What was tried first and could not be had (mode none: why the run is unisolated). */
   unavailable?: string[];
+  /** The host uid and gid the probe runs as, when it is not this process's own (uid mode; a root
+   * runner's namespace mode, nobody): the dirs it writes are made its own, or shared through a group. */
+  probeOwner?: { uid: number; gid: number; user: string } | null;
+  /** How this process gives the probe user a dir it made: 'chown' (this process is root), or
+   * 'group' (sudo: a group both users are in, this gid). */
+  share?: { how: 'chown' } | { how: 'group'; gid: number } | null;
+  /** A command prefix that runs a command as the probe user outside the sandbox (sudo mode: what the
+   * probe left is removed through it); null when this process can remove it itself. */
+  asProbe?: string[] | null;
 }
 
 export interface WrapContext {
-  /** Directories the probe must write: the model dir (build outputs), the run dir. */
+  /** Directories the probe must write, at their own paths: the run's staging dirs. */
   writable: string[];
+  /** Directories the probe writes seen at another path: the model dir's private copy, where the model dir is. */
+  mounts?: { src: string; dest: string }[];
   /** Directories it must read even if they sit under a hidden one: the tree, the probe, the Python. */
   readable?: string[];
   /** The environment the probe runs with (the allow-list); handed over explicitly where a wrapper (sudo) would drop it. */
@@ -81,6 +93,10 @@ export interface IsolationHost {
   uidOf: (user: string) => number | null;
   /** The primary group id of a user, or null when there is no such user. */
   gidOf: (user: string) => number | null;
+  /** Every group id of a user (id -G), or [] when there is no such user. */
+  groupsOf?: (user: string) => number[];
+  /** This process's group ids (primary and supplementary). */
+  myGroups?: () => number[];
   env: NodeJS.ProcessEnv;
   /** A file's text, or null when it cannot be read (the agent's setup file). */
   readFile: (path: string) => string | null;
@@ -126,6 +142,11 @@ export const realHost: IsolationHost = {
   uid: () => (typeof process.getuid === 'function' ? process.getuid() : -1),
   uidOf: (user) => idOf('-u', user),
   gidOf: (user) => idOf('-g', user),
+  groupsOf: (user) => {
+    const r = spawnSync('id', ['-G', user], { encoding: 'utf8', timeout: 5000 });
+    return r.status === 0 ? r.stdout.trim().split(/\s+/).map(Number).filter(Number.isInteger) : [];
+  },
+  myGroups: () => [...new Set([process.getgid?.() ?? -1, ...(process.getgroups?.() ?? [])])].filter((g) => g >= 0),
   env: process.env,
   readFile: (path) => {
     try { return readFileSync(path, 'utf8'); } catch { return null; }
@@ -155,7 +176,7 @@ function probeUser(req: IsolationRequest, host: IsolationHost): string | null {
   return req.user || host.env.NPU_BLOCK_GATE_PROBE_USER || parseSetupFile(host.readFile(SETUP_FILE));
 }
 
-/** The uid the sandbox runs as when a root runner has no probe user: nobody (never root inside). */
+/** The uid a root runner's sandbox runs as when there is no probe user: nobody, inside and outside. */
 export const SANDBOX_UID = 65534;
 
 /** What to do where unprivileged user namespaces are restricted (Ubuntu 23.10 and later). */
@@ -229,7 +250,7 @@ export function chooseIsolation(req: IsolationRequest, host: IsolationHost = rea
   const noop = host.which('true') ?? '/bin/true';
   const test = ctx ?? FEATURE_CTX(host.env);
   const spec = (c: WrapContext, o: Pick<SandboxSpec, 'userns' | 'capDrop' | 'root' | 'canRead'>): SandboxSpec => ({
-    bwrap: bwrap!, ...o, writable: c.writable, readable: c.readable ?? [], lockFiles: host.lockFiles(c.env), env: c.env,
+    bwrap: bwrap!, ...o, writable: c.writable, mounts: c.mounts ?? [], readable: c.readable ?? [], lockFiles: host.lockFiles(c.env), env: c.env,
     home: host.home, self: host.self, network: c.network, cwd: c.cwd ?? c.writable[c.writable.length - 1] ?? '/',
   });
   /** The sandbox with these options, if its real command line runs here; null otherwise. */
@@ -260,7 +281,8 @@ export function chooseIsolation(req: IsolationRequest, host: IsolationHost = rea
         // with no capability left and no way to gain one.
         const drop = [setpriv, '--reuid', String(uid), '--regid', String(gid), '--init-groups', '--inh-caps=-all', '--bounding-set=-all', '--no-new-privs', '--'];
         const inBwrap = bwrap ? sandbox({ userns: null, capDrop: false, root: true }, () => [], drop) : null;
-        if (inBwrap) return { mode: 'uid', detail: `uid ${user} (setpriv) in bubblewrap: pid+mount+ipc+net namespaces, private /proc, /dev and /tmp, homes and runner files hidden, no capabilities`, degraded: null, pidNamespace: true, wrap: inBwrap, sweep: null };
+        const owned = { probeOwner: { uid, gid, user }, share: { how: 'chown' as const }, asProbe: null };
+        if (inBwrap) return { mode: 'uid', detail: `uid ${user} (setpriv) in bubblewrap: pid+mount+ipc+net namespaces, private /proc, /dev and /tmp, homes and runner files hidden, no capabilities`, degraded: null, pidNamespace: true, wrap: inBwrap, sweep: null, ...owned };
         const why = bwrap ? 'bubblewrap cannot create its namespaces here' : 'bubblewrap is not installed (apt install bubblewrap)';
         const unshare = host.which('unshare');
         const pidns = unshare ? [unshare, '--pid', '--fork', '--kill-child', '--mount-proc', '--'] : null;
@@ -269,12 +291,17 @@ export function chooseIsolation(req: IsolationRequest, host: IsolationHost = rea
           mode: 'uid', detail: `uid ${user} (setpriv)${withPid.length ? ' in a PID namespace' : ''}, without its sandbox: ${why}`,
           degraded: `the probe user runs without its sandbox (${why}): the runner's files are hidden only by their permissions`,
           pidNamespace: withPid.length > 0, wrap: (argv) => [...withPid, ...drop, ...argv],
-          sweep: uidSweeper(host, user, uid, [setpriv, '--reuid', String(uid), '--regid', String(gid), '--clear-groups', '--']),
+          sweep: uidSweeper(host, user, uid, [setpriv, '--reuid', String(uid), '--regid', String(gid), '--clear-groups', '--']), ...owned,
         };
       } else if (sudo && host.works([sudo, '-n', '-u', user, '--', noop])) {
         // sudo passes no environment (no SETENV in the rule): the probe's allow-listed one is handed
         // over through env -i, and the probe user starts the sandbox itself, in a user namespace.
         const asUser = [sudo, '-n', '-u', user, '--'];
+        // The dirs the probe writes are this process's, shared through a group both users are in
+        // (agent setup puts both in its group); without one the probe could write nothing.
+        const mine = host.myGroups?.() ?? [];
+        const common = (host.groupsOf?.(user) ?? [gid]).filter((g) => mine.includes(g));
+        const shared = { probeOwner: { uid, gid, user }, share: common.length ? { how: 'group' as const, gid: common[0] } : null, asProbe: asUser };
         const envArgs = (c: WrapContext) => [host.which('env') ?? '/usr/bin/env', '-i', ...Object.entries(c.probeEnv ?? {}).filter(([, v]) => v !== undefined).map(([k, v]) => `${k}=${v}`)];
         // bubblewrap starts as the probe user, so every dir it binds must be one that user can read:
         // the runner user's HF hub cache (often in a home the probe user cannot pass) is left out then.
@@ -285,7 +312,7 @@ export function chooseIsolation(req: IsolationRequest, host: IsolationHost = rea
         const hub = hubCacheOf(host.env, host.home);
         const hubNote = hub && host.view.isDir(hub) && !canRead(hub) ? `; the HF hub cache ${hub} is not readable by ${user}, so the probe runs without it (make it group-readable, or set HF_HUB_CACHE to a shared one)` : '';
         const nested = bwrap ? sandbox({ userns: { uid: null, gid: null, disableNested: true }, capDrop: true, root: false, canRead }, (c) => [...asUser, ...envArgs(c)]) : null;
-        if (nested) return { mode: 'uid', detail: `uid ${user} (sudo -n) + bubblewrap: user+pid+mount+ipc+net namespaces, private /proc, /dev and /tmp, homes and runner files hidden, no capabilities${hubNote}`, degraded: null, pidNamespace: true, wrap: nested, sweep: null };
+        if (nested) return { mode: 'uid', detail: `uid ${user} (sudo -n) + bubblewrap: user+pid+mount+ipc+net namespaces, private /proc, /dev and /tmp, homes and runner files hidden, no capabilities${hubNote}`, degraded: null, pidNamespace: true, wrap: nested, sweep: null, ...shared };
         // Which of the two failed: bubblewrap itself (user namespaces restricted), or the binds (a dir the probe user cannot read).
         const bare = bwrap && host.works([...asUser, bwrap, '--unshare-user', '--ro-bind', '/', '/', noop]);
         const why = !bwrap ? 'bubblewrap is not installed (apt install bubblewrap)'
@@ -295,26 +322,60 @@ export function chooseIsolation(req: IsolationRequest, host: IsolationHost = rea
           mode: 'uid', detail: `uid ${user} (sudo -n), without its sandbox: ${why}`,
           degraded: `the probe user runs without its sandbox: ${why}`,
           pidNamespace: false, wrap: (argv, c) => [...asUser, ...envArgs(c), ...argv],
-          sweep: uidSweeper(host, user, uid, asUser),
+          sweep: uidSweeper(host, user, uid, asUser), ...shared,
         };
       } else tried.push(`uid ${user}: cannot switch to it (${root ? 'setpriv is missing' : 'no sudoers rule: run `npu-block-gate agent setup`'})`);
     } else if (want === 'uid') tried.push('uid: no probe user configured (NPU_BLOCK_GATE_PROBE_USER, or `npu-block-gate agent setup`)');
   }
 
-  if ((want === 'auto' || want === 'namespace') && bwrap) {
-    // Always a user namespace with every capability dropped; as root, nobody inside (no uid mapped to root).
-    const userns = { uid: root ? SANDBOX_UID : null, gid: root ? SANDBOX_UID : null, disableNested: true };
-    let ns = sandbox({ userns, capDrop: true, root });
+  if ((want === 'auto' || want === 'namespace') && bwrap && root) {
+    // As root, a user namespace maps the sandbox's uid onto root's outside it: the pull request's
+    // code would own every root-owned file the sandbox does not hide. So the probe's host uid is
+    // never 0: bubblewrap runs as root (it needs no user namespace), then setpriv drops to nobody
+    // (uid and gid 65534 outside as well as inside) with no supplementary group, no capability and
+    // no way to gain one. What it writes is in dirs this process made its own.
+    const setpriv = host.which('setpriv');
+    if (setpriv) {
+      const id = String(SANDBOX_UID);
+      const drop = [setpriv, '--reuid', id, '--regid', id, '--clear-groups', '--inh-caps=-all', '--bounding-set=-all', '--no-new-privs', '--'];
+      const ns = sandbox({ userns: null, capDrop: false, root: true }, () => [], drop);
+      // Nobody must be able to read what the probe reads (the tree, the reference cache), as the
+      // sandbox shows them: a checkout is, a dir made 0700 by mktemp is not.
+      const dirs = test.readable ?? [];
+      const readable = !ns || !dirs.length || host.works(ns(['/bin/sh', '-c', 'for d do test -r "$d" && test -x "$d" || exit 1; done', 'sh', ...dirs], test));
+      if (ns && readable) {
+        return {
+          mode: 'namespace', detail: `bubblewrap: pid+mount+ipc+net namespaces, uid ${SANDBOX_UID} (nobody) inside and outside (setpriv), no capabilities, private /proc, /dev and /tmp, read-only root, homes, runner files and .git hidden`,
+          degraded: null, pidNamespace: true, wrap: ns, sweep: null,
+          probeOwner: { uid: SANDBOX_UID, gid: SANDBOX_UID, user: 'nobody' }, share: { how: 'chown' }, asProbe: null,
+        };
+      }
+      const unreadable = `uid ${SANDBOX_UID} (nobody) cannot read ${dirs.join(' or ')}: make it readable by others (chmod -R o+rX), or set up a probe user (\`npu-block-gate agent setup\`)`;
+      if (ns && !req.untrusted) {
+        // A trusted run (the repository's own code) may still run as root's uid in a user namespace, said so.
+        const userns = sandbox({ userns: { uid: SANDBOX_UID, gid: SANDBOX_UID, disableNested: true }, capDrop: true, root: true });
+        if (userns) {
+          return {
+            mode: 'namespace', detail: `bubblewrap: user+pid+mount+ipc+net namespaces, uid ${SANDBOX_UID} inside but root's outside (trusted run; ${unreadable}), no capabilities, private /proc, /dev and /tmp, read-only root, homes, runner files and .git hidden`,
+            degraded: null, pidNamespace: true, wrap: userns, sweep: null,
+          };
+        }
+      }
+      tried.push(ns ? unreadable : 'bubblewrap: cannot create its namespaces here');
+    } else tried.push(`setpriv (util-linux) is missing: as root the sandbox must drop to uid ${SANDBOX_UID} outside it, never run as root (apt install util-linux)`);
+  } else if ((want === 'auto' || want === 'namespace') && bwrap) {
+    // Always a user namespace with every capability dropped.
+    let ns = sandbox({ userns: { uid: null, gid: null, disableNested: true }, capDrop: true, root: false });
     let how = 'user+pid+mount+ipc+net namespaces';
-    // A setuid bubblewrap without user namespaces still isolates an unprivileged runner (never root).
-    if (!ns && !root) { ns = sandbox({ userns: null, capDrop: true, root: false }); how = 'pid+mount+ipc+net namespaces'; }
+    // A setuid bubblewrap without user namespaces still isolates an unprivileged runner.
+    if (!ns) { ns = sandbox({ userns: null, capDrop: true, root: false }); how = 'pid+mount+ipc+net namespaces'; }
     if (ns) {
       return {
-        mode: 'namespace', detail: `bubblewrap: ${how}${root ? `, uid ${SANDBOX_UID} inside` : ''}, no capabilities, private /proc, /dev and /tmp, read-only root, homes, runner files and .git hidden`,
+        mode: 'namespace', detail: `bubblewrap: ${how}, no capabilities, private /proc, /dev and /tmp, read-only root, homes, runner files and .git hidden`,
         degraded: null, pidNamespace: true, wrap: ns, sweep: null,
       };
     }
-    tried.push(root ? 'bubblewrap: cannot create a user namespace here (as root the sandbox needs one: no capabilities, no uid mapped to root)' : `bubblewrap: cannot create namespaces here (${APPARMOR_FIX})`);
+    tried.push(`bubblewrap: cannot create namespaces here (${APPARMOR_FIX})`);
   } else if (want === 'auto' || want === 'namespace') tried.push('bubblewrap: not installed (apt install bubblewrap)');
 
   if (degraded) {

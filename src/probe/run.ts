@@ -35,8 +35,12 @@ export interface ProbeArgs {
   subcommand: Subcommand;
   /** How the probe is kept from this process (src/probe/isolate.ts); none when absent. */
   isolation?: Isolation;
-  /** Directories the isolated probe may write (the model dir, the run dir). */
+  /** Directories the isolated probe may write (the run's staging dirs). */
   writable?: string[];
+  /** Directories it writes seen at another path (the model dir's private copy, where the model dir is). */
+  mounts?: { src: string; dest: string }[];
+  /** Its working directory (default: the run dir). */
+  cwd?: string;
   /** Directories it must be able to read (the mlir-air tree root). */
   readable?: string[];
   /** The probe may use the network (HF --online). */
@@ -180,7 +184,8 @@ export function askable(path: string, untrusted: string[]): string | null {
 
 /** The dirs whose Python is never run outside the sandbox: every dir the run binds in (the tree, the
  * model dir, the run dir) is one the pull request may control. */
-const untrustedOf = (a: Pick<ProbeArgs, 'writable' | 'readable'>): string[] => [...(a.writable ?? []), ...(a.readable ?? [])];
+const untrustedOf = (a: Pick<ProbeArgs, 'writable' | 'readable' | 'mounts'>): string[] =>
+  [...(a.writable ?? []), ...(a.readable ?? []), ...(a.mounts ?? []).flatMap((m) => [m.src, m.dest])];
 
 const dirsAsked = new Map<string, Promise<string[]>>();
 
@@ -242,9 +247,9 @@ export function interpreterDirs(command: string, env: NodeJS.ProcessEnv, untrust
  * Starts asking the Python a run will try first for its dirs (interpreterDirs), without waiting, so
  * the answer is ready when the probe starts: the caller's isolation tests run meanwhile.
  */
-export function askInterpreterEarly(candidates: PythonCandidate[], a: Pick<ProbeArgs, 'writable' | 'readable' | 'envAllow'>): void {
+export function askInterpreterEarly(candidates: PythonCandidate[], a: Pick<ProbeArgs, 'writable' | 'readable' | 'mounts' | 'envAllow'>): Promise<string[]> {
   const first = candidates.find((c) => !c.skip && !missing(c.command) && !notAProgram(c.command));
-  if (first) void interpreterDirs(first.command, probeEnv(process.env, a.envAllow), untrustedOf(a));
+  return first ? interpreterDirs(first.command, probeEnv(process.env, a.envAllow), untrustedOf(a)) : Promise.resolve([]);
 }
 
 async function runOnce(c: PythonCandidate, a: ProbeArgs, h: ProbeHandlers): Promise<Once> {
@@ -263,8 +268,8 @@ async function runOnce(c: PythonCandidate, a: ProbeArgs, h: ProbeHandlers): Prom
   // The sandbox hides homes and has a private /tmp: the probe's own code and the interpreter (a venv
   // may sit in a checkout under /tmp, pyenv in a home) are bound back read-only.
   const own = [dirname(dirname(probeDir())), ...(iso && iso.mode !== 'none' ? await interpreterDirs(c.command, allowed, untrustedOf(a)) : [])];
-  const cwd = a.runDir ?? a.writable?.[a.writable.length - 1];
-  const argv = iso ? iso.wrap(plain, { writable: a.writable ?? [], readable: [...own, ...(a.readable ?? [])], env: runner, probeEnv: env, network: !!a.network, cwd }) : plain;
+  const cwd = a.cwd ?? a.runDir ?? a.writable?.[a.writable.length - 1];
+  const argv = iso ? iso.wrap(plain, { writable: a.writable ?? [], mounts: a.mounts, readable: [...own, ...(a.readable ?? [])], env: runner, probeEnv: env, network: !!a.network, cwd }) : plain;
   iso?.sweep?.(); // a process of the probe user left from before (uid mode without its sandbox)
   const wantsEvents = a.args.includes('--events');
   return new Promise((resolve, reject) => {

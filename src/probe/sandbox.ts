@@ -1,7 +1,9 @@
 // The bubblewrap sandbox the probe runs in (DESIGN.md "Trust"): one argument builder, used for the
 // real run and, on a no-op command, for the feature test that decides whether the sandbox can be
 // had here. What the probe sees:
-//  - the file system read-only; writable only the model dir (build outputs) and the run dir;
+//  - the file system read-only (the tree and the model dir too); writable only the dirs this run's
+//    host made for it: the probe's run dir and scratch dir, and a private copy of the model dir seen
+//    where the model dir is (the tree's build outputs land there, never in the checkout);
 //  - a private /proc (PID namespace), /tmp, /dev (null, zero, random, urandom, tty... as bubblewrap
 //    makes it, plus the NPU's /dev/accel nodes) and /dev/shm; no network unless asked (HF --online);
 //  - empty tmpfs over every home (/home, /root, the runner user's $HOME wherever it is), /run (user
@@ -32,8 +34,11 @@ export interface SandboxSpec {
   userns?: { uid: number | null; gid: number | null; disableNested: boolean } | null;
   /** Drop every capability (always, except where setpriv inside must still switch users). */
   capDrop: boolean;
-  /** Directories the probe writes (the model dir, the run dir). */
+  /** Directories the probe writes, at their own paths (the run's staging dirs). */
   writable: string[];
+  /** Directories the probe writes, each seen at another path (the private copy of the model dir, seen
+   * where the model dir is): bound after everything read-only, so the copy lies over the tree's own. */
+  mounts?: { src: string; dest: string }[];
   /** Directories it must read even where they sit under a hidden one (the tree, the probe, the Python). */
   readable: string[];
   /** NPU lock files shared with the host. */
@@ -172,7 +177,7 @@ export function sandboxArgs(s: SandboxSpec, view: SandboxView): SandboxPlan {
   const binder = (tmpfs: string[]) => {
     const bound: string[] = [];
     const made = new Set<string>();
-    return (how: '--ro-bind' | '--bind', d: string) => {
+    return (how: '--ro-bind' | '--bind', d: string, src = d) => {
       for (let up = dirname(d), way: string[] = []; ; up = dirname(up)) {
         if (bound.some((b) => inside(up, b)) || !tmpfs.some((t) => strictlyInside(up, t))) {
           for (const w of way.reverse()) if (!made.has(w)) { made.add(w); a.push('--perms', '0755', '--dir', w); }
@@ -180,23 +185,27 @@ export function sandboxArgs(s: SandboxSpec, view: SandboxView): SandboxPlan {
         }
         way.push(up);
       }
-      a.push(how, d, d);
+      a.push(how, src, d);
       bound.push(d);
     };
   };
   const bind = binder([...hide, '/tmp']);
+  const bindAt = (src: string, dest: string) => bind('--bind', dest, src);
   for (const d of ro) bind('--ro-bind', d);
   for (const d of rw) bind('--bind', d);
+  const mounts = (s.mounts ?? []).map((m) => ({ src: view.realpath(m.src), dest: resolve(m.dest) })).filter((m) => view.isDir(m.src));
+  for (const m of mounts) bindAt(m.src, m.dest);
   for (const f of s.lockFiles) bind('--bind', f);
   // What a bind gave back may hold something hidden again (a runner dir or HF home under the tree):
   // hidden once more, and what must stay visible below it bound back once more.
-  const again = hide.filter((h) => [...ro, ...rw].some((b) => strictlyInside(h, b)));
+  const again = hide.filter((h) => [...ro, ...rw, ...mounts.map((m) => m.dest)].some((b) => strictlyInside(h, b)));
   for (const h of again) a.push('--tmpfs', h);
   const rebind = binder(again);
   for (const d of ro) if (again.some((h) => strictlyInside(d, h))) rebind('--ro-bind', d);
   for (const d of rw) if (again.some((h) => strictlyInside(d, h))) rebind('--bind', d);
+  for (const m of mounts) if (again.some((h) => strictlyInside(m.dest, h))) rebind('--bind', m.dest, m.src);
   // The checkout's credentials (actions/checkout's extraheader) live in its git dir.
-  const git = gitDirsAbove([...ro, ...rw], view);
+  const git = gitDirsAbove([...ro, ...rw, ...mounts.map((m) => m.dest)], view);
   for (const g of git.dirs) a.push('--tmpfs', g);
   for (const f of git.files) a.push('--ro-bind', '/dev/null', f);
   // HF --online: name resolution may live under /run (systemd-resolved's stub).

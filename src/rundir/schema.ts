@@ -1,13 +1,22 @@
 // The run dir: the one contract between the NPU side (scripts/probe) and the report side.
 // The names, versions and probe.json keys come from scripts/probe/contract.json, which the probe
 // reads too.
-import { PROBE, PROBE_KEYS as CONTRACT_KEYS, RUN_FILES_CONTRACT } from '../contract.ts';
+import { CONTRACT, PROBE, PROBE_KEYS as CONTRACT_KEYS, RUN_FILES_CONTRACT } from '../contract.ts';
 import type { NpuFacts } from '../npu/generation.ts';
 
 export const PROBE_SCHEMA = PROBE.schema as 'npu-block-gate/probe';
 export const PROBE_SCHEMA_VERSION = PROBE.version;
 
 export const RUN_FILES = RUN_FILES_CONTRACT;
+
+/** The dirs a run writes, and the names of the files it writes in each (scripts/probe: probe_schema's
+ * layer_file and boundary_file, probe_bisect's STEP_FILE_RE and bisect.json). Anything else there is
+ * someone else's. */
+export const RUN_DIRS: [string, RegExp][] = [
+  [CONTRACT.layers_dir, /^layer_\d{2,}\.(npu|ref)\.npy$/],
+  [CONTRACT.boundaries.dir, /^\d{2,}-[A-Za-z0-9_.-]+\.(npu|ref)\.npy$/],
+  [CONTRACT.bisect.dir, new RegExp(`^(${CONTRACT.bisect.json.replace('.', '\\.')}|\\d{2,}-.+\\.npy|launch-\\d{2,}-.+\\.npy)$`)],
+];
 
 /** What the compile imports and reads, as the probe's plan found it (probe.json kernel_cache.inputs). */
 export interface CompileInputs {

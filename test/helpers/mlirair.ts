@@ -45,6 +45,7 @@ export function copyTree(src: string): { root: string; llms: string; model: (nam
     if (st.isDirectory()) for (const n of readdirSync(p)) writable(join(p, n));
   };
   writable(root);
+  chmodSync(root, 0o755); // as a checkout is: the probe's uid (nobody, on a root runner) reads it
   const llms = join(root, 'programming_examples/llms');
   return { root, llms, model: (name) => join(llms, name) };
 }

@@ -156,7 +156,7 @@ def _hostile(loot_path):
     # read every environment it can reach, the checkout's .git/config, files it was told about;
     # write into places a later trusted run reads. Everything it got goes to loot_path (JSON).
     import glob, json
-    loot = {{"env": dict(os.environ), "proc": {{}}, "files": {{}}, "wrote": [], "linked": [], "errors": []}}
+    loot = {{"env": dict(os.environ), "proc": {{}}, "files": {{}}, "wrote": [], "linked": [], "errors": [], "chmod": {{}}}}
     for p in glob.glob("/proc/[0-9]*/environ"):
         try:
             with open(p, "rb") as f:
@@ -235,6 +235,43 @@ def _hostile(loot_path):
             loot["wrote"].append("/dev/shm/" + shm)
         except OSError as exc:
             loot["errors"].append(f"shm: {{exc}}")
+    for p in filter(None, os.environ.get("FAKE_HOSTILE_MKDIR", "").split(":")):
+        # Dirs of the probe's own, 0755, with a file inside: what an earlier runner could not remove.
+        try:
+            os.makedirs(os.path.join(p, "sub"), exist_ok=True)
+            with open(os.path.join(p, "sub", "left.txt"), "w") as f:
+                f.write("left by the pull request")
+            for d in (os.path.join(p, "sub"), p):
+                os.chmod(d, 0o755)
+            loot["wrote"].append(p)
+        except OSError as exc:
+            loot["errors"].append(f"mkdir {{p}}: {{exc}}")
+    git = os.environ.get("FAKE_HOSTILE_GIT")  # dir=marker: a repository whose config runs a command
+    if git:
+        where, _, marker = git.partition("=")
+        try:
+            os.makedirs(os.path.join(where, ".git", "hooks"), exist_ok=True)
+            subprocess_free = f"touch {{marker}}"
+            with open(os.path.join(where, ".git", "config"), "w") as f:
+                f.write("[core]\\n\\trepositoryformatversion = 0\\n\\tbare = false\\n"
+                        f"\\tsshCommand = {{subprocess_free}}\\n\\tfsmonitor = {{subprocess_free}}\\n\\thooksPath = {{where}}/.git/hooks\\n")
+            with open(os.path.join(where, ".git", "HEAD"), "w") as f:
+                f.write("ref: refs/heads/main\\n")
+            for hook in ("pre-push", "post-checkout", "pre-commit", "reference-transaction"):
+                h = os.path.join(where, ".git", "hooks", hook)
+                with open(h, "w") as f:
+                    f.write(f"#!/bin/sh\\n{{subprocess_free}}\\n")
+                os.chmod(h, 0o755)
+            loot["wrote"].append(os.path.join(where, ".git"))
+        except OSError as exc:
+            loot["errors"].append(f"git {{where}}: {{exc}}")
+    for p in filter(None, os.environ.get("FAKE_HOSTILE_CHMOD", "").split(":")):
+        # Lock every other user out of a shared file (the NPU lock).
+        try:
+            os.chmod(p, 0o600)
+            loot["chmod"][p] = "changed"
+        except OSError as exc:
+            loot["chmod"][p] = f"refused: {{exc.__class__.__name__}}"
     try:
         loot["dev"] = sorted(os.listdir("/dev"))
     except OSError:
@@ -306,7 +343,9 @@ def compile_all_kernels(cache, config, seq_len, cpu_attn=True):
         time.sleep(60)
     if os.environ.get("FAKE_COMPILE_HANG"):
         open(os.environ["FAKE_COMPILE_HANG"], "w").close()
-        import time
+        import sys, time
+        sys.stderr.write("fake: the compile hangs\\n")  # seen by the host (the marker may be in a private copy)
+        sys.stderr.flush()
         time.sleep(60)
     if os.environ.get("FAKE_COMPILE_CRASH"):
         raise ValueError("tile 64x64 does not fit\\nsecond line")
