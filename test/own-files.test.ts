@@ -121,14 +121,14 @@ test('the build refuses a bare import it cannot bundle, even one in a try block,
   const opts = { entryPoints: [entry], bundle: true, platform: 'node' as const, format: 'esm' as const, write: false, logLevel: 'silent' as const, metafile: true };
   // esbuild alone leaves it in place, silently: what the guard is for.
   const plain = await build(opts);
-  assert.match(plain.outputFiles[0].text, /require\("nbg-no-such-package"\)/);
+  assert.match(plain.outputFiles![0].text, /require\("nbg-no-such-package"\)/);
   const err = await build({ ...opts, plugins: [ownFilesOnly()] }).then(() => null, (e: Error) => e);
   assert.ok(err, 'the guarded build fails');
   assert.match(String(err!.message), /"nbg-no-such-package" cannot be bundled/);
   // A stubbed optional package is bundled as an empty module.
   writeFileSync(entry, 'let c = null;\ntry { c = require("supports-color"); } catch {}\nconsole.log(c);\n');
   const stubbed = await build({ ...opts, plugins: [ownFilesOnly()] });
-  assert.not.match(stubbed.outputFiles[0].text, /require\("supports-color"\)/);
+  assert.not.match(stubbed.outputFiles![0].text, /require\("supports-color"\)/);
   // A package marked external is reported by strayImports; builtins are not.
   writeFileSync(entry, 'import x from "left-out";\nimport { join } from "node:path";\nimport fs from "fs";\nconsole.log(x, join, fs);\n');
   const ext = await build({ ...opts, external: ['left-out'], outfile: join(root, 'out.js') });

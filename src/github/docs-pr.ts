@@ -30,6 +30,7 @@ export function docsBranch(modelKey: string): string {
 }
 
 export interface DocsPrRequest {
+  /** Git pinned to the workspace's checkout (never one found from the model dir). */
   git: Git;
   api: GitHubApi | null;
   remote: string;
@@ -100,9 +101,8 @@ async function fetchRefs(git: Git, remote: string, base: string, branch: string)
  * the working tree, so the history table keeps growing across runs. Skipped for a file that
  * changed on the base branch since (a person edited it; theirs wins).
  */
-export async function restoreRecordedDocs(inModel: Git, remote: string, base: string, branch: string, files: string[], log: (m: string) => void): Promise<string[]> {
-  const root = await inModel.topLevel();
-  const git = inModel.at(root);
+export async function restoreRecordedDocs(git: Git, remote: string, base: string, branch: string, files: string[], log: (m: string) => void): Promise<string[]> {
+  const root = git.root;
   const refs = await fetchRefs(git, remote, base, branch);
   if (!refs.docs) return [];
   const restored: string[] = [];
@@ -136,9 +136,9 @@ export function forcedNote(forced: string[]): string {
 }
 
 export async function upsertDocsPr(r: DocsPrRequest): Promise<DocsPrResult> {
-  const root = await r.git.topLevel();
-  // Every path below is relative to the top level, so git runs there.
-  const git = r.git.at(root);
+  // Every path below is relative to the top level, where git runs.
+  const git = r.git;
+  const root = git.root;
   const refs = await fetchRefs(git, r.remote, r.base, r.branch);
   const rels = r.files.map((f) => relTo(root, f));
 
