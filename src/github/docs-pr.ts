@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join, relative, isAbsolute, dirname } from 'node:path';
 import { Git } from './git.ts';
 import { confineBelow } from '../fs/confine.ts';
+import { branchPath } from './model-names.ts';
 import { classifyWriteError, isAlreadyExists, type GitHubApi, type PullRequest } from './api.ts';
 
 export const BOT = { name: 'github-actions[bot]', email: '41898282+github-actions[bot]@users.noreply.github.com' };
@@ -19,14 +20,11 @@ const REF_DOCS = 'refs/npu-block-gate/docs';
 /**
  * The docs branch of a model, from its repository-relative path (two models with the same
  * basename in different directories never share a branch): every path component kept, each made
- * a valid ref component.
+ * a valid ref component; a path that had to change carries a hash of itself (model-names.ts), so
+ * no two models share a branch.
  */
 export function docsBranch(modelKey: string): string {
-  const parts = modelKey
-    .split(/[\\/]+/)
-    .filter((p) => p && p !== '.')
-    .map((p) => p.replace(/[^A-Za-z0-9._-]+/g, '_').replace(/^[.-]+/, '_').replace(/\.lock$/i, '_lock').replace(/\.+$/, '_').replace(/\.{2,}/g, '_'));
-  return DOCS_BRANCH_PREFIX + (parts.length ? parts.join('/') : 'model');
+  return DOCS_BRANCH_PREFIX + branchPath(modelKey);
 }
 
 export interface DocsPrRequest {

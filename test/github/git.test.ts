@@ -72,6 +72,19 @@ test('named steps: head, blobAt, treeWith, commitTree, recentCommitHasLine', asy
   assert.is(git(dir, ['diff', '--cached', '--name-only']), '', "the user's index is untouched");
 });
 
+test('docs branches never collide (issue 25): x y vs x_y, a/b vs a__b, a changed component vs the plain one; plain paths keep their branch', () => {
+  // The branches existing docs PRs are on.
+  assert.is(docsBranch('programming_examples/llms/llama32_1b'), 'npu-block-gate/phase2/programming_examples/llms/llama32_1b');
+  assert.is(docsBranch('programming_examples/llms/qwen25_0_5b'), 'npu-block-gate/phase2/programming_examples/llms/qwen25_0_5b');
+  assert.is.not(docsBranch('x y'), docsBranch('x_y'));
+  assert.is.not(docsBranch('a/b'), docsBranch('a__b'));
+  const keys = ['x y', 'x_y', 'x  y', 'x?y', 'x~y', 'a/b', 'a__b', '.x', '_x', '-x', 'x.lock', 'x_lock', 'x.', 'x_', 'x..y', 'x_y_', 'ä', 'a b/c', 'a_b/c'];
+  const branches = keys.map(docsBranch);
+  assert.is(new Set(branches).size, keys.length, branches.join(' '));
+  for (const b of branches) git(mkdtempSync(join(tmpdir(), 'nbg-ref-')), ['check-ref-format', '--branch', b]);
+  assert.is(docsBranch('a//b/'), docsBranch('a/b'), 'the same directory written another way');
+});
+
 test('docs branch: from the repository-relative path, so same-named models in two dirs never share one', () => {
   assert.is(docsBranch('programming_examples/llms/tiny_llama'), 'npu-block-gate/phase2/programming_examples/llms/tiny_llama');
   assert.is.not(docsBranch('a/llms/m'), docsBranch('b/llms/m'));
