@@ -137,7 +137,13 @@ function commitMessage(model: string, legs: LegResult[], sha: string, runId: num
 async function recordDocs(s: Session, judged: Judged[]): Promise<{ url: string | null; number: number | null; note: string }> {
   const j = s.trust.judged;
   const base = docsBase(s);
-  const git = gitFor(s.workspace, null, (m) => out.debug(m));
+  let git: Git;
+  try {
+    git = gitFor(s.workspace, null, (m) => out.debug(m));
+  } catch (e) {
+    out.warning(`docs: could not record the results through a PR: ${oneLine(e)}`);
+    return { url: null, number: null, note: `Documents were not recorded: ${plain(oneLine(e), 300)}.` };
+  }
   git.useToken(s.inputs.token);
   const byModel = new Map<string, Judged[]>();
   for (const x of judged) if (x.plan && x.abs && x.result.state === 'judged') byModel.set(x.result.model, [...(byModel.get(x.result.model) ?? []), x]);
