@@ -15,6 +15,7 @@ import { build } from 'esbuild';
 import { chmod, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join, dirname, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ownFilesOnly, strayImports } from './own-files.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 // `node scripts/build.mjs [DIR]`: DIR instead of dist/ (tests build the real split bundle there).
@@ -38,6 +39,8 @@ const common = {
   legalComments: 'none',
   logLevel: 'warning',
   metafile: true,
+  // Every bare import bundled, a builtin, or an empty stub: nothing resolved from outside dist/.
+  plugins: [ownFilesOnly()],
   // Some CommonJS dependencies call require(); give every ESM output file one.
   banner: { js: "import { createRequire as __nbgCreateRequire } from 'node:module'; const require = __nbgCreateRequire(import.meta.url);" },
 };
@@ -55,7 +58,7 @@ const hook = await build({
   ...common,
   entryPoints: { hook: join(root, HOOK) },
   splitting: false,
-  plugins: [{
+  plugins: [...common.plugins, {
     name: 'github-client-chunk',
     setup(b) {
       b.onResolve({ filter: /[/\\]github[/\\]octokit\.ts$/ }, (a) => (a.kind === 'dynamic-import' ? { path: clientImport, external: true } : undefined));
@@ -65,6 +68,9 @@ const hook = await build({
 // hook.js loads no npm package at start: a new import() of one would be inlined here, unnoticed.
 const npm = Object.keys(hook.metafile.inputs).filter((f) => f.includes('node_modules'));
 if (npm.length) throw new Error(`build: dist/hook.js would hold ${npm.length} npm file(s) (${npm.slice(0, 3).join(', ')}): import them through ${GITHUB_CLIENT} or another chunk of the first build`);
+// No output may load a package from outside dist/ (a module planted in a node_modules above it).
+const stray = [...strayImports(split.metafile), ...strayImports(hook.metafile)];
+if (stray.length) throw new Error(`build: the bundle would load ${stray.length} package(s) from outside dist/ (${stray.slice(0, 3).join(', ')}): bundle them (scripts/own-files.mjs)`);
 // The CLI is the package's bin: it starts with a shebang (the other outputs must not).
 const cli = join(dist, 'cli.js');
 await writeFile(cli, '#!/usr/bin/env node\n' + (await readFile(cli, 'utf8')));

@@ -1,27 +1,24 @@
 // What changed, as repository-relative paths: between two commits of the tree's git checkout
 // (base...head: what the head adds since it left the base, as a pull request shows it), or as a
 // list given by the caller. And where the air root sits in that repository.
-import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { relative, resolve } from 'node:path';
 import { InputError, fsError } from '../errors.ts';
+import { findCheckout, runPinnedSync, type Checkout } from '../git/pinned.ts';
 
-function git(cwd: string, args: string[]): string {
-  return execFileSync('git', args, { cwd, encoding: 'utf8', maxBuffer: 64 << 20, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, GIT_TERMINAL_PROMPT: '0', LC_ALL: 'C' } });
-}
+export type { Checkout } from '../git/pinned.ts';
 
 function firstLine(e: unknown): string {
   const err = e as { stderr?: string; message?: string };
   return (err.stderr || err.message || String(e)).trim().split('\n').pop() ?? '';
 }
 
-/** The repository's top level above `dir`, or null when it is not a git checkout. */
-export function topLevel(dir: string): string | null {
-  try {
-    return git(dir, ['rev-parse', '--show-toplevel']).trim() || null;
-  } catch {
-    return null;
-  }
+/**
+ * The git checkout holding `dir` (the tree: a directory the caller names), or null when it is not
+ * in one. Found by us, from `dir` upwards; every git call then names it (src/git/pinned.ts).
+ */
+export function checkoutOf(dir: string): Checkout | null {
+  return findCheckout(dir);
 }
 
 /** The air root relative to the repository's top level ('' when it is the top level). */
@@ -39,11 +36,11 @@ const REV = /^[A-Za-z0-9._/@^~-]{1,200}$/;
  * plain difference of the two trees, which also holds what changed on base meanwhile (more models,
  * never fewer), with a note saying so.
  */
-export function changedBetween(dir: string, base: string, head: string): { files: string[]; note: string | null } {
+export function changedBetween(c: Checkout, base: string, head: string): { files: string[]; note: string | null } {
   for (const [name, rev] of [['base', base], ['head', head]] as const) {
     if (!REV.test(rev) || rev.startsWith('-')) throw new InputError(`${name} ${JSON.stringify(rev.slice(0, 80))} is not a commit or branch name`);
   }
-  const diff = (range: string[]) => git(dir, ['diff', '--name-only', '-z', '--no-renames', ...range, '--']).split('\0').filter(Boolean);
+  const diff = (range: string[]) => runPinnedSync(c, ['diff', '--no-ext-diff', '--no-textconv', '--name-only', '-z', '--no-renames', ...range, '--']).split('\0').filter(Boolean);
   try {
     return { files: diff([`${base}...${head}`]), note: null };
   } catch (e) {
@@ -51,15 +48,15 @@ export function changedBetween(dir: string, base: string, head: string): { files
       const files = diff([base, head]);
       return { files, note: `${base.slice(0, 12)} and ${head.slice(0, 12)} share no history in this clone (${firstLine(e)}); compared their trees instead, which also counts what changed on the base meanwhile` };
     } catch (e2) {
-      throw new InputError(`git diff ${base}...${head} failed: ${firstLine(e2)} (are both commits fetched? actions/checkout needs fetch-depth: 0)`, dir);
+      throw new InputError(`git diff ${base}...${head} failed: ${firstLine(e2)} (are both commits fetched? actions/checkout needs fetch-depth: 0)`, c.workTree);
     }
   }
 }
 
 /** Whether a commit is in the clone. */
-export function hasCommit(dir: string, rev: string): boolean {
+export function hasCommit(c: Checkout, rev: string): boolean {
   try {
-    git(dir, ['cat-file', '-e', `${rev}^{commit}`]);
+    runPinnedSync(c, ['cat-file', '-e', `${rev}^{commit}`]);
     return true;
   } catch {
     return false;

@@ -8,7 +8,7 @@ import { COMMAND } from '../tool.ts';
 import { parseTimeout } from '../plan.ts';
 import { affected, LLMS } from './affected.ts';
 import { affectedJson, affectedMarkdown, affectedTerminal } from './affected-text.ts';
-import { changedBetween, parseFileList, prefixOf, readFileList, topLevel } from './changes.ts';
+import { changedBetween, checkoutOf, parseFileList, prefixOf, readFileList } from './changes.ts';
 import { airRootAt, modelNames, planFacts } from './plans.ts';
 import { statusJson, statusMarkdown, treeStatus } from './status.ts';
 import { parseLabels } from './legs.ts';
@@ -82,7 +82,7 @@ export async function fleetMain(command: 'affected' | 'status', argv: string[], 
     if (command === 'status') {
       if (!v.tree) throw new InputError(`status needs --tree DIR (see ${COMMAND} status --help)`);
       const root = airRootAt(v.tree);
-      const models = treeStatus(root, modelNames(root), prefixOf(root, topLevel(root)));
+      const models = treeStatus(root, modelNames(root), prefixOf(root, checkoutOf(root)?.workTree ?? null));
       out.write(v.json ? statusJson(models) : statusMarkdown(models));
       return EXIT.pass;
     }
@@ -102,7 +102,7 @@ async function affectedCommand(v: Values, out: NodeJS.WritableStream, err: NodeJ
   if (v.head !== undefined && v.base === undefined) throw new InputError('--head goes with --base');
   if (v.json && v.markdown) throw new InputError('--json and --markdown exclude each other');
   const root = airRootAt(v.tree ?? '.');
-  const top = topLevel(root);
+  const top = checkoutOf(root);
   let changed: string[];
   if (v.base !== undefined) {
     if (!top) throw new InputError('--base needs a git checkout (use --changed or --changed-from otherwise)', root);
@@ -122,7 +122,7 @@ async function affectedCommand(v: Values, out: NodeJS.WritableStream, err: NodeJ
     python: v.python ?? null, timeoutSec: v.timeout !== undefined ? parseTimeout(v.timeout, '--timeout') : null,
     log,
   });
-  const a = affected(facts, changed, prefixOf(root, top));
+  const a = affected(facts, changed, prefixOf(root, top?.workTree ?? null));
   out.write(v.json ? affectedJson(a, runners) : v.markdown ? affectedMarkdown(a, runners) : affectedTerminal(a));
   return EXIT.pass;
 }

@@ -6,7 +6,7 @@ import * as core from '@actions/core';
 import { Git } from './git.ts';
 import { affected, matrixOf, type Affected } from '../fleet/affected.ts';
 import { affectedMarkdown } from '../fleet/affected-text.ts';
-import { changedBetween, hasCommit, prefixOf, topLevel } from '../fleet/changes.ts';
+import { changedBetween, checkoutOf, hasCommit, prefixOf } from '../fleet/changes.ts';
 import { airRootAt, modelNames, planFacts } from '../fleet/plans.ts';
 import { InputError, oneLine } from '../errors.ts';
 import { eventChange, type FleetInputs } from './fleet-inputs.ts';
@@ -14,14 +14,14 @@ import { actionLog, out, type Session } from './session.ts';
 
 /** Fetches a commit the clone lacks (actions/checkout fetches one commit by default). */
 async function ensureCommit(git: Git, rev: string): Promise<void> {
-  if (hasCommit(git.cwd, rev)) return;
-  const r = await git.run(['fetch', '--no-tags', '--quiet', '--depth=200', 'origin', rev], { allowFail: true });
+  if (hasCommit(git.checkout, rev)) return;
+  const r = await git.talk(['fetch', '--no-tags', '--quiet', '--no-recurse-submodules', '--depth=200', 'origin', rev], { allowFail: true });
   if (r.code !== 0) out.warning(`could not fetch ${rev.slice(0, 12)} (${r.stderr.trim().split('\n').pop()}); check out with fetch-depth: 0`);
 }
 
 export async function affectedJob(s: Session, fi: FleetInputs): Promise<{ outputs: Record<string, string>; result: Affected }> {
   const root = airRootAt(fi.tree);
-  const top = topLevel(root);
+  const top = checkoutOf(root);
   let changed: string[] = [];
   let all: string | null = null;
   if (fi.changedFiles) changed = fi.changedFiles;
@@ -42,7 +42,7 @@ export async function affectedJob(s: Session, fi: FleetInputs): Promise<{ output
   const names = modelNames(root);
   actionLog.step(`affected: planning ${names.length} model dirs (static: no model code runs)`);
   const facts = await planFacts(root, names, { python: s.inputs.python, timeoutSec: s.inputs.timeoutSec, log: actionLog });
-  const result = affected(facts, changed, prefixOf(root, top), all);
+  const result = affected(facts, changed, prefixOf(root, top?.workTree ?? null), all);
   for (const r of result.rows) out.info(`${r.in ? 'in ' : 'out'} ${r.name}: ${r.why}`);
   try {
     await core.summary.addRaw(affectedMarkdown(result, fi.runners)).addEOL().write();

@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os';
 import { InfraError, InputError } from '../errors.ts';
 import { extractZip, DEFAULT_ZIP_LIMITS, type ZipLimits } from './unzip.ts';
 import { writeZip } from './zip.ts';
+import { modelSlug } from './model-names.ts';
 
 export interface UploadResult {
   name: string;
@@ -64,10 +65,7 @@ export async function listFiles(dir: string): Promise<string[]> {
   return out.sort();
 }
 
-/** A model's repository-relative path as one name part: `/` becomes `__`, anything odd `_`. */
-export function modelSlug(modelKey: string): string {
-  return modelKey.split(/[\\/]+/).filter(Boolean).map((p) => p.replace(/[^A-Za-z0-9._-]+/g, '_')).join('__') || 'model';
-}
+export { modelSlug } from './model-names.ts';
 
 function cleanPrefix(prefix: string): string {
   return prefix.replace(/[":<>|*?\\/\r\n\s]+/g, '_');

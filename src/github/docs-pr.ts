@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join, relative, isAbsolute, dirname } from 'node:path';
 import { Git } from './git.ts';
 import { confineBelow } from '../fs/confine.ts';
+import { branchPath } from './model-names.ts';
 import { classifyWriteError, isAlreadyExists, type GitHubApi, type PullRequest } from './api.ts';
 
 export const BOT = { name: 'github-actions[bot]', email: '41898282+github-actions[bot]@users.noreply.github.com' };
@@ -19,17 +20,15 @@ const REF_DOCS = 'refs/npu-block-gate/docs';
 /**
  * The docs branch of a model, from its repository-relative path (two models with the same
  * basename in different directories never share a branch): every path component kept, each made
- * a valid ref component.
+ * a valid ref component; a path that had to change carries a hash of itself (model-names.ts), so
+ * no two models share a branch.
  */
 export function docsBranch(modelKey: string): string {
-  const parts = modelKey
-    .split(/[\\/]+/)
-    .filter((p) => p && p !== '.')
-    .map((p) => p.replace(/[^A-Za-z0-9._-]+/g, '_').replace(/^[.-]+/, '_').replace(/\.lock$/i, '_lock').replace(/\.+$/, '_').replace(/\.{2,}/g, '_'));
-  return DOCS_BRANCH_PREFIX + (parts.length ? parts.join('/') : 'model');
+  return DOCS_BRANCH_PREFIX + branchPath(modelKey);
 }
 
 export interface DocsPrRequest {
+  /** Git pinned to the workspace's checkout (never one found from the model dir). */
   git: Git;
   api: GitHubApi | null;
   remote: string;
@@ -100,9 +99,8 @@ async function fetchRefs(git: Git, remote: string, base: string, branch: string)
  * the working tree, so the history table keeps growing across runs. Skipped for a file that
  * changed on the base branch since (a person edited it; theirs wins).
  */
-export async function restoreRecordedDocs(inModel: Git, remote: string, base: string, branch: string, files: string[], log: (m: string) => void): Promise<string[]> {
-  const root = await inModel.topLevel();
-  const git = inModel.at(root);
+export async function restoreRecordedDocs(git: Git, remote: string, base: string, branch: string, files: string[], log: (m: string) => void): Promise<string[]> {
+  const root = git.root;
   const refs = await fetchRefs(git, remote, base, branch);
   if (!refs.docs) return [];
   const restored: string[] = [];
@@ -136,9 +134,9 @@ export function forcedNote(forced: string[]): string {
 }
 
 export async function upsertDocsPr(r: DocsPrRequest): Promise<DocsPrResult> {
-  const root = await r.git.topLevel();
-  // Every path below is relative to the top level, so git runs there.
-  const git = r.git.at(root);
+  // Every path below is relative to the top level, where git runs.
+  const git = r.git;
+  const root = git.root;
   const refs = await fetchRefs(git, r.remote, r.base, r.branch);
   const rels = r.files.map((f) => relTo(root, f));
 

@@ -53,9 +53,8 @@ async function recordedVersion(git: Git, refs: { base: string; docs: string | nu
  * Before the judge writes the documents: the versions the fleet branch last recorded, into the
  * working tree, so each model's history keeps growing across runs until the PR is merged.
  */
-export async function restoreFleetDocs(inRepo: Git, remote: string, base: string, files: string[], log: (m: string) => void): Promise<string[]> {
-  const root = await inRepo.topLevel();
-  const git = inRepo.at(root);
+export async function restoreFleetDocs(git: Git, remote: string, base: string, files: string[], log: (m: string) => void): Promise<string[]> {
+  const root = git.root;
   const refs = await fetchRefs(git, remote, base, FLEET_DOCS_BRANCH);
   const restored: string[] = [];
   for (const f of files) {
@@ -92,8 +91,8 @@ export interface FleetDocsRequest {
 }
 
 export async function upsertFleetDocsPr(r: FleetDocsRequest): Promise<FleetDocsResult> {
-  const root = await r.git.topLevel();
-  const git = r.git.at(root);
+  const git = r.git;
+  const root = git.root;
   const branch = FLEET_DOCS_BRANCH;
   const refs = await fetchRefs(git, r.remote, r.base, branch);
   const ours = r.models.map((m) => ({ model: m.model, message: m.commitMessage, rels: m.files.map((f) => relTo(root, f)) }));
@@ -104,7 +103,7 @@ export async function upsertFleetDocsPr(r: FleetDocsRequest): Promise<FleetDocsR
     // Carried over: files the branch recorded that this run did not write, grouped by model dir.
     const carried = new Map<string, { rel: string; abs: string }[]>();
     if (refs.docs && refs.docsBase) {
-      const names = (await git.out(['diff', '--name-only', '--no-renames', refs.docsBase, refs.docs])).split('\n').filter(Boolean);
+      const names = (await git.out(['diff', '--no-ext-diff', '--no-textconv', '--name-only', '--no-renames', refs.docsBase, refs.docs])).split('\n').filter(Boolean);
       for (const rel of names) {
         if (mine.has(rel)) continue;
         const blob = await recordedVersion(git, refs, rel);

@@ -1,13 +1,11 @@
 // The git wrapper: argument arrays (never a shell), output captured, and one named method per git
-// step the docs PR takes. The token reaches git only through GIT_CONFIG_* environment variables,
-// never a command line or a log line.
-import { execFile } from 'node:child_process';
+// step the docs PR takes. Every call runs pinned to one checkout (src/git/pinned.ts: explicit git
+// dir and work tree, no config-driven program). The token reaches git only through GIT_CONFIG_*
+// environment variables of the calls that fetch or push, never a command line, a log line or
+// another call's environment.
+import { findCheckout, modelCheckout, runPinned, type Checkout, type GitResult } from '../git/pinned.ts';
 
-export interface GitResult {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
+export type { Checkout, GitResult } from '../git/pinned.ts';
 
 export class GitError extends Error {
   constructor(
@@ -42,40 +40,48 @@ export function urlBase(remoteUrl: string): string | null {
   }
 }
 
+/**
+ * Git for the checkout of the workspace (GITHUB_WORKSPACE), or of a model dir in it: found by us,
+ * never by git's discovery from a directory the probe could write; an error naming the directory
+ * when there is none.
+ */
+export function gitFor(workspace: string, modelDir: string | null, debug?: (msg: string) => void): Git {
+  const c = modelDir ? modelCheckout(workspace, modelDir) : findCheckout(workspace);
+  if (!c) throw new Error(`${modelDir ?? workspace} is not in a git checkout (looked from ${modelDir ? 'the directory above it' : 'the workspace'} upwards)`);
+  return new Git(c, debug);
+}
+
 export class Git {
   private token = '';
   private auth: Promise<Record<string, string>> | null = null;
   constructor(
-    readonly cwd: string,
+    readonly checkout: Checkout,
     private readonly debug: (msg: string) => void = () => {},
   ) {}
 
+  /** The top level of the work tree: every path git is given is relative to it. */
+  get root(): string {
+    return this.checkout.workTree;
+  }
+
   /**
-   * Authenticate https remotes with this token. actions/checkout persists its own token as a
-   * URL-scoped `http.<url>.extraheader` in .git/config, and git takes a URL-scoped value over an
-   * unscoped one whatever comes later; so every scoped key found in the config (and the remote's
-   * own URL) is reset and set to ours, next to the unscoped key.
+   * Authenticate https remotes with this token (on fetches and pushes only). actions/checkout
+   * persists its own token as a URL-scoped `http.<url>.extraheader` in .git/config, and git takes a
+   * URL-scoped value over an unscoped one whatever comes later; so every scoped key found in the
+   * config (and the remote's own URL) is reset and set to ours, next to the unscoped key.
    */
   useToken(token: string): void {
     this.token = token;
     this.auth = null;
   }
 
-  /** The same git (and credentials) in another directory, e.g. the repository's top level. */
-  at(cwd: string): Git {
-    const g = new Git(cwd, this.debug);
-    g.token = this.token;
-    g.auth = this.auth;
-    return g;
-  }
-
   private authEnv(): Promise<Record<string, string>> {
     if (!this.token) return Promise.resolve({});
     this.auth ??= (async () => {
       const keys = new Set<string>(['http.extraheader']);
-      const scoped = await this.exec(['config', '--name-only', '--get-regexp', '^http\\..+\\.extraheader$'], {}, { allowFail: true });
+      const scoped = await this.exec(['config', '--name-only', '--get-regexp', '^http\\..+\\.extraheader$'], { allowFail: true });
       for (const k of scoped.stdout.split('\n').map((l) => l.trim()).filter(Boolean)) keys.add(k);
-      const remote = await this.exec(['config', '--get-regexp', '^remote\\..*\\.url$'], {}, { allowFail: true });
+      const remote = await this.exec(['config', '--get-regexp', '^remote\\..*\\.url$'], { allowFail: true });
       for (const line of remote.stdout.split('\n')) {
         const base = urlBase(line.split(/\s+/)[1] ?? '');
         if (base) keys.add(`http.${base}.extraheader`);
@@ -96,29 +102,21 @@ export class Git {
     return this.auth;
   }
 
-  private exec(args: string[], auth: Record<string, string>, opts: GitOptions = {}): Promise<GitResult> {
+  private async exec(args: string[], opts: GitOptions & { auth?: Record<string, string> } = {}): Promise<GitResult> {
     this.debug(`git ${args.join(' ')}`);
-    return new Promise((resolvePromise, reject) => {
-      execFile(
-        'git',
-        args,
-        {
-          cwd: this.cwd,
-          env: { ...process.env, GIT_TERMINAL_PROMPT: '0', LC_ALL: 'C', ...auth, ...opts.env },
-          maxBuffer: 64 * 1024 * 1024,
-        },
-        (err, stdout, stderr) => {
-          const code = err ? (typeof (err as any).code === 'number' ? (err as any).code : 1) : 0;
-          const result = { code, stdout: String(stdout), stderr: String(stderr) };
-          if (code !== 0 && !opts.allowFail) reject(new GitError(args, result));
-          else resolvePromise(result);
-        },
-      );
-    });
+    const result = await runPinned(this.checkout, args, { env: { ...opts.auth, ...opts.env } });
+    if (result.code !== 0 && !opts.allowFail) throw new GitError(args, result);
+    return result;
   }
 
-  async run(args: string[], opts: GitOptions = {}): Promise<GitResult> {
-    return this.exec(args, await this.authEnv(), opts);
+  /** A local command: no token, no network. */
+  run(args: string[], opts: GitOptions = {}): Promise<GitResult> {
+    return this.exec(args, opts);
+  }
+
+  /** A fetch or a push (`args`): the only calls that carry the token. */
+  async talk(args: ['fetch' | 'push', ...string[]], opts: GitOptions = {}): Promise<GitResult> {
+    return this.exec(args, { ...opts, auth: await this.authEnv() });
   }
 
   /** stdout without the trailing newline. */
@@ -132,11 +130,6 @@ export class Git {
 
   // ----- named steps -------------------------------------------------------------------------
 
-  /** The top level of the working tree this directory belongs to. */
-  topLevel(): Promise<string> {
-    return this.out(['rev-parse', '--show-toplevel']);
-  }
-
   /** The commit checked out (HEAD), or null outside a repository. */
   async head(): Promise<string | null> {
     const r = await this.run(['rev-parse', '--verify', '--quiet', 'HEAD^{commit}'], { allowFail: true });
@@ -145,7 +138,7 @@ export class Git {
 
   /** Fetches a remote branch into a private ref; false when the branch does not exist. */
   async fetchBranch(remote: string, branch: string, intoRef: string): Promise<boolean> {
-    const r = await this.run(['fetch', '--no-tags', '--quiet', remote, `+refs/heads/${branch}:${intoRef}`], { allowFail: true });
+    const r = await this.talk(['fetch', '--no-tags', '--quiet', '--no-recurse-submodules', '--no-write-fetch-head', remote, `+refs/heads/${branch}:${intoRef}`], { allowFail: true });
     if (r.code !== 0) {
       if (/couldn't find remote ref|not our ref|no such ref/i.test(r.stderr)) return false;
       throw new GitError(['fetch', remote, branch], r);
@@ -186,14 +179,14 @@ export class Git {
 
   /** The full message of a commit. */
   message(commit: string): Promise<string> {
-    return this.out(['log', '-1', '--format=%B', commit]);
+    return this.out(['log', '--no-show-signature', '-1', '--format=%B', commit]);
   }
 
   /** Whether one of the last `n` commits of `rev` has a message line matching `line` exactly. */
   async recentCommitHasLine(rev: string, line: string, n = 20): Promise<boolean> {
     // --grep takes a basic regular expression: escape its special characters.
     const pattern = `^${line.replace(/[.*[\]^$\\]/g, '\\$&')}$`;
-    return (await this.out(['log', '-n', String(n), '--format=%H', `--grep=${pattern}`, rev], { allowFail: true })) !== '';
+    return (await this.out(['log', '--no-show-signature', '-n', String(n), '--format=%H', `--grep=${pattern}`, rev], { allowFail: true })) !== '';
   }
 
   /** The path is ignored by .gitignore (checked without the index). */
@@ -209,7 +202,8 @@ export class Git {
     const env = { GIT_INDEX_FILE: indexFile };
     await this.run(['read-tree', base], { env });
     for (const f of files) {
-      const blob = await this.out(['hash-object', '-w', '--', f.abs]);
+      // --no-filters: a clean filter named by .gitattributes is a program; the documents are ours.
+      const blob = await this.out(['hash-object', '-w', '--no-filters', '--', f.abs]);
       await this.run(['update-index', '--add', '--cacheinfo', `100644,${blob},${f.rel}`], { env });
     }
     return this.out(['write-tree'], { env });
@@ -218,11 +212,11 @@ export class Git {
   /** A commit of `tree` on `parent`, by `who` (author and committer). */
   commitTree(tree: string, parent: string, message: string, who: Identity): Promise<string> {
     const env = { GIT_AUTHOR_NAME: who.name, GIT_AUTHOR_EMAIL: who.email, GIT_COMMITTER_NAME: who.name, GIT_COMMITTER_EMAIL: who.email };
-    return this.out(['commit-tree', tree, '-p', parent, '-m', message], { env });
+    return this.out(['commit-tree', '--no-gpg-sign', tree, '-p', parent, '-m', message], { env });
   }
 
   /** Pushes a commit to a branch, only if the branch is still at `expected` (null: absent). */
   async pushWithLease(remote: string, commit: string, branch: string, expected: string | null): Promise<void> {
-    await this.run(['push', '--quiet', `--force-with-lease=refs/heads/${branch}:${expected ?? ''}`, remote, `${commit}:refs/heads/${branch}`]);
+    await this.talk(['push', '--quiet', '--no-verify', '--no-signed', '--no-recurse-submodules', `--force-with-lease=refs/heads/${branch}:${expected ?? ''}`, remote, `${commit}:refs/heads/${branch}`]);
   }
 }

@@ -20,7 +20,7 @@ import type { IsolationRow, Report } from '../record/report.ts';
 import { classifyWriteError } from './api.ts';
 import { artifactName, pickArtifact, freshDir } from './artifact.ts';
 import { marker, resultDigest, truncateBody, upsertComment, COMMENT_BUDGET } from './comment.ts';
-import { Git } from './git.ts';
+import { gitFor, type Git } from './git.ts';
 import { docsBranch, restoreRecordedDocs, upsertDocsPr, DocsPrRefused } from './docs-pr.ts';
 import { writeMeta, verifyMeta, resolvePr, probeJobError, type RunMeta } from './split.ts';
 import type { ModelResult } from './outputs.ts';
@@ -79,9 +79,9 @@ function resultOf(modelDir: string, key: string, r: Reached, p: Published): Mode
   return { ...common, outcome: 'error', exitCode: r.exitCode, report: r.report, reportPath: null, runDir: r.runDir, error: r.message, isolation: r.report.isolation };
 }
 
-async function checkoutSha(dir: string): Promise<string | null> {
+async function checkoutSha(s: Session, dir: string): Promise<string | null> {
   try {
-    return await new Git(existsSync(dir) ? dir : process.cwd()).head();
+    return await gitFor(s.workspace, existsSync(dir) ? dir : null).head();
   } catch {
     return null;
   }
@@ -90,7 +90,7 @@ async function checkoutSha(dir: string): Promise<string | null> {
 // ----- the three jobs ----------------------------------------------------------------------------
 
 async function fullJob(s: Session, plan: Plan, modelDir: string, key: string): Promise<ModelResult> {
-  const judged: JudgedCommit = { head: s.trust.judged.headSha, merge: s.trust.mergeSha, checkout: await checkoutSha(modelDir) };
+  const judged: JudgedCommit = { head: s.trust.judged.headSha, merge: s.trust.mergeSha, checkout: await checkoutSha(s, modelDir) };
   let docsPr: Published['docsPr'] = null;
   let reached: Reached;
   try {
@@ -168,7 +168,7 @@ async function probeJob(s: Session, plan: Plan, modelDir: string, key: string): 
   const isolation = reached.kind === 'probed' ? reached.isolation : null;
   // The run dir goes up even when the probe failed: github.json carries the error and probe.log
   // explains it, so the report job can tell the pull request ERROR instead of nothing.
-  writeMeta(plan.runDir, s.ctx, s.trust, key, { checkoutSha: await checkoutSha(modelDir), error, isolation });
+  writeMeta(plan.runDir, s.ctx, s.trust, key, { checkoutSha: await checkoutSha(s, modelDir), error, isolation });
   let artifact: Published['artifact'] = null;
   try {
     if (!s.store) throw new InfraError('mode probe hands the run dir to the report job as an artifact, but there is no artifact service here (ACTIONS_RUNTIME_TOKEN is unset)');
@@ -258,8 +258,9 @@ async function comment(s: Session, key: string, report: Report, prNumber: number
   }
 }
 
+/** Git for the docs of a model: the workspace's checkout, never a repository found in the model dir. */
 function git(s: Session, modelDir: string): Git {
-  const g = new Git(modelDir, (m) => out.debug(m));
+  const g = gitFor(s.workspace, modelDir, (m) => out.debug(m));
   g.useToken(s.inputs.token);
   return g;
 }

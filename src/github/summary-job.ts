@@ -24,7 +24,7 @@ import { truncateBody, upsertComment } from './comment.ts';
 import { DocsPrRefused } from './docs-pr.ts';
 import { FLEET_DOCS_BRANCH, restoreFleetDocs, upsertFleetDocsPr } from './fleet-docs.ts';
 import type { FleetInputs } from './fleet-inputs.ts';
-import { Git } from './git.ts';
+import { gitFor, type Git } from './git.ts';
 import { isolationOf } from './jobs.ts';
 import { META_FILE, probeJobError, resolvePr, verifyMeta, type RunMeta } from './split.ts';
 import { actionLog, commitsDocs, docsBase, loginFor, out, planFor, type Session } from './session.ts';
@@ -96,7 +96,7 @@ async function baseRecords(s: Session, models: string[], base: string): Promise<
   const out_ = new Map<string, Map<string, BaseRecord>>();
   let git: Git | null = null;
   try {
-    git = new Git(s.workspace, (m) => out.debug(m));
+    git = gitFor(s.workspace, null, (m) => out.debug(m));
     git.useToken(s.inputs.token);
     if (!(await git.fetchBranch('origin', base, BASE_REF))) git = null;
   } catch (e) {
@@ -137,7 +137,13 @@ function commitMessage(model: string, legs: LegResult[], sha: string, runId: num
 async function recordDocs(s: Session, judged: Judged[]): Promise<{ url: string | null; number: number | null; note: string }> {
   const j = s.trust.judged;
   const base = docsBase(s);
-  const git = new Git(s.workspace, (m) => out.debug(m));
+  let git: Git;
+  try {
+    git = gitFor(s.workspace, null, (m) => out.debug(m));
+  } catch (e) {
+    out.warning(`docs: could not record the results through a PR: ${oneLine(e)}`);
+    return { url: null, number: null, note: `Documents were not recorded: ${plain(oneLine(e), 300)}.` };
+  }
   git.useToken(s.inputs.token);
   const byModel = new Map<string, Judged[]>();
   for (const x of judged) if (x.plan && x.abs && x.result.state === 'judged') byModel.set(x.result.model, [...(byModel.get(x.result.model) ?? []), x]);

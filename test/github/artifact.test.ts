@@ -21,6 +21,25 @@ test('names: prefix, the model path, the matrix leg and the attempt', () => {
   assert.is(artifactName('phase2', 'llms/tiny', 'leg-0123abcd', 3), 'phase2-llms__tiny-leg-0123abcd-attempt3');
 });
 
+test('slugs never collide (issue 25): a/b vs a__b, x y vs x_y, a model named like a leg; plain names keep theirs', () => {
+  // The names existing artifacts and run dirs carry.
+  assert.is(modelSlug('programming_examples/llms/llama32_1b'), 'programming_examples__llms__llama32_1b');
+  assert.is(modelSlug('llms/qwen25_0_5b'), 'llms__qwen25_0_5b');
+  assert.is.not(modelSlug('a/b'), modelSlug('a__b'));
+  assert.is.not(modelSlug('x y'), modelSlug('x_y'));
+  assert.is(modelSlug('x_y'), 'x_y');
+  const keys = ['a/b', 'a__b', 'a_/b', 'a/_b', 'a___b', 'a_/_b', 'x y', 'x_y', 'x  y', 'x\ty', 'x?y', 'x.y', 'x..y', '.x', '_x', 'x_', 'ä', 'm', 'm-leg-0123abcd', 'llms/tiny', 'llms/tiny-llama'];
+  const slugs = keys.map(modelSlug);
+  assert.is(new Set(slugs).size, keys.length, slugs.join(' '));
+  // The same directory written another way is the same model.
+  assert.is(modelSlug('a//b/'), modelSlug('a/b'));
+  assert.is(modelSlug('./a/b'), modelSlug('a/b'));
+  // Artifact names too, with a leg: model m-leg-0123abcd in no leg is not model m in leg-0123abcd.
+  assert.is.not(artifactName('p', 'm-leg-0123abcd', null, 1), artifactName('p', 'm', 'leg-0123abcd', 1));
+  assert.is(pickArtifact([found(artifactName('p', 'm-leg-0123abcd', null, 1), 1)], 'p', 'm', 1), null);
+  for (const k of keys) assert.is(pickArtifact([found(artifactName('p', k, 'leg-0000aaaa', 2), 3)], 'p', k, 2)?.id, 3, k);
+});
+
 test('lookup is exact: tiny never picks up tiny-llama, a look-alike or another prefix', () => {
   const all = [found('phase2-llms__tiny-llama-attempt1', 1), found('phase2-llms__tiny-attemptX', 2), found('phase2-llms__tiny-attempt1-evil', 3), found('other-llms__tiny-attempt1', 4)];
   assert.is(pickArtifact(all, 'phase2', 'llms/tiny', 1), null);

@@ -6,7 +6,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { Git } from '../../src/github/git.ts';
+import { gitFor } from '../../src/github/git.ts';
 import { FLEET_DOCS_BRANCH, restoreFleetDocs, upsertFleetDocsPr } from '../../src/github/fleet-docs.ts';
 import { eventChange } from '../../src/github/fleet-inputs.ts';
 import type { GhContext } from '../../src/github/context.ts';
@@ -27,7 +27,7 @@ const quiet = () => {};
 
 test('one commit per model on a branch rebuilt on the base; an earlier model carried over; the base wins where it changed a file', async () => {
   const r = makeGitRemote();
-  const g = new Git(r.work);
+  const g = gitFor(r.work, null);
   const first = await upsertFleetDocsPr({
     git: g, api: null, remote: 'origin', base: 'main', title: 't', body: 'b', log: quiet,
     models: [

@@ -7,6 +7,8 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } fro
 import { join } from 'node:path';
 import { build } from 'esbuild';
 import { REPO } from './airmini.ts';
+// @ts-expect-error: a plain .mjs module of the build, without types
+import { ownFilesOnly } from '../../scripts/own-files.mjs';
 
 function newest(dir: string): number {
   let t = 0;
@@ -43,6 +45,7 @@ function ensureBundle(name: 'index' | 'cli'): Promise<string> {
         target: 'node20',
         format: 'esm',
         logLevel: 'error',
+        plugins: [ownFilesOnly()],
         banner: { js: "import { createRequire as __nbgCreateRequire } from 'node:module'; const require = __nbgCreateRequire(import.meta.url);" },
       });
       return out;
