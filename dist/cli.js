@@ -4,8 +4,8 @@ import {
   check,
   errorReport,
   planModel
-} from "./chunks/chunk-Y3FEBSOV.js";
-import "./chunks/chunk-V5C6YZTR.js";
+} from "./chunks/chunk-LMOEXDFJ.js";
+import "./chunks/chunk-OR4B63H2.js";
 import {
   stderrLog
 } from "./chunks/chunk-N7GSAKQW.js";
@@ -36,7 +36,7 @@ import {
   parseThreshold,
   parseTimeout,
   toJson
-} from "./chunks/chunk-4VP6DRSO.js";
+} from "./chunks/chunk-TEASRKWD.js";
 import {
   EXIT,
   GateError,
@@ -45,7 +45,7 @@ import {
   oneLine,
   parseEnvNames,
   plain
-} from "./chunks/chunk-56WL2VVV.js";
+} from "./chunks/chunk-BJTYMFPS.js";
 import "./chunks/chunk-A6YGPO6E.js";
 
 // src/cli.ts
@@ -523,12 +523,12 @@ async function main(argv, out = process.stdout, err = process.stderr) {
   let json = false;
   let plan = null;
   if (argv[0] === "agent" || argv[0] === "help" && argv[1] === "agent") {
-    const { agentMain } = await import("./chunks/cli-QS4E6UUF.js");
+    const { agentMain } = await import("./chunks/cli-2H2IAFNI.js");
     return agentMain(argv[0] === "agent" ? argv.slice(1) : ["--help"], out, err);
   }
   const fleet = argv[0] === "help" ? argv[1] : argv[0];
   if (fleet === "affected" || fleet === "status") {
-    const { fleetMain } = await import("./chunks/cli-FXMP3GVU.js");
+    const { fleetMain } = await import("./chunks/cli-TQGSJVHW.js");
     return fleetMain(fleet, argv[0] === "help" ? ["--help"] : argv.slice(1), out, err);
   }
   try {

@@ -3272,6 +3272,11 @@ var realHost = {
   uid: () => typeof process.getuid === "function" ? process.getuid() : -1,
   uidOf: (user) => idOf("-u", user),
   gidOf: (user) => idOf("-g", user),
+  groupsOf: (user) => {
+    const r = spawnSync3("id", ["-G", user], { encoding: "utf8", timeout: 5e3 });
+    return r.status === 0 ? r.stdout.trim().split(/\s+/).map(Number).filter(Number.isInteger) : [];
+  },
+  myGroups: () => [.../* @__PURE__ */ new Set([process.getgid?.() ?? -1, ...process.getgroups?.() ?? []])].filter((g) => g >= 0),
   env: process.env,
   readFile: (path) => {
     try {
@@ -3353,6 +3358,11 @@ import { isAbsolute as isAbsolute3, join as join15, resolve as resolve9 } from "
 // src/rundir/schema.ts
 var PROBE_SCHEMA = PROBE.schema;
 var PROBE_SCHEMA_VERSION = PROBE.version;
+var RUN_DIRS = [
+  [CONTRACT.layers_dir, /^layer_\d{2,}\.(npu|ref)\.npy$/],
+  [CONTRACT.boundaries.dir, /^\d{2,}-[A-Za-z0-9_.-]+\.(npu|ref)\.npy$/],
+  [CONTRACT.bisect.dir, new RegExp(`^(${CONTRACT.bisect.json.replace(".", "\\.")}|\\d{2,}-.+\\.npy|launch-\\d{2,}-.+\\.npy)$`)]
+];
 
 // src/text/escape.ts
 var ID_RE = /^[A-Za-z0-9_.-]{1,64}$/;
