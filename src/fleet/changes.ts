@@ -2,8 +2,9 @@
 // (base...head: what the head adds since it left the base, as a pull request shows it), or as a
 // list given by the caller. And where the air root sits in that repository.
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { relative, resolve } from 'node:path';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative, resolve } from 'node:path';
 import { InputError, fsError } from '../errors.ts';
 
 function git(cwd: string, args: string[]): string {
@@ -76,5 +77,32 @@ export function readFileList(path: string): string[] {
     return parseFileList(readFileSync(path, 'utf8'));
   } catch (e) {
     throw fsError(e, path, 'cannot read the list of changed files');
+  }
+}
+
+/** The commit a pull request's diff starts from: the merge base of base and head, else base itself. */
+export function forkPoint(dir: string, base: string, head: string): string {
+  try {
+    return git(dir, ['merge-base', base, head]).trim() || base;
+  } catch {
+    return base;
+  }
+}
+
+/**
+ * A copy of `sub` (a folder relative to the repository's top level, '' for all of it) as it is at
+ * `rev`, in a new temporary directory (the caller removes it): `git archive` into `tar -x`, so the
+ * checkout, its index and its worktrees are left as they are.
+ */
+export function treeAt(dir: string, rev: string, sub: string): string {
+  if (!REV.test(rev) || rev.startsWith('-')) throw new InputError(`${JSON.stringify(rev.slice(0, 80))} is not a commit or branch name`);
+  const out = mkdtempSync(join(tmpdir(), 'npu-block-gate-base-'));
+  try {
+    const tar = execFileSync('git', ['archive', '--format=tar', rev, '--', sub || '.'], { cwd: dir, maxBuffer: 1 << 30, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, GIT_TERMINAL_PROMPT: '0', LC_ALL: 'C' } });
+    execFileSync('tar', ['-x', '--no-same-owner', '--no-same-permissions', '-C', out], { input: tar, stdio: ['pipe', 'ignore', 'pipe'] });
+    return out;
+  } catch (e) {
+    rmSync(out, { recursive: true, force: true });
+    throw new InputError(`cannot read the tree at ${rev.slice(0, 40)}: ${firstLine(e)}`, dir);
   }
 }

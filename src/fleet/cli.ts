@@ -9,7 +9,7 @@ import { parseTimeout } from '../plan.ts';
 import { affected, LLMS } from './affected.ts';
 import { affectedJson, affectedMarkdown, affectedTerminal } from './affected-text.ts';
 import { changedBetween, parseFileList, prefixOf, readFileList, topLevel } from './changes.ts';
-import { airRootAt, modelNames, planFacts } from './plans.ts';
+import { airRootAt, modelNames, planFacts, planWithBase } from './plans.ts';
 import { statusJson, statusMarkdown, treeStatus } from './status.ts';
 import { parseLabels } from './legs.ts';
 
@@ -122,7 +122,11 @@ async function affectedCommand(v: Values, out: NodeJS.WritableStream, err: NodeJ
     python: v.python ?? null, timeoutSec: v.timeout !== undefined ? parseTimeout(v.timeout, '--timeout') : null,
     log,
   });
-  const a = affected(facts, changed, prefixOf(root, top));
+  const prefix = prefixOf(root, top);
+  const all = v.base !== undefined && top
+    ? await planWithBase({ top, airRoot: root, prefix, base: v.base, head: v.head ?? 'HEAD', changed, facts }, { python: v.python ?? null, timeoutSec: v.timeout !== undefined ? parseTimeout(v.timeout, '--timeout') : null, log })
+    : facts;
+  const a = affected(all, changed, prefix);
   out.write(v.json ? affectedJson(a, runners) : v.markdown ? affectedMarkdown(a, runners) : affectedTerminal(a));
   return EXIT.pass;
 }
