@@ -358,7 +358,7 @@ export async function agentMain(argv: string[], out: NodeJS.WritableStream = pro
           runnerDir: needRunnerDir(values, sub), tokenFile: values['token-file'] ?? null, labels: values.label ?? [], apiUrl: values['api-url'] ?? null,
           stateDir, reason: values.reason ?? 'drained by hand (npu-block-gate agent drain)', fromHook: false,
         });
-        out.write(values.json ? json(r.record) : r.lines.join('\n') + '\n' + `drained: ${r.record.reason}; undo with npu-block-gate agent undrain\n`);
+        out.write(values.json ? json(r.record) : r.lines.join('\n') + '\n' + `${r.record.state === 'drained' ? 'drained' : 'not drained yet'}: ${r.record.reason}; undo with npu-block-gate agent undrain\n`);
         return EXIT.pass;
       }
       case 'undrain': {

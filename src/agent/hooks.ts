@@ -376,6 +376,16 @@ export interface StartedOptions extends DoctorOptions { forkPolicy: ForkPolicy; 
  * problem the probe or the log found included) is a warning annotation on it with its fix.
  */
 export async function jobStarted(m: Machine, o: StartedOptions): Promise<HookResult> {
+  // A drain in flight (a service stop scheduled or waiting for the running job): a job accepted now
+  // would be killed by the stop, so it is refused before anything else runs.
+  const draining = drainStatus(m, o.stateDir);
+  if (draining && !draining.drained && (draining.state === 'pending' || draining.state === 'waiting')) {
+    const why = `npu-block-gate: job-started hook: this runner is being drained (${draining.state === 'waiting' ? 'its service stops after the running job' : 'a service stop is scheduled'}: ${draining.reason}); refusing the job so the stop does not kill it (npu-block-gate agent undrain cancels the drain)`;
+    const e = m.env;
+    const job: JobRecord = { started_at: m.now().toISOString(), repository: e.GITHUB_REPOSITORY ?? null, run_id: e.GITHUB_RUN_ID ?? null, job: e.GITHUB_JOB ?? null, versions: { xrt: null, amdxdna: null, firmware: null }, refused: `drain ${draining.state}` };
+    try { writeJson(join(o.stateDir, STATE_FILES.job), job, { durable: false }); } catch { /* state is best effort */ }
+    return { code: 1, out: annotation('error', 'npu-block-gate: drain in progress', why) + why + '\n' };
+  }
   const rep = await doctorReport(m, { ...o, functional: o.functional ?? 'auto' });
   let out = renderChecks(rep.checks, m.root);
   const fails = deviceFailures(rep.checks);
@@ -426,7 +436,11 @@ export async function recordDiagnostics(m: Machine, dir: string, bdf: string | n
   const parts = [`=== job-completed ${now.toISOString()}${e.GITHUB_REPOSITORY ? ` ${e.GITHUB_REPOSITORY}` : ''}${e.GITHUB_RUN_ID ? ` run ${e.GITHUB_RUN_ID}` : ''}${e.GITHUB_JOB ? ` job ${e.GITHUB_JOB}` : ''} ===`];
   const k = await readKernelLog(m, { bdf, sinceHours: 1 });
   if ('error' in k) parts.push(`--- kernel log: ${k.error}`);
-  else parts.push(`--- kernel log, NPU lines (${k.source}; ${readNote(k)}): ${k.lines.length}`, ...k.lines);
+  else {
+    // One push per line: spreading a flooded log's lines into one call overflows the stack.
+    parts.push(`--- kernel log, NPU lines (${k.source}; ${readNote(k)}): ${k.lines.length}`);
+    for (const l of k.lines) parts.push(l);
+  }
   const x = runXrtSmi(m);
   if (x.missing) parts.push('--- xrt-smi examine: not found');
   else parts.push(`--- xrt-smi examine (exit ${x.status ?? x.error})`, (x.stdout + x.stderr).trimEnd());
