@@ -15,8 +15,8 @@ import { cacheStats, cacheGc, renderStats, renderGc } from './cache.ts';
 import { parseSize } from './parse.ts';
 import { DEFAULT_WAIT_SECONDS, lockState, npuLockPath, renderLockStatus, waitLock } from './lock.ts';
 import {
-  DEFAULT_FORK_POLICY, FORK_POLICIES, defaultHooksDir, installHooks, jobCompleted, jobStarted, selfCommand,
-  type ForkPolicy, type SelfCommand,
+  DEFAULT_FORK_POLICY, DEFAULT_WHEN_UNKNOWN, FORK_POLICIES, defaultHooksDir, installHooks, jobCompleted, jobStarted, selfCommand,
+  type ForkPolicy, type SelfCommand, type WhenUnknown,
 } from './hooks.ts';
 import { drain, undrain } from './drain.ts';
 import { defaultStateDir } from './state.ts';

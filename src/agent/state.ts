@@ -64,8 +64,10 @@ export interface FunctionalRecord {
   memlock: { soft: number | 'unlimited'; hard: number | 'unlimited' } | null;
   /** The host problem it found (memlock, permissions, the XRT install), with its fix; null when none. */
   host: { kind: ProbeFindingKind; detail: string; fix: string } | null;
+  /** The newest NPU kernel-log line when it ran. */
+  npu_last?: string | null;
   /** The last pass this boot (this probe, or an earlier one): the point older kernel-log signatures are cleared to. */
-  last_ok: { at: string; npu_lines: number | null } | null;
+  last_ok: { at: string; npu_lines: number | null; npu_last?: string | null } | null;
 }
 
 export interface JobRecord {
