@@ -105,7 +105,8 @@ function hostFix(f: ProbeFinding, o: { limits: Limits | null; service: string | 
   if (/No archive/i.test(line)) return `the XRT install lacks xrt-smi's validate archive (amdxdna/bins/xrt_smi_*.a, found through XRT's platform path): reinstall the amdxdna plugin package that matches ${xrt} (xrt_plugin-amdxdna), which ships it`;
   if (/not available/i.test(line)) return `the XRT install lacks the file the test needs (${line}): reinstall the amdxdna plugin package that matches ${xrt} (xrt_plugin-amdxdna)`;
   if (/Invalid test name/i.test(line)) return `this XRT has no "${o.test}" test: pass --functional-test with one that xrt-smi validate --help lists`;
-  if (/No devices found/i.test(line)) return `XRT sees no NPU although sysfs has one: its amdxdna plugin (libxrt_driver_xdna.so, the xrt_plugin-amdxdna package) is missing or does not match ${xrt}: reinstall it`;
+  if (/xrt-smi (crashed|aborted|could not run)/.test(line)) return `${line}: the XRT install is broken, not the NPU (reinstall XRT and the amdxdna plugin package that matches ${xrt}; run xrt-smi examine by hand to see it)`;
+  if (/No devices? (were )?found|Device not found|Specified device .*not found/i.test(line)) return `XRT sees no NPU although sysfs has one: its amdxdna plugin (libxrt_driver_xdna.so, the xrt_plugin-amdxdna package) is missing or does not match ${xrt}: reinstall it`;
   return `run xrt-smi validate --run ${o.test} --verbose to see why (XRT prints nothing for a skipped test): usually the test's xclbin or archive is missing from the XRT install; reinstall the amdxdna plugin package that matches XRT`;
 }
 

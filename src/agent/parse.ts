@@ -153,8 +153,14 @@ export function classifyValidate(text: string, exitStatus: number | null): Probe
   if (mem) return { kind: 'memlock', line: mem };
   const perm = firstLine(text, /\(err=-?13\)|Permission denied/i);
   if (perm) return { kind: 'permissions', line: perm, denied: /SET_STATE/.test(perm) ? 'set-state' : /Open \S+ failed|\/dev\/accel/.test(perm) ? 'node' : null };
-  const install = firstLine(text, /No archive (found|provided)|\bnot available\b|Invalid test name|No devices found|cannot open shared object file/i);
+  const install = firstLine(text, /No archive (found|provided)|\bnot available\b|Invalid test name|No devices? (were )?found|Device not found|Specified device .*not found|cannot open shared object file|command not found/i);
   if (install) return { kind: 'xrt-install', line: install };
+  // xrt-smi itself did not run or crashed (127: not found or a missing library under a wrapper; 126: not
+  // executable; 139 / 134: SIGSEGV / SIGABRT in the tool): the XRT install, never evidence against the NPU.
+  if (exitStatus === 126 || exitStatus === 127 || exitStatus === 134 || exitStatus === 139) {
+    const what = exitStatus === 139 ? 'crashed (exit 139, SIGSEGV)' : exitStatus === 134 ? 'aborted (exit 134, SIGABRT)' : `could not run (exit ${exitStatus})`;
+    return { kind: 'xrt-install', line: `xrt-smi ${what}${text.trim() ? `: ${text.trim().split(/\r?\n/).pop()}` : ''}` };
+  }
   const errors = v.tests.flatMap((t) => t.errors);
   if (exitStatus === 0 || (!failed.length && !errors.length && v.result !== 'failed' && /^Validation completed/m.test(text))) {
     return { kind: 'xrt-install', line: v.tests.length ? `every test was skipped (${v.tests.map((t) => `${t.name}: ${t.status || '?'}`).join(', ')})` : 'xrt-smi validate ran no test' };
