@@ -5,7 +5,8 @@
 import * as core from '@actions/core';
 import { Git } from './git.ts';
 import { affected, matrixOf, type Affected } from '../fleet/affected.ts';
-import { affectedMarkdown } from '../fleet/affected-text.ts';
+import { affectedMarkdown, legCount } from '../fleet/affected-text.ts';
+import { matrixLimitNote } from '../fleet/legs.ts';
 import { changedBetween, hasCommit, prefixOf, topLevel } from '../fleet/changes.ts';
 import { airRootAt, modelNames, planFacts, planWithBase } from '../fleet/plans.ts';
 import { InputError, oneLine } from '../errors.ts';
@@ -50,6 +51,8 @@ export async function affectedJob(s: Session, fi: FleetInputs): Promise<{ output
   const facts = range && top ? await planWithBase({ top, airRoot: root, prefix, ...range, changed, facts: headFacts }, opts) : headFacts;
   const result = affected(facts, changed, prefix, all);
   for (const r of result.rows) out.info(`${r.in ? 'in ' : 'out'} ${r.name}: ${r.why}`);
+  const limit = matrixLimitNote(legCount(result, fi.runners));
+  if (limit) out.warning(limit);
   try {
     await core.summary.addRaw(affectedMarkdown(result, fi.runners)).addEOL().write();
   } catch (e) {

@@ -7,7 +7,8 @@ import { readdirSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { affected, inTree, isDoc, matrixOf, type ModelFacts } from '../../src/fleet/affected.ts';
-import { affectedMarkdown } from '../../src/fleet/affected-text.ts';
+import { affectedMarkdown, legCount } from '../../src/fleet/affected-text.ts';
+import { matrixLimitNote } from '../../src/fleet/legs.ts';
 import { modelNames, planFacts } from '../../src/fleet/plans.ts';
 import { main } from '../../src/cli.ts';
 import { silentLog } from '../../src/log.ts';
@@ -168,6 +169,17 @@ test('an air root below the repository top level: paths are taken relative to it
   assert.is(inTree('../etc/passwd', ''), null);
   assert.ok(isDoc('docs/buildingRyzenLin.md') && isDoc('x/docs/a.py') && isDoc('LICENSE'));
   assert.not.ok(isDoc('CMakeLists.txt') || isDoc(`${LLMS}/verify/prompts/base.txt`));
+});
+
+test('issue 28: 261 legs (87 models x 3 runner labels) warn, naming GitHub\'s matrix limit of 256', () => {
+  const facts = Array.from({ length: 87 }, (_, i) => fact(`m${String(i).padStart(2, '0')}`, [`${LLMS}/shared/x.py`]));
+  const a = affected(facts, [`${LLMS}/shared/x.py`]);
+  assert.is(a.models.length, 87);
+  assert.is(legCount(a, ['npu-a', 'npu-b', 'npu-c']), 261);
+  assert.match(affectedMarkdown(a, ['npu-a', 'npu-b', 'npu-c']), /> \[!WARNING\]\n> 261 legs: GitHub Actions runs at most 256 jobs from one matrix/);
+  assert.match(matrixLimitNote(261)!, /at most 256 jobs/);
+  assert.is(matrixLimitNote(256), null);
+  assert.not.match(affectedMarkdown(a, ['npu-a', 'npu-b']), /256/, '174 legs: no warning');
 });
 
 // ---- the CLI on a git checkout --------------------------------------------------------------------
