@@ -178,6 +178,20 @@ test('hooks install: --python, --hf-home and --offline go into the shim; .env up
   }
 });
 
+test('issue 28: hooks install sets the probe interval and --when-unknown for the hooks', async () => {
+  const f = fakeRunner();
+  const dir = join(f.home, 'hooks-interval');
+  const self = fakeBundle(f, 'pkg-interval');
+  const r = await agent(['hooks', 'install', '--dir', dir, '--functional-max-age', '1200', '--when-unknown', 'run'], { ...f.deps, self });
+  assert.is(r.code, 0, r.err);
+  const startedShim = readFileSync(join(dir, 'job-started.sh'), 'utf8');
+  assert.match(startedShim, / agent hook job-started --fork-policy probe-only .*--functional-max-age 1200 --when-unknown run/);
+  assert.match(readFileSync(join(dir, 'job-completed.sh'), 'utf8'), / agent hook job-completed .*--functional-max-age 1200/);
+  const bad = await agent(['hooks', 'install', '--dir', dir, '--functional-max-age', 'soon'], { ...f.deps, self });
+  assert.is(bad.code, 2);
+  assert.match(bad.err, /functional-max-age/);
+});
+
 test('hooks install over an existing admin hook: refused without --chain; with it the admin hook keeps running', async () => {
   const f = fakeRunner();
   const dir = join(f.base, 'hooks');
