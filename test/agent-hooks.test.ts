@@ -178,6 +178,20 @@ test('hooks install: --python, --hf-home and --offline go into the shim; .env up
   }
 });
 
+test('issue 28: hooks install sets the probe interval and --when-unknown for the hooks', async () => {
+  const f = fakeRunner();
+  const dir = join(f.home, 'hooks-interval');
+  const self = fakeBundle(f, 'pkg-interval');
+  const r = await agent(['hooks', 'install', '--dir', dir, '--functional-max-age', '1200', '--when-unknown', 'run'], { ...f.deps, self });
+  assert.is(r.code, 0, r.err);
+  const startedShim = readFileSync(join(dir, 'job-started.sh'), 'utf8');
+  assert.match(startedShim, / agent hook job-started --fork-policy probe-only .*--functional-max-age 1200 --when-unknown run/);
+  assert.match(readFileSync(join(dir, 'job-completed.sh'), 'utf8'), / agent hook job-completed .*--functional-max-age 1200/);
+  const bad = await agent(['hooks', 'install', '--dir', dir, '--functional-max-age', 'soon'], { ...f.deps, self });
+  assert.is(bad.code, 2);
+  assert.match(bad.err, /functional-max-age/);
+});
+
 test('hooks install over an existing admin hook: refused without --chain; with it the admin hook keeps running', async () => {
   const f = fakeRunner();
   const dir = join(f.base, 'hooks');
@@ -431,7 +445,8 @@ test('drain without a token stops the runner service, verified by systemctl is-a
   const c = await agent(['hook', 'job-completed', '--root', f.root, '--dir', join(f.base, 'hooks'), '--runner-dir', rd], f.deps);
   assert.is(c.code, 0, c.err);
   const sh = f.calls.filter(([n]) => n === 'sh');
-  assert.equal(sh.map(([, a, o]) => [a, o?.detached]), [[['-c', `sleep 30; exec sudo -n systemctl stop ${svc}`], true]]);
+  assert.equal(sh.map(([, a, o]) => [a[0], o?.detached]), [['-c', true]]);
+  assert.match(sh[0][1][1], new RegExp(`^sleep 30; grep -qF '"stop_id": "[^"]+"' '[^']+/drain\\.json' 2>/dev/null \\|\\| exit 0; exec sudo -n systemctl stop ${svc.replace(/\./g, '\\.')}$`));
   assert.match(c.out, /drain: the runner service actions\.runner\.acme-mlir-air\.npu-runner-1\.service is to stop in 30s, after this job .*not drained until systemctl is-active says so/);
   assert.is(JSON.parse(readFileSync(join(f.state, 'drain.json'), 'utf8')).state, 'pending');
   // Not drained until systemd says so: status verifies it, the metrics say pending.
@@ -461,6 +476,58 @@ test('drain without a token stops the runner service, verified by systemctl is-a
   r = await agent(['drain', '--root', f.root, '--runner-dir', rd], f.deps);
   assert.is(r.code, 2);
   assert.match(r.err, /\.service: no \.service file \(svc\.sh install writes it\)/);
+});
+
+/** Runs a background stop's script for real (sh, the delay cut to 0) with a sudo that records what it was asked. */
+function runStop(f: Fake, script: string): string | null {
+  const bin = join(f.base, 'stop-bin');
+  mkdirSync(bin, { recursive: true });
+  const said = join(f.base, 'sudo-said');
+  rmSync(said, { force: true });
+  writeFileSync(join(bin, 'sudo'), `#!/bin/sh\nprintf '%s\\n' "$*" > '${said}'\n`);
+  chmodSync(join(bin, 'sudo'), 0o755);
+  const r = spawnSync('sh', ['-c', script.replace(/^sleep \d+;/, 'sleep 0;')], { env: { PATH: `${bin}:/usr/bin:/bin` }, encoding: 'utf8' });
+  assert.is(r.status, 0, r.stderr);
+  return existsSync(said) ? readFileSync(said, 'utf8').trim() : null;
+}
+
+test('issue 28: drains without races: a job assigned while the stop is pending is refused; undrain in the window cancels the stop; a drained service started again is not drained', async () => {
+  const f = fakeRunner();
+  const rd = registered(f);
+  const svc = 'actions.runner.acme-mlir-air.npu-runner-1.service';
+  // A job runs: drain waits for it, and says it is not drained yet.
+  mkdirSync(join(f.root, 'proc/3131'), { recursive: true });
+  writeFileSync(join(f.root, 'proc/3131/cmdline'), '/home/runner/actions-runner/bin/Runner.Worker\x00spawnclient\x00107\x00110\x00');
+  let r = await agent(['drain', '--root', f.root, '--runner-dir', rd, '--reason', 'maintenance'], f.deps);
+  assert.is(r.code, 0, r.err);
+  assert.match(r.out, /^not drained yet: maintenance; undo with npu-block-gate agent undrain$/m);
+  assert.not.match(r.out, /^drained:/m);
+  // The job ends: the stop is scheduled (30 s). A job assigned in that window is refused.
+  rmSync(join(f.root, 'proc/3131'), { recursive: true });
+  const c = await agent(['hook', 'job-completed', '--root', f.root, '--dir', join(f.base, 'hooks'), '--runner-dir', rd], f.deps);
+  assert.is(c.code, 0, c.err);
+  const script = f.calls.filter(([n]) => n === 'sh').map(([, a]) => a[1]).pop()!;
+  const s = await started(f);
+  assert.is(s.code, 1, s.out);
+  assert.match(s.out, /::error title=npu-block-gate%3A drain in progress::.*a service stop is scheduled: maintenance\); refusing the job so the stop does not kill it/);
+  // The stop, run now, stops the service (the record still names it) ...
+  assert.is(runStop(f, script), `-n systemctl stop ${svc}`);
+  // ... but undrain within the window cancels it: the service keeps running.
+  r = await agent(['undrain', '--root', f.root, '--runner-dir', rd], f.deps);
+  assert.is(r.code, 0, r.err);
+  assert.is(runStop(f, script), null, 'the cancelled stop did not run systemctl stop');
+  assert.is(f.services[svc].state, 'active');
+  assert.is((await started(f)).code, 0, 'after undrain jobs are taken again');
+  // A drained (stopped) service started again (a reboot, ./run.sh) is not drained: status and the metrics re-verify it.
+  r = await agent(['drain', '--root', f.root, '--runner-dir', rd], f.deps);
+  assert.is(r.code, 0, r.err);
+  assert.match((await agent(['status', '--root', f.root], f.deps)).out, /^DRAINED: /m);
+  f.services[svc].state = 'active';
+  const st = await agent(['status', '--root', f.root], f.deps);
+  assert.match(st.out, /^NOT DRAINED: the drained service was started again and takes jobs \(service, .*systemctl is-active actions\.runner\.acme-mlir-air\.npu-runner-1\.service: active$/m);
+  assert.is(JSON.parse((await agent(['status', '--json', '--root', f.root], f.deps)).out).drain.drained, false);
+  await agent(['hook', 'job-completed', '--root', f.root, '--dir', join(f.base, 'hooks'), '--runner-dir', rd], f.deps);
+  assert.match(readFileSync(join(f.state, 'npu_block_gate.prom'), 'utf8'), /^npu_block_gate_drained\{runner="npu-runner-1"\} 0$/m);
 });
 
 test('a drain refused in the job-completed hook never reports drained: said on the job, status and metrics say not drained', async () => {

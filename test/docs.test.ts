@@ -85,7 +85,7 @@ test('markers quoted in a fenced code block are text: the example stays as writt
   const todo = todoTemplate('m', null, null).replace('## Resolved config', `${quoted}\n\n## Resolved config`);
   const after = updateTodo(todo, fakeReport(fakeMetrics({ whole: 0.95 }))).text;
   assert.ok(after.includes(quoted), after);
-  assert.is(after.split(MARK.blocker).length, 3, 'the quoted line and one live blocker');
+  assert.is(after.split('npu-block-gate:phase2-blocker').length, 3, 'the quoted line and one live blocker');
 });
 
 test('baseline: oldest passing row of another commit with the same prompt and shape', () => {
@@ -126,7 +126,7 @@ test('TODO: fail adds one marked blocker at the end of Active blockers; a later 
   const once = updateTodo(TODO, fail).text;
   const twice = updateTodo(once, fail).text;
   assert.is(twice, once);
-  assert.is(once.split(MARK.blocker).length, 2);
+  assert.is(once.split('npu-block-gate:phase2-blocker').length, 2);
   assert.match(once, /- B1: FA odd heads \(hand-written\)\n- Phase 2 single-block validation FAILS .*G1 whole-tensor cosine: 0\.900000/);
   assert.match(once, /- \[ \] 2: Single-Block/);
   const passed = updateTodo(once, fakeReport()).text;

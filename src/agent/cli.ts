@@ -15,8 +15,8 @@ import { cacheStats, cacheGc, renderStats, renderGc } from './cache.ts';
 import { parseSize } from './parse.ts';
 import { DEFAULT_WAIT_SECONDS, lockState, npuLockPath, renderLockStatus, waitLock } from './lock.ts';
 import {
-  DEFAULT_FORK_POLICY, FORK_POLICIES, defaultHooksDir, installHooks, jobCompleted, jobStarted, selfCommand,
-  type ForkPolicy, type SelfCommand,
+  DEFAULT_FORK_POLICY, DEFAULT_WHEN_UNKNOWN, FORK_POLICIES, defaultHooksDir, installHooks, jobCompleted, jobStarted, selfCommand,
+  type ForkPolicy, type SelfCommand, type WhenUnknown,
 } from './hooks.ts';
 import { drain, undrain } from './drain.ts';
 import { defaultStateDir } from './state.ts';
@@ -63,7 +63,8 @@ Usage:
       wait until the lock is free (flock -w, else polling /proc/locks), a line every 15 s naming
       the holder; exit 0 when free, 3 after S seconds (default 1800). Does not take the lock.
   npu-block-gate agent hooks install [--dir DIR] [--runner-dir D] [--chain] [--python P] [--hf-home DIR] [--offline]
-        [--fork-policy probe-only|allow|deny] [--functional-when auto|always|never] [--cache-max-bytes N]
+        [--fork-policy probe-only|allow|deny] [--functional-when auto|always|never] [--functional-max-age S]
+        [--when-unknown refuse|run] [--cache-max-bytes N]
         [--drain-on-failure [--token-file F] [--label L]...] [--textfile PATH] [--state-dir DIR]
       write the runner's job hooks into DIR (default ~/.npu-block-gate/hooks) with a copy of this
       CLI. job-started: the doctor; only a device failure fails the job, the rest are warning
@@ -88,6 +89,9 @@ Options:
   --dry-run            setup: say what would change, change nothing
   --fork-policy P      pull requests from forks: probe-only (default: pull_request only, where
                        GitHub withholds secrets and write tokens), allow, deny
+  --when-unknown W     job-started, when the kernel log shows a warning (or an error line no signature
+                       explains) and the functional probe could not run (memlock, permissions, the XRT
+                       install): refuse (default: nothing can vouch for the NPU) or run (with warnings)
   --token-file F       a file (mode 600) with a token that may administer the runner's labels
   --json               machine-readable output
 
@@ -167,6 +171,7 @@ const OPTIONS = {
   chain: { type: 'boolean' },
   functional: { type: 'boolean' },
   'functional-when': { type: 'string' },
+  'when-unknown': { type: 'string' },
   'functional-test': { type: 'string' },
   'functional-max-age': { type: 'string' },
   'functional-timeout': { type: 'string' },
@@ -200,9 +205,9 @@ export const ALLOWED: Record<string, string[]> = {
   'lock wait': ['json', 'root', 'path', 'timeout', 'help'],
   'hooks install': [
     'dir', 'runner-dir', 'fork-policy', 'cache-max-bytes', 'python', 'hf-home', 'offline', 'chain', 'state-dir', 'functional-when',
-    'drain-on-failure', 'token-file', 'label', 'api-url', 'textfile', 'help',
+    'functional-max-age', 'when-unknown', 'drain-on-failure', 'token-file', 'label', 'api-url', 'textfile', 'help',
   ],
-  'hook job-started': ['root', 'python', 'cache-dir', 'state-dir', 'fork-policy', 'functional-when', ...FUNCTIONAL_OPTS, 'runner-dir', 'help'],
+  'hook job-started': ['root', 'python', 'cache-dir', 'state-dir', 'fork-policy', 'functional-when', 'when-unknown', ...FUNCTIONAL_OPTS, 'runner-dir', 'help'],
   'hook job-completed': [
     'root', 'dir', 'cache-dir', 'cache-max-bytes', 'state-dir', 'runner-dir', 'drain-on-failure', 'token-file', 'label', 'api-url', 'textfile',
     'functional-when', ...FUNCTIONAL_OPTS, 'help',
@@ -220,7 +225,7 @@ type Values = {
   json?: boolean; root?: string; 'cache-dir'?: string; 'state-dir'?: string; 'max-bytes'?: string; python?: string; help?: boolean;
   path?: string; timeout?: string; dir?: string; 'runner-dir'?: string; 'fork-policy'?: string; 'cache-max-bytes'?: string;
   'hf-home'?: string; offline?: boolean; chain?: boolean; functional?: boolean; 'functional-when'?: string; 'functional-test'?: string;
-  'functional-max-age'?: string; 'functional-timeout'?: string; 'drain-on-failure'?: boolean; 'token-file'?: string; label?: string[];
+  'functional-max-age'?: string; 'functional-timeout'?: string; 'when-unknown'?: string; 'drain-on-failure'?: boolean; 'token-file'?: string; label?: string[];
   'api-url'?: string; textfile?: string; reason?: string; force?: boolean;
   user?: string; 'runner-user'?: string; 'work-dir'?: string; fix?: boolean; 'dry-run'?: boolean;
 };
@@ -277,6 +282,12 @@ function forkPolicy(v: string | undefined): ForkPolicy {
   if (v === undefined) return DEFAULT_FORK_POLICY;
   if (!(FORK_POLICIES as string[]).includes(v)) throw new InputError(`--fork-policy ${JSON.stringify(v)}: ${FORK_POLICIES.join(', ')}`);
   return v as ForkPolicy;
+}
+
+function whenUnknown(v: string | undefined): WhenUnknown {
+  if (v === undefined) return DEFAULT_WHEN_UNKNOWN;
+  if (v !== 'refuse' && v !== 'run') throw new InputError(`--when-unknown ${JSON.stringify(v)}: refuse or run`);
+  return v;
 }
 
 function functionalWhen(v: string | undefined): FunctionalWhen | null {
@@ -358,7 +369,7 @@ export async function agentMain(argv: string[], out: NodeJS.WritableStream = pro
           runnerDir: needRunnerDir(values, sub), tokenFile: values['token-file'] ?? null, labels: values.label ?? [], apiUrl: values['api-url'] ?? null,
           stateDir, reason: values.reason ?? 'drained by hand (npu-block-gate agent drain)', fromHook: false,
         });
-        out.write(values.json ? json(r.record) : r.lines.join('\n') + '\n' + `drained: ${r.record.reason}; undo with npu-block-gate agent undrain\n`);
+        out.write(values.json ? json(r.record) : r.lines.join('\n') + '\n' + `${r.record.state === 'drained' ? 'drained' : 'not drained yet'}: ${r.record.reason}; undo with npu-block-gate agent undrain\n`);
         return EXIT.pass;
       }
       case 'undrain': {
@@ -408,6 +419,8 @@ export async function agentMain(argv: string[], out: NodeJS.WritableStream = pro
           chain: !!values.chain,
           stateDir: values['state-dir'] ?? null,
           functionalWhen: functionalWhen(values['functional-when']),
+          functionalMaxAge: values['functional-max-age'] === undefined ? null : String(secondsOption('functional-max-age', values['functional-max-age'], FUNCTIONAL_MAX_AGE_S)),
+          whenUnknown: values['when-unknown'] === undefined ? null : whenUnknown(values['when-unknown']),
           drainOnFailure: !!values['drain-on-failure'],
           tokenFile: values['token-file'] ?? null,
           labels: values.label ?? [],
@@ -421,7 +434,7 @@ export async function agentMain(argv: string[], out: NodeJS.WritableStream = pro
       case 'hook job-started': {
         const r = await jobStarted(m, {
           cacheDir, python: values.python ?? null, forkPolicy: forkPolicy(values['fork-policy']), stateDir, service, runnerAccount: runner,
-          functional: functionalWhen(values['functional-when']) ?? 'auto', ...functional,
+          functional: functionalWhen(values['functional-when']) ?? 'auto', whenUnknown: whenUnknown(values['when-unknown']), ...functional,
         });
         out.write(r.out);
         return r.code as ExitCode;

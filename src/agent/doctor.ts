@@ -52,6 +52,8 @@ export interface DoctorOptions {
   deviceOnly?: boolean;
   /** How much of the kernel log to read at most. */
   kernelLogMaxBytes?: number;
+  /** A pass younger than the interval vouches for a log that cannot (job-completed after a job that did not fail). */
+  recentPassVouches?: boolean;
 }
 
 export const MIN_FREE_BYTES = 5 * 1024 ** 3;
@@ -329,7 +331,7 @@ export async function doctorReport(m: Machine, o: DoctorOptions = {}): Promise<D
   const checks: Check[] = [checkPci(npus), checkDriver(m, npus, explained), checkDevice(m, npus, nodes, explained), checkFirmware(npus), kl.check];
   const tail: Check[] = [checkMemlock(limits, service), checkXrt(m, xr, limits, service)];
   const when = o.functional ?? 'never';
-  const reason = node ? probeReason({ kernel: kl.check, lastPass: cleared, now: m.now(), intervalS }) : null;
+  const reason = node ? probeReason({ kernel: kl.check, lastPass: cleared, now: m.now(), intervalS, recentPassVouches: o.recentPassVouches }) : null;
   let functional: Check[] = [];
   let functionalRan = false;
   let power: string | null = prev?.power_mode ?? null;
@@ -346,6 +348,7 @@ export async function doctorReport(m: Machine, o: DoctorOptions = {}): Promise<D
         stateDir, test: o.functionalTest ?? null, xrt: xrt?.xrt ?? null, timeoutS: o.functionalTimeoutS ?? FUNCTIONAL_TIMEOUT_S,
         limits: apply ? svcLimits : limits, limitsFrom: apply ? `${service}'s LimitMEMLOCK` : "this process's, as the runner's jobs get them",
         applyLimits: apply, runAs: o.runnerAccount ?? null, bdf, npuLines: kl.scan?.lines ?? null, service, kernelFix: device,
+        npuLast: 'error' in log ? null : log.lines[log.lines.length - 1] ?? cleared?.npu_last ?? null,
         linesSince: async (t) => {
           const l = await readKernelLog(m, { ...readOpts, since: t });
           return 'error' in l ? [] : l.lines;

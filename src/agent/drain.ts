@@ -145,13 +145,26 @@ async function stopNow(m: Machine, svc: string): Promise<string> {
  * sudo is asked first whether it will allow the stop (sudo -n -l): a refused rule is said now, not
  * 30 s later where nobody sees it. The record stays pending until systemctl is-active says stopped.
  */
-function scheduleStop(m: Machine, svc: string, delayS: number): string {
+function scheduleStop(m: Machine, svc: string, delayS: number, stateDir: string, stopId: string): string {
   const may = m.run('sudo', ['-n', '-l', 'systemctl', 'stop', svc], 15_000);
   if (may.status !== 0) throw new InfraError(`sudo will not run systemctl stop ${svc} for ${m.user()} (sudo -n -l: ${why(may)}): not drained, the runner keeps taking jobs; ${sudoersHint(m, svc)}`);
-  const r = m.run('sh', ['-c', `sleep ${delayS}; exec sudo -n systemctl stop ${svc}`], { detached: true });
+  const r = m.run('sh', ['-c', stopScript(drainPath(stateDir), svc, delayS, stopId)], { detached: true });
   if (r.status !== 0) throw new InfraError(`could not start the background stop of ${svc}: ${why(r)}: not drained`);
-  return `the runner service ${svc} is to stop in ${delayS}s, after this job (sudo -n systemctl stop ${svc}; sudo allows it); not drained until systemctl is-active says so (agent status checks)`;
+  return `the runner service ${svc} is to stop in ${delayS}s, after this job (sudo -n systemctl stop ${svc}; sudo allows it; undrain before then cancels it); not drained until systemctl is-active says so (agent status checks)`;
 }
+
+const shQuote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
+
+/**
+ * The background stop: after the delay it re-reads the drain record and stops the service only when
+ * the record still names this stop (its stop_id): an undrain (which removes the record) or a newer
+ * drain within the window cancels it.
+ */
+export function stopScript(recordPath: string, svc: string, delayS: number, stopId: string): string {
+  return `sleep ${delayS}; grep -qF ${shQuote(`"stop_id": "${stopId}"`)} ${shQuote(recordPath)} 2>/dev/null || exit 0; exec sudo -n systemctl stop ${svc}`;
+}
+
+const newStopId = (m: Machine) => `${m.now().getTime().toString(36)}-${process.pid.toString(36)}-${Math.random().toString(36).slice(2, 10)}`;
 
 export async function drain(m: Machine, o: DrainOptions): Promise<DrainResult> {
   const prev = readDrain(o.stateDir);
@@ -199,8 +212,11 @@ export async function drain(m: Machine, o: DrainOptions): Promise<DrainResult> {
   let line: string;
   try {
     if (o.fromHook) {
-      line = scheduleStop(m, svc, o.stopDelayS ?? 30);
-      record = rec('pending', line);
+      const stopId = newStopId(m);
+      // The record names the stop before the stop can look for it.
+      writeJson(drainPath(o.stateDir), { ...rec('pending', 'scheduling the service stop'), stop_id: stopId });
+      line = scheduleStop(m, svc, o.stopDelayS ?? 30, o.stateDir, stopId);
+      record = { ...rec('pending', line), stop_id: stopId };
     } else if (jobRunning(m)) {
       // Checked now, so a refusal is said now; the job-completed hook stops it when the job ends.
       const may = m.run('sudo', ['-n', '-l', 'systemctl', 'stop', svc], 15_000);
@@ -221,8 +237,11 @@ export function finishPendingDrain(m: Machine, stateDir: string, delayS = 30): s
   const rec = readDrain(stateDir);
   if (!rec || rec.method !== 'service' || rec.state !== 'waiting' || !rec.service) return null;
   try {
-    const line = scheduleStop(m, rec.service, delayS);
-    writeJson(drainPath(stateDir), { ...rec, state: 'pending', evidence: line });
+    const stopId = newStopId(m);
+    // The record names the stop before the stop can look for it.
+    writeJson(drainPath(stateDir), { ...rec, state: 'pending', stop_id: stopId });
+    const line = scheduleStop(m, rec.service, delayS, stateDir, stopId);
+    writeJson(drainPath(stateDir), { ...rec, state: 'pending', evidence: line, stop_id: stopId });
     return line;
   } catch (e) {
     writeJson(drainPath(stateDir), { ...rec, state: 'refused', evidence: oneLine(e) });
@@ -238,6 +257,11 @@ export function drainStatus(m: Machine, stateDir: string): (DrainRecord & { drai
     const state = serviceState(m, rec.service);
     if (stopped(state)) return { ...rec, state: 'drained', evidence: `systemctl is-active ${rec.service}: ${state}`, drained: true };
     return { ...rec, evidence: `${rec.evidence}; systemctl is-active ${rec.service}: ${state ?? 'unknown'}`, drained: false };
+  }
+  // A stopped service can be started again (a reboot, ./run.sh, systemctl start): re-verified every time.
+  if (rec.method === 'service' && rec.service && rec.state === 'drained') {
+    const state = serviceState(m, rec.service);
+    if (state !== null && !stopped(state)) return { ...rec, state: 'restarted', evidence: `drained at ${rec.at}, but the service was started again: systemctl is-active ${rec.service}: ${state}`, drained: false };
   }
   return { ...rec, drained: rec.state === 'drained' };
 }

@@ -34,7 +34,7 @@ export const defaultFunctionalTest = (xrt: string | null) => (!xrt || compareVer
 export function lastPass(rec: FunctionalRecord | null, boot: string | null): ClearPoint | null {
   if (!rec || !rec.boot_id || rec.boot_id !== boot) return null;
   if (rec.last_ok) return rec.last_ok;
-  return rec.status === 'ok' ? { at: rec.at, npu_lines: rec.npu_lines } : null;
+  return rec.status === 'ok' ? { at: rec.at, npu_lines: rec.npu_lines, npu_last: rec.npu_last ?? null } : null;
 }
 
 /**
@@ -42,12 +42,15 @@ export function lastPass(rec: FunctionalRecord | null, boot: string | null): Cle
  * ok (a warning or failure signature, a log that cannot vouch), or that probe is older than the
  * interval (or there is none this boot).
  */
-export function probeReason(o: { kernel: Check; lastPass: ClearPoint | null; now: Date; intervalS: number }): string | null {
+export function probeReason(o: { kernel: Check; lastPass: ClearPoint | null; now: Date; intervalS: number; recentPassVouches?: boolean }): string | null {
   if (o.kernel.status === 'warn' || o.kernel.status === 'fail') return `the kernel log shows a ${o.kernel.status === 'fail' ? 'failure' : 'warning'} signature since the last good probe`;
-  if (o.kernel.status === 'unknown') return 'the kernel log cannot vouch for the NPU';
+  const age = o.lastPass ? (o.now.getTime() - new Date(o.lastPass.at).getTime()) / 1000 : NaN;
+  const fresh = age >= 0 && age <= o.intervalS;
+  // A log that cannot vouch: the probe decides, except right after one passed (job-completed after a
+  // job that did not fail: job-started's probe of this job stands, so xrt-smi validate runs once per job).
+  if (o.kernel.status === 'unknown' && !(o.recentPassVouches && fresh)) return 'the kernel log cannot vouch for the NPU';
   if (!o.lastPass) return 'no functional probe has passed this boot';
-  const age = (o.now.getTime() - new Date(o.lastPass.at).getTime()) / 1000;
-  if (!(age >= 0 && age <= o.intervalS)) return `the last good probe is ${Math.round(age)}s old (interval ${o.intervalS}s)`;
+  if (!fresh) return `the last good probe is ${Math.round(age)}s old (interval ${o.intervalS}s)`;
   return null;
 }
 
@@ -75,6 +78,8 @@ export interface ProbeContext {
   runAs: Account | null;
   bdf: string | null;
   npuLines: number | null;
+  /** The newest NPU kernel-log line now (a pass clears dmesg lines up to it, by position). */
+  npuLast?: string | null;
   service: string | null;
   /** The kernel log's fix for what it shows (one hang, one fix), else null. */
   kernelFix: string | null;
@@ -100,7 +105,8 @@ function hostFix(f: ProbeFinding, o: { limits: Limits | null; service: string | 
   if (/No archive/i.test(line)) return `the XRT install lacks xrt-smi's validate archive (amdxdna/bins/xrt_smi_*.a, found through XRT's platform path): reinstall the amdxdna plugin package that matches ${xrt} (xrt_plugin-amdxdna), which ships it`;
   if (/not available/i.test(line)) return `the XRT install lacks the file the test needs (${line}): reinstall the amdxdna plugin package that matches ${xrt} (xrt_plugin-amdxdna)`;
   if (/Invalid test name/i.test(line)) return `this XRT has no "${o.test}" test: pass --functional-test with one that xrt-smi validate --help lists`;
-  if (/No devices found/i.test(line)) return `XRT sees no NPU although sysfs has one: its amdxdna plugin (libxrt_driver_xdna.so, the xrt_plugin-amdxdna package) is missing or does not match ${xrt}: reinstall it`;
+  if (/xrt-smi (crashed|aborted|could not run)/.test(line)) return `${line}: the XRT install is broken, not the NPU (reinstall XRT and the amdxdna plugin package that matches ${xrt}; run xrt-smi examine by hand to see it)`;
+  if (/No devices? (were )?found|Device not found|Specified device .*not found/i.test(line)) return `XRT sees no NPU although sysfs has one: its amdxdna plugin (libxrt_driver_xdna.so, the xrt_plugin-amdxdna package) is missing or does not match ${xrt}: reinstall it`;
   return `run xrt-smi validate --run ${o.test} --verbose to see why (XRT prints nothing for a skipped test): usually the test's xclbin or archive is missing from the XRT install; reinstall the amdxdna plugin package that matches XRT`;
 }
 
@@ -164,7 +170,7 @@ export async function runFunctional(m: Machine, c: ProbeContext): Promise<ProbeR
     });
   }
   const f = classifyValidate(out, r.status);
-  if (f.kind === 'pass') return save({ ...base, ...passed(cmd, out, who(), power), last_ok: { at: now.toISOString(), npu_lines: c.npuLines } });
+  if (f.kind === 'pass') return save({ ...base, ...passed(cmd, out, who(), power), last_ok: { at: now.toISOString(), npu_lines: c.npuLines, npu_last: c.npuLast ?? null } });
   if (f.kind === 'device') {
     return save({ ...base, status: 'fail', finding: 'device', power_mode: power, detail: `${cmd} failed (${who()}): ${oneLine(f.line ?? `exit ${r.status}`)}${await evidence()}`, fix: c.kernelFix ?? UNEXPLAINED_FIX });
   }
@@ -186,7 +192,7 @@ export async function runFunctional(m: Machine, c: ProbeContext): Promise<ProbeR
     const power2 = parseXrtValidate(out2).powerMode;
     if (f2.kind === 'pass') {
       const p = passed(cmd, out2, `${who()}; ${again}`, power2);
-      return save({ ...base, host: hostFinding, ...p, last_ok: { at: now.toISOString(), npu_lines: c.npuLines } });
+      return save({ ...base, host: hostFinding, ...p, last_ok: { at: now.toISOString(), npu_lines: c.npuLines, npu_last: c.npuLast ?? null } });
     }
     if (f2.kind === 'device') {
       return save({ ...base, host: hostFinding, status: 'fail', finding: 'device', power_mode: power2, detail: `${cmd} failed ${again}: ${oneLine(f2.line ?? `exit ${r2.status}`)}${await evidence()}`, fix: c.kernelFix ?? UNEXPLAINED_FIX });

@@ -39,6 +39,13 @@ import { runnerName, serviceName } from './runner.ts';
 export type ForkPolicy = 'allow' | 'probe-only' | 'deny';
 export const FORK_POLICIES: ForkPolicy[] = ['allow', 'probe-only', 'deny'];
 export const DEFAULT_FORK_POLICY: ForkPolicy = 'probe-only';
+/**
+ * When nothing can vouch for the NPU (the kernel log shows a warning, or an error line no signature
+ * explains, and the functional probe could not run: memlock, permissions, the XRT install): refuse
+ * the job (the default: a wedge may hide there), or run it with the warnings.
+ */
+export type WhenUnknown = 'refuse' | 'run';
+export const DEFAULT_WHEN_UNKNOWN: WhenUnknown = 'refuse';
 export const HOOK_VARS = { 'job-started': 'ACTIONS_RUNNER_HOOK_JOB_STARTED', 'job-completed': 'ACTIONS_RUNNER_HOOK_JOB_COMPLETED' } as const;
 export type HookName = keyof typeof HOOK_VARS;
 export const LOG_DAYS = 14;
@@ -250,6 +257,9 @@ export interface InstallOptions {
   chain: boolean;
   stateDir: string | null;
   functionalWhen: FunctionalWhen | null;
+  /** --functional-max-age for both hooks (seconds, as given), or null for the default. */
+  functionalMaxAge?: string | null;
+  whenUnknown?: WhenUnknown | null;
   drainOnFailure: boolean;
   tokenFile: string | null;
   labels: string[];
@@ -306,9 +316,12 @@ export function installHooks(o: InstallOptions): string {
     'job-started': [
       '--fork-policy', o.forkPolicy, ...(o.python ? ['--python', o.python] : []),
       ...(o.functionalWhen ? ['--functional-when', o.functionalWhen] : []), ...common,
+      ...(o.functionalMaxAge ? ['--functional-max-age', o.functionalMaxAge] : []),
+      ...(o.whenUnknown ? ['--when-unknown', o.whenUnknown] : []),
     ],
     'job-completed': [
       '--dir', dir, ...(o.cacheMaxBytes ? ['--cache-max-bytes', o.cacheMaxBytes] : []), ...common,
+      ...(o.functionalMaxAge ? ['--functional-max-age', o.functionalMaxAge] : []),
       ...(o.drainOnFailure ? ['--drain-on-failure'] : []),
       ...(o.tokenFile ? ['--token-file', resolve(o.tokenFile)] : []),
       ...o.labels.flatMap((l) => ['--label', l]),
@@ -368,7 +381,19 @@ export function annotation(kind: 'warning' | 'error', title: string, message: st
 
 const checkNote = (c: Check) => `${c.status}: ${c.detail}${c.fix ? ` (fix: ${c.fix})` : ''}`;
 
-export interface StartedOptions extends DoctorOptions { forkPolicy: ForkPolicy; stateDir: string }
+export interface StartedOptions extends DoctorOptions { forkPolicy: ForkPolicy; stateDir: string; whenUnknown?: WhenUnknown }
+
+/**
+ * Nothing can vouch for the NPU: the kernel log shows a warning (the probe decides) and the probe
+ * could not run (a host problem left it untested: functional is a host-scope warning). The detail, or null.
+ */
+export function untestable(checks: Check[]): string | null {
+  const k = checks.find((c) => c.id === 'kernel-log');
+  const f = checks.find((c) => c.id === 'functional');
+  if (!k || k.scope !== 'device' || k.status !== 'warn') return null;
+  if (f && (f.scope === 'device' || f.status === 'ok')) return null;
+  return `the kernel log shows a warning (${k.detail}) and the functional probe could not test the NPU (${f ? f.detail : 'it did not run'})`;
+}
 
 /**
  * Before a job: the doctor (the functional probe whenever anything since the last good probe is not
@@ -376,6 +401,16 @@ export interface StartedOptions extends DoctorOptions { forkPolicy: ForkPolicy; 
  * problem the probe or the log found included) is a warning annotation on it with its fix.
  */
 export async function jobStarted(m: Machine, o: StartedOptions): Promise<HookResult> {
+  // A drain in flight (a service stop scheduled or waiting for the running job): a job accepted now
+  // would be killed by the stop, so it is refused before anything else runs.
+  const draining = drainStatus(m, o.stateDir);
+  if (draining && !draining.drained && (draining.state === 'pending' || draining.state === 'waiting')) {
+    const why = `npu-block-gate: job-started hook: this runner is being drained (${draining.state === 'waiting' ? 'its service stops after the running job' : 'a service stop is scheduled'}: ${draining.reason}); refusing the job so the stop does not kill it (npu-block-gate agent undrain cancels the drain)`;
+    const e = m.env;
+    const job: JobRecord = { started_at: m.now().toISOString(), repository: e.GITHUB_REPOSITORY ?? null, run_id: e.GITHUB_RUN_ID ?? null, job: e.GITHUB_JOB ?? null, versions: { xrt: null, amdxdna: null, firmware: null }, refused: `drain ${draining.state}` };
+    try { writeJson(join(o.stateDir, STATE_FILES.job), job, { durable: false }); } catch { /* state is best effort */ }
+    return { code: 1, out: annotation('error', 'npu-block-gate: drain in progress', why) + why + '\n' };
+  }
   const rep = await doctorReport(m, { ...o, functional: o.functional ?? 'auto' });
   let out = renderChecks(rep.checks, m.root);
   const fails = deviceFailures(rep.checks);
@@ -404,6 +439,14 @@ export async function jobStarted(m: Machine, o: StartedOptions): Promise<HookRes
     save();
     return { code: 1, out: out + `npu-block-gate: job-started hook: the NPU is not usable (${fails.map((c) => c.id).join(', ')}); failing the job before it runs\n` };
   }
+  const blind = (o.whenUnknown ?? DEFAULT_WHEN_UNKNOWN) === 'refuse' ? untestable(rep.checks) : null;
+  if (blind) {
+    const msg = `${blind}; --when-unknown refuse: nothing can vouch for the NPU, refusing the job (fix the probe's host problem, or hooks install --when-unknown run to run such jobs with warnings)`;
+    out += annotation('error', 'npu-block-gate: untestable NPU', msg);
+    job.refused = 'untestable: kernel-log warning, probe could not run';
+    save();
+    return { code: 1, out: out + `npu-block-gate: job-started hook: ${msg}\n` };
+  }
   const why = forkVerdict(m.env, o.forkPolicy);
   if (why) {
     job.refused = `fork policy ${o.forkPolicy}`;
@@ -417,6 +460,29 @@ export async function jobStarted(m: Machine, o: StartedOptions): Promise<HookRes
 
 const day = (d: Date) => d.toISOString().slice(0, 10);
 
+/** How much of the runner's worker log is read back, at most. */
+const WORKER_LOG_TAIL = 4 * 1024 ** 2;
+
+/**
+ * Whether the running job has a failed step, from the runner's own trace of it: the newest
+ * <runner dir>/_diag/Worker_*.log (one per job), where actions/runner's StepsRunner writes
+ * "Step result: Failed" after each step. The line that says so, or null (none, or no log).
+ */
+export function jobFailed(m: Machine, runnerDir: string): string | null {
+  const diag = join(resolve(runnerDir), '_diag');
+  let names: string[];
+  try { names = readdirSync(diag).filter((n) => /^Worker_.*\.log$/.test(n)).sort(); } catch { return null; }
+  const newest = names[names.length - 1];
+  if (!newest) return null;
+  let text: string;
+  try {
+    const buf = readFileSync(join(diag, newest));
+    text = buf.subarray(Math.max(0, buf.length - WORKER_LOG_TAIL)).toString('utf8');
+  } catch { return null; }
+  const line = text.split('\n').reverse().find((l) => /\bStep result: Failed\b/.test(l));
+  return line ? `${newest}: ${line.trim().slice(0, 200)}` : null;
+}
+
 /** Appends the job's diagnostics to <dir>/logs/<date>.log and drops logs older than 14 days. */
 export async function recordDiagnostics(m: Machine, dir: string, bdf: string | null = null): Promise<{ log: string; pruned: string[] }> {
   const logs = join(resolve(dir), 'logs');
@@ -426,7 +492,11 @@ export async function recordDiagnostics(m: Machine, dir: string, bdf: string | n
   const parts = [`=== job-completed ${now.toISOString()}${e.GITHUB_REPOSITORY ? ` ${e.GITHUB_REPOSITORY}` : ''}${e.GITHUB_RUN_ID ? ` run ${e.GITHUB_RUN_ID}` : ''}${e.GITHUB_JOB ? ` job ${e.GITHUB_JOB}` : ''} ===`];
   const k = await readKernelLog(m, { bdf, sinceHours: 1 });
   if ('error' in k) parts.push(`--- kernel log: ${k.error}`);
-  else parts.push(`--- kernel log, NPU lines (${k.source}; ${readNote(k)}): ${k.lines.length}`, ...k.lines);
+  else {
+    // One push per line: spreading a flooded log's lines into one call overflows the stack.
+    parts.push(`--- kernel log, NPU lines (${k.source}; ${readNote(k)}): ${k.lines.length}`);
+    for (const l of k.lines) parts.push(l);
+  }
   const x = runXrtSmi(m);
   if (x.missing) parts.push('--- xrt-smi examine: not found');
   else parts.push(`--- xrt-smi examine (exit ${x.status ?? x.error})`, (x.stdout + x.stderr).trimEnd());
@@ -474,10 +544,14 @@ export async function jobCompleted(m: Machine, o: CompletedOptions): Promise<Hoo
   let out = '';
   const say = (s: string) => { out += s.endsWith('\n') ? s : s + '\n'; };
   const service = serviceName(o.runnerDir);
+  // A job that failed may have failed on the NPU with nothing in the kernel log: probe the NPU before
+  // device_ok is written. Otherwise job-started's probe of this job stands for a log that cannot vouch.
+  const failedStep = o.runnerDir && (o.functional ?? 'auto') !== 'never' ? jobFailed(m, o.runnerDir) : null;
   const rep = await doctorReport(m, {
-    deviceOnly: true, stateDir: o.stateDir, functional: o.functional ?? 'auto', service, functionalMaxAgeS: o.functionalMaxAgeS,
-    functionalTimeoutS: o.functionalTimeoutS, functionalTest: o.functionalTest,
+    deviceOnly: true, stateDir: o.stateDir, functional: failedStep ? 'always' : o.functional ?? 'auto', service, functionalMaxAgeS: o.functionalMaxAgeS,
+    functionalTimeoutS: o.functionalTimeoutS, functionalTest: o.functionalTest, recentPassVouches: !failedStep,
   });
+  if (failedStep) say(`npu-block-gate: the job failed (${failedStep}): the functional probe ran before recording the device`);
   const fails = deviceFailures(rep.checks);
   try {
     const d = await recordDiagnostics(m, o.dir, rep.facts.npu?.bdf ?? null);

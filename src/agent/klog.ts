@@ -6,6 +6,7 @@ import type { Machine } from './machine.ts';
 import { dev, host, type Check } from './checks.ts';
 import { oneLine } from '../errors.ts';
 import { blindJournal, formatBytes, isDriverLoad, isNpuLine, isRecovery, lineTime, scanKernelLog, type KernelLogScan } from './parse.ts';
+import { PROBE_DECIDES } from './signatures.ts';
 
 /** How much of this boot's kernel log is read at most (the newest part, from journalctl). */
 export const KERNEL_LOG_MAX_BYTES = 64 * 1024 ** 2;
@@ -98,7 +99,7 @@ export function readNote(log: KernelLogText): string {
 }
 
 /** The last passing functional probe this boot: timestamped lines up to it are cleared, and so are the first npu_lines untimestamped ones. */
-export interface ClearPoint { at: string; npu_lines: number | null }
+export interface ClearPoint { at: string; npu_lines: number | null; /** The newest NPU line then (dmesg is cleared by position: its clock stops during suspend). */ npu_last?: string | null }
 
 export interface KernelLogCheck {
   /** Device signatures: ok, warn (the functional probe decides), fail, or unknown (cannot vouch). */
@@ -111,7 +112,11 @@ export interface KernelLogCheck {
 export function checkKernelLog(log: KernelLog, o: { bdf: string | null; node: boolean; cleared: ClearPoint | null }): KernelLogCheck {
   if ('error' in log) return { check: dev.unknown('kernel-log', `${log.error}: no wedge can be seen, so none is ruled out`, JOURNAL_FIX), host: null, scan: null };
   const f = o.cleared;
-  const scan = scanKernelLog(log.lines.join('\n'), { bdf: o.bdf, clearedAt: f ? new Date(f.at) : null, clearedLines: f?.npu_lines ?? null });
+  // journalctl stamps a line when journald receives it (wall time); dmesg's ISO stamps are boot time plus a
+  // clock that stops during suspend, so after a suspend they lie early: dmesg is cleared by position only.
+  const scan = scanKernelLog(log.lines.join('\n'), {
+    bdf: o.bdf, clearedAt: f ? new Date(f.at) : null, clearedLines: f?.npu_lines ?? null, clearedLine: f?.npu_last ?? null, byPosition: !log.newestFirst,
+  });
   if (log.stop === 'since' && !scan.reset) scan.reset = { kind: 'functional', line: null };
   const note = readNote(log);
   const resetNote = scan.cleared
@@ -126,6 +131,13 @@ export function checkKernelLog(log: KernelLog, o: { bdf: string | null; node: bo
     const worst = device[0];
     const detail = `${log.source}: ${device.map((w) => `${w.what} x${w.count}`).join('; ')}; last: ${worst.last}${resetNote} (${note})`;
     return { check: worst.severity === 'fail' ? dev.fail('kernel-log', detail, worst.fix) : dev.warn('kernel-log', detail, worst.fix), host: hostCheck, scan };
+  }
+  if (scan.unexplained) {
+    const u = scan.unexplained;
+    return {
+      check: dev.warn('kernel-log', `${log.source}: ${u.count} amdxdna error line(s) that no signature explains${scan.reset ? ' since the last reset point' : ' this boot'}; last: ${u.last} (${note})`, PROBE_DECIDES),
+      host: hostCheck, scan,
+    };
   }
   // A probe that passed after the log was read vouches for every line before it, beyond the bound too.
   const covered = !!f && new Date(f.at).getTime() >= new Date(log.readAt).getTime();

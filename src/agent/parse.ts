@@ -8,7 +8,7 @@
 //   "Validation completed|failed").
 // - the kernel log: which lines are the NPU's, and the signatures after the last reset point (the
 //   signature table itself, with its sources, is src/agent/signatures.ts).
-import { isDriverLoad, isRecovery, matchSignature, SIGNATURE_IDS, type SignatureHit, type SignatureId } from './signatures.ts';
+import { isDriverLoad, isErrorLine, isRecovery, matchSignature, SIGNATURE_IDS, type SignatureHit, type SignatureId } from './signatures.ts';
 
 export interface XrtInfo {
   xrt: string | null;
@@ -153,8 +153,14 @@ export function classifyValidate(text: string, exitStatus: number | null): Probe
   if (mem) return { kind: 'memlock', line: mem };
   const perm = firstLine(text, /\(err=-?13\)|Permission denied/i);
   if (perm) return { kind: 'permissions', line: perm, denied: /SET_STATE/.test(perm) ? 'set-state' : /Open \S+ failed|\/dev\/accel/.test(perm) ? 'node' : null };
-  const install = firstLine(text, /No archive (found|provided)|\bnot available\b|Invalid test name|No devices found|cannot open shared object file/i);
+  const install = firstLine(text, /No archive (found|provided)|\bnot available\b|Invalid test name|No devices? (were )?found|Device not found|Specified device .*not found|cannot open shared object file|command not found/i);
   if (install) return { kind: 'xrt-install', line: install };
+  // xrt-smi itself did not run or crashed (127: not found or a missing library under a wrapper; 126: not
+  // executable; 139 / 134: SIGSEGV / SIGABRT in the tool): the XRT install, never evidence against the NPU.
+  if (exitStatus === 126 || exitStatus === 127 || exitStatus === 134 || exitStatus === 139) {
+    const what = exitStatus === 139 ? 'crashed (exit 139, SIGSEGV)' : exitStatus === 134 ? 'aborted (exit 134, SIGABRT)' : `could not run (exit ${exitStatus})`;
+    return { kind: 'xrt-install', line: `xrt-smi ${what}${text.trim() ? `: ${text.trim().split(/\r?\n/).pop()}` : ''}` };
+  }
   const errors = v.tests.flatMap((t) => t.errors);
   if (exitStatus === 0 || (!failed.length && !errors.length && v.result !== 'failed' && /^Validation completed/m.test(text))) {
     return { kind: 'xrt-install', line: v.tests.length ? `every test was skipped (${v.tests.map((t) => `${t.name}: ${t.status || '?'}`).join(', ')})` : 'xrt-smi validate ran no test' };
@@ -208,6 +214,8 @@ export interface KernelLogScan {
   found: (SignatureHit & { count: number; last: string })[];
   /** Signature lines before the last reset point (cleared). */
   cleared: number;
+  /** NPU error lines after the last reset point that match no signature (the functional probe decides), and the last. */
+  unexplained: { count: number; last: string } | null;
 }
 
 export interface ScanOptions {
@@ -217,16 +225,26 @@ export interface ScanOptions {
   clearedAt?: Date | null;
   /** ... and this many NPU lines had been logged then (for lines without a timestamp). */
   clearedLines?: number | null;
+  /** ... and this was the newest NPU line then: lines after it are new, whatever their stamp says. */
+  clearedLine?: string | null;
+  /** The stamps cannot be trusted to order lines against the probe (dmesg: its clock stops during suspend): clear by position only. */
+  byPosition?: boolean;
 }
 
 export function scanKernelLog(text: string, o: ScanOptions = {}): KernelLogScan {
   const lines = text.split(/\r?\n/).filter((l) => isNpuLine(l, o.bdf));
   let start = 0;
   let reset: KernelLogScan['reset'] = null;
+  // By position: the last occurrence of the line the passing probe saw last (not found: the buffer
+  // wrapped or the probe predates this record, so nothing is cleared by it).
+  const seen = o.byPosition && o.clearedLine ? lines.map((l) => l.trim()).lastIndexOf(o.clearedLine.trim()) : -1;
   lines.forEach((l, i) => {
     if (isDriverLoad(l)) { start = i + 1; reset = { kind: 'load', line: l.trim() }; }
     else if (isRecovery(l)) { start = i + 1; reset = { kind: 'recovery', line: l.trim() }; }
-    else if (o.clearedAt || o.clearedLines) {
+    else if (o.byPosition) {
+      const before = seen >= 0 ? i <= seen : !o.clearedLine && !lineTime(l) && o.clearedLines != null && i < o.clearedLines;
+      if (before && i + 1 > start) { start = i + 1; reset = { kind: 'functional', line: null }; }
+    } else if (o.clearedAt || o.clearedLines) {
       const t = lineTime(l);
       const before = t && o.clearedAt ? t.getTime() <= o.clearedAt.getTime() : !t && o.clearedLines != null && i < o.clearedLines;
       if (before && i + 1 > start) { start = i + 1; reset = { kind: 'functional', line: null }; }
@@ -234,15 +252,19 @@ export function scanKernelLog(text: string, o: ScanOptions = {}): KernelLogScan 
   });
   const byId = new Map<SignatureId, SignatureHit & { count: number; last: string }>();
   let cleared = 0;
+  let unexplained: KernelLogScan['unexplained'] = null;
   lines.forEach((l, i) => {
     const w = classifyKernelLine(l, o.bdf);
-    if (!w) return;
+    if (!w) {
+      if (i >= start && isErrorLine(l)) unexplained = { count: (unexplained?.count ?? 0) + 1, last: l.trim() };
+      return;
+    }
     if (i < start) { cleared++; return; }
     const prev = byId.get(w.id);
     byId.set(w.id, { ...w, count: (prev?.count ?? 0) + 1, last: l.trim() });
   });
   const found = [...byId.values()].sort((a, b) => SIGNATURE_IDS.indexOf(a.id) - SIGNATURE_IDS.indexOf(b.id));
-  return { lines: lines.length, loaded: lines.some(isDriverLoad), reset, found, cleared };
+  return { lines: lines.length, loaded: lines.some(isDriverLoad), reset, found, cleared, unexplained };
 }
 
 /**

@@ -21,7 +21,8 @@ export type SignatureId =
   | 'firmware-missing' | 'firmware-too-old' | 'hypervisor' | 'smu-power' | 'power-cycle-failed' | 'probe-failed'
   | 'hw-init-failed' | 'fw-not-alive' | 'mgmt-timeout' | 'mgmt-channel-released' | 'ctx-connect' | 'channel-bad-state'
   | 'bad-message-id' | 'reset-skipped' | 'iommu-fault' | 'fw-command-failed' | 'hwctx-alloc-failed' | 'hwctx-init-failed'
-  | 'context-create-failed' | 'tdr' | 'fw-timeout-capture' | 'ctx-restart-rejected' | 'sva-bind-failed' | 'pasid-unavailable';
+  | 'context-create-failed' | 'tdr' | 'fw-timeout-capture' | 'ctx-restart-rejected' | 'sva-bind-failed' | 'pasid-unavailable'
+  | 'firmware-protocol' | 'psp-not-ready' | 'psp-start-failed' | 'smu-cmd' | 'smu-power-on' | 'resume-failed';
 
 /** One signature found on one line: what it means there and what to do. */
 export interface SignatureHit { id: SignatureId; severity: Severity; what: string; fix: string }
@@ -90,6 +91,14 @@ const SIGNATURES: Signature[] = [
     what: (m) => `the NPU firmware (protocol ${m[1]}.${m[2]}) is older than this driver needs (${m[3]}.${m[4]})`,
     fix: () => `install the NPU firmware that matches this amdxdna (update linux-firmware's amdnpu/ or amd/xdna-driver's firmware package), then ${RELOAD}`,
   },
+  // A firmware that speaks another mailbox protocol than this driver: OOT before ae559d3e (#922) aie2_pci.c:95
+  // aie2_check_protocol "Incompatible firmware protocol major %d minor %d", :105 "Firmware minor version smaller than
+  // supported", and its caller :261 "Check protocol version failed". A power-cycle does not change the firmware file.
+  {
+    id: 'firmware-protocol', severity: 'fail', re: /Incompatible firmware protocol|Firmware minor version smaller than supported|Check protocol version failed/,
+    what: () => 'the NPU firmware speaks another mailbox protocol than this amdxdna (a firmware/driver mismatch)',
+    fix: () => `install the NPU firmware that matches this amdxdna (linux-firmware's amdnpu/ for the in-tree driver, amd/xdna-driver's firmware package for the out-of-tree one), then ${RELOAD}; a power-cycle does not change the firmware`,
+  },
   // in-tree aie2_pci.c:570: XDNA_ERR(xdna, "Running under hypervisor not supported").
   {
     id: 'hypervisor', severity: 'host', re: /Running under hypervisor not supported/,
@@ -98,14 +107,38 @@ const SIGNATURES: Signature[] = [
   },
   // in-tree aie_smu.c:83 (aie_smu_init): drm_err(smu->ddev, "Access power failed, ret %d"); OOT aie2_smu.c:145 (aie2_smu_start).
   { id: 'smu-power', severity: 'fail', re: /Access power failed/, what: () => 'the SMU could not power the NPU (Access power failed)', fix: (_m, bdf) => powerCycleFix(bdf) },
+  // ---- A failed wake: the in-tree driver autosuspends the NPU after 5 s idle and resumes it through aie2_hw_resume ->
+  // aie2_hw_start before every job (in-tree aie2_pci.c:1431-1433 .resume/.runtime_resume = aie2_hw_resume). A start that
+  // fails at the SMU or the PSP leaves the NPU off; the lines a maintainer posted in amd/xdna-driver PR #1458, each from:
+  // in-tree aie_smu.c:89 (aie_smu_init): drm_err(smu->ddev, "Power on failed, ret %d") -> "[drm] *ERROR* Power on failed, ret -110";
+  // OOT aie2_smu.c:151 (aie2_smu_start) and aie4_smu.c:74: XDNA_ERR "Power on failed, ret %d"; both callers then log
+  // in-tree aie2_pci.c:378 / OOT aie2_pci.c:382 (aie2_hw_start): XDNA_ERR "failed to init smu, ret %d".
+  { id: 'smu-power-on', severity: 'fail', re: /Power on failed, ret|failed to init smu/, what: () => 'the SMU could not power the NPU on (its wake failed)', fix: (_m, bdf) => powerCycleFix(bdf) },
+  // in-tree aie_smu.c:58 (aie_smu_exec): drm_err(smu->ddev, "smu cmd %d timed out", reg_cmd); OOT aie_smu.c:39 (the same
+  // text). (Its "smu cmd %d failed, 0x%x", :66 / :47, is an answer, not a hang: no signature; as an unexplained error
+  // line it still has the functional probe run.)
+  { id: 'smu-cmd', severity: 'fail', re: /smu cmd (\d+) timed out/, what: (m) => `an SMU command (${m[1]}) timed out (the NPU's power controller does not answer)`, fix: (_m, bdf) => powerCycleFix(bdf) },
+  // in-tree aie_psp.c:70 and :87 (psp_exec, psp_start): drm_err(psp->ddev, "PSP is not ready, ret 0x%x"); OOT aie2_psp.c:43
+  // dev_err(psp->dev, ...) and aie4_psp.c:38/:55 (the same text).
+  { id: 'psp-not-ready', severity: 'fail', re: /PSP is not ready/, what: () => 'the NPU\'s security processor (PSP) is not ready', fix: (_m, bdf) => powerCycleFix(bdf) },
+  // in-tree aie2_pci.c:384 (aie2_hw_start): XDNA_ERR(xdna, "failed to start psp, ret %d"); OOT aie2_pci.c:388, aie4_pci.c:420.
+  { id: 'psp-start-failed', severity: 'fail', re: /failed to start psp/, what: () => 'the NPU firmware could not be started (failed to start psp)', fix: (_m, bdf) => powerCycleFix(bdf) },
+  // in-tree aie2_pci.c:478 (aie2_hw_resume): XDNA_ERR(xdna, "Start hardware failed, %d") -> "aie2_hw_resume: Start hardware failed, -110";
+  // then the job's ioctl: in-tree amdxdna_ctx.c:472/:513/:707 XDNA_ERR "Resume failed, ret %d" (amdxdna_pm_resume_get failed);
+  // OOT amdxdna_pm.c:48 (amdxdna_pm_resume_get): XDNA_ERR "Resume failed: %d".
+  { id: 'resume-failed', severity: 'fail', re: /Start hardware failed|\bResume failed(, ret|:) -?\d+/, what: () => 'the NPU did not wake from runtime suspend (aie2_hw_resume failed)', fix: (_m, bdf) => powerCycleFix(bdf) },
   // in-tree aie2_pci.c:536 (aie2_hw_reset): "NPU power-cycle start failed: %d"; :547 "resume failed after NPU reset: %d".
   { id: 'power-cycle-failed', severity: 'fail', re: /NPU power-cycle start failed|resume failed after NPU reset/, what: () => "the driver's in-kernel NPU power-cycle failed", fix: (_m, bdf) => powerCycleFix(bdf) },
   // drivers/base/dd.c call_driver_probe: dev_err(dev, "probe with driver %s failed with error %d\n").
-  { id: 'probe-failed', severity: 'fail', re: /probe with driver amdxdna failed/, what: () => 'the driver could not probe the NPU', fix: (_m, bdf) => powerCycleFix(bdf) },
+  // Before Linux 6.1 (drivers/base/dd.c really_probe): pr_warn("%s: probe of %s failed with error %d\n", drv->name, dev_name(dev), ret).
+  { id: 'probe-failed', severity: 'fail', re: /probe with driver amdxdna failed|amdxdna: probe of \S+ failed with error/, what: () => 'the driver could not probe the NPU', fix: (_m, bdf) => powerCycleFix(bdf) },
   // in-tree amdxdna_pci_drv.c:508 (amdxdna_probe): "Hardware init failed, ret %d"; OOT amdxdna_pci_drv.c:153.
-  { id: 'hw-init-failed', severity: 'fail', re: /Hardware init failed/, what: () => 'NPU hardware init failed', fix: (_m, bdf) => powerCycleFix(bdf) },
+  // Older out-of-tree drivers spelled it "hardware init failed" (lower case).
+  { id: 'hw-init-failed', severity: 'fail', re: /[Hh]ardware init failed/, what: () => 'NPU hardware init failed', fix: (_m, bdf) => powerCycleFix(bdf) },
   // in-tree aie2_pci.c:390 (aie2_hw_start): "firmware is not alive".
-  { id: 'fw-not-alive', severity: 'fail', re: /firmware is not alive/, what: () => 'the NPU firmware is not alive', fix: (_m, bdf) => powerCycleFix(bdf) },
+  // In-tree, aie2_get_mgmt_chann_info fails there too when aie_check_protocol (aie.c:106) finds no entry for the firmware's
+  // protocol version: a mismatch the power-cycle does not fix, so the fix names both.
+  { id: 'fw-not-alive', severity: 'fail', re: /firmware is not alive/, what: () => 'the NPU firmware is not alive', fix: (_m, bdf) => `${powerCycleFix(bdf)}; if it is not alive after a cold boot either, the firmware may not match this amdxdna: install the NPU firmware that matches it (linux-firmware's amdnpu/), then ${RELOAD}` },
   // in-tree amdxdna_mailbox_helper.c:71 (xdna_send_msg_wait): "Wait for completion timeout", returns -ETIME; its caller
   // aie.c:72-73 (aie_send_mgmt_msg_wait) then destroys the management channel. OOT: amdxdna_mailbox_helper.c:57, aie2_message.c:61-65.
   { id: 'mgmt-timeout', severity: 'fail', re: /Wait for completion timeout/, what: () => 'a management mailbox message timed out (the driver then drops the channel)', fix: () => MGMT_FIX },
@@ -182,4 +215,14 @@ export function isDriverLoad(line: string): boolean {
  */
 export function isRecovery(line: string): boolean {
   return /aie2_hw_reset: NPU firmware unhealthy: power-cycling NPU/i.test(line);
+}
+
+/**
+ * An NPU line that reports an error but matches no signature (a new driver's message, a format this
+ * table does not know): the in-tree driver's drm_err marker, or an error word. The functional probe
+ * decides what it means; nothing here calls it harmless.
+ */
+export function isErrorLine(line: string): boolean {
+  if (isDriverLoad(line) || isRecovery(line)) return false;
+  return /\*ERROR\*|\b(fail(ed|s|ure)?|error|timed out|timeout|not ready|unhealthy|invalid|bad state)\b/i.test(line);
 }

@@ -64,8 +64,10 @@ export interface FunctionalRecord {
   memlock: { soft: number | 'unlimited'; hard: number | 'unlimited' } | null;
   /** The host problem it found (memlock, permissions, the XRT install), with its fix; null when none. */
   host: { kind: ProbeFindingKind; detail: string; fix: string } | null;
+  /** The newest NPU kernel-log line when it ran. */
+  npu_last?: string | null;
   /** The last pass this boot (this probe, or an earlier one): the point older kernel-log signatures are cleared to. */
-  last_ok: { at: string; npu_lines: number | null } | null;
+  last_ok: { at: string; npu_lines: number | null; npu_last?: string | null } | null;
 }
 
 export interface JobRecord {
@@ -88,9 +90,10 @@ export interface LastJob { finished_at: string; versions: Versions; device_ok: b
  * drained: out of rotation, verified (the labels read back gone, or systemctl is-active says the
  * service is stopped); waiting: a service drain waits for the running job (the job-completed hook
  * stops it); pending: a service stop is scheduled and not yet verified; refused: the drain was
- * tried and refused (evidence says why): the runner still takes jobs.
+ * tried and refused (evidence says why): the runner still takes jobs; restarted: a drained service
+ * was started again (a reboot, ./run.sh): it takes jobs (status and the metrics re-verify it).
  */
-export type DrainState = 'drained' | 'waiting' | 'pending' | 'refused';
+export type DrainState = 'drained' | 'waiting' | 'pending' | 'refused' | 'restarted';
 
 export interface DrainRecord {
   at: string;
@@ -104,4 +107,6 @@ export interface DrainRecord {
   state: DrainState;
   /** How the drain was verified, or why it was refused. */
   evidence: string;
+  /** A scheduled service stop: the background stop acts only while the record still names it (undrain cancels it). */
+  stop_id?: string;
 }

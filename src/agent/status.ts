@@ -169,7 +169,7 @@ export function renderStatus(s: Status): string {
   if (s.functional) lines.push(`probe:     ${s.functional.status} at ${s.functional.at}: ${s.functional.detail}`);
   const d = s.drain;
   if (d?.drained) lines.push(`DRAINED:   since ${d.at} (${d.method}; ${d.evidence}): ${d.reason}; undo: npu-block-gate agent undrain`);
-  else if (d) lines.push(`NOT DRAINED: ${d.state === 'refused' ? 'the drain was refused' : d.state === 'waiting' ? 'the service stops after the current job' : 'a service stop is pending, not verified'} (${d.method}, ${d.at}): ${d.evidence}`);
+  else if (d) lines.push(`NOT DRAINED: ${d.state === 'refused' ? 'the drain was refused' : d.state === 'restarted' ? 'the drained service was started again and takes jobs' : d.state === 'waiting' ? 'the service stops after the current job' : 'a service stop is pending, not verified'} (${d.method}, ${d.at}): ${d.evidence}`);
   lines.push(`cache:     ${s.cache.root}: ${s.cache.entries} entr${s.cache.entries === 1 ? 'y' : 'ies'}, ${formatBytes(s.cache.bytes)}`);
   if (s.runs.length) {
     lines.push('runs:');

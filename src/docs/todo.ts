@@ -1,7 +1,8 @@
 // <model>/TODO.md, as the deploy-new-llm skill lays it out (its Step 5 template: "## Phase status"
 // with one checkbox per phase, "## Active blockers", "## Resolved config"). We change exactly three
-// things: the Phase 2 checkbox under "## Phase status" (on pass), one marked blocker line under
-// "## Active blockers" (on fail, removed by a later pass, with the heading if we added it), and
+// things: the Phase 2 checkbox under "## Phase status" (ticked on a pass while no generation fails,
+// unticked on a fail), one marked blocker line per failing NPU generation under "## Active blockers"
+// (on fail, removed by a later pass on that generation, with the heading if we added it), and
 // marked Phase 4/5 prerequisite lines under the Phase 4 line for the workarounds in use. Every
 // other byte is kept, line endings included; what could not be done is said in `notes`.
 import type { Report } from '../record/report.ts';
@@ -48,12 +49,17 @@ export function todoTemplate(model: string, _hfId: string | null, cfg: ModelConf
   ].join(nl);
 }
 
+/** The marker of one NPU generation's blocker line (one blocker per failing generation). */
+export const blockerMark = (npu: string) => MARK.blocker.replace(/ -->$/, `:${npu} -->`);
+/** What every blocker marker of ours starts with (per generation, and the one-line form of older versions). */
+const BLOCKER_PREFIX = MARK.blocker.replace(/ -->$/, '');
+
 export function blockerLine(r: Report): string {
   const failed = r.gates.filter((g) => g.status === 'fail' && g.id !== 'G4');
   const what = failed.map((g) => `${g.id} ${g.name}: ${typeof g.value === 'number' ? fmtCos(g.value) : g.value} (bar ${g.bar})`).join('; ');
   const npu = recordNpu(r);
   const on = npu === UNKNOWN || npu === EMULATED ? '' : ` on ${generationName(npu)}`;
-  return `- Phase 2 single-block validation FAILS at ${r.commit.slice(0, 12)}${on} (${r.created_at.slice(0, 10)}): ${what}. See docs/development_progress/phase2_block.md. ${MARK.blocker}`;
+  return `- Phase 2 single-block validation FAILS at ${r.commit.slice(0, 12)}${on} (${r.created_at.slice(0, 10)}): ${what}. See docs/development_progress/phase2_block.md. ${blockerMark(npu)}`;
 }
 
 export function prereqLine(id: string, prerequisite: string, detail: string): string {
@@ -126,16 +132,12 @@ export function updateTodo(existing: string | null, r: Report, file = 'TODO.md')
     return -1;
   };
 
-  // Phase 2 checkbox, under "## Phase status" only: only the character(s) between the brackets change.
-  if (r.outcome === 'pass') {
-    const i = inStatus(PHASE2);
-    if (i !== -1) lines[i].text = lines[i].text.replace(PHASE2, (_m, a: string, _b: string, c: string) => `${a}x${c}`);
-    else if (!status()) notes.push(`${file} has no "${PHASE_STATUS_HEADING}" section (the deploy-new-llm template's), so Phase 2 was not ticked`);
-    else notes.push(`${file} has no "${PHASE2_LINE}" line under "${PHASE_STATUS_HEADING}", so Phase 2 was not ticked`);
-  }
-
-  // Our blocker line: removed on pass (with the heading, if we added it and nothing else is left under it), written or rewritten on fail.
-  const bi = markedLine(lines, MARK.blocker);
+  // One blocker line per failing NPU generation: this run's generation's line is removed on pass (with
+  // the heading, if we added it and nothing else is left under it), written or rewritten on fail. A
+  // blocker line of an older version (no generation in its marker) counts as this generation's.
+  const mine = blockerMark(recordNpu(r));
+  let bi = markedLine(lines, mine);
+  if (bi === -1) bi = markedLine(lines, MARK.blocker);
   if (r.outcome === 'pass' && bi !== -1) {
     removeLines(lines, bi, 1);
     removeEmptyBlockersHeading(lines);
@@ -144,6 +146,23 @@ export function updateTodo(existing: string | null, r: Report, file = 'TODO.md')
     const line = blockerLine(r);
     if (bi !== -1) lines[bi].text = line;
     else addBlocker(lines, line, status());
+  }
+
+  // Phase 2 checkbox, under "## Phase status" only: only the character(s) between the brackets change.
+  // Done means the last verdict passed on every generation: a pass ticks it while no other generation's
+  // blocker is open; a fail unticks it (the passes stay in phase2_block.md's history).
+  const tick = (mark: string) => {
+    const i = inStatus(PHASE2);
+    if (i !== -1) lines[i].text = lines[i].text.replace(PHASE2, (_m, a: string, _b: string, c: string) => `${a}${mark}${c}`);
+    return i;
+  };
+  const verb = r.outcome === 'pass' ? 'ticked' : 'unticked';
+  if (r.outcome === 'pass' || r.outcome === 'fail') {
+    const open = r.outcome === 'pass' ? markedLine(lines, BLOCKER_PREFIX) : -1;
+    const i = open !== -1 ? -2 : tick(r.outcome === 'pass' ? 'x' : ' ');
+    if (i === -2) notes.push(`Phase 2 was not ticked: another NPU generation's blocker is still open (${lines[open].text.replace(/\s*<!--.*?-->\s*/g, ' ').trim().slice(0, 160)})`);
+    else if (i === -1 && !status()) notes.push(`${file} has no "${PHASE_STATUS_HEADING}" section (the deploy-new-llm template's), so Phase 2 was not ${verb}`);
+    else if (i === -1) notes.push(`${file} has no "${PHASE2_LINE}" line under "${PHASE_STATUS_HEADING}", so Phase 2 was not ${verb}`);
   }
 
   // Phase 4/5 prerequisites for the workarounds in use: under the Phase 4 line of "## Phase status"

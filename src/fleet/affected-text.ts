@@ -3,6 +3,10 @@
 import { markdownTable } from 'markdown-table';
 import { cell, code, plain } from '../text/escape.ts';
 import { matrixOf, type Affected, type Change } from './affected.ts';
+import { matrixLimitNote } from './legs.ts';
+
+/** How many legs the matrix has: models x runner labels (models alone without labels). */
+export const legCount = (a: Affected, runners: string[]) => a.models.length * Math.max(1, runners.length);
 
 export const AFFECTED_SCHEMA = 'npu-block-gate/affected';
 
@@ -56,6 +60,7 @@ export function affectedMarkdown(a: Affected, runners: string[]): string {
     '',
     `${plain(headline(a), 400)}${a.models.length ? legs : ''}`,
     '',
+    ...(matrixLimitNote(legCount(a, runners)) ? [`> [!WARNING]\n> ${plain(matrixLimitNote(legCount(a, runners))!, 400)}`, ''] : []),
     markdownTable(rows),
     '',
     `<details><summary>${a.changes.length} changed file${a.changes.length === 1 ? '' : 's'}</summary>`,

@@ -1,10 +1,12 @@
 // What changed, as repository-relative paths: between two commits of the tree's git checkout
 // (base...head: what the head adds since it left the base, as a pull request shows it), or as a
 // list given by the caller. And where the air root sits in that repository.
-import { readFileSync } from 'node:fs';
-import { relative, resolve } from 'node:path';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative, resolve } from 'node:path';
 import { InputError, fsError } from '../errors.ts';
-import { findCheckout, runPinnedSync, type Checkout } from '../git/pinned.ts';
+import { findCheckout, pinnedConfig, pinnedEnv, runPinnedSync, type Checkout } from '../git/pinned.ts';
 
 export type { Checkout } from '../git/pinned.ts';
 
@@ -73,5 +75,34 @@ export function readFileList(path: string): string[] {
     return parseFileList(readFileSync(path, 'utf8'));
   } catch (e) {
     throw fsError(e, path, 'cannot read the list of changed files');
+  }
+}
+
+/** The commit a pull request's diff starts from: the merge base of base and head, else base itself. */
+export function forkPoint(c: Checkout, base: string, head: string): string {
+  try {
+    return runPinnedSync(c, ['merge-base', base, head]).trim() || base;
+  } catch {
+    return base;
+  }
+}
+
+/**
+ * A copy of `sub` (a folder relative to the repository's top level, '' for all of it) as it is at
+ * `rev`, in a new temporary directory (the caller removes it): a local `git archive` (never
+ * --remote; plain tar, so no configured filter command runs) into `tar -x`, so the checkout, its
+ * index and its worktrees are left as they are.
+ */
+export function treeAt(c: Checkout, rev: string, sub: string): string {
+  if (!REV.test(rev) || rev.startsWith('-')) throw new InputError(`${JSON.stringify(rev.slice(0, 80))} is not a commit or branch name`);
+  const out = mkdtempSync(join(tmpdir(), 'npu-block-gate-base-'));
+  try {
+    const tar = execFileSync('git', ['--no-pager', `--git-dir=${c.gitDir}`, `--work-tree=${c.workTree}`, ...pinnedConfig(c), 'archive', '--format=tar', rev, '--', sub || '.'],
+      { cwd: c.workTree, maxBuffer: 1 << 30, stdio: ['ignore', 'pipe', 'pipe'], env: pinnedEnv() });
+    execFileSync('tar', ['-x', '--no-same-owner', '--no-same-permissions', '-C', out], { input: tar, stdio: ['pipe', 'ignore', 'pipe'] });
+    return out;
+  } catch (e) {
+    rmSync(out, { recursive: true, force: true });
+    throw new InputError(`cannot read the tree at ${rev.slice(0, 40)}: ${firstLine(e)}`, c.workTree);
   }
 }

@@ -7,11 +7,11 @@ import { stderrLog } from '../log.ts';
 import { COMMAND } from '../tool.ts';
 import { parseTimeout } from '../plan.ts';
 import { affected, LLMS } from './affected.ts';
-import { affectedJson, affectedMarkdown, affectedTerminal } from './affected-text.ts';
+import { affectedJson, affectedMarkdown, affectedTerminal, legCount } from './affected-text.ts';
 import { changedBetween, checkoutOf, parseFileList, prefixOf, readFileList } from './changes.ts';
-import { airRootAt, modelNames, planFacts } from './plans.ts';
+import { airRootAt, modelNames, planFacts, planWithBase } from './plans.ts';
 import { statusJson, statusMarkdown, treeStatus } from './status.ts';
-import { parseLabels } from './legs.ts';
+import { matrixLimitNote, parseLabels } from './legs.ts';
 
 export const AFFECTED_HELP = `Usage: ${COMMAND} affected [--tree DIR] (--base REV [--head REV] | --changed FILE... | --changed-from LIST) [options]
 
@@ -122,7 +122,13 @@ async function affectedCommand(v: Values, out: NodeJS.WritableStream, err: NodeJ
     python: v.python ?? null, timeoutSec: v.timeout !== undefined ? parseTimeout(v.timeout, '--timeout') : null,
     log,
   });
-  const a = affected(facts, changed, prefixOf(root, top?.workTree ?? null));
+  const prefix = prefixOf(root, top?.workTree ?? null);
+  const all = v.base !== undefined && top
+    ? await planWithBase({ top, airRoot: root, prefix, base: v.base, head: v.head ?? 'HEAD', changed, facts }, { python: v.python ?? null, timeoutSec: v.timeout !== undefined ? parseTimeout(v.timeout, '--timeout') : null, log })
+    : facts;
+  const a = affected(all, changed, prefix);
+  const limit = matrixLimitNote(legCount(a, runners));
+  if (limit) err.write(`npu-block-gate: warning: ${limit}\n`);
   out.write(v.json ? affectedJson(a, runners) : v.markdown ? affectedMarkdown(a, runners) : affectedTerminal(a));
   return EXIT.pass;
 }

@@ -71,3 +71,12 @@ export function parseLabels(values: string[]): string[] {
   }
   return out;
 }
+
+/** GitHub Actions runs at most this many jobs from one matrix (strategy.matrix). */
+export const GITHUB_MATRIX_LIMIT = 256;
+
+/** Why a matrix of `count` legs will not run as given (over GitHub's limit of 256 jobs per matrix), or null. */
+export function matrixLimitNote(count: number): string | null {
+  if (count <= GITHUB_MATRIX_LIMIT) return null;
+  return `${count} legs: GitHub Actions runs at most ${GITHUB_MATRIX_LIMIT} jobs from one matrix and fails the workflow on more; split the models over two matrix jobs, or give fewer --runners`;
+}

@@ -1,13 +1,14 @@
 // The inputs of every model dir of a tree, from the probe's static plans (`probe plans`: no model
 // code is imported, so this is safe on a pull request's tree), digested for affected.ts.
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { join, posix, resolve } from 'node:path';
 import { InfraError, InputError, oneLine } from '../errors.ts';
 import type { Log } from '../log.ts';
 import { runProbe } from '../probe/run.ts';
 import { pythonCandidates } from '../probe/python.ts';
 import { airRootOf } from '../check/model-dir.ts';
-import { LLMS, type InputKind, type ModelFacts } from './affected.ts';
+import { inTree, LLMS, type InputKind, type ModelFacts } from './affected.ts';
+import { forkPoint, treeAt, type Checkout } from './changes.ts';
 
 /** The air root of a tree given as its root or any path inside it. */
 export function airRootAt(tree: string): string {
@@ -72,7 +73,11 @@ export function factsOf(name: string, plan: Json, airRoot: string, prompts: stri
   }
   const refusal = plan.refusal && typeof plan.refusal === 'object' ? oneLine(plan.refusal.reason ?? 'refused') : null;
   const fn = plan.step1?.block?.function;
-  return { name, refusal, error: null, inputs, inherits: [...inherits].sort(), block: typeof fn === 'string' ? fn : null };
+  // An import that resolves to neither a tree file nor a package (a deleted or renamed file): the
+  // run would fail, and what it reads instead is unknown, so the plan counts as failed.
+  const gone = (Array.isArray(plan.imports?.unresolved) ? plan.imports.unresolved : []).filter((u: Json) => u && typeof u.module === 'string');
+  const error = gone.length ? `${gone.map((u: Json) => `${u.file}:${u.line} imports ${u.module}`).slice(0, 3).join(', ')}${gone.length > 3 ? ` and ${gone.length - 3} more` : ''}, which ${gone.length === 1 ? 'is' : 'are'} neither a tree file nor an installed package` : null;
+  return { name, refusal, error, inputs, inherits: [...inherits].sort(), block: typeof fn === 'string' ? fn : null };
 }
 
 /** A model whose plan could not be made: its inputs are unknown. */
@@ -113,4 +118,50 @@ export async function planFacts(airRoot: string, names: string[], o: PlanOptions
     o.log.warn(`plan of ${name} failed (${error}); it is kept in the matrix on any change`);
     return failedFacts(name, error);
   });
+}
+
+/**
+ * What a change removes: each head model also reads the files it read at the base that the head no
+ * longer has (`gone`: deleted, or renamed away), so a pull request that deletes llama32_1b/ or
+ * renames a shared module is checked on the models that used them.
+ */
+export function withRemoved(head: ModelFacts[], base: ModelFacts[], gone: ReadonlySet<string>): ModelFacts[] {
+  const before = new Map(base.map((m) => [m.name, m]));
+  return head.map((m) => {
+    const b = before.get(m.name);
+    if (!b) return m;
+    const extra = [...b.inputs].filter(([f]) => gone.has(f) && !m.inputs.has(f));
+    return extra.length ? { ...m, inputs: new Map([...m.inputs, ...extra]) } : m;
+  });
+}
+
+/** Changed files (repository-relative) that the tree at `airRoot` no longer has, air-root-relative. */
+export function goneFiles(airRoot: string, changed: string[], prefix: string): Set<string> {
+  const out = new Set<string>();
+  for (const f of changed) {
+    const rel = inTree(f, prefix);
+    if (rel !== null && !existsSync(join(airRoot, rel))) out.add(rel);
+  }
+  return out;
+}
+
+/**
+ * The head's facts with what the change removes (withRemoved): when a changed file is gone from the
+ * head, the tree at the fork point of base and head is planned too (from `git archive`, into a
+ * temporary directory removed afterwards).
+ */
+export async function planWithBase(c: { top: Checkout; airRoot: string; prefix: string; base: string; head: string; changed: string[]; facts: ModelFacts[] }, o: PlanOptions): Promise<ModelFacts[]> {
+  const gone = goneFiles(c.airRoot, c.changed, c.prefix);
+  if (!gone.size) return c.facts;
+  const rev = forkPoint(c.top, c.base, c.head);
+  const dir = treeAt(c.top, rev, c.prefix);
+  try {
+    const baseRoot = join(dir, c.prefix);
+    if (!existsSync(join(baseRoot, LLMS))) return c.facts;
+    const names = modelNames(baseRoot);
+    o.log.step(`affected: ${gone.size} changed file${gone.size === 1 ? ' is' : 's are'} gone from the head; planning the ${names.length} model dirs at ${rev.slice(0, 12)} for what read them`);
+    return withRemoved(c.facts, await planFacts(baseRoot, names, o), gone);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }

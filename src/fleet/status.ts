@@ -37,8 +37,10 @@ export interface ModelStatus {
   name: string;
   /** Repository-relative model dir. */
   model: string;
-  /** TODO.md's Phase 2 checkbox: true ticked, false open, null no such line (or no TODO.md). */
+  /** Phase 2 done: the latest verdict on every recorded generation passed (with none recorded, TODO.md's checkbox; null: neither says). */
   phase2_done: boolean | null;
+  /** TODO.md's Phase 2 checkbox as written: true ticked, false open, null no such line (or no TODO.md). */
+  phase2_checkbox: boolean | null;
   generations: GenerationStatus[];
   blockers: string[];
   /** A document that could not be read, one line. */
@@ -66,7 +68,7 @@ function generationStatus(npu: string, rows: HistoryEntry[]): GenerationStatus {
 /** One model's status from its documents. */
 export function modelStatus(airRoot: string, name: string, prefix = ''): ModelStatus {
   const model = [prefix, LLMS, name].filter(Boolean).join('/');
-  const base: ModelStatus = { name, model, phase2_done: null, generations: [], blockers: [], problem: null };
+  const base: ModelStatus = { name, model, phase2_done: null, phase2_checkbox: null, generations: [], blockers: [], problem: null };
   try {
     const docs = readDocs(join(airRoot, LLMS, name));
     const todo = readTodo(docs.todo);
@@ -74,7 +76,10 @@ export function modelStatus(airRoot: string, name: string, prefix = ''): ModelSt
     const byNpu = new Map<string, HistoryEntry[]>();
     for (const h of history) byNpu.set(h.npu, [...(byNpu.get(h.npu) ?? []), h]);
     const generations = [...byNpu].map(([npu, rows]) => generationStatus(npu, rows)).sort((a, b) => (a.npu < b.npu ? -1 : a.npu > b.npu ? 1 : 0));
-    return { ...base, phase2_done: todo.phase2Done, blockers: todo.blockers, generations };
+    // Done only when the latest verdict on every recorded generation passed, whatever the checkbox says
+    // (a TODO.md written before unticking existed keeps its tick after a later failure).
+    const done = generations.length ? generations.every((g) => g.outcome === 'PASS') : todo.phase2Done;
+    return { ...base, phase2_done: done, phase2_checkbox: todo.phase2Done, blockers: todo.blockers, generations };
   } catch (e) {
     return { ...base, problem: oneLine(e) };
   }

@@ -197,6 +197,8 @@ export interface SummaryOptions {
   notes?: string[];
   /** Render the passing, unchanged legs' rows inside the fold (false: count them only, to save room). */
   passingRows?: boolean;
+  /** Show at most this many rows of "Needs a look" (failures first), saying how many more there are. */
+  openRows?: number;
 }
 
 export function counts(legs: LegResult[]): Record<Verdict, number> {
@@ -223,7 +225,16 @@ export function summaryMarkdown(given: LegResult[], o: SummaryOptions): string {
   ];
   if (legs.length) {
     out.push(overview(legs), '', '<sub>* changed against the base branch\'s last recorded result</sub>', '');
-    if (open.length) out.push(`### Needs a look (${open.length})`, '', table([HEAD, ...open.map(row)]), '');
+    if (open.length) {
+      const shown = o.openRows !== undefined ? open.slice(0, Math.max(0, o.openRows)) : open;
+      out.push(`### Needs a look (${open.length})`, '');
+      if (shown.length) out.push(table([HEAD, ...shown.map(row)]), '');
+      const left = open.slice(shown.length);
+      if (left.length) {
+        const lc = counts(left);
+        out.push(`> [!WARNING]\n> ${n(left.length, 'more leg')} that need a look ${left.length === 1 ? 'is' : 'are'} not shown here (${(['fail', 'error', 'missing'] as const).filter((k) => lc[k]).map((k) => `${lc[k]} ${k}`).join(', ')}), to stay under GitHub's comment limit: every leg is in the job summary${o.runUrl ? ` of the [workflow run](${o.runUrl})` : ''}, and every failing one is an error annotation there.`, '');
+      }
+    }
     if (folded.length) {
       out.push(`<details><summary>${folded.length} leg${folded.length === 1 ? '' : 's'} passing as before</summary>`, '');
       if (o.passingRows !== false) out.push(table([HEAD, ...folded.map(row)]));

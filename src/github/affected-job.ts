@@ -5,9 +5,10 @@
 import * as core from '@actions/core';
 import { Git } from './git.ts';
 import { affected, matrixOf, type Affected } from '../fleet/affected.ts';
-import { affectedMarkdown } from '../fleet/affected-text.ts';
+import { affectedMarkdown, legCount } from '../fleet/affected-text.ts';
+import { matrixLimitNote } from '../fleet/legs.ts';
 import { changedBetween, checkoutOf, hasCommit, prefixOf } from '../fleet/changes.ts';
-import { airRootAt, modelNames, planFacts } from '../fleet/plans.ts';
+import { airRootAt, modelNames, planFacts, planWithBase } from '../fleet/plans.ts';
 import { InputError, oneLine } from '../errors.ts';
 import { eventChange, type FleetInputs } from './fleet-inputs.ts';
 import { actionLog, out, type Session } from './session.ts';
@@ -24,6 +25,7 @@ export async function affectedJob(s: Session, fi: FleetInputs): Promise<{ output
   const top = checkoutOf(root);
   let changed: string[] = [];
   let all: string | null = null;
+  let range: { base: string; head: string } | null = null;
   if (fi.changedFiles) changed = fi.changedFiles;
   else {
     const ev = fi.base ? { base: fi.base, head: fi.head ?? 'HEAD' } : eventChange(s.ctx);
@@ -36,14 +38,21 @@ export async function affectedJob(s: Session, fi: FleetInputs): Promise<{ output
       const d = changedBetween(top, ev.base, ev.head);
       if (d.note) out.notice(d.note);
       changed = d.files;
+      range = ev;
       out.info(`affected: ${changed.length} file${changed.length === 1 ? '' : 's'} changed in ${ev.base.slice(0, 12)}...${ev.head.slice(0, 12)}`);
     }
   }
   const names = modelNames(root);
   actionLog.step(`affected: planning ${names.length} model dirs (static: no model code runs)`);
-  const facts = await planFacts(root, names, { python: s.inputs.python, timeoutSec: s.inputs.timeoutSec, log: actionLog });
-  const result = affected(facts, changed, prefixOf(root, top?.workTree ?? null), all);
+  const opts = { python: s.inputs.python, timeoutSec: s.inputs.timeoutSec, log: actionLog };
+  const headFacts = await planFacts(root, names, opts);
+  const prefix = prefixOf(root, top?.workTree ?? null);
+  // What the change deletes or renames away: the models that read it at the base are in too.
+  const facts = range && top ? await planWithBase({ top, airRoot: root, prefix, ...range, changed, facts: headFacts }, opts) : headFacts;
+  const result = affected(facts, changed, prefix, all);
   for (const r of result.rows) out.info(`${r.in ? 'in ' : 'out'} ${r.name}: ${r.why}`);
+  const limit = matrixLimitNote(legCount(result, fi.runners));
+  if (limit) out.warning(limit);
   try {
     await core.summary.addRaw(affectedMarkdown(result, fi.runners)).addEOL().write();
   } catch (e) {

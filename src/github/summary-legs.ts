@@ -64,5 +64,16 @@ export function summaryCommentBody(legs: LegResult[], opts: SummaryOptions, key:
   const head = marker(key, digest(legs)) + '\n';
   let content = summaryMarkdown(legs, opts);
   if (head.length + content.length > COMMENT_BUDGET) content = summaryMarkdown(legs, { ...opts, passingRows: false });
+  if (head.length + content.length > COMMENT_BUDGET) {
+    // Still too long: as many "needs a look" rows as fit (failures first), the rest counted, never cut silently.
+    let lo = 0;
+    let hi = legs.length;
+    while (lo < hi) {
+      const mid = Math.ceil((lo + hi) / 2);
+      if (head.length + summaryMarkdown(legs, { ...opts, passingRows: false, openRows: mid }).length <= COMMENT_BUDGET) lo = mid;
+      else hi = mid - 1;
+    }
+    content = summaryMarkdown(legs, { ...opts, passingRows: false, openRows: lo });
+  }
   return head + truncateBody(content, COMMENT_BUDGET - head.length, opts.runUrl);
 }

@@ -7,7 +7,8 @@ import { readdirSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { affected, inTree, isDoc, matrixOf, type ModelFacts } from '../../src/fleet/affected.ts';
-import { affectedMarkdown } from '../../src/fleet/affected-text.ts';
+import { affectedMarkdown, legCount } from '../../src/fleet/affected-text.ts';
+import { matrixLimitNote } from '../../src/fleet/legs.ts';
 import { modelNames, planFacts } from '../../src/fleet/plans.ts';
 import { main } from '../../src/cli.ts';
 import { silentLog } from '../../src/log.ts';
@@ -92,6 +93,57 @@ maybe("a change to a model's docs/ names nothing; a top-level file names everyth
   assert.match(own.rows.find((r) => r.name === 'qwen3_4b')!.why, 'is in its model dir');
 });
 
+// ---- issue 28: what a change removes, and kernel sources by compile path ---------------------------
+
+/** A git repository made from a private copy of the real tree, with a branch `change` off `main`. */
+function realRepo(): { root: string; commit: (msg: string) => void } {
+  const t = copyParseableRealTree(python!);
+  git(t.root, ['init', '--quiet', '-b', 'main']);
+  git(t.root, ['add', '-A']);
+  git(t.root, ['commit', '--quiet', '-m', 'base']);
+  git(t.root, ['checkout', '--quiet', '-b', 'change']);
+  return { root: t.root, commit: (msg) => { git(t.root, ['add', '-A']); git(t.root, ['commit', '--quiet', '-m', msg]); } };
+}
+
+maybe('issue 28: git rm -r llms/llama32_1b names llama32_3b and smollm2_1_7b (both import it)', async () => {
+  const r = realRepo();
+  git(r.root, ['rm', '-r', '--quiet', `${LLMS}/llama32_1b`]);
+  r.commit('delete llama32_1b');
+  const j = await cli(['affected', '--tree', r.root, '--base', 'main', '--json', '--python', python!, '--timeout', '300']);
+  assert.is(j.code, 0, j.err);
+  const got = names(JSON.parse(j.out).models);
+  for (const m of ['llama32_3b', 'smollm2_1_7b']) assert.ok(got.includes(m), `${m} in: ${got.join(', ')}`);
+  assert.not.ok(got.includes('llama32_1b'), 'the deleted model is not a leg');
+  // The head's plan names the import that no longer resolves.
+  const row = JSON.parse(j.out).rows.find((x: { name: string }) => x.name === 'smollm2_1_7b');
+  assert.match(row.why, /imports llama32_1b_\w+, which (is|are) neither a tree file nor an installed package/);
+});
+
+maybe('issue 28: renaming shared/infra/fa_headfirst.py without fixing imports names the bf16 models that import it', async () => {
+  const r = realRepo();
+  const infra = `${LLMS}/shared/infra`;
+  const importers = directImporters(r.root, /shared\.infra\.fa_headfirst|shared\.infra import .*\bfa_headfirst\b/);
+  git(r.root, ['mv', `${infra}/fa_headfirst.py`, `${infra}/fa_head_first.py`]);
+  r.commit('rename fa_headfirst');
+  const j = await cli(['affected', '--tree', r.root, '--base', 'main', '--json', '--python', python!, '--timeout', '300']);
+  assert.is(j.code, 0, j.err);
+  const got = names(JSON.parse(j.out).models);
+  const bf16 = ['llama32_1b', 'llama32_3b', 'qwen25_0_5b', 'qwen25_1_5b', 'qwen25_3b', 'qwen3_0_6b', 'qwen3_1_7b', 'qwen3_4b', 'smollm2_1_7b'];
+  const want = importers.filter((m) => bf16.includes(m));
+  assert.is(want.length, 6, `the issue counts 6 bf16 importers: ${want.join(', ')}`);
+  for (const m of want) assert.ok(got.includes(m), `${m} imports it: in ${got.join(', ')}`);
+});
+
+maybe('issue 28: a change to gelu_and_mul.cc (only gemma compiles it) names no bf16 model', async () => {
+  const { facts } = await realFacts();
+  const a = affected(facts, ['programming_examples/gelu_and_mul/gelu_and_mul.cc']);
+  assert.equal(a.models, [], a.rows.filter((r) => r.in).map((r) => `${r.name}: ${r.why}`).join('\n'));
+  assert.equal(a.changes[0].models, ['gemma3_4b_q4nx'], 'gemma compiles it (compile_gelu_and_mul)');
+  // A kernel every model's compile path builds (compile_all_external_kernels -> compile_silu_and_mul) still counts.
+  const silu = affected(facts, ['programming_examples/silu_and_mul/silu_and_mul.cc']);
+  assert.ok(names(silu.models).includes('llama32_1b') && names(silu.models).includes('qwen3_4b'), names(silu.models).join(', '));
+});
+
 // ---- made-up facts ------------------------------------------------------------------------------
 
 const fact = (name: string, files: string[], over: Partial<ModelFacts> = {}): ModelFacts => ({
@@ -117,6 +169,17 @@ test('an air root below the repository top level: paths are taken relative to it
   assert.is(inTree('../etc/passwd', ''), null);
   assert.ok(isDoc('docs/buildingRyzenLin.md') && isDoc('x/docs/a.py') && isDoc('LICENSE'));
   assert.not.ok(isDoc('CMakeLists.txt') || isDoc(`${LLMS}/verify/prompts/base.txt`));
+});
+
+test('issue 28: 261 legs (87 models x 3 runner labels) warn, naming GitHub\'s matrix limit of 256', () => {
+  const facts = Array.from({ length: 87 }, (_, i) => fact(`m${String(i).padStart(2, '0')}`, [`${LLMS}/shared/x.py`]));
+  const a = affected(facts, [`${LLMS}/shared/x.py`]);
+  assert.is(a.models.length, 87);
+  assert.is(legCount(a, ['npu-a', 'npu-b', 'npu-c']), 261);
+  assert.match(affectedMarkdown(a, ['npu-a', 'npu-b', 'npu-c']), /> \[!WARNING\]\n> 261 legs: GitHub Actions runs at most 256 jobs from one matrix/);
+  assert.match(matrixLimitNote(261)!, /at most 256 jobs/);
+  assert.is(matrixLimitNote(256), null);
+  assert.not.match(affectedMarkdown(a, ['npu-a', 'npu-b']), /256/, '174 legs: no warning');
 });
 
 // ---- the CLI on a git checkout --------------------------------------------------------------------

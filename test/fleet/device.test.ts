@@ -7,6 +7,10 @@ import { baselineFor, readHistory, updatePhase2, HISTORY_HEADER } from '../../sr
 import { renderMarkdown, deviceText } from '../../src/report/markdown.ts';
 import { fakeMetrics, fakeReport } from '../helpers/report.ts';
 import type { Report } from '../../src/record/report.ts';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fakeRunner, agent } from '../fixtures/agent/fake.ts';
+import { BDF } from '../fixtures/agent/kernel-log.ts';
 
 const F = 'phase2_block.md';
 const npu = (generation: string | null, over: Partial<NpuFacts> = {}): NpuFacts => ({
@@ -40,6 +44,21 @@ test('the generation from the driver\'s name (sysfs vbnv, xrt-smi): the longest 
   assert.is(generationOfName(''), null);
   assert.is(generationName('krackan'), 'Krackan');
   assert.is(generationName('npu42'), 'npu42', 'an id the table does not know is shown as it is');
+});
+
+test('issue 28: one rule, the board name first, then the PCI id: a "NPU Krackan 1" on 17f0:10 is krackan; Gorgon Point has its own key', async () => {
+  assert.is(generationOfName('NPU Krackan 1')?.id, 'krackan');
+  assert.is(generationOfName('NPU Gorgon Point 1')?.id, 'gorgon-point');
+  assert.is(generationOfName('NPU Gorgon Point 3')?.id, 'gorgon-point');
+  assert.is(generationName('gorgon-point'), 'Gorgon Point');
+  // agent status on a host whose driver names the board Krackan 1 on Strix's PCI id (17f0 rev 10).
+  const f = fakeRunner();
+  writeFileSync(join(f.root, 'sys/bus/pci/devices', BDF, 'revision'), '0x10\n');
+  writeFileSync(join(f.root, 'sys/bus/pci/devices', BDF, 'vbnv'), 'NPU Krackan 1\n');
+  const st = JSON.parse((await agent(['status', '--json', '--root', f.root], f.deps)).out);
+  assert.is(st.npu.generation, 'krackan');
+  // The history key of a record the probe made there (its environment.npu.generation, test_probe_npu.py: krackan).
+  assert.is(recordNpu(on(fakeReport(), npu('krackan', { name: 'NPU Krackan 1', pci: '1022:17f0 rev 10', source: 'name' }))), 'krackan');
 });
 
 test('the record\'s NPU key: its generation, "emulated" when no NPU ran, else "unknown"', () => {

@@ -2,7 +2,7 @@
 // phase2_block.md history and TODO.md, per model and NPU generation.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { Writable } from 'node:stream';
 import { main } from '../../src/cli.ts';
@@ -73,16 +73,59 @@ test('status --tree: last verdict per generation, when, commit, the trend of the
   assert.is(phoenix.runs, 3);
   assert.is(llama.blockers.length, 1);
   assert.match(llama.blockers[0], /FAILS at c3c3c3c3c3c3 on Strix/);
-  assert.is(llama.phase2_done, true, 'ticked by the passes; the blocker says Strix fails');
+  assert.is(llama.phase2_done, false, 'Strix\'s latest verdict fails: not done (issue 28)');
   assert.equal(s.models.find((m: { name: string }) => m.name === 'tiny_qwen25').generations, []);
   assert.is(s.models.find((m: { name: string }) => m.name === 'tiny_qwen3').generations[0].npu, 'krackan');
 
   const md = await cli(['status', '--tree', t.model('tiny_llama')]);
   assert.is(md.code, 0, md.err);
   assert.match(md.out, /^## Phase 2 status\n\n3 model dirs; 2 with a recorded result; 1 failing on at least one NPU generation\./);
-  assert.match(md.out, /\| `tiny_llama` +\| Phoenix +\| ✅ PASS +\| 2026-11-03 \| `c3c3c3c3c3c3` \| 0\.995000 \(0\.99\) +\| 0\.9995 → 0\.9980 → 0\.9950 ↓ \(-0\.0045\) +\| \[x\] +\| Phase 2 single\\-block validation FAILS at c3c3c3c3c3c3 on Strix/);
+  assert.match(md.out, /\| `tiny_llama` +\| Phoenix +\| ✅ PASS +\| 2026-11-03 \| `c3c3c3c3c3c3` \| 0\.995000 \(0\.99\) +\| 0\.9995 → 0\.9980 → 0\.9950 ↓ \(-0\.0045\) +\| \[ \] +\| Phase 2 single\\-block validation FAILS at c3c3c3c3c3c3 on Strix/);
   assert.match(md.out, /\| +\| Strix +\| ❌ FAIL +\|/);
   assert.match(md.out, /\| `tiny_qwen25` +\| +\| never recorded +\|/);
+});
+
+test('issue 28: PASS then FAIL on one generation: TODO.md and status --tree say Phase 2 is not done, with the blocker; the pass stays in the history', async () => {
+  const t = copyAirMini();
+  record(t.model('tiny_llama'), [
+    run('tiny_llama', 'strix', 'a1'.repeat(8), '01', 0.9995),
+    run('tiny_llama', 'strix', 'b2'.repeat(8), '02', 0.9600),
+  ]);
+  const todo = readFileSync(join(t.model('tiny_llama'), DOC_PATHS.todo), 'utf8');
+  assert.match(todo, /^- \[ \] 2: Single-Block Validation$/m);
+  assert.match(todo, /^- Phase 2 single-block validation FAILS at b2b2b2b2b2b2 on Strix/m);
+  const history = readFileSync(join(t.model('tiny_llama'), DOC_PATHS.phase2), 'utf8');
+  assert.match(history, /a1a1a1a1a1a1.*PASS/, 'the earlier pass is kept in the history');
+  const s = JSON.parse((await cli(['status', '--tree', t.root, '--json'])).out);
+  const llama = s.models.find((m: { name: string }) => m.name === 'tiny_llama');
+  assert.is(llama.phase2_done, false);
+  assert.is(llama.phase2_checkbox, false);
+  assert.equal(llama.blockers.length, 1);
+  const md = (await cli(['status', '--tree', t.root])).out;
+  assert.match(md, /\| `tiny_llama` +\| Strix +\| ❌ FAIL .*\| \[ \] +\| Phase 2 single\\-block validation FAILS at b2b2b2b2b2b2 on Strix/);
+});
+
+test('issue 28: FAIL on two generations: two blockers; each pass clears its own, and Phase 2 is ticked only when neither fails', async () => {
+  const t = copyAirMini();
+  const dir = t.model('tiny_llama');
+  const fails = [run('tiny_llama', 'phoenix', 'a1'.repeat(8), '01', 0.9600), run('tiny_llama', 'strix', 'a1'.repeat(8), '01', 0.9500)];
+  record(dir, fails);
+  let todo = readFileSync(join(dir, DOC_PATHS.todo), 'utf8');
+  assert.match(todo, /FAILS at a1a1a1a1a1a1 on Phoenix/);
+  assert.match(todo, /FAILS at a1a1a1a1a1a1 on Strix/);
+  let s = JSON.parse((await cli(['status', '--tree', t.root, '--json'])).out).models.find((m: { name: string }) => m.name === 'tiny_llama');
+  assert.is(s.blockers.length, 2);
+  assert.is(s.phase2_done, false);
+  record(dir, [...fails, run('tiny_llama', 'phoenix', 'b2'.repeat(8), '02', 0.9990)]);
+  todo = readFileSync(join(dir, DOC_PATHS.todo), 'utf8');
+  assert.not.match(todo, /on Phoenix/);
+  assert.match(todo, /FAILS at a1a1a1a1a1a1 on Strix/);
+  assert.match(todo, /^- \[ \] 2: Single-Block Validation$/m, 'Strix still fails: not ticked');
+  record(dir, [...fails, run('tiny_llama', 'phoenix', 'b2'.repeat(8), '02', 0.9990), run('tiny_llama', 'strix', 'b2'.repeat(8), '02', 0.9991)]);
+  todo = readFileSync(join(dir, DOC_PATHS.todo), 'utf8');
+  assert.match(todo, /^- \[x\] 2: Single-Block Validation$/m);
+  s = JSON.parse((await cli(['status', '--tree', t.root, '--json'])).out).models.find((m: { name: string }) => m.name === 'tiny_llama');
+  assert.equal([s.blockers.length, s.phase2_done], [0, true]);
 });
 
 test('a document it cannot read is that model\'s problem line, not a crash; not a tree is exit 2', async () => {

@@ -141,4 +141,17 @@ test('100 legs stay under GitHub\'s comment limit, each leg with a link to its a
   }
 });
 
+test('issue 28: past 100 legs the comment shows the failing rows that fit and says how many more there are, never dropping them silently', () => {
+  const opts = { commit: 'c'.repeat(40), runUrl: 'https://github.com/acme/mlir-air/actions/runs/12345678901', tool: TOOL };
+  const legs = [0, 1, 2].flatMap((k) => hundred(() => 'fail').map((l) => ({ ...l, model: l.model.replace('model_dir_number_', `model_dir_${k}_number_`) })));
+  const body = summaryCommentBody(legs, opts, 'fleet-summary/npu');
+  assert.ok(body.length < GITHUB_BODY_LIMIT, `${body.length} characters`);
+  const shown = (body.match(/\| ❌ FAIL \|/g) ?? []).length;
+  const more = /> (\d+) more legs that need a look are not shown here \((\d+) fail\), to stay under GitHub's comment limit: every leg is in the job summary/.exec(body);
+  assert.ok(more, 'says how many failing legs are not shown');
+  assert.is(shown + Number(more![1]), 300, `${shown} shown + ${more![1]} counted = every failing leg`);
+  assert.is(Number(more![2]), Number(more![1]));
+  assert.ok(shown > 0);
+});
+
 test.run();

@@ -61,9 +61,18 @@ class NpuRecordTest(unittest.TestCase):
         root = fake_machine("0x17f0", "0x10", vbnv="NPU Strix", fw="1.1.2.64")
         r = npu.npu_record(XRT_219.format(name="NPU Strix"), root=root)
         self.assertEqual(r, {"generation": "strix", "name": "NPU Strix", "pci": "1022:17f0 rev 10", "bdf": "0000:c5:00.1",
-                             "driver": "2.19.0_20250330", "firmware": "1.1.2.64", "xrt": "2.19.0", "source": "pci"})
+                             "driver": "2.19.0_20250330", "firmware": "1.1.2.64", "xrt": "2.19.0", "source": "name"})
         self.assertEqual(npu.npu_record(None, root=fake_machine("0x17f0", "0x20"))["generation"], "krackan")
         self.assertEqual(npu.npu_record(None, root=fake_machine("0x17f0", "0x11"))["generation"], "strix-halo")
+
+    def test_the_board_name_first_then_the_pci_id(self):
+        # Issue 28: boards share PCI ids (amd/xdna-driver 01891bd5, npu4_regs.c): the driver's board name decides.
+        krk = npu.npu_record(None, root=fake_machine("0x17f0", "0x10", vbnv="NPU Krackan 1"))
+        self.assertEqual((krk["generation"], krk["source"]), ("krackan", "name"))
+        gpt = npu.npu_record(None, root=fake_machine("0x17f0", "0x10", vbnv="NPU Gorgon Point 2"))
+        self.assertEqual((gpt["generation"], gpt["source"]), ("gorgon-point", "name"))
+        # No name: the PCI id.
+        self.assertEqual(npu.npu_record(None, root=fake_machine("0x17f0", "0x10"))["generation"], "strix")
 
     def test_hawk_point_by_the_cpu_model(self):
         hawk = fake_machine("0x1502", "0x00", cpu="AMD Ryzen 7 8845HS w/ Radeon 780M Graphics")

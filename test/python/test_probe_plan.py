@@ -578,6 +578,28 @@ class AirMiniPlanTest(unittest.TestCase):
                 plan_of(os.path.join(llms, "m"))
             self.assertIn("verify_adapter.py", cm.exception.path)
 
+    def test_an_import_that_resolves_nowhere_fails_the_plan_naming_it(self):
+        """Issue 28: a deleted or renamed tree module is not a third-party package."""
+        with tempfile.TemporaryDirectory() as tmp:
+            root = os.path.join(tmp, "air")
+            shutil.copytree(AIR_MINI, root)
+            model = os.path.join(root, "programming_examples", "llms", "tiny_llama")
+            with open(os.path.join(model, "tiny_llama_prefill.py"), "a") as f:
+                f.write("\n\ndef _later():\n    from shared.infra.renamed_away import thing  # noqa\n"
+                        "    import declared_pkg  # noqa\n"
+                        "    try:\n        import optional_extra  # noqa\n    except ImportError:\n        pass\n")
+            with open(os.path.join(model, "requirements.txt"), "w") as f:
+                f.write("# extra\ndeclared-pkg>=1.0\n")
+            p = plan_of(model, environ=self.env, device_glob="/nonexistent/accel*")
+            fails = [f for f in p["preflight"] if f["id"] == "tree-import"]
+            self.assertEqual(len(fails), 1, fails)
+            self.assertEqual(fails[0]["status"], "fail")
+            self.assertIn("imports shared.infra.renamed_away, which is neither a tree file nor an installed package",
+                          fails[0]["message"])
+            self.assertIn("tiny_llama_prefill.py:", fails[0]["message"])
+            self.assertEqual([u["module"] for u in p["imports"]["unresolved"]], ["shared.infra.renamed_away"])
+            self.assertEqual(report.plan_exit_code(p), 2)  # a broken tree, as a syntax error is
+
     def test_air_root_and_model_name(self):
         p = plan_of("tiny_qwen3", AIR_MINI, environ=self.env, device_glob="/nonexistent/accel*")
         self.assertEqual(p["model"]["name"], "tiny_qwen3")

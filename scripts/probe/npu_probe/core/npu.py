@@ -108,9 +108,11 @@ def npu_record(xrt_text=None, root="/"):
         n = npus[0]
         listed = [name for bdf, name in devices if bdf.lower().endswith(n["bdf"].lower().split(":", 1)[-1])]
         name = n["vbnv"] or (listed[0] if listed else None)
-        g, source = generation_of_pci(n["device"], n["revision"], cpu), "pci"
+        # The driver's board name first (boards share PCI ids: a "NPU Krackan 1" can sit on 17f0:10,
+        # xdna-driver 01891bd5), then the PCI id: the rule src/npu/generation.ts and the agent follow.
+        g, source = generation_of_name(name, cpu), "name"
         if g is None:
-            g, source = generation_of_name(name, cpu), "name"
+            g, source = generation_of_pci(n["device"], n["revision"], cpu), "pci"
         bdf, pci, firmware = n["bdf"], f"1022:{n['device']} rev {n['revision']}", n["fw_version"]
     else:
         bdf, name = devices[0]

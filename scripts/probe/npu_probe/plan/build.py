@@ -13,7 +13,7 @@ import sys
 from npu_probe.core.contract import MAX_SEQ_DEFAULT as DEFAULT_SEQ_LEN  # the production prefill ELFs' length
 from npu_probe.core.contract import PLAN_SCHEMA, PLAN_SCHEMA_VERSION
 from npu_probe.plan.block import find_block
-from npu_probe.plan.closure import import_closure
+from npu_probe.plan.closure import import_closure, missing_imports
 from npu_probe.plan.architecture import features
 from npu_probe.plan.context import Ctx
 from npu_probe.plan.coverage import coverage
@@ -76,6 +76,12 @@ def make_plan(request, host=None):
     hf_text = read_text(hf_runner) or ""
     reference_real = not emulated and bool(re.search(r"^\s*(from|import)\s+transformers\b", hf_text, re.MULTILINE))
     pre += preflight_packages(packages, reference_real, emulate_npu)
+    missing = missing_imports(ctx, packages)
+    for name, path, line in missing:  # a deleted or renamed file the run still imports
+        pre.append(finding("tree-import", "fail", "tree",
+                           f"{ctx.where(path, line)} imports {name}, which is neither a tree file nor an "
+                           "installed package (a deleted or renamed file?)",
+                           "restore the file or fix the import"))
     pre.append(preflight_device(host.device_glob, emulated, emulate_npu))
     if not emulated:
         pre.append(preflight_hf_cache(eff["model_id"], environ))
@@ -109,7 +115,8 @@ def make_plan(request, host=None):
         "overrides": overrides,
         "python": {"version": pyver, "executable": sys.executable if host.python_version is None else None},
         "hf_offline": not request.online,
-        "imports": {"files": sorted(ctx.rel(p) for p in closure), "packages": sorted(packages),
+        "imports": {"files": sorted(ctx.rel(p) for p in closure), "packages": sorted(p for p in packages if not p.startswith(".")),
+                    "unresolved": [{"module": n, "file": ctx.rel(p), "line": ln} for n, p, ln in missing],
                     "unparsed": unparsed},
         "preflight": pre,
         "step1": s1,

@@ -8,7 +8,8 @@ from npu_probe.plan.closure import import_closure
 from npu_probe.plan.context import runner_sources
 from npu_probe.plan.static.makefile import make_expand, parse_makefile
 from npu_probe.plan.static.parse import parse_file
-from npu_probe.plan.static.paths import env_reads, path_eval, path_literals, quoted_includes
+from npu_probe.plan.static.paths import env_reads, path_eval, quoted_includes
+from npu_probe.plan.static.reach import literal_sites, used_outside
 
 
 def kernel_cache(ctx, compile_, seq_len):
@@ -107,13 +108,14 @@ def compile_inputs(ctx, compile_path):
     order, _, _ = import_closure(ctx, roots, base)
     files = set(order)
     env_names = {}
-    for path in order:
-        parsed = parse_file(path)
-        if not parsed:
-            continue
-        for src in path_literals(parsed, C_SUFFIXES):
-            files.add(src)
-            files.update(quoted_includes(src))
+    parsed_files = [(path, parsed) for path, parsed in ((p, parse_file(p)) for p in order) if parsed]
+    for path, parsed in parsed_files:
+        # A kernel source named inside a function counts only when the compile path uses that
+        # function (gelu_and_mul.cc is compile_gelu_and_mul's, which only gemma calls).
+        for src, outer in literal_sites(parsed, C_SUFFIXES):
+            if outer is None or used_outside(outer[0], path, outer[1:], parsed_files):
+                files.add(src)
+                files.update(quoted_includes(src))
         for name, _ in env_reads(parsed):
             env_names.setdefault(name, None)
     registry = os.path.join(ctx.pe_dir, "kernel_registry")

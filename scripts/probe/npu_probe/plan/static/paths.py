@@ -184,24 +184,6 @@ def file_loads(parsed):
     return out
 
 
-@memo
-
-
-def path_literals(parsed, suffixes):
-    """Existing files named by path expressions of the file whose names end in `suffixes`."""
-    if parsed.tree is None or not any(sfx + q in parsed.text for sfx in suffixes for q in "\"'"):
-        return []
-    ev = path_eval(parsed)
-    out = []
-    for node in ast.walk(parsed.tree):
-        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div) or (
-                isinstance(node, ast.Call) and dotted(node.func) == "os.path.join"):
-            v = ev.eval(node)
-            if v and v.endswith(suffixes) and os.path.isabs(v) and os.path.isfile(v) and v not in out:
-                out.append(v)
-    return out
-
-
 # ---------------------------------------------------------------------------
 # Environment variables a file reads
 
