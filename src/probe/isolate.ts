@@ -25,6 +25,7 @@ import { join, resolve } from 'node:path';
 import { InfraError, InputError } from '../errors.ts';
 import { NPU_LOCK } from '../contract.ts';
 import { sandboxArgs, type SandboxSpec, type SandboxView } from './sandbox.ts';
+import { failedNamespace } from './namespaces.ts';
 
 export type IsolationMode = 'uid' | 'namespace' | 'none';
 
@@ -314,7 +315,8 @@ export function chooseIsolation(req: IsolationRequest, host: IsolationHost = rea
         degraded: null, pidNamespace: true, wrap: ns, sweep: null,
       };
     }
-    tried.push(root ? 'bubblewrap: cannot create a user namespace here (as root the sandbox needs one: no capabilities, no uid mapped to root)' : `bubblewrap: cannot create namespaces here (${APPARMOR_FIX})`);
+    const failed = failedNamespace((a) => host.works(a), bwrap, noop, { root, network: test.network, uid: userns.uid }); // names the namespace refused (issue 25)
+    tried.push(`bubblewrap: ${failed ? `cannot create ${failed} here` : 'its sandbox does not start here, though each of its namespaces does (a dir it cannot bind?)'}${failed !== 'a user namespace' ? '' : root ? ' (as root the sandbox needs one: no capabilities, no uid mapped to root)' : ` (${APPARMOR_FIX})`}`);
   } else if (want === 'auto' || want === 'namespace') tried.push('bubblewrap: not installed (apt install bubblewrap)');
 
   if (degraded) {
