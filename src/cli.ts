@@ -4,7 +4,7 @@ import { resolve, basename } from 'node:path';
 import { EXIT, GateError, oneLine, InputError, type ExitCode } from './errors.ts';
 import { ProbeInterrupted } from './probe/run.ts';
 import { parseEnvNames } from './probe/env.ts';
-import { parsePromptStyle, parseThreshold, parseTimeout, parseCommit, parsePositions, parseInject, parseChoice, defaultRunDirName, INJECTIONS, TWIN_PRECISIONS, TWIN_EPS, MAX_TIMEOUT_SECONDS, type Plan } from './plan.ts';
+import { parsePromptStyle, parseThreshold, parseTimeout, parseCommit, parsePositions, parseInject, parseChoice, defaultRunDirName, INJECTIONS, TWIN_PRECISIONS, TWIN_EPS, MAX_TIMEOUT_SECONDS, PLAN_TIMEOUT_SECONDS, PLAN_SANITY_TIMEOUT_SECONDS, type Plan } from './plan.ts';
 import { check, errorReport, planModel, type CheckResult } from './check/index.ts';
 import { COMMAND, TOOL } from './tool.ts';
 import { stderrLog } from './log.ts';
@@ -55,6 +55,9 @@ Usage: ${COMMAND} plan --model-dir DIR [options]
 
 Reads the model dir without importing it (Python + numpy, no NPU, no network, seconds) and prints
 the preflight, seed Steps 1-2, Phase 1 coverage, the make-diagnosis defaults and the kernel cache.
+It runs outside the probe's sandbox, so never a Python from the tree or the model dir: one found there
+(a venv in the tree, PATH or $VIRTUAL_ENV leading into it) is passed over, and --python naming one is
+refused; PATH, PYTHONPATH and LD_LIBRARY_PATH lose their entries inside them.
 
 Options:
   --model-dir DIR        the model dir, programming_examples/llms/<model> in an mlir-air tree (required)
@@ -65,7 +68,7 @@ Options:
                          and of the logits against the original, each PASS or FAIL against the seed's 0.999998
                          (informational: a FAIL is printed, and ok is false in --json; the exit code stays 0)
 ${MODEL_OPTIONS}
-  --timeout SECONDS      stop after this long (at most ${MAX_TIMEOUT_SECONDS})
+  --timeout SECONDS      stop after this long (at most ${MAX_TIMEOUT_SECONDS}; default ${PLAN_TIMEOUT_SECONDS}, with --sanity ${PLAN_SANITY_TIMEOUT_SECONDS})
 
 A model Phase 2 cannot run on is one line and exit 2.
 ${PLAN_EXITS}
@@ -244,7 +247,7 @@ export function planFrom(command: string, v: Values, now = new Date()): Plan {
     cache: command === 'check' && !v['no-cache'],
     cacheDir: v['cache-dir'] ?? null,
     cacheWrite: true,
-    timeoutSec: v.timeout !== undefined ? parseTimeout(v.timeout, '--timeout') : null,
+    timeoutSec: v.timeout !== undefined ? parseTimeout(v.timeout, '--timeout') : command === 'plan' ? (v.sanity ? PLAN_SANITY_TIMEOUT_SECONDS : PLAN_TIMEOUT_SECONDS) : null,
     commit: v.commit !== undefined ? parseCommit(v.commit, '--commit') : null,
     force: command === 'check' ? !!v.force : undefined,
   };

@@ -85,6 +85,13 @@ export function parsePromptStyle(v: string, from: string): PromptStyle {
 export const MAX_TIMEOUT_SECONDS = 2147483;
 
 /**
+ * `plan`'s timeout when --timeout is not given: the plan reads files (seconds); --sanity also loads
+ * the checkpoint and runs four CPU forwards in float32 (minutes for a 1B model on a small machine).
+ */
+export const PLAN_TIMEOUT_SECONDS = 120;
+export const PLAN_SANITY_TIMEOUT_SECONDS = 1800;
+
+/**
  * A number as a person writes it in decimal: digits, an optional fraction, an optional sign.
  * No hex (0x1), exponents (1e3), underscores, "Infinity" or surrounding spaces.
  */

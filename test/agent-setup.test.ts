@@ -9,6 +9,8 @@ import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, st
 import { join } from 'node:path';
 import { main } from '../src/cli.ts';
 import { realSetupFs, type SetupFs } from '../src/agent/setup.ts';
+import { drainSudoersRule } from '../src/agent/runner.ts';
+import { spawnSync } from 'node:child_process';
 import type { CmdResult } from '../src/agent/machine.ts';
 import type { AgentDeps } from '../src/agent/cli.ts';
 import { fakeRunner, agent, ok, restub, sink, type Fake } from './fixtures/agent/fake.ts';
@@ -512,6 +514,70 @@ test('drain-sudoers: no .service (not a service) or a root runner: no rule, and 
   assert.match(step(r.out, 'drain-sudoers'), /^ +skipped +drain-sudoers +no \.service in .*: the runner is not installed as a service, so no rule was installed; agent drain works by label \(--token-file\)$/);
   assert.not.ok(existsSync(join(f.root, 'etc/sudoers.d/npu-block-gate-drain')));
   assert.is(JSON.parse((await f.run(['--json'])).out).paths.drain_sudoers, null);
+});
+
+// Issue 25: the unit name in the runner-owned .service file went into the drain's sudoers rule with
+// only \ , : = escaped, so a line break followed by "Defaults setenv #" passed visudo and let the
+// runner user set LD_PRELOAD for the root systemctl. Any name outside systemd's service names is
+// refused before anything is written.
+test('a .service holding a line break, Defaults, *, a comma, a blank or a leading - is refused (exit 2, one line) and nothing is written', async () => {
+  for (const bad of [
+    `${SERVICE}\nDefaults setenv #`,
+    `${SERVICE}\nDefaults setenv #.service`,
+    'actions.runner.*.service',
+    `${SERVICE}, /usr/bin/systemctl start other.service`,
+    'actions.runner.acme llm.service',
+    '-Hroot@host.service',
+    'actions.runner\\.service',
+    'actions.runner.acme-llm.npu-1',
+  ]) {
+    const f = setupFake();
+    writeFileSync(join(f.runnerDir, '.service'), `${bad}\n`);
+    const passwd = readFileSync(f.etc('passwd'), 'utf8');
+    const group = readFileSync(f.etc('group'), 'utf8');
+    const r = await f.run();
+    assert.is(r.code, 2, `${JSON.stringify(bad)}: ${r.out}${r.err}`);
+    assert.match(r.err, /^npu-block-gate: error: [^\n]+\n$/, JSON.stringify(bad));
+    assert.ok(r.err.includes(`${join(f.runnerDir, '.service')}: ${JSON.stringify(bad)} is not a systemd service name`), r.err);
+    assert.match(r.err, /refused, nothing written\n$/);
+    // Nothing written: no user, group, setup file, sudoers rule, cache dir, owner or mode change.
+    assert.equal(mutations(f), [], JSON.stringify(bad));
+    assert.is(readFileSync(f.etc('passwd'), 'utf8'), passwd);
+    assert.is(readFileSync(f.etc('group'), 'utf8'), group);
+    assert.equal(readdirSync(join(f.root, 'etc/sudoers.d')), []);
+    assert.not.ok(existsSync(join(f.root, 'etc/npu-block-gate')));
+    assert.not.ok(existsSync(f.cache));
+    assert.equal(f.chowns, []);
+    assert.is(mode(f.work), 0o755);
+    // A dry run refuses it the same way.
+    const d = await f.run(['--dry-run']);
+    assert.is(d.code, 2);
+    assert.match(d.err, /is not a systemd service name/);
+  }
+});
+
+test('drain rule: systemd\'s \\x2d escapes are kept, escaped for sudoers; bad user or unit names are never made into a rule', async () => {
+  const f = setupFake();
+  const svc = 'actions.runner.acme\\x2dllm.npu\\x2d1.service'; // as systemd-escape writes acme-llm / npu-1
+  writeFileSync(join(f.runnerDir, '.service'), `${svc}\n`);
+  const r = await f.run();
+  assert.is(r.code, 0, r.out + r.err);
+  const rule = 'runner ALL=(root) NOPASSWD: /usr/bin/systemctl stop actions.runner.acme\\\\x2dllm.npu\\\\x2d1.service, /usr/bin/systemctl start actions.runner.acme\\\\x2dllm.npu\\\\x2d1.service';
+  assert.equal(readFileSync(join(f.root, 'etc/sudoers.d/npu-block-gate-drain'), 'utf8').split('\n').filter((l) => l && !l.startsWith('#')), [rule]);
+  assert.is(drainSudoersRule('runner', svc), rule);
+  // sudo's own parser takes the rule as one line (on a temp file; /etc is not touched).
+  if (spawnSync('visudo', ['--version'], { stdio: 'ignore' }).status === 0) {
+    const tmp = join(f.base, 'drain-rule');
+    writeFileSync(tmp, `${rule}\n`, { mode: 0o440 });
+    const v = spawnSync('visudo', ['-cf', tmp], { encoding: 'utf8' });
+    assert.is(v.status, 0, v.stderr + v.stdout);
+  }
+  for (const [user, unit] of [
+    ['runner', `${SERVICE}\nDefaults setenv #`], ['runner', 'a*.service'], ['runner', 'a,b.service'], ['runner', 'a b.service'], ['runner', '-Hx.service'],
+    ['runner\nDefaults setenv', SERVICE], ['run*', SERVICE], ['a,b', SERVICE], ['a b', SERVICE], ['Runner', SERVICE], [`r${'x'.repeat(32)}`, SERVICE],
+  ]) {
+    assert.throws(() => drainSudoersRule(user, unit), /not a (user|systemd service) name .*: no sudoers rule is made for it/, JSON.stringify([user, unit]));
+  }
 });
 
 test('--json: the steps, paths and exit code', async () => {

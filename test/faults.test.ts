@@ -322,17 +322,17 @@ test('point 4: a directory or a device as a tensor is refused naming it', async 
   }
 });
 
-test('point 4: a tensor symlinked outside the run dir is refused; one inside is read', async () => {
+test('point 4: a tensor symlinked outside the run dir is refused, and one inside too (issue 25: never followed)', async () => {
   const f = fixture();
   const outside = join(f.root, 'elsewhere.npy');
   renameSync(join(f.runDir, 'block0.ref.npy'), outside);
   symlinkSync(outside, join(f.runDir, 'block0.ref.npy'));
-  await refused(f, 2, /block0\.ref\.npy: resolves to .*elsewhere\.npy, outside the run dir/);
+  await refused(f, 2, /block0\.ref\.npy: is a symlink: a run dir's files are read only as regular files inside it, never through a link \(not followed\)/);
   const g = fixture();
   mkdirSync(join(g.runDir, 'sub'));
   renameSync(join(g.runDir, 'block0.ref.npy'), join(g.runDir, 'sub/ref.npy'));
   symlinkSync('sub/ref.npy', join(g.runDir, 'block0.ref.npy'));
-  assert.is((await report(g)).code, 0);
+  await refused(g, 2, /block0\.ref\.npy: is a symlink: a run dir's files are read only as regular files inside it, never through a link \(not followed\)/);
 });
 
 // ---- Point 5: bounded inflate ----
@@ -1088,9 +1088,14 @@ test('issue 16 (newcomer): check and plan find the environment mlir-air\'s docs 
     cli(['check', '--model-dir', tree.model('tiny_llama'), '--out', join(tree.root, 'run'), '--no-cache', '--no-docs']));
   assert.is(r.code, 0, r.err);
   assert.match(r.err, new RegExp(`python: .*; from ${tree.root}/sandbox, in the mlir-air tree \\(mlir-air's utils/setup_python_packages\\.sh\\)\\)`));
-  const p = await withEnvVars({ NPU_BLOCK_GATE_PYTHON: undefined, VIRTUAL_ENV: undefined }, () => cli(['plan', '--model-dir', tree.model('tiny_llama')]));
+  // plan runs outside the sandbox: it passes the tree's env over, saying so, and takes the user's Python (issue 25).
+  const userBin = join(`${tree.root}-user`, 'bin');
+  mkdirSync(userBin, { recursive: true });
+  symlinkSync(exe, join(userBin, 'python3'));
+  const p = await withEnvVars({ NPU_BLOCK_GATE_PYTHON: undefined, VIRTUAL_ENV: undefined, PATH: `${userBin}:${process.env.PATH}` }, () => cli(['plan', '--model-dir', tree.model('tiny_llama')]));
   assert.is(p.code, 0, p.err);
-  assert.match(p.err, new RegExp(`python: ${tree.root}/sandbox/bin/python3 \\(from ${tree.root}/sandbox, in the mlir-air tree`));
+  assert.match(p.err, new RegExp(`python: passed over ${tree.root}/sandbox/bin/python3 \\(${tree.root}/sandbox, in the mlir-air tree \\(mlir-air's utils/setup_python_packages\\.sh\\)\\): inside the mlir-air tree or the model dir: plan runs outside the probe's sandbox`));
+  assert.match(p.err, new RegExp(`python: ${userBin}/python3 \\(from python3 on PATH`));
 });
 
 test('issue 16 (newcomer): a PASS shows only what helps: no empty-lens line, SQNR and max_rel as information', async () => {

@@ -22,7 +22,7 @@ import { spawnSync, spawn } from 'node:child_process';
 import { REPO } from './helpers/airmini.ts';
 import { missingBwrap } from './helpers/bwrap.ts';
 import { findNumpyPython } from './helpers/python.ts';
-import { cannotMakeUsers, chownTree, ensureGroup, ensureUser, removeTestUsers, shareTree, sharedPython, type TestUser } from './helpers/users.ts';
+import { cannotMakeUsers, chownTree, ensureGroup, ensureUser, removeTestUsers, shareTree, sharedPython, sudoersRule, type TestUser } from './helpers/users.ts';
 import { chooseIsolation, lockFiles, realHost, SANDBOX_UID, type IsolationHost } from '../src/probe/isolate.ts';
 import { runProbe, ProbeInterrupted } from '../src/probe/run.ts';
 
@@ -39,7 +39,8 @@ test.after(() => {
   removeTestUsers();
 });
 
-// Users: a probe user, and a runner service user that is not root, sharing a group as agent setup does.
+// Users: a probe user, and a runner service user that is not root, sharing a group as agent setup does,
+// made in a private copy of /etc (as root, cannotMakeUsers() re-runs this file in one).
 const noUsers = cannotMakeUsers();
 const GROUP = `nbgg${process.pid}`;
 let gid = -1;
@@ -327,9 +328,7 @@ test.unless(first(noUser, noSharedPy))('non-root runner, none: no process surviv
 
 // The non-root runner reaches the probe user through sudo (agent setup's rule); .ci/run installs sudo.
 test.unless(first(noUser, noSharedPy, noSudo))('non-root runner, uid: sudo to the probe user, who starts the sandbox', async () => {
-  const rule = `/etc/sudoers.d/nbg-test-${process.pid}`;
-  writeFileSync(rule, `${runnerUser!.name} ALL=(${probeUser!.name}) NOPASSWD: ALL\n`, { mode: 0o440 });
-  cleanups.push(() => rmSync(rule, { force: true }));
+  sudoersRule(`nbg-test-${process.pid}`, `${runnerUser!.name} ALL=(${probeUser!.name}) NOPASSWD: ALL\n`); // in the private /etc
   // The runner user's home as the runner makes it (0700): bubblewrap starts as the probe user, who
   // cannot read the HF hub cache there, so the sandbox leaves the hub out and says so.
   const w0 = workspace(runnerUser);
@@ -369,9 +368,7 @@ function gitCheckout(w: Workspace, as: TestUser | null): void {
 }
 
 test.unless(first(noUser, noSharedPy, noSudo))('non-root runner, uid: a fork PR that leaves 0755 dirs and a .git in the model dir and _temp changes nothing in the checkout; the next git clean -ffdx and the next trusted run succeed', async () => {
-  const rule = `/etc/sudoers.d/nbg-test-door-${process.pid}`;
-  writeFileSync(rule, `${runnerUser!.name} ALL=(${probeUser!.name}) NOPASSWD: ALL\n`, { mode: 0o440 });
-  cleanups.push(() => rmSync(rule, { force: true }));
+  sudoersRule(`nbg-test-door-${process.pid}`, `${runnerUser!.name} ALL=(${probeUser!.name}) NOPASSWD: ALL\n`); // in the private /etc
   const w = workspace(runnerUser);
   chmodSync(w.home, 0o711);
   gitCheckout(w, runnerUser);

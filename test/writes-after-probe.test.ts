@@ -78,7 +78,7 @@ test('report.json and report.md (every judge): links the probe left are removed 
   assert.ok(v.intact());
 });
 
-test('probe.json (the kernel cache\'s account, after the probe): a link is replaced, not written through', () => {
+test('probe.json (the kernel cache\'s account, after the probe): a link is refused unfollowed, nothing written through it', () => {
   const v = victim();
   const f = fixture();
   const state = { store: new KernelStore(v.dir), key: 'ab'.repeat(16), target: join(f.modelDir, 'x'), source: join(f.modelDir, 'x'), restored: null };
@@ -88,16 +88,15 @@ test('probe.json (the kernel cache\'s account, after the probe): a link is repla
   rmSync(join(f.runDir, 'probe.json'));
   symlinkSync(elsewhere, join(f.runDir, 'probe.json'));
   const before = readFileSync(elsewhere, 'utf8');
-  assert.throws(() => recordKernels(f.runDir, state), /outside the run dir/);
+  assert.throws(() => recordKernels(f.runDir, state), /probe\.json: is a symlink: .*never through a link/);
   assert.is(readFileSync(elsewhere, 'utf8'), before);
-  // A link to another file in the run dir: read through, but the write replaces the link.
+  // A link to another file in the run dir: refused the same way (issue 25: a link is never followed); nothing written.
   rmSync(join(f.runDir, 'probe.json'));
   writeFileSync(join(f.runDir, 'other.json'), before);
   symlinkSync(join(f.runDir, 'other.json'), join(f.runDir, 'probe.json'));
-  recordKernels(f.runDir, state);
+  assert.throws(() => recordKernels(f.runDir, state), /probe\.json: is a symlink: .*never through a link/);
   assert.is(readFileSync(join(f.runDir, 'other.json'), 'utf8'), before);
-  assert.ok(lstatSync(join(f.runDir, 'probe.json')).isFile());
-  assert.match(readFileSync(join(f.runDir, 'probe.json'), 'utf8'), /"key": "abab/);
+  assert.ok(lstatSync(join(f.runDir, 'probe.json')).isSymbolicLink());
 });
 
 /** An mlir-air-like tree with a model dir and a run dir whose config-stage probe.json says `dir`. */

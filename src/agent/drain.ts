@@ -116,8 +116,11 @@ async function labelsFor(m: Machine, scope: RunnerScope, token: string, id: numb
 }
 
 /** Why the service drain cannot work, with the one fix: the narrow sudoers rule `agent setup` installs. */
-const sudoersHint = (m: Machine, svc: string) =>
-  `install the sudoers rule drain needs with sudo npu-block-gate agent setup --runner-user ${m.user()} --runner-dir <runner dir> (it writes: ${drainSudoersRule(m.user(), svc, systemctlPath(m))})`;
+function sudoersHint(m: Machine, svc: string): string {
+  let rule: string;
+  try { rule = drainSudoersRule(m.user(), svc, systemctlPath(m)); } catch (e) { return `agent setup installs no rule for it: ${oneLine(e)}`; }
+  return `install the sudoers rule drain needs with sudo npu-block-gate agent setup --runner-user ${m.user()} --runner-dir <runner dir> (it writes: ${rule})`;
+}
 
 const why = (r: { error?: string; stderr: string; stdout: string; status: number | null }) => oneLine(r.error ?? (r.stderr.trim() || r.stdout.trim() || `exit ${r.status}`));
 

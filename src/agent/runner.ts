@@ -72,9 +72,38 @@ export function runnerAccount(m: Machine, runnerDir: string | null): Account | n
 /** Where sudo finds systemctl (sudoers rules name the full path). */
 export const systemctlPath = (m: Machine) => (m.exists('/usr/bin/systemctl') || !m.exists('/bin/systemctl') ? '/usr/bin/systemctl' : '/bin/systemctl');
 
+/**
+ * A user name as useradd takes it (shadow-utils' default NAME_REGEX, as Debian and Ubuntu ship it):
+ * a lower-case letter or _ first, then lower-case letters, digits, _ and -, an optional trailing $
+ * (a Samba machine account), at most 32 characters. Nothing in it means anything to sudoers.
+ */
+export const USER_NAME = /^[a-z_][a-z0-9_-]*[$]?$/;
+export const USER_NAME_MAX = 32;
+export const isUserName = (s: string) => s.length <= USER_NAME_MAX && USER_NAME.test(s);
+
+/**
+ * A systemd service name as svc.sh writes it into .service: ASCII letters, digits, @ . _ - and
+ * systemd's own \xNN escapes (systemd-escape, which older svc.sh versions ran, writes a - in a repo or
+ * runner name as \x2d), ending in .service, at most 255 characters (systemd's limit), and not starting
+ * with - (systemctl would read it as an option, -H a host to act on). A \ is accepted only as the
+ * start of such an escape: the rule escapes it (\\), so sudoers reads a plain backslash and nothing
+ * of the name can end the rule, start another (a line break), widen it (* ? [ ]), list another
+ * command (,) or another argument (a blank).
+ */
+export const UNIT_NAME = /^[A-Za-z0-9@._](?:[A-Za-z0-9@._-]|\\x[0-9a-fA-F]{2})*\.service$/;
+export const isUnitName = (s: string) => s.length <= 255 && UNIT_NAME.test(s);
+
 /** A command argument in a sudoers rule: sudoers(5) wants , : = and \\ escaped (a unit name may hold systemd's \\x2d escapes). */
 const sudoersArg = (a: string) => a.replace(/[\\,:=]/g, (c) => `\\${c}`);
 
-/** The one sudoers rule drain and undrain need: stop and start this runner's service, nothing else (no SETENV). */
-export const drainSudoersRule = (user: string, service: string, systemctl = '/usr/bin/systemctl') =>
-  `${user} ALL=(root) NOPASSWD: ${systemctl} stop ${sudoersArg(service)}, ${systemctl} start ${sudoersArg(service)}`;
+/**
+ * The one sudoers rule drain and undrain need: stop and start this runner's service, nothing else
+ * (no SETENV). Built only from a checked user name, a checked unit name and a fixed systemctl path;
+ * anything else is refused (InputError), never escaped into a rule.
+ */
+export function drainSudoersRule(user: string, service: string, systemctl = '/usr/bin/systemctl'): string {
+  if (!isUserName(user)) throw new InputError(`${JSON.stringify(user)}: not a user name (lower case letters, digits, _ and -, at most 32): no sudoers rule is made for it`);
+  if (!isUnitName(service)) throw new InputError(`${JSON.stringify(service)}: not a systemd service name (letters, digits, @ . _ - and \\xNN escapes, ending in .service): no sudoers rule is made for it`);
+  if (systemctl !== '/usr/bin/systemctl' && systemctl !== '/bin/systemctl') throw new InputError(`${JSON.stringify(systemctl)}: not /usr/bin/systemctl or /bin/systemctl`);
+  return `${user} ALL=(root) NOPASSWD: ${systemctl} stop ${sudoersArg(service)}, ${systemctl} start ${sudoersArg(service)}`;
+}

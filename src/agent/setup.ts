@@ -19,7 +19,7 @@ import { parseSetupFile, SETUP_FILE } from '../probe/isolate.ts';
 import { referenceRoot } from '../cache/reference.ts';
 import type { CmdResult, Machine } from './machine.ts';
 import { MEMLOCK_NEEDED } from './memlock.ts';
-import { drainSudoersRule, systemctlPath } from './runner.ts';
+import { drainSudoersRule, isUnitName, isUserName, systemctlPath } from './runner.ts';
 import { formatBytes } from './parse.ts';
 
 export const DEFAULT_PROBE_USER = 'npu-probe';
@@ -31,7 +31,6 @@ export const DRAIN_SUDOERS_FILE = '/etc/sudoers.d/npu-block-gate-drain';
 export const ACCEL_NODE = '/dev/accel/accel0';
 /** Groups that make a uid as good as root (or able to read every disk): a probe user in one isolates nothing. */
 export const PRIVILEGED_GROUPS = ['root', 'sudo', 'wheel', 'admin', 'docker', 'lxd', 'libvirt', 'disk', 'shadow'];
-const NAME = /^[a-z_][a-z0-9_-]{0,31}$/;
 
 export type StepStatus = 'done' | 'already' | 'would' | 'skipped' | 'warn' | 'fail';
 
@@ -241,6 +240,8 @@ interface Resolved {
   probeName: string;
   runner: Account;
   runnerDir: string | null;
+  /** The runner's systemd service (its .service file), checked: a unit name and nothing else. */
+  svc: string | null;
   workDir: string;
   cacheDir: string;
   refDir: string | null;
@@ -250,10 +251,10 @@ interface Resolved {
 
 function resolveInputs(m: Machine, fs: SetupFs, db: Db, o: SetupOptions, uid: number): Resolved {
   const probeName = o.user ?? DEFAULT_PROBE_USER;
-  if (!NAME.test(probeName)) throw new InputError(`--user ${JSON.stringify(probeName)}: not a user name (lower case letters, digits, _ and -, at most 32)`);
+  if (!isUserName(probeName)) throw new InputError(`--user ${JSON.stringify(probeName)}: not a user name (lower case letters, digits, _ and -, at most 32)`);
   const sudoUser = uid === 0 && m.env.SUDO_USER && m.env.SUDO_USER !== 'root' ? m.env.SUDO_USER : null;
   const runnerName = o.runnerUser ?? sudoUser ?? m.user();
-  if (!NAME.test(runnerName)) throw new InputError(`--runner-user ${JSON.stringify(runnerName)}: not a user name`);
+  if (!isUserName(runnerName)) throw new InputError(`--runner-user ${JSON.stringify(runnerName)}: not a user name (lower case letters, digits, _ and -, at most 32)`);
   if (runnerName === probeName) throw new InputError(`the probe user must not be the runner user (${runnerName}): pass another --user`);
   const runner = db.user(runnerName);
   if (!runner) throw new InputError(`no user ${runnerName} (the user the runner service runs as): pass --runner-user`, m.path('/etc/passwd'));
@@ -266,6 +267,13 @@ function resolveInputs(m: Machine, fs: SetupFs, db: Db, o: SetupOptions, uid: nu
   if (runnerDir && readPlain(join(runnerDir, '.runner')) === null && !o.workDir) {
     throw new InputError('no .runner file: is --runner-dir the runner\'s install dir (where config.sh wrote it)?', join(runnerDir, '.runner'));
   }
+  // The unit name goes into a sudoers rule and a systemctl command line: checked here, before
+  // anything is written, so a bad one leaves no user, group, setup file or rule behind.
+  const svcFile = runnerDir ? join(runnerDir, '.service') : null;
+  const svc = svcFile ? readPlain(svcFile)?.trim() || null : null;
+  if (svc !== null && !isUnitName(svc)) {
+    throw new InputError(`${JSON.stringify(svc)} is not a systemd service name (letters, digits, @ . _ - and \\xNN escapes, ending in .service, not starting with -): refused, nothing written`, svcFile!);
+  }
   const wf = runnerDir ? workFolder(runnerDir) : '_work';
   const workDir = o.workDir ? resolve(o.workDir) : isAbsolute(wf) ? wf : join(runnerDir!, wf);
   const wst = fs.lstat(workDir);
@@ -277,7 +285,7 @@ function resolveInputs(m: Machine, fs: SetupFs, db: Db, o: SetupOptions, uid: nu
   const refDir = refOff ? null : referenceRoot(cacheDir, m.env);
   const hfHome = resolve(o.hfHome ?? hfHomeOf(m.env, runner.home));
   const hubDir = resolve(o.hfHome ? join(hfHome, HF_HUB.home_hub) : hfHubCache(m.env, runner.home));
-  return { probeName, runner, runnerDir, workDir, cacheDir, refDir, hfHome, hubDir };
+  return { probeName, runner, runnerDir, svc, workDir, cacheDir, refDir, hfHome, hubDir };
 }
 
 /** `npu-block-gate agent setup`. Throws (exit 2/3, one line) on bad input or a command that fails. */
@@ -471,7 +479,7 @@ function writeSudoers(m: Machine, file: string, text: string): void {
 /** The rule agent drain and undrain need; returns it when installed (or already there), else null, saying why not. */
 function drainStep(m: Machine, fs: SetupFs, run: Run, r: Resolved, runner: Account, dry: boolean): string | null {
   if (runner.uid === 0) { run.add('drain-sudoers', 'skipped', 'the runner runs as root, which sudo lets stop and start its service without a rule: none installed'); return null; }
-  const svc = r.runnerDir ? readPlain(join(r.runnerDir, '.service'))?.trim() || null : null;
+  const svc = r.svc;
   if (!svc) {
     run.add('drain-sudoers', 'skipped', `no .service in ${r.runnerDir ?? 'the runner dir (no --runner-dir)'}: the runner is not installed as a service, so no rule was installed; agent drain works by label (--token-file)`);
     return null;
@@ -523,7 +531,7 @@ function memlockEntries(m: Machine, user: Account, db: Db): [string, string, num
 }
 
 function memlockSteps(m: Machine, run: Run, runner: Account, probe: Account | null, r: Resolved, db: Db): void {
-  const svc = r.runnerDir ? readPlain(join(r.runnerDir, '.service'))?.trim() || null : null;
+  const svc = r.svc;
   const need = `XRT needs ~${formatBytes(MEMLOCK_NEEDED)} of locked memory`;
   if (!svc) {
     run.add('memlock', 'warn', `the runner is not installed as a service (no .service in the runner dir): the probe inherits the memlock limit of whatever starts ./run.sh; ${need}`,

@@ -8,7 +8,7 @@ import { basename, dirname, join, resolve } from 'node:path';
 import { EXIT, GateError, InfraError, InputError, fsError, oneLine } from '../errors.ts';
 import type { Log } from '../log.ts';
 import type { Plan } from '../plan.ts';
-import { pythonCandidates, describePython, type PythonInfo } from '../probe/python.ts';
+import { pythonCandidates, describePython, outsideEnv, type PythonInfo } from '../probe/python.ts';
 import { askInterpreterEarly, runProbe, blockArgs, modelArgs, type ModelArgs } from '../probe/run.ts';
 import { chooseIsolation, realHost, type Isolation, type IsolationHost } from '../probe/isolate.ts';
 import { Staging } from '../probe/staging.ts';
@@ -281,9 +281,11 @@ export async function probe(plan: Plan, log: Log, host: IsolationHost = realHost
 export async function planModel(plan: Plan, json: boolean, log?: Log): Promise<string> {
   if (!plan.modelDir) throw new InputError('plan needs --model-dir DIR');
   const model = modelDirAt(plan.modelDir);
-  const r = await runProbe(pythonCandidates(plan.python, process.env, { airRoot: model.airRoot, modelDir: model.dir }), {
+  // No sandbox here: nothing of the tree or the model dir (a pull request's) is run, imported or loaded (issue 25).
+  const outside = [model.dir, ...(model.airRoot ? [model.airRoot] : [])];
+  const r = await runProbe(pythonCandidates(plan.python, process.env, { airRoot: model.airRoot, modelDir: model.dir, outside }), {
     subcommand: 'plan', args: [...modelArgs(modelOptions(plan, model.dir)), ...(json ? ['--json'] : []), ...(plan.sanity ? ['--sanity'] : [])],
-    runDir: null, timeoutSec: plan.timeoutSec, extraEnv: plan.probeEnv, envAllow: { names: plan.probeEnvNames ?? [] },
+    runDir: null, timeoutSec: plan.timeoutSec, extraEnv: { ...outsideEnv(process.env, outside), ...plan.probeEnv }, envAllow: { names: plan.probeEnvNames ?? [] },
   }, { onLine: () => undefined, onSkip: (c, why) => log?.step(`python: passed over ${c.command}${c.why ? ` (${c.why})` : ''}: ${why}`) });
   log?.step(`python: ${r.python.command} (from ${r.python.why ?? r.python.source})`);
   return r.stdout;

@@ -26,6 +26,7 @@ import { join, resolve } from 'node:path';
 import { InfraError, InputError } from '../errors.ts';
 import { NPU_LOCK } from '../contract.ts';
 import { sandboxArgs, type SandboxSpec, type SandboxView } from './sandbox.ts';
+import { failedNamespace } from './namespaces.ts';
 
 export type IsolationMode = 'uid' | 'namespace' | 'none';
 
@@ -361,7 +362,8 @@ export function chooseIsolation(req: IsolationRequest, host: IsolationHost = rea
           };
         }
       }
-      tried.push(ns ? unreadable : 'bubblewrap: cannot create its namespaces here');
+      const failed = ns ? null : failedNamespace((a) => host.works(a), bwrap, noop, { root: true, network: test.network, uid: null });
+      tried.push(ns ? unreadable : `bubblewrap: ${failed ? `cannot create ${failed} here` : 'its sandbox does not start here, though each of its namespaces does (a dir it cannot bind?)'}`);
     } else tried.push(`setpriv (util-linux) is missing: as root the sandbox must drop to uid ${SANDBOX_UID} outside it, never run as root (apt install util-linux)`);
   } else if ((want === 'auto' || want === 'namespace') && bwrap) {
     // Always a user namespace with every capability dropped.
@@ -375,7 +377,8 @@ export function chooseIsolation(req: IsolationRequest, host: IsolationHost = rea
         degraded: null, pidNamespace: true, wrap: ns, sweep: null,
       };
     }
-    tried.push(`bubblewrap: cannot create namespaces here (${APPARMOR_FIX})`);
+    const failed = failedNamespace((a) => host.works(a), bwrap, noop, { root: false, network: test.network, uid: null }); // names the namespace refused (issue 25)
+    tried.push(`bubblewrap: ${failed ? `cannot create ${failed} here` : 'its sandbox does not start here, though each of its namespaces does (a dir it cannot bind?)'}${failed !== 'a user namespace' ? '' : ` (${APPARMOR_FIX})`}`);
   } else if (want === 'auto' || want === 'namespace') tried.push('bubblewrap: not installed (apt install bubblewrap)');
 
   if (degraded) {

@@ -4,8 +4,8 @@
 // `python3` on PATH and /usr/bin/python3. The first that imports numpy is taken, and the CLI says
 // which and why. The tool's own test venv (.venv in its checkout) is never taken for a user's tree.
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
-import { delimiter, dirname, join, resolve, sep } from 'node:path';
+import { existsSync, readFileSync, realpathSync } from 'node:fs';
+import { delimiter, dirname, isAbsolute, join, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { InputError, InfraError } from '../errors.ts';
 
@@ -110,6 +110,51 @@ export interface CandidateContext {
   exists?: (path: string) => boolean;
   /** This tool's checkout (its .venv is the tool's own test venv). */
   toolRoot?: string | null;
+  /**
+   * Set when the Python runs outside the sandbox (`plan`): the dirs a pull request controls (the
+   * mlir-air tree, the model dir). A Python found in them (a venv in the tree, PATH or $VIRTUAL_ENV
+   * leading into it, as named or as its links resolve) is passed over, saying why; one named there
+   * by --python or $NPU_BLOCK_GATE_PYTHON is refused (exit 2). `python3` is looked up on PATH
+   * without the entries inside them (outsideEnv), by the path found.
+   */
+  outside?: readonly string[];
+}
+
+/** A path and where its links lead, made absolute (the path itself when it does not exist). */
+function realOr(p: string): string {
+  try { return realpathSync(p); } catch { return resolve(p); }
+}
+
+/** The first of `dirs` that holds `path`, as named or as its links resolve, or null. */
+export function heldBy(path: string, dirs: readonly string[]): string | null {
+  const named = resolve(path);
+  const real = realOr(path);
+  for (const d of dirs) {
+    for (const dd of new Set([resolve(d), realOr(d)])) {
+      if (named === dd || named.startsWith(dd + sep) || real === dd || real.startsWith(dd + sep)) return d;
+    }
+  }
+  return null;
+}
+
+/** Why a Python is never run outside the sandbox (`plan`): it is the pull request's code. */
+export const TREE_PYTHON = 'inside the mlir-air tree or the model dir: plan runs outside the probe\'s sandbox and never runs a Python from there (check runs it in the sandbox)';
+
+/**
+ * A search path (PATH, PYTHONPATH, LD_LIBRARY_PATH) without its entries inside `dirs` and without
+ * relative or empty ones (the working directory, often the tree): what a Python run outside the
+ * sandbox gets, so nothing of the tree is run, imported (sitecustomize) or loaded (a .so) by it.
+ * PYTHONHOME inside them is dropped (''). Only the variables set in `env` are returned.
+ */
+export function outsideEnv(env: NodeJS.ProcessEnv, dirs: readonly string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const k of ['PATH', 'PYTHONPATH', 'LD_LIBRARY_PATH']) {
+    const v = env[k];
+    if (v === undefined) continue;
+    out[k] = v.split(delimiter).filter((e) => isAbsolute(e) && !heldBy(e, dirs)).join(delimiter);
+  }
+  if (env.PYTHONHOME !== undefined && (!isAbsolute(env.PYTHONHOME) || heldBy(env.PYTHONHOME, dirs))) out.PYTHONHOME = '';
+  return out;
 }
 
 /** This tool's own root (the dir of its package.json), or null. */
@@ -137,9 +182,10 @@ function onPath(name: string, env: NodeJS.ProcessEnv, exists: (p: string) => boo
 
 /** The Pythons to try, in order: one asked for by name (option, then env) is the only one. */
 export function pythonCandidates(explicit: string | null, env: NodeJS.ProcessEnv = process.env, ctx: CandidateContext = {}): PythonCandidate[] {
+  const exists = ctx.exists ?? existsSync;
+  if (ctx.outside) return outsideCandidates(explicit, env, ctx, ctx.outside, exists);
   if (explicit) return [{ command: explicit, source: 'option', why: '--python' }];
   if (env.NPU_BLOCK_GATE_PYTHON) return [{ command: env.NPU_BLOCK_GATE_PYTHON, source: 'env', why: '$NPU_BLOCK_GATE_PYTHON' }];
-  const exists = ctx.exists ?? existsSync;
   const tool = ctx.toolRoot === undefined ? toolRoot() : ctx.toolRoot;
   // The tool's own test venv is for the tool's own tests (air-mini in its checkout), never a user's tree.
   const ownVenv = tool && !(ctx.modelDir && inside(ctx.modelDir, tool)) ? join(tool, '.venv') : null;
@@ -164,6 +210,28 @@ export function pythonCandidates(explicit: string | null, env: NodeJS.ProcessEnv
   add({ command: 'python3', source: 'PATH', why: path ? `python3 on PATH (${path})` : 'python3 on PATH', ...(path && own(path) ? { skip: own(path) } : {}) });
   add({ command: '/usr/bin/python3', source: 'fallback', why: '/usr/bin/python3' });
   return out;
+}
+
+/**
+ * The candidates for a Python run outside the sandbox: the same order, but nothing from `dirs`. A
+ * name without a slash is looked up here, on PATH without the entries in `dirs`, and run by the
+ * path found (as the Python's own environment gets that PATH: outsideEnv).
+ */
+function outsideCandidates(explicit: string | null, env: NodeJS.ProcessEnv, ctx: CandidateContext, dirs: readonly string[], exists: (p: string) => boolean): PythonCandidate[] {
+  const path = outsideEnv(env, dirs).PATH;
+  const found = (cmd: string) => (cmd.includes('/') ? cmd : onPath(cmd, { PATH: path }, exists));
+  const named = explicit ? { command: explicit, flag: '--python', source: 'option' as const } : env.NPU_BLOCK_GATE_PYTHON ? { command: env.NPU_BLOCK_GATE_PYTHON, flag: 'NPU_BLOCK_GATE_PYTHON', source: 'env' as const } : null;
+  if (named) {
+    // As the user's own PATH finds it: a name that leads into the tree there is refused, not swapped.
+    const at = named.command.includes('/') ? named.command : onPath(named.command, env, exists);
+    if (at && heldBy(at, dirs)) throw new InputError(`${named.flag} ${named.command}${at !== named.command ? ` (${at})` : ''}: ${TREE_PYTHON}; name a Python outside ${heldBy(at, dirs)}`);
+    return [{ command: at ?? named.command, source: named.source, why: named.source === 'option' ? '--python' : '$NPU_BLOCK_GATE_PYTHON' }];
+  }
+  return pythonCandidates(null, { ...env, PATH: path }, { ...ctx, outside: undefined }).map((c) => {
+    const at = found(c.command);
+    if (c.skip || !at) return c;
+    return heldBy(at, dirs) ? { ...c, skip: TREE_PYTHON } : { ...c, command: at };
+  });
 }
 
 /**

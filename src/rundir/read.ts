@@ -1,9 +1,10 @@
 // Reads and validates a run dir. The run dir may come from an untrusted job (split mode), so
 // probe.json is checked whole against its schema (probe-spec.ts: every field's type) before any
-// of it is used, and every file the run dir names must be a regular file inside the run dir once
-// symlinks are resolved; a FIFO, device or directory is refused before it is opened for reading.
+// of it is used, and every file the run dir names must be a regular file inside the run dir reached
+// without a symlink (a link is refused unfollowed, one message whatever its target); a FIFO, device
+// or directory is refused before it is opened for reading.
 import { closeSync, constants, fstatSync, openSync, realpathSync, statSync, lstatSync, type Stats } from 'node:fs';
-import { join, relative, isAbsolute, sep } from 'node:path';
+import { join, isAbsolute } from 'node:path';
 import { InputError, fsError } from '../errors.ts';
 import { kindOf, readWhole } from '../fs/read.ts';
 
@@ -67,33 +68,39 @@ export function runDirReal(runDir: string): string {
 }
 
 /**
- * The real path of a file the run dir names (`rel`, from probe.json `field`): it must exist, stay
- * inside the run dir after every symlink is resolved, and be a regular file.
+ * Why a run dir's symlink is refused: one text whatever the link points at (a file, a hidden one,
+ * nothing, a directory, a device). The link is never followed, so the message says nothing of its
+ * target: the run dir may be a pull request's, and a message that differed would tell it what
+ * exists where it cannot look (issue 25).
+ */
+export const RUN_DIR_LINK = 'is a symlink: a run dir\'s files are read only as regular files inside it, never through a link (not followed)';
+
+/**
+ * The real path of a file the run dir names (`rel`, from probe.json `field`): each part of the
+ * path, from the run dir down, must exist and must not be a symlink (refused unfollowed, with
+ * RUN_DIR_LINK), and the file must be a regular file.
  */
 export function runFile(runDir: string, rel: string, field: string, missing = `missing (probe.json ${field} lists it)`): string {
   const shown = join(runDir, rel);
   if (isAbsolute(rel) || rel.split(/[\\/]/).includes('..')) throw new InputError(`${field} must be a relative path inside the run dir, got ${JSON.stringify(rel)}`, join(runDir, RUN_FILES.probe));
   const root = runDirReal(runDir);
-  try {
-    lstatSync(shown);
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') throw new InputError(missing, shown);
-    throw fsError(e, shown, 'cannot read');
+  const parts = rel.split(/[\\/]/).filter((p) => p !== '' && p !== '.');
+  if (!parts.length) throw new InputError(`${field} must name a file inside the run dir, got ${JSON.stringify(rel)}`, join(runDir, RUN_FILES.probe));
+  let st: Stats | null = null;
+  for (let i = 0; i < parts.length; i++) {
+    const at = join(root, ...parts.slice(0, i + 1));
+    try {
+      st = lstatSync(at);
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT' || code === 'ENOTDIR') throw new InputError(missing, shown);
+      throw fsError(e, join(runDir, ...parts.slice(0, i + 1)), 'cannot read');
+    }
+    if (st.isSymbolicLink()) throw new InputError(RUN_DIR_LINK, join(runDir, ...parts.slice(0, i + 1)));
+    if (i < parts.length - 1 && !st.isDirectory()) throw new InputError(missing, shown);
   }
-  let real: string;
-  try {
-    real = realpathSync(shown);
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    throw new InputError(code === 'ENOENT' ? 'is a symlink to a missing file' : `cannot resolve (${fsError(e, shown, 'resolve').message})`, shown);
-  }
-  const r = relative(root, real);
-  if (r === '' || r.startsWith(`..${sep}`) || r === '..' || isAbsolute(r)) {
-    throw new InputError(`resolves to ${real}, outside the run dir (only files inside the run dir are read)`, shown);
-  }
-  const st = statSync(real);
-  if (!st.isFile()) throw new InputError(`is ${kindOf(st)}, not a regular file`, shown);
-  return real;
+  if (!st!.isFile()) throw new InputError(`is ${kindOf(st!)}, not a regular file`, shown);
+  return join(root, ...parts);
 }
 
 /** Reads probe.json; `requireBlock` demands the tensors of a finished `probe block`. */
@@ -197,7 +204,7 @@ export function tensorPath(runDir: string, entry: TensorEntry): string {
 export function openRunTensor(runDir: string, entry: TensorEntry, field: string): TensorSource {
   const shown = tensorPath(runDir, entry);
   runFile(runDir, entry.file, `${field}.file`);
-  // Opened by the name the run dir gives (messages name it so); its target was checked just above.
+  // Opened by the name the run dir gives (messages name it so); checked just above: no link on the way.
   const t = openTensor(shown, { u2IsBf16: entry.dtype === 'bf16' });
   try {
     if (t.dtype !== entry.dtype) throw new InputError(`holds ${t.dtype} but probe.json ${field}.dtype says ${entry.dtype}`, shown);

@@ -99,6 +99,42 @@ class ArithmeticTests(unittest.TestCase):
             ns["_pad"](896)
             self.assertTrue(os.path.exists(marker), "the escape does not work here: this test proves nothing")
 
+    def test_tree_helper_that_never_ends_or_eats_memory_is_stopped(self):
+        # Issue 25: plain arithmetic can run without end (9**9**9**2) or fill the memory, and
+        # `plan --sanity` runs outside the sandbox: the helper runs in a child Python bounded in CPU
+        # time, memory and wall time, and each ends as one line saying what stopped it.
+        from npu_probe.reference import helper_run  # noqa: PLC0415
+
+        cases = {
+            "9**9**9**2": r"does not run on its own here \(stopped at its CPU time limit of \d+ s, signal (24|9)\)$",
+            "len((0,) * 10**9)": r"does not run on its own here \(MemoryError: over its memory limit of \d+ MiB\)$",
+            "10**9": r"returned \(1000000000,\), not one padded width per size",
+        }
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "m_prefill.py")
+            for body, want in cases.items():
+                with self.subTest(body):
+                    with open(path, "w") as f:
+                        f.write(f"def _pad(emb_dim):\n    return {body}\n")
+                    with self.assertRaisesRegex(ValueError, want) as ctx:
+                        sanity.tree_helper_widths(path, ["m_prefill._pad"], QWEN25)
+                    self.assertNotIn("\n", str(ctx.exception))
+            # The wall-clock bound holds too (here shorter than the CPU one).
+            with open(path, "w") as f:
+                f.write("def _pad(emb_dim):\n    return 9**9**9**2\n")
+            saved = helper_run.HELPER_WALL_SECONDS
+            helper_run.HELPER_WALL_SECONDS = 0.5
+            try:
+                with self.assertRaisesRegex(ValueError, r"\(stopped after 0.5 s, its time limit\)$"):
+                    sanity.tree_helper_widths(path, ["m_prefill._pad"], QWEN25)
+            finally:
+                helper_run.HELPER_WALL_SECONDS = saved
+            # A plain helper still gives its widths from the child.
+            with open(path, "w") as f:
+                f.write("def _pad(emb_dim):\n    return max(emb_dim, 1024)\n")
+            self.assertEqual(sanity.tree_helper_widths(path, ["m_prefill._pad"], QWEN25),
+                             {"self_attn.o_proj": 1024, "mlp.down_proj": 1024})
+
 
 def tiny_qwen2(hidden=96, inter=160, heads=6, kv=2, seed=0):
     """A random bf16 Qwen2 with non-1024-aligned sizes; norms and biases perturbed so that

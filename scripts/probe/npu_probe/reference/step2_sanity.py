@@ -15,8 +15,8 @@ of the logits against the original, gated at GATE:
               e.g. qwen25_0_5b_prefill._padded_qkv_dims): the GEMMs it names get zero-padded output
               columns and their outputs are sliced back, as the tree's host code does. The helper's
               function bodies are run alone (no import of the tree), and only once every node of
-              them is plain arithmetic (`plan --sanity` runs outside the sandbox); a helper that
-              needs more is reported as not runnable here.
+              them is plain arithmetic (`plan --sanity` runs outside the sandbox), in a child bounded
+              in CPU, memory and time (helper_run); one that needs more, or never ends, is not run.
   naive_end   the same padding with the phantom Q heads appended after the real ones: HF then maps
               Q head i to KV head i // g', which is wrong for some real heads once g' != g.
 
@@ -30,6 +30,8 @@ import builtins
 import copy
 import math
 import time
+
+from npu_probe.reference.helper_run import HelperError, run_helper
 
 GATE = 0.999998  # seed Step 2
 ALIGN = 1024
@@ -306,15 +308,13 @@ def tree_helper_widths(path, names, dims):
         impure = _not_arithmetic(fn)
         if impure:
             raise ValueError(f"{full} does not run on its own here (not plain arithmetic: {impure})")
-        ns = {"__builtins__": dict(_HELPER_BUILTINS)}
-        try:
-            exec(compile(ast.Module(body=[fn], type_ignores=[]), path, "exec"), ns)  # noqa: S102 - one pure helper
-            got = ns[fname](*[sizes[p] for p in params])
-        except Exception as exc:  # the helper needs more than arithmetic (the NPU stack, the tree)
-            raise ValueError(f"{full} does not run on its own here ({type(exc).__name__}: {exc})") from exc
-        got = got if isinstance(got, tuple) else (got,)
-        if len(got) != len(params) or not all(isinstance(v, int) and v >= sizes[p] for v, p in zip(got, params)):
-            raise ValueError(f"{full}{tuple(sizes[p] for p in params)} returned {got!r}, not one padded width per size")
+        try:  # in a child Python, bounded in time and memory (helper_run)
+            got, shown = run_helper(ast.unparse(fn), path, fname, [sizes[p] for p in params], _HELPER_BUILTINS)
+        except HelperError as exc:  # it needs more than arithmetic (the NPU stack, the tree), or never ends
+            raise ValueError(f"{full} does not run on its own here ({exc})") from exc
+        if got is None or len(got) != len(params) or not all(sizes[p] <= v <= 4 * up(sizes[p]) for v, p in zip(got, params)):
+            raise ValueError(f"{full}{tuple(sizes[p] for p in params)} returned {shown}, not one padded width per size "
+                             "(at most 4x the 1024-aligned size)")
         for p, v in zip(params, got):
             for gemm in HELPER_PARAMS[p]:
                 widths[gemm] = max(widths.get(gemm, 0), v)
