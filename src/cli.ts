@@ -30,6 +30,7 @@ Usage:
   ${COMMAND} affected [--tree DIR] --base REV | --changed FILE   which model dirs a change affects (a matrix)
   ${COMMAND} status --tree DIR                  the tree's Phase 2 status per model and NPU generation
   ${COMMAND} agent setup|doctor|status|fleet|lock|hooks|drain|undrain|cache ...  runner side (agent --help)
+  ${COMMAND} fixture hf-tiny|tree-copy ...      a tiny random checkpoint / a tree copy for check --emulate without an NPU
   ${COMMAND} help [command] | <command> --help | --version
 
 ${RUN_AS}
@@ -291,6 +292,10 @@ export async function main(argv: string[], out: NodeJS.WritableStream = process.
     // Loaded only here: report, check and plan never load the agent (or octokit and undici).
     const { agentMain } = await import('./agent/cli.ts');
     return agentMain(argv[0] === 'agent' ? argv.slice(1) : ['--help'], out, err);
+  }
+  if (argv[0] === 'fixture' || (argv[0] === 'help' && argv[1] === 'fixture')) {
+    const { fixtureMain } = await import('./fixture/cli.ts');
+    return fixtureMain(argv[0] === 'fixture' ? argv.slice(1) : ['--help'], out, err);
   }
   const fleet = argv[0] === 'help' ? argv[1] : argv[0];
   if (fleet === 'affected' || fleet === 'status') {
