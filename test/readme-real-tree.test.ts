@@ -6,14 +6,16 @@
 // tree where this machine has it. llama32_1b must PASS, emulated, with no NPU and no network.
 import { test, skip } from './helpers/skip.ts';
 import * as assert from 'uvu/assert';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { Writable } from 'node:stream';
+import { main } from '../src/cli.ts';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { spawnSync } from 'node:child_process';
 import { REPO } from './helpers/airmini.ts';
 import { missingTwins } from './helpers/twins.ts';
-import { findNumpyPython } from './helpers/python.ts';
-import { realTreeRoot } from './helpers/mlirair.ts';
+import { findNumpyPython, missingNumpy } from './helpers/python.ts';
+import { missingRealTree, realTreeRoot } from './helpers/mlirair.ts';
 import { ensureCli } from './helpers/dist.ts';
 
 /** The fenced commands between the markers, as lines. */
@@ -45,6 +47,23 @@ test('issue 26.5: the README\'s real-tree commands, as written, take llama32_1b 
   const rep = JSON.parse(readFileSync(join(scratch, 'run', 'report.json'), 'utf8'));
   assert.is(rep.outcome, 'pass');
   assert.is(rep.exit_code, 0);
+});
+
+test('fixture hf-tiny never writes a random checkpoint over a real download of the model\'s id: exit 2 naming it, the download as it was', async () => {
+  const missing = missingRealTree() ?? missingNumpy();
+  if (missing) skip(missing);
+  const hub = mkdtempSync(join(tmpdir(), 'nbg-hub-'));
+  const repo = join(hub, 'models--meta-llama--Llama-3.2-1B-Instruct');
+  mkdirSync(join(repo, 'refs'), { recursive: true });
+  writeFileSync(join(repo, 'refs/main'), 'a'.repeat(40));
+  const out: string[] = [];
+  const err: string[] = [];
+  const sink = (a: string[]) => new Writable({ write(c, _e, cb) { a.push(String(c)); cb(); } }) as unknown as NodeJS.WritableStream;
+  const code = await main(['fixture', 'hf-tiny', '--model-dir', join(realTreeRoot()!, 'programming_examples/llms/llama32_1b'), '--hub', hub], sink(out), sink(err));
+  assert.is(code, 2, err.join(''));
+  assert.match(err.join(''), /models--meta-llama--Llama-3\.2-1B-Instruct: a download of meta-llama\/Llama-3\.2-1B-Instruct that npu-block-gate did not write is there; refusing/);
+  assert.equal(readdirSync(repo).sort(), ['refs']);
+  assert.is(readFileSync(join(repo, 'refs/main'), 'utf8'), 'a'.repeat(40));
 });
 
 test.run();
