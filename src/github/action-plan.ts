@@ -72,6 +72,7 @@ export function planFor(s: Session, modelDir: string, key: string): Plan {
     writeDocs: commitsDocs(s) && existsSync(modelDir),
     ...(docsSkipReason(s) !== null ? { docsSkipped: docsSkipReason(s)! } : {}),
     confineDocs: true,
+    ...(inputs.breakLock ? { breakLock: true } : {}),
     timeoutSec: inputs.timeoutSec,
     // The judged run's head commit, never this job's GITHUB_SHA (a workflow_run's is main's).
     commit: trust.judged.headSha || null,

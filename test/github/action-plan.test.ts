@@ -79,6 +79,11 @@ test('the probe-env input reaches the plan; documents in the Action never go thr
   assert.is(plan.confineDocs, true);
 });
 
+test('issue 26.3: the break-lock input reaches the plan (--break-lock); off by default', () => {
+  assert.is(planFor(session('push', {}, { 'break-lock': 'true' }), join(ws, 'llms/m'), 'llms/m').breakLock, true);
+  assert.is(planFor(session('push', {}), join(ws, 'llms/m'), 'llms/m').breakLock, undefined);
+});
+
 test('issue 26.6: a trusted push without a github-token: G4 says the token is missing, not "turned off, or a pull request"', async () => {
   const f = fixture();
   const p = join(ws, `${Math.random()}.json`);
