@@ -10,6 +10,9 @@ import { COMMAND, TOOL } from './tool.ts';
 import { stderrLog } from './log.ts';
 import { renderTerminal, wantsColor } from './report/terminal.ts';
 import { toJson } from './report/json.ts';
+import { FOREIGN_STALE_MS } from './fs/lock.ts';
+
+const FOREIGN_STALE_MIN = FOREIGN_STALE_MS / 60_000;
 
 const HEAD = `npu-block-gate ${TOOL.version}: Phase 2 single-block validation for LLMs on AMD NPUs (Xilinx/mlir-air)`;
 const EXITS = 'Exit codes: 0 pass, 1 fail (a gate), 2 usage or bad input, 3 infrastructure (could not judge).';
@@ -27,6 +30,7 @@ Usage:
   ${COMMAND} affected [--tree DIR] --base REV | --changed FILE   which model dirs a change affects (a matrix)
   ${COMMAND} status --tree DIR                  the tree's Phase 2 status per model and NPU generation
   ${COMMAND} agent setup|doctor|status|fleet|lock|hooks|drain|undrain|cache ...  runner side (agent --help)
+  ${COMMAND} fixture hf-tiny|tree-copy ...      a tiny random checkpoint / a tree copy for check --emulate without an NPU
   ${COMMAND} help [command] | <command> --help | --version
 
 ${RUN_AS}
@@ -93,6 +97,9 @@ ${MODEL_OPTIONS}
   --threshold X          per-position cosine threshold in (0, 1] instead of T(head_dim)
   --timeout SECONDS      stop the probe after this long, at most ${MAX_TIMEOUT_SECONDS} (outcome error, exit 3)
   --no-docs              do not write phase2_block.md / TODO.md (gate G4 is then skipped)
+  --break-lock           break at once a documents lock (<model>/.npu-block-gate.lock) left by a run on another
+                         host (otherwise stale ${FOREIGN_STALE_MIN} min after it was taken); a live run on this host is waited for,
+                         a dead one's lock is broken at once without it
   --no-bisect            on a failed gate, do not bisect kernel by kernel
   --layers               also compare every layer (informational table, as make diagnosis; runs the full prefill)
   --positions N          run block 0 on N real tokens (the prompt continued with the prompt set, repeated as
@@ -128,6 +135,9 @@ Options:
   --model-dir DIR        write the documents into this model dir (default: the one recorded, when present)
   --threshold X          per-position cosine threshold in (0, 1] instead of T(head_dim)
   --no-docs              do not write phase2_block.md / TODO.md (gate G4 is then skipped)
+  --break-lock           break at once a documents lock (<model>/.npu-block-gate.lock) left by a run on another
+                         host (otherwise stale ${FOREIGN_STALE_MIN} min after it was taken); a live run on this host is waited for,
+                         a dead one's lock is broken at once without it
   --commit SHA           key the history row by SHA: hex, 7-64 digits, or "uncommitted"
   --json                 print report.json to stdout instead of the table
 
@@ -149,6 +159,7 @@ const OPTIONS = {
   commit: { type: 'string' },
   force: { type: 'boolean' },
   'no-docs': { type: 'boolean' },
+  'break-lock': { type: 'boolean' },
   'no-bisect': { type: 'boolean' },
   layers: { type: 'boolean' },
   positions: { type: 'string' },
@@ -171,9 +182,9 @@ const OPTIONS = {
 } as const;
 
 const ALLOWED: Record<string, string[]> = {
-  check: ['model-dir', 'prompt-style', 'prompt', 'python', 'probe-env', 'out', 'force', 'threshold', 'timeout', 'commit', 'no-docs', 'no-bisect', 'no-cache', 'cache-dir', 'layers', 'positions', 'no-boundaries', 'emulate', 'inject', 'twin-precision', 'twin-eps', 'model', 'cpu-attn', 'npu-attn', 'online', 'json', 'help'],
+  check: ['model-dir', 'prompt-style', 'prompt', 'python', 'probe-env', 'out', 'force', 'threshold', 'timeout', 'commit', 'no-docs', 'break-lock', 'no-bisect', 'no-cache', 'cache-dir', 'layers', 'positions', 'no-boundaries', 'emulate', 'inject', 'twin-precision', 'twin-eps', 'model', 'cpu-attn', 'npu-attn', 'online', 'json', 'help'],
   plan: ['model-dir', 'prompt-style', 'prompt', 'python', 'probe-env', 'model', 'cpu-attn', 'npu-attn', 'online', 'timeout', 'json', 'sanity', 'help'],
-  report: ['run-dir', 'model-dir', 'threshold', 'commit', 'no-docs', 'json', 'help'],
+  report: ['run-dir', 'model-dir', 'threshold', 'commit', 'no-docs', 'break-lock', 'json', 'help'],
 };
 
 type Values = { [K in keyof typeof OPTIONS]?: (typeof OPTIONS)[K]['type'] extends 'string' ? string : boolean };
@@ -236,6 +247,7 @@ export function planFrom(command: string, v: Values, now = new Date()): Plan {
     runDir,
     threshold: v.threshold !== undefined ? parseThreshold(v.threshold, '--threshold') : null,
     writeDocs: !v['no-docs'],
+    ...(v['break-lock'] ? { breakLock: true } : {}),
     bisect: !v['no-bisect'],
     layers: !!v.layers,
     boundaries: !v['no-boundaries'],
@@ -283,6 +295,10 @@ export async function main(argv: string[], out: NodeJS.WritableStream = process.
     // Loaded only here: report, check and plan never load the agent (or octokit and undici).
     const { agentMain } = await import('./agent/cli.ts');
     return agentMain(argv[0] === 'agent' ? argv.slice(1) : ['--help'], out, err);
+  }
+  if (argv[0] === 'fixture' || (argv[0] === 'help' && argv[1] === 'fixture')) {
+    const { fixtureMain } = await import('./fixture/cli.ts');
+    return fixtureMain(argv[0] === 'fixture' ? argv.slice(1) : ['--help'], out, err);
   }
   const fleet = argv[0] === 'help' ? argv[1] : argv[0];
   if (fleet === 'affected' || fleet === 'status') {

@@ -33,6 +33,10 @@ export interface Plan {
   /** Per-position threshold override; null uses T(head_dim). */
   threshold: number | null;
   writeDocs: boolean;
+  /** Why the documents are not written when writeDocs is false (G4's skip says it); default: turned off. */
+  docsSkipped?: string;
+  /** `--break-lock`: break at once a documents lock whose owner cannot be checked from here (another host). */
+  breakLock?: boolean;
   /** On a failed gate, bisect kernel by kernel (mode full, when the model exposes the hook). Default true. */
   bisect?: boolean;
   /** Also run every layer through the adapter for the informational per-layer table. Default false. */

@@ -6,7 +6,7 @@ import { closeSync, openSync, realpathSync, unlinkSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import type { Log } from '../log.ts';
 import { GateError, fsError } from '../errors.ts';
-import { readDocument, resolveTarget, sweepLeftovers, type PlannedWrite } from '../fs/atomic.ts';
+import { readStamped, resolveTarget, sweepLeftovers, type PlannedWrite, type Stamp } from '../fs/atomic.ts';
 import { confineBelow } from '../fs/confine.ts';
 import { acquireLock, type Lock } from '../fs/lock.ts';
 import { decodeDoc, encodeDoc } from '../docs/text.ts';
@@ -25,14 +25,16 @@ export interface OldDocs {
   todoPath: string;
   phase2: string | null;
   todo: string | null;
+  /** Which version of each was read: a document is replaced only while it is still that one (a hand edit saved meanwhile is merged again, never lost). */
+  stamps?: { phase2: Stamp | null; todo: Stamp | null };
   /** Never through a symlink (the Action): checked on reading, and the writes replace, never follow. */
   confined?: boolean;
 }
 
 /** A document as text (bytes that are not UTF-8 kept as escapes, see docs/text.ts), or null when absent. */
-function readDoc(path: string): string | null {
-  const b = readDocument(path);
-  return b === null ? null : decodeDoc(b);
+function readDoc(path: string): { text: string | null; stamp: Stamp | null } {
+  const r = readStamped(path);
+  return r === null ? { text: null, stamp: null } : { text: decodeDoc(r.data), stamp: r.stamp };
 }
 
 export function readDocs(modelDir: string, confined = false): OldDocs {
@@ -42,7 +44,9 @@ export function readDocs(modelDir: string, confined = false): OldDocs {
   // through it, the history would carry the file it points at into the docs PR; written through it,
   // that file would change.
   if (confined) for (const p of [phase2Path, todoPath]) confineBelow(modelDir, p, 'a document');
-  return { phase2Path, todoPath, phase2: readDoc(phase2Path), todo: readDoc(todoPath), confined };
+  const phase2 = readDoc(phase2Path);
+  const todo = readDoc(todoPath);
+  return { phase2Path, todoPath, phase2: phase2.text, todo: todo.text, stamps: { phase2: phase2.stamp, todo: todo.stamp }, confined };
 }
 
 /** The max_abs baseline phase2_block.md's history holds for this run's prompt and shape. */
@@ -67,9 +71,16 @@ export function planDocs(report: Report, old: OldDocs, withTodo: boolean): { wri
   const todo = withTodo ? updateTodo(old.todo, report, old.todoPath) : null;
   const writes: PlannedWrite[] = [];
   const follow = !old.confined;
-  if (newPhase2 !== old.phase2) writes.push({ path: old.phase2Path, data: encodeDoc(newPhase2), follow });
-  if (todo && todo.text !== old.todo) writes.push({ path: old.todoPath, data: encodeDoc(todo.text), follow });
-  return { writes, result: { phase2: old.phase2Path, todo: old.todoPath, changed: writes.length > 0, ...(todo?.notes.length ? { notes: todo.notes } : {}) } };
+  if (newPhase2 !== old.phase2) writes.push({ path: old.phase2Path, data: encodeDoc(newPhase2), follow, unchanged: old.stamps?.phase2 });
+  if (todo && todo.text !== old.todo) writes.push({ path: old.todoPath, data: encodeDoc(todo.text), follow, unchanged: old.stamps?.todo });
+  return {
+    writes,
+    result: {
+      phase2: old.phase2Path, todo: old.todoPath, changed: writes.length > 0, written: writes.map((w) => w.path),
+      ...(withTodo ? {} : { todo_left: 'emulated run: no NPU ran, so Phase 2 is neither done nor blocked by it' }),
+      ...(todo?.notes.length ? { notes: todo.notes } : {}),
+    },
+  };
 }
 
 /** A record rendered once: report.md (the summary flavour) and report.json, as text. */
@@ -94,7 +105,15 @@ export function reportWrites(report: Report, runDir: string): { writes: PlannedW
 
 export function logDocs(docs: DocsResult | null, log: Log): void {
   if (!docs) return;
-  log.step(`docs: ${docs.changed ? 'updated' : 'unchanged'} ${docs.phase2} and ${docs.todo}`);
+  // Only what was written is called updated (an emulated run leaves TODO.md as it is).
+  const written = docs.written ?? (docs.changed ? [docs.phase2, docs.todo] : []);
+  const unchanged = [docs.phase2, ...(docs.todo_left ? [] : [docs.todo])].filter((p) => !written.includes(p));
+  const parts = [
+    written.length ? `updated ${written.join(' and ')}` : '',
+    unchanged.length ? `unchanged ${unchanged.join(' and ')}` : '',
+    docs.todo_left ? `${docs.todo} left as it is (${docs.todo_left})` : '',
+  ];
+  log.step(`docs: ${parts.filter(Boolean).join('; ')}`);
   for (const n of docs.notes ?? []) log.warn(`docs: ${n}`);
 }
 
@@ -102,12 +121,13 @@ export function logDocs(docs: DocsResult | null, log: Log): void {
 export const DOCS_LOCK = '.npu-block-gate.lock';
 
 /** Takes the model dir's documents lock (null when none can be made there: a read-only dir, whose writes then fail with their own message). */
-export function lockDocs(modelDir: string, log: Log, o: { timeoutMs?: number } = {}): Promise<Lock | null> {
+export function lockDocs(modelDir: string, log: Log, o: { timeoutMs?: number; breakLock?: boolean } = {}): Promise<Lock | null> {
   const path = join(modelDir, DOCS_LOCK);
   return acquireLock(path, {
     timeoutMs: o.timeoutMs,
+    breakLock: o.breakLock,
     waiting: (who) => log.step(`docs: waiting for the lock on ${modelDir} (another run is writing its documents${who ? `: pid ${who.pid} since ${who.since}` : ''})`),
-    broke: (who) => log.step(`docs: removed a stale lock ${path}${who ? ` (pid ${who.pid} is no longer running)` : ''}`),
+    broke: (_who, why) => log.warn(`docs: removed a stale lock ${path} (${why})`),
   });
 }
 

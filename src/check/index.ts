@@ -7,10 +7,11 @@
 // outputs). Neither changes the record: a later fact means a new verdict.
 import { basename, isAbsolute, join, resolve } from 'node:path';
 import { existsSync } from 'node:fs';
-import { EXIT, GateError, InputError, fsError, type ExitCode } from '../errors.ts';
+import { EXIT, GateError, InfraError, InputError, fsError, type ExitCode } from '../errors.ts';
 import type { Log } from '../log.ts';
 import type { Plan } from '../plan.ts';
-import { commitWrites } from '../fs/atomic.ts';
+import { ChangedSinceRead, commitWrites, type PlannedWrite } from '../fs/atomic.ts';
+import type { Lock } from '../fs/lock.ts';
 import type { ProbeJson } from '../rundir/schema.ts';
 import { storeReference } from '../cache/reference.ts';
 import { plain } from '../text/escape.ts';
@@ -29,6 +30,9 @@ import { DOC_PATHS } from '../docs/markers.ts';
 import { RUN_FILES } from '../rundir/schema.ts';
 
 export { probe, planModel, runOptions, type Probed } from './probe.ts';
+
+/** Rounds of read, merge and write a document may be edited through before the run refuses, naming it. */
+const CHANGED_TRIES = 5;
 
 export interface CheckDeps {
   log: Log;
@@ -148,20 +152,30 @@ async function judged(plan: Plan, deps: CheckDeps, probed: Probed | null): Promi
   if (unwritten) log.warn(unwritten);
   const docsDir = plan.writeDocs ? docsModelDir(plan, p) : null;
   // One run at a time reads, merges and renames a model dir's documents (two runs at once would
-  // each write their own history row over the other's).
-  const lock = docsDir ? await lockDocs(docsDir, log) : null;
-  try {
-    sweepDocs(lock ? docsDir : null, runDir, log, !!plan.confineDocs);
-    const commit = commitOf(plan, p, env);
-    let docsError: GateError | null = null;
-    let old: OldDocs | null = null;
+  // each write their own history row over the other's). A lock that cannot be taken (held by a
+  // live run on another host, a wait that timed out, a full disk) never costs the verdict: it is a
+  // documents failure like a read-only file, and the report is written and printed all the same.
+  let docsError: GateError | null = null;
+  let lock: Lock | null = null;
+  if (docsDir) {
     try {
-      old = docsDir ? readDocs(docsDir, !!plan.confineDocs) : null;
+      lock = await lockDocs(docsDir, log, { breakLock: plan.breakLock });
     } catch (e) {
       if (!isDocsError(e, docsDir, runDir)) throw e;
       docsError = e;
     }
-    const documented = documentedPlan(old, !!p.emulate, plan.writeDocs ? 'model dir not available here; pass --model-dir to document' : 'not written in this run (documents turned off, or a pull request)');
+  }
+  try {
+    sweepDocs(lock ? docsDir : null, runDir, log, !!plan.confineDocs);
+    const commit = commitOf(plan, p, env);
+    let old: OldDocs | null = null;
+    try {
+      old = docsDir && !docsError ? readDocs(docsDir, !!plan.confineDocs) : null;
+    } catch (e) {
+      if (!isDocsError(e, docsDir, runDir)) throw e;
+      docsError = e;
+    }
+    const documented = documentedPlan(old, !!p.emulate, plan.writeDocs ? 'model dir not available here; pass --model-dir to document' : plan.docsSkipped ?? 'not written in this run (documents turned off: --no-docs)');
     const ctx: VerdictContext = {
       now: now(), commit,
       isolation: probed?.isolation ?? deps.isolation ?? null,
@@ -188,30 +202,62 @@ async function judged(plan: Plan, deps: CheckDeps, probed: Probed | null): Promi
       if (!unwritten) commitWrites(rw.writes);
       return rw;
     };
-    let report: Report;
-    let rendered: Rendered;
-    // Every document's new content first, from the verdict they record (a refused marker stops
-    // here, before anything is written) ...
-    let planned: ReturnType<typeof planDocs> | null = null;
-    if (old && !docsError) {
+    /** Every document's new content, from the verdict they record (a refused marker stops here, before anything is written). */
+    const plannedFrom = (o: OldDocs): ReturnType<typeof planDocs> | null => {
       try {
-        planned = planDocs(verdict(m, ctx), old, !p.emulate);
+        return planDocs(verdict(m, ctx), o, !p.emulate);
       } catch (e) {
         if (!isDocsError(e, docsDir, runDir)) throw e;
         docsError = e;
+        return null;
       }
-    }
+    };
+    /**
+     * Writes the documents (and `also`), all or none. A document edited since it was read (a hand
+     * edit saved meanwhile) is read again and merged again, never overwritten; after
+     * CHANGED_TRIES such rounds the run refuses, naming the file.
+     */
+    const placeDocs = (first: NonNullable<ReturnType<typeof planDocs>>, also: (docs: DocsResult) => PlannedWrite[]): NonNullable<ReturnType<typeof planDocs>> => {
+      let planned = first;
+      for (let tries = 1; ; tries++) {
+        try {
+          commitWrites([...planned.writes, ...also(planned.result)]);
+          return planned;
+        } catch (e) {
+          if (!(e instanceof ChangedSinceRead) || !docsDir) throw e;
+          if (tries >= CHANGED_TRIES) throw new InfraError(`changed while npu-block-gate was writing it, ${tries} times in a row (an editor saving it over and over?); nothing was changed: save your edit, then re-judge this run dir`, e.file);
+          log.step(`docs: ${e.file} changed since it was read (an edit saved meanwhile): reading it again and merging again`);
+          const again = readDocs(docsDir, !!plan.confineDocs);
+          const next = plannedFrom(again);
+          if (!next) throw docsError!;
+          planned = next;
+        }
+      }
+    };
+    let report: Report;
+    let rendered: Rendered;
+    const planned = old && !docsError ? plannedFrom(old) : null;
     if (docsError) {
       report = withoutDocs(docsError);
       rendered = reportOnly(report);
     } else if (!planned || !deps.proposeDocs) {
       // ... then the documents and the report written, all or none. Documents that cannot be
-      // written (read-only, disk full) leave the verdict standing: the report alone is written.
-      report = verdict(m, { ...ctx, docs: planned?.result ?? null });
-      const rw = reportWrites(report, runDir);
+      // written (read-only, disk full, edited over and over) leave the verdict standing: the
+      // report alone is written.
+      let rw: ReturnType<typeof reportWrites> | null = null;
       try {
-        commitWrites([...(planned?.writes ?? []), ...(unwritten ? [] : rw.writes)]);
-        rendered = rw;
+        if (planned) {
+          placeDocs(planned, (docs) => {
+            report = verdict(m, { ...ctx, docs });
+            rw = reportWrites(report, runDir);
+            return unwritten ? [] : rw.writes;
+          });
+        } else {
+          report = verdict(m, { ...ctx, docs: null });
+          rw = reportWrites(report, runDir);
+          if (!unwritten) commitWrites(rw.writes);
+        }
+        rendered = rw!;
       } catch (e) {
         if (!isDocsError(e, docsDir, runDir)) throw e;
         docsError = e;
@@ -221,15 +267,15 @@ async function judged(plan: Plan, deps: CheckDeps, probed: Probed | null): Promi
     } else {
       // The Action: the documents into the checkout, proposed through the docs PR; the report records
       // whether that worked.
-      report = verdict(m, { ...ctx, docs: planned.result });
-      commitWrites(planned.writes);
-      const refused = await deps.proposeDocs(planned.result, report);
-      if (refused !== null) report = verdict(m, { ...ctx, docs: planned.result, documented: { ...documented, refused } });
+      const placed = placeDocs(planned, () => []);
+      report = verdict(m, { ...ctx, docs: placed.result });
+      const refused = await deps.proposeDocs(placed.result, report);
+      if (refused !== null) report = verdict(m, { ...ctx, docs: placed.result, documented: { ...documented, refused } });
       rendered = reportOnly(report);
     }
-    logDocs(report.docs, log);
+    logDocs(report!.docs, log);
     if (probed) storeCaches(plan, probed, p, ctx.now, log);
-    return { report, runDir, markdown: rendered.markdown, json: rendered.json, exitCode: report.exit_code as ExitCode, docs: report.docs, probed, docsError };
+    return { report: report!, runDir, markdown: rendered.markdown, json: rendered.json, exitCode: report!.exit_code as ExitCode, docs: report!.docs, probed, docsError };
   } finally {
     lock?.release();
   }

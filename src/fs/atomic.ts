@@ -7,10 +7,10 @@
 // is refused, never overwritten.
 import {
   closeSync, copyFileSync, fstatSync, fsyncSync, fchmodSync, fchownSync, linkSync, lstatSync, openSync, readdirSync,
-  realpathSync, renameSync, rmSync, statSync, unlinkSync, writeSync, type Stats,
+  readFileSync, realpathSync, renameSync, rmSync, statSync, unlinkSync, writeSync, type BigIntStats, type Stats,
 } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { GateError, InputError, fsError } from '../errors.ts';
+import { GateError, InfraError, InputError, fsError } from '../errors.ts';
 import { kindOf, readWhole } from './read.ts';
 import { makeDirs } from './mkdir.ts';
 
@@ -55,8 +55,31 @@ export function resolveTarget(path: string, follow = true): Target {
   return { path, real, stat: st };
 }
 
-/** A document's bytes, or null when it does not exist (a directory, FIFO or device in its place is refused). */
-export function readDocument(path: string): Buffer | null {
+/**
+ * Which version of a file was read: any write to it (in place, or a new file renamed over it)
+ * changes one of these (ctime cannot be set by a user, and moves on every write).
+ */
+export interface Stamp { dev: bigint; ino: bigint; size: bigint; mtimeNs: bigint; ctimeNs: bigint }
+
+function stampOf(st: BigIntStats): Stamp {
+  return { dev: st.dev, ino: st.ino, size: st.size, mtimeNs: st.mtimeNs, ctimeNs: st.ctimeNs };
+}
+
+/** The file at `real` now, or null when there is none. */
+function stampNow(real: string): Stamp | null {
+  try {
+    return stampOf(statSync(real, { bigint: true }));
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw e;
+  }
+}
+
+const sameStamp = (a: Stamp | null, b: Stamp | null) =>
+  a === null || b === null ? a === b : a.dev === b.dev && a.ino === b.ino && a.size === b.size && a.mtimeNs === b.mtimeNs && a.ctimeNs === b.ctimeNs;
+
+/** A document's bytes and which version they are, or null when it does not exist (a directory, FIFO or device in its place is refused). */
+export function readStamped(path: string): { data: Buffer; stamp: Stamp } | null {
   const t = resolveTarget(path);
   if (!t.stat) return null;
   let fd: number;
@@ -66,12 +89,49 @@ export function readDocument(path: string): Buffer | null {
     throw fsError(e, path, 'cannot read');
   }
   try {
-    return readWhole(fd, fstatSync(fd).size);
+    // The stamp before the bytes: a write while they are read shows as a change before the replace.
+    const st = fstatSync(fd, { bigint: true });
+    return { data: readWhole(fd, Number(st.size)), stamp: stampOf(st) };
   } catch (e) {
     throw fsError(e, path, 'cannot read');
   } finally {
     closeSync(fd);
   }
+}
+
+/** A document's bytes, or null when it does not exist (a directory, FIFO or device in its place is refused). */
+export function readDocument(path: string): Buffer | null {
+  return readStamped(path)?.data ?? null;
+}
+
+/** A target changed since it was read (a hand edit saved while the run wrote): nothing was replaced. */
+export class ChangedSinceRead extends InfraError {
+  constructor(path: string) {
+    super(`changed since npu-block-gate read it (an edit saved while it was writing?)${NOTHING_CHANGED}`, path);
+    this.name = 'ChangedSinceRead';
+  }
+}
+
+/** For tests: called in the transaction after every file is prepared, just before a target is checked and replaced. */
+export const writeHooks: { beforeReplace?: (path: string) => void } = {};
+
+/** Whether `real` is a mount point (a bind-mounted file), from /proc/self/mountinfo; false when that cannot be read. */
+function mountOf(path: string): { ro: boolean } | null {
+  let info: string;
+  let real: string;
+  try {
+    real = realpathSync(path);
+    info = readFileSync('/proc/self/mountinfo', 'utf8');
+  } catch {
+    return null;
+  }
+  const unescape = (s: string) => s.replace(/\\([0-7]{3})/g, (_m, o: string) => String.fromCharCode(parseInt(o, 8)));
+  let found: { ro: boolean } | null = null;
+  for (const line of info.split('\n')) {
+    const f = line.split(' ');
+    if (f.length > 5 && unescape(f[4]) === real) found = { ro: f[5].split(',').includes('ro') };
+  }
+  return found;
 }
 
 /** Refuses a target that exists and is read-only (for everyone: root included, who could write it anyway). */
@@ -91,6 +151,12 @@ export interface PlannedWrite {
   /** Called with the prepared temp file before anything is placed (e.g. `visudo -c -f`); a throw stops the transaction. */
   validate?: (tmp: string) => void;
   /**
+   * The version of the target that was read (readStamped), null when there was none: the target is
+   * replaced only while it is still that version, else the transaction fails with ChangedSinceRead
+   * and changes nothing. Unset: not checked.
+   */
+  unchanged?: Stamp | null;
+  /**
    * false: no fsync before the rename. Readers still see the old file or the new one whole; only a
    * crash of the machine may leave the new file empty. For best-effort records written on every
    * job, where an fsync can wait on all the disk's pending writes. Default true.
@@ -100,6 +166,7 @@ export interface PlannedWrite {
 
 interface Prepared extends Target {
   data: Uint8Array;
+  unchanged?: Stamp | null;
   tmp: string;
   backup: string | null;
   placed: boolean;
@@ -133,7 +200,7 @@ export function commitWrites(writes: readonly PlannedWrite[]): void {
     // A file whose mode the caller sets (the agent's sudoers rule, 0440) is ours to replace; a
     // document someone made read-only is refused.
     if (w.mode === undefined) checkWritable(t);
-    return { ...t, data: w.data, mode: w.mode, validate: w.validate, durable: w.durable ?? true };
+    return { ...t, data: w.data, mode: w.mode, validate: w.validate, durable: w.durable ?? true, unchanged: w.unchanged };
   });
   // 2. Every file prepared in full beside its target (same directory: the rename is atomic).
   try {
@@ -181,6 +248,8 @@ export function commitWrites(writes: readonly PlannedWrite[]): void {
   // 3. Each renamed into place; an existing file is kept as a backup until all are placed.
   try {
     for (const p of prepared) {
+      writeHooks.beforeReplace?.(p.path);
+      if (p.unchanged !== undefined && !sameStamp(p.unchanged, stampNow(p.real))) throw new ChangedSinceRead(p.path);
       if (p.stat) {
         p.backup = `${p.tmp}.bak`;
         try {
@@ -204,6 +273,11 @@ export function commitWrites(writes: readonly PlannedWrite[]): void {
     }
     undoPrepare();
     for (const p of prepared) if (p.backup) rmSync(p.backup, { force: true });
+    if ((e as NodeJS.ErrnoException).code === 'EBUSY') {
+      // rename(2) cannot replace a mount point: a bind-mounted document.
+      const m = mountOf(failed.real);
+      if (m) throw new InputError(`cannot replace: it is ${m.ro ? 'a read-only bind mount' : 'bind-mounted'} (a mount point of its own), and npu-block-gate replaces a document by renaming a new file over it; ${m.ro ? 'mount it read-write and ' : ''}bind-mount its directory instead of the file, or pass --no-docs${NOTHING_CHANGED}`, failed.path);
+    }
     throw fsError(e, failed.path, 'cannot replace', NOTHING_CHANGED);
   }
   for (const p of prepared) if (p.backup) rmSync(p.backup, { force: true });

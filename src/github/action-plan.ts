@@ -37,11 +37,19 @@ function runDirFor(s: Session, key: string): string {
 
 /** Documents are committed where the trust rule allows them and the token can write. */
 export function commitsDocs(s: Session): boolean {
+  return docsSkipReason(s) === null;
+}
+
+/** Why this run does not commit documents (G4's skip says it), or null when it does. */
+export function docsSkipReason(s: Session): string | null {
   const { inputs, trust } = s;
-  if (inputs.docs === 'none' || inputs.mode === 'probe') return false;
+  if (inputs.docs === 'none') return "not written in this run (input 'docs' is none)";
+  if (inputs.mode === 'probe') return 'not written in this run (mode probe only runs the probe; the report job documents)';
   // recordDocs: a trusted run on the default branch (or one docs-branches lists), or docs: pr's own case.
-  if (!trust.recordDocs) return false;
-  return s.writes.allowed && s.api !== null;
+  if (!trust.recordDocs) return `not written in this run (${trust.trusted ? "a trusted run on a branch that is neither the default branch nor one input 'docs-branches' lists" : 'an untrusted run: documents are recorded only from trusted runs on the default branch or docs-branches'})`;
+  if (s.api === null) return "not written in this run: no github-token was given, so the docs branch and its pull request cannot be pushed (give the input 'github-token' with contents: write and pull-requests: write)";
+  if (!s.writes.allowed) return 'not written in this run: GitHub writes are off for this run (see the notice above)';
+  return null;
 }
 
 export function docsBase(s: Session): string {
@@ -62,7 +70,9 @@ export function planFor(s: Session, modelDir: string, key: string): Plan {
     threshold: inputs.threshold,
     // Documents go into the checkout's own model dir, never a path a run dir names, nor through a link.
     writeDocs: commitsDocs(s) && existsSync(modelDir),
+    ...(docsSkipReason(s) !== null ? { docsSkipped: docsSkipReason(s)! } : {}),
     confineDocs: true,
+    ...(inputs.breakLock ? { breakLock: true } : {}),
     timeoutSec: inputs.timeoutSec,
     // The judged run's head commit, never this job's GITHUB_SHA (a workflow_run's is main's).
     commit: trust.judged.headSha || null,

@@ -50,6 +50,8 @@ export interface ActionInputs {
   isolation: IsolationInput;
   /** Run an untrusted event's probe unisolated when nothing else is available (unsafe). */
   allowUnisolated: boolean;
+  /** Break at once a documents lock left in the checkout by a run on another host (`--break-lock`). */
+  breakLock: boolean;
   /** uid isolation: the user the probe runs as (null: the agent's setup, or $NPU_BLOCK_GATE_PROBE_USER). */
   probeUser: string | null;
   /** Names of the runner's environment variables the probe also sees (beyond its allow-list). */
@@ -205,6 +207,7 @@ export function parseInputs(get: InputGetter, env: NodeJS.ProcessEnv = process.e
     runId,
     isolation,
     allowUnisolated,
+    breakLock: bool('break-lock', false),
     probeUser,
     probeEnv: probeEnv.names,
     docsBranches,

@@ -81,7 +81,8 @@ async function judgeLeg(s: Session, lp: LegPlan): Promise<Judged> {
     if (pe) return { result: errorLeg(s, lp, model, pe.message, pe.exitCode as ExitCode, url), meta, plan: null, abs: null };
     const abs = resolve(s.workspace, model);
     if (!existsSync(abs)) throw new InputError(`model dir ${model} is not in this checkout`);
-    const plan: Plan = { ...planFor(s, abs, model), mode: 'report', runDir: dir, writeDocs: false, commit: j.headSha, cacheWrite: false };
+    const base = planFor(s, abs, model);
+    const plan: Plan = { ...base, mode: 'report', runDir: dir, writeDocs: false, docsSkipped: base.docsSkipped ?? 'not written yet: the summary documents each model once every leg is judged', commit: j.headSha, cacheWrite: false };
     const r = await check(plan, { log: actionLog, isolation: isolationOf(meta) });
     return { result: { model, runner: lp.runner, leg: lp.leg, state: 'judged', report: r.report, error: null, artifactName: lp.artifact.name, artifactUrl: url, base: null }, meta, plan, abs };
   } catch (e) {

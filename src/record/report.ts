@@ -54,7 +54,16 @@ export interface IsolationRow {
 
 /** What the documents step wrote. notes: what the TODO.md update could not do where the template
  * says (no Phase status section, ...). */
-export interface DocsResult { phase2: string; todo: string; changed: boolean; notes?: string[] }
+export interface DocsResult {
+  phase2: string;
+  todo: string;
+  changed: boolean;
+  /** The documents this run wrote (a subset of phase2, todo). */
+  written?: string[];
+  /** Why TODO.md was left as it is (an emulated run), when it was. */
+  todo_left?: string;
+  notes?: string[];
+}
 
 export interface Report {
   schema: typeof REPORT_SCHEMA;

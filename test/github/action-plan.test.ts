@@ -10,6 +10,9 @@ import { readContext, WriteGate } from '../../src/github/context.ts';
 import { decideTrust } from '../../src/github/trust.ts';
 import { planFor, keyOf, type Session } from '../../src/github/action-plan.ts';
 import type { GitHubApi } from '../../src/github/api.ts';
+import { check } from '../../src/check/index.ts';
+import { silentLog } from '../../src/log.ts';
+import { fixture } from '../helpers/rundir.ts';
 
 const ws = mkdtempSync(join(tmpdir(), 'nbg-session-'));
 mkdirSync(join(ws, 'llms/m'), { recursive: true });
@@ -74,6 +77,29 @@ test('the probe-env input reaches the plan; documents in the Action never go thr
   const plan = planFor(s, join(ws, 'llms/m'), keyOf(s, join(ws, 'llms/m')));
   assert.equal(plan.probeEnvNames, ['TEMPORAL_CAUSAL_SKIP']);
   assert.is(plan.confineDocs, true);
+});
+
+test('issue 26.3: the break-lock input reaches the plan (--break-lock); off by default', () => {
+  assert.is(planFor(session('push', {}, { 'break-lock': 'true' }), join(ws, 'llms/m'), 'llms/m').breakLock, true);
+  assert.is(planFor(session('push', {}), join(ws, 'llms/m'), 'llms/m').breakLock, undefined);
+});
+
+test('issue 26.6: a trusted push without a github-token: G4 says the token is missing, not "turned off, or a pull request"', async () => {
+  const f = fixture();
+  const p = join(ws, `${Math.random()}.json`);
+  writeFileSync(p, JSON.stringify({ repository: { full_name: 'acme/mlir-air', default_branch: 'main' } }));
+  const env = { GITHUB_EVENT_NAME: 'push', GITHUB_EVENT_PATH: p, GITHUB_REPOSITORY: 'acme/mlir-air', GITHUB_SHA: 'f'.repeat(40), GITHUB_REF: 'refs/heads/main', GITHUB_WORKSPACE: ws, GITHUB_RUN_ID: '9' };
+  const i = parseInputs((n) => ({ 'model-dir': 'llms/m' })[n] ?? '', env);
+  const ctx = readContext(env, '');
+  const s: Session = { inputs: i, ctx, trust: decideTrust(ctx, i.mode, i.docs, null), writes: new WriteGate(ctx.readOnlyReason, () => {}), api: null, store: null, workspace: ws };
+  assert.is(s.trust.trusted, true, 'a push on the default branch is trusted: only the token is missing');
+  const plan = planFor(s, f.modelDir, 'tiny_m');
+  assert.is(plan.writeDocs, false);
+  const r = await check({ ...plan, mode: 'report', runDir: f.runDir, isolation: undefined }, { log: silentLog });
+  const g4 = r.report.gates.find((g) => g.id === 'G4')!;
+  assert.is(g4.status, 'skip');
+  assert.match(g4.detail, /no github-token was given/);
+  assert.not.match(g4.detail, /turned off|pull request\)/);
 });
 
 test.run();

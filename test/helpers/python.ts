@@ -1,5 +1,7 @@
 // Find a Python that has numpy, for tests that generate fixtures or cross-check numbers.
 import { spawnSync } from 'node:child_process';
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Missing } from './skip.ts';
 
 let found: string | null | undefined;
@@ -33,9 +35,21 @@ export function missingTorch(): Missing | null {
   torch = missingNumpy();
   if (py && !torch) {
     const r = spawnSync(py, ['-c', 'import importlib.util as u, sys; sys.exit(any(u.find_spec(n) is None for n in ("torch", "transformers", "ml_dtypes", "tokenizers", "safetensors")))'], { timeout: 60_000 });
-    if (r.status !== 0) torch = { need: 'torch', why: `${py} has no torch/transformers/ml_dtypes/tokenizers/safetensors; run with NPU_BLOCK_GATE_PYTHON=$PWD/.venv/bin/python (.ci/run builds it)` };
+    if (r.status !== 0) torch = { need: 'torch', why: `${py} has no torch/transformers/ml_dtypes/tokenizers/safetensors; ${ciVenvHint()}` };
   }
   return torch;
+}
+
+/** Where the Python with torch and transformers is: the venv .ci/run built here, else how to get one. */
+export function ciVenvHint(): string {
+  const root = process.env.NPU_BLOCK_GATE_CI_CACHE || '/var/cache/npu-block-gate-ci';
+  let venv: string | undefined;
+  try {
+    venv = readdirSync(root).filter((n) => /^venv-[0-9a-f]+$/.test(n)).map((n) => join(root, n, 'bin/python')).find((p) => existsSync(p));
+  } catch { /* no CI cache here */ }
+  return venv
+    ? `run with NPU_BLOCK_GATE_PYTHON=${venv} (the venv .ci/run built)`
+    : `run with NPU_BLOCK_GATE_PYTHON=<a venv with them>/bin/python (\`bash .ci/run\` builds one under ${root}/venv-<hash>/; README, "The real tree without an NPU")`;
 }
 
 /** Run a Python snippet with numpy; throws with stderr on failure. Returns stdout. */

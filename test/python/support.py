@@ -53,8 +53,20 @@ def missing_modules(names, need="torch"):
     missing = [n for n in names if importlib.util.find_spec(n) is None]
     if not missing:
         return None
-    return needs(need, f"{sys.executable} has no {', '.join(missing)}; run with .venv/bin/python (.ci/run builds it) "
-                       "or set NPU_BLOCK_GATE_PYTHON")
+    return needs(need, f"{sys.executable} has no {', '.join(missing)}; {ci_venv_hint()}")
+
+
+def ci_venv_hint():
+    """Where the Python with torch and transformers is: the venv .ci/run built here, else how to get one."""
+    root = os.environ.get("NPU_BLOCK_GATE_CI_CACHE") or "/var/cache/npu-block-gate-ci"
+    try:
+        venvs = sorted(n for n in os.listdir(root) if n.startswith("venv-") and os.path.isfile(os.path.join(root, n, "bin", "python")))
+    except OSError:
+        venvs = []
+    if venvs:
+        return f"run with {os.path.join(root, venvs[0], 'bin', 'python')} (the venv .ci/run built)"
+    return (f"run with a venv that has them (`bash .ci/run` builds one under {root}/venv-<hash>/; "
+            "README, \"The real tree without an NPU\"), or set NPU_BLOCK_GATE_PYTHON")
 
 
 def python_without_transformers():

@@ -38,7 +38,6 @@ sys.path and sys.modules are restored after every test.
 run: .venv/bin/python -m unittest test.python.test_real_aliasing -v
 """
 
-import ast
 import contextlib
 import importlib
 import importlib.util
@@ -82,30 +81,15 @@ SKIP = why_skip()
 
 
 def make_parseable_here(cache_py):
-    """shared/infra/cache.py has f-strings with a backslash inside a replacement field
-    (`{'\\u2500'*20}`), which parse only on Python >= 3.12 (PEP 701). On an older Python,
-    rewrite those lines IN THE TEMP COPY ONLY (SNAPSHOT.md allows it for tests): the
-    escape becomes the character itself, same string, and the lines only build a printed
-    profiling table. Returns the rewritten line numbers."""
-    with open(cache_py, encoding="utf-8") as f:
-        src = f.read()
-    try:
-        ast.parse(src)
-        return []
-    except SyntaxError:
-        pass
-    lines = src.split("\n")
-    changed = []
-    for i, line in enumerate(lines):
-        if "{'\\u2500'" in line and line.lstrip().startswith('f"'):
-            lines[i] = (line.replace("'\\u2500'", "'\u2500'")
-                        + "  # npu-block-gate test copy: PEP 701 f-string rewritten for Python < 3.12")
-            changed.append(i + 1)
-    src = "\n".join(lines)
-    ast.parse(src)  # still a SyntaxError: the tree changed; fail loudly rather than skip
-    with open(cache_py, "w", encoding="utf-8") as f:
-        f.write(src)
-    return changed
+    """shared/infra/cache.py's PEP 701 lines rewritten IN THE TEMP COPY ONLY (SNAPSHOT.md allows it
+    for tests) when this Python is older than 3.12: scripts/fixture/tree_copy.py's, the rewrite
+    `npx npu-block-gate fixture tree-copy` makes. Returns the rewritten line numbers."""
+    fixture_dir = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "scripts", "fixture")
+    if fixture_dir not in sys.path:
+        sys.path.insert(0, fixture_dir)
+    import tree_copy  # noqa: PLC0415
+
+    return tree_copy.make_parseable_here(cache_py)
 
 
 def tree_module_names(llms):
