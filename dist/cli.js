@@ -4,21 +4,33 @@ import {
   check,
   errorReport,
   planModel
-} from "./chunks/chunk-LMOEXDFJ.js";
-import "./chunks/chunk-OR4B63H2.js";
+} from "./chunks/chunk-BG7DRYV2.js";
+import "./chunks/chunk-GOI2QHZ4.js";
+import {
+  INJECTIONS,
+  MAX_TIMEOUT_SECONDS,
+  PLAN_SANITY_TIMEOUT_SECONDS,
+  PLAN_TIMEOUT_SECONDS,
+  TWIN_EPS,
+  TWIN_PRECISIONS,
+  defaultRunDirName,
+  parseChoice,
+  parseCommit,
+  parseInject,
+  parsePositions,
+  parsePromptStyle,
+  parseThreshold,
+  parseTimeout
+} from "./chunks/chunk-ZX2RXX4O.js";
 import {
   stderrLog
 } from "./chunks/chunk-N7GSAKQW.js";
 import {
   COMMAND,
-  INJECTIONS,
-  MAX_TIMEOUT_SECONDS,
+  FOREIGN_STALE_MS,
   ProbeInterrupted,
   SQNR_GOOD_DB,
   TOOL,
-  TWIN_EPS,
-  TWIN_PRECISIONS,
-  defaultRunDirName,
   fmtBudget,
   fmtCos,
   fmtDb,
@@ -28,15 +40,8 @@ import {
   fmtSqnr,
   formatThreshold,
   isolationText,
-  parseChoice,
-  parseCommit,
-  parseInject,
-  parsePositions,
-  parsePromptStyle,
-  parseThreshold,
-  parseTimeout,
   toJson
-} from "./chunks/chunk-TEASRKWD.js";
+} from "./chunks/chunk-YVHO73PE.js";
 import {
   EXIT,
   GateError,
@@ -45,7 +50,7 @@ import {
   oneLine,
   parseEnvNames,
   plain
-} from "./chunks/chunk-BJTYMFPS.js";
+} from "./chunks/chunk-P2MXBUOR.js";
 import "./chunks/chunk-A6YGPO6E.js";
 
 // src/cli.ts
@@ -280,6 +285,7 @@ function terminalLines(r) {
 }
 
 // src/cli.ts
+var FOREIGN_STALE_MIN = FOREIGN_STALE_MS / 6e4;
 var HEAD = `npu-block-gate ${TOOL.version}: Phase 2 single-block validation for LLMs on AMD NPUs (Xilinx/mlir-air)`;
 var EXITS = "Exit codes: 0 pass, 1 fail (a gate), 2 usage or bad input, 3 infrastructure (could not judge).";
 var PLAN_EXITS = "Exit codes: 0 the plan was printed (its last line says whether the model is ready), 2 usage or bad input\n(or a model Phase 2 cannot run on), 3 infrastructure (no Python with numpy, a timeout; --sanity: no torch or no checkpoint).";
@@ -294,6 +300,7 @@ Usage:
   ${COMMAND} affected [--tree DIR] --base REV | --changed FILE   which model dirs a change affects (a matrix)
   ${COMMAND} status --tree DIR                  the tree's Phase 2 status per model and NPU generation
   ${COMMAND} agent setup|doctor|status|fleet|lock|hooks|drain|undrain|cache ...  runner side (agent --help)
+  ${COMMAND} fixture hf-tiny|tree-copy ...      a tiny random checkpoint / a tree copy for check --emulate without an NPU
   ${COMMAND} help [command] | <command> --help | --version
 
 ${RUN_AS}
@@ -319,6 +326,9 @@ Usage: ${COMMAND} plan --model-dir DIR [options]
 
 Reads the model dir without importing it (Python + numpy, no NPU, no network, seconds) and prints
 the preflight, seed Steps 1-2, Phase 1 coverage, the make-diagnosis defaults and the kernel cache.
+It runs outside the probe's sandbox, so never a Python from the tree or the model dir: one found there
+(a venv in the tree, PATH or $VIRTUAL_ENV leading into it) is passed over, and --python naming one is
+refused; PATH, PYTHONPATH and LD_LIBRARY_PATH lose their entries inside them.
 
 Options:
   --model-dir DIR        the model dir, programming_examples/llms/<model> in an mlir-air tree (required)
@@ -329,7 +339,7 @@ Options:
                          and of the logits against the original, each PASS or FAIL against the seed's 0.999998
                          (informational: a FAIL is printed, and ok is false in --json; the exit code stays 0)
 ${MODEL_OPTIONS}
-  --timeout SECONDS      stop after this long (at most ${MAX_TIMEOUT_SECONDS})
+  --timeout SECONDS      stop after this long (at most ${MAX_TIMEOUT_SECONDS}; default ${PLAN_TIMEOUT_SECONDS}, with --sanity ${PLAN_SANITY_TIMEOUT_SECONDS})
 
 A model Phase 2 cannot run on is one line and exit 2.
 ${PLAN_EXITS}
@@ -353,6 +363,9 @@ ${MODEL_OPTIONS}
   --threshold X          per-position cosine threshold in (0, 1] instead of T(head_dim)
   --timeout SECONDS      stop the probe after this long, at most ${MAX_TIMEOUT_SECONDS} (outcome error, exit 3)
   --no-docs              do not write phase2_block.md / TODO.md (gate G4 is then skipped)
+  --break-lock           break at once a documents lock (<model>/.npu-block-gate.lock) left by a run on another
+                         host (otherwise stale ${FOREIGN_STALE_MIN} min after it was taken); a live run on this host is waited for,
+                         a dead one's lock is broken at once without it
   --no-bisect            on a failed gate, do not bisect kernel by kernel
   --layers               also compare every layer (informational table, as make diagnosis; runs the full prefill)
   --positions N          run block 0 on N real tokens (the prompt continued with the prompt set, repeated as
@@ -387,6 +400,9 @@ Options:
   --model-dir DIR        write the documents into this model dir (default: the one recorded, when present)
   --threshold X          per-position cosine threshold in (0, 1] instead of T(head_dim)
   --no-docs              do not write phase2_block.md / TODO.md (gate G4 is then skipped)
+  --break-lock           break at once a documents lock (<model>/.npu-block-gate.lock) left by a run on another
+                         host (otherwise stale ${FOREIGN_STALE_MIN} min after it was taken); a live run on this host is waited for,
+                         a dead one's lock is broken at once without it
   --commit SHA           key the history row by SHA: hex, 7-64 digits, or "uncommitted"
   --json                 print report.json to stdout instead of the table
 
@@ -406,6 +422,7 @@ var OPTIONS = {
   commit: { type: "string" },
   force: { type: "boolean" },
   "no-docs": { type: "boolean" },
+  "break-lock": { type: "boolean" },
   "no-bisect": { type: "boolean" },
   layers: { type: "boolean" },
   positions: { type: "string" },
@@ -427,9 +444,9 @@ var OPTIONS = {
   version: { type: "boolean" }
 };
 var ALLOWED = {
-  check: ["model-dir", "prompt-style", "prompt", "python", "probe-env", "out", "force", "threshold", "timeout", "commit", "no-docs", "no-bisect", "no-cache", "cache-dir", "layers", "positions", "no-boundaries", "emulate", "inject", "twin-precision", "twin-eps", "model", "cpu-attn", "npu-attn", "online", "json", "help"],
+  check: ["model-dir", "prompt-style", "prompt", "python", "probe-env", "out", "force", "threshold", "timeout", "commit", "no-docs", "break-lock", "no-bisect", "no-cache", "cache-dir", "layers", "positions", "no-boundaries", "emulate", "inject", "twin-precision", "twin-eps", "model", "cpu-attn", "npu-attn", "online", "json", "help"],
   plan: ["model-dir", "prompt-style", "prompt", "python", "probe-env", "model", "cpu-attn", "npu-attn", "online", "timeout", "json", "sanity", "help"],
-  report: ["run-dir", "model-dir", "threshold", "commit", "no-docs", "json", "help"]
+  report: ["run-dir", "model-dir", "threshold", "commit", "no-docs", "break-lock", "json", "help"]
 };
 function joinNegativeValues(argv) {
   const out = [];
@@ -483,6 +500,7 @@ function planFrom(command, v, now = /* @__PURE__ */ new Date()) {
     runDir,
     threshold: v.threshold !== void 0 ? parseThreshold(v.threshold, "--threshold") : null,
     writeDocs: !v["no-docs"],
+    ...v["break-lock"] ? { breakLock: true } : {},
     bisect: !v["no-bisect"],
     layers: !!v.layers,
     boundaries: !v["no-boundaries"],
@@ -494,7 +512,7 @@ function planFrom(command, v, now = /* @__PURE__ */ new Date()) {
     cache: command === "check" && !v["no-cache"],
     cacheDir: v["cache-dir"] ?? null,
     cacheWrite: true,
-    timeoutSec: v.timeout !== void 0 ? parseTimeout(v.timeout, "--timeout") : null,
+    timeoutSec: v.timeout !== void 0 ? parseTimeout(v.timeout, "--timeout") : command === "plan" ? v.sanity ? PLAN_SANITY_TIMEOUT_SECONDS : PLAN_TIMEOUT_SECONDS : null,
     commit: v.commit !== void 0 ? parseCommit(v.commit, "--commit") : null,
     force: command === "check" ? !!v.force : void 0
   };
@@ -523,12 +541,16 @@ async function main(argv, out = process.stdout, err = process.stderr) {
   let json = false;
   let plan = null;
   if (argv[0] === "agent" || argv[0] === "help" && argv[1] === "agent") {
-    const { agentMain } = await import("./chunks/cli-2H2IAFNI.js");
+    const { agentMain } = await import("./chunks/cli-HBLSTY4K.js");
     return agentMain(argv[0] === "agent" ? argv.slice(1) : ["--help"], out, err);
+  }
+  if (argv[0] === "fixture" || argv[0] === "help" && argv[1] === "fixture") {
+    const { fixtureMain } = await import("./chunks/cli-HZKUON3Y.js");
+    return fixtureMain(argv[0] === "fixture" ? argv.slice(1) : ["--help"], out, err);
   }
   const fleet = argv[0] === "help" ? argv[1] : argv[0];
   if (fleet === "affected" || fleet === "status") {
-    const { fleetMain } = await import("./chunks/cli-TQGSJVHW.js");
+    const { fleetMain } = await import("./chunks/cli-BZSGRFXF.js");
     return fleetMain(fleet, argv[0] === "help" ? ["--help"] : argv.slice(1), out, err);
   }
   try {

@@ -2,7 +2,7 @@ import { createRequire as __nbgCreateRequire } from 'node:module'; const require
 
 // src/agent/cli.ts
 import { parseArgs } from "node:util";
-import { readFileSync as readFileSync12 } from "node:fs";
+import { readFileSync as readFileSync13 } from "node:fs";
 import { resolve as resolve11 } from "node:path";
 
 // src/contract.ts
@@ -195,7 +195,7 @@ var contract_default = {
     event_prefix: "probe-event: "
   },
   npu: {
-    comment: "NPU generations. pci: 'device:revision' of the AMD (1022) NPU, as amd/xdna-driver's amdxdna_pci_drv.c maps them to a driver family (npu1 ...); names: what the driver calls the device (sysfs vbnv, the xrt-smi device table). Hawk Point has Phoenix's PCI id and is told apart by the CPU model (cpu: a regular expression over /proc/cpuinfo's model name, the Ryzen 8040 series). A record names the generation by id; an emulated run names none.",
+    comment: "NPU generations. pci: 'device:revision' of the AMD (1022) NPU, as amd/xdna-driver's amdxdna_pci_drv.c maps them to a driver family (npu1 ...); names: what the driver calls the device (sysfs vbnv, the xrt-smi device table). One rule on both sides (the agent, the probe, the records): the driver's board name first, then the PCI id (boards share PCI ids: amd/xdna-driver 01891bd5 names the board from the firmware, npu4_regs.c maps Strix, Krackan and Gorgon Point revisions to names). Hawk Point has Phoenix's PCI id and is told apart by the CPU model (cpu: a regular expression over /proc/cpuinfo's model name, the Ryzen 8040 series). A record names the generation by id; an emulated run names none.",
     generations: [
       { id: "phoenix", name: "Phoenix", family: "npu1", pci: ["1502:00"], names: ["RyzenAI-npu1", "NPU Phoenix"] },
       { id: "hawk-point", name: "Hawk Point", family: "npu1", pci: [], names: ["NPU Hawk Point"], refines: "phoenix", cpu: "\\b8[0-9]4[05](HS|H|U)?\\b" },
@@ -203,6 +203,7 @@ var contract_default = {
       { id: "strix", name: "Strix", family: "npu4", pci: ["17f0:10"], names: ["RyzenAI-npu4", "NPU Strix"] },
       { id: "strix-halo", name: "Strix Halo", family: "npu5", pci: ["17f0:11"], names: ["RyzenAI-npu5", "NPU Strix Halo"] },
       { id: "krackan", name: "Krackan", family: "npu6", pci: ["17f0:20"], names: ["RyzenAI-npu6", "NPU Krackan", "NPU Kracken"] },
+      { id: "gorgon-point", name: "Gorgon Point", family: "npu4", pci: [], names: ["NPU Gorgon Point"] },
       { id: "npu3", name: "NPU3 (AIE4)", family: "npu3", pci: ["17f1:10", "17f2:10", "17f3:10", "1b0a:00", "1b0b:00", "1b0c:00"], names: ["RyzenAI-npu3"] },
       { id: "npu9", name: "NPU9", family: "npu9", pci: ["17f1:13", "17f2:13", "17f3:13"], names: ["RyzenAI-npu9"] },
       { id: "npu10", name: "NPU10", family: "npu10", pci: ["17f1:14", "17f2:14", "17f3:14"], names: ["RyzenAI-npu10"] },
@@ -502,8 +503,8 @@ import { homedir as homedir2, hostname, userInfo } from "node:os";
 
 // src/probe/python.ts
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync as existsSync2, readFileSync as readFileSync2 } from "node:fs";
-import { delimiter, dirname as dirname2, join as join3, resolve, sep as sep2 } from "node:path";
+import { existsSync as existsSync2, readFileSync as readFileSync2, realpathSync as realpathSync2 } from "node:fs";
+import { delimiter, dirname as dirname2, isAbsolute as isAbsolute2, join as join3, resolve, sep as sep2 } from "node:path";
 import { fileURLToPath } from "node:url";
 var PROBE_SNIPPET = "import sys, numpy; print(sys.executable); print(sys.version.split()[0]); print(numpy.__version__)";
 var TEST_TIMEOUT_MS = 3e4;
@@ -560,6 +561,34 @@ var TREE_ENVS = [
   { dir: "ironenv", docs: "mlir-aie's setup" },
   { dir: "mlir-aie/ironenv", docs: "mlir-aie's setup" }
 ];
+function realOr(p) {
+  try {
+    return realpathSync2(p);
+  } catch {
+    return resolve(p);
+  }
+}
+function heldBy(path, dirs) {
+  const named = resolve(path);
+  const real = realOr(path);
+  for (const d of dirs) {
+    for (const dd of /* @__PURE__ */ new Set([resolve(d), realOr(d)])) {
+      if (named === dd || named.startsWith(dd + sep2) || real === dd || real.startsWith(dd + sep2)) return d;
+    }
+  }
+  return null;
+}
+var TREE_PYTHON = "inside the mlir-air tree or the model dir: plan runs outside the probe's sandbox and never runs a Python from there (check runs it in the sandbox)";
+function outsideEnv(env, dirs) {
+  const out = {};
+  for (const k of ["PATH", "PYTHONPATH", "LD_LIBRARY_PATH"]) {
+    const v = env[k];
+    if (v === void 0) continue;
+    out[k] = v.split(delimiter).filter((e) => isAbsolute2(e) && !heldBy(e, dirs)).join(delimiter);
+  }
+  if (env.PYTHONHOME !== void 0 && (!isAbsolute2(env.PYTHONHOME) || heldBy(env.PYTHONHOME, dirs))) out.PYTHONHOME = "";
+  return out;
+}
 function toolRoot() {
   let dir = dirname2(fileURLToPath(import.meta.url));
   for (let i = 0; i < 5; i++) {
@@ -580,9 +609,10 @@ function onPath(name, env, exists) {
   return null;
 }
 function pythonCandidates(explicit, env = process.env, ctx = {}) {
+  const exists = ctx.exists ?? existsSync2;
+  if (ctx.outside) return outsideCandidates(explicit, env, ctx, ctx.outside, exists);
   if (explicit) return [{ command: explicit, source: "option", why: "--python" }];
   if (env.NPU_BLOCK_GATE_PYTHON) return [{ command: env.NPU_BLOCK_GATE_PYTHON, source: "env", why: "$NPU_BLOCK_GATE_PYTHON" }];
-  const exists = ctx.exists ?? existsSync2;
   const tool = ctx.toolRoot === void 0 ? toolRoot() : ctx.toolRoot;
   const ownVenv = tool && !(ctx.modelDir && inside(ctx.modelDir, tool)) ? join3(tool, ".venv") : null;
   const own = (p) => ownVenv && inside(p, ownVenv) ? `the tool's own test venv (${ownVenv}), not your mlir-air environment` : void 0;
@@ -606,6 +636,21 @@ function pythonCandidates(explicit, env = process.env, ctx = {}) {
   add({ command: "python3", source: "PATH", why: path ? `python3 on PATH (${path})` : "python3 on PATH", ...path && own(path) ? { skip: own(path) } : {} });
   add({ command: "/usr/bin/python3", source: "fallback", why: "/usr/bin/python3" });
   return out;
+}
+function outsideCandidates(explicit, env, ctx, dirs, exists) {
+  const path = outsideEnv(env, dirs).PATH;
+  const found = (cmd) => cmd.includes("/") ? cmd : onPath(cmd, { PATH: path }, exists);
+  const named = explicit ? { command: explicit, flag: "--python", source: "option" } : env.NPU_BLOCK_GATE_PYTHON ? { command: env.NPU_BLOCK_GATE_PYTHON, flag: "NPU_BLOCK_GATE_PYTHON", source: "env" } : null;
+  if (named) {
+    const at = named.command.includes("/") ? named.command : onPath(named.command, env, exists);
+    if (at && heldBy(at, dirs)) throw new InputError(`${named.flag} ${named.command}${at !== named.command ? ` (${at})` : ""}: ${TREE_PYTHON}; name a Python outside ${heldBy(at, dirs)}`);
+    return [{ command: at ?? named.command, source: named.source, why: named.source === "option" ? "--python" : "$NPU_BLOCK_GATE_PYTHON" }];
+  }
+  return pythonCandidates(null, { ...env, PATH: path }, { ...ctx, outside: void 0 }).map((c) => {
+    const at = found(c.command);
+    if (c.skip || !at) return c;
+    return heldBy(at, dirs) ? { ...c, skip: TREE_PYTHON } : { ...c, command: at };
+  });
 }
 function take(c, t, tried) {
   if (t.ok) return { command: c.command, executable: t.executable, version: t.version, numpy: t.numpy, source: c.source, why: c.why };
@@ -964,6 +1009,16 @@ var SIGNATURES = [
     what: (m) => `the NPU firmware (protocol ${m[1]}.${m[2]}) is older than this driver needs (${m[3]}.${m[4]})`,
     fix: () => `install the NPU firmware that matches this amdxdna (update linux-firmware's amdnpu/ or amd/xdna-driver's firmware package), then ${RELOAD}`
   },
+  // A firmware that speaks another mailbox protocol than this driver: OOT before ae559d3e (#922) aie2_pci.c:95
+  // aie2_check_protocol "Incompatible firmware protocol major %d minor %d", :105 "Firmware minor version smaller than
+  // supported", and its caller :261 "Check protocol version failed". A power-cycle does not change the firmware file.
+  {
+    id: "firmware-protocol",
+    severity: "fail",
+    re: /Incompatible firmware protocol|Firmware minor version smaller than supported|Check protocol version failed/,
+    what: () => "the NPU firmware speaks another mailbox protocol than this amdxdna (a firmware/driver mismatch)",
+    fix: () => `install the NPU firmware that matches this amdxdna (linux-firmware's amdnpu/ for the in-tree driver, amd/xdna-driver's firmware package for the out-of-tree one), then ${RELOAD}; a power-cycle does not change the firmware`
+  },
   // in-tree aie2_pci.c:570: XDNA_ERR(xdna, "Running under hypervisor not supported").
   {
     id: "hypervisor",
@@ -974,14 +1029,38 @@ var SIGNATURES = [
   },
   // in-tree aie_smu.c:83 (aie_smu_init): drm_err(smu->ddev, "Access power failed, ret %d"); OOT aie2_smu.c:145 (aie2_smu_start).
   { id: "smu-power", severity: "fail", re: /Access power failed/, what: () => "the SMU could not power the NPU (Access power failed)", fix: (_m, bdf) => powerCycleFix(bdf) },
+  // ---- A failed wake: the in-tree driver autosuspends the NPU after 5 s idle and resumes it through aie2_hw_resume ->
+  // aie2_hw_start before every job (in-tree aie2_pci.c:1431-1433 .resume/.runtime_resume = aie2_hw_resume). A start that
+  // fails at the SMU or the PSP leaves the NPU off; the lines a maintainer posted in amd/xdna-driver PR #1458, each from:
+  // in-tree aie_smu.c:89 (aie_smu_init): drm_err(smu->ddev, "Power on failed, ret %d") -> "[drm] *ERROR* Power on failed, ret -110";
+  // OOT aie2_smu.c:151 (aie2_smu_start) and aie4_smu.c:74: XDNA_ERR "Power on failed, ret %d"; both callers then log
+  // in-tree aie2_pci.c:378 / OOT aie2_pci.c:382 (aie2_hw_start): XDNA_ERR "failed to init smu, ret %d".
+  { id: "smu-power-on", severity: "fail", re: /Power on failed, ret|failed to init smu/, what: () => "the SMU could not power the NPU on (its wake failed)", fix: (_m, bdf) => powerCycleFix(bdf) },
+  // in-tree aie_smu.c:58 (aie_smu_exec): drm_err(smu->ddev, "smu cmd %d timed out", reg_cmd); OOT aie_smu.c:39 (the same
+  // text). (Its "smu cmd %d failed, 0x%x", :66 / :47, is an answer, not a hang: no signature; as an unexplained error
+  // line it still has the functional probe run.)
+  { id: "smu-cmd", severity: "fail", re: /smu cmd (\d+) timed out/, what: (m) => `an SMU command (${m[1]}) timed out (the NPU's power controller does not answer)`, fix: (_m, bdf) => powerCycleFix(bdf) },
+  // in-tree aie_psp.c:70 and :87 (psp_exec, psp_start): drm_err(psp->ddev, "PSP is not ready, ret 0x%x"); OOT aie2_psp.c:43
+  // dev_err(psp->dev, ...) and aie4_psp.c:38/:55 (the same text).
+  { id: "psp-not-ready", severity: "fail", re: /PSP is not ready/, what: () => "the NPU's security processor (PSP) is not ready", fix: (_m, bdf) => powerCycleFix(bdf) },
+  // in-tree aie2_pci.c:384 (aie2_hw_start): XDNA_ERR(xdna, "failed to start psp, ret %d"); OOT aie2_pci.c:388, aie4_pci.c:420.
+  { id: "psp-start-failed", severity: "fail", re: /failed to start psp/, what: () => "the NPU firmware could not be started (failed to start psp)", fix: (_m, bdf) => powerCycleFix(bdf) },
+  // in-tree aie2_pci.c:478 (aie2_hw_resume): XDNA_ERR(xdna, "Start hardware failed, %d") -> "aie2_hw_resume: Start hardware failed, -110";
+  // then the job's ioctl: in-tree amdxdna_ctx.c:472/:513/:707 XDNA_ERR "Resume failed, ret %d" (amdxdna_pm_resume_get failed);
+  // OOT amdxdna_pm.c:48 (amdxdna_pm_resume_get): XDNA_ERR "Resume failed: %d".
+  { id: "resume-failed", severity: "fail", re: /Start hardware failed|\bResume failed(, ret|:) -?\d+/, what: () => "the NPU did not wake from runtime suspend (aie2_hw_resume failed)", fix: (_m, bdf) => powerCycleFix(bdf) },
   // in-tree aie2_pci.c:536 (aie2_hw_reset): "NPU power-cycle start failed: %d"; :547 "resume failed after NPU reset: %d".
   { id: "power-cycle-failed", severity: "fail", re: /NPU power-cycle start failed|resume failed after NPU reset/, what: () => "the driver's in-kernel NPU power-cycle failed", fix: (_m, bdf) => powerCycleFix(bdf) },
   // drivers/base/dd.c call_driver_probe: dev_err(dev, "probe with driver %s failed with error %d\n").
-  { id: "probe-failed", severity: "fail", re: /probe with driver amdxdna failed/, what: () => "the driver could not probe the NPU", fix: (_m, bdf) => powerCycleFix(bdf) },
+  // Before Linux 6.1 (drivers/base/dd.c really_probe): pr_warn("%s: probe of %s failed with error %d\n", drv->name, dev_name(dev), ret).
+  { id: "probe-failed", severity: "fail", re: /probe with driver amdxdna failed|amdxdna: probe of \S+ failed with error/, what: () => "the driver could not probe the NPU", fix: (_m, bdf) => powerCycleFix(bdf) },
   // in-tree amdxdna_pci_drv.c:508 (amdxdna_probe): "Hardware init failed, ret %d"; OOT amdxdna_pci_drv.c:153.
-  { id: "hw-init-failed", severity: "fail", re: /Hardware init failed/, what: () => "NPU hardware init failed", fix: (_m, bdf) => powerCycleFix(bdf) },
+  // Older out-of-tree drivers spelled it "hardware init failed" (lower case).
+  { id: "hw-init-failed", severity: "fail", re: /[Hh]ardware init failed/, what: () => "NPU hardware init failed", fix: (_m, bdf) => powerCycleFix(bdf) },
   // in-tree aie2_pci.c:390 (aie2_hw_start): "firmware is not alive".
-  { id: "fw-not-alive", severity: "fail", re: /firmware is not alive/, what: () => "the NPU firmware is not alive", fix: (_m, bdf) => powerCycleFix(bdf) },
+  // In-tree, aie2_get_mgmt_chann_info fails there too when aie_check_protocol (aie.c:106) finds no entry for the firmware's
+  // protocol version: a mismatch the power-cycle does not fix, so the fix names both.
+  { id: "fw-not-alive", severity: "fail", re: /firmware is not alive/, what: () => "the NPU firmware is not alive", fix: (_m, bdf) => `${powerCycleFix(bdf)}; if it is not alive after a cold boot either, the firmware may not match this amdxdna: install the NPU firmware that matches it (linux-firmware's amdnpu/), then ${RELOAD}` },
   // in-tree amdxdna_mailbox_helper.c:71 (xdna_send_msg_wait): "Wait for completion timeout", returns -ETIME; its caller
   // aie.c:72-73 (aie_send_mgmt_msg_wait) then destroys the management channel. OOT: amdxdna_mailbox_helper.c:57, aie2_message.c:61-65.
   { id: "mgmt-timeout", severity: "fail", re: /Wait for completion timeout/, what: () => "a management mailbox message timed out (the driver then drops the channel)", fix: () => MGMT_FIX },
@@ -1055,6 +1134,10 @@ function isDriverLoad(line2) {
 }
 function isRecovery(line2) {
   return /aie2_hw_reset: NPU firmware unhealthy: power-cycling NPU/i.test(line2);
+}
+function isErrorLine(line2) {
+  if (isDriverLoad(line2) || isRecovery(line2)) return false;
+  return /\*ERROR\*|\b(fail(ed|s|ure)?|error|timed out|timeout|not ready|unhealthy|invalid|bad state)\b/i.test(line2);
 }
 
 // src/agent/parse.ts
@@ -1158,8 +1241,12 @@ function classifyValidate(text2, exitStatus) {
   if (mem) return { kind: "memlock", line: mem };
   const perm = firstLine(text2, /\(err=-?13\)|Permission denied/i);
   if (perm) return { kind: "permissions", line: perm, denied: /SET_STATE/.test(perm) ? "set-state" : /Open \S+ failed|\/dev\/accel/.test(perm) ? "node" : null };
-  const install = firstLine(text2, /No archive (found|provided)|\bnot available\b|Invalid test name|No devices found|cannot open shared object file/i);
+  const install = firstLine(text2, /No archive (found|provided)|\bnot available\b|Invalid test name|No devices? (were )?found|Device not found|Specified device .*not found|cannot open shared object file|command not found/i);
   if (install) return { kind: "xrt-install", line: install };
+  if (exitStatus === 126 || exitStatus === 127 || exitStatus === 134 || exitStatus === 139) {
+    const what = exitStatus === 139 ? "crashed (exit 139, SIGSEGV)" : exitStatus === 134 ? "aborted (exit 134, SIGABRT)" : `could not run (exit ${exitStatus})`;
+    return { kind: "xrt-install", line: `xrt-smi ${what}${text2.trim() ? `: ${text2.trim().split(/\r?\n/).pop()}` : ""}` };
+  }
   const errors = v.tests.flatMap((t) => t.errors);
   if (exitStatus === 0 || !failed.length && !errors.length && v.result !== "failed" && /^Validation completed/m.test(text2)) {
     return { kind: "xrt-install", line: v.tests.length ? `every test was skipped (${v.tests.map((t) => `${t.name}: ${t.status || "?"}`).join(", ")})` : "xrt-smi validate ran no test" };
@@ -1193,6 +1280,7 @@ function scanKernelLog(text2, o = {}) {
   const lines = text2.split(/\r?\n/).filter((l) => isNpuLine(l, o.bdf));
   let start = 0;
   let reset = null;
+  const seen = o.byPosition && o.clearedLine ? lines.map((l) => l.trim()).lastIndexOf(o.clearedLine.trim()) : -1;
   lines.forEach((l, i) => {
     if (isDriverLoad(l)) {
       start = i + 1;
@@ -1200,6 +1288,12 @@ function scanKernelLog(text2, o = {}) {
     } else if (isRecovery(l)) {
       start = i + 1;
       reset = { kind: "recovery", line: l.trim() };
+    } else if (o.byPosition) {
+      const before = seen >= 0 ? i <= seen : !o.clearedLine && !lineTime(l) && o.clearedLines != null && i < o.clearedLines;
+      if (before && i + 1 > start) {
+        start = i + 1;
+        reset = { kind: "functional", line: null };
+      }
     } else if (o.clearedAt || o.clearedLines) {
       const t = lineTime(l);
       const before = t && o.clearedAt ? t.getTime() <= o.clearedAt.getTime() : !t && o.clearedLines != null && i < o.clearedLines;
@@ -1211,9 +1305,13 @@ function scanKernelLog(text2, o = {}) {
   });
   const byId = /* @__PURE__ */ new Map();
   let cleared = 0;
+  let unexplained = null;
   lines.forEach((l, i) => {
     const w = classifyKernelLine(l, o.bdf);
-    if (!w) return;
+    if (!w) {
+      if (i >= start && isErrorLine(l)) unexplained = { count: (unexplained?.count ?? 0) + 1, last: l.trim() };
+      return;
+    }
     if (i < start) {
       cleared++;
       return;
@@ -1222,7 +1320,7 @@ function scanKernelLog(text2, o = {}) {
     byId.set(w.id, { ...w, count: (prev?.count ?? 0) + 1, last: l.trim() });
   });
   const found = [...byId.values()].sort((a, b) => SIGNATURE_IDS.indexOf(a.id) - SIGNATURE_IDS.indexOf(b.id));
-  return { lines: lines.length, loaded: lines.some(isDriverLoad), reset, found, cleared };
+  return { lines: lines.length, loaded: lines.some(isDriverLoad), reset, found, cleared, unexplained };
 }
 function blindJournal(stdout, stderr) {
   const m = /No journal files were (found|opened)[^\n]*|You are currently not seeing messages[^\n]*|read kernel buffer failed[^\n]*|Operation not permitted[^\n]*/i.exec(stderr) ?? /^(No journal files were (found|opened)[^\n]*|Hint: You are currently not seeing messages[^\n]*)$/im.exec(stdout);
@@ -1362,7 +1460,8 @@ import {
   lstatSync as lstatSync2,
   openSync,
   readdirSync as readdirSync3,
-  realpathSync as realpathSync2,
+  readFileSync as readFileSync4,
+  realpathSync as realpathSync3,
   renameSync as renameSync2,
   rmSync as rmSync2,
   statSync as statSync3,
@@ -1422,7 +1521,7 @@ function resolveTarget(path, follow = true) {
   if (l.isSymbolicLink() && !follow) return { path, real: path, stat: null };
   if (l.isSymbolicLink()) {
     try {
-      real = realpathSync2(path);
+      real = realpathSync3(path);
     } catch (e) {
       const code = e.code;
       if (code === "ENOENT") throw new InputError("is a symlink to a missing file (npu-block-gate writes through a symlink, never replaces it)", path);
@@ -1432,6 +1531,42 @@ function resolveTarget(path, follow = true) {
   const st = real === path ? l : statSync3(real);
   if (!st.isFile()) throw new InputError(`is ${kindOf(st)}, not a regular file`, path);
   return { path, real, stat: st };
+}
+function stampOf(st) {
+  return { dev: st.dev, ino: st.ino, size: st.size, mtimeNs: st.mtimeNs, ctimeNs: st.ctimeNs };
+}
+function stampNow(real) {
+  try {
+    return stampOf(statSync3(real, { bigint: true }));
+  } catch (e) {
+    if (e.code === "ENOENT") return null;
+    throw e;
+  }
+}
+var sameStamp = (a, b) => a === null || b === null ? a === b : a.dev === b.dev && a.ino === b.ino && a.size === b.size && a.mtimeNs === b.mtimeNs && a.ctimeNs === b.ctimeNs;
+var ChangedSinceRead = class extends InfraError {
+  constructor(path) {
+    super(`changed since npu-block-gate read it (an edit saved while it was writing?)${NOTHING_CHANGED}`, path);
+    this.name = "ChangedSinceRead";
+  }
+};
+var writeHooks = {};
+function mountOf(path) {
+  let info;
+  let real;
+  try {
+    real = realpathSync3(path);
+    info = readFileSync4("/proc/self/mountinfo", "utf8");
+  } catch {
+    return null;
+  }
+  const unescape = (s) => s.replace(/\\([0-7]{3})/g, (_m, o) => String.fromCharCode(parseInt(o, 8)));
+  let found = null;
+  for (const line2 of info.split("\n")) {
+    const f = line2.split(" ");
+    if (f.length > 5 && unescape(f[4]) === real) found = { ro: f[5].split(",").includes("ro") };
+  }
+  return found;
 }
 function checkWritable(t) {
   if (t.stat && (t.stat.mode & 146) === 0) {
@@ -1454,7 +1589,7 @@ function commitWrites(writes) {
   const targets = writes.map((w) => {
     const t = resolveTarget(w.path, w.follow ?? true);
     if (w.mode === void 0) checkWritable(t);
-    return { ...t, data: w.data, mode: w.mode, validate: w.validate, durable: w.durable ?? true };
+    return { ...t, data: w.data, mode: w.mode, validate: w.validate, durable: w.durable ?? true, unchanged: w.unchanged };
   });
   try {
     for (const t of targets) {
@@ -1499,6 +1634,8 @@ function commitWrites(writes) {
   }
   try {
     for (const p of prepared) {
+      writeHooks.beforeReplace?.(p.path);
+      if (p.unchanged !== void 0 && !sameStamp(p.unchanged, stampNow(p.real))) throw new ChangedSinceRead(p.path);
       if (p.stat) {
         p.backup = `${p.tmp}.bak`;
         try {
@@ -1521,6 +1658,10 @@ function commitWrites(writes) {
     }
     undoPrepare();
     for (const p of prepared) if (p.backup) rmSync2(p.backup, { force: true });
+    if (e.code === "EBUSY") {
+      const m = mountOf(failed.real);
+      if (m) throw new InputError(`cannot replace: it is ${m.ro ? "a read-only bind mount" : "bind-mounted"} (a mount point of its own), and npu-block-gate replaces a document by renaming a new file over it; ${m.ro ? "mount it read-write and " : ""}bind-mount its directory instead of the file, or pass --no-docs${NOTHING_CHANGED}`, failed.path);
+    }
     throw fsError(e, failed.path, "cannot replace", NOTHING_CHANGED);
   }
   for (const p of prepared) if (p.backup) rmSync2(p.backup, { force: true });
@@ -1531,7 +1672,7 @@ function writeAtomic(path, data, o = true) {
 }
 
 // src/agent/state.ts
-import { mkdirSync as mkdirSync3, readFileSync as readFileSync4, appendFileSync } from "node:fs";
+import { mkdirSync as mkdirSync3, readFileSync as readFileSync5, appendFileSync } from "node:fs";
 import { dirname as dirname5, join as join6, resolve as resolve3 } from "node:path";
 var defaultStateDir = (m) => resolve3(m.env.NPU_BLOCK_GATE_STATE_DIR || join6(m.home(), ".npu-block-gate", "state"));
 var STATE_FILES = {
@@ -1547,7 +1688,7 @@ var STATE_FILES = {
 };
 function readJson(path) {
   try {
-    return JSON.parse(readFileSync4(path, "utf8"));
+    return JSON.parse(readFileSync5(path, "utf8"));
   } catch {
     return null;
   }
@@ -1675,7 +1816,13 @@ function readNote(log) {
 function checkKernelLog(log, o) {
   if ("error" in log) return { check: dev.unknown("kernel-log", `${log.error}: no wedge can be seen, so none is ruled out`, JOURNAL_FIX), host: null, scan: null };
   const f = o.cleared;
-  const scan = scanKernelLog(log.lines.join("\n"), { bdf: o.bdf, clearedAt: f ? new Date(f.at) : null, clearedLines: f?.npu_lines ?? null });
+  const scan = scanKernelLog(log.lines.join("\n"), {
+    bdf: o.bdf,
+    clearedAt: f ? new Date(f.at) : null,
+    clearedLines: f?.npu_lines ?? null,
+    clearedLine: f?.npu_last ?? null,
+    byPosition: !log.newestFirst
+  });
   if (log.stop === "since" && !scan.reset) scan.reset = { kind: "functional", line: null };
   const note = readNote(log);
   const resetNote = scan.cleared ? `; ${scan.cleared} older signature line(s) cleared by ${scan.reset?.kind === "recovery" ? "an in-kernel NPU reset (aie2_hw_reset)" : scan.reset?.kind === "functional" ? `a passing functional probe (${f.at})` : "a driver load"}` : "";
@@ -1686,6 +1833,14 @@ function checkKernelLog(log, o) {
     const worst = device[0];
     const detail = `${log.source}: ${device.map((w) => `${w.what} x${w.count}`).join("; ")}; last: ${worst.last}${resetNote} (${note})`;
     return { check: worst.severity === "fail" ? dev.fail("kernel-log", detail, worst.fix) : dev.warn("kernel-log", detail, worst.fix), host: hostCheck, scan };
+  }
+  if (scan.unexplained) {
+    const u = scan.unexplained;
+    return {
+      check: dev.warn("kernel-log", `${log.source}: ${u.count} amdxdna error line(s) that no signature explains${scan.reset ? " since the last reset point" : " this boot"}; last: ${u.last} (${note})`, PROBE_DECIDES),
+      host: hostCheck,
+      scan
+    };
   }
   const covered = !!f && new Date(f.at).getTime() >= new Date(log.readAt).getTime();
   if (log.truncated && !scan.reset && !covered) {
@@ -1732,14 +1887,15 @@ var defaultFunctionalTest = (xrt) => !xrt || compareVersions(xrt, "2.18") >= 0 ?
 function lastPass(rec, boot) {
   if (!rec || !rec.boot_id || rec.boot_id !== boot) return null;
   if (rec.last_ok) return rec.last_ok;
-  return rec.status === "ok" ? { at: rec.at, npu_lines: rec.npu_lines } : null;
+  return rec.status === "ok" ? { at: rec.at, npu_lines: rec.npu_lines, npu_last: rec.npu_last ?? null } : null;
 }
 function probeReason(o) {
   if (o.kernel.status === "warn" || o.kernel.status === "fail") return `the kernel log shows a ${o.kernel.status === "fail" ? "failure" : "warning"} signature since the last good probe`;
-  if (o.kernel.status === "unknown") return "the kernel log cannot vouch for the NPU";
+  const age = o.lastPass ? (o.now.getTime() - new Date(o.lastPass.at).getTime()) / 1e3 : NaN;
+  const fresh = age >= 0 && age <= o.intervalS;
+  if (o.kernel.status === "unknown" && !(o.recentPassVouches && fresh)) return "the kernel log cannot vouch for the NPU";
   if (!o.lastPass) return "no functional probe has passed this boot";
-  const age = (o.now.getTime() - new Date(o.lastPass.at).getTime()) / 1e3;
-  if (!(age >= 0 && age <= o.intervalS)) return `the last good probe is ${Math.round(age)}s old (interval ${o.intervalS}s)`;
+  if (!fresh) return `the last good probe is ${Math.round(age)}s old (interval ${o.intervalS}s)`;
   return null;
 }
 function reusable(rec, o) {
@@ -1761,7 +1917,8 @@ function hostFix(f, o) {
   if (/No archive/i.test(line2)) return `the XRT install lacks xrt-smi's validate archive (amdxdna/bins/xrt_smi_*.a, found through XRT's platform path): reinstall the amdxdna plugin package that matches ${xrt} (xrt_plugin-amdxdna), which ships it`;
   if (/not available/i.test(line2)) return `the XRT install lacks the file the test needs (${line2}): reinstall the amdxdna plugin package that matches ${xrt} (xrt_plugin-amdxdna)`;
   if (/Invalid test name/i.test(line2)) return `this XRT has no "${o.test}" test: pass --functional-test with one that xrt-smi validate --help lists`;
-  if (/No devices found/i.test(line2)) return `XRT sees no NPU although sysfs has one: its amdxdna plugin (libxrt_driver_xdna.so, the xrt_plugin-amdxdna package) is missing or does not match ${xrt}: reinstall it`;
+  if (/xrt-smi (crashed|aborted|could not run)/.test(line2)) return `${line2}: the XRT install is broken, not the NPU (reinstall XRT and the amdxdna plugin package that matches ${xrt}; run xrt-smi examine by hand to see it)`;
+  if (/No devices? (were )?found|Device not found|Specified device .*not found/i.test(line2)) return `XRT sees no NPU although sysfs has one: its amdxdna plugin (libxrt_driver_xdna.so, the xrt_plugin-amdxdna package) is missing or does not match ${xrt}: reinstall it`;
   return `run xrt-smi validate --run ${o.test} --verbose to see why (XRT prints nothing for a skipped test): usually the test's xclbin or archive is missing from the XRT install; reinstall the amdxdna plugin package that matches XRT`;
 }
 var HOST_WHAT = { memlock: "the memlock limit", permissions: "a permission", "xrt-install": "the XRT install" };
@@ -1825,7 +1982,7 @@ ${r.stderr}`;
     });
   }
   const f = classifyValidate(out, r.status);
-  if (f.kind === "pass") return save({ ...base, ...passed(cmd, out, who(), power), last_ok: { at: now.toISOString(), npu_lines: c.npuLines } });
+  if (f.kind === "pass") return save({ ...base, ...passed(cmd, out, who(), power), last_ok: { at: now.toISOString(), npu_lines: c.npuLines, npu_last: c.npuLast ?? null } });
   if (f.kind === "device") {
     return save({ ...base, status: "fail", finding: "device", power_mode: power, detail: `${cmd} failed (${who()}): ${oneLine(f.line ?? `exit ${r.status}`)}${await evidence()}`, fix: c.kernelFix ?? UNEXPLAINED_FIX });
   }
@@ -1847,7 +2004,7 @@ ${r2.stderr}`;
     const power2 = parseXrtValidate(out2).powerMode;
     if (f2.kind === "pass") {
       const p = passed(cmd, out2, `${who()}; ${again}`, power2);
-      return save({ ...base, host: hostFinding, ...p, last_ok: { at: now.toISOString(), npu_lines: c.npuLines } });
+      return save({ ...base, host: hostFinding, ...p, last_ok: { at: now.toISOString(), npu_lines: c.npuLines, npu_last: c.npuLast ?? null } });
     }
     if (f2.kind === "device") {
       return save({ ...base, host: hostFinding, status: "fail", finding: "device", power_mode: power2, detail: `${cmd} failed ${again}: ${oneLine(f2.line ?? `exit ${r2.status}`)}${await evidence()}`, fix: c.kernelFix ?? UNEXPLAINED_FIX });
@@ -2090,7 +2247,7 @@ async function doctorReport(m, o = {}) {
   const checks = [checkPci(npus), checkDriver(m, npus, explained), checkDevice(m, npus, nodes, explained), checkFirmware(npus), kl.check];
   const tail2 = [checkMemlock(limits, service), checkXrt(m, xr, limits, service)];
   const when = o.functional ?? "never";
-  const reason = node ? probeReason({ kernel: kl.check, lastPass: cleared, now: m.now(), intervalS }) : null;
+  const reason = node ? probeReason({ kernel: kl.check, lastPass: cleared, now: m.now(), intervalS, recentPassVouches: o.recentPassVouches }) : null;
   let functional = [];
   let functionalRan = false;
   let power = prev?.power_mode ?? null;
@@ -2115,6 +2272,7 @@ async function doctorReport(m, o = {}) {
         npuLines: kl.scan?.lines ?? null,
         service,
         kernelFix: device,
+        npuLast: "error" in log ? null : log.lines[log.lines.length - 1] ?? cleared?.npu_last ?? null,
         linesSince: async (t) => {
           const l = await readKernelLog(m, { ...readOpts, since: t });
           return "error" in l ? [] : l.lines;
@@ -2217,13 +2375,13 @@ function renderFleet(rows) {
 }
 
 // src/agent/runner.ts
-import { readFileSync as readFileSync5, statSync as statSync4 } from "node:fs";
+import { readFileSync as readFileSync6, statSync as statSync4 } from "node:fs";
 import { join as join9, resolve as resolve5 } from "node:path";
 function readRunnerSettings(runnerDir) {
   const file = join9(resolve5(runnerDir), ".runner");
   let text2;
   try {
-    text2 = readFileSync5(file, "utf8");
+    text2 = readFileSync6(file, "utf8");
   } catch {
     throw new InputError(`no .runner file: is --runner-dir the runner's install dir (where config.sh wrote it)?`, file);
   }
@@ -2240,7 +2398,7 @@ function readRunnerSettings(runnerDir) {
 function serviceName(runnerDir) {
   if (!runnerDir) return null;
   try {
-    return readFileSync5(join9(resolve5(runnerDir), ".service"), "utf8").trim() || null;
+    return readFileSync6(join9(resolve5(runnerDir), ".service"), "utf8").trim() || null;
   } catch {
     return null;
   }
@@ -2280,15 +2438,25 @@ function runnerAccount(m, runnerDir) {
   return accountByUid(m, uid) ?? { name: String(uid), uid, gid: uid };
 }
 var systemctlPath = (m) => m.exists("/usr/bin/systemctl") || !m.exists("/bin/systemctl") ? "/usr/bin/systemctl" : "/bin/systemctl";
+var USER_NAME = /^[a-z_][a-z0-9_-]*[$]?$/;
+var USER_NAME_MAX = 32;
+var isUserName = (s) => s.length <= USER_NAME_MAX && USER_NAME.test(s);
+var UNIT_NAME = /^[A-Za-z0-9@._](?:[A-Za-z0-9@._-]|\\x[0-9a-fA-F]{2})*\.service$/;
+var isUnitName = (s) => s.length <= 255 && UNIT_NAME.test(s);
 var sudoersArg = (a) => a.replace(/[\\,:=]/g, (c) => `\\${c}`);
-var drainSudoersRule = (user, service, systemctl = "/usr/bin/systemctl") => `${user} ALL=(root) NOPASSWD: ${systemctl} stop ${sudoersArg(service)}, ${systemctl} start ${sudoersArg(service)}`;
+function drainSudoersRule(user, service, systemctl = "/usr/bin/systemctl") {
+  if (!isUserName(user)) throw new InputError(`${JSON.stringify(user)}: not a user name (lower case letters, digits, _ and -, at most 32): no sudoers rule is made for it`);
+  if (!isUnitName(service)) throw new InputError(`${JSON.stringify(service)}: not a systemd service name (letters, digits, @ . _ - and \\xNN escapes, ending in .service): no sudoers rule is made for it`);
+  if (systemctl !== "/usr/bin/systemctl" && systemctl !== "/bin/systemctl") throw new InputError(`${JSON.stringify(systemctl)}: not /usr/bin/systemctl or /bin/systemctl`);
+  return `${user} ALL=(root) NOPASSWD: ${systemctl} stop ${sudoersArg(service)}, ${systemctl} start ${sudoersArg(service)}`;
+}
 
 // src/agent/status.ts
-import { existsSync as existsSync5, readdirSync as readdirSync5, readFileSync as readFileSync7, statSync as statSync6 } from "node:fs";
+import { existsSync as existsSync5, readdirSync as readdirSync5, readFileSync as readFileSync8, statSync as statSync6 } from "node:fs";
 import { join as join11 } from "node:path";
 
 // src/agent/drain.ts
-import { readFileSync as readFileSync6, rmSync as rmSync3, statSync as statSync5 } from "node:fs";
+import { readFileSync as readFileSync7, rmSync as rmSync3, statSync as statSync5 } from "node:fs";
 import { join as join10, resolve as resolve6 } from "node:path";
 function runnerScope(s, apiUrl) {
   if (!s.gitHubUrl) throw new InputError('no "gitHubUrl": cannot tell which repository or organization the runner belongs to', s.file);
@@ -2314,7 +2482,7 @@ function readTokenFile(path) {
     throw new InputError("no such token file", `--token-file ${p}`);
   }
   if (mode & 63) throw new InputError(`readable by group or others (mode ${mode.toString(8).padStart(4, "0")}): chmod 600 it`, `--token-file ${p}`);
-  const token = readFileSync6(p, "utf8").trim();
+  const token = readFileSync7(p, "utf8").trim();
   if (!token || /\s/.test(token)) throw new InputError("empty, or more than one word: it must hold only the token", `--token-file ${p}`);
   return token;
 }
@@ -2366,7 +2534,15 @@ async function labelsFor(m, scope, token, id) {
   const gh = new RetryOctokit({ auth: token, baseUrl: scope.apiUrl, userAgent: "npu-block-gate-agent", request: { fetch: proxyFetch(m.env, scope.apiUrl) }, log: quiet, retry: { retries: 2 } });
   return new Labels(gh, scope, id, httpStatus);
 }
-var sudoersHint = (m, svc) => `install the sudoers rule drain needs with sudo npu-block-gate agent setup --runner-user ${m.user()} --runner-dir <runner dir> (it writes: ${drainSudoersRule(m.user(), svc, systemctlPath(m))})`;
+function sudoersHint(m, svc) {
+  let rule;
+  try {
+    rule = drainSudoersRule(m.user(), svc, systemctlPath(m));
+  } catch (e) {
+    return `agent setup installs no rule for it: ${oneLine(e)}`;
+  }
+  return `install the sudoers rule drain needs with sudo npu-block-gate agent setup --runner-user ${m.user()} --runner-dir <runner dir> (it writes: ${rule})`;
+}
 var why = (r) => oneLine(r.error ?? (r.stderr.trim() || r.stdout.trim() || `exit ${r.status}`));
 function serviceState(m, svc) {
   const r = m.run("systemctl", ["is-active", svc], 15e3);
@@ -2385,13 +2561,18 @@ async function stopNow(m, svc) {
   if (!stopped(state)) throw new InfraError(`sudo -n systemctl stop ${svc} exited 0 but systemctl is-active says ${state ?? "nothing (systemctl not found)"}: not drained`);
   return `stopped the runner service ${svc} (systemctl is-active: ${state})`;
 }
-function scheduleStop(m, svc, delayS) {
+function scheduleStop(m, svc, delayS, stateDir, stopId) {
   const may = m.run("sudo", ["-n", "-l", "systemctl", "stop", svc], 15e3);
   if (may.status !== 0) throw new InfraError(`sudo will not run systemctl stop ${svc} for ${m.user()} (sudo -n -l: ${why(may)}): not drained, the runner keeps taking jobs; ${sudoersHint(m, svc)}`);
-  const r = m.run("sh", ["-c", `sleep ${delayS}; exec sudo -n systemctl stop ${svc}`], { detached: true });
+  const r = m.run("sh", ["-c", stopScript(drainPath(stateDir), svc, delayS, stopId)], { detached: true });
   if (r.status !== 0) throw new InfraError(`could not start the background stop of ${svc}: ${why(r)}: not drained`);
-  return `the runner service ${svc} is to stop in ${delayS}s, after this job (sudo -n systemctl stop ${svc}; sudo allows it); not drained until systemctl is-active says so (agent status checks)`;
+  return `the runner service ${svc} is to stop in ${delayS}s, after this job (sudo -n systemctl stop ${svc}; sudo allows it; undrain before then cancels it); not drained until systemctl is-active says so (agent status checks)`;
 }
+var shQuote = (s) => `'${s.replace(/'/g, `'\\''`)}'`;
+function stopScript(recordPath, svc, delayS, stopId) {
+  return `sleep ${delayS}; grep -qF ${shQuote(`"stop_id": "${stopId}"`)} ${shQuote(recordPath)} 2>/dev/null || exit 0; exec sudo -n systemctl stop ${svc}`;
+}
+var newStopId = (m) => `${m.now().getTime().toString(36)}-${process.pid.toString(36)}-${Math.random().toString(36).slice(2, 10)}`;
 async function drain(m, o) {
   const prev = readDrain(o.stateDir);
   const now = m.now().toISOString();
@@ -2440,8 +2621,10 @@ async function drain(m, o) {
   let line2;
   try {
     if (o.fromHook) {
-      line2 = scheduleStop(m, svc, o.stopDelayS ?? 30);
-      record2 = rec("pending", line2);
+      const stopId = newStopId(m);
+      writeJson(drainPath(o.stateDir), { ...rec("pending", "scheduling the service stop"), stop_id: stopId });
+      line2 = scheduleStop(m, svc, o.stopDelayS ?? 30, o.stateDir, stopId);
+      record2 = { ...rec("pending", line2), stop_id: stopId };
     } else if (jobRunning(m)) {
       const may = m.run("sudo", ["-n", "-l", "systemctl", "stop", svc], 15e3);
       if (may.status !== 0) throw new InfraError(`sudo will not run systemctl stop ${svc} for ${m.user()} (sudo -n -l: ${why(may)}): not drained; ${sudoersHint(m, svc)}`);
@@ -2461,8 +2644,10 @@ function finishPendingDrain(m, stateDir, delayS = 30) {
   const rec = readDrain(stateDir);
   if (!rec || rec.method !== "service" || rec.state !== "waiting" || !rec.service) return null;
   try {
-    const line2 = scheduleStop(m, rec.service, delayS);
-    writeJson(drainPath(stateDir), { ...rec, state: "pending", evidence: line2 });
+    const stopId = newStopId(m);
+    writeJson(drainPath(stateDir), { ...rec, state: "pending", stop_id: stopId });
+    const line2 = scheduleStop(m, rec.service, delayS, stateDir, stopId);
+    writeJson(drainPath(stateDir), { ...rec, state: "pending", evidence: line2, stop_id: stopId });
     return line2;
   } catch (e) {
     writeJson(drainPath(stateDir), { ...rec, state: "refused", evidence: oneLine(e) });
@@ -2476,6 +2661,10 @@ function drainStatus(m, stateDir) {
     const state = serviceState(m, rec.service);
     if (stopped(state)) return { ...rec, state: "drained", evidence: `systemctl is-active ${rec.service}: ${state}`, drained: true };
     return { ...rec, evidence: `${rec.evidence}; systemctl is-active ${rec.service}: ${state ?? "unknown"}`, drained: false };
+  }
+  if (rec.method === "service" && rec.service && rec.state === "drained") {
+    const state = serviceState(m, rec.service);
+    if (state !== null && !stopped(state)) return { ...rec, state: "restarted", evidence: `drained at ${rec.at}, but the service was started again: systemctl is-active ${rec.service}: ${state}`, drained: false };
   }
   return { ...rec, drained: rec.state === "drained" };
 }
@@ -2546,7 +2735,7 @@ function lastRuns(dir, n = 3) {
   const dirs = readdirSync5(dir, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => ({ p: join11(dir, e.name), t: statSync6(join11(dir, e.name)).mtimeMs })).sort((a, b) => b.t - a.t).slice(0, n);
   return dirs.map(({ p }) => {
     try {
-      const r = JSON.parse(readFileSync7(join11(p, "report.json"), "utf8"));
+      const r = JSON.parse(readFileSync8(join11(p, "report.json"), "utf8"));
       return { dir: p, outcome: r.outcome ?? null, model: r.model?.name ?? null, created_at: r.created_at ?? null };
     } catch {
       return { dir: p, outcome: null, model: null, created_at: null };
@@ -2644,7 +2833,7 @@ function renderStatus(s) {
   if (s.functional) lines.push(`probe:     ${s.functional.status} at ${s.functional.at}: ${s.functional.detail}`);
   const d = s.drain;
   if (d?.drained) lines.push(`DRAINED:   since ${d.at} (${d.method}; ${d.evidence}): ${d.reason}; undo: npu-block-gate agent undrain`);
-  else if (d) lines.push(`NOT DRAINED: ${d.state === "refused" ? "the drain was refused" : d.state === "waiting" ? "the service stops after the current job" : "a service stop is pending, not verified"} (${d.method}, ${d.at}): ${d.evidence}`);
+  else if (d) lines.push(`NOT DRAINED: ${d.state === "refused" ? "the drain was refused" : d.state === "restarted" ? "the drained service was started again and takes jobs" : d.state === "waiting" ? "the service stops after the current job" : "a service stop is pending, not verified"} (${d.method}, ${d.at}): ${d.evidence}`);
   lines.push(`cache:     ${s.cache.root}: ${s.cache.entries} entr${s.cache.entries === 1 ? "y" : "ies"}, ${formatBytes(s.cache.bytes)}`);
   if (s.runs.length) {
     lines.push("runs:");
@@ -2684,13 +2873,13 @@ function renderGc(g) {
 
 // src/agent/hooks.ts
 import { createRequire } from "node:module";
-import { existsSync as existsSync7, mkdirSync as mkdirSync4, readdirSync as readdirSync6, readFileSync as readFileSync9, rmSync as rmSync5, statSync as statSync8, writeFileSync as writeFileSync2, appendFileSync as appendFileSync2 } from "node:fs";
+import { existsSync as existsSync7, mkdirSync as mkdirSync4, readdirSync as readdirSync6, readFileSync as readFileSync10, rmSync as rmSync5, statSync as statSync8, writeFileSync as writeFileSync2, appendFileSync as appendFileSync2 } from "node:fs";
 import { tmpdir as tmpdir2 } from "node:os";
-import { basename as basename4, dirname as dirname7, extname, isAbsolute as isAbsolute2, join as join13, relative as relative2, resolve as resolve7 } from "node:path";
+import { basename as basename4, dirname as dirname7, extname, isAbsolute as isAbsolute3, join as join13, relative as relative2, resolve as resolve7 } from "node:path";
 import { fileURLToPath as fileURLToPath2, pathToFileURL } from "node:url";
 
 // src/agent/metrics.ts
-import { existsSync as existsSync6, readFileSync as readFileSync8, renameSync as renameSync3, rmSync as rmSync4, statSync as statSync7 } from "node:fs";
+import { existsSync as existsSync6, readFileSync as readFileSync9, renameSync as renameSync3, rmSync as rmSync4, statSync as statSync7 } from "node:fs";
 import { join as join12 } from "node:path";
 var JOBS_MAX_BYTES = 1024 * 1024;
 var JOBS_MAX_AGE_DAYS = 30;
@@ -2709,7 +2898,7 @@ function appendJob(stateDir, line2, o) {
     const size = statSync7(path).size;
     let first = null;
     try {
-      first = JSON.parse(readFileSync8(path, "utf8").split("\n", 1)[0]).ts ?? null;
+      first = JSON.parse(readFileSync9(path, "utf8").split("\n", 1)[0]).ts ?? null;
     } catch {
     }
     const tooOld = first !== null && o.now.getTime() - new Date(first).getTime() > maxAgeMs;
@@ -2772,6 +2961,7 @@ function writeTextfile(path, j, counts) {
 // src/agent/hooks.ts
 var FORK_POLICIES = ["allow", "probe-only", "deny"];
 var DEFAULT_FORK_POLICY = "probe-only";
+var DEFAULT_WHEN_UNKNOWN = "refuse";
 var HOOK_VARS = { "job-started": "ACTIONS_RUNNER_HOOK_JOB_STARTED", "job-completed": "ACTIONS_RUNNER_HOOK_JOB_COMPLETED" };
 var LOG_DAYS = 14;
 var MARKER = "written by `npu-block-gate agent hooks install`";
@@ -2797,10 +2987,10 @@ function bundleFiles(entry, onDemand = true) {
   const files = [basename4(entry)];
   for (let i = 0; i < files.length; i++) {
     const from = join13(base, files[i]);
-    for (const m of readFileSync9(from, "utf8").matchAll(BUNDLE_IMPORT)) {
+    for (const m of readFileSync10(from, "utf8").matchAll(BUNDLE_IMPORT)) {
       if (!onDemand && m[0].includes("(")) continue;
       const rel = relative2(base, join13(dirname7(from), m[1]));
-      if (rel.startsWith("..") || isAbsolute2(rel) || files.includes(rel) || !existsSync7(join13(base, rel))) continue;
+      if (rel.startsWith("..") || isAbsolute3(rel) || files.includes(rel) || !existsSync7(join13(base, rel))) continue;
       files.push(rel);
     }
   }
@@ -2827,7 +3017,7 @@ function installCli(self, dir, env) {
   }
   let files;
   try {
-    files = bundleFiles(self.script).map((rel) => ({ rel, bytes: readFileSync9(join13(dirname7(self.script), rel)) }));
+    files = bundleFiles(self.script).map((rel) => ({ rel, bytes: readFileSync10(join13(dirname7(self.script), rel)) }));
   } catch (e) {
     throw new InputError(`cannot read the CLI to copy it (${oneLine(e)})`, self.script);
   }
@@ -2841,7 +3031,7 @@ function installCli(self, dir, env) {
   const pkgText = JSON.stringify({ type: "module", private: true, description: "the copy of npu-block-gate the runner hooks run" }) + "\n";
   const same = (f) => {
     try {
-      return readFileSync9(join13(copy, f.rel)).equals(f.bytes);
+      return readFileSync10(join13(copy, f.rel)).equals(f.bytes);
     } catch {
       return false;
     }
@@ -2895,7 +3085,7 @@ function hookScript(o) {
 function shimChain(path) {
   let text2;
   try {
-    text2 = readFileSync9(path, "utf8");
+    text2 = readFileSync10(path, "utf8");
   } catch {
     return void 0;
   }
@@ -2904,7 +3094,7 @@ function shimChain(path) {
 }
 function writeAtomic3(path, text2, mode) {
   try {
-    if (readFileSync9(path, "utf8") === text2 && (statSync8(path).mode & 511) === mode) return false;
+    if (readFileSync10(path, "utf8") === text2 && (statSync8(path).mode & 511) === mode) return false;
   } catch {
   }
   writeAtomic(path, text2, { mode, follow: false });
@@ -2952,7 +3142,7 @@ function installHooks(o) {
   let envMode = 420;
   if (envPath) {
     try {
-      envText = readFileSync9(envPath, "utf8");
+      envText = readFileSync10(envPath, "utf8");
       envMode = statSync8(envPath).mode & 511;
     } catch {
     }
@@ -2988,13 +3178,16 @@ function installHooks(o) {
       o.forkPolicy,
       ...o.python ? ["--python", o.python] : [],
       ...o.functionalWhen ? ["--functional-when", o.functionalWhen] : [],
-      ...common
+      ...common,
+      ...o.functionalMaxAge ? ["--functional-max-age", o.functionalMaxAge] : [],
+      ...o.whenUnknown ? ["--when-unknown", o.whenUnknown] : []
     ],
     "job-completed": [
       "--dir",
       dir,
       ...o.cacheMaxBytes ? ["--cache-max-bytes", o.cacheMaxBytes] : [],
       ...common,
+      ...o.functionalMaxAge ? ["--functional-max-age", o.functionalMaxAge] : [],
       ...o.drainOnFailure ? ["--drain-on-failure"] : [],
       ...o.tokenFile ? ["--token-file", resolve7(o.tokenFile)] : [],
       ...o.labels.flatMap((l) => ["--label", l]),
@@ -3024,7 +3217,7 @@ function forkVerdict(env, policy) {
   if (!p) return null;
   let ev;
   try {
-    ev = JSON.parse(readFileSync9(p, "utf8"));
+    ev = JSON.parse(readFileSync10(p, "utf8"));
   } catch (e) {
     return `npu-block-gate: fork policy ${policy}: cannot read the job's event ${p} (${oneLine(e)}); refusing to run`;
   }
@@ -3048,7 +3241,25 @@ function annotation(kind, title, message) {
 `;
 }
 var checkNote = (c) => `${c.status}: ${c.detail}${c.fix ? ` (fix: ${c.fix})` : ""}`;
+function untestable(checks) {
+  const k = checks.find((c) => c.id === "kernel-log");
+  const f = checks.find((c) => c.id === "functional");
+  if (!k || k.scope !== "device" || k.status !== "warn") return null;
+  if (f && (f.scope === "device" || f.status === "ok")) return null;
+  return `the kernel log shows a warning (${k.detail}) and the functional probe could not test the NPU (${f ? f.detail : "it did not run"})`;
+}
 async function jobStarted(m, o) {
+  const draining = drainStatus(m, o.stateDir);
+  if (draining && !draining.drained && (draining.state === "pending" || draining.state === "waiting")) {
+    const why4 = `npu-block-gate: job-started hook: this runner is being drained (${draining.state === "waiting" ? "its service stops after the running job" : "a service stop is scheduled"}: ${draining.reason}); refusing the job so the stop does not kill it (npu-block-gate agent undrain cancels the drain)`;
+    const e2 = m.env;
+    const job2 = { started_at: m.now().toISOString(), repository: e2.GITHUB_REPOSITORY ?? null, run_id: e2.GITHUB_RUN_ID ?? null, job: e2.GITHUB_JOB ?? null, versions: { xrt: null, amdxdna: null, firmware: null }, refused: `drain ${draining.state}` };
+    try {
+      writeJson(join13(o.stateDir, STATE_FILES.job), job2, { durable: false });
+    } catch {
+    }
+    return { code: 1, out: annotation("error", "npu-block-gate: drain in progress", why4) + why4 + "\n" };
+  }
   const rep = await doctorReport(m, { ...o, functional: o.functional ?? "auto" });
   let out = renderChecks(rep.checks, m.root);
   const fails = deviceFailures(rep.checks);
@@ -3086,6 +3297,15 @@ async function jobStarted(m, o) {
     return { code: 1, out: out + `npu-block-gate: job-started hook: the NPU is not usable (${fails.map((c) => c.id).join(", ")}); failing the job before it runs
 ` };
   }
+  const blind = (o.whenUnknown ?? DEFAULT_WHEN_UNKNOWN) === "refuse" ? untestable(rep.checks) : null;
+  if (blind) {
+    const msg = `${blind}; --when-unknown refuse: nothing can vouch for the NPU, refusing the job (fix the probe's host problem, or hooks install --when-unknown run to run such jobs with warnings)`;
+    out += annotation("error", "npu-block-gate: untestable NPU", msg);
+    job.refused = "untestable: kernel-log warning, probe could not run";
+    save();
+    return { code: 1, out: out + `npu-block-gate: job-started hook: ${msg}
+` };
+  }
   const why3 = forkVerdict(m.env, o.forkPolicy);
   if (why3) {
     job.refused = `fork policy ${o.forkPolicy}`;
@@ -3098,6 +3318,27 @@ async function jobStarted(m, o) {
   return { code: 0, out };
 }
 var day = (d) => d.toISOString().slice(0, 10);
+var WORKER_LOG_TAIL = 4 * 1024 ** 2;
+function jobFailed(m, runnerDir) {
+  const diag = join13(resolve7(runnerDir), "_diag");
+  let names;
+  try {
+    names = readdirSync6(diag).filter((n) => /^Worker_.*\.log$/.test(n)).sort();
+  } catch {
+    return null;
+  }
+  const newest = names[names.length - 1];
+  if (!newest) return null;
+  let text2;
+  try {
+    const buf = readFileSync10(join13(diag, newest));
+    text2 = buf.subarray(Math.max(0, buf.length - WORKER_LOG_TAIL)).toString("utf8");
+  } catch {
+    return null;
+  }
+  const line2 = text2.split("\n").reverse().find((l) => /\bStep result: Failed\b/.test(l));
+  return line2 ? `${newest}: ${line2.trim().slice(0, 200)}` : null;
+}
 async function recordDiagnostics(m, dir, bdf = null) {
   const logs = join13(resolve7(dir), "logs");
   mkdirSync4(logs, { recursive: true });
@@ -3106,7 +3347,10 @@ async function recordDiagnostics(m, dir, bdf = null) {
   const parts = [`=== job-completed ${now.toISOString()}${e.GITHUB_REPOSITORY ? ` ${e.GITHUB_REPOSITORY}` : ""}${e.GITHUB_RUN_ID ? ` run ${e.GITHUB_RUN_ID}` : ""}${e.GITHUB_JOB ? ` job ${e.GITHUB_JOB}` : ""} ===`];
   const k = await readKernelLog(m, { bdf, sinceHours: 1 });
   if ("error" in k) parts.push(`--- kernel log: ${k.error}`);
-  else parts.push(`--- kernel log, NPU lines (${k.source}; ${readNote(k)}): ${k.lines.length}`, ...k.lines);
+  else {
+    parts.push(`--- kernel log, NPU lines (${k.source}; ${readNote(k)}): ${k.lines.length}`);
+    for (const l of k.lines) parts.push(l);
+  }
   const x = runXrtSmi(m);
   if (x.missing) parts.push("--- xrt-smi examine: not found");
   else parts.push(`--- xrt-smi examine (exit ${x.status ?? x.error})`, (x.stdout + x.stderr).trimEnd());
@@ -3129,15 +3373,18 @@ async function jobCompleted(m, o) {
     out += s.endsWith("\n") ? s : s + "\n";
   };
   const service = serviceName(o.runnerDir);
+  const failedStep = o.runnerDir && (o.functional ?? "auto") !== "never" ? jobFailed(m, o.runnerDir) : null;
   const rep = await doctorReport(m, {
     deviceOnly: true,
     stateDir: o.stateDir,
-    functional: o.functional ?? "auto",
+    functional: failedStep ? "always" : o.functional ?? "auto",
     service,
     functionalMaxAgeS: o.functionalMaxAgeS,
     functionalTimeoutS: o.functionalTimeoutS,
-    functionalTest: o.functionalTest
+    functionalTest: o.functionalTest,
+    recentPassVouches: !failedStep
   });
+  if (failedStep) say(`npu-block-gate: the job failed (${failedStep}): the functional probe ran before recording the device`);
   const fails = deviceFailures(rep.checks);
   try {
     const d = await recordDiagnostics(m, o.dir, rep.facts.npu?.bdf ?? null);
@@ -3210,12 +3457,12 @@ async function jobCompleted(m, o) {
 }
 
 // src/agent/setup.ts
-import { closeSync as closeSync3, constants as constants3, fchmodSync as fchmodSync3, fchownSync as fchownSync2, fstatSync as fstatSync2, lstatSync as lstatSync4, mkdirSync as mkdirSync5, openSync as openSync3, readdirSync as readdirSync8, readFileSync as readFileSync11, realpathSync as realpathSync4 } from "node:fs";
-import { dirname as dirname8, isAbsolute as isAbsolute4, join as join16, resolve as resolve10 } from "node:path";
+import { closeSync as closeSync3, constants as constants3, fchmodSync as fchmodSync3, fchownSync as fchownSync2, fstatSync as fstatSync2, lstatSync as lstatSync4, mkdirSync as mkdirSync5, openSync as openSync3, readdirSync as readdirSync8, readFileSync as readFileSync12, realpathSync as realpathSync5 } from "node:fs";
+import { dirname as dirname8, isAbsolute as isAbsolute5, join as join16, resolve as resolve10 } from "node:path";
 
 // src/probe/isolate.ts
 import { spawnSync as spawnSync3 } from "node:child_process";
-import { closeSync as closeSync2, constants as constants2, existsSync as existsSync8, fchmodSync as fchmodSync2, lstatSync as lstatSync3, openSync as openSync2, readdirSync as readdirSync7, readFileSync as readFileSync10, realpathSync as realpathSync3, statSync as statSync9 } from "node:fs";
+import { closeSync as closeSync2, constants as constants2, existsSync as existsSync8, fchmodSync as fchmodSync2, lstatSync as lstatSync3, openSync as openSync2, readdirSync as readdirSync7, readFileSync as readFileSync11, realpathSync as realpathSync4, statSync as statSync9 } from "node:fs";
 import { userInfo as userInfo2 } from "node:os";
 import { join as join14, resolve as resolve8 } from "node:path";
 var realView = {
@@ -3229,7 +3476,7 @@ var realView = {
   },
   realpath: (p) => {
     try {
-      return realpathSync3(p);
+      return realpathSync4(p);
     } catch {
       return resolve8(p);
     }
@@ -3243,7 +3490,7 @@ var realView = {
   },
   readText: (p) => {
     try {
-      return readFileSync10(p, "utf8").slice(0, 4096);
+      return readFileSync11(p, "utf8").slice(0, 4096);
     } catch {
       return null;
     }
@@ -3280,7 +3527,7 @@ var realHost = {
   env: process.env,
   readFile: (path) => {
     try {
-      return readFileSync10(path, "utf8");
+      return readFileSync11(path, "utf8");
     } catch {
       return null;
     }
@@ -3323,7 +3570,7 @@ function lockFiles(env) {
         }
         st = lstatSync3(p);
       }
-      if (st.isFile()) out.push(realpathSync3(p));
+      if (st.isFile()) out.push(realpathSync4(p));
     } catch {
     }
   }
@@ -3341,7 +3588,7 @@ function processesOf(uid, proc = "/proc") {
     if (!/^\d+$/.test(e)) continue;
     let status2;
     try {
-      status2 = readFileSync10(join14(proc, e, "status"), "utf8");
+      status2 = readFileSync11(join14(proc, e, "status"), "utf8");
     } catch {
       continue;
     }
@@ -3353,14 +3600,14 @@ function processesOf(uid, proc = "/proc") {
 }
 
 // src/cache/reference.ts
-import { isAbsolute as isAbsolute3, join as join15, resolve as resolve9 } from "node:path";
+import { isAbsolute as isAbsolute4, join as join15, resolve as resolve9 } from "node:path";
 
 // src/rundir/schema.ts
 var PROBE_SCHEMA = PROBE.schema;
 var PROBE_SCHEMA_VERSION = PROBE.version;
 var RUN_DIRS = [
   [CONTRACT.layers_dir, /^layer_\d{2,}\.(npu|ref)\.npy$/],
-  [CONTRACT.boundaries.dir, /^\d{2,}-[A-Za-z0-9_.-]+\.(npu|ref)\.npy$/],
+  [CONTRACT.boundaries.dir, /^\d{2,}-[A-Za-z0-9_.-]+\.(npu|ref|fp32)\.npy$/],
   [CONTRACT.bisect.dir, new RegExp(`^(${CONTRACT.bisect.json.replace(".", "\\.")}|\\d{2,}-.+\\.npy|launch-\\d{2,}-.+\\.npy)$`)]
 ];
 
@@ -3806,7 +4053,7 @@ var META = {
 function referenceRoot(cacheRoot, env = process.env) {
   const r = env[REF_CACHE.env_root];
   if (r && r.trim().toLowerCase() !== REF_CACHE.off_value) return resolve9(r);
-  return isAbsolute3(cacheRoot) ? join15(cacheRoot, REF_CACHE.subdir) : resolve9(cacheRoot, REF_CACHE.subdir);
+  return isAbsolute4(cacheRoot) ? join15(cacheRoot, REF_CACHE.subdir) : resolve9(cacheRoot, REF_CACHE.subdir);
 }
 
 // src/agent/setup.ts
@@ -3816,7 +4063,6 @@ var SUDOERS_FILE = "/etc/sudoers.d/npu-block-gate";
 var DRAIN_SUDOERS_FILE = "/etc/sudoers.d/npu-block-gate-drain";
 var ACCEL_NODE = "/dev/accel/accel0";
 var PRIVILEGED_GROUPS = ["root", "sudo", "wheel", "admin", "docker", "lxd", "libvirt", "disk", "shadow"];
-var NAME = /^[a-z_][a-z0-9_-]{0,31}$/;
 function onInode(path, owner, fn) {
   const fd = openSync3(path, constants3.O_RDONLY | constants3.O_NOFOLLOW | constants3.O_NONBLOCK);
   try {
@@ -3930,16 +4176,16 @@ function mustRun(m, cmd, args, pkg) {
   if (r.status !== 0) throw new InfraError(`${line2} failed: ${why2(r)}`);
   return r;
 }
-function realOr(p) {
+function realOr2(p) {
   try {
-    return realpathSync4(p);
+    return realpathSync5(p);
   } catch {
     return resolve10(p);
   }
 }
 function readPlain(p) {
   try {
-    return readFileSync11(p, "utf8");
+    return readFileSync12(p, "utf8");
   } catch {
     return null;
   }
@@ -3970,10 +4216,10 @@ var Run = class {
 };
 function resolveInputs(m, fs, db, o, uid) {
   const probeName = o.user ?? DEFAULT_PROBE_USER;
-  if (!NAME.test(probeName)) throw new InputError(`--user ${JSON.stringify(probeName)}: not a user name (lower case letters, digits, _ and -, at most 32)`);
+  if (!isUserName(probeName)) throw new InputError(`--user ${JSON.stringify(probeName)}: not a user name (lower case letters, digits, _ and -, at most 32)`);
   const sudoUser = uid === 0 && m.env.SUDO_USER && m.env.SUDO_USER !== "root" ? m.env.SUDO_USER : null;
   const runnerName2 = o.runnerUser ?? sudoUser ?? m.user();
-  if (!NAME.test(runnerName2)) throw new InputError(`--runner-user ${JSON.stringify(runnerName2)}: not a user name`);
+  if (!isUserName(runnerName2)) throw new InputError(`--runner-user ${JSON.stringify(runnerName2)}: not a user name (lower case letters, digits, _ and -, at most 32)`);
   if (runnerName2 === probeName) throw new InputError(`the probe user must not be the runner user (${runnerName2}): pass another --user`);
   const runner = db.user(runnerName2);
   if (!runner) throw new InputError(`no user ${runnerName2} (the user the runner service runs as): pass --runner-user`, m.path("/etc/passwd"));
@@ -3986,8 +4232,13 @@ function resolveInputs(m, fs, db, o, uid) {
   if (runnerDir && readPlain(join16(runnerDir, ".runner")) === null && !o.workDir) {
     throw new InputError("no .runner file: is --runner-dir the runner's install dir (where config.sh wrote it)?", join16(runnerDir, ".runner"));
   }
+  const svcFile = runnerDir ? join16(runnerDir, ".service") : null;
+  const svc = svcFile ? readPlain(svcFile)?.trim() || null : null;
+  if (svc !== null && !isUnitName(svc)) {
+    throw new InputError(`${JSON.stringify(svc)} is not a systemd service name (letters, digits, @ . _ - and \\xNN escapes, ending in .service, not starting with -): refused, nothing written`, svcFile);
+  }
   const wf = runnerDir ? workFolder(runnerDir) : "_work";
-  const workDir = o.workDir ? resolve10(o.workDir) : isAbsolute4(wf) ? wf : join16(runnerDir, wf);
+  const workDir = o.workDir ? resolve10(o.workDir) : isAbsolute5(wf) ? wf : join16(runnerDir, wf);
   const wst = fs.lstat(workDir);
   if (wst && wst.kind !== "dir") throw new InputError("not a directory: is it the runner's work dir (--work-dir)?", workDir);
   if (wst && wst.uid !== runner.uid) throw new InputError(`owned by uid ${wst.uid}, not by the runner user ${runner.name}: is it the runner's work dir (--work-dir, --runner-user)?`, workDir);
@@ -3997,7 +4248,7 @@ function resolveInputs(m, fs, db, o, uid) {
   const refDir = refOff ? null : referenceRoot(cacheDir, m.env);
   const hfHome2 = resolve10(o.hfHome ?? hfHome(m.env, runner.home));
   const hubDir = resolve10(o.hfHome ? join16(hfHome2, HF_HUB.home_hub) : hfHubCache(m.env, runner.home));
-  return { probeName, runner, runnerDir, workDir, cacheDir, refDir, hfHome: hfHome2, hubDir };
+  return { probeName, runner, runnerDir, svc, workDir, cacheDir, refDir, hfHome: hfHome2, hubDir };
 }
 function setup(m, o = {}) {
   const fs = { ...realSetupFs, ...o.fs };
@@ -4172,7 +4423,7 @@ function drainStep(m, fs, run, r, runner, dry) {
     run.add("drain-sudoers", "skipped", "the runner runs as root, which sudo lets stop and start its service without a rule: none installed");
     return null;
   }
-  const svc = r.runnerDir ? readPlain(join16(r.runnerDir, ".service"))?.trim() || null : null;
+  const svc = r.svc;
   if (!svc) {
     run.add("drain-sudoers", "skipped", `no .service in ${r.runnerDir ?? "the runner dir (no --runner-dir)"}: the runner is not installed as a service, so no rule was installed; agent drain works by label (--token-file)`);
     return null;
@@ -4220,7 +4471,7 @@ function memlockEntries(m, user, db) {
   return out;
 }
 function memlockSteps(m, run, runner, probe, r, db) {
-  const svc = r.runnerDir ? readPlain(join16(r.runnerDir, ".service"))?.trim() || null : null;
+  const svc = r.svc;
   const need = `XRT needs ~${formatBytes(MEMLOCK_NEEDED)} of locked memory`;
   if (!svc) {
     run.add(
@@ -4285,8 +4536,8 @@ function walk(fs, root, skip, visit) {
 }
 function cacheStep(fs, run, id, dir, skip, owner, probe, dry) {
   const made = ensureDir(fs, dir, owner, dry);
-  const root = realOr(dir);
-  const skipReal = skip.map(realOr);
+  const root = realOr2(dir);
+  const skipReal = skip.map(realOr2);
   let entries = 0;
   let chown = 0;
   let chmod = 0;
@@ -4331,7 +4582,7 @@ function hfSteps(fs, run, r, runner, probe, dry, fix) {
     const probeOwned = [];
     const foreign = [];
     const acts = [];
-    walk(fs, realOr(hub), [], (p, st) => {
+    walk(fs, realOr2(hub), [], (p, st) => {
       if (st.kind !== "dir" && st.kind !== "file") return;
       entries++;
       const read = st.kind === "dir" ? 5 : 4;
@@ -4472,10 +4723,10 @@ function aclSearch(m, d, probe) {
 }
 function reachStep(m, fs, run, r, probe, db, dry, fix, python) {
   const gids = probe ? db.gidsOf(probe) : [];
-  const targets = [r.cacheDir, r.refDir, r.hubDir, r.workDir, python && isAbsolute4(python) ? dirname8(python) : null].filter((t) => !!t && !!fs.lstat(t));
+  const targets = [r.cacheDir, r.refDir, r.hubDir, r.workDir, python && isAbsolute5(python) ? dirname8(python) : null].filter((t) => !!t && !!fs.lstat(t));
   const blockers = /* @__PURE__ */ new Map();
   for (const t of targets) {
-    const real = realOr(t);
+    const real = realOr2(t);
     const parts = real.split("/").filter(Boolean);
     for (let i = 0; i <= parts.length; i++) {
       const d = "/" + parts.slice(0, i).join("/");
@@ -4538,8 +4789,8 @@ function pythonStep(m, fs, run, r, probe, db, dry, uid, pending, python) {
   const fixes = [];
   if (/No module named '?numpy/.test(`${c.stderr}
 ${c.stdout}`)) fixes.push(`install numpy into that environment (${python} -m pip install numpy)`);
-  else if (isAbsolute4(python)) {
-    const parts = realOr(dirname8(python)).split("/").filter(Boolean);
+  else if (isAbsolute5(python)) {
+    const parts = realOr2(dirname8(python)).split("/").filter(Boolean);
     const blocked = [];
     for (let i = 0; i <= parts.length; i++) {
       const d = "/" + parts.slice(0, i).join("/");
@@ -4674,7 +4925,8 @@ Usage:
       wait until the lock is free (flock -w, else polling /proc/locks), a line every 15 s naming
       the holder; exit 0 when free, 3 after S seconds (default 1800). Does not take the lock.
   npu-block-gate agent hooks install [--dir DIR] [--runner-dir D] [--chain] [--python P] [--hf-home DIR] [--offline]
-        [--fork-policy probe-only|allow|deny] [--functional-when auto|always|never] [--cache-max-bytes N]
+        [--fork-policy probe-only|allow|deny] [--functional-when auto|always|never] [--functional-max-age S]
+        [--when-unknown refuse|run] [--cache-max-bytes N]
         [--drain-on-failure [--token-file F] [--label L]...] [--textfile PATH] [--state-dir DIR]
       write the runner's job hooks into DIR (default ~/.npu-block-gate/hooks) with a copy of this
       CLI. job-started: the doctor; only a device failure fails the job, the rest are warning
@@ -4699,6 +4951,9 @@ Options:
   --dry-run            setup: say what would change, change nothing
   --fork-policy P      pull requests from forks: probe-only (default: pull_request only, where
                        GitHub withholds secrets and write tokens), allow, deny
+  --when-unknown W     job-started, when the kernel log shows a warning (or an error line no signature
+                       explains) and the functional probe could not run (memlock, permissions, the XRT
+                       install): refuse (default: nothing can vouch for the NPU) or run (with warnings)
   --token-file F       a file (mode 600) with a token that may administer the runner's labels
   --json               machine-readable output
 
@@ -4776,6 +5031,7 @@ var OPTIONS = {
   chain: { type: "boolean" },
   functional: { type: "boolean" },
   "functional-when": { type: "string" },
+  "when-unknown": { type: "string" },
   "functional-test": { type: "string" },
   "functional-max-age": { type: "string" },
   "functional-timeout": { type: "string" },
@@ -4816,6 +5072,8 @@ var ALLOWED = {
     "chain",
     "state-dir",
     "functional-when",
+    "functional-max-age",
+    "when-unknown",
     "drain-on-failure",
     "token-file",
     "label",
@@ -4823,7 +5081,7 @@ var ALLOWED = {
     "textfile",
     "help"
   ],
-  "hook job-started": ["root", "python", "cache-dir", "state-dir", "fork-policy", "functional-when", ...FUNCTIONAL_OPTS, "runner-dir", "help"],
+  "hook job-started": ["root", "python", "cache-dir", "state-dir", "fork-policy", "functional-when", "when-unknown", ...FUNCTIONAL_OPTS, "runner-dir", "help"],
   "hook job-completed": [
     "root",
     "dir",
@@ -4892,6 +5150,11 @@ function secondsOption(name, v, dflt) {
 function forkPolicy(v) {
   if (v === void 0) return DEFAULT_FORK_POLICY;
   if (!FORK_POLICIES.includes(v)) throw new InputError(`--fork-policy ${JSON.stringify(v)}: ${FORK_POLICIES.join(", ")}`);
+  return v;
+}
+function whenUnknown(v) {
+  if (v === void 0) return DEFAULT_WHEN_UNKNOWN;
+  if (v !== "refuse" && v !== "run") throw new InputError(`--when-unknown ${JSON.stringify(v)}: refuse or run`);
   return v;
 }
 function functionalWhen(v) {
@@ -4976,9 +5239,9 @@ async function agentMain(argv, out = process.stdout, err = process.stderr, deps 
       case "fleet": {
         if (!files.length) throw new InputError("agent fleet needs the agent status --json of each runner: files, or - for stdin (see npu-block-gate agent --help)");
         const inputs = files.map((f) => {
-          if (f === "-") return { source: "stdin", text: deps.stdin ? deps.stdin() : readFileSync12(0, "utf8") };
+          if (f === "-") return { source: "stdin", text: deps.stdin ? deps.stdin() : readFileSync13(0, "utf8") };
           try {
-            return { source: f, text: readFileSync12(f, "utf8") };
+            return { source: f, text: readFileSync13(f, "utf8") };
           } catch (e) {
             throw new InputError(`cannot read it (${oneLine(e)})`, f);
           }
@@ -4998,7 +5261,7 @@ async function agentMain(argv, out = process.stdout, err = process.stderr, deps 
           fromHook: false
         });
         out.write(values.json ? json(r.record) : r.lines.join("\n") + `
-drained: ${r.record.reason}; undo with npu-block-gate agent undrain
+${r.record.state === "drained" ? "drained" : "not drained yet"}: ${r.record.reason}; undo with npu-block-gate agent undrain
 `);
         return EXIT.pass;
       }
@@ -5060,6 +5323,8 @@ drained: ${r.record.reason}; undo with npu-block-gate agent undrain
           chain: !!values.chain,
           stateDir: values["state-dir"] ?? null,
           functionalWhen: functionalWhen(values["functional-when"]),
+          functionalMaxAge: values["functional-max-age"] === void 0 ? null : String(secondsOption("functional-max-age", values["functional-max-age"], FUNCTIONAL_MAX_AGE_S)),
+          whenUnknown: values["when-unknown"] === void 0 ? null : whenUnknown(values["when-unknown"]),
           drainOnFailure: !!values["drain-on-failure"],
           tokenFile: values["token-file"] ?? null,
           labels: values.label ?? [],
@@ -5079,6 +5344,7 @@ drained: ${r.record.reason}; undo with npu-block-gate agent undrain
           service,
           runnerAccount: runner,
           functional: functionalWhen(values["functional-when"]) ?? "auto",
+          whenUnknown: whenUnknown(values["when-unknown"]),
           ...functional
         });
         out.write(r.out);
