@@ -27,7 +27,7 @@ const TAKE_MAX_BYTES = 2 * 1024 ** 3;
 /** The model dir is copied up to this many bytes; a subdir that does not fit is seen empty. */
 const MODEL_COPY_MAX_BYTES = 512 * 1024 ** 2;
 /** The prefix of every staging dir (the agent's job-completed hook sweeps stale ones). */
-export const STAGING_PREFIX = 'npu-block-gate-probe-';
+const STAGING_PREFIX = 'npu-block-gate-probe-';
 
 /** The files the probe may hand out: the contract's top-level names (not the judge's report files). */
 const TAKEN_FILES = [RUN_FILES.probe, RUN_FILES.npu, RUN_FILES.ref, RUN_FILES.input, RUN_FILES.probeLog];
