@@ -11,7 +11,7 @@ import type { Plan } from '../plan.ts';
 import { pythonCandidates, describePython, outsideEnv, type PythonInfo } from '../probe/python.ts';
 import { askInterpreterEarly, runProbe, blockArgs, modelArgs, type ModelArgs } from '../probe/run.ts';
 import { chooseIsolation, realHost, type Isolation, type IsolationHost } from '../probe/isolate.ts';
-import { Staging } from '../probe/staging.ts';
+import { Staging, sweepStaging } from '../probe/staging.ts';
 import { allowed, ENV_NAME } from '../probe/env.ts';
 import { defaultCacheRoot } from '../cache/kernel.ts';
 import { referenceRoot } from '../cache/reference.ts';
@@ -215,6 +215,8 @@ export async function probe(plan: Plan, log: Log, host: IsolationHost = realHost
     const left = staging.remove();
     if (left) l.warn(`the probe's staging dir was not removed: ${left}`);
   };
+  // What a killed run left (its pid gone) goes now, whoever owns it.
+  for (const d of sweepStaging(iso.asProbe ?? null)) log.step(`removed ${d}: the staging area of a run that was killed`);
   if (staging.leftOut.length) log.step(`model dir: the probe sees a private copy; left out of it (over ${512} MiB, seen empty): ${staging.leftOut.join(', ')}`);
   // uid isolation: the checkout's git dir is closed to the probe user even where its sandbox is refused.
   if (iso.mode === 'uid') closeGitDirs(model.dir);

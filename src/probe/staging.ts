@@ -14,7 +14,7 @@
 import { spawnSync } from 'node:child_process';
 import {
   chmodSync, chownSync, closeSync, constants, copyFileSync, fstatSync, lchownSync, lstatSync, mkdirSync, mkdtempSync,
-  openSync, readdirSync, readlinkSync, readSync, renameSync, rmSync, symlinkSync, unlinkSync, writeSync,
+  openSync, readdirSync, readFileSync, readlinkSync, readSync, renameSync, rmSync, symlinkSync, unlinkSync, writeFileSync, writeSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative, resolve, sep } from 'node:path';
@@ -122,6 +122,43 @@ function copyOut(src: string, dest: string): string | null {
   }
 }
 
+/** A process's start time (field 22 of /proc/<pid>/stat), or null when it is gone. */
+function startOf(pid: number): string | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] ?? null;
+  } catch {
+    return null;
+  }
+}
+
+const OWNER_FILE = 'owner.json';
+
+/**
+ * Removes the staging areas under `base` whose run is gone (a run killed before it could remove its
+ * own: SIGKILL, a cancelled job): only ours (the prefix, an owner file at the top that the probe
+ * could not have written), and only when their pid is gone or is now another process. `asProbe`
+ * removes what the probe user left where this process cannot. Returns the dirs removed.
+ */
+export function sweepStaging(asProbe: string[] | null, base: string = tmpdir()): string[] {
+  const removed: string[] = [];
+  let names: string[];
+  try { names = readdirSync(base).filter((n) => n.startsWith(STAGING_PREFIX)); } catch { return removed; }
+  const me = process.getuid?.();
+  for (const n of names) {
+    const root = join(base, n);
+    let owner: { pid?: unknown; start?: unknown };
+    try {
+      const st = lstatSync(root);
+      if (!st.isDirectory() || (me !== 0 && st.uid !== me)) continue;
+      owner = JSON.parse(readFileSync(join(root, OWNER_FILE), 'utf8'));
+    } catch { continue; }
+    if (typeof owner.pid !== 'number' || (startOf(owner.pid) !== null && startOf(owner.pid) === owner.start)) continue;
+    if (Staging.left(root, asProbe).removeAll() === null) removed.push(root);
+  }
+  return removed;
+}
+
 const live = new Set<Staging>();
 let exitHooked = false;
 
@@ -140,6 +177,11 @@ export class Staging {
     this.model = copy && modelDir ? join(root, 'model') : null;
   }
 
+  /** An area a run that is gone left behind (sweepStaging). */
+  static left(root: string, asProbe: string[] | null): Staging {
+    return new Staging(root, null, false, asProbe);
+  }
+
   /**
    * A fresh staging area for one run. `iso` says whose the probe's files are: this process's own
    * (none, namespace as a non-root runner), another uid's made its owner (root: chown), or shared
@@ -156,6 +198,9 @@ export class Staging {
     }
     const s = new Staging(root, o.modelDir ? resolve(o.modelDir) : null, sandboxed, o.iso.asProbe ?? null);
     live.add(s);
+    // Whose it is: a later run removes the area of a run that was killed (its pid gone). The root
+    // is this process's, not the probe's to write.
+    try { writeFileSync(join(root, OWNER_FILE), JSON.stringify({ pid: process.pid, start: startOf(process.pid) })); } catch { /* the sweep then leaves it */ }
     if (!exitHooked) {
       exitHooked = true;
       process.on('exit', () => { for (const l of live) l.remove(); });
@@ -260,11 +305,16 @@ export class Staging {
    * remove); the reason when something is left, else null. Idempotent. */
   remove(): string | null {
     if (this.removed) return null;
+    return this.removeAll();
+  }
+
+  /** remove(), whether or not this process made the area (sweepStaging). */
+  removeAll(): string | null {
     const gone = () => { try { lstatSync(this.root); return false; } catch { return true; } };
     const rm = () => { try { rmSync(this.root, { recursive: true, force: true }); } catch { /* what is left is named below */ } };
     rm();
     if (!gone() && this.asProbe) {
-      spawnSync(this.asProbe[0], [...this.asProbe.slice(1), 'rm', '-rf', '--', this.out, this.scratch, ...(this.model ? [this.model] : [])], { stdio: 'ignore', cwd: '/', timeout: 120_000 });
+      spawnSync(this.asProbe[0], [...this.asProbe.slice(1), 'rm', '-rf', '--', this.out, this.scratch, join(this.root, 'model')], { stdio: 'ignore', cwd: '/', timeout: 120_000 });
       rm();
     }
     if (!gone()) return `${this.root} could not be removed whole`;
