@@ -3,7 +3,7 @@
 import argparse
 import sys
 
-from npu_probe.core.contract import EXIT_BAD_INPUT, NPU_LOCK_TIMEOUT, TWIN_EPS, TWIN_PRECISIONS
+from npu_probe.core.contract import EXIT_BAD_INPUT, NPU_LOCK_TIMEOUT, TWIN_EPS, TWIN_PRECISION_ALIASES, TWIN_PRECISIONS
 
 COMMANDS = ("plan", "plans", "config", "block", "check", "bisect")
 
@@ -147,10 +147,11 @@ def build_parser():
 
 
 def twin_precision_arg(sp):
-    sp.add_argument("--twin-precision", choices=TWIN_PRECISIONS, default="hardware",
-                    help="how the CPU twins round: hardware (default: where the registry's kernels round, per "
-                    "kernel_registry/details/*) or fp32 (float32 inside a launch, bf16 at the ELF's buffers); an "
-                    "--emulate run's twins and the bisect's")
+    sp.add_argument("--twin-precision", choices=TWIN_PRECISIONS + tuple(TWIN_PRECISION_ALIASES), default="hw",
+                    help="how the CPU twins round: hw (default: bf16's roundings plus the BFP16 operand cast on the "
+                    "matmuls the tree compiles with bfp16=True), bf16 (where the registry's kernels round, per "
+                    "kernel_registry/details/*, exact bf16 matmul operands; `hardware` is its older name) or fp32 "
+                    "(float32 inside a launch, bf16 at the ELF's buffers); an --emulate run's twins and the bisect's")
 
 
 def lock_args(sp):
