@@ -502,6 +502,18 @@ class RealTreePlanTest(unittest.TestCase):
         self.assertEqual(self.plan("qwen25_3b_q4", seq_len=1024)["kernel_cache"]["dir"],
                          "programming_examples/llms/qwen25_3b_q4/_q4_cache_seq1024")
         self.assertTrue(self.plans["llama32_1b_q4nx"]["kernel_cache"]["dir"].endswith("_q4nx_cache_seq2048"))
+        # Issue 29.5: five q4nx dirs key their cache on which FlashAttention the run picks (`{_fa}`,
+        # `{_att}` in the f-string): said in words with both choices, never printed unexpanded.
+        for model, var, choices in (("llama32_3b_q4nx", "_fa", "tfa or hfa"), ("llama31_8b_q4nx", "_fa", "tfa or hfa"),
+                                    ("phi4_mini_q4nx", "_fa", "tfa or hfa"), ("qwen3_8b_q4nx", "_att", "cpu or fa"),
+                                    ("qwen25_7b_q4nx", "_att", "cpu or fa")):
+            kc = self.plans[model]["kernel_cache"]
+            self.assertNotIn("{", kc["dir"], model)
+            self.assertIn(f"<{var}", kc["dir"], model)
+            self.assertIn("chosen at run time", kc["dir"], model)
+            if choices:
+                self.assertIn(choices, kc["dir"], model)
+            self.assertRegex(kc["dir_source"], rf"{var} is set at run time \(programming_examples/llms/{model}/{model}_prefill.py:\d+\)")
 
     # -- a broken tree
 
