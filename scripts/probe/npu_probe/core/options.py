@@ -11,6 +11,7 @@ class Options:
     command: str
     # the model (every command but bisect)
     model_dir: str = None
+    hf_config: str = None  # plan --hf-config
     air_root: str = None
     prompt: str = None
     prompt_style: str = None
