@@ -29,6 +29,8 @@ export interface Plan {
   online?: boolean;
   /** `plan --sanity`: also run Step 2's padded-vs-original check on the CPU (the probe's Python needs torch). */
   sanity?: boolean;
+  /** `plan --hf-config`: an HF config.json path or a model id; the plan then needs no model dir. */
+  hfConfig?: string;
   python: string | null;
   runDir: string;
   /** Per-position threshold override; null uses T(head_dim). */
