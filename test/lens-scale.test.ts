@@ -181,4 +181,17 @@ test('no cause is guessed for a scale or budget warning downstream of a boundary
   assert.not.match(b.message, 'likely');
 });
 
+test('a drift that begins at attn_out and crosses nothing is the FA kernel\'s bf16 softmax, not a missing mask', () => {
+  // a clean model with large attention logits: attn_out under the clean bar (0.999), above the threshold 0.99
+  const drift = lensOf(B, fakeLens({ cos: { attn_out: [0.9985, 0.996] } }).rows, 0.99, true);
+  assert.is(drift.firstBelow, null);
+  assert.is(drift.onset!.name, 'attn_out');
+  assert.match(drift.onset!.hint!.cause, "the FlashAttention kernel's own bf16 softmax");
+  assert.not.match(drift.onset!.hint!.cause, /^causal masking missing/);
+  // under the threshold it is the seed's hint again
+  const bug = lensOf(B, fakeLens({ cos: { attn_out: [0.95, 0.6] } }).rows, 0.99, true);
+  assert.is(bug.onset!.name, 'attn_out');
+  assert.match(bug.onset!.hint!.cause, /^causal masking missing/);
+});
+
 test.run();

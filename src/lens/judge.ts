@@ -9,7 +9,7 @@ import type { Boundaries } from '../rundir/schema.ts';
 import type { Metrics } from '../metrics/types.ts';
 import type { Warning } from '../record/report.ts';
 import type { ErrorBudget, LensNamed, LensReport, LensRow, LensScale, Profile } from '../record/lens.ts';
-import { hintForStep } from '../seed/hints.ts';
+import { FA_DRIFT_HINT, hintForStep } from '../seed/hints.ts';
 import { cleanBar, ERROR_BUDGET_WARN, ERROR_MEASURE, formatThreshold, LENS_SCALE_WARN, wellBelow } from '../seed/thresholds.ts';
 import { fmtBudget, fmtCos, fmtRatio, fmtSci } from '../text/format.ts';
 import { isId } from '../text/escape.ts';
@@ -49,6 +49,13 @@ function named(r: LensRow): LensNamed {
     name: r.name, order: r.order, step: r.step, launch: r.launch, producedBy: r.producedBy,
     wholeCosine: r.wholeCosine, perPositionMin: r.perPositionMin, hint: hintForStep(r.step, r.name, r.producedBy ?? r.launch ?? ''),
   };
+}
+
+/** Where a drift begins, named; at FlashAttention a drift that crosses nothing gets FA_DRIFT_HINT (the
+ * kernel's bf16 softmax), not the causal-mask hint a boundary under the threshold gets. */
+function onsetOf(r: LensRow): LensNamed {
+  const n = named(r);
+  return !r.below && n.hint?.boundary === 'FlashAttention' ? { ...n, hint: FA_DRIFT_HINT } : n;
 }
 
 /** The row of a boundary whose reference is broken: an error, not a comparison. */
@@ -131,7 +138,7 @@ export function lensOf(b: Boundaries, rows: LensRow[], threshold: number, ffnOut
     threshold, wellBelow: wellBelow(threshold), cleanBar: cleanBar(threshold),
     emulated: b.emulated, source: b.source, table: b.table, reference: b.reference,
     rows, unpaired: b.unpaired,
-    firstBelow: first ? named(first) : null, onset: onset ? named(onset) : null, hiding: hidingOf(rows, threshold, ffnOutPasses),
+    firstBelow: first ? named(first) : null, onset: onset ? onsetOf(onset) : null, hiding: hidingOf(rows, threshold, ffnOutPasses),
     scale: off ? scaled(off) : null,
     scales: offs.map(scaled),
     budget: rows.some((r) => r.budget) ? { bar: ERROR_BUDGET_WARN, measure: ERROR_MEASURE } : null,
