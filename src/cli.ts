@@ -56,15 +56,20 @@ const NUMBERS = 'Numbers are decimal (0.98; not 0x1 or 1e-2), as --opt X or --op
 const PLAN_HELP = `${HEAD}
 
 Usage: ${COMMAND} plan --model-dir DIR [options]
+       ${COMMAND} plan --hf-config PATH|ID [--json]
 
 Reads the model dir without importing it (Python + numpy, no NPU, no network, seconds) and prints
 the preflight, seed Steps 1-2, Phase 1 coverage, the make-diagnosis defaults and the kernel cache.
 It runs outside the probe's sandbox, so never a Python from the tree or the model dir: one found there
 (a venv in the tree, PATH or $VIRTUAL_ENV leading into it) is passed over, and --python naming one is
 refused; PATH, PYTHONPATH and LD_LIBRARY_PATH lose their entries inside them.
+With --hf-config instead, Steps 1 and 2 before the model's code exists, from a config.json alone.
 
 Options:
-  --model-dir DIR        the model dir, programming_examples/llms/<model> in an mlir-air tree (required)
+  --model-dir DIR        the model dir, programming_examples/llms/<model> in an mlir-air tree
+  --hf-config PATH|ID    no model dir: an HF config.json (or a model id in the local HF cache): the kernel
+                         sequence, Step 1 with its breaks against llama's, Step 2's triggers and the GQA-aware
+                         padding plan
   --json                 print the plan as JSON
   --sanity               also run Step 2's padded-vs-original check on the CPU (needs torch and transformers in
                          the probe's Python, and the checkpoint in the HF cache): the GQA-aware reindexed padding,
@@ -109,8 +114,9 @@ ${MODEL_OPTIONS}
                          models of scripts/probe/elf_boundaries.json; dimensions from the HF checkpoint); for
                          tests: every report marks the run EMULATED, and TODO.md is left as it is
   --inject BUG           with --emulate: one named bug in the emulated NPU: ${INJECTIONS.join(', ')}
-  --twin-precision P     how the CPU twins round (the emulated NPU's and the bisect's): hardware (default: where
-                         the registry's kernels round) or fp32 (float32 inside a launch, bf16 at its buffers)
+  --twin-precision P     how the CPU twins round (the emulated NPU's and the bisect's): bf16 (default: where the
+                         registry's kernels round; 'hardware' is its older name), hw (bf16 plus the BFP16 operand
+                         cast on the matmuls the tree compiles with bfp16=True) or fp32 (float32 inside a launch)
   --twin-eps E           with --emulate: the twins' RMSNorm eps, tree (the ELFs' own, default) or config (the
                          checkpoint's rms_norm_eps): does an eps explain a scale warning?
   --no-cache             compile every kernel; do not restore or store the kernel cache
@@ -149,6 +155,7 @@ const COMMAND_HELP: Record<string, string> = { check: CHECK_HELP, report: REPORT
 
 const OPTIONS = {
   'model-dir': { type: 'string' },
+  'hf-config': { type: 'string' },
   'run-dir': { type: 'string' },
   'prompt-style': { type: 'string' },
   prompt: { type: 'string' },
@@ -183,7 +190,7 @@ const OPTIONS = {
 
 const ALLOWED: Record<string, string[]> = {
   check: ['model-dir', 'prompt-style', 'prompt', 'python', 'probe-env', 'out', 'force', 'threshold', 'timeout', 'commit', 'no-docs', 'break-lock', 'no-bisect', 'no-cache', 'cache-dir', 'layers', 'positions', 'no-boundaries', 'emulate', 'inject', 'twin-precision', 'twin-eps', 'model', 'cpu-attn', 'npu-attn', 'online', 'json', 'help'],
-  plan: ['model-dir', 'prompt-style', 'prompt', 'python', 'probe-env', 'model', 'cpu-attn', 'npu-attn', 'online', 'timeout', 'json', 'sanity', 'help'],
+  plan: ['model-dir', 'hf-config', 'prompt-style', 'prompt', 'python', 'probe-env', 'model', 'cpu-attn', 'npu-attn', 'online', 'timeout', 'json', 'sanity', 'help'],
   report: ['run-dir', 'model-dir', 'threshold', 'commit', 'no-docs', 'break-lock', 'json', 'help'],
 };
 
@@ -226,13 +233,14 @@ export function parseCli(argv: string[]): { command: string; values: Values; top
 }
 
 export function planFrom(command: string, v: Values, now = new Date()): Plan {
-  if ((command === 'check' || command === 'plan') && !v['model-dir']) throw new InputError(`${command} needs --model-dir DIR (see ${COMMAND} ${command} --help)`);
+  if (command === 'plan' && v['hf-config'] !== undefined && v['model-dir'] !== undefined) throw new InputError('plan takes --model-dir DIR or --hf-config PATH|ID, not both');
+  if ((command === 'check' || (command === 'plan' && v['hf-config'] === undefined)) && !v['model-dir']) throw new InputError(`${command} needs --model-dir DIR${command === 'plan' ? ' or --hf-config PATH|ID' : ''} (see ${COMMAND} ${command} --help)`);
   if (v['cpu-attn'] && v['npu-attn']) throw new InputError('--cpu-attn and --npu-attn exclude each other');
   if (command === 'report' && !v['run-dir']) throw new InputError(`report needs --run-dir DIR (see ${COMMAND} report --help)`);
   if (v.inject !== undefined && !v.emulate) throw new InputError('--inject needs --emulate (bugs are injected into the emulated NPU only)');
   if (v['twin-eps'] !== undefined && !v.emulate) throw new InputError('--twin-eps needs --emulate (it sets the emulated NPU\'s RMSNorm eps)');
   const modelDir = v['model-dir'] ?? null;
-  const runDir = command === 'report' ? v['run-dir']! : v.out ?? defaultRunDirName(basename(resolve(modelDir!)), now);
+  const runDir = command === 'report' ? v['run-dir']! : v.out ?? defaultRunDirName(basename(resolve(modelDir ?? 'hf-config')), now);
   return {
     mode: command === 'report' ? 'report' : 'full',
     modelDir,
@@ -242,6 +250,7 @@ export function planFrom(command: string, v: Values, now = new Date()): Plan {
     cpuAttn: v['cpu-attn'] ? true : v['npu-attn'] ? false : null,
     online: !!v.online,
     ...(command === 'plan' && v.sanity ? { sanity: true } : {}),
+    ...(command === 'plan' && v['hf-config'] !== undefined ? { hfConfig: v['hf-config'] } : {}),
     python: v.python ?? null,
     ...(v['probe-env'] !== undefined ? { probeEnvNames: parseProbeEnv(v['probe-env']) } : {}),
     runDir,

@@ -4,8 +4,9 @@ import { CONTRACT } from './contract.ts';
 
 /** The bugs `--inject` can put into the emulated NPU. */
 export const INJECTIONS: readonly string[] = CONTRACT.emulate.inject;
-/** How the CPU twins round (contract.json emulate.twin_precision): hardware (default) or fp32. */
-export const TWIN_PRECISIONS: readonly string[] = CONTRACT.emulate.twin_precision;
+/** How the CPU twins round (contract.json emulate.twin_precision): bf16 (default), hw (bf16 plus the BFP16
+ *  operand cast) or fp32; `hardware`, bf16's older name, is still taken (emulate.twin_precision_aliases). */
+export const TWIN_PRECISIONS: readonly string[] = [...CONTRACT.emulate.twin_precision, ...Object.keys(CONTRACT.emulate.twin_precision_aliases)];
 /** Which RMSNorm eps the emulated NPU's twins use (contract.json emulate.twin_eps): tree (default) or config. */
 export const TWIN_EPS: readonly string[] = CONTRACT.emulate.twin_eps;
 
@@ -28,6 +29,8 @@ export interface Plan {
   online?: boolean;
   /** `plan --sanity`: also run Step 2's padded-vs-original check on the CPU (the probe's Python needs torch). */
   sanity?: boolean;
+  /** `plan --hf-config`: an HF config.json path or a model id; the plan then needs no model dir. */
+  hfConfig?: string;
   python: string | null;
   runDir: string;
   /** Per-position threshold override; null uses T(head_dim). */
@@ -49,7 +52,7 @@ export interface Plan {
   emulate?: boolean;
   /** With `emulate`: one named bug in the emulated NPU (contract.json emulate.inject). */
   inject?: string | null;
-  /** How the CPU twins round (the emulated NPU's and the bisect's); null: hardware, as the registry's kernels. */
+  /** How the CPU twins round (the emulated NPU's and the bisect's); null: bf16, the registry's kernels' roundings. */
   twinPrecision?: string | null;
   /** With `emulate`: the twins' RMSNorm eps, the ELFs' own (tree) or the checkpoint's (config); null: tree. */
   twinEps?: string | null;

@@ -4,7 +4,7 @@ import { mkdtempSync, mkdirSync, writeFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { hintFor, NAN_HINT, TAIL_HINT } from '../src/seed/hints.ts';
-import { judgeBisect, situationOf } from '../src/bisect/judge.ts';
+import { judgeBisect, ranBy, situationOf } from '../src/bisect/judge.ts';
 import { readBisectJson } from '../src/rundir/bisect-spec.ts';
 import { fakeMetrics } from './helpers/report.ts';
 import { fixture, npyOf, refValues } from './helpers/rundir.ts';
@@ -162,6 +162,11 @@ test('a bisect is trusted only when its unswapped re-run gives back the judged f
   assert.is(v.rerun!.python, '/opt/wrapped/python');
   assert.match(v.void!, /the bisect is void: block 0 re-run unswapped under \/opt\/wrapped\/python did not give back the judged ffn_out \(relative L2 /);
   assert.is(v.reason, v.void);
+  // as the check ran it (issue 29.5): the VOID line names the command the user gave, a wrapper, too
+  const byUser = ranBy(v, '/home/u/bin/npu-python');
+  assert.match(byUser.void!, /re-run unswapped under \/home\/u\/bin\/npu-python \(\/opt\/wrapped\/python\) did not give back/);
+  assert.is(byUser.reason, byUser.void);
+  assert.is(ranBy(ok, '/home/u/bin/npu-python').void, null);
   assert.equal([v.offender, v.launchOffender, v.launchCrossing], [null, null, null]);
   assert.ok(v.launches!.length, 'the tables stay, as information');
   // a difference within the stated tolerance reproduces (not bit for bit)

@@ -1,5 +1,6 @@
 // End to end: the CLI on a private copy of examples/air-mini, through the real probe and numpy.
 import { test } from 'uvu';
+import { test as skippable } from './helpers/skip.ts';
 import * as assert from 'uvu/assert';
 import { readFileSync, existsSync, mkdtempSync, cpSync, writeFileSync, readdirSync, statSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -9,7 +10,7 @@ import { main } from '../src/cli.ts';
 import { fromJson } from '../src/report/json.ts';
 import type { Report } from '../src/record/report.ts';
 import { copyAirMini } from './helpers/airmini.ts';
-import { runPython } from './helpers/python.ts';
+import { missingNumpy, runPython } from './helpers/python.ts';
 import { npyBytes, npyHeader, f32Bytes } from './helpers/bytes.ts';
 
 const tree = copyAirMini();
@@ -366,6 +367,20 @@ test('report re-judges a run dir without Python and agrees with check', async ()
   assert.is(rep.metrics!.wholeCosine, r.report!.metrics!.wholeCosine);
   assert.ok(rep.integration!.workarounds.some((w) => w.id === 'qkv_bias'));
   assert.ok(statSync(join(r.runDir, 'report.json')).size > 0);
+});
+
+// Issue 29.6: plan from an HF config.json alone, no model dir.
+skippable.unless(missingNumpy())('plan --hf-config: Steps 1 and 2 from a config.json; with --model-dir too is exit 2', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'nbg-hfcfg-'));
+  const cfg = join(dir, 'config.json');
+  writeFileSync(cfg, JSON.stringify({ model_type: 'qwen3', hidden_size: 1024, intermediate_size: 3072, num_attention_heads: 16, num_key_value_heads: 8, head_dim: 128 }));
+  const r = await cli(['plan', '--hf-config', cfg]);
+  assert.is(r.code, 0, r.err);
+  assert.match(r.out, 'Step 1: kernel-first: the kernel sequence differs from llama\'s (Q/K Norm)');
+  assert.match(r.out, 'Step 2 triggers: none');
+  const both = await cli(['plan', '--hf-config', cfg, '--model-dir', dir]);
+  assert.is(both.code, 2);
+  assert.match(both.err, 'plan takes --model-dir DIR or --hf-config PATH|ID, not both');
 });
 
 test.run();

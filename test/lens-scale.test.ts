@@ -4,7 +4,8 @@
 // under the threshold. Judged here from fixtures; test/lens.test.ts runs the real tree end to end.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { budgetFrom, lensBudgetWarning, lensOf, lensScaleWarning, scaleCause } from '../src/lens/judge.ts';
+import { budgetFrom, lensBudgetWarning, lensBudgetWarnings, lensOf, lensScaleWarning, lensScaleWarnings, scaleCause } from '../src/lens/judge.ts';
+import { wantsBisect, type Measured } from '../src/judge/measure.ts';
 import { renderTerminal } from '../src/report/terminal.ts';
 import { renderMarkdown } from '../src/report/markdown.ts';
 import { ERROR_BUDGET_WARN, ERROR_MEASURE, LENS_SCALE_WARN } from '../src/seed/thresholds.ts';
@@ -125,6 +126,72 @@ test('report judges the FP32 side a run dir declares: the budget per boundary, f
   const bad = await cli(['report', '--run-dir', mk([2, 16]).runDir, '--no-docs']);
   assert.is(bad.code, 2);
   assert.match(bad.err, /boundaries\.entries\[0\]\.fp32\.shape is \[2, 16\] but its ref side is \[5, 16\]/);
+});
+
+// Issue 29.3: one warning does not hide the next. On Qwen the tree's own RMSNorm eps (1e-5 against the
+// config's 1e-6) puts attn_norm at 0.9888 in every clean run, carried through the GEMMs and attention;
+// an ignored FFN-norm weight then puts ffn_norm at 0.981 (the issue's figures): a second onset, its own
+// warning, and a bisect. A single onset (the eps alone) warns and asks for no bisect.
+const noGateFails = [] as unknown as Measured['gates'];
+const qwenEps = { attn_norm: 0.9888, q: 0.9888, k: 0.9888, v: 0.9888, q_roped: 0.9888, k_roped: 0.9888, attn_out: 0.9888, o_proj: 0.9888 };
+
+test('a later scale jump not carried from an earlier one gets its own warning and asks for the bisect', () => {
+  const lens = lensOf(B, fakeLens({ ratio: { ...qwenEps, ffn_norm: 0.981, gate: 0.981, up: 0.981 } }).rows, 0.99, true);
+  assert.equal(lens.scales!.map((x) => x.name), ['attn_norm', 'ffn_norm']);
+  const ws = lensScaleWarnings(lens);
+  assert.is(ws.length, 2);
+  assert.match(ws[0].message, 'boundary attn_norm (RMSNorm) is off in scale: norm ratio |npu|/|ref| 0.9888');
+  assert.match(ws[1].message, 'boundary ffn_norm (RMSNorm) is off in scale: norm ratio |npu|/|ref| 0.9810');
+  assert.match(ws[1].message, 'not the 0.9888 carried from attn_norm: a second onset');
+  assert.match(ws[1].message, "likely the RMSNorm's eps or weight");
+  assert.is(wantsBisect({ gates: noGateFails, lens }), 'lens');
+  // The eps alone: one onset, carried to o_proj, one warning, no bisect.
+  const clean = lensOf(B, fakeLens({ ratio: qwenEps }).rows, 0.99, true);
+  assert.equal(clean.scales!.map((x) => x.name), ['attn_norm']);
+  assert.is(lensScaleWarnings(clean).length, 1);
+  assert.is(wantsBisect({ gates: noGateFails, lens: clean }), null);
+});
+
+test('a later error-budget jump gets its own warning: back within the bar in between, or over bar x the one before', () => {
+  const ratios: Record<string, number> = { attn_norm: 14, q: 14, k: 13, v: 14, q_roped: 14, k_roped: 14, attn_out: 12, o_proj: 12, res1: 1.2, ffn_norm: 22, gate: 20, up: 20 };
+  const rows = fakeLens().rows.map((x) => ({ ...x, budget: budgetFrom((ratios[x.name] ?? 1) * 4e-3, 4e-3) }));
+  const lens = lensOf(B, rows, 0.99, true);
+  assert.equal(lens.budgetOnsets, ['attn_norm', 'ffn_norm']);
+  const ws = lensBudgetWarnings(lens);
+  assert.equal(ws.map((w) => w.message.match(/boundary (\w+)/)![1]), ['attn_norm', 'ffn_norm']);
+  assert.match(ws[1].message, 'a second onset');
+  assert.is(wantsBisect({ gates: noGateFails, lens }), 'lens');
+  // over the bar all the way, but ffn_out 100x jumps past 3 x down's 20x: a second onset too
+  const jump = fakeLens().rows.map((x) => ({ ...x, budget: budgetFrom((x.order >= 1 ? (x.name === 'ffn_out' ? 100 : 20) : 1) * 4e-3, 4e-3) }));
+  assert.equal(lensOf(B, jump, 0.99, true).budgetOnsets, ['attn_norm', 'ffn_out']);
+});
+
+test('no cause is guessed for a scale or budget warning downstream of a boundary under the threshold', () => {
+  const rows = fakeLens({ cos: { q_roped: [0.9, 0.8] }, ratio: { attn_out: 1.3, o_proj: 1.3 } }).rows
+    .map((x) => ({ ...x, budget: budgetFrom(x.name === 'attn_out' ? 0.05 : 4e-3, 3.5e-3) }));
+  const lens = lensOf(B, rows, 0.99, false);
+  assert.is(lens.firstBelow!.name, 'q_roped');
+  const [w] = lensScaleWarnings(lens);
+  assert.match(w.message, 'boundary attn_out (FlashAttention) is off in scale');
+  assert.match(w.message, 'downstream of q_roped, which is under the threshold: no cause is guessed past it');
+  assert.not.match(w.message, '1/sqrt(head_dim)');
+  assert.not.match(w.message, 'likely');
+  const [b] = lensBudgetWarnings(lens);
+  assert.match(b.message, 'downstream of q_roped');
+  assert.not.match(b.message, 'likely');
+});
+
+test('a drift that begins at attn_out and crosses nothing is the FA kernel\'s bf16 softmax, not a missing mask', () => {
+  // a clean model with large attention logits: attn_out under the clean bar (0.999), above the threshold 0.99
+  const drift = lensOf(B, fakeLens({ cos: { attn_out: [0.9985, 0.996] } }).rows, 0.99, true);
+  assert.is(drift.firstBelow, null);
+  assert.is(drift.onset!.name, 'attn_out');
+  assert.match(drift.onset!.hint!.cause, "the FlashAttention kernel's own bf16 softmax");
+  assert.not.match(drift.onset!.hint!.cause, /^causal masking missing/);
+  // under the threshold it is the seed's hint again
+  const bug = lensOf(B, fakeLens({ cos: { attn_out: [0.95, 0.6] } }).rows, 0.99, true);
+  assert.is(bug.onset!.name, 'attn_out');
+  assert.match(bug.onset!.hint!.cause, /^causal masking missing/);
 });
 
 test.run();

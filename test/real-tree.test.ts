@@ -3,7 +3,7 @@
 // restore on the real compile inputs. test/python/test_probe_plan.py asserts every model's plan.
 import { test } from './helpers/skip.ts';
 import * as assert from 'uvu/assert';
-import { appendFileSync, chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
@@ -213,6 +213,45 @@ test.unless(noTree ?? noBwrap)('the HF cache under /tmp or a custom HF_HOME: pla
   } finally {
     delete process.env.HF_HOME;
     if (saved !== undefined) process.env.HF_HUB_CACHE = saved;
+  }
+});
+
+// Issue 29.4: a hub moved to a bigger disk and left behind as a symlink (HF_HUB_CACHE itself, or
+// HF_HOME/hub): the sandbox binds the real path, and the probe inside must be pointed there too, so
+// plan run directly and plan run inside the sandbox agree on the snapshot.
+test.unless(noTree ?? noBwrap)('a symlinked HF hub (HF_HUB_CACHE or HF_HOME/hub): plan and the sandboxed probe agree on the snapshot', async () => {
+  const hfId = 'meta-llama/Llama-3.2-1B-Instruct';
+  const disk = mkdtempSync(join(tmpdir(), 'nbg-hub-disk-'));
+  const repo = join(disk, 'hub', `models--${hfId.replace('/', '--')}`);
+  mkdirSync(join(repo, 'refs'), { recursive: true });
+  writeFileSync(join(repo, 'refs/main'), 'abc123\n');
+  mkdirSync(join(repo, 'snapshots/abc123'), { recursive: true });
+  for (const f of ['config.json', 'tokenizer.json']) writeFileSync(join(repo, 'snapshots/abc123', f), '{}');
+  const links = mkdtempSync(join(tmpdir(), 'nbg-hub-link-'));
+  symlinkSync(join(disk, 'hub'), join(links, 'hub'));
+  const plan = async (env: Record<string, string>, sandboxed: boolean) => {
+    const saved = { ...process.env };
+    for (const k of ['HF_HUB_CACHE', 'HUGGINGFACE_HUB_CACHE', 'HF_HOME']) delete process.env[k];
+    Object.assign(process.env, env);
+    try {
+      const model = t!.model('llama32_1b');
+      const iso = sandboxed ? chooseIsolation({ mode: 'namespace', untrusted: true, allowUnisolated: false }) : undefined;
+      const r = await runProbe(findNumpyPython(), {
+        subcommand: 'plan', args: ['--model-dir', model, '--json'], runDir: null, timeoutSec: 300,
+        isolation: iso, writable: [model], readable: [t!.root],
+      }, { onLine: () => undefined });
+      return (JSON.parse(r.stdout).preflight as { id: string; status: string; message: string }[]).find((f) => f.id === 'hf-cache')!;
+    } finally {
+      for (const k of Object.keys(process.env)) if (!(k in saved)) delete process.env[k];
+      Object.assign(process.env, saved);
+    }
+  };
+  const envs: Record<string, string>[] = [{ HF_HUB_CACHE: join(links, 'hub') }, { HF_HOME: links }];
+  for (const env of envs) {
+    const direct = await plan(env, false);
+    assert.is(direct.status, 'ok', direct.message);
+    const boxed = await plan(env, true);
+    assert.is(boxed.status, 'ok', `${JSON.stringify(env)}: the sandbox does not see the hub: ${boxed.message}`);
   }
 });
 

@@ -151,7 +151,18 @@ export function rerunOf(rerun: TensorSource, judged: TensorSource, realLen: numb
 /** Why a bisect whose re-run did not reproduce is void (one line). */
 export function voidWhy(r: Rerun): string {
   const by = Number.isFinite(r.relL2) ? `relative L2 ${r.relL2.toPrecision(3)}, tolerance ${r.tolerance}` : 'a different shape or non-finite values';
-  return `the bisect is void: block 0 re-run unswapped under ${r.python || 'its interpreter'} did not give back the judged ffn_out (${by}); it ran another block than the one judged (another interpreter or environment, a changed tree or checkpoint, or a nondeterministic NPU), so nothing it names can be trusted`;
+  const who = r.command && r.command !== r.python ? `${r.command}${r.python ? ` (${r.python})` : ''}` : r.python || 'its interpreter';
+  return `the bisect is void: block 0 re-run unswapped under ${who} did not give back the judged ffn_out (${by}); it ran another block than the one judged (another interpreter or environment, a changed tree or checkpoint, or a nondeterministic NPU), so nothing it names can be trusted`;
+}
+
+/** The bisect as the check ran it: its re-run named by the command the user gave (`--python`, a wrapper
+ * maybe), not only by the interpreter's sys.executable, in the void line too. */
+export function ranBy(b: BisectReport, command: string): BisectReport {
+  if (!b.rerun || !command) return b;
+  const rerun = { ...b.rerun, command };
+  if (!b.void) return { ...b, rerun };
+  const why = voidWhy(rerun);
+  return { ...b, rerun, void: why, reason: why };
 }
 
 /**

@@ -18,6 +18,7 @@ import { plain } from '../text/escape.ts';
 import type { DocsResult, IsolationRow, Report } from '../record/report.ts';
 import { measure, wantsBisect, withBisect, type Measured } from '../judge/measure.ts';
 import { verdict, errorVerdict, type VerdictContext } from '../judge/verdict.ts';
+import { ranBy } from '../bisect/judge.ts';
 import { modelDirAt } from './model-dir.ts';
 import { removeStaleReports } from './rundir.ts';
 import { probe, bisectStep, refCacheRoot, type Probed } from './probe.ts';
@@ -112,7 +113,9 @@ function storeCaches(plan: Plan, probed: Probed, p: ProbeJson, now: Date, log: L
 async function bisected(plan: Plan, probed: Probed | null, m: Measured, log: Log): Promise<{ m: Measured; failed: string | null }> {
   if (!probed || plan.bisect === false || !wantsBisect(m)) return { m, failed: null };
   const failed = await bisectStep(plan, probed, m.runDir, log);
-  return failed ? { m, failed } : { m: await withBisect(m, log), failed: null };
+  if (failed) return { m, failed };
+  const withB = await withBisect(m, log);
+  return { m: withB.bisect ? { ...withB, bisect: ranBy(withB.bisect, probed.python.command) } : withB, failed: null };
 }
 
 /**

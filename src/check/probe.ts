@@ -281,6 +281,7 @@ export async function probe(plan: Plan, log: Log, host: IsolationHost = realHost
 
 /** `npu-block-gate plan`: the probe's static plan (Steps 1-2, preflight), as text or JSON. */
 export async function planModel(plan: Plan, json: boolean, log?: Log): Promise<string> {
+  if (plan.hfConfig !== undefined) return planHfConfig(plan, plan.hfConfig, json, log);
   if (!plan.modelDir) throw new InputError('plan needs --model-dir DIR');
   const model = modelDirAt(plan.modelDir);
   // No sandbox here: nothing of the tree or the model dir (a pull request's) is run, imported or loaded (issue 25).
@@ -290,6 +291,17 @@ export async function planModel(plan: Plan, json: boolean, log?: Log): Promise<s
     runDir: null, timeoutSec: plan.timeoutSec, extraEnv: { ...outsideEnv(process.env, outside), ...plan.probeEnv }, envAllow: { names: plan.probeEnvNames ?? [] },
   }, { onLine: () => undefined, onSkip: (c, why) => log?.step(`python: passed over ${c.command}${c.why ? ` (${c.why})` : ''}: ${why}`) });
   log?.step(`python: ${r.python.command} (from ${r.python.why ?? r.python.source})`);
+  return r.stdout;
+}
+
+/** `npu-block-gate plan --hf-config`: Steps 1 and 2 from a config.json alone (a path, or a model id in the
+ * local HF cache); no model dir, no tree. */
+async function planHfConfig(plan: Plan, source: string, json: boolean, log?: Log): Promise<string> {
+  const arg = existsSync(source) ? resolve(source) : source;
+  const r = await runProbe(pythonCandidates(plan.python, process.env, {}), {
+    subcommand: 'plan', args: ['--hf-config', arg, ...(json ? ['--json'] : [])],
+    runDir: null, timeoutSec: plan.timeoutSec, extraEnv: plan.probeEnv, envAllow: { names: plan.probeEnvNames ?? [] },
+  }, { onLine: () => undefined, onSkip: (c, why) => log?.step(`python: passed over ${c.command}${c.why ? ` (${c.why})` : ''}: ${why}`) });
   return r.stdout;
 }
 

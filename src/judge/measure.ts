@@ -12,7 +12,7 @@ import { perPositionThreshold, WHOLE_COSINE_MIN } from '../seed/thresholds.ts';
 import { metricGates } from '../gates/evaluate.ts';
 import { referenceFault } from '../gates/reference.ts';
 import { judgeLayers } from '../layers/judge.ts';
-import { compareBoundaries, lensOf } from '../lens/judge.ts';
+import { compareBoundaries, laterOnset, lensOf } from '../lens/judge.ts';
 import { judgeBisect } from '../bisect/judge.ts';
 import type { GateResult, Thresholds } from '../record/report.ts';
 import type { LayerRow } from '../record/layers.ts';
@@ -44,12 +44,14 @@ export function blockFails(m: Pick<Measured, 'gates'>): boolean {
 }
 
 /**
- * Why a bisect applies, or null: a failed gate, or a lens boundary under the threshold while
- * ffn_out passes (a bug the gate may be hiding: the launch-level table then names the launch).
+ * Why a bisect applies, or null: a failed gate; or, while ffn_out passes, a lens boundary under the
+ * threshold (a bug the gate may be hiding: the launch-level table then names the launch), or a second
+ * onset: a later boundary whose scale or error budget jumps on its own, which the first onset cannot
+ * explain (laterOnset). A single scale or budget warning does not ask for one (README "Lens").
  */
 export function wantsBisect(m: Pick<Measured, 'gates' | 'lens'>): 'gate' | 'lens' | null {
   if (blockFails(m)) return 'gate';
-  return m.lens?.firstBelow ? 'lens' : null;
+  return m.lens && (m.lens.firstBelow || laterOnset(m.lens)) ? 'lens' : null;
 }
 
 async function measureBlock(runDir: string, p: ProbeJson, th: Thresholds, log: Log): Promise<Metrics> {

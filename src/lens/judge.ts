@@ -8,8 +8,8 @@ import { compare, comparisonOf, lowestCosine } from '../metrics/index.ts';
 import type { Boundaries } from '../rundir/schema.ts';
 import type { Metrics } from '../metrics/types.ts';
 import type { Warning } from '../record/report.ts';
-import type { ErrorBudget, LensNamed, LensReport, LensRow, Profile } from '../record/lens.ts';
-import { hintForStep } from '../seed/hints.ts';
+import type { ErrorBudget, LensNamed, LensReport, LensRow, LensScale, Profile } from '../record/lens.ts';
+import { FA_DRIFT_HINT, hintForStep } from '../seed/hints.ts';
 import { cleanBar, ERROR_BUDGET_WARN, ERROR_MEASURE, formatThreshold, LENS_SCALE_WARN, wellBelow } from '../seed/thresholds.ts';
 import { fmtBudget, fmtCos, fmtRatio, fmtSci } from '../text/format.ts';
 import { isId } from '../text/escape.ts';
@@ -49,6 +49,13 @@ function named(r: LensRow): LensNamed {
     name: r.name, order: r.order, step: r.step, launch: r.launch, producedBy: r.producedBy,
     wholeCosine: r.wholeCosine, perPositionMin: r.perPositionMin, hint: hintForStep(r.step, r.name, r.producedBy ?? r.launch ?? ''),
   };
+}
+
+/** Where a drift begins, named; at FlashAttention a drift that crosses nothing gets FA_DRIFT_HINT (the
+ * kernel's bf16 softmax), not the causal-mask hint a boundary under the threshold gets. */
+function onsetOf(r: LensRow): LensNamed {
+  const n = named(r);
+  return !r.below && n.hint?.boundary === 'FlashAttention' ? { ...n, hint: FA_DRIFT_HINT } : n;
 }
 
 /** The row of a boundary whose reference is broken: an error, not a comparison. */
@@ -124,30 +131,95 @@ async function budgetOf(runDir: string, e: Boundaries['entries'][number], i: num
 export function lensOf(b: Boundaries, rows: LensRow[], threshold: number, ffnOutPasses: boolean): LensReport {
   const first = rows.find((r) => r.below);
   const onset = rows.find((r) => r.drifts);
-  const off = rows.find((r) => r.scaleOff);
+  const offs = scaleOnsetRows(rows);
+  const off = offs[0];
+  const scaled = (r: LensRow): LensScale => ({ ...named(r), normRatio: r.normRatio, bar: LENS_SCALE_WARN, cause: scaleCause(r) });
   return {
     threshold, wellBelow: wellBelow(threshold), cleanBar: cleanBar(threshold),
     emulated: b.emulated, source: b.source, table: b.table, reference: b.reference,
     rows, unpaired: b.unpaired,
-    firstBelow: first ? named(first) : null, onset: onset ? named(onset) : null, hiding: hidingOf(rows, threshold, ffnOutPasses),
-    scale: off ? { ...named(off), normRatio: off.normRatio, bar: LENS_SCALE_WARN, cause: scaleCause(off) } : null,
+    firstBelow: first ? named(first) : null, onset: onset ? onsetOf(onset) : null, hiding: hidingOf(rows, threshold, ffnOutPasses),
+    scale: off ? scaled(off) : null,
+    scales: offs.map(scaled),
     budget: rows.some((r) => r.budget) ? { bar: ERROR_BUDGET_WARN, measure: ERROR_MEASURE } : null,
+    budgetOnsets: budgetOnsetRows(rows).map((r) => r.name),
   };
+}
+
+/**
+ * The boundaries where a scale drift starts on its own, in block order: the first off in scale, and
+ * each later one whose norm ratio is not the one carried from the boundary before it (that one within
+ * the bar, or the ratios more than LENS_SCALE_WARN apart). A drift an earlier boundary started is
+ * carried unchanged through the GEMMs and attention it feeds; a second cause (an ignored FFN-norm
+ * weight after the attention norm's eps) changes the ratio again.
+ */
+export function scaleOnsetRows(rows: readonly LensRow[]): LensRow[] {
+  const out: LensRow[] = [];
+  let prev: LensRow | null = null;
+  for (const r of rows) {
+    if (r.error) continue;
+    const carried = prev !== null && prev.scaleOff && Math.abs(r.normRatio / prev.normRatio - 1) <= LENS_SCALE_WARN;
+    if (r.scaleOff && !carried) out.push(r);
+    prev = r;
+  }
+  return out;
+}
+
+/**
+ * The boundaries where the error budget goes over its bar on its own, in block order: the boundary
+ * before (with a budget) was within the bar, or this one's ratio is over bar x that one's.
+ */
+export function budgetOnsetRows(rows: readonly LensRow[], bar = ERROR_BUDGET_WARN): LensRow[] {
+  const out: LensRow[] = [];
+  let prev: LensRow | null = null;
+  for (const r of rows) {
+    if (r.error || !r.budget) continue;
+    const carried = prev !== null && prev.budget!.over && !(r.budget.ratio > bar * prev.budget!.ratio);
+    if (r.budget.over && !carried) out.push(r);
+    prev = r;
+  }
+  return out;
+}
+
+/**
+ * An onset the first one cannot explain: a later boundary whose scale or error budget jumps on its own
+ * (scaleOnsetRows, budgetOnsetRows). It gets its own warning and, like a boundary under the threshold,
+ * asks for the bisect; a single onset (the tree's own RMSNorm eps on Qwen, say) only warns.
+ */
+export function laterOnset(lens: LensReport): string | null {
+  const scales = lens.scales ?? (lens.scale ? [lens.scale] : []);
+  if (scales.length > 1) return scales[1].name;
+  const budgets = lens.budgetOnsets ?? [];
+  return budgets.length > 1 ? budgets[1] : null;
 }
 
 /** The warning for the first boundary (block order) over the error budget's bar, naming ffn_out too when it is. */
 export function lensBudgetWarning(lens: LensReport): Warning | null {
+  return lensBudgetWarnings(lens)[0] ?? null;
+}
+
+/** One warning per boundary where the error budget goes over its bar on its own (budgetOnsetRows). */
+export function lensBudgetWarnings(lens: LensReport): Warning[] {
   const over = lens.rows.filter((r) => r.budget?.over);
-  if (!over.length || !lens.budget) return null;
-  const r = over[0];
-  const b = r.budget!;
-  const label = `${isId(r.name) ? r.name : '(unnamed boundary)'}${r.step ? ` (${r.step})` : ''}`;
-  const h = hintForStep(r.step, r.name, r.producedBy ?? r.launch ?? '');
-  const also = over.some((x) => x.name === 'ffn_out') && r.name !== 'ffn_out' ? '; ffn_out is over the bar too' : '';
-  return {
-    id: 'error_budget',
-    message: `the error budget against FP32: boundary ${label} has ${fmtBudget(b.ratio)} the error bf16 itself has (${lens.budget.measure}: NPU ${fmtSci(b.npu)}, HF bf16 ${fmtSci(b.bf16)}; bar ${lens.budget.bar}x): the NPU adds error of its own here${also}${h ? `; likely ${h.cause}` : ''}`,
-  };
+  if (!over.length || !lens.budget) return [];
+  const onsets = lens.budgetOnsets ? lens.rows.filter((r) => lens.budgetOnsets!.includes(r.name)) : [over[0]];
+  return onsets.map((r, i) => {
+    const b = r.budget!;
+    const label = `${isId(r.name) ? r.name : '(unnamed boundary)'}${r.step ? ` (${r.step})` : ''}`;
+    const h = hintForStep(r.step, r.name, r.producedBy ?? r.launch ?? '');
+    const also = i === 0 && over.some((x) => x.name === 'ffn_out') && r.name !== 'ffn_out' ? '; ffn_out is over the bar too' : '';
+    const again = i > 0 ? ` (again, not carried from ${isId(onsets[i - 1].name) ? onsets[i - 1].name : 'an earlier boundary'}: a second onset)` : '';
+    const down = lens.firstBelow && r.order > lens.firstBelow.order ? downstream(lens.firstBelow) : null;
+    return {
+      id: 'error_budget',
+      message: `the error budget against FP32: boundary ${label}${again} has ${fmtBudget(b.ratio)} the error bf16 itself has (${lens.budget!.measure}: NPU ${fmtSci(b.npu)}, HF bf16 ${fmtSci(b.bf16)}; bar ${lens.budget!.bar}x): the NPU adds error of its own here${also}${down ?? (h ? `; likely ${h.cause}` : '')}`,
+    };
+  });
+}
+
+/** What a warning downstream of a boundary under the threshold says instead of guessing a cause. */
+function downstream(first: LensNamed): string {
+  return `; downstream of ${isId(first.name) ? first.name : 'a boundary'}, which is under the threshold: no cause is guessed past it`;
 }
 
 /**
@@ -168,14 +240,23 @@ export function scaleCause(r: Pick<LensRow, 'name' | 'step'>): string {
 
 /** The warning for a lens whose `scale` is set (null otherwise): names the boundary, its ratio and the likely cause. */
 export function lensScaleWarning(lens: LensReport): Warning | null {
-  const s = lens.scale;
-  if (!s) return null;
-  const pct = ((s.normRatio - 1) * 100).toFixed(2);
-  const label = `${isId(s.name) ? s.name : '(unnamed boundary)'}${s.step ? ` (${s.step})` : ''}`;
-  return {
-    id: 'lens_scale',
-    message: `the lens: boundary ${label} is off in scale: norm ratio |npu|/|ref| ${fmtRatio(s.normRatio)} (${s.normRatio > 1 ? '+' : ''}${pct}%, more than ${s.bar * 100}% from 1; cosine ${fmtCos(s.wholeCosine)} cannot see scale); likely ${s.cause}${s.hint ? `; the seed: ${s.hint.cause} (${s.hint.where})` : ''}`,
-  };
+  return lensScaleWarnings(lens)[0] ?? null;
+}
+
+/** One warning per boundary where a scale drift starts on its own (scaleOnsetRows), each with its ratio and likely cause. */
+export function lensScaleWarnings(lens: LensReport): Warning[] {
+  const all = lens.scales ?? (lens.scale ? [lens.scale] : []);
+  return all.map((s, i) => {
+    const pct = ((s.normRatio - 1) * 100).toFixed(2);
+    const label = `${isId(s.name) ? s.name : '(unnamed boundary)'}${s.step ? ` (${s.step})` : ''}`;
+    const again = i > 0 ? `, not the ${fmtRatio(all[i - 1].normRatio)} carried from ${isId(all[i - 1].name) ? all[i - 1].name : 'an earlier boundary'}: a second onset` : '';
+    const down = lens.firstBelow && s.order > lens.firstBelow.order ? downstream(lens.firstBelow) : null;
+    const cause = down ?? `; likely ${s.cause}${s.hint ? `; the seed: ${s.hint.cause} (${s.hint.where})` : ''}`;
+    return {
+      id: 'lens_scale',
+      message: `the lens: boundary ${label} is off in scale: norm ratio |npu|/|ref| ${fmtRatio(s.normRatio)} (${s.normRatio > 1 ? '+' : ''}${pct}%, more than ${s.bar * 100}% from 1${again}; cosine ${fmtCos(s.wholeCosine)} cannot see scale)${cause}`,
+    };
+  });
 }
 
 /** The first boundary well below the threshold while ffn_out passes the gates, or null. */

@@ -261,9 +261,10 @@ async function runOnce(c: PythonCandidate, a: ProbeArgs, h: ProbeHandlers): Prom
   const runner = { ...process.env };
   const allowed = probeEnv(runner, a.envAllow);
   const base = { ...allowed, PYTHONUNBUFFERED: '1', PYTHONDONTWRITEBYTECODE: '1' };
-  // Inside the sandbox the HF hub cache is where it is outside (bound back read-only), whatever HOME says.
+  // Inside the sandbox the HF hub cache is where it is outside (bound back read-only), whatever HOME says:
+  // by its real path, which is what the sandbox binds (a hub that is a symlink to another disk).
   const hub = iso && iso.mode !== 'none' ? hubCacheOf(runner, realHost.home) : null;
-  const env = { ...base, ...(hub && existsSync(hub) ? { HF_HUB_CACHE: hub } : {}), ...a.extraEnv };
+  const env = { ...base, ...(hub && existsSync(hub) ? { HF_HUB_CACHE: realpathSync(hub) } : {}), ...a.extraEnv };
   const plain = [c.command, probeDir(), a.subcommand, ...a.args];
   // The sandbox hides homes and has a private /tmp: the probe's own code and the interpreter (a venv
   // may sit in a checkout under /tmp, pyenv in a home) are bound back read-only.

@@ -69,6 +69,9 @@ export interface Rerun {
   reproduced: boolean;
   /** The interpreter the bisect ran under (its sys.executable). */
   python: string;
+  /** The command the check ran it with (the --python the user gave, a wrapper maybe); absent when
+   * judged from a run dir alone. */
+  command?: string;
 }
 
 export interface BisectReport {

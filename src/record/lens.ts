@@ -84,6 +84,12 @@ export interface LensReport {
   /** The first boundary (block order) whose norm ratio is off by more than LENS_SCALE_WARN, with its
    * likely cause; null when every boundary keeps its scale. Absent in older records. */
   scale?: LensScale | null;
+  /** Every boundary where a scale drift starts on its own (block order; the first is `scale`): a later
+   * one is off by more than LENS_SCALE_WARN from what the boundary before it carried. Absent in older records. */
+  scales?: LensScale[];
+  /** Every boundary where the error budget goes over its bar on its own (block order): the boundary
+   * before it was within the bar, or this one's ratio is over bar x the one before. Absent in older records. */
+  budgetOnsets?: string[];
 }
 
 /** A boundary whose scale is off: where a scale drift starts. */

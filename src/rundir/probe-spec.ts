@@ -38,7 +38,7 @@ export const TENSOR_SPEC = obj({
 
 /** How CPU twins computed (probe.json emulate.twins, bisect.json twins). */
 export const TWINS_SPEC = obj({
-  precision: oneOf(...(CONTRACT.emulate.twin_precision as [string, ...string[]])), rms_eps: num(0), qk_eps: num(0),
+  precision: oneOf(...([...CONTRACT.emulate.twin_precision, ...Object.keys(CONTRACT.emulate.twin_precision_aliases)] as [string, ...string[]])), rms_eps: num(0), qk_eps: num(0),
   eps_from: withDefault(line(40), () => 'tree'),
 }, { declare: false, rest: any() });
 

@@ -15,6 +15,10 @@ const HINTS: { match: RegExp; hint: Hint }[] = [
 ];
 
 export const NAN_HINT: Hint = { boundary: 'output buffer', cause: 'an uninitialised BO or a reused stale buffer', where: 'see the debug-bo-corruption skill' };
+/** A drift (under the clean bar, above the threshold) that begins at FlashAttention: the kernel's own bf16
+ * softmax drifts on large attention logits (FlashAttention_bf16.md:59-61, 91-95: scores, running max,
+ * probabilities and accumulator carried in bf16); a missing causal mask crosses the threshold instead. */
+export const FA_DRIFT_HINT: Hint = { boundary: 'FlashAttention', cause: "the FlashAttention kernel's own bf16 softmax (scores, running max, probabilities and accumulator carried in bf16 between 64-key chunks) on large attention logits, not a bug while nothing crosses the threshold; a missing causal mask or a wrong dk_chunks flag would", where: 'compare with an --emulate run (its twins round the same way) or with --cpu-attn' };
 export const TAIL_HINT: Hint = { boundary: 'last positions', cause: 'one bad run of positions (a causal-mask edge case or a stale tail)', where: 'print the per-position cosine and look for contiguous bad runs' };
 
 /** The seed's kernel-sequence steps (scripts/probe/elf_boundaries.json `step`), each as a name hintFor knows. */

@@ -502,6 +502,56 @@ class RealTreePlanTest(unittest.TestCase):
         self.assertEqual(self.plan("qwen25_3b_q4", seq_len=1024)["kernel_cache"]["dir"],
                          "programming_examples/llms/qwen25_3b_q4/_q4_cache_seq1024")
         self.assertTrue(self.plans["llama32_1b_q4nx"]["kernel_cache"]["dir"].endswith("_q4nx_cache_seq2048"))
+        # Issue 29.5: five q4nx dirs key their cache on which FlashAttention the run picks (`{_fa}`,
+        # `{_att}` in the f-string): said in words with both choices, never printed unexpanded.
+        for model, var, choices in (("llama32_3b_q4nx", "_fa", "tfa or hfa"), ("llama31_8b_q4nx", "_fa", "tfa or hfa"),
+                                    ("phi4_mini_q4nx", "_fa", "tfa or hfa"), ("qwen3_8b_q4nx", "_att", "cpu or fa"),
+                                    ("qwen25_7b_q4nx", "_att", "cpu or fa")):
+            kc = self.plans[model]["kernel_cache"]
+            self.assertNotIn("{", kc["dir"], model)
+            self.assertIn(f"<{var}", kc["dir"], model)
+            self.assertIn("chosen at run time", kc["dir"], model)
+            if choices:
+                self.assertIn(choices, kc["dir"], model)
+            self.assertRegex(kc["dir_source"], rf"{var} is set at run time \(programming_examples/llms/{model}/{model}_prefill.py:\d+\)")
+
+    def test_hf_config_alone_agrees_with_the_model_dir_plan(self):
+        # Issue 29.6: for each real model, a config.json written from the tree's own config (the
+        # plan's resolved LlamaConfig fields, and the per-layer facts of the model's code in HF's
+        # keys) gives the same Step 1 path, breaks and Step 2 triggers as plan --model-dir.
+        from npu_probe.plan.hfonly import plan_from_config  # noqa: PLC0415
+
+        agree, without_config = [], []
+        for model in self.models:
+            p = self.plans[model]
+            cfg = p.get("config") or {}
+            if not cfg.get("emb_dim"):
+                without_config.append(model)
+                continue
+            arch = p["step1"]["architecture"]
+            hf = {"model_type": "gemma3_text" if arch["norms"]["value"]["sandwich"] else "qwen3" if cfg.get("qk_norm")
+                  else "llama",
+                  "hidden_size": cfg["emb_dim"], "intermediate_size": cfg["hidden_dim"],
+                  "num_attention_heads": cfg["n_heads"], "num_key_value_heads": cfg["n_kv_heads"],
+                  "head_dim": cfg["head_dim"], "num_hidden_layers": cfg.get("n_layers") or 1,
+                  "attention_bias": bool(cfg.get("qkv_bias")),
+                  "hidden_act": "gelu_pytorch_tanh" if arch["activation"]["value"] == "GeGLU" else "silu"}
+            if arch["sliding_window"]["value"]:
+                hf.update(sliding_window=arch["sliding_window"]["value"], use_sliding_window=True)
+            if arch["rotary_dim"]["value"]:
+                hf["partial_rotary_factor"] = arch["rotary_dim"]["value"] / cfg["head_dim"]
+            path = os.path.join(self.tmp, f"{model}-config.json")
+            with open(path, "w", encoding="utf-8") as f:
+                json.dump(hf, f)
+            got = plan_from_config(path)
+            self.assertEqual(got["step1"]["path"], p["step1"]["path"], model)
+            self.assertEqual(sorted((b["rule"], b["op"]) for b in got["step1"]["breaks"]),
+                             sorted((b["rule"], b["op"]) for b in p["step1"]["breaks"]), model)
+            self.assertEqual([t["id"] for t in got["step2"]["triggers"]], [t["id"] for t in p["step2"]["triggers"]], model)
+            agree.append(model)
+        # every model the model-dir plan resolves a config for (smolvla's plan has none to write)
+        self.assertEqual(without_config, ["smolvla"])
+        self.assertEqual(len(agree), len(self.models) - 1)
 
     # -- a broken tree
 
@@ -649,3 +699,88 @@ class StaticReadingTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+NO_REGISTRY = missing_real_tree(os.path.join("programming_examples", "kernel_registry", "supported_kernels.md"))
+
+
+class HfConfigPlanTest(unittest.TestCase):
+    """`plan --hf-config PATH|ID` (issue 29.6): no model dir, only a config.json."""
+
+    QWEN25_05B = {"model_type": "qwen2", "hidden_size": 896, "intermediate_size": 4864, "num_attention_heads": 14,
+                  "num_key_value_heads": 2, "num_hidden_layers": 24, "rms_norm_eps": 1e-6, "rope_theta": 1000000.0,
+                  "tie_word_embeddings": True, "hidden_act": "silu", "vocab_size": 151936}
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="plan-hf-")
+        self.addCleanup(shutil.rmtree, self.tmp, True)
+
+    def write(self, cfg, name="config.json"):
+        path = os.path.join(self.tmp, name)
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(cfg, f)
+        return path
+
+    def test_a_model_id_in_the_local_hf_cache(self):
+        from test.python.support import run_probe  # noqa: PLC0415
+
+        repo = os.path.join(self.tmp, "hub", "models--Qwen--Qwen2.5-0.5B")
+        os.makedirs(os.path.join(repo, "refs"))
+        os.makedirs(os.path.join(repo, "snapshots", "abc"))
+        with open(os.path.join(repo, "refs", "main"), "w", encoding="utf-8") as f:
+            f.write("abc")
+        self.write(self.QWEN25_05B, os.path.join(repo, "snapshots", "abc", "config.json"))
+        r = run_probe("plan", "--hf-config", "Qwen/Qwen2.5-0.5B", "--json",
+                      env={"HF_HUB_CACHE": os.path.join(self.tmp, "hub"), "HOME": self.tmp})
+        self.assertEqual(r.returncode, 0, r.stderr)
+        plan = json.loads(r.stdout)
+        self.assertEqual(plan["step1"]["path"], "kernel-first")
+        self.assertEqual([t["id"] for t in plan["step2"]["triggers"]], ["non_1024_aligned", "qkv_bias"])
+        self.assertEqual(sorted(f["id"] for f in plan["step2"]["config_facts"]), ["gqa", "tied_embeddings"])
+        # the text form says the same, without a model dir
+        t = run_probe("plan", "--hf-config", "Qwen/Qwen2.5-0.5B", env={"HF_HUB_CACHE": os.path.join(self.tmp, "hub"),
+                                                                        "HOME": self.tmp})
+        self.assertEqual(t.returncode, 0, t.stderr)
+        self.assertIn("Step 1: kernel-first", t.stdout)
+        self.assertIn("Step 2 triggers: non_1024_aligned, qkv_bias", t.stdout)
+
+    def test_the_gqa_aware_padding_plan_is_the_seeds(self):
+        from npu_probe.plan.hfonly import plan_from_config  # noqa: PLC0415
+
+        pad = plan_from_config(self.write(self.QWEN25_05B))["step2"]["padding_plan"]
+        # the seed's Step 2: n_heads to the fewest heads with a 1024-aligned q_dim that n_kv_heads divides
+        # (14 -> 16 at head_dim 64), real Q head j of KV group k to slot k * g' + j (g 7 -> g' 8)
+        self.assertEqual(pad["n_heads"], [14, 16])
+        self.assertEqual(pad["q_dim"], [896, 1024])
+        self.assertEqual(pad["emb_dim"], [896, 1024])
+        self.assertEqual(pad["hidden_dim"], [4864, 5120])
+        want = [k * 8 + j for k in range(2) for j in range(7)]
+        self.assertEqual([s for g in pad["groups"] for s in g["slots"]], want)
+        self.assertEqual([g["phantom_slots"] for g in pad["groups"]], [[7], [15]])
+        self.assertEqual(pad["naive_end_misrouted"], 1)  # end-padding sends real head 7 to KV head 0
+        # llama32_1b's sizes need no padding
+        llama = dict(self.QWEN25_05B, model_type="llama", hidden_size=2048, intermediate_size=8192,
+                     num_attention_heads=32, num_key_value_heads=8)
+        self.assertIsNone(plan_from_config(self.write(llama))["step2"]["padding_plan"])
+
+    @unittest.skipIf(NO_REGISTRY, NO_REGISTRY)
+    def test_registry_rows_it_lacks_with_air_root(self):
+        from npu_probe.plan.hfonly import plan_from_config  # noqa: PLC0415
+
+        odd = dict(self.QWEN25_05B, hidden_size=1152, intermediate_size=6912, num_attention_heads=18)
+        miss = plan_from_config(self.write(odd), find_mlir_air())["coverage"]["missing"]
+        self.assertIn("Q GEMM", [m["kernel"] for m in miss])  # 2048x1152x1152 is in no registry table
+        known = plan_from_config(self.write(self.QWEN25_05B), find_mlir_air())["coverage"]["missing"]
+        self.assertNotIn("Q GEMM", [m["kernel"] for m in known])
+
+    def test_bad_input_is_one_line_and_exit_2(self):
+        from test.python.support import run_probe  # noqa: PLC0415
+
+        for args, say in ((["--hf-config", os.path.join(self.tmp, "none.json")], "none.json: no such file"),
+                          (["--hf-config", self.write({"hidden_size": 8})], "the config states no hidden_dim"),
+                          ([], "give --model-dir DIR or --hf-config PATH|ID")):
+            r = run_probe("plan", *args, env={"HF_HUB_CACHE": os.path.join(self.tmp, "hub"), "HOME": self.tmp})
+            self.assertEqual(r.returncode, 2, r.stderr)
+            self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+            self.assertIn(say, r.stderr)
+            self.assertNotIn("Traceback", r.stderr)

@@ -139,7 +139,7 @@ class NumericsTests(unittest.TestCase):
     def test_online_softmax_over_key_chunks(self):
         # 300 keys: four full 64-key chunks and a partial one; the first row sees only key 0.
         q, k, v = rng_arr(self.rng, 300, 64), rng_arr(self.rng, 300, 64), rng_arr(self.rng, 300, 64)
-        out = nm.softmax_attention(q, k, v)
+        out = nm.softmax_attention(q, k, v, True, nm.BF16)  # the chunking, with exact bf16 operands
         ref = nm.softmax_attention(q, k, v, True, nm.FP32)
         self.assertGreater(cos(out, ref), 0.9999)
         self.assertTrue(np.array_equal(tw.bf(out[0]), v[0]))
@@ -152,8 +152,8 @@ class NumericsTests(unittest.TestCase):
         fp = tw.run_twin("swiglu", vals, d, num=nm.Numerics(precision=nm.FP32))["out"]
         self.assertFalse(np.array_equal(hw, fp))
         self.assertTrue(np.array_equal(fp, nm.silu_mul(vals["gate"], vals["up"], nm.FP32)))
-        gemm = {"a": self.a[:8, :64], "w": self.b[:64, :32]}  # a GEMM rounds once either way
-        self.assertTrue(np.array_equal(tw.run_twin("gemm", gemm, d)["out"],
+        gemm = {"a": self.a[:8, :64], "w": self.b[:64, :32]}  # a GEMM rounds once at bf16 and fp32
+        self.assertTrue(np.array_equal(tw.run_twin("gemm", gemm, d, num=nm.Numerics(precision=nm.BF16))["out"],
                                        tw.run_twin("gemm", gemm, d, num=nm.Numerics(precision=nm.FP32))["out"]))
         x = {"x": self.a[:8, :64], "attn_norm_w": 1 + self.b[0, :64] * 0.1, "wq": self.b[:64, :64],
              "wk": self.b[64:128, :64], "wv": self.b[128:192, :64], "lut_q": np.ones(8 * 64, np.float32),
@@ -161,6 +161,121 @@ class NumericsTests(unittest.TestCase):
         tree_eps = tw.run_twin("rms_gemms_rope", x, d)["normed"]
         other_eps = tw.run_twin("rms_gemms_rope", x, d, num=nm.Numerics(rms_eps=1.0))["normed"]
         self.assertFalse(np.array_equal(tree_eps, other_eps))
+
+
+def registry_rel_l1(out, ref):
+    """The registry harness's mean_rel_L1 (FlashAttention_bf16.md:73): mean|o - ref| / mean|ref|."""
+    out, ref = np.asarray(out, np.float64), np.asarray(ref, np.float64)
+    return float(np.abs(out - ref).sum() / np.abs(ref).sum())
+
+
+class BlockFloatTests(unittest.TestCase):
+    """hw precision: the BFP16 operand cast the tree compiles into its GEMMs and FlashAttention
+    (external_kernels.py:175-184, :262-271), judged the way the kernel registry measured NPU2."""
+
+    # The registry's measured NPU2 figures (mean_rel_L1 against its harness's reference):
+    # GEMM_bf16_in_bf16_out.md:183 (512x512x512, high precision drain) and :179-182 (the 2048 rows): 9.3e-3;
+    # FlashAttention_bf16.md:152 (512x512, dk 64, 2/2 heads, non-causal): 4.4e-2; :149 (2048 causal): 3.9e-2.
+    GEMM_NPU2, FA_NPU2_512 = 9.3e-3, 4.4e-2
+
+    def test_bfp16_format_by_hand(self):
+        # A block of 8 shares the largest exponent (2^0 here); each value is a multiple of 2^(0-6)
+        # rounded to nearest even: 0.01 -> 1/64, 1 + 2^-7 -> 64.5 units -> 64 -> 1.0,
+        # 1 + 3*2^-7 -> 65.5 -> 66 -> 1.03125, -0.5 stays, 2^-8 -> 0.25 units -> 0.
+        block = np.array([1.0, 0.01, 1.0078125, 1.0234375, -0.5, 2.0 ** -8, 0.0, -1.0], np.float32)
+        want = np.array([1.0, 0.015625, 1.0, 1.03125, -0.5, 0.0, 0.0, -1.0], np.float32)
+        self.assertTrue(np.array_equal(nm.bfp16(block), want), nm.bfp16(block))
+        # a second block with a small exponent keeps its own precision: blocks do not share
+        two = np.concatenate([block, block * np.float32(2.0 ** -10)])
+        self.assertTrue(np.array_equal(nm.bfp16(two), np.concatenate([want, want * np.float32(2.0 ** -10)])))
+        # the blocks run along the axis asked for (the reduction): along axis 0, column j is one block
+        m = np.stack([block, np.full(8, 2.0 ** -8, np.float32)], axis=1)
+        self.assertTrue(np.array_equal(nm.bfp16(m, 0)[:, 0], want))
+        self.assertTrue(np.array_equal(nm.bfp16(m, 0)[:, 1], m[:, 1]))
+
+    def test_gemm_lands_on_the_registrys_npu2_figure(self):
+        # the harness: matrix_multiplication/bf16_in_bf16_out/run.py: randn / sqrt(K) in bf16, the
+        # reference the FP32 matmul cast to bf16
+        rng = np.random.default_rng(0)
+        m = k = n = 512
+        a = rng_arr(rng, m, k, scale=1 / np.sqrt(k))
+        w = rng_arr(rng, k, n, scale=1 / np.sqrt(k))
+        ref = tw.bf(np.matmul(a.astype(np.float64), w.astype(np.float64)).astype(np.float32))
+        hw = registry_rel_l1(tw.gemm(a, w, bfp=nm.Numerics(precision=nm.HW).bfp16), ref)
+        self.assertLess(abs(hw - self.GEMM_NPU2), 0.25 * self.GEMM_NPU2, f"twin GEMM {hw:.3e} vs NPU2 9.3e-3")
+        bf16 = registry_rel_l1(tw.gemm(a, w, bfp=nm.Numerics(precision=nm.BF16).bfp16), ref)
+        self.assertLess(bf16, 1e-6)  # exact bf16 operands: only the accumulation order differs
+
+    def fa_error(self, precision):
+        # the harness: flash_attention/kernel_fusion_based/attn_npu2.py: N(0,1) Q/K/V in bf16; the
+        # reference SDPA in FP32 cast to bf16
+        rng = np.random.default_rng(42)
+        num = den = 0.0
+        for _ in range(2):
+            q, k, v = (rng_arr(rng, 512, 64) for _ in range(3))
+            sc = q.astype(np.float64) @ k.T.astype(np.float64) / 8.0
+            pr = np.exp(sc - sc.max(-1, keepdims=True))
+            ref = tw.bf(((pr / pr.sum(-1, keepdims=True)) @ v).astype(np.float32))
+            out = tw.bf(nm.softmax_attention(q, k, v, False, precision))
+            num += float(np.abs(out.astype(np.float64) - ref).sum())
+            den += float(np.abs(ref.astype(np.float64)).sum())
+        return num / den
+
+    def test_fa_blockfloat_adds_error(self):
+        # BFP16 on both matmuls adds to bf16's softmax error, and stays under the NPU2 figure
+        hw, bf16 = self.fa_error(nm.HW), self.fa_error(nm.BF16)
+        self.assertGreater(hw, 2 * bf16, (hw, bf16))
+        self.assertLess(hw, self.FA_NPU2_512)
+
+    @unittest.expectedFailure
+    def test_fa_lands_on_the_registrys_npu2_figure(self):
+        # Not met: the twin gives about 1.6e-2 against 4.4e-2. The format and the kernel's roundings
+        # that attn_npu2.cc states are all in; what is left is the hardware exp2/inv precision, which
+        # no source in the tree states (see numerics.py). Kept so the gap stays visible.
+        hw = self.fa_error(nm.HW)
+        self.assertLess(abs(hw - self.FA_NPU2_512), 0.25 * self.FA_NPU2_512, f"twin FA {hw:.3e} vs NPU2 4.4e-2")
+
+    def test_direct_gemms_get_no_blockfloat(self):
+        # qwen25_0_5b's o_ffn_head: O is an external drain GEMM (BFP16); Gate/Up are direct-codegen
+        spec = probe_table.model_spec("qwen25_0_5b")["elfs"]["o_ffn_head"]
+        self.assertEqual(sorted(spec.get("direct", ())), ["gate", "up"])
+        rng = np.random.default_rng(3)
+        d = dict(probe_table.dims_of({"emb_dim": 64, "hidden_dim": 128, "n_heads": 1, "n_kv_heads": 1,
+                                      "head_dim": 64}), direct=tuple(spec["direct"]))
+        vals = {"attn": rng_arr(rng, 8, 64), "wo": rng_arr(rng, 64, 64, scale=0.1), "x": rng_arr(rng, 8, 64),
+                "ffn_norm_w": 1 + rng_arr(rng, 64, scale=0.1), "w_gate": rng_arr(rng, 64, 128, scale=0.1),
+                "w_up": rng_arr(rng, 64, 128, scale=0.1)}
+        hw = tw.run_twin("o_ffn_head", vals, d, num=nm.Numerics(precision=nm.HW))
+        bf16 = tw.run_twin("o_ffn_head", vals, d, num=nm.Numerics(precision=nm.BF16))
+        self.assertFalse(np.array_equal(hw["proj"], bf16["proj"]))
+        # same input to Gate/Up at both precisions, then the direct GEMMs must agree exactly
+        again = tw.run_twin("o_ffn_head", dict(vals, wo=np.zeros_like(vals["wo"])), d, num=nm.Numerics(precision=nm.HW))
+        flat = tw.run_twin("o_ffn_head", dict(vals, wo=np.zeros_like(vals["wo"])), d, num=nm.Numerics(precision=nm.BF16))
+        self.assertTrue(np.array_equal(again["gate"], flat["gate"]))
+        self.assertTrue(np.array_equal(again["up"], flat["up"]))
+        undirected = tw.run_twin("o_ffn_head", dict(vals, wo=np.zeros_like(vals["wo"])), dict(d, direct=()),
+                                 num=nm.Numerics(precision=nm.HW))
+        self.assertFalse(np.array_equal(undirected["gate"], flat["gate"]))
+
+    def test_old_hardware_name_reads_as_bf16(self):
+        self.assertEqual(nm.Numerics(precision="hardware").precision, nm.BF16)
+        self.assertFalse(nm.Numerics(precision="hardware").bfp16)
+        # bf16 stays the default until the budget carries the expected ratio (hw is one flag away)
+        self.assertEqual(nm.Numerics().precision, nm.BF16)
+        self.assertTrue(nm.Numerics(precision=nm.HW).bfp16)
+
+    @unittest.skipUnless(HAVE_TREE, NO_TREE)
+    def test_direct_entries_are_the_trees_low_precision_gemms(self):
+        # a model's prefill builds a GEMM with the registry's low-precision (direct-codegen) method
+        # exactly when the table marks some GEMM of it direct
+        low = re.compile(r'_gemm_spec\([^)]*"low"\)')
+        for model in BF16_MODELS:
+            src = ""
+            for f in BLOCK_FILES[model]:
+                with open(os.path.join(LLMS, f), encoding="utf-8") as fh:
+                    src += fh.read()
+            marked = any(e.get("direct") for e in probe_table.model_spec(model)["elfs"].values())
+            self.assertEqual(bool(low.search(src)), marked, model)
 
 
 class TwinMathTests(unittest.TestCase):
@@ -173,7 +288,7 @@ class TwinMathTests(unittest.TestCase):
                                                                              "llama32_1b_cpu_helpers.py"))
         seq, H, KV, hd = 40, 4, 2, 64
         q, k, v = rng_arr(self.rng, seq, H * hd), rng_arr(self.rng, seq, KV * hd), rng_arr(self.rng, seq, KV * hd)
-        ours = tw.attention(q, k, v, (H, KV, hd))
+        ours = tw.attention(q, k, v, (H, KV, hd), precision=nm.BF16)  # the math; BFP16 is BlockFloatTests
         theirs = helpers.attention_reference(q, k, v, H, KV)
         self.assertGreater(cos(ours, theirs), 0.99999)
         self.assertLess(np.max(np.abs(ours - tw.bf(theirs))), 0.02)

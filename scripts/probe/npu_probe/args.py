@@ -3,7 +3,7 @@
 import argparse
 import sys
 
-from npu_probe.core.contract import EXIT_BAD_INPUT, NPU_LOCK_TIMEOUT, TWIN_EPS, TWIN_PRECISIONS
+from npu_probe.core.contract import EXIT_BAD_INPUT, NPU_LOCK_TIMEOUT, TWIN_EPS, TWIN_PRECISION_ALIASES, TWIN_PRECISIONS
 
 COMMANDS = ("plan", "plans", "config", "block", "check", "bisect")
 
@@ -30,8 +30,8 @@ def build_parser():
     sub = p.add_subparsers(dest="command", metavar="{" + ",".join(COMMANDS) + "}", parser_class=_Parser)
     sub.required = True
 
-    def model_args(sp):
-        sp.add_argument("--model-dir", required=True, metavar="DIR",
+    def model_args(sp, required=True):
+        sp.add_argument("--model-dir", required=required, metavar="DIR",
                         help="the model dir, programming_examples/llms/<model> (or its name under --air-root)")
         sp.add_argument("--air-root", metavar="ROOT", help="the mlir-air repo root (default: found above --model-dir)")
         sp.add_argument("--prompt-style", default=None, metavar="STYLE",
@@ -79,7 +79,11 @@ def build_parser():
                         "run needs (Python version, packages, NPU, HF snapshot), the seed's Step 1 and Step 2 "
                         "answers, Phase 1 coverage, and whether Phase 2 can run here at all. Exit 0, or 2 with one "
                         "line saying why Phase 2 cannot run on this model.")
-    model_args(pl)
+    model_args(pl, required=False)
+    pl.add_argument("--hf-config", metavar="PATH|ID",
+                    help="instead of --model-dir: plan from an HF config.json alone (a file, or a model id in the local "
+                    "HF cache), before the model's code exists: the kernel sequence, Step 1 with its breaks, Step 2's "
+                    "triggers, the GQA-aware padding plan and (with --air-root) the kernel rows the registry lacks")
     pl.add_argument("--json", action="store_true", help="print the plan as JSON")
     pl.add_argument("--sanity", action="store_true",
                     help="also run Step 2's padded-vs-original sanity check on the CPU (needs torch and "
@@ -147,10 +151,11 @@ def build_parser():
 
 
 def twin_precision_arg(sp):
-    sp.add_argument("--twin-precision", choices=TWIN_PRECISIONS, default="hardware",
-                    help="how the CPU twins round: hardware (default: where the registry's kernels round, per "
-                    "kernel_registry/details/*) or fp32 (float32 inside a launch, bf16 at the ELF's buffers); an "
-                    "--emulate run's twins and the bisect's")
+    sp.add_argument("--twin-precision", choices=TWIN_PRECISIONS + tuple(TWIN_PRECISION_ALIASES), default="bf16",
+                    help="how the CPU twins round: bf16 (default: where the registry's kernels round, per "
+                    "kernel_registry/details/*, exact bf16 matmul operands; `hardware` is its older name), hw (bf16's "
+                    "roundings plus the BFP16 operand cast on the matmuls the tree compiles with bfp16=True) or fp32 "
+                    "(float32 inside a launch, bf16 at the ELF's buffers); an --emulate run's twins and the bisect's")
 
 
 def lock_args(sp):

@@ -19,6 +19,7 @@ from npu_probe.core.context import Started
 from npu_probe.core.contract import (
     BOUNDARIES_DIR,
     EVENT_PREFIX,
+    EXIT_BAD_INPUT,
     EXIT_INFRA,
     EXIT_NO_NUMPY,
     EXIT_OK,
@@ -95,6 +96,11 @@ def run_plan(opts):
     from npu_probe.plan.report import plan_exit_code, plan_lines  # noqa: PLC0415
 
     hub_offline(opts.online)
+    if (opts.hf_config is None) == (opts.model_dir is None):
+        sys.stderr.write("probe: error: plan: give --model-dir DIR or --hf-config PATH|ID (one of them)\n")
+        return EXIT_BAD_INPUT
+    if opts.hf_config is not None:
+        return run_plan_hf(opts)
     try:
         plan = make_plan(opts)
     except ProbeError as exc:
@@ -126,6 +132,20 @@ def run_plan(opts):
             for line in sanity_lines(sanity):
                 sys.stdout.write(line + "\n")
     return code  # plan judges nothing: a sanity FAIL is printed (and `ok` in --json), not an exit code
+
+
+def run_plan_hf(opts):
+    """`probe plan --hf-config`: Steps 1 and 2 from a config.json alone."""
+    from npu_probe.plan.hfonly import lines, plan_from_config  # noqa: PLC0415 - stdlib only
+
+    try:
+        plan = plan_from_config(opts.hf_config, opts.air_root)
+    except ProbeError as exc:
+        sys.stderr.write(f"probe: error: {exc.one_line()}\n")
+        return exc.exit_code
+    out = json.dumps(plan, indent=2) if opts.json else "\n".join(lines(plan))
+    sys.stdout.write(out + "\n")
+    return 0
 
 
 def run_plans(opts):

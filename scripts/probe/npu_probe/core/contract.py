@@ -89,6 +89,7 @@ def boundary_file(order, name, side):
 
 EMULATE_INJECTIONS = tuple(CONTRACT["emulate"]["inject"])
 TWIN_PRECISIONS = tuple(CONTRACT["emulate"]["twin_precision"])
+TWIN_PRECISION_ALIASES = dict(CONTRACT["emulate"]["twin_precision_aliases"])
 TWIN_EPS = tuple(CONTRACT["emulate"]["twin_eps"])
 
 INTEGRATION_PATHS = tuple(CONTRACT["integration_paths"])

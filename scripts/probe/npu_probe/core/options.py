@@ -11,6 +11,7 @@ class Options:
     command: str
     # the model (every command but bisect)
     model_dir: str = None
+    hf_config: str = None  # plan --hf-config
     air_root: str = None
     prompt: str = None
     prompt_style: str = None
@@ -33,7 +34,7 @@ class Options:
     ref_cache: str = None
     events: bool = False
     # how the CPU twins compute (the emulated NPU's, and the bisect's)
-    twin_precision: str = "hardware"
+    twin_precision: str = "bf16"
     twin_eps: str = "tree"
     # block / check / bisect
     npu_lock: str = None

@@ -71,7 +71,7 @@ class EmulatedNpu:
         hint = self.hint if self.hint is not None and self.hint[0] == name and len(self.hint[1]) == len(bos) else None
         layout = fa_layout(elf, hint[1] if hint else None) if elf["kind"] == "flash_attn" else "seq-first"
         specs = {a["arg"]: a for a in elf_args(elf, layout)}
-        dims = dict(self.dims)
+        dims = dict(self.dims, direct=tuple(elf.get("direct", ())))
         if hint:
             shapes, codes = hint[1], hint[2]
             dims["seq"] = _seq_from(specs, shapes, dims)

@@ -132,11 +132,13 @@ def rms_norm(x, w, eps, precision=numerics.HARDWARE):
     return numerics.rms_norm(x, w, eps, precision)
 
 
-def gemm(a, w, transposed=False):
+def gemm(a, w, transposed=False, bfp=False):
+    """One GEMM launch: FP32 accumulate, one bf16 cast; `bfp`: the operands through BFP16 first (an
+    external mm.o GEMM at precision hw, npu_probe.emulate.numerics)."""
     k, n = w.shape
     if transposed:  # the weight buffer read as (N, K), then transposed back to (K, N): wq.T when square
         w = w.reshape(n, k).T
-    return bf(np.matmul(a, w, dtype=np.float32))
+    return bf(numerics.matmul(a, w, bfp))
 
 
 def rope(x, lut, heads, interleaved=False, precision=numerics.HARDWARE):
@@ -192,10 +194,16 @@ def run_twin(kind, vals, dims, layout="seq-first", bug=None, num=numerics.DEFAUL
     in the role's stored shape}. `vals` maps input roles (and, for stale_tail,
     nothing else) to arrays of any dtype in their stored shape; `dims` holds
     n_heads, n_kv_heads, head_dim, q_dim, kv_dim, emb, hidden (dv_tile/dv_chunks
-    for head-first attention). `bug` (an Injected, emulated NPU only) changes one
+    for head-first attention; `direct`: the output roles of this ELF's direct-codegen GEMMs, which
+    get no BFP16). `bug` (an Injected, emulated NPU only) changes one
     stage of the kinds its INJECTIONS entry names. `num`: the precision and eps
     (npu_probe.emulate.numerics.Numerics)."""
     precision = num.precision
+    direct = tuple(dims.get("direct") or ())  # direct-codegen GEMMs: no external mm.o, no BFP16
+
+    def ext(role):
+        return num.bfp16 and role not in direct
+
     inject = bug.name if bug is not None and kind in INJECTIONS[bug.name][0] else None
     real_len, prev = (bug.real_len, bug.prev) if bug is not None else (None, None)
     v = {r: f32(a) for r, a in vals.items()}
@@ -205,9 +213,9 @@ def run_twin(kind, vals, dims, layout="seq-first", bug=None, num=numerics.DEFAUL
         x = v["x"].reshape(-1, v["attn_norm_w"].size)
         w = np.ones_like(v["attn_norm_w"]) if inject == "ignored_rmsnorm_weight" else v["attn_norm_w"]
         out["normed"] = n = rms_norm(x, w.reshape(-1), num.rms_eps, precision)
-        out["q"] = gemm(n, v["wq"], transposed=inject == "transposed_q_weight")
-        out["k"] = gemm(n, v["wk"])
-        out["v"] = gemm(n, v["wv"])
+        out["q"] = gemm(n, v["wq"], transposed=inject == "transposed_q_weight", bfp=ext("q"))
+        out["k"] = gemm(n, v["wk"], bfp=ext("k"))
+        out["v"] = gemm(n, v["wv"], bfp=ext("v"))
         q_in, k_in = out["q"], out["k"]
         if kind == "rms_qkv_bias_rope":
             qd, kvd = v["bq"].size, v["bk"].size
@@ -247,7 +255,7 @@ def run_twin(kind, vals, dims, layout="seq-first", bug=None, num=numerics.DEFAUL
         wo = v["wo"]
         attn = v["attn"].reshape(-1, wo.shape[0])
         emb = v["ffn_norm_w"].size
-        out["proj"] = proj = gemm(attn, wo)
+        out["proj"] = proj = gemm(attn, wo, bfp=ext("proj"))
         x = v["x"].reshape(-1, emb)
         out["res1"] = res1 = bf(x + proj[:, :emb])
         w2 = v["ffn_norm_w"].reshape(-1)
@@ -256,29 +264,29 @@ def run_twin(kind, vals, dims, layout="seq-first", bug=None, num=numerics.DEFAUL
         out["normed2"] = n2 = rms_norm(res1, w2, num.rms_eps, precision)
         if kind == "o_res_norm":
             return out
-        out["gate"] = g = gemm(n2, v["w_gate"])
-        out["up"] = u = gemm(n2, v["w_up"])
+        out["gate"] = g = gemm(n2, v["w_gate"], bfp=ext("gate"))
+        out["up"] = u = gemm(n2, v["w_up"], bfp=ext("up"))
         out["swiglu"] = sw = silu_mul(g, u, precision)
         if kind == "o_ffn_head":
             return out
-        out["down"] = d = gemm(sw, v["w_down"])
+        out["down"] = d = gemm(sw, v["w_down"], bfp=ext("down"))
         out["out"] = _tail(bf(res1 + d[:, :emb]).reshape(-1), inject, real_len, emb, prev)
         return out
     if kind == "down_add":
         wd = v["w_down"]
         sw = v["swiglu"].reshape(-1, wd.shape[0])
-        out["down"] = d = gemm(sw, wd)
+        out["down"] = d = gemm(sw, wd, bfp=ext("down"))
         res1 = v["res1"].reshape(d.shape[0], -1)
         emb = res1.shape[1]
         out["out"] = _tail(bf(res1 + d[:, :emb]).reshape(-1), inject, real_len, emb, prev)
         return out
     if kind == "gate_up":
         a = v["normed2"].reshape(-1, v["w_gate"].shape[0])
-        out["gate"] = gemm(a, v["w_gate"])
-        out["up"] = gemm(a, v["w_up"])
+        out["gate"] = gemm(a, v["w_gate"], bfp=ext("gate"))
+        out["up"] = gemm(a, v["w_up"], bfp=ext("up"))
         return out
     if kind == "gemm":
-        out["out"] = gemm(v["a"].reshape(-1, v["w"].shape[0]), v["w"])
+        out["out"] = gemm(v["a"].reshape(-1, v["w"].shape[0]), v["w"], bfp=ext("out"))
         return out
     if kind == "swiglu":
         out["out"] = silu_mul(v["gate"], v["up"], precision)

@@ -146,7 +146,7 @@ def launch_dims(elf, shapes, config):
     """(dims with this launch's seq, layout, {role: arg spec}) for one launch."""
     layout = fa_layout(elf, shapes) if elf["kind"] == "flash_attn" else "seq-first"
     specs = args_by_role(elf, layout)
-    dims = dims_of(config)
+    dims = dict(dims_of(config), direct=tuple(elf.get("direct", ())))
     for a in elf_args(elf, layout):
         i = a["arg"]
         if i < len(shapes) and "seq" in a["shape"] and len(shapes[i]) == len(a["shape"]):

@@ -3,6 +3,7 @@ what it depends on: the files and environment variables compile_all_kernels can 
 
 import ast
 import os
+import re
 
 from npu_probe.plan.closure import import_closure
 from npu_probe.plan.context import runner_sources
@@ -70,9 +71,39 @@ def _prefill_cache_dir(ctx, seq_len):
             if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div) and isinstance(node.right, ast.JoinedStr):
                 pattern = _fstring_pattern(node.right)
                 if "cache_seq" in pattern:
-                    name = pattern.replace("{seq_len}", str(seq_len))
-                    return os.path.join(ctx.model_dir, name), f"{ctx.where(prefill, node.lineno)} {pattern}"
+                    name, notes = _in_words(pattern.replace("{seq_len}", str(seq_len)), parsed.tree, ctx, prefill)
+                    return os.path.join(ctx.model_dir, name), f"{ctx.where(prefill, node.lineno)} {pattern}{notes}"
     return None, None
+
+
+_PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+def _in_words(name, tree, ctx, path):
+    """A cache dir name whose f-string still holds a value only the run knows (q4nx's `{_fa}`, `{_att}`:
+    which FlashAttention the run picks) said in words, `<_fa: tfa or hfa, chosen at run time>`, with where
+    it is chosen; never printed as an unexpanded placeholder."""
+    notes = []
+
+    def word(m):
+        var = m.group(1)
+        choices, line = _choices(tree, var)
+        said = f"<{var}: {' or '.join(choices)}, chosen at run time>" if choices else f"<{var}, chosen at run time>"
+        notes.append(f"; {var} is set at run time{f' ({ctx.where(path, line)})' if line else ''}")
+        return said
+
+    return _PLACEHOLDER.sub(word, name), "".join(notes)
+
+
+def _choices(tree, var):
+    """(the string values an `var = "a" if ... else "b"` assignment can give, its line), or ([], None)."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == var for t in node.targets):
+            v = node.value
+            if isinstance(v, ast.IfExp) and all(isinstance(x, ast.Constant) and isinstance(x.value, str) for x in (v.body, v.orelse)):
+                return [v.body.value, v.orelse.value], node.lineno
+            return [], node.lineno
+    return [], None
 
 
 def _const_tail(node):
