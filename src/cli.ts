@@ -85,7 +85,7 @@ model's hook, or the CPU twins of the real tree's ELFs: the first launch off its
 Options:
   --model-dir DIR        the model dir, programming_examples/llms/<model> in an mlir-air tree (required)
 ${MODEL_OPTIONS}
-  --out RUN_DIR          where the run dir goes (default runs/<model>-<UTC time>); must be new or empty
+  --out RUN_DIR          where the run dir goes (default runs/<model>-<UTC time, ms>-<pid>); must be new or empty
   --force                replace the run files in an existing --out (nothing else in it is touched)
   --threshold X          per-position cosine threshold in (0, 1] instead of T(head_dim)
   --timeout SECONDS      stop the probe after this long, at most ${MAX_TIMEOUT_SECONDS} (outcome error, exit 3)
