@@ -164,10 +164,10 @@ test.unless(missingTwins())('issue 26.6: a NaN in the HF checkpoint is named (wh
   const code = `
 import glob, sys
 from safetensors.torch import load_file, save_file
-[p] = glob.glob(sys.argv[1] + '/**/model.safetensors', recursive=True)
+[p] = glob.glob(sys.argv[1] + '/models--' + sys.argv[2].replace('/', '--') + '/**/model.safetensors', recursive=True)
 d = load_file(p); d['model.layers.0.mlp.down_proj.weight'][0, 0] = float('nan'); save_file(d, p, metadata={'format': 'pt'})
 `;
-  const made = spawnSync(t.python, ['-c', code, hub], { encoding: 'utf8' });
+  const made = spawnSync(t.python, ['-c', code, hub, t.hfId('llama32_1b')], { encoding: 'utf8' });
   assert.is(made.status, 0, made.stderr);
   const out = join(dir, 'nan-run');
   const r = await withEnv({ ...t.env, HF_HUB_CACHE: hub, NPU_BLOCK_GATE_NPU_LOCK: 'none' }, () => inProcess([

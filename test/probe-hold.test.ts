@@ -122,6 +122,7 @@ test.unless(missingNumpy())('issue 26.2: the doctor\'s Python test on a wrapper 
     assert.is(c.status, 'warn');
     assert.match(c.detail, new RegExp(`^${python}.*, but a process it started kept its output open after it exited`));
     assert.not.match(c.detail, /timed out/);
+    await new Promise((res) => setTimeout(res, 500));
     assert.equal(left(tok), []);
   } finally {
     killLeft(tok);
