@@ -1,7 +1,8 @@
 // The `npu-block-gate` command. Flags build the same Plan the Action builds from its inputs.
 import { parseArgs } from 'node:util';
 import { resolve, basename } from 'node:path';
-import { EXIT, GateError, oneLine, InputError, type ExitCode } from './errors.ts';
+import { existsSync, writeSync } from 'node:fs';
+import { EXIT, GateError, errnoWords, oneLine, InputError, type ExitCode } from './errors.ts';
 import { ProbeInterrupted } from './probe/run.ts';
 import { parseEnvNames } from './probe/env.ts';
 import { parsePromptStyle, parseThreshold, parseTimeout, parseCommit, parsePositions, parseInject, parseChoice, defaultRunDirName, INJECTIONS, TWIN_PRECISIONS, TWIN_EPS, MAX_TIMEOUT_SECONDS, PLAN_TIMEOUT_SECONDS, PLAN_SANITY_TIMEOUT_SECONDS, type Plan } from './plan.ts';
@@ -97,7 +98,7 @@ model's hook, or the CPU twins of the real tree's ELFs: the first launch off its
 Options:
   --model-dir DIR        the model dir, programming_examples/llms/<model> in an mlir-air tree (required)
 ${MODEL_OPTIONS}
-  --out RUN_DIR          where the run dir goes (default runs/<model>-<UTC time>); must be new or empty
+  --out RUN_DIR          where the run dir goes (default runs/<model>-<UTC time, ms>-<pid>); must be new or empty
   --force                replace the run files in an existing --out (nothing else in it is touched)
   --threshold X          per-position cosine threshold in (0, 1] instead of T(head_dim)
   --timeout SECONDS      stop the probe after this long, at most ${MAX_TIMEOUT_SECONDS} (outcome error, exit 3)
@@ -232,7 +233,25 @@ export function parseCli(argv: string[]): { command: string; values: Values; top
   return { command, values };
 }
 
+/** Options that name a file or directory. */
+const PATH_OPTIONS = ['model-dir', 'out', 'run-dir', 'cache-dir', 'python'] as const;
+
+/**
+ * A path whose bytes are not UTF-8 cannot be named through Node's arguments: each such byte is read
+ * as U+FFFD, so the path found would be another one ("does not exist", or --out creating a dir of
+ * another name). Refused, naming what is wrong, unless a path of that very name exists.
+ */
+function checkUtf8Paths(v: Values): void {
+  for (const k of PATH_OPTIONS) {
+    const p = v[k];
+    if (p?.includes('\uFFFD') && !existsSync(p)) {
+      throw new InputError(`--${k}: the path is not valid UTF-8 (each byte that is not reads as U+FFFD here, so it would name another file); rename it, or pass a symlink to it whose name is UTF-8`, p);
+    }
+  }
+}
+
 export function planFrom(command: string, v: Values, now = new Date()): Plan {
+  checkUtf8Paths(v);
   if (command === 'plan' && v['hf-config'] !== undefined && v['model-dir'] !== undefined) throw new InputError('plan takes --model-dir DIR or --hf-config PATH|ID, not both');
   if ((command === 'check' || (command === 'plan' && v['hf-config'] === undefined)) && !v['model-dir']) throw new InputError(`${command} needs --model-dir DIR${command === 'plan' ? ' or --hf-config PATH|ID' : ''} (see ${COMMAND} ${command} --help)`);
   if (v['cpu-attn'] && v['npu-attn']) throw new InputError('--cpu-attn and --npu-attn exclude each other');
@@ -347,8 +366,19 @@ export async function main(argv: string[], out: NodeJS.WritableStream = process.
 // Run when executed directly (the bundle, or tsx src/cli.ts), not when imported by tests.
 const invoked = process.argv[1] ? resolve(process.argv[1]) : '';
 if (invoked.endsWith('cli.js') || invoked.endsWith('cli.ts') || basename(invoked) === 'npu-block-gate') {
-  // A reader that went away (EPIPE: `| head`) or a full device (ENOSPC) on stdout or stderr loses
-  // output, never the verdict: no stack trace, and the exit code stays the run's.
-  for (const s of [process.stdout, process.stderr]) s.on('error', () => undefined);
+  // A reader that went away (EPIPE: `| head`) on stdout, or any failure on stderr, loses output,
+  // never the verdict: no stack trace, and the exit code stays the run's. Output that could not be
+  // written to stdout for another reason (a full device: `> /dev/full`, an I/O error) went nowhere:
+  // one line on stderr says so, and a run that would exit 0 exits 3.
+  let lost: NodeJS.ErrnoException | null = null;
+  process.stdout.on('error', (e: NodeJS.ErrnoException) => { if (e.code !== 'EPIPE') lost ??= e; });
+  process.stderr.on('error', () => undefined);
+  process.on('exit', () => {
+    if (!lost) return;
+    try {
+      writeSync(2, `npu-block-gate: error (infrastructure, not a verdict): the output could not be written to stdout: ${errnoWords(lost.code)} (${lost.code ?? lost.message}); what it printed there was lost\n`);
+    } catch { /* stderr is gone too */ }
+    if (!process.exitCode) process.exitCode = EXIT.infra;
+  });
   main(process.argv.slice(2)).then((code) => { process.exitCode = code; });
 }

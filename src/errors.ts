@@ -3,7 +3,9 @@
 import { EXIT_CODES } from './contract.ts';
 
 export const EXIT = { pass: EXIT_CODES.ok as 0, fail: EXIT_CODES.fail as 1, input: EXIT_CODES.input as 2, infra: EXIT_CODES.infra as 3 } as const;
-export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
+/** A run dir another run is using, refused (`check`): sysexits' EX_TEMPFAIL, "try again later"; never a verdict. */
+export const EXIT_BUSY = 75 as const;
+export type ExitCode = (typeof EXIT)[keyof typeof EXIT] | typeof EXIT_BUSY;
 
 /** One line: line breaks (and the blanks around them) become one space, tabs a space, and any
  * other control character (an escape sequence from a file's bytes) is written as \xNN. */
@@ -39,6 +41,14 @@ export class InfraError extends GateError {
   constructor(message: string, file?: string) {
     super(message, EXIT.infra, file);
     this.name = 'InfraError';
+  }
+}
+
+/** The run dir is in use by another run (its lock names the holder): exit EXIT_BUSY. */
+export class BusyError extends GateError {
+  constructor(message: string, file?: string) {
+    super(message, EXIT_BUSY, file);
+    this.name = 'BusyError';
   }
 }
 

@@ -151,8 +151,9 @@ export function parseCommit(v: string, from: string): string {
   return v.toLowerCase();
 }
 
-/** A default run dir name: runs/<model>-YYYYmmdd-HHMMSS. */
-export function defaultRunDirName(model: string, now = new Date()): string {
-  const ts = now.toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
-  return `runs/${model}-${ts}`;
+/** A default run dir name, unique to this run: runs/<model>-YYYYmmdd-HHMMSS-mmm-<pid> (UTC, to the
+ * millisecond, and the process id: two runs started in the same millisecond are two processes). */
+export function defaultRunDirName(model: string, now = new Date(), pid = process.pid): string {
+  const ts = now.toISOString().replace(/[-:]/g, '').replace('T', '-').replace('.', '-').slice(0, 19);
+  return `runs/${model}-${ts}-${pid}`;
 }

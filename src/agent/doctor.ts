@@ -268,7 +268,9 @@ export function checkHfCache(m: Machine): Check {
 export async function checkPython(m: Machine, explicit: string | null): Promise<Check> {
   try {
     const p = await findPythonAsync(explicit, m.env, m.pythonAsync);
-    return host.ok('python', `${p.executable} (Python ${p.version}, numpy ${p.numpy}; from ${p.source})`);
+    const said = `${p.executable} (Python ${p.version}, numpy ${p.numpy}; from ${p.source})`;
+    if (p.note) return host.warn('python', `${said}, but ${p.note}`, 'a wrapper script that starts a background job should not leave it holding stdout (redirect it, or exec the Python)');
+    return host.ok('python', said);
   } catch (e) {
     const fix = 'pass --python (hooks install --python) or set NPU_BLOCK_GATE_PYTHON to the mlir-air environment (e.g. /opt/mlir-air/ironenv/bin/python)';
     if (explicit || m.env.NPU_BLOCK_GATE_PYTHON) return host.fail('python', oneLine(e), fix);

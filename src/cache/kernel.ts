@@ -4,6 +4,7 @@
 // hit restores the stored cache dir into <model>/build_peano/prefill_kernel_cache/.
 import type * as Crypto from 'node:crypto';
 import { chmodSync, cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { makeDirs } from '../fs/mkdir.ts';
 import { homedir, tmpdir } from 'node:os';
 import { basename, dirname, isAbsolute, join, relative, sep } from 'node:path';
 import type { CompileInputs, ProbeJson } from '../rundir/schema.ts';
@@ -161,7 +162,7 @@ export class KernelStore {
     const src = join(this.entry(key), 'cache');
     if (!meta || !existsSync(src)) return null;
     const parent = dirname(target);
-    const made = existsSync(parent) ? null : mkdirSync(parent, { recursive: true }) ?? parent;
+    const made = existsSync(parent) ? null : makeDirs(parent) ?? parent;
     const tmp = `${target}.nbg-restore-${process.pid}`;
     rmSync(tmp, { recursive: true, force: true });
     cpSync(src, tmp, { recursive: true });
@@ -220,7 +221,7 @@ export class KernelStore {
     if (odd) throw new Error(`${odd} in ${source} is not a regular file or directory; nothing stored`);
     const tmp = join(this.root, 'kernels', `.tmp-${key}-${process.pid}`);
     rmSync(tmp, { recursive: true, force: true });
-    mkdirSync(tmp, { recursive: true });
+    makeDirs(tmp);
     cpSync(source, join(tmp, 'cache'), { recursive: true });
     const full: StoredMeta = { key, ...meta, bytes: dirBytes(join(tmp, 'cache')) };
     writeFileSync(join(tmp, 'meta.json'), JSON.stringify(full, null, 2) + '\n');

@@ -9,6 +9,7 @@
 //   <root>/<key>/meta.json    {key, inputs, kind, stored_layers, [stored_boundaries,] created_at}
 // written into a temp dir beside it and renamed; an entry that appeared meanwhile is kept.
 import { chmodSync, copyFileSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { makeDirs } from '../fs/mkdir.ts';
 import { isAbsolute, join, resolve } from 'node:path';
 import type { ProbeJson } from '../rundir/schema.ts';
 import { runFile, tensorPath } from '../rundir/read.ts';
@@ -98,7 +99,7 @@ export function storeReference(root: string, runDir: string, p: ProbeJson): Stor
   // The probe missed although the entry is there: it found it unreadable or of the wrong shape.
   // Replace it (a sound entry that appeared meanwhile, from a concurrent run, is kept).
   if (existsSync(dest) && sound(dest, rec.key, wanted, names)) return { stored: false, why: 'an entry for this key is already there' };
-  mkdirSync(root, { recursive: true });
+  makeDirs(root);
   const tmp = mkdtempSync(join(root, `.${rec.key}.`));
   // mkdtemp makes it 0700: the probe, another user under uid isolation, must read the entry.
   chmodSync(tmp, 0o755);

@@ -20,7 +20,7 @@ import { measure, wantsBisect, withBisect, type Measured } from '../judge/measur
 import { verdict, errorVerdict, type VerdictContext } from '../judge/verdict.ts';
 import { ranBy } from '../bisect/judge.ts';
 import { modelDirAt } from './model-dir.ts';
-import { removeStaleReports } from './rundir.ts';
+import { holdRunDir, removeStaleReports } from './rundir.ts';
 import { probe, bisectStep, refCacheRoot, type Probed } from './probe.ts';
 import type { IsolationHost } from '../probe/isolate.ts';
 import { storeKernels } from './kernels.ts';
@@ -124,22 +124,33 @@ async function bisected(plan: Plan, probed: Probed | null, m: Measured, log: Log
  * error record (errorVerdict) that is never a FAIL.
  */
 export async function check(plan: Plan, deps: CheckDeps): Promise<CheckResult> {
-  const { log } = deps;
   if (plan.mode === 'probe') throw new InputError('mode probe only runs the probe (probe()); check() reaches a verdict');
+  // A run dir belongs to one run: a check holds it from before the probe to the last report file
+  // (and refuses one in use); a report waits until no run holds it, then holds it while it judges.
+  const runDir = resolve(plan.runDir);
+  const hold = await holdRunDir(runDir, plan.mode === 'full' ? 'refuse' : 'wait', deps.log);
+  try {
+    return await checkHeld(plan, deps, runDir);
+  } finally {
+    hold.release();
+  }
+}
+
+async function checkHeld(plan: Plan, deps: CheckDeps, runDir: string): Promise<CheckResult> {
+  const { log } = deps;
   const probed = plan.mode === 'full' ? await probe(plan, log, deps.isolationHost) : null;
   try {
-    return await judged(plan, deps, probed);
+    return await judged(plan, deps, probed, runDir);
   } finally {
     // What the probe left outside the run dir (its staging area) goes, whoever owns it.
     probed?.release(log);
   }
 }
 
-async function judged(plan: Plan, deps: CheckDeps, probed: Probed | null): Promise<CheckResult> {
+async function judged(plan: Plan, deps: CheckDeps, probed: Probed | null, runDir: string): Promise<CheckResult> {
   const { log } = deps;
   const now = deps.now ?? (() => new Date());
   const env = deps.env ?? process.env;
-  const runDir = resolve(plan.runDir);
   const staleKept = removeStaleReports(runDir);
   const measured = await measure(runDir, plan.threshold, log);
   if (plan.modelDir) checkModelName(measured.probe, plan.modelDir);

@@ -139,3 +139,39 @@ function faultInFloats(ref: TensorSource, rows: number, finiteOnly: boolean, sca
   }
   return '';
 }
+
+/** A reference value this many times the largest |value| of its row in FP32 away from its FP32
+ * ground truth is no bf16 rounding: bf16 moves a value by a fraction of that row's range, never by
+ * more than the whole range. */
+export const REF_FP32_FACTOR = 8;
+
+/**
+ * The reference checked against the FP32 ground truth of the same output (HF layer 0 run in float32
+ * on the same weights and tokens, when the probe measured it), over the first `realLen` rows: the
+ * first value off by more than REF_FP32_FACTOR times its FP32 row's largest |value|, in words; null
+ * when none is (or a row of the truth is all zero: nothing to scale by).
+ */
+export function referenceVsFp32(ref: TensorSource, fp32: TensorSource, realLen: number): string | null {
+  const rows = Math.min(realLen, ref.rows, fp32.rows);
+  if (ref.cols !== fp32.cols) return null;
+  const per = Math.max(1, Math.floor(BLOCK_BYTES / (ref.cols * 4)));
+  for (let start = 0; start < rows; start += per) {
+    const n = Math.min(per, rows - start);
+    const a = ref.readRows(start, n);
+    const t = fp32.readRows(start, n);
+    for (let r = 0; r < n; r++) {
+      const o = r * ref.cols;
+      let top = 0;
+      for (let c = 0; c < ref.cols; c++) top = Math.max(top, Math.abs(t[o + c]));
+      if (!(top > 0)) continue;
+      for (let c = 0; c < ref.cols; c++) {
+        const off = Math.abs(a[o + c] - t[o + c]);
+        if (off > REF_FP32_FACTOR * top) {
+          const g = (v: number) => Number(v.toPrecision(6));
+          return `row ${start + r}, column ${c} of the reference is ${g(a[o + c])} where the FP32 ground truth is ${g(t[o + c])} (${g(off / top)}x the largest |value| of that row in FP32; bf16 rounding stays far under 1x)`;
+        }
+      }
+    }
+  }
+  return null;
+}

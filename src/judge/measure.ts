@@ -10,7 +10,8 @@ import { compare } from '../metrics/index.ts';
 import type { Metrics } from '../metrics/types.ts';
 import { perPositionThreshold, WHOLE_COSINE_MIN } from '../seed/thresholds.ts';
 import { metricGates } from '../gates/evaluate.ts';
-import { referenceFault } from '../gates/reference.ts';
+import { referenceFault, referenceVsFp32 } from '../gates/reference.ts';
+import type { TensorSource } from '../tensor/types.ts';
 import { judgeLayers } from '../layers/judge.ts';
 import { compareBoundaries, laterOnset, lensOf } from '../lens/judge.ts';
 import { judgeBisect } from '../bisect/judge.ts';
@@ -54,6 +55,20 @@ export function wantsBisect(m: Pick<Measured, 'gates' | 'lens'>): 'gate' | 'lens
   return m.lens && (m.lens.firstBelow || laterOnset(m.lens)) ? 'lens' : null;
 }
 
+/** The reference against the FP32 ground truth of layer 0's output, when the run measured it (the lens's
+ * ffn_out boundary with an fp32 side, of the reference's shape): what is wrong, or null. */
+async function againstFp32(runDir: string, p: ProbeJson, ref: TensorSource): Promise<string | null> {
+  const i = p.boundaries?.entries.findIndex((e) => e.name === 'ffn_out' && e.fp32) ?? -1;
+  const e = i >= 0 ? p.boundaries!.entries[i] : null;
+  if (!e?.fp32 || e.fp32.shape.join('x') !== [ref.rows, ref.cols].join('x')) return null;
+  const truth = openRunTensor(runDir, e.fp32, `boundaries.entries[${i}].fp32`);
+  try {
+    return referenceVsFp32(ref, truth, p.prompt.real_len);
+  } finally {
+    truth.close();
+  }
+}
+
 async function measureBlock(runDir: string, p: ProbeJson, th: Thresholds, log: Log): Promise<Metrics> {
   const realLen = p.prompt.real_len;
   const npu = openRunTensor(runDir, p.tensors.npu!, 'tensors.npu');
@@ -62,7 +77,7 @@ async function measureBlock(runDir: string, p: ProbeJson, th: Thresholds, log: L
     try {
       if (ref.rows !== realLen) throw new InputError(`reference has ${ref.rows} rows but probe.json says real_len ${realLen}`, ref.path);
       // A broken reference is the HF side's failure: an error naming it, never a gate verdict on the NPU.
-      const fault = referenceFault(ref, realLen);
+      const fault = referenceFault(ref, realLen) ?? await againstFp32(runDir, p, ref);
       if (fault) throw new InfraError(`the reference is broken: ${fault}; not a verdict on the NPU`, ref.path);
       log.step(`judge: comparing ${npu.rows}x${npu.cols} ${p.emulate ? 'emulated-NPU (twins)' : 'NPU'} rows against ${ref.rows} reference rows`);
       return await compare(npu, ref, { realLen, threshold: th.perPosition });

@@ -7,7 +7,9 @@ import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import { delimiter, dirname, isAbsolute, join, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { constants as osConstants } from 'node:os';
 import { InputError, InfraError } from '../errors.ts';
+import { EXIT_GRACE_MS, runBounded } from './bounded.ts';
 
 export interface PythonInfo {
   /** What was asked for (a name on PATH or a path). */
@@ -19,13 +21,15 @@ export interface PythonInfo {
   source: PythonSource;
   /** Where it comes from, in words (the tree env's path and the docs that create it). */
   why?: string;
+  /** Something its test saw beside the answer (a process it left holding its output). */
+  note?: string;
 }
 
 export type PythonSource = 'option' | 'env' | 'venv' | 'tree' | 'PATH' | 'fallback';
 
 const PROBE_SNIPPET = 'import sys, numpy; print(sys.executable); print(sys.version.split()[0]); print(numpy.__version__)';
 
-export type PythonTest = { ok: true; executable: string; version: string; numpy: string } | { ok: false; why: string };
+export type PythonTest = { ok: true; executable: string; version: string; numpy: string; note?: string } | { ok: false; why: string };
 export type PythonTester = (command: string) => PythonTest;
 /** A tester that does not block: the agent's doctor runs its other checks while Python imports numpy. */
 export type PythonTesterAsync = (command: string) => Promise<PythonTest>;
@@ -37,50 +41,43 @@ const TEST_CWD = '/';
 /** A command named by a relative path, resolved here (it is run from TEST_CWD). */
 const fromHere = (command: string) => (command.includes('/') ? resolve(command) : command);
 
+/** A signal's number and meaning: "SIGSEGV (signal 11: segmentation fault)". */
+export function signalWords(signal: string): string {
+  const n = osConstants.signals[signal as keyof typeof osConstants.signals];
+  const words: Record<string, string> = { SIGSEGV: 'segmentation fault', SIGABRT: 'aborted', SIGBUS: 'bus error', SIGILL: 'illegal instruction', SIGFPE: 'floating-point exception', SIGKILL: 'killed', SIGTERM: 'terminated' };
+  return `${signal}${n ? ` (signal ${n}${words[signal] ? `: ${words[signal]}` : ''})` : ''}`;
+}
+
 /** What one run of the probe snippet says: the same words from the blocking and the background tester. */
-function testResult(r: { error?: NodeJS.ErrnoException; status: number | null; stdout: string; stderr: string }): PythonTest {
+function testResult(r: { error?: NodeJS.ErrnoException; status: number | null; signal?: string | null; stdout: string; stderr: string; heldOpen?: boolean }): PythonTest {
   if (r.error) {
     // "spawnSync python3 EACCES" and "spawn python3 EACCES" alike: "python3 EACCES".
-    const why = r.error.code === 'ENOENT' ? 'not found' : r.error.code === 'ETIMEDOUT' ? `timed out after ${TEST_TIMEOUT_MS / 1000}s` : r.error.message.replace(/^spawn(Sync)? /, '');
+    const why = r.error.code === 'ENOENT' ? 'not found' : r.error.code === 'ETIMEDOUT' ? `timed out after ${TEST_TIMEOUT_MS / 1000}s (it did not exit)` : r.error.message.replace(/^spawn(Sync)? /, '');
     return { ok: false, why };
   }
+  if (r.status === null && r.signal) return { ok: false, why: `crashed: killed by ${signalWords(r.signal)}` };
+  const held = r.heldOpen ? `a process it started kept its output open after it exited (stopped after ${EXIT_GRACE_MS / 1000}s)` : null;
   if (r.status !== 0) {
     const last = (r.stderr || '').trim().split('\n').pop() ?? '';
     return { ok: false, why: /No module named ['"]?numpy/.test(last) ? 'cannot import numpy' : last || `exit ${r.status}` };
   }
   const [executable, version, numpy] = r.stdout.trim().split('\n');
-  return { ok: true, executable, version, numpy };
+  return { ok: true, executable, version, numpy, ...(held ? { note: held } : {}) };
 }
 
 export const testPython: PythonTester = (command) => {
   const r = spawnSync(fromHere(command), ['-c', PROBE_SNIPPET], { encoding: 'utf8', timeout: TEST_TIMEOUT_MS, cwd: TEST_CWD });
-  return testResult({ error: r.error, status: r.status, stdout: r.stdout ?? '', stderr: r.stderr ?? '' });
+  return testResult({ error: r.error, status: r.status, signal: r.signal, stdout: r.stdout ?? '', stderr: r.stderr ?? '' });
 };
 
-/** testPython in the background: the same command, timeout and words. */
-export const testPythonAsync: PythonTesterAsync = (command) => new Promise((done) => {
-  let stdout = '';
-  let stderr = '';
-  let error: NodeJS.ErrnoException | undefined;
-  let child: ReturnType<typeof spawn>;
-  try {
-    child = spawn(fromHere(command), ['-c', PROBE_SNIPPET], { stdio: ['ignore', 'pipe', 'pipe'], cwd: TEST_CWD });
-  } catch (e) {
-    done(testResult({ error: e as NodeJS.ErrnoException, status: null, stdout, stderr }));
-    return;
-  }
-  const timer = setTimeout(() => {
-    error = Object.assign(new Error(`${command} timed out`), { code: 'ETIMEDOUT' });
-    child.kill('SIGKILL');
-  }, TEST_TIMEOUT_MS);
-  child.stdout!.setEncoding('utf8').on('data', (d: string) => { stdout += d; });
-  child.stderr!.setEncoding('utf8').on('data', (d: string) => { stderr += d; });
-  child.on('error', (e) => { error ??= e; });
-  child.on('close', (status) => {
-    clearTimeout(timer);
-    done(testResult({ error, status, stdout, stderr }));
-  });
-});
+/** testPython in the background: the same command, timeout and words. Bounded whatever it leaves
+ * running: its answer is taken when it exits (a background child holding its output is given a short
+ * grace, then stopped with its whole process group, and said). */
+export const testPythonAsync: PythonTesterAsync = async (command) => {
+  const r = await runBounded(fromHere(command), ['-c', PROBE_SNIPPET], { cwd: TEST_CWD, timeoutMs: TEST_TIMEOUT_MS });
+  const error = r.timedOut ? Object.assign(new Error(`${command} timed out`), { code: 'ETIMEDOUT' }) : r.error ?? undefined;
+  return testResult({ error, status: r.status, signal: r.signal, stdout: r.stdout, stderr: r.stderr, heldOpen: r.heldOpen });
+};
 
 export interface PythonCandidate {
   command: string;
@@ -239,7 +236,7 @@ function outsideCandidates(explicit: string | null, env: NodeJS.ProcessEnv, ctx:
  * that does not is an error; otherwise null, and why goes into tried.
  */
 function take(c: PythonCandidate, t: PythonTest, tried: string[]): PythonInfo | null {
-  if (t.ok) return { command: c.command, executable: t.executable, version: t.version, numpy: t.numpy, source: c.source, why: c.why };
+  if (t.ok) return { command: c.command, executable: t.executable, version: t.version, numpy: t.numpy, source: c.source, why: c.why, ...(t.note ? { note: t.note } : {}) };
   if (c.source === 'option') throw new InputError(`--python ${c.command}: ${t.why}`);
   if (c.source === 'env') throw new InputError(`NPU_BLOCK_GATE_PYTHON=${c.command}: ${t.why}`);
   tried.push(`${c.command} (${t.why})`);

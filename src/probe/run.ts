@@ -8,9 +8,11 @@ import { basename, dirname, isAbsolute, join, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { InputError, InfraError } from '../errors.ts';
 import { EVENT_PREFIX, EXIT_CODES } from '../contract.ts';
-import { pythonCandidates, type PythonCandidate, type PythonInfo } from './python.ts';
+import { constants as osConstants } from 'node:os';
+import { pythonCandidates, signalWords, type PythonCandidate, type PythonInfo } from './python.ts';
 import { realHost, realView, type Isolation } from './isolate.ts';
 import { hubCacheOf, probeEnv, type ProbeEnvOptions } from './env.ts';
+import { runBounded } from './bounded.ts';
 
 export { probeEnv } from './env.ts';
 
@@ -122,8 +124,10 @@ export async function runProbe(python: PythonInfo | PythonCandidate[] | string |
     : python && typeof python === 'object' ? [{ command: python.executable, source: python.source, why: python.why }]
       : pythonCandidates(python);
   const tried: string[] = [];
+  // --timeout bounds the whole probe: every candidate, and the questions asked of it first.
+  const deadline = a.timeoutSec ? Date.now() + a.timeoutSec * 1000 : null;
   for (const c of candidates) {
-    const r = c.skip ? { kind: 'skip' as const, why: c.skip } : await runOnce(c, a, h);
+    const r = c.skip ? { kind: 'skip' as const, why: c.skip } : await runOnce(c, a, h, deadline);
     if (r.kind === 'ok') return { python: r.python, stdout: r.stdout };
     if (c.source === 'option') throw new InputError(`--python ${c.command}: ${r.why}`);
     if (c.source === 'env') throw new InputError(`NPU_BLOCK_GATE_PYTHON=${c.command}: ${r.why}`);
@@ -188,6 +192,13 @@ const untrustedOf = (a: Pick<ProbeArgs, 'writable' | 'readable' | 'mounts'>): st
   [...(a.writable ?? []), ...(a.readable ?? []), ...(a.mounts ?? []).flatMap((m) => [m.src, m.dest])];
 
 const dirsAsked = new Map<string, Promise<string[]>>();
+/** Stops the questions still running (a probe that timed out waits for none of them). */
+let asking = new AbortController();
+function stopAsking(): void {
+  asking.abort();
+  asking = new AbortController();
+  dirsAsked.clear();
+}
 
 /**
  * What the interpreter needs readable inside the sandbox, which hides homes and the runner's tool
@@ -226,16 +237,15 @@ export function interpreterDirs(command: string, env: NodeJS.ProcessEnv, untrust
     };
     if (!run) return done(dirs([]));
     const code = 'import sys, json; print(json.dumps([sys.executable, sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix] + sys.path))';
-    let out = '';
-    let child: ReturnType<typeof spawn>;
-    try {
-      child = spawn(run, ['-I', '-c', code], { cwd: '/', env, stdio: ['ignore', 'pipe', 'ignore'], timeout: 30_000 });
-    } catch { return done(dirs([])); }
-    child.stdout!.on('data', (d: Buffer) => { if (out.length < 1 << 20) out += d.toString('utf8'); });
-    child.on('error', () => done(dirs([])));
-    child.on('close', (status) => {
-      let said: unknown[] = [];
-      try { said = status === 0 ? JSON.parse(out.trim().split('\n').pop() ?? '[]') : []; } catch { said = []; }
+    // Bounded whatever the command leaves running (a wrapper's background child holding stdout).
+    // Its answer is one line of JSON: taken as soon as it is printed (a wrapper that lingers after
+    // its Python exited costs nothing).
+    const answer = (out: string): unknown[] | null => {
+      const line = out.slice(0, out.lastIndexOf('\n') + 1).split('\n').find((l) => l.startsWith('[') && l.trimEnd().endsWith(']'));
+      try { return line ? JSON.parse(line) as unknown[] : null; } catch { return null; }
+    };
+    void runBounded(run, ['-I', '-c', code], { cwd: '/', env, timeoutMs: 30_000, until: (out) => answer(out) !== null, signal: asking.signal }).then((r) => {
+      const said = r.answered || r.status === 0 ? answer(r.stdout) ?? [] : [];
       done(dirs(Array.isArray(said) ? said : []));
     });
   });
@@ -252,7 +262,19 @@ export function askInterpreterEarly(candidates: PythonCandidate[], a: Pick<Probe
   return first ? interpreterDirs(first.command, probeEnv(process.env, a.envAllow), untrustedOf(a)) : Promise.resolve([]);
 }
 
-async function runOnce(c: PythonCandidate, a: ProbeArgs, h: ProbeHandlers): Promise<Once> {
+/** The probe's timeout, said one way wherever it strikes. */
+const timedOutError = (a: ProbeArgs, what: string) => new InfraError(`probe ${a.subcommand} timed out after ${a.timeoutSec}s${what}; its process group was stopped`);
+
+/** `p`, unless the deadline comes first (then null). */
+function beforeDeadline<T>(p: Promise<T>, deadline: number | null): Promise<T | null> {
+  if (deadline === null) return p;
+  return new Promise((done) => {
+    const t = setTimeout(() => done(null), Math.max(0, deadline - Date.now()));
+    void p.then((v) => { clearTimeout(t); done(v); });
+  });
+}
+
+async function runOnce(c: PythonCandidate, a: ProbeArgs, h: ProbeHandlers, deadline: number | null = null): Promise<Once> {
   if (a.isolation && missing(c.command)) return { kind: 'skip', why: 'not found' };
   const notRunnable = notAProgram(c.command);
   if (notRunnable) return { kind: 'skip', why: notRunnable };
@@ -268,7 +290,12 @@ async function runOnce(c: PythonCandidate, a: ProbeArgs, h: ProbeHandlers): Prom
   const plain = [c.command, probeDir(), a.subcommand, ...a.args];
   // The sandbox hides homes and has a private /tmp: the probe's own code and the interpreter (a venv
   // may sit in a checkout under /tmp, pyenv in a home) are bound back read-only.
-  const own = [dirname(dirname(probeDir())), ...(iso && iso.mode !== 'none' ? await interpreterDirs(c.command, allowed, untrustedOf(a)) : [])];
+  const asked = iso && iso.mode !== 'none' ? await beforeDeadline(interpreterDirs(c.command, allowed, untrustedOf(a)), deadline) : [];
+  if (asked === null) {
+    stopAsking();
+    throw timedOutError(a, ` while ${c.command} was asked where it lives (it did not answer)`);
+  }
+  const own = [dirname(dirname(probeDir())), ...asked];
   const cwd = a.cwd ?? a.runDir ?? a.writable?.[a.writable.length - 1];
   const argv = iso ? iso.wrap(plain, { writable: a.writable ?? [], mounts: a.mounts, readable: [...own, ...(a.readable ?? [])], env: runner, probeEnv: env, network: !!a.network, cwd }) : plain;
   iso?.sweep?.(); // a process of the probe user left from before (uid mode without its sandbox)
@@ -342,10 +369,10 @@ async function runOnce(c: PythonCandidate, a: ProbeArgs, h: ProbeHandlers): Prom
       killGroup('SIGTERM');
       setTimeout(() => killGroup('SIGKILL'), 5000).unref();
     };
-    const timer = a.timeoutSec ? setTimeout(() => {
+    const timer = deadline !== null ? setTimeout(() => {
       timedOut = true;
       stop();
-    }, Math.min(a.timeoutSec * 1000, 2 ** 31 - 1)) : null;
+    }, Math.min(Math.max(0, deadline - Date.now()), 2 ** 31 - 1)) : null;
     // A cancel (SIGTERM) or Ctrl-C (SIGINT) to us stops the probe's whole group first, so nothing
     // keeps the NPU lock or writes a run dir nobody judges.
     let interrupted: 'SIGINT' | 'SIGTERM' | null = null;
@@ -366,10 +393,16 @@ async function runOnce(c: PythonCandidate, a: ProbeArgs, h: ProbeHandlers): Prom
       else reject(new InfraError(`cannot start ${argv[0]}: ${e.message}`));
     });
     // 'close' waits for the pipes; a grandchild that left the group could hold them forever.
+    let closed = false;
     child.on('exit', () => {
-      setTimeout(() => { child.stdout?.destroy(); child.stderr?.destroy(); child.stdin?.destroy(); }, PIPE_GRACE_MS).unref();
+      setTimeout(() => {
+        if (closed) return;
+        h.onLine(`the probe exited, but a process it started kept its output open; stopped after ${PIPE_GRACE_MS / 1000}s`);
+        child.stdout?.destroy(); child.stderr?.destroy(); child.stdin?.destroy();
+      }, PIPE_GRACE_MS).unref();
     });
     child.on('close', (code, signal) => {
+      closed = true;
       // Nothing the probe started outlives it: what is left of its group and its watched tree, then
       // (uid mode without its sandbox) every process of the probe user.
       if (!iso?.pidNamespace) killGroup('SIGKILL');
@@ -381,10 +414,13 @@ async function runOnce(c: PythonCandidate, a: ProbeArgs, h: ProbeHandlers): Prom
         if (failure) return reject(failure);
         if (swept) return reject(swept);
         if (interrupted) return reject(new ProbeInterrupted(interrupted, a.subcommand));
-        if (timedOut) return reject(new InfraError(`probe ${a.subcommand} timed out after ${a.timeoutSec}s; its process group was stopped`));
+        if (timedOut) return reject(timedOutError(a, ''));
         if (!spoke && !stdout.trim()) {
-          // Not a word from the probe (a check says which Python it is first): not a Python at all.
-          return resolve({ kind: 'skip', why: `is not a Python: it ${code === 0 ? 'exited 0' : signal ? `was killed by ${signal}` : `exited with status ${code}`} without a word from the probe` });
+          // Not a word from the probe (a check says which Python it is first): a program that crashed
+          // (a signal; through a shell or the sandbox, status 128 + the signal), else not a Python at all.
+          const sig = signal ?? (code !== null && code > 128 && code < 160 ? signalName(code - 128) : null);
+          if (sig) return resolve({ kind: 'skip', why: `crashed before the probe said a word: killed by ${signalWords(sig)}${signal ? '' : ` (exit status ${code})`}` });
+          return resolve({ kind: 'skip', why: `is not a Python: it ${code === 0 ? 'exited 0' : `exited with status ${code}`} without a word from the probe` });
         }
         if (code === 0 && wantsEvents && python.version === '?') {
           return resolve({ kind: 'skip', why: 'is not a Python: it exited 0 without saying which Python it is (the probe\'s first line)' });
@@ -398,6 +434,11 @@ async function runOnce(c: PythonCandidate, a: ProbeArgs, h: ProbeHandlers): Prom
       });
     });
   });
+}
+
+/** The name of signal number n (SIGSEGV for 11), or null. */
+function signalName(n: number): string | null {
+  return Object.entries(osConstants.signals).find(([, v]) => v === n)?.[0] ?? null;
 }
 
 /** A process's start time (field 22 of /proc/<pid>/stat), or null when it is gone. */

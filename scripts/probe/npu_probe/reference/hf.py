@@ -107,6 +107,12 @@ def run_reference(ctx, capture=False):
     except (AttributeError, IndexError, KeyError, TypeError) as exc:
         raise ProbeError(hf_runner_path(spec.tree), f"prefill record has no layer_intermediates[0]['ffn_out'] ({exc})") from exc
     ref = copy_f32(out)
+    if not np.isfinite(ref).all():
+        # Named here (the judge then says "the reference is broken"): which checkpoint tensor is the cause.
+        from npu_probe.reference.finite import describe  # noqa: PLC0415
+
+        model = hf_model if hf_model is not None else getattr(runner, "model", None)
+        log.step(f"the bf16 reference holds {int((~np.isfinite(ref)).sum())} NaN/Inf values: {describe(model, spec.hf_id)}")
     seconds = time.monotonic() - t
     observed = "hf-bf16" if "transformers" in sys.modules else "emulated"
     captured = None

@@ -31,6 +31,7 @@ import copy
 import math
 import time
 
+from npu_probe.reference.finite import cosine, describe, not_finite
 from npu_probe.reference.helper_run import HelperError, run_helper
 
 GATE = 0.999998  # seed Step 2
@@ -344,14 +345,6 @@ def forward(model, tokens, emb_dim):
     return ffn.astype(np.float64), out.logits[0].float().numpy().astype(np.float64)
 
 
-def cosine(a, b):
-    import numpy as np  # noqa: PLC0415
-
-    a, b = np.asarray(a, np.float64).ravel(), np.asarray(b, np.float64).ravel()
-    den = float(np.linalg.norm(a) * np.linalg.norm(b))
-    return float(a @ b / den) if den else (1.0 if not a.any() and not b.any() else 0.0)
-
-
 def _row(rid, ref, got, label=None):
     f, lg = cosine(ref[0], got[0]), cosine(ref[1], got[1])
     return {"id": rid, "label": label or ROW_LABELS[rid], "ffn_out_cosine": f, "logits_cosine": lg,
@@ -378,6 +371,8 @@ def run_sanity(model, tokens, helper=None, model_id=None):
     tokens = [int(t) for t in tokens]
     orig = copy.deepcopy(model).float().eval()
     ref = forward(orig, tokens, dims["emb_dim"])
+    if not_finite(ref):  # no cosine to judge the padding by
+        return skipped(f"the original model's own output is not finite: {describe(orig, model_id or 'in use')}")
     state32 = {k: v.detach() for k, v in orig.state_dict().items()}  # float32 already: no copy
     del orig
     rows = []

@@ -3,6 +3,7 @@ presence means the run dir is complete."""
 
 import dataclasses
 import datetime
+import math
 import os
 import time
 
@@ -94,6 +95,9 @@ def write_probe_json(ctx, out, stage, output):
         step2_sanity=output.step2_sanity,
     )
     path = os.path.join(out, PROBE_JSON)
+    for where in _nonfinite_to_null(doc):
+        # JSON has no NaN: the run dir is still written (and can be judged again), the value said here.
+        ctx.log.step(f"{PROBE_JSON}: {where} is not finite; written as null")
     write_json(path, doc)  # last: its presence means complete
     ctx.log.step(f"wrote {path} (stage {stage}, {state.timings['total']:.1f}s)")
     return doc
@@ -107,3 +111,17 @@ def _emulate_record(state, output):
     if state.own_emulation is not None:
         return dict(state.own_emulation, launches=len(output.kernels or []))
     return None
+
+
+def _nonfinite_to_null(node, at=""):
+    """Every NaN or Inf float in `node` (dicts and lists, in place) replaced by None; their paths."""
+    found = []
+    items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
+    for k, v in list(items):
+        where = f"{at}.{k}" if isinstance(node, dict) else f"{at}[{k}]"
+        if isinstance(v, float) and not math.isfinite(v):
+            node[k] = None
+            found.append(f"{where.lstrip('.')} ({v})")
+        else:
+            found += _nonfinite_to_null(v, where)
+    return found
