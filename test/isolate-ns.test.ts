@@ -17,10 +17,10 @@ const FLAG = { user: '--unshare-user', mount: null, pid: '--unshare-pid', networ
  * A host with bubblewrap (not setuid) and nothing else, whose kernel refuses the namespace `refused`
  * (mount: any bubblewrap at all). Another uid than root gets no namespace without a user namespace.
  */
-function host(uid: number, refused: keyof typeof FLAG): IsolationHost {
+function host(uid: number, refused: keyof typeof FLAG, tools: string[] = ['bwrap', 'true', 'setpriv']): IsolationHost {
   const flag = FLAG[refused];
   return {
-    which: (c) => (c === 'bwrap' ? BWRAP : c === 'true' ? TRUE : null),
+    which: (c) => (tools.includes(c) ? (c === 'bwrap' ? BWRAP : c === 'true' ? TRUE : `/usr/bin/${c}`) : null),
     works: (a) => a[0] === BWRAP && (flag === null ? false : !a.includes(flag)) && (uid === 0 || a.includes('--unshare-user')),
     uid: () => uid, uidOf: () => null, gidOf: () => null, env: { HOME: '/home/runner' }, readFile: () => null,
     view: { exists: () => true, isDir: () => true, realpath: (p) => p, list: () => null, readText: () => null },
@@ -29,9 +29,9 @@ function host(uid: number, refused: keyof typeof FLAG): IsolationHost {
 }
 
 /** The refusal an untrusted run gets on that host. */
-function refusal(uid: number, refused: keyof typeof FLAG): string {
+function refusal(uid: number, refused: keyof typeof FLAG, tools?: string[]): string {
   try {
-    chooseIsolation({ mode: 'auto', untrusted: true, allowUnisolated: false }, host(uid, refused), { writable: ['/srv/run'], env: { HOME: '/home/runner' }, network: false, cwd: '/srv/run' });
+    chooseIsolation({ mode: 'auto', untrusted: true, allowUnisolated: false }, host(uid, refused, tools), { writable: ['/srv/run'], env: { HOME: '/home/runner' }, network: false, cwd: '/srv/run' });
   } catch (e) {
     assert.ok(e instanceof InfraError, String(e));
     assert.not.ok((e as Error).message.includes('\n'));
@@ -47,7 +47,10 @@ test('as root: the refused namespace is the one named (network, PID, IPC, UTS, m
     assert.not.match(m, /user namespace/, ns);
     assert.not.ok(m.includes(APPARMOR_FIX), ns);
   }
-  assert.ok(refusal(0, 'user').includes('bubblewrap: cannot create a user namespace here (as root the sandbox needs one: no capabilities, no uid mapped to root)'));
+  // As root the sandbox needs no user namespace (setpriv drops to nobody): a refused one refuses nothing.
+  assert.is(chooseIsolation({ mode: 'auto', untrusted: true, allowUnisolated: false }, host(0, 'user'), { writable: ['/srv/run'], env: { HOME: '/home/runner' }, network: false, cwd: '/srv/run' }).mode, 'namespace');
+  // Without setpriv, root gets no sandbox: it would run the probe as uid 0.
+  assert.match(refusal(0, 'network', ['bwrap', 'true']), /setpriv \(util-linux\) is missing: as root the sandbox must drop to uid 65534/);
 });
 
 test('as another uid: the same; the AppArmor fix only for the user namespace', () => {
@@ -59,16 +62,17 @@ test('as another uid: the same; the AppArmor fix only for the user namespace', (
 test('the probe adds the sandbox\'s namespaces one at a time; with the network shared, no network namespace is asked for', () => {
   const ran: string[][] = [];
   const works = (a: string[]) => { ran.push(a); return !a.includes('--unshare-ipc'); };
-  assert.is(failedNamespace(works, BWRAP, TRUE, { root: true, network: true, uid: 65534 }), 'an IPC namespace');
-  assert.equal(ran.map((a) => a.slice(4, -1)), [
-    [], ['--unshare-user', '--uid', '65534', '--gid', '65534'], ['--unshare-user', '--uid', '65534', '--gid', '65534', '--unshare-pid'],
-    ['--unshare-user', '--uid', '65534', '--gid', '65534', '--unshare-pid', '--unshare-ipc'],
-  ]);
+  // As root: no user namespace (the root sandbox has none).
+  assert.is(failedNamespace(works, BWRAP, TRUE, { root: true, network: true, uid: null }), 'an IPC namespace');
+  assert.equal(ran.map((a) => a.slice(4, -1)), [[], ['--unshare-pid'], ['--unshare-pid', '--unshare-ipc']]);
+  ran.length = 0;
+  assert.is(failedNamespace(works, BWRAP, TRUE, { root: false, network: true, uid: null }), 'an IPC namespace');
+  assert.equal(ran.map((a) => a.slice(4, -1)), [['--unshare-user'], ['--unshare-user', '--unshare-pid'], ['--unshare-user', '--unshare-pid', '--unshare-ipc']]);
 });
 
 test.unless(missingBwrap)('on this machine each namespace starts: nothing is named', () => {
   const root = realHost.uid() === 0;
-  assert.is(failedNamespace((a) => realHost.works(a), realHost.which('bwrap')!, realHost.which('true') ?? '/bin/true', { root, network: false, uid: root ? 65534 : null }), null);
+  assert.is(failedNamespace((a) => realHost.works(a), realHost.which('bwrap')!, realHost.which('true') ?? '/bin/true', { root, network: false, uid: null }), null);
 });
 
 test.run();

@@ -9,8 +9,9 @@
 export function namespaceSteps(o: { root: boolean; network: boolean; uid: number | null }): [string, string[]][] {
   const user: [string, string[]] = ['a user namespace', ['--unshare-user', ...(o.uid !== null ? ['--uid', String(o.uid), '--gid', String(o.uid)] : [])]];
   return [
-    // As root bubblewrap makes a mount namespace without a user namespace; any other uid needs the user namespace first.
-    ...(o.root ? [['a mount namespace', []] as [string, string[]], user] : [user]),
+    // As root bubblewrap makes a mount namespace without a user namespace (and the root sandbox has
+    // none: setpriv drops to nobody instead); any other uid needs the user namespace first.
+    ...(o.root ? [['a mount namespace', []] as [string, string[]]] : [user]),
     ['a PID namespace', ['--unshare-pid']],
     ...(o.network ? [] : [['a network namespace', ['--unshare-net']] as [string, string[]]]),
     ['an IPC namespace', ['--unshare-ipc']],
