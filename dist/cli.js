@@ -4,8 +4,8 @@ import {
   check,
   errorReport,
   planModel
-} from "./chunks/chunk-BG7DRYV2.js";
-import "./chunks/chunk-GOI2QHZ4.js";
+} from "./chunks/chunk-ZJWYFOF4.js";
+import "./chunks/chunk-EAR7UTPA.js";
 import {
   INJECTIONS,
   MAX_TIMEOUT_SECONDS,
@@ -21,7 +21,7 @@ import {
   parsePromptStyle,
   parseThreshold,
   parseTimeout
-} from "./chunks/chunk-ZX2RXX4O.js";
+} from "./chunks/chunk-3T7MJDUQ.js";
 import {
   stderrLog
 } from "./chunks/chunk-N7GSAKQW.js";
@@ -41,21 +41,23 @@ import {
   formatThreshold,
   isolationText,
   toJson
-} from "./chunks/chunk-YVHO73PE.js";
+} from "./chunks/chunk-W6AT2A2N.js";
 import {
   EXIT,
   GateError,
   InputError,
+  errnoWords,
   logLine,
   oneLine,
   parseEnvNames,
   plain
-} from "./chunks/chunk-P2MXBUOR.js";
+} from "./chunks/chunk-FN2RAJJI.js";
 import "./chunks/chunk-A6YGPO6E.js";
 
 // src/cli.ts
 import { parseArgs } from "node:util";
 import { resolve, basename } from "node:path";
+import { existsSync, writeSync } from "node:fs";
 
 // src/report/terminal.ts
 function f(v, max = 120) {
@@ -323,15 +325,20 @@ var NUMBERS = "Numbers are decimal (0.98; not 0x1 or 1e-2), as --opt X or --opt=
 var PLAN_HELP = `${HEAD}
 
 Usage: ${COMMAND} plan --model-dir DIR [options]
+       ${COMMAND} plan --hf-config PATH|ID [--json]
 
 Reads the model dir without importing it (Python + numpy, no NPU, no network, seconds) and prints
 the preflight, seed Steps 1-2, Phase 1 coverage, the make-diagnosis defaults and the kernel cache.
 It runs outside the probe's sandbox, so never a Python from the tree or the model dir: one found there
 (a venv in the tree, PATH or $VIRTUAL_ENV leading into it) is passed over, and --python naming one is
 refused; PATH, PYTHONPATH and LD_LIBRARY_PATH lose their entries inside them.
+With --hf-config instead, Steps 1 and 2 before the model's code exists, from a config.json alone.
 
 Options:
-  --model-dir DIR        the model dir, programming_examples/llms/<model> in an mlir-air tree (required)
+  --model-dir DIR        the model dir, programming_examples/llms/<model> in an mlir-air tree
+  --hf-config PATH|ID    no model dir: an HF config.json (or a model id in the local HF cache): the kernel
+                         sequence, Step 1 with its breaks against llama's, Step 2's triggers and the GQA-aware
+                         padding plan
   --json                 print the plan as JSON
   --sanity               also run Step 2's padded-vs-original check on the CPU (needs torch and transformers in
                          the probe's Python, and the checkpoint in the HF cache): the GQA-aware reindexed padding,
@@ -358,7 +365,7 @@ model's hook, or the CPU twins of the real tree's ELFs: the first launch off its
 Options:
   --model-dir DIR        the model dir, programming_examples/llms/<model> in an mlir-air tree (required)
 ${MODEL_OPTIONS}
-  --out RUN_DIR          where the run dir goes (default runs/<model>-<UTC time>); must be new or empty
+  --out RUN_DIR          where the run dir goes (default runs/<model>-<UTC time, ms>-<pid>); must be new or empty
   --force                replace the run files in an existing --out (nothing else in it is touched)
   --threshold X          per-position cosine threshold in (0, 1] instead of T(head_dim)
   --timeout SECONDS      stop the probe after this long, at most ${MAX_TIMEOUT_SECONDS} (outcome error, exit 3)
@@ -375,8 +382,9 @@ ${MODEL_OPTIONS}
                          models of scripts/probe/elf_boundaries.json; dimensions from the HF checkpoint); for
                          tests: every report marks the run EMULATED, and TODO.md is left as it is
   --inject BUG           with --emulate: one named bug in the emulated NPU: ${INJECTIONS.join(", ")}
-  --twin-precision P     how the CPU twins round (the emulated NPU's and the bisect's): hardware (default: where
-                         the registry's kernels round) or fp32 (float32 inside a launch, bf16 at its buffers)
+  --twin-precision P     how the CPU twins round (the emulated NPU's and the bisect's): bf16 (default: where the
+                         registry's kernels round; 'hardware' is its older name), hw (bf16 plus the BFP16 operand
+                         cast on the matmuls the tree compiles with bfp16=True) or fp32 (float32 inside a launch)
   --twin-eps E           with --emulate: the twins' RMSNorm eps, tree (the ELFs' own, default) or config (the
                          checkpoint's rms_norm_eps): does an eps explain a scale warning?
   --no-cache             compile every kernel; do not restore or store the kernel cache
@@ -412,6 +420,7 @@ ${EXITS}
 var COMMAND_HELP = { check: CHECK_HELP, report: REPORT_HELP, plan: PLAN_HELP };
 var OPTIONS = {
   "model-dir": { type: "string" },
+  "hf-config": { type: "string" },
   "run-dir": { type: "string" },
   "prompt-style": { type: "string" },
   prompt: { type: "string" },
@@ -445,7 +454,7 @@ var OPTIONS = {
 };
 var ALLOWED = {
   check: ["model-dir", "prompt-style", "prompt", "python", "probe-env", "out", "force", "threshold", "timeout", "commit", "no-docs", "break-lock", "no-bisect", "no-cache", "cache-dir", "layers", "positions", "no-boundaries", "emulate", "inject", "twin-precision", "twin-eps", "model", "cpu-attn", "npu-attn", "online", "json", "help"],
-  plan: ["model-dir", "prompt-style", "prompt", "python", "probe-env", "model", "cpu-attn", "npu-attn", "online", "timeout", "json", "sanity", "help"],
+  plan: ["model-dir", "hf-config", "prompt-style", "prompt", "python", "probe-env", "model", "cpu-attn", "npu-attn", "online", "timeout", "json", "sanity", "help"],
   report: ["run-dir", "model-dir", "threshold", "commit", "no-docs", "break-lock", "json", "help"]
 };
 function joinNegativeValues(argv) {
@@ -478,14 +487,25 @@ function parseCli(argv) {
   }
   return { command, values };
 }
+var PATH_OPTIONS = ["model-dir", "out", "run-dir", "cache-dir", "python"];
+function checkUtf8Paths(v) {
+  for (const k of PATH_OPTIONS) {
+    const p = v[k];
+    if (p?.includes("\uFFFD") && !existsSync(p)) {
+      throw new InputError(`--${k}: the path is not valid UTF-8 (each byte that is not reads as U+FFFD here, so it would name another file); rename it, or pass a symlink to it whose name is UTF-8`, p);
+    }
+  }
+}
 function planFrom(command, v, now = /* @__PURE__ */ new Date()) {
-  if ((command === "check" || command === "plan") && !v["model-dir"]) throw new InputError(`${command} needs --model-dir DIR (see ${COMMAND} ${command} --help)`);
+  checkUtf8Paths(v);
+  if (command === "plan" && v["hf-config"] !== void 0 && v["model-dir"] !== void 0) throw new InputError("plan takes --model-dir DIR or --hf-config PATH|ID, not both");
+  if ((command === "check" || command === "plan" && v["hf-config"] === void 0) && !v["model-dir"]) throw new InputError(`${command} needs --model-dir DIR${command === "plan" ? " or --hf-config PATH|ID" : ""} (see ${COMMAND} ${command} --help)`);
   if (v["cpu-attn"] && v["npu-attn"]) throw new InputError("--cpu-attn and --npu-attn exclude each other");
   if (command === "report" && !v["run-dir"]) throw new InputError(`report needs --run-dir DIR (see ${COMMAND} report --help)`);
   if (v.inject !== void 0 && !v.emulate) throw new InputError("--inject needs --emulate (bugs are injected into the emulated NPU only)");
   if (v["twin-eps"] !== void 0 && !v.emulate) throw new InputError("--twin-eps needs --emulate (it sets the emulated NPU's RMSNorm eps)");
   const modelDir = v["model-dir"] ?? null;
-  const runDir = command === "report" ? v["run-dir"] : v.out ?? defaultRunDirName(basename(resolve(modelDir)), now);
+  const runDir = command === "report" ? v["run-dir"] : v.out ?? defaultRunDirName(basename(resolve(modelDir ?? "hf-config")), now);
   return {
     mode: command === "report" ? "report" : "full",
     modelDir,
@@ -495,6 +515,7 @@ function planFrom(command, v, now = /* @__PURE__ */ new Date()) {
     cpuAttn: v["cpu-attn"] ? true : v["npu-attn"] ? false : null,
     online: !!v.online,
     ...command === "plan" && v.sanity ? { sanity: true } : {},
+    ...command === "plan" && v["hf-config"] !== void 0 ? { hfConfig: v["hf-config"] } : {},
     python: v.python ?? null,
     ...v["probe-env"] !== void 0 ? { probeEnvNames: parseProbeEnv(v["probe-env"]) } : {},
     runDir,
@@ -541,16 +562,16 @@ async function main(argv, out = process.stdout, err = process.stderr) {
   let json = false;
   let plan = null;
   if (argv[0] === "agent" || argv[0] === "help" && argv[1] === "agent") {
-    const { agentMain } = await import("./chunks/cli-HBLSTY4K.js");
+    const { agentMain } = await import("./chunks/cli-LQ62HFQP.js");
     return agentMain(argv[0] === "agent" ? argv.slice(1) : ["--help"], out, err);
   }
   if (argv[0] === "fixture" || argv[0] === "help" && argv[1] === "fixture") {
-    const { fixtureMain } = await import("./chunks/cli-HZKUON3Y.js");
+    const { fixtureMain } = await import("./chunks/cli-P2IOLZVJ.js");
     return fixtureMain(argv[0] === "fixture" ? argv.slice(1) : ["--help"], out, err);
   }
   const fleet = argv[0] === "help" ? argv[1] : argv[0];
   if (fleet === "affected" || fleet === "status") {
-    const { fleetMain } = await import("./chunks/cli-BZSGRFXF.js");
+    const { fleetMain } = await import("./chunks/cli-M2GAPHTF.js");
     return fleetMain(fleet, argv[0] === "help" ? ["--help"] : argv.slice(1), out, err);
   }
   try {
@@ -591,7 +612,20 @@ ${renderTerminal(result.report, { color: wantsColor(out) })}
 }
 var invoked = process.argv[1] ? resolve(process.argv[1]) : "";
 if (invoked.endsWith("cli.js") || invoked.endsWith("cli.ts") || basename(invoked) === "npu-block-gate") {
-  for (const s of [process.stdout, process.stderr]) s.on("error", () => void 0);
+  let lost = null;
+  process.stdout.on("error", (e) => {
+    if (e.code !== "EPIPE") lost ??= e;
+  });
+  process.stderr.on("error", () => void 0);
+  process.on("exit", () => {
+    if (!lost) return;
+    try {
+      writeSync(2, `npu-block-gate: error (infrastructure, not a verdict): the output could not be written to stdout: ${errnoWords(lost.code)} (${lost.code ?? lost.message}); what it printed there was lost
+`);
+    } catch {
+    }
+    if (!process.exitCode) process.exitCode = EXIT.infra;
+  });
   main(process.argv.slice(2)).then((code) => {
     process.exitCode = code;
   });

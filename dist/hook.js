@@ -153,8 +153,9 @@ var contract_default = {
   emulate: {
     comment: "--emulate: the tree's own block on the probe's emulated air runtime (CPU twins of the ELFs), or on a tree whose NPU is itself emulated (the AIR_MINI marker: examples/air-mini) on that tree's own; probe.json 'emulate' is non-null and every report must mark the run emulated. --inject names one bug of the emulated NPU: the same names on both.",
     inject: ["transposed_q_weight", "missing_causal_mask", "interleaved_rope", "rope_k_only", "ignored_rmsnorm_weight", "ignored_ffn_norm_weight", "dropped_bias", "stale_tail", "nan_row", "nan_padded", "scale_drift"],
-    twin_precision_comment: "How the CPU twins round (the emulated NPU's and the bisect's): hardware, the default, where the registry's kernels round (each per programming_examples/kernel_registry/details/*, listed in npu_probe.emulate.numerics); fp32, the older numerics (float32 inside a launch, bf16 only at the ELF's buffers). probe.json emulate.twins and bisect.json twins record it (with the RMSNorm eps: the ELFs' own, or with --twin-eps config the checkpoint config.json's rms_norm_eps).",
-    twin_precision: ["hardware", "fp32"],
+    twin_precision_comment: "How the CPU twins round (the emulated NPU's and the bisect's): hw, bf16's roundings plus the BFP16 block-float operand cast (v64bfp16ebs8) on exactly the GEMMs and FlashAttention matmuls the tree compiles with bfp16=True; bf16, the default, where the registry's kernels round in bf16 (each per programming_examples/kernel_registry/details/*, listed in npu_probe.emulate.numerics) with exact bf16 matmul operands; fp32, float32 inside a launch, bf16 only at the ELF's buffers. probe.json emulate.twins and bisect.json twins record it (with the RMSNorm eps: the ELFs' own, or with --twin-eps config the checkpoint config.json's rms_norm_eps); a record saying hardware (the name bf16 had before hw) is read through twin_precision_aliases.",
+    twin_precision: ["fp32", "bf16", "hw"],
+    twin_precision_aliases: { hardware: "bf16" },
     twin_eps: ["tree", "config"]
   },
   npu_lock: { path: "/tmp/mlir-air-npu.lock", env: "NPU_BLOCK_GATE_NPU_LOCK", timeout_seconds: 1800, progress_seconds: 15 },
@@ -314,9 +315,37 @@ function fsError(err, path, doing, tail2 = "") {
 }
 
 // src/cache/kernel.ts
-import { chmodSync, cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
+import { chmodSync, cpSync, existsSync, lstatSync, mkdtempSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
+
+// src/fs/mkdir.ts
+import { mkdirSync } from "node:fs";
+import { dirname } from "node:path";
+function makeDirs(dir) {
+  try {
+    return mkdirSync(dir, { recursive: true });
+  } catch (e) {
+    if (e.code !== "ENOENT") throw e;
+  }
+  const missing = [];
+  for (let d = dir; d !== dirname(d); d = dirname(d)) {
+    missing.unshift(d);
+  }
+  let first;
+  for (const d of missing) {
+    try {
+      mkdirSync(d);
+      first ??= d;
+    } catch (e) {
+      if (e.code === "EEXIST") continue;
+      throw e;
+    }
+  }
+  return first;
+}
+
+// src/cache/kernel.ts
 import { homedir, tmpdir } from "node:os";
-import { basename, dirname, isAbsolute, join as join2, relative, sep } from "node:path";
+import { basename, dirname as dirname2, isAbsolute, join as join2, relative, sep } from "node:path";
 var DEFAULT_MAX_BYTES = 20 * 1024 ** 3;
 function defaultCacheRoot(env = process.env) {
   if (env.NPU_BLOCK_GATE_CACHE_DIR) return env.NPU_BLOCK_GATE_CACHE_DIR;
@@ -398,8 +427,8 @@ var KernelStore = class {
     const meta = this.meta(key);
     const src = join2(this.entry(key), "cache");
     if (!meta || !existsSync(src)) return null;
-    const parent = dirname(target);
-    const made = existsSync(parent) ? null : mkdirSync(parent, { recursive: true }) ?? parent;
+    const parent = dirname2(target);
+    const made = existsSync(parent) ? null : makeDirs(parent) ?? parent;
     const tmp = `${target}.nbg-restore-${process.pid}`;
     rmSync(tmp, { recursive: true, force: true });
     cpSync(src, tmp, { recursive: true });
@@ -456,7 +485,7 @@ var KernelStore = class {
     if (odd) throw new Error(`${odd} in ${source} is not a regular file or directory; nothing stored`);
     const tmp = join2(this.root, "kernels", `.tmp-${key}-${process.pid}`);
     rmSync(tmp, { recursive: true, force: true });
-    mkdirSync(tmp, { recursive: true });
+    makeDirs(tmp);
     cpSync(source, join2(tmp, "cache"), { recursive: true });
     const full = { key, ...meta, bytes: dirBytes(join2(tmp, "cache")) };
     writeFileSync(join2(tmp, "meta.json"), JSON.stringify(full, null, 2) + "\n");
@@ -502,59 +531,116 @@ import { join as join4, resolve as resolve2 } from "node:path";
 import { homedir as homedir2, hostname, userInfo } from "node:os";
 
 // src/probe/python.ts
-import { spawn, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { existsSync as existsSync2, readFileSync as readFileSync2, realpathSync as realpathSync2 } from "node:fs";
-import { delimiter, dirname as dirname2, isAbsolute as isAbsolute2, join as join3, resolve, sep as sep2 } from "node:path";
+import { delimiter, dirname as dirname3, isAbsolute as isAbsolute2, join as join3, resolve, sep as sep2 } from "node:path";
 import { fileURLToPath } from "node:url";
+import { constants as osConstants } from "node:os";
+
+// src/probe/bounded.ts
+import { spawn } from "node:child_process";
+var EXIT_GRACE_MS = 2e3;
+var killGroup = (pid, sig) => {
+  if (!pid) return;
+  try {
+    process.kill(-pid, sig);
+  } catch {
+  }
+};
+function runBounded(command2, args, o) {
+  const grace = o.graceMs ?? EXIT_GRACE_MS;
+  const cap = o.maxChars ?? 1 << 20;
+  return new Promise((done) => {
+    const r = { status: null, signal: null, stdout: "", stderr: "", timedOut: false, heldOpen: false, error: null, answered: false };
+    let child;
+    try {
+      child = spawn(command2, args, { stdio: ["ignore", "pipe", "pipe"], cwd: o.cwd, env: o.env, detached: true });
+    } catch (e) {
+      r.error = e;
+      return done(r);
+    }
+    let exited = false;
+    let finished = false;
+    let graceTimer = null;
+    const finish = () => {
+      if (finished) return;
+      finished = true;
+      clearTimeout(timer);
+      if (graceTimer) clearTimeout(graceTimer);
+      killGroup(child.pid, "SIGKILL");
+      child.stdout?.destroy();
+      child.stderr?.destroy();
+      done(r);
+    };
+    o.signal?.addEventListener("abort", () => {
+      killGroup(child.pid, "SIGKILL");
+      finish();
+    }, { once: true });
+    const timer = setTimeout(() => {
+      r.timedOut = !exited;
+      killGroup(child.pid, "SIGKILL");
+      setTimeout(finish, 200).unref();
+    }, o.timeoutMs);
+    child.stdout.setEncoding("utf8").on("data", (d) => {
+      if (r.stdout.length < cap) r.stdout += d;
+      if (!exited && o.until?.(r.stdout)) {
+        r.answered = true;
+        finish();
+      }
+    });
+    child.stderr.setEncoding("utf8").on("data", (d) => {
+      if (r.stderr.length < cap) r.stderr += d;
+    });
+    child.on("error", (e) => {
+      r.error ??= e;
+      finish();
+    });
+    child.on("exit", (status2, signal) => {
+      exited = true;
+      r.status = status2;
+      r.signal = signal;
+      graceTimer = setTimeout(() => {
+        r.heldOpen = true;
+        finish();
+      }, grace);
+    });
+    child.on("close", finish);
+  });
+}
+
+// src/probe/python.ts
 var PROBE_SNIPPET = "import sys, numpy; print(sys.executable); print(sys.version.split()[0]); print(numpy.__version__)";
 var TEST_TIMEOUT_MS = 3e4;
 var TEST_CWD = "/";
 var fromHere = (command2) => command2.includes("/") ? resolve(command2) : command2;
+function signalWords(signal) {
+  const n = osConstants.signals[signal];
+  const words = { SIGSEGV: "segmentation fault", SIGABRT: "aborted", SIGBUS: "bus error", SIGILL: "illegal instruction", SIGFPE: "floating-point exception", SIGKILL: "killed", SIGTERM: "terminated" };
+  return `${signal}${n ? ` (signal ${n}${words[signal] ? `: ${words[signal]}` : ""})` : ""}`;
+}
 function testResult(r) {
   if (r.error) {
-    const why3 = r.error.code === "ENOENT" ? "not found" : r.error.code === "ETIMEDOUT" ? `timed out after ${TEST_TIMEOUT_MS / 1e3}s` : r.error.message.replace(/^spawn(Sync)? /, "");
+    const why3 = r.error.code === "ENOENT" ? "not found" : r.error.code === "ETIMEDOUT" ? `timed out after ${TEST_TIMEOUT_MS / 1e3}s (it did not exit)` : r.error.message.replace(/^spawn(Sync)? /, "");
     return { ok: false, why: why3 };
   }
+  if (r.status === null && r.signal) return { ok: false, why: `crashed: killed by ${signalWords(r.signal)}` };
+  const held = r.heldOpen ? `a process it started kept its output open after it exited (stopped after ${EXIT_GRACE_MS / 1e3}s)` : null;
   if (r.status !== 0) {
     const last = (r.stderr || "").trim().split("\n").pop() ?? "";
     return { ok: false, why: /No module named ['"]?numpy/.test(last) ? "cannot import numpy" : last || `exit ${r.status}` };
   }
   const [executable, version, numpy] = r.stdout.trim().split("\n");
-  return { ok: true, executable, version, numpy };
+  return { ok: true, executable, version, numpy, ...held ? { note: held } : {} };
 }
 var testPython = (command2) => {
   const r = spawnSync(fromHere(command2), ["-c", PROBE_SNIPPET], { encoding: "utf8", timeout: TEST_TIMEOUT_MS, cwd: TEST_CWD });
-  return testResult({ error: r.error, status: r.status, stdout: r.stdout ?? "", stderr: r.stderr ?? "" });
+  return testResult({ error: r.error, status: r.status, signal: r.signal, stdout: r.stdout ?? "", stderr: r.stderr ?? "" });
 };
-var testPythonAsync = (command2) => new Promise((done) => {
-  let stdout = "";
-  let stderr = "";
-  let error;
-  let child;
-  try {
-    child = spawn(fromHere(command2), ["-c", PROBE_SNIPPET], { stdio: ["ignore", "pipe", "pipe"], cwd: TEST_CWD });
-  } catch (e) {
-    done(testResult({ error: e, status: null, stdout, stderr }));
-    return;
-  }
-  const timer = setTimeout(() => {
-    error = Object.assign(new Error(`${command2} timed out`), { code: "ETIMEDOUT" });
-    child.kill("SIGKILL");
-  }, TEST_TIMEOUT_MS);
-  child.stdout.setEncoding("utf8").on("data", (d) => {
-    stdout += d;
-  });
-  child.stderr.setEncoding("utf8").on("data", (d) => {
-    stderr += d;
-  });
-  child.on("error", (e) => {
-    error ??= e;
-  });
-  child.on("close", (status2) => {
-    clearTimeout(timer);
-    done(testResult({ error, status: status2, stdout, stderr }));
-  });
-});
+var testPythonAsync = async (command2) => {
+  const r = await runBounded(fromHere(command2), ["-c", PROBE_SNIPPET], { cwd: TEST_CWD, timeoutMs: TEST_TIMEOUT_MS });
+  const error = r.timedOut ? Object.assign(new Error(`${command2} timed out`), { code: "ETIMEDOUT" }) : r.error ?? void 0;
+  return testResult({ error, status: r.status, signal: r.signal, stdout: r.stdout, stderr: r.stderr, heldOpen: r.heldOpen });
+};
 var TREE_ENVS = [
   { dir: "sandbox", docs: "mlir-air's utils/setup_python_packages.sh" },
   { dir: "airenv", docs: "mlir-air's wheel install (docs/buildingRyzenLin.md)" },
@@ -590,13 +676,13 @@ function outsideEnv(env, dirs) {
   return out;
 }
 function toolRoot() {
-  let dir = dirname2(fileURLToPath(import.meta.url));
+  let dir = dirname3(fileURLToPath(import.meta.url));
   for (let i = 0; i < 5; i++) {
     try {
       if (JSON.parse(readFileSync2(join3(dir, "package.json"), "utf8")).name === "npu-block-gate") return dir;
     } catch {
     }
-    dir = dirname2(dir);
+    dir = dirname3(dir);
   }
   return null;
 }
@@ -625,7 +711,7 @@ function pythonCandidates(explicit, env = process.env, ctx = {}) {
     if (exists(py)) add({ command: py, source: "venv", why: `the active virtualenv ($VIRTUAL_ENV=${env.VIRTUAL_ENV})` });
   }
   if (ctx.airRoot) {
-    for (const base of [ctx.airRoot, dirname2(ctx.airRoot)]) {
+    for (const base of [ctx.airRoot, dirname3(ctx.airRoot)]) {
       for (const e of TREE_ENVS) {
         const py = join3(base, e.dir, "bin", "python3");
         if (exists(py)) add({ command: py, source: "tree", why: `${join3(base, e.dir)}, ${base === ctx.airRoot ? "in" : "beside"} the mlir-air tree (${e.docs})` });
@@ -653,7 +739,7 @@ function outsideCandidates(explicit, env, ctx, dirs, exists) {
   });
 }
 function take(c, t, tried) {
-  if (t.ok) return { command: c.command, executable: t.executable, version: t.version, numpy: t.numpy, source: c.source, why: c.why };
+  if (t.ok) return { command: c.command, executable: t.executable, version: t.version, numpy: t.numpy, source: c.source, why: c.why, ...t.note ? { note: t.note } : {} };
   if (c.source === "option") throw new InputError(`--python ${c.command}: ${t.why}`);
   if (c.source === "env") throw new InputError(`NPU_BLOCK_GATE_PYTHON=${c.command}: ${t.why}`);
   tried.push(`${c.command} (${t.why})`);
@@ -1481,32 +1567,6 @@ function kindOf(st) {
   return "a special file";
 }
 
-// src/fs/mkdir.ts
-import { mkdirSync as mkdirSync2 } from "node:fs";
-import { dirname as dirname3 } from "node:path";
-function makeDirs(dir) {
-  try {
-    return mkdirSync2(dir, { recursive: true });
-  } catch (e) {
-    if (e.code !== "ENOENT") throw e;
-  }
-  const missing = [];
-  for (let d = dir; d !== dirname3(d); d = dirname3(d)) {
-    missing.unshift(d);
-  }
-  let first;
-  for (const d of missing) {
-    try {
-      mkdirSync2(d);
-      first ??= d;
-    } catch (e) {
-      if (e.code === "EEXIST") continue;
-      throw e;
-    }
-  }
-  return first;
-}
-
 // src/fs/atomic.ts
 var NOTHING_CHANGED = "; nothing was changed";
 function resolveTarget(path, follow = true) {
@@ -2207,7 +2267,9 @@ function checkHfCache(m) {
 async function checkPython(m, explicit) {
   try {
     const p = await findPythonAsync(explicit, m.env, m.pythonAsync);
-    return host.ok("python", `${p.executable} (Python ${p.version}, numpy ${p.numpy}; from ${p.source})`);
+    const said = `${p.executable} (Python ${p.version}, numpy ${p.numpy}; from ${p.source})`;
+    if (p.note) return host.warn("python", `${said}, but ${p.note}`, "a wrapper script that starts a background job should not leave it holding stdout (redirect it, or exec the Python)");
+    return host.ok("python", said);
   } catch (e) {
     const fix = "pass --python (hooks install --python) or set NPU_BLOCK_GATE_PYTHON to the mlir-air environment (e.g. /opt/mlir-air/ironenv/bin/python)";
     if (explicit || m.env.NPU_BLOCK_GATE_PYTHON) return host.fail("python", oneLine(e), fix);
@@ -3747,7 +3809,7 @@ var TENSOR_SPEC = obj2({
   shape: list(int(1), 8)
 }, { declare: false });
 var TWINS_SPEC = obj2({
-  precision: oneOf(...CONTRACT.emulate.twin_precision),
+  precision: oneOf(...[...CONTRACT.emulate.twin_precision, ...Object.keys(CONTRACT.emulate.twin_precision_aliases)]),
   rms_eps: num2(0),
   qk_eps: num2(0),
   eps_from: withDefault(line(40), () => "tree")
