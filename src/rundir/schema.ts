@@ -14,7 +14,7 @@ export const RUN_FILES = RUN_FILES_CONTRACT;
  * someone else's. */
 export const RUN_DIRS: [string, RegExp][] = [
   [CONTRACT.layers_dir, /^layer_\d{2,}\.(npu|ref)\.npy$/],
-  [CONTRACT.boundaries.dir, /^\d{2,}-[A-Za-z0-9_.-]+\.(npu|ref)\.npy$/],
+  [CONTRACT.boundaries.dir, /^\d{2,}-[A-Za-z0-9_.-]+\.(npu|ref|fp32)\.npy$/],
   [CONTRACT.bisect.dir, new RegExp(`^(${CONTRACT.bisect.json.replace('.', '\\.')}|\\d{2,}-.+\\.npy|launch-\\d{2,}-.+\\.npy)$`)],
 ];
 
