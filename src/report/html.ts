@@ -128,7 +128,7 @@ function ffnOutChart(r: Report): string {
   const pp = m.perPosition;
   return `<section id="ffn-out"><h2>Per-position cosine of ffn_out</h2>
 <p>Layer-0 <code>ffn_out</code> over the ${m.realLen} real positions: min ${fmtCos(pp.min)}, p5 ${fmtCos(pp.p5)}, median ${fmtCos(pp.median)}, mean ${fmtCos(pp.mean)}; ${pp.badRuns.length ? `${pp.badRuns.length} run${pp.badRuns.length === 1 ? '' : 's'} under the threshold (shaded)` : 'no position under the threshold'}.</p>
-<figure><svg class="chart" data-chart="ffn_out" viewBox="0 0 ${W} ${H}" role="img" aria-label="${esc(`Per-position cosine of ffn_out against position, ${N} positions, threshold ${formatThreshold(t)}`)}">${shade}${axes}${tl}<polyline points="${line}" fill="none" stroke="${PALETTE.line}" stroke-width="1.5"/></svg></figure>
+<figure><div class="scroll"><svg class="chart" data-chart="ffn_out" viewBox="0 0 ${W} ${H}" role="img" aria-label="${esc(`Per-position cosine of ffn_out against position, ${N} positions, threshold ${formatThreshold(t)}`)}">${shade}${axes}${tl}<polyline points="${line}" fill="none" stroke="${PALETTE.line}" stroke-width="1.5"/></svg></div></figure>
 <div class="legend"><span><svg viewBox="0 0 18 14" aria-hidden="true"><line x1="0" x2="18" y1="7" y2="7" stroke="${PALETTE.line}" stroke-width="2"/></svg>per-position cosine</span><span><svg viewBox="0 0 18 14" aria-hidden="true"><line x1="0" x2="18" y1="7" y2="7" stroke="${PALETTE.threshold}" stroke-width="2" stroke-dasharray="4 3"/></svg>threshold</span><span><svg viewBox="0 0 18 14" aria-hidden="true"><rect width="18" height="14" fill="${PALETTE.shade}"/></svg>runs under the threshold</span></div>
 ${errorMetrics(r)}
 <details><summary>Every position's cosine and norm ratio (${N} rows)</summary>
@@ -200,12 +200,12 @@ function heatmap(lens: LensReport): string {
   const ticks = n ? [...new Set([0, Math.round(n / 4), Math.round(n / 2), Math.round((3 * n) / 4), n - 1])].map((p) => `<line class="axis" x1="${n2(x(p + 0.5))}" x2="${n2(x(p + 0.5))}" y1="${T + rows.length * rowH}" y2="${T + rows.length * rowH + 4}"/><text x="${n2(x(p + 0.5))}" y="${T + rows.length * rowH + 16}" text-anchor="middle">${p}</text>`).join('') : '';
   const bucket = rows.find((x2) => !x2.error)?.profile.bucket ?? 1;
   return `<figure>
-<svg class="heat" data-heatmap tabindex="0" viewBox="0 0 ${W} ${H}" role="img" aria-label="${esc(`Lens heatmap: ${rows.length} boundaries by ${n} positions, coloured by per-position cosine against the threshold ${formatThreshold(lens.threshold)}`)}">
+<div class="scroll"><svg class="heat" data-heatmap tabindex="0" shape-rendering="crispEdges" viewBox="0 0 ${W} ${H}" role="img" aria-label="${esc(`Lens heatmap: ${rows.length} boundaries by ${n} positions, coloured by per-position cosine against the threshold ${formatThreshold(lens.threshold)}`)}">
 <text x="${L}" y="${T - 8}" font-weight="700">position (${bucket > 1 ? `the lowest cosine of each ${bucket}` : 'one per column'})</text>${heads}
 ${body.join('\n')}
 ${ticks}
 <text x="${L + gridW / 2}" y="${H - 2}" text-anchor="middle">position</text>
-</svg>
+</svg></div>
 <p class="readout" data-readout aria-live="polite">Hover a cell, or focus the heatmap and use the arrow keys, for its numbers; every value is in the tables below.</p>
 </figure>
 <div class="legend" data-legend>${CELL_CLASSES.filter((k) => k !== 'none').map((k) => swatch(`k-${k}`, esc(classMeaning(k, lens)), ` data-class="${k}"`)).join('')}</div>`;
