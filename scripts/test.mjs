@@ -40,7 +40,7 @@ const HINTS = {
   'github/split.test.ts': 16, 'fuzz.test.ts': 14, 'fleet/affected.test.ts': 9.7, 'engines.test.ts': 9.3, 'signals.test.ts': 7.6,
   'contract.test.ts': 7.3, 'github/fleet-docs.test.ts': 6.7, 'reference-fault.test.ts': 5.7, 'agent-hooks.test.ts': 4.2,
   'agent-metrics.test.ts': 3.7, 'probe-env.test.ts': 3.2, 'agent-scenarios.test.ts': 2.1,
-  'github/planted-git.test.ts': 12, 'own-files.test.ts': 6,
+  'github/planted-git.test.ts': 12, 'own-files.test.ts': 6, 'html-real.test.ts': 150, 'html.test.ts': 25,
   'test_real_twins.test_each_injected_bug_is_named_by_the_lens_and_the_bisect_llama32_1b': 139,
   // these three share a job (SPLIT): 128 s together
   'test_real_twins.test_clean_blocks_pass_the_gates_and_every_boundary': 70, 'test_real_twins.test_the_lens_changes_nothing_in_the_block': 28,

@@ -20,7 +20,7 @@ import { matchLegs, summaryCommentBody, type LegPlan } from './summary-legs.ts';
 import { literal, plain } from '../text/escape.ts';
 import { TOOL } from '../tool.ts';
 import { classifyWriteError } from './api.ts';
-import { artifactName, freshDir, modelSlug } from './artifact.ts';
+import { fleetArtifactName, freshDir, modelSlug } from './artifact.ts';
 import { truncateBody, upsertComment } from './comment.ts';
 import { DocsPrRefused } from './docs-pr.ts';
 import { FLEET_DOCS_BRANCH, restoreFleetDocs, upsertFleetDocsPr } from './fleet-docs.ts';
@@ -194,7 +194,7 @@ async function fleetPage(s: Session, legs: LegResult[], runUrl: string): Promise
     const recorded = models.filter((m) => existsSync(resolve(s.workspace, m))).map((m) => modelStatusAt(resolve(s.workspace, m), m.split('/').pop() ?? m, m));
     const dir = await freshDir('nbg-fleet-');
     writeFleetPage(join(dir, FLEET_PAGE), withLegs(recorded, legs), `${s.ctx.owner}/${s.ctx.repo}: the documents of this checkout, with the legs of workflow run ${s.trust.judged.runId} as the latest results`, `commit ${s.trust.judged.headSha.slice(0, 12)}; ${runUrl}`);
-    const name = artifactName(s.inputs.artifactName, 'fleet', null, s.ctx.runAttempt);
+    const name = fleetArtifactName(s.inputs.artifactName, s.ctx.runAttempt);
     const up = await s.store!.upload(name, dir, s.inputs.retentionDays);
     out.info(`uploaded the fleet page as artifact ${up.name}`);
     return `Fleet page (models × NPU generations): ${FLEET_PAGE} in ${up.url ? `[the artifact ${literal(up.name)}](${up.url})` : `the artifact ${literal(up.name)}`}.`;
