@@ -51,16 +51,20 @@ async function lateCells(model: string) {
     const img = decodePng(await p.screenshot({ path: join(shotsDir(), `${model}-2048.png`) }));
     const at = (b: { x: number; y: number; w: number; h: number }) => pixel(img, b.x + b.w / 2, b.y + b.h / 2);
     const legend = async (k: string) => at(await p.$eval(`[data-legend] [data-class="${k}"] rect`, (e) => { const r = e.getBoundingClientRect(); return { x: r.x, y: r.y, w: r.width, h: r.height }; }));
-    const cells = await p.$$eval('[data-row="q_roped"] rect[data-cell]', (rs) => rs.map((r) => {
+    const cellsOf = (row: string) => p.$$eval(`[data-row="${row}"] rect[data-cell]`, (rs) => rs.map((r) => {
       const b = r.getBoundingClientRect();
       const m = /positions (\d+)-(\d+)/.exec(r.querySelector('title')!.textContent!)!;
       return { x: b.x, y: b.y, w: b.width, h: b.height, start: Number(m[1]), end: Number(m[2]) };
     }));
+    const cells = await cellsOf('q_roped');
     assert.ok(cells.length >= 32 && cells.length <= 512, `${cells.length} columns`);
     assert.is(cells[cells.length - 1].end, 2047, 'the columns cover every position');
     const late = cells.filter((c) => c.start >= 1536).map(at);
-    const early = cells.filter((c) => c.end < 256).map(at);
-    return { report, late, early, clean: await legend('clean'), drift: [await legend('under'), await legend('well')], p, file, marked: await p.$$eval('[data-mark-first-below]', (gs) => gs.map((g) => g.getAttribute('data-row'))) };
+    // The first positions, where RoPE's angles are still small (the drift grows with position).
+    const early = cells.filter((c) => c.end < 32).map(at);
+    // q before RoPE: the same positions, a boundary the bug does not touch.
+    const q = (await cellsOf('q')).map(at);
+    return { report, late, early, q, clean: await legend('clean'), drift: [await legend('under'), await legend('well')], p, file, marked: await p.$$eval('[data-mark-first-below]', (gs) => gs.map((g) => g.getAttribute('data-row'))) };
   } finally {
     await o.close();
   }
@@ -71,7 +75,9 @@ maybe('llama32_1b at --positions 2048: report.html marks q_roped first under the
   assert.is(r.report.lens!.firstBelow!.name, 'q_roped');
   assert.equal(r.marked, ['q_roped']);
   for (const [i, c] of r.late.entries()) assert.ok(r.drift.some((d) => sameColour(c, d)), `late cell ${i}: ${c} is not a drift colour (${r.drift.join(' / ')})`);
+  assert.ok(r.early.length > 0);
   for (const [i, c] of r.early.entries()) assert.ok(sameColour(c, r.clean), `early cell ${i}: ${c} is not the clean colour ${r.clean}`);
+  for (const [i, c] of r.q.entries()) assert.ok(sameColour(c, r.clean), `q (before RoPE) cell ${i}: ${c} is not the clean colour ${r.clean}`);
   // Scale: a 2048-position, 16-boundary report.html stays under 2 MB.
   assert.ok(statSync(r.file).size < 2 * 1024 * 1024, `${statSync(r.file).size} bytes`);
 });

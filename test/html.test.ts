@@ -17,6 +17,7 @@ import type { Report } from '../src/record/report.ts';
 import { commentContent } from '../src/report/github.ts';
 import { renderHtml } from '../src/report/html.ts';
 import { textHeatmap, TEXT_COLUMNS } from '../src/report/heatmap.ts';
+import { profileOf, PROFILE_POINTS } from '../src/lens/judge.ts';
 import { missingNumpy } from './helpers/python.ts';
 import { HISTORY_HEADER } from '../src/docs/phase2.ts';
 import { MARK } from '../src/docs/markers.ts';
@@ -67,6 +68,19 @@ test('the text heatmap names no foreign text: a boundary name that is not an ide
   const t = textHeatmap(lens);
   assert.not.match(t, '<script>');
   assert.match(t, /\n#5 +/);
+});
+
+test("the record keeps each bucket's norm ratio farthest from 1 beside its lowest cosine (the heatmap's hover), bounded like the cosines", () => {
+  // Buckets of two rows: [1.01, 0.98] -> 0.98 is farther from 1; [NaN, NaN] (zero reference rows) -> NaN.
+  const p = profileOf([0.9, 0.8, 0.7, 0.6], 2, [1.01, 0.98, NaN, NaN]);
+  assert.equal(p.points, [0.8, 0.6]);
+  assert.is(p.norms!.length, 2);
+  assert.is(p.norms![0], 0.98);
+  assert.ok(Number.isNaN(p.norms![1]));
+  // 2,048 rows: 128 points of 16 rows each, and as many norm ratios.
+  const big = profileOf(Array.from({ length: 2048 }, () => 1), PROFILE_POINTS, Array.from({ length: 2048 }, (_, i) => (i === 2047 ? 1.5 : 1)));
+  assert.equal([big.bucket, big.points.length, big.norms!.length, big.norms![127]], [16, 128, 128, 1.5]);
+  assert.ok(PROFILE_POINTS <= 512);
 });
 
 // ---- air-mini's stale_tail, end to end
@@ -206,6 +220,12 @@ browser('hostile text (a model name, a probe error, a warning, a boundary step) 
       const p = o.page;
       assert.is(await p.evaluate(() => (window as unknown as { __nbg?: number }).__nbg), undefined, 'no script of the record ran');
       assert.is(await p.$$eval('script', (s) => s.length), 1, 'only the page\'s own script');
+      // The page's policy forbids anything but its own inline style and script (by hash).
+      const csp = await p.$eval('meta[http-equiv="Content-Security-Policy"]', (m) => m.getAttribute('content')!);
+      assert.match(csp, "default-src 'none'");
+      assert.match(csp, /script-src 'sha256-[A-Za-z0-9+/=]+';/);
+      assert.match(csp, /style-src 'sha256-[A-Za-z0-9+/=]+';/);
+      for (const k of ['img-src', 'font-src', 'connect-src']) assert.match(csp, `${k} 'none'`);
       assert.is(await p.$$eval('img, iframe, object, embed, a[href^="javascript:"], [onerror], [onload]', (x) => x.length), 0);
       const text = await p.evaluate(() => document.body.textContent!);
       // Each string is there as text; the bidi override shows as a replacement character, not reordering.
