@@ -14,7 +14,7 @@ import { DOC_PATHS } from '../docs/markers.ts';
 import { readHistory } from '../docs/phase2.ts';
 import { readDocs } from '../check/documents.ts';
 import { generationName, recordNpu } from '../npu/generation.ts';
-import { counts, summaryMarkdown, verdictOf, withLegs, type BaseRecord, type LegResult, type SummaryOptions } from '../fleet/summary.ts';
+import { counts, summaryMarkdown, verdictOf, withLegs, withRunnerGenerations, type BaseRecord, type LegResult, type SummaryOptions } from '../fleet/summary.ts';
 import { modelStatusAt, writeFleetPage } from '../fleet/status.ts';
 import { matchLegs, summaryCommentBody, type LegPlan } from './summary-legs.ts';
 import { literal, plain } from '../text/escape.ts';
@@ -193,7 +193,8 @@ async function fleetPage(s: Session, legs: LegResult[], runUrl: string): Promise
     const models = [...new Set(legs.map((l) => l.model))].filter((m) => !m.split('/').includes('..') && !m.startsWith('/'));
     const recorded = models.filter((m) => existsSync(resolve(s.workspace, m))).map((m) => modelStatusAt(resolve(s.workspace, m), m.split('/').pop() ?? m, m));
     const dir = await freshDir('nbg-fleet-');
-    writeFleetPage(join(dir, FLEET_PAGE), withLegs(recorded, legs), `${s.ctx.owner}/${s.ctx.repo}: the documents of this checkout, with the legs of workflow run ${s.trust.judged.runId} as the latest results`, `commit ${s.trust.judged.headSha.slice(0, 12)}; ${runUrl}`);
+    // A leg without a record (an error) is shown under the generation its runner label ran elsewhere, as in the table.
+    writeFleetPage(join(dir, FLEET_PAGE), withLegs(recorded, withRunnerGenerations(legs).legs), `${s.ctx.owner}/${s.ctx.repo}: the documents of this checkout, with the legs of workflow run ${s.trust.judged.runId} as the latest results`, `commit ${s.trust.judged.headSha.slice(0, 12)}; ${runUrl}`);
     const name = fleetArtifactName(s.inputs.artifactName, s.ctx.runAttempt);
     const up = await s.store!.upload(name, dir, s.inputs.retentionDays);
     out.info(`uploaded the fleet page as artifact ${up.name}`);

@@ -45,6 +45,7 @@ th,td{border:1px solid var(--rule);padding:.2rem .5rem;text-align:left;vertical-
 td.n,th.n{text-align:right;white-space:nowrap}
 th{background:#f4f4f4}
 tr.first-below td{font-weight:700}
+.ok,.bad,.err{white-space:nowrap}
 .ok{color:${PALETTE.pass};font-weight:700}.bad{color:${PALETTE.fail};font-weight:700}.err{color:${PALETTE.error};font-weight:700}
 .gatebar{display:block;width:140px;height:10px;margin-top:3px}
 .note{color:var(--muted);font-size:.9em}
