@@ -151,6 +151,11 @@ airMini("air-mini --inject stale_tail: report.html beside report.md; its heatmap
     await p.locator('[data-row="ffn_out"] rect[data-cell]').last().hover();
     const said = await p.$eval('[data-readout]', (x) => x.textContent!);
     assert.match(said, new RegExp(`^ffn_out · positions ${ffn.rows - 1} · cosine 0\\.\\d{6} · norm ratio \\d\\.\\d{4}`));
+    // ... and so does focus: the heatmap takes the focus, the arrow keys move through its cells.
+    await p.focus('svg[data-heatmap]');
+    await p.keyboard.press('End');
+    await p.keyboard.press('ArrowDown');
+    assert.match(await p.$eval('[data-readout]', (x) => x.textContent!), new RegExp(`^${lens.rows[1].name} · positions ${ffn.rows - 1} · cosine `));
   } finally {
     await o.close();
   }
