@@ -43,6 +43,7 @@ const HINTS = {
   'github/planted-git.test.ts': 12, 'own-files.test.ts': 6,
   // issue 26's, timed alone under nice on the loaded 2-core machine
   'errors-truth.test.ts': 61, 'run-lock.test.ts': 37, 'probe-hold.test.ts': 26, 'npx.test.ts': 8,
+  'html-real.test.ts': 150, 'html.test.ts': 25,
   'test_real_twins.test_each_injected_bug_is_named_by_the_lens_and_the_bisect_llama32_1b': 139,
   // these three share a job (SPLIT): 128 s together
   'test_real_twins.test_clean_blocks_pass_the_gates_and_every_boundary': 70, 'test_real_twins.test_the_lens_changes_nothing_in_the_block': 28,

@@ -135,7 +135,8 @@ Usage: ${COMMAND} report --run-dir DIR [options]
 
 Judges an existing run dir (from check, or the Action's probe mode) without Python: probe.json is
 validated whole, the tensors must be regular files inside the run dir, then the gates, report.json,
-report.md and, with a model dir, the documents (all or none).
+report.md, report.html (the run at a glance: one self-contained page) and, with a model dir, the
+documents (all or none).
 
 Options:
   --run-dir DIR          the run dir to judge (required)

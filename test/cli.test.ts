@@ -231,7 +231,7 @@ async function badRunDir(mutate: (dir: string) => void) {
   }
   const dir = join(runs, `bad-${n++}`);
   cpSync(good, dir, { recursive: true });
-  for (const f of ['report.json', 'report.md']) rmSync(join(dir, f), { force: true });
+  for (const f of ['report.json', 'report.md', 'report.html']) rmSync(join(dir, f), { force: true });
   mutate(dir);
   const before = readdirSync(dir).sort();
   const r = await cli(['report', '--run-dir', dir, '--no-docs']);

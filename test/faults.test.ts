@@ -891,15 +891,15 @@ test('issue 16.5: a run dir on read-only media is judged: the verdict printed an
       assert.is(rep.outcome, 'pass');
       const w = rep.warnings.find((x) => x.id === 'run_dir');
       assert.ok(w, JSON.stringify(rep.warnings));
-      assert.match(w!.message, new RegExp(`report\\.json and report\\.md were not written \\(${ro}: cannot write: read-only file system\\); an earlier judge's report\\.json and report\\.md could not be removed`));
-      assert.match(r.err, /warning: .*report\.json and report\.md were not written/);
+      assert.match(w!.message, new RegExp(`report\\.json, report\\.md and report\\.html were not written \\(${ro}: cannot write: read-only file system\\); an earlier judge's report\\.json, report\\.md and report\\.html could not be removed`));
+      assert.match(r.err, /warning: .*report\.json, report\.md and report\.html were not written/);
     }
     // The documents were written all the same (the model dir is writable).
     assert.match(readFileSync(f.todo, 'utf8'), /- \[x\] 2: Single-Block Validation/);
     const plain = await cli(['report', '--run-dir', ro, '--no-docs']);
     assert.is(plain.code, 0, plain.err);
     assert.match(plain.out, /^PASS {2}tiny_m/m);
-    assert.match(plain.out, /warning: report\.json and report\.md were not written/);
+    assert.match(plain.out, /warning: report\.json, report\.md and report\.html were not written/);
   } finally {
     t.unmount();
   }

@@ -2,7 +2,7 @@
 // and the closing numbers from the jobs' counts and the skip records.
 
 /** What .ci/run provides, so that under CI a test skipping for want of it fails (see test/helpers/skip.ts). */
-export const PROVIDED = new Set(['real-tree', 'torch', 'ml_dtypes', 'numpy', 'python-without-transformers', 'bwrap', 'tmpfs', 'uid', 'native', 'mkfifo', 'stable-dir', 'sudo']);
+export const PROVIDED = new Set(['real-tree', 'torch', 'ml_dtypes', 'numpy', 'python-without-transformers', 'bwrap', 'tmpfs', 'uid', 'native', 'mkfifo', 'stable-dir', 'sudo', 'chromium']);
 /** What `npm run test:fast` leaves out. */
 export const SLOW = new Set(['real-tree', 'torch']);
 

@@ -1,6 +1,6 @@
 // The documents step (DESIGN.md "Documents"): phase2_block.md and TODO.md of the model dir, read
 // before the verdict (the history gives the regression baseline) and written after it, with
-// report.json and report.md, as one transaction: all of them, or none.
+// report.json, report.md and report.html, as one transaction: all of them, or none.
 import { dirname, join, relative, isAbsolute } from 'node:path';
 import { closeSync, openSync, realpathSync, unlinkSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
@@ -11,13 +11,14 @@ import { confineBelow } from '../fs/confine.ts';
 import { acquireLock, type Lock } from '../fs/lock.ts';
 import { decodeDoc, encodeDoc } from '../docs/text.ts';
 import { DOC_PATHS } from '../docs/markers.ts';
-import { baselineFor, readHistory, updatePhase2, type HistoryView } from '../docs/phase2.ts';
+import { baselineFor, readHistory, updatePhase2, type HistoryEntry, type HistoryView } from '../docs/phase2.ts';
 import { updateTodo } from '../docs/todo.ts';
 import type { Baseline, Documented } from '../gates/evaluate.ts';
 import { RUN_FILES } from '../rundir/schema.ts';
 import type { DocsResult, Report } from '../record/report.ts';
 import { renderMarkdown } from '../report/markdown.ts';
 import { toJson } from '../report/json.ts';
+import { renderHtml } from '../report/html.ts';
 
 /** The documents as they are before this run. */
 export interface OldDocs {
@@ -83,22 +84,36 @@ export function planDocs(report: Report, old: OldDocs, withTodo: boolean): { wri
   };
 }
 
-/** A record rendered once: report.md (the summary flavour) and report.json, as text. */
+/** A record rendered once: report.md (the summary flavour), report.json and report.html, as text. */
 export interface Rendered {
   markdown: string;
   json: string;
+  html: string;
 }
 
-/** report.md and report.json of a record, as writes into its run dir (never through a link there),
- * and their text (the CLI prints the same report.json, not a second rendering). */
-export function reportWrites(report: Report, runDir: string): { writes: PlannedWrite[] } & Rendered {
+/** The history rows phase2_block.md held before this run, for report.html's history ([] when
+ * there are none, or they cannot be read: the documents step says why). */
+export function historyIn(old: OldDocs | null): HistoryEntry[] {
+  if (!old) return [];
+  try {
+    return readHistory(old.phase2, old.phase2Path);
+  } catch {
+    return [];
+  }
+}
+
+/** report.md, report.json and report.html of a record, as writes into its run dir (never through a
+ * link there), and their text (the CLI prints the same report.json, not a second rendering). */
+export function reportWrites(report: Report, runDir: string, history: readonly HistoryEntry[] = []): { writes: PlannedWrite[] } & Rendered {
   const markdown = renderMarkdown(report, { flavor: 'summary' });
   const json = toJson(report);
+  const html = renderHtml(report, { history });
   return {
-    markdown, json,
+    markdown, json, html,
     writes: [
       { path: join(runDir, RUN_FILES.markdown), data: Buffer.from(markdown, 'utf8'), follow: false },
       { path: join(runDir, RUN_FILES.report), data: Buffer.from(json, 'utf8'), follow: false },
+      { path: join(runDir, RUN_FILES.html), data: Buffer.from(html, 'utf8'), follow: false },
     ],
   };
 }

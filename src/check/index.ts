@@ -25,7 +25,7 @@ import { probe, bisectStep, refCacheRoot, type Probed } from './probe.ts';
 import type { IsolationHost } from '../probe/isolate.ts';
 import { storeKernels } from './kernels.ts';
 import {
-  baselineIn, documentedPlan, isDocsError, lockDocs, logDocs, planDocs, readDocs, reportWrites, runDirUnwritable, sweepDocs, type OldDocs, type Rendered,
+  baselineIn, documentedPlan, historyIn, isDocsError, lockDocs, logDocs, planDocs, readDocs, reportWrites, runDirUnwritable, sweepDocs, type OldDocs, type Rendered,
 } from './documents.ts';
 import { DOC_PATHS } from '../docs/markers.ts';
 import { RUN_FILES } from '../rundir/schema.ts';
@@ -80,6 +80,11 @@ function docsModelDir(plan: Plan, p: ProbeJson): string | null {
   if (!p.environment.air_root || isAbsolute(rel) || rel.split(/[\\/]/).includes('..')) return null;
   const candidate = join(p.environment.air_root, rel);
   return existsSync(candidate) ? candidate : null;
+}
+
+/** "a", "a and b", "a, b and c". */
+function andList(xs: string[]): string {
+  return xs.length > 1 ? `${xs.slice(0, -1).join(', ')} and ${xs[xs.length - 1]}` : xs.join('');
 }
 
 /** The history row's commit: the plan's, else the tree's HEAD the probe saw, else GITHUB_SHA. */
@@ -161,7 +166,7 @@ async function judged(plan: Plan, deps: CheckDeps, probed: Probed | null, runDir
   // and the report files that cannot be written are named.
   const unwritable = runDirUnwritable(runDir);
   const unwritten = unwritable
-    ? `${RUN_FILES.report} and ${RUN_FILES.markdown} were not written (${unwritable})${staleKept.length ? `; an earlier judge's ${staleKept.map((x) => basename(x)).join(' and ')} could not be removed and may not match this verdict` : ''}`
+    ? `${RUN_FILES.report}, ${RUN_FILES.markdown} and ${RUN_FILES.html} were not written (${unwritable})${staleKept.length ? `; an earlier judge's ${andList(staleKept.map((x) => basename(x)))} could not be removed and may not match this verdict` : ''}`
     : null;
   if (unwritten) log.warn(unwritten);
   const docsDir = plan.writeDocs ? docsModelDir(plan, p) : null;
@@ -212,7 +217,7 @@ async function judged(plan: Plan, deps: CheckDeps, probed: Probed | null, runDir
       documented: { attempted: true, ok: false, path: DOC_PATHS.phase2, detail: e.message, failed: { message: e.message, exitCode: e.exitCode === EXIT.infra ? EXIT.infra : EXIT.input } },
     });
     const reportOnly = (r: Report): Rendered => {
-      const rw = reportWrites(r, runDir);
+      const rw = reportWrites(r, runDir, historyIn(old));
       if (!unwritten) commitWrites(rw.writes);
       return rw;
     };
@@ -263,12 +268,12 @@ async function judged(plan: Plan, deps: CheckDeps, probed: Probed | null, runDir
         if (planned) {
           placeDocs(planned, (docs) => {
             report = verdict(m, { ...ctx, docs });
-            rw = reportWrites(report, runDir);
+            rw = reportWrites(report, runDir, historyIn(old));
             return unwritten ? [] : rw.writes;
           });
         } else {
           report = verdict(m, { ...ctx, docs: null });
-          rw = reportWrites(report, runDir);
+          rw = reportWrites(report, runDir, historyIn(old));
           if (!unwritten) commitWrites(rw.writes);
         }
         rendered = rw!;

@@ -158,7 +158,7 @@ export function prepareRunDir(runDir: string, force: boolean | undefined): void 
   }
 }
 
-/** report.json and report.md of an earlier judge of this run dir: removed before judging again, so a
+/** report.json, report.md and report.html of an earlier judge of this run dir: removed before judging again, so a
  * stale verdict never outlives a judge that fails. Returns those that could not be removed (a
  * read-only run dir). */
 export function removeStaleReports(runDir: string): string[] {
@@ -172,7 +172,7 @@ export function removeStaleReports(runDir: string): string[] {
   })();
   const kept: string[] = [];
   if (!ours) return kept;
-  for (const name of [RUN_FILES.report, RUN_FILES.markdown]) {
+  for (const name of [RUN_FILES.report, RUN_FILES.markdown, RUN_FILES.html]) {
     const path = join(runDir, name);
     let st;
     try {

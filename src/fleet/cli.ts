@@ -10,7 +10,7 @@ import { affected, LLMS } from './affected.ts';
 import { affectedJson, affectedMarkdown, affectedTerminal, legCount } from './affected-text.ts';
 import { changedBetween, checkoutOf, parseFileList, prefixOf, readFileList } from './changes.ts';
 import { airRootAt, modelNames, planFacts, planWithBase } from './plans.ts';
-import { statusJson, statusMarkdown, treeStatus } from './status.ts';
+import { statusJson, statusMarkdown, treeStatus, writeFleetPage } from './status.ts';
 import { matrixLimitNote, parseLabels } from './legs.ts';
 
 export const AFFECTED_HELP = `Usage: ${COMMAND} affected [--tree DIR] (--base REV [--head REV] | --changed FILE... | --changed-from LIST) [options]
@@ -39,14 +39,17 @@ Options:
 Exit codes: 0 answered (whatever the count), 2 usage or bad input, 3 infrastructure.
 `;
 
-export const STATUS_HELP = `Usage: ${COMMAND} status --tree DIR [--json]
+export const STATUS_HELP = `Usage: ${COMMAND} status --tree DIR [--json] [--html OUT]
 
 The tree's Phase 2 status from every model dir's phase2_block.md history and TODO.md: per model
 and NPU generation the last verdict, when, at which commit, the per-position min against its
 threshold and its trend over the last runs on that prompt, the Phase 2 checkbox and the open
-blockers. Reads documents only. Markdown by default; --json for scripts.
+blockers. Reads documents only. Markdown by default; --json for scripts. --html OUT also writes
+the fleet page to OUT: models x NPU generations, each cell the latest verdict, its whole cosine
+and its date, a sparkline of its last runs, and the blockers (one self-contained HTML file).
 
-Exit codes: 0 answered, 2 usage or bad input (not an mlir-air tree).
+Exit codes: 0 answered, 2 usage or bad input (not an mlir-air tree; OUT a directory or in a
+directory that does not exist), 3 infrastructure (disk full).
 `;
 
 const OPTIONS = {
@@ -58,6 +61,7 @@ const OPTIONS = {
   runners: { type: 'string', multiple: true },
   json: { type: 'boolean' },
   markdown: { type: 'boolean' },
+  html: { type: 'string' },
   python: { type: 'string' },
   timeout: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
@@ -65,7 +69,7 @@ const OPTIONS = {
 
 const ALLOWED: Record<string, string[]> = {
   affected: ['tree', 'base', 'head', 'changed', 'changed-from', 'runners', 'json', 'markdown', 'python', 'timeout', 'help'],
-  status: ['tree', 'json', 'help'],
+  status: ['tree', 'json', 'html', 'help'],
 };
 
 export async function fleetMain(command: 'affected' | 'status', argv: string[], out: NodeJS.WritableStream, err: NodeJS.WritableStream): Promise<ExitCode> {
@@ -83,6 +87,7 @@ export async function fleetMain(command: 'affected' | 'status', argv: string[], 
       if (!v.tree) throw new InputError(`status needs --tree DIR (see ${COMMAND} status --help)`);
       const root = airRootAt(v.tree);
       const models = treeStatus(root, modelNames(root), prefixOf(root, checkoutOf(root)?.workTree ?? null));
+      if (v.html !== undefined) writeFleetPage(v.html, models, `${LLMS} of ${root}`);
       out.write(v.json ? statusJson(models) : statusMarkdown(models));
       return EXIT.pass;
     }

@@ -2,7 +2,11 @@
 // history and TODO.md: per model and NPU generation the last verdict, when and at which commit, the
 // trend of the per-position min on that prompt, and the open blockers. Reads documents only (no
 // Python, no NPU); a document it cannot read is that model's problem line, never a crash.
-import { join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
+import { existsSync, statSync } from 'node:fs';
+import { InputError } from '../errors.ts';
+import { commitWrites } from '../fs/atomic.ts';
+import { renderFleetHtml } from '../report/fleet-html.ts';
 import { markdownTable } from 'markdown-table';
 import { oneLine } from '../errors.ts';
 import { readDocs } from '../check/documents.ts';
@@ -12,40 +16,13 @@ import { generationName } from '../npu/generation.ts';
 import { cell, code } from '../text/escape.ts';
 import { fmtCos } from '../text/format.ts';
 import { LLMS } from './affected.ts';
+import type { GenerationStatus, ModelStatus } from '../record/status.ts';
 
 export const STATUS_SCHEMA = 'npu-block-gate/status';
 /** Runs the trend shows, newest last. */
 export const TREND_RUNS = 5;
 
-export interface GenerationStatus {
-  npu: string;
-  outcome: string;
-  date: string;
-  commit: string;
-  prompt: string;
-  cosine: number | null;
-  min_cosine: number | null;
-  threshold: number | null;
-  /** Per-position min of this generation's runs on the same prompt, oldest first (at most TREND_RUNS). */
-  trend: (number | null)[];
-  /** The last run's per-position min minus the first's in the trend (null with fewer than two). */
-  change: number | null;
-  runs: number;
-}
-
-export interface ModelStatus {
-  name: string;
-  /** Repository-relative model dir. */
-  model: string;
-  /** Phase 2 done: the latest verdict on every recorded generation passed (with none recorded, TODO.md's checkbox; null: neither says). */
-  phase2_done: boolean | null;
-  /** TODO.md's Phase 2 checkbox as written: true ticked, false open, null no such line (or no TODO.md). */
-  phase2_checkbox: boolean | null;
-  generations: GenerationStatus[];
-  blockers: string[];
-  /** A document that could not be read, one line. */
-  problem: string | null;
-}
+export type { GenerationStatus, ModelStatus } from '../record/status.ts';
 
 const num = (x: number): number | null => (Number.isFinite(x) ? x : null);
 
@@ -67,10 +44,14 @@ function generationStatus(npu: string, rows: HistoryEntry[]): GenerationStatus {
 
 /** One model's status from its documents. */
 export function modelStatus(airRoot: string, name: string, prefix = ''): ModelStatus {
-  const model = [prefix, LLMS, name].filter(Boolean).join('/');
+  return modelStatusAt(join(airRoot, LLMS, name), name, [prefix, LLMS, name].filter(Boolean).join('/'));
+}
+
+/** The status of the model dir `dir` (named `name`, repository-relative `model`) from its documents. */
+export function modelStatusAt(dir: string, name: string, model: string): ModelStatus {
   const base: ModelStatus = { name, model, phase2_done: null, phase2_checkbox: null, generations: [], blockers: [], problem: null };
   try {
-    const docs = readDocs(join(airRoot, LLMS, name));
+    const docs = readDocs(dir);
     const todo = readTodo(docs.todo);
     const history = readHistory(docs.phase2, docs.phase2Path);
     const byNpu = new Map<string, HistoryEntry[]>();
@@ -134,4 +115,13 @@ export function statusMarkdown(models: ModelStatus[]): string {
     markdownTable(rows),
     '',
   ].join('\n');
+}
+
+/** The fleet page of `models` written to `out` (all or nothing); a directory, or a missing parent, is an input error naming it. */
+export function writeFleetPage(out: string, models: readonly ModelStatus[], source: string, note?: string): string {
+  const path = resolve(out);
+  if (existsSync(path) && statSync(path).isDirectory()) throw new InputError('is a directory; --html takes the file to write', path);
+  if (!existsSync(dirname(path)) || !statSync(dirname(path)).isDirectory()) throw new InputError('is not a directory; --html writes into an existing one', dirname(path));
+  commitWrites([{ path, data: Buffer.from(renderFleetHtml(models, { source, note }), 'utf8') }]);
+  return path;
 }

@@ -4,11 +4,13 @@
 // that never reported is named as missing. Pure: the summary job hands the judged legs in.
 import { markdownTable } from 'markdown-table';
 import type { Report } from '../record/report.ts';
-import { code, cell, literal, plain, text } from '../text/escape.ts';
+import { code, cell, literal, plain, str, text } from '../text/escape.ts';
 import { fmtCos, fmtDb } from '../text/format.ts';
 import { formatThreshold } from '../seed/thresholds.ts';
 import { generationName, recordNpu, UNKNOWN } from '../npu/generation.ts';
 import type { Leg } from './legs.ts';
+import type { GenerationStatus, ModelStatus } from '../record/status.ts';
+import { TREND_RUNS } from './status.ts';
 
 /** A per-position min that moved this much against the base branch's record is a change worth a look. */
 export const CHANGE_EPS = 1e-3;
@@ -244,4 +246,32 @@ export function summaryMarkdown(given: LegResult[], o: SummaryOptions): string {
   }
   out.push(`<sub>${text(o.tool.name, 40)} ${text(o.tool.version, 20)}${o.runUrl ? ` · [workflow run](${o.runUrl})` : ''} · an error (runner down, probe crash) is never a FAIL verdict; a missing leg never reported</sub>`, '');
   return out.join('\n');
+}
+
+/**
+ * The fleet page's status: each model's documents (`recorded`, as `status --tree` reads them) with
+ * this run's legs as the latest cell of their generation (a leg that errored or never reported
+ * shows so, never as a FAIL). Models only a leg names are added.
+ */
+export function withLegs(recorded: readonly ModelStatus[], legs: readonly LegResult[]): ModelStatus[] {
+  const byModel = new Map(recorded.map((m) => [m.model, { ...m, generations: [...m.generations] }]));
+  for (const l of legs) {
+    const m = byModel.get(l.model) ?? { name: l.model.split('/').pop() ?? l.model, model: l.model, phase2_done: null, phase2_checkbox: null, generations: [], blockers: [], problem: null };
+    byModel.set(l.model, m);
+    const npu = npuOf(l);
+    const v = verdictOf(l);
+    const r = l.report;
+    const num = (x: number | undefined) => (typeof x === 'number' && Number.isFinite(x) ? x : null);
+    const min = num(r?.metrics?.perPosition.min);
+    const prev = m.generations.find((g) => g.npu === npu);
+    const trend = [...(prev?.trend ?? []), min].slice(-TREND_RUNS);
+    const first = trend.find((x) => x !== null) ?? null;
+    const g: GenerationStatus = {
+      npu, outcome: `${v.toUpperCase()}${r?.emulate && v !== 'missing' ? ' (emulated)' : ''}`, date: r ? str(r.created_at).slice(0, 10) : '', commit: r ? str(r.commit).slice(0, 12) : '',
+      prompt: r?.prompt?.style ?? '', cosine: num(r?.metrics?.wholeCosine), min_cosine: min, threshold: r && l.state === 'judged' ? r.thresholds.perPosition : null,
+      trend, change: trend.length > 1 && first !== null && min !== null ? min - first : null, runs: (prev?.runs ?? 0) + 1,
+    };
+    m.generations = [...m.generations.filter((x) => x.npu !== npu), g].sort((a, b) => (a.npu < b.npu ? -1 : a.npu > b.npu ? 1 : 0));
+  }
+  return [...byModel.values()].sort((a, b) => (a.model < b.model ? -1 : a.model > b.model ? 1 : 0));
 }

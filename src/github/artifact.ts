@@ -79,6 +79,11 @@ export function artifactName(prefix: string, modelKey: string, leg: string | nul
   return `${cleanPrefix(prefix)}-${modelSlug(modelKey)}${leg ? `-${leg}` : ''}-attempt${attempt}`;
 }
 
+/** The summary job's fleet page: a name no leg's artifact can have (it does not end in -attempt<n>). */
+export function fleetArtifactName(prefix: string, attempt: number): string {
+  return `${cleanPrefix(prefix)}-fleet-page-try${attempt}`;
+}
+
 const re = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /** What artifactName() gives for this prefix and model, in any leg and attempt. */

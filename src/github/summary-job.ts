@@ -14,12 +14,13 @@ import { DOC_PATHS } from '../docs/markers.ts';
 import { readHistory } from '../docs/phase2.ts';
 import { readDocs } from '../check/documents.ts';
 import { generationName, recordNpu } from '../npu/generation.ts';
-import { counts, summaryMarkdown, verdictOf, type BaseRecord, type LegResult, type SummaryOptions } from '../fleet/summary.ts';
+import { counts, summaryMarkdown, verdictOf, withLegs, withRunnerGenerations, type BaseRecord, type LegResult, type SummaryOptions } from '../fleet/summary.ts';
+import { modelStatusAt, writeFleetPage } from '../fleet/status.ts';
 import { matchLegs, summaryCommentBody, type LegPlan } from './summary-legs.ts';
 import { literal, plain } from '../text/escape.ts';
 import { TOOL } from '../tool.ts';
 import { classifyWriteError } from './api.ts';
-import { freshDir, modelSlug } from './artifact.ts';
+import { fleetArtifactName, freshDir, modelSlug } from './artifact.ts';
 import { truncateBody, upsertComment } from './comment.ts';
 import { DocsPrRefused } from './docs-pr.ts';
 import { FLEET_DOCS_BRANCH, restoreFleetDocs, upsertFleetDocsPr } from './fleet-docs.ts';
@@ -30,6 +31,8 @@ import { META_FILE, probeJobError, resolvePr, verifyMeta, type RunMeta } from '.
 import { actionLog, commitsDocs, docsBase, loginFor, out, planFor, type Session } from './session.ts';
 
 const SUMMARY_BUDGET = 1_000_000;
+/** The fleet page's file name in its artifact. */
+export const FLEET_PAGE = 'fleet.html';
 const BASE_REF = 'refs/npu-block-gate/summary-base';
 
 interface Judged {
@@ -184,6 +187,25 @@ async function recordDocs(s: Session, judged: Judged[]): Promise<{ url: string |
   }
 }
 
+/** The fleet page (models x NPU generations: the documents with this run's legs as the latest
+ * cells) uploaded as its own artifact; the summary's line naming it, or null when it could not be. */
+async function fleetPage(s: Session, legs: LegResult[], runUrl: string): Promise<string | null> {
+  try {
+    const models = [...new Set(legs.map((l) => l.model))].filter((m) => !m.split('/').includes('..') && !m.startsWith('/'));
+    const recorded = models.filter((m) => existsSync(resolve(s.workspace, m))).map((m) => modelStatusAt(resolve(s.workspace, m), m.split('/').pop() ?? m, m));
+    const dir = await freshDir('nbg-fleet-');
+    // A leg without a record (an error) is shown under the generation its runner label ran elsewhere, as in the table.
+    writeFleetPage(join(dir, FLEET_PAGE), withLegs(recorded, withRunnerGenerations(legs).legs), `${s.ctx.owner}/${s.ctx.repo}: the documents of this checkout, with the legs of workflow run ${s.trust.judged.runId} as the latest results`, `commit ${s.trust.judged.headSha.slice(0, 12)}; ${runUrl}`);
+    const name = fleetArtifactName(s.inputs.artifactName, s.ctx.runAttempt);
+    const up = await s.store!.upload(name, dir, s.inputs.retentionDays);
+    out.info(`uploaded the fleet page as artifact ${up.name}`);
+    return `Fleet page (models × NPU generations): ${FLEET_PAGE} in ${up.url ? `[the artifact ${literal(up.name)}](${up.url})` : `the artifact ${literal(up.name)}`}.`;
+  } catch (e) {
+    out.warning(`the fleet page was not uploaded: ${oneLine(e)}`);
+    return null;
+  }
+}
+
 export interface SummaryOutcome {
   outputs: Record<string, string>;
   /** The step's failure line: failed legs, then what could not be judged (never a FAIL); null when all passed. */
@@ -222,6 +244,8 @@ export async function summaryJob(s: Session, fi: FleetInputs): Promise<SummaryOu
   } else if (s.inputs.docs !== 'none') notes.push('Documents (phase2_block.md, TODO.md) are recorded by a trusted run (push, schedule, workflow_dispatch), through one docs PR with a commit per model; this run records none.');
 
   const runUrl = `${s.ctx.serverUrl}/${s.ctx.owner}/${s.ctx.repo}/actions/runs/${j.runId}`;
+  const page = await fleetPage(s, legs, runUrl);
+  if (page) notes.push(page);
   const opts: SummaryOptions = { commit: j.headSha, runUrl, tool: TOOL, notes };
   const full = summaryMarkdown(legs, opts);
   await core.summary.addRaw(truncateBody(full, SUMMARY_BUDGET, runUrl)).addEOL().write();

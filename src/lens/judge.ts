@@ -18,16 +18,27 @@ import { referenceFault } from '../gates/reference.ts';
 /** Points a boundary's per-position profile keeps (the minimum per bucket of rows beyond it). */
 export const PROFILE_POINTS = 128;
 
-/** Per-position cosines bucketed to at most `points` values (min per bucket, NaN kept). */
-export function profileOf(cosines: readonly number[], points = PROFILE_POINTS): Profile {
+/**
+ * Per-position cosines bucketed to at most `points` values (min per bucket, NaN kept). With the
+ * per-row norm ratios, `norms` holds each bucket's ratio farthest from 1 (rows whose ratio is NaN,
+ * a zero reference row, left out; NaN when all are).
+ */
+export function profileOf(cosines: readonly number[], points = PROFILE_POINTS, ratios?: readonly number[]): Profile {
   const bucket = Math.max(1, Math.ceil(cosines.length / points));
   const out: number[] = [];
+  const norms: number[] = [];
   for (let i = 0; i < cosines.length; i += bucket) {
     let lo = Infinity;
-    for (let j = i; j < Math.min(cosines.length, i + bucket); j++) lo = Number.isNaN(cosines[j]) || Number.isNaN(lo) ? NaN : Math.min(lo, cosines[j]);
+    let far = NaN;
+    for (let j = i; j < Math.min(cosines.length, i + bucket); j++) {
+      lo = Number.isNaN(cosines[j]) || Number.isNaN(lo) ? NaN : Math.min(lo, cosines[j]);
+      const r = ratios?.[j];
+      if (r !== undefined && !Number.isNaN(r) && (Number.isNaN(far) || Math.abs(r - 1) > Math.abs(far - 1))) far = r;
+    }
     out.push(lo);
+    norms.push(far);
   }
-  return { bucket, points: out };
+  return ratios && ratios.length === cosines.length ? { bucket, points: out, norms } : { bucket, points: out };
 }
 
 function rowOf(e: Boundaries['entries'][number], m: Metrics, threshold: number): LensRow {
@@ -40,7 +51,7 @@ function rowOf(e: Boundaries['entries'][number], m: Metrics, threshold: number):
     drifts: !(low >= cleanBar(threshold)),
     scaleOff: Number.isFinite(c.normRatio) && Math.abs(c.normRatio - 1) > LENS_SCALE_WARN,
     badRuns: m.perPosition.badRuns.slice(0, 16),
-    profile: profileOf(m.perPosition.cosines),
+    profile: profileOf(m.perPosition.cosines, PROFILE_POINTS, m.errors.rowNormRatios),
   };
 }
 

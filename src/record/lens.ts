@@ -7,6 +7,9 @@ import type { Hint } from '../seed/hints.ts';
 export interface Profile {
   bucket: number;
   points: number[];
+  /** Per bucket, the row norm ratio |npu_i|/|ref_i| farthest from 1 (NaN when no row of it has a
+   * reference norm), one per point: the heatmap's hover. Absent in older records. */
+  norms?: number[];
 }
 
 /** The error budget of one boundary against HF layer 0 in FP32 (ERROR_MEASURE). */

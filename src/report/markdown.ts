@@ -4,10 +4,14 @@ import type { Report, GateResult } from '../record/report.ts';
 import { cell, id, isId, literal, plain, str, text } from '../text/escape.ts';
 import { fmtBudget, fmtCos, fmtSci, fmtDb, fmtSqnr, fmtRatio, fmtRun, fmtSeconds } from '../text/format.ts';
 import { formatThreshold, SQNR_GOOD_DB } from '../seed/thresholds.ts';
+import { RUN_FILES_CONTRACT } from '../contract.ts';
+
+const RUN_FILES_HTML = RUN_FILES_CONTRACT.html;
 import type { Hint } from '../seed/hints.ts';
 import type { LensNamed, LensReport, Profile } from '../record/lens.ts';
 import type { BisectReport } from '../record/bisect.ts';
 import { generationName, recordNpu } from '../npu/generation.ts';
+import { textHeatmap } from './heatmap.ts';
 
 export type Flavor = 'summary' | 'comment' | 'doc';
 
@@ -334,7 +338,7 @@ function namedLine(n: LensNamed, t: number): string {
   return `**First boundary under the threshold ${formatThreshold(t)}: ${id(n.name)}**${whereOf(n)}: cosine ${fmtCos(n.wholeCosine)}, per-position min ${fmtCos(n.perPositionMin)}.${n.hint ? ` ${hintLine(n.hint)}.` : ''}`;
 }
 
-function lensSection(r: Report): string[] {
+function lensSection(r: Report, opts: MarkdownOptions): string[] {
   const lens = r.lens;
   if (!lens) return [];
   const out = ['### The lens: every boundary inside block 0 (informational)', ''];
@@ -360,6 +364,12 @@ function lensSection(r: Report): string[] {
     ]),
   ]), '');
   if (lens.budget) out.push(`vs FP32: error(NPU vs FP32) / error(HF bf16 vs FP32), each a ${lens.budget.measure}, against HF layer 0 run in FP32 from the same weights and tokens: about 1 is as good as bf16 allows; above ${lens.budget.bar}x the NPU adds error of its own (informational).`, '');
+  // Under the table, in the comment and the job summary: which boundary drifts at which positions.
+  const heat = opts.flavor === 'doc' ? '' : textHeatmap(lens);
+  if (heat) {
+    out.push(heat, '');
+    out.push(`Every cell with its numbers, on a scale anchored at the threshold: ${opts.artifactUrl ? `\`${RUN_FILES_HTML}\` in the [run dir artifact](${opts.artifactUrl})` : `\`${RUN_FILES_HTML}\` in the run dir`}.`, '');
+  }
   if (lens.firstBelow) {
     out.push(namedLine(lens.firstBelow, lens.threshold), '');
     const o = lens.onset;
@@ -477,7 +487,7 @@ export function renderMarkdown(r: Report, opts: MarkdownOptions): string {
   body.push(...metricsSection(r));
   const chart = cosineChart(r, opts.chartPoints);
   if (chart) body.push(chart, '');
-  body.push(...lensSection(r));
+  body.push(...lensSection(r, opts));
   body.push(...bisectSection(r));
   body.push(...step2SanitySection(r));
   body.push(...layersSection(r));

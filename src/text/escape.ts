@@ -40,6 +40,14 @@ export function plain(v: unknown, max = MAX_TEXT): string {
 
 const HTML: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' };
 
+/**
+ * HTML text or a quoted attribute value that shows exactly these characters (report.html, the fleet
+ * page): controls and bidi overrides replaced as plain() does, & < > " ' as entities, length bounded.
+ */
+export function html(v: unknown, max = MAX_TEXT): string {
+  return plain(v, max).replace(/[&<>"']/g, (c) => (c === "'" ? '&#39;' : HTML[c]));
+}
+
 const ZWSP = '\u200b';
 
 /**

@@ -153,6 +153,13 @@ s('a pull request: affected names two models (x two runner labels), three legs p
   // One job summary with the same table.
   assert.match(r.summary, /## npu-block-gate: Phase 2 across the fleet/);
   assert.match(r.summary, /⚠️ ERROR/);
+  // The fleet page (issue 31.3): uploaded as its own artifact and named in the summary; each cell
+  // the leg's verdict on its generation (the broken leg an error, never a FAIL).
+  const page = /fleet\.html in \[the artifact `([^`]+)`\]/.exec(r.summary);
+  assert.ok(page, r.summary.slice(-1500));
+  const html = readFileSync(join(await openArtifact(ctx.artifacts, 7001, page![1]), 'fleet.html'), 'utf8');
+  const cells = [...html.matchAll(/data-model="([^"]+)" data-npu="([^"]+)" data-verdict="([^"]+)"/g)].map((m) => m.slice(1).join(' '));
+  assert.equal(cells.sort(), ['tiny_llama phoenix pass', 'tiny_llama strix pass', 'tiny_qwen3 phoenix pass', 'tiny_qwen3 strix error']);
   // One docs PR (docs: pr on a same-repository pull request), one commit per model.
   const docsPrs = ctx.gh.pulls.filter((p) => p.head === 'npu-block-gate/phase2-fleet');
   assert.is(docsPrs.length, 1);

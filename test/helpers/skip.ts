@@ -16,7 +16,7 @@ import { REPO } from './airmini.ts';
  * What a test may lack (Python tests name theirs the same way: test/python/support.py `needs`).
  * .ci/run provides every one of them; `npm run test:fast` leaves out 'real-tree' and 'torch'.
  */
-export type Need = 'real-tree' | 'torch' | 'ml_dtypes' | 'numpy' | 'python-without-transformers' | 'bwrap' | 'tmpfs' | 'uid' | 'native' | 'mkfifo' | 'stable-dir' | 'sudo';
+export type Need = 'real-tree' | 'torch' | 'ml_dtypes' | 'numpy' | 'python-without-transformers' | 'bwrap' | 'tmpfs' | 'uid' | 'native' | 'mkfifo' | 'stable-dir' | 'sudo' | 'chromium';
 
 /** A precondition that does not hold here: what is missing and why. */
 export interface Missing { need: Need; why: string }
