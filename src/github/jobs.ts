@@ -18,7 +18,8 @@ import { commentContent, docsPrText, probedSummary, summaryText, type JudgedComm
 import { plain } from '../text/escape.ts';
 import type { IsolationRow, Report } from '../record/report.ts';
 import { classifyWriteError } from './api.ts';
-import { artifactName, pickArtifact, freshDir } from './artifact.ts';
+import { artifactName, pickArtifact, freshDir, removeDir } from './artifact.ts';
+import { takeRunFiles } from '../probe/staging.ts';
 import { marker, resultDigest, truncateBody, upsertComment, COMMENT_BUDGET } from './comment.ts';
 import { gitFor, type Git } from './git.ts';
 import { docsBranch, restoreRecordedDocs, upsertDocsPr, DocsPrRefused } from './docs-pr.ts';
@@ -199,9 +200,16 @@ async function fetchRunDir(s: Session, key: string): Promise<{ dir: string; meta
   if (s.store.note) out.warning(s.store.note);
   out.info(`downloaded artifact ${found.name} from run ${j.runId} into ${dir}`);
   const meta = verifyMeta(dir, { repository: `${s.ctx.owner}/${s.ctx.repo}`, headSha: j.headSha, modelKey: key });
+  // The artifact is the probe job's, which ran the pull request's code: only the run-dir contract's
+  // files come through (the one door, as out of the sandbox), so nothing else it carries (a report
+  // of its own making, a page, a link) is judged, posted or uploaded again under our name.
+  const run = await freshDir('nbg-run-');
+  const taken = takeRunFiles(dir, run);
+  for (const r of taken.refused) out.warning(`artifact ${found.name}: ${r.name} left out: ${r.why}`);
+  await removeDir(dir);
   let prNumber: number | null = null;
   if (s.api && (j.pullRequests.length || meta.pr_number)) prNumber = await resolvePr(s.api, j.pullRequests, meta.pr_number, j.headSha, (m) => out.warning(m));
-  return { dir, meta, prNumber };
+  return { dir: run, meta, prNumber };
 }
 
 // ----- publishing ---------------------------------------------------------------------------------

@@ -159,6 +159,47 @@ export function sweepStaging(asProbe: string[] | null, base: string = tmpdir()):
   return removed;
 }
 
+/**
+ * The one door: copies the run-dir contract's files from `from` (a dir someone else wrote: the
+ * probe's run dir, an artifact a probe job uploaded) into `runDir` (this process's own): probe.json,
+ * the block-0 tensors, probe.log, and the files of layers/, boundaries/ and bisect/ whose names the
+ * contract gives; never the judge's own report files, nothing else. Each must be a regular file (a
+ * link is refused, never followed), at most TAKE_MAX_BYTES. `only` narrows it: some top-level names,
+ * and the dirs or not. All or nothing: a failure removes what this call copied.
+ */
+export function takeRunFiles(from: string, runDir: string, only?: { top: string[]; dirs: boolean }): Taken {
+  const res: Taken = { files: [], refused: [] };
+  const one = (rel: string) => {
+    const src = join(from, rel);
+    let st;
+    try { st = lstatSync(src); } catch { return; }
+    if (st.isSymbolicLink()) { res.refused.push({ name: rel, why: 'a symlink (only regular files leave the sandbox)' }); return; }
+    if (!st.isFile()) { res.refused.push({ name: rel, why: 'not a regular file' }); return; }
+    const why = copyOut(src, join(runDir, rel));
+    if (why) res.refused.push({ name: rel, why });
+    else res.files.push(rel);
+  };
+  try {
+    for (const name of TAKEN_FILES) if (!only || only.top.includes(name)) one(name);
+    if (!only || only.dirs) {
+      for (const [dir, ours] of RUN_DIRS) {
+        let st;
+        try { st = lstatSync(join(from, dir)); } catch { continue; }
+        if (!st.isDirectory()) { res.refused.push({ name: dir, why: 'not a directory' }); continue; }
+        let names: string[];
+        try { names = readdirSync(join(from, dir)).filter((n) => ours.test(n)).sort(); } catch { res.refused.push({ name: dir, why: 'not readable' }); continue; }
+        if (!names.length) continue;
+        mkdirSync(join(runDir, dir), { recursive: true });
+        for (const n of names) one(`${dir}/${n}`);
+      }
+    }
+  } catch (e) {
+    for (const f of res.files) try { unlinkSync(join(runDir, f)); } catch { /* gone */ }
+    throw fsError(e, runDir, 'cannot copy the probe\'s results into the run dir');
+  }
+  return res;
+}
+
 const live = new Set<Staging>();
 let exitHooked = false;
 
@@ -262,43 +303,10 @@ export class Staging {
 
   /**
    * The one door: copies the run-dir contract's files from the probe's run dir into `runDir` (this
-   * process's own): probe.json, the block-0 tensors, probe.log, and the files of layers/,
-   * boundaries/ and bisect/ whose names the contract gives. Each must be a regular file (a link is
-   * refused, never followed), at most TAKE_MAX_BYTES. `only` narrows it: some top-level names, and
-   * the dirs or not.
+   * process's own): see takeRunFiles.
    */
   take(runDir: string, only?: { top: string[]; dirs: boolean }): Taken {
-    const res: Taken = { files: [], refused: [] };
-    const one = (rel: string) => {
-      const src = join(this.out, rel);
-      let st;
-      try { st = lstatSync(src); } catch { return; }
-      if (st.isSymbolicLink()) { res.refused.push({ name: rel, why: 'a symlink (only regular files leave the sandbox)' }); return; }
-      if (!st.isFile()) { res.refused.push({ name: rel, why: 'not a regular file' }); return; }
-      const why = copyOut(src, join(runDir, rel));
-      if (why) res.refused.push({ name: rel, why });
-      else res.files.push(rel);
-    };
-    try {
-      for (const name of TAKEN_FILES) if (!only || only.top.includes(name)) one(name);
-      if (!only || only.dirs) {
-        for (const [dir, ours] of RUN_DIRS) {
-          let st;
-          try { st = lstatSync(join(this.out, dir)); } catch { continue; }
-          if (!st.isDirectory()) { res.refused.push({ name: dir, why: 'not a directory' }); continue; }
-          let names: string[];
-          try { names = readdirSync(join(this.out, dir)).filter((n) => ours.test(n)).sort(); } catch { res.refused.push({ name: dir, why: 'not readable' }); continue; }
-          if (!names.length) continue;
-          mkdirSync(join(runDir, dir), { recursive: true });
-          for (const n of names) one(`${dir}/${n}`);
-        }
-      }
-    } catch (e) {
-      // All or nothing: what this call copied goes again, so no half of a run is left to judge.
-      for (const f of res.files) try { unlinkSync(join(runDir, f)); } catch { /* gone */ }
-      throw fsError(e, runDir, 'cannot copy the probe\'s results into the run dir');
-    }
-    return res;
+    return takeRunFiles(this.out, runDir, only);
   }
 
   /** Removes the whole area (through the probe user first, where its files are not this process's to

