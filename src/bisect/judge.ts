@@ -15,12 +15,15 @@ import type { BisectReport, BisectStep, LaunchOffender, LaunchRow, Rerun } from 
 import type { TensorSource } from '../tensor/index.ts';
 import { BISECT_CONTRACT } from '../contract.ts';
 import { cleanBar } from '../seed/thresholds.ts';
+import { g1Holds, g3Holds, passesGates } from '../gates/evaluate.ts';
 import { hintFor, hintForStep, NAN_HINT, TAIL_HINT, type Hint } from '../seed/hints.ts';
 
-export function situationOf(m: Metrics): Hint | null {
-  if (nonFiniteTotal(m.nonFinite) > 0) return NAN_HINT;
+/** The seed's failure-mode row a failed block matches: NaN anywhere, or G1 holding while one run of
+ * bad positions reaches the last real row (a causal-mask edge case). G1 is the gates' own rule. */
+export function situationOf(m: Metrics, th: Pick<Thresholds, 'whole'>): Hint | null {
+  if (!g3Holds(nonFiniteTotal(m.nonFinite))) return NAN_HINT;
   const runs = m.perPosition.badRuns;
-  if (runs.length === 1 && runs[0].end === m.realLen - 1 && m.wholeCosine >= 0.99) return TAIL_HINT;
+  if (runs.length === 1 && runs[0].end === m.realLen - 1 && g1Holds(m.wholeCosine, th)) return TAIL_HINT;
   return null;
 }
 
@@ -40,7 +43,7 @@ async function judgeSteps(runDir: string, b: BisectJson, refPath: string, realLe
           step: s.step, kernel: s.kernel, cpuEquivalent: s.cpu_equivalent,
           ...(s.swapped ? { swapped: s.swapped } : {}),
           ...c,
-          fixes: c.wholeCosine >= th.whole && c.perPositionMin >= th.perPosition && c.nonFinite === 0,
+          fixes: passesGates(c, th),
         });
       } finally {
         ref.close();
@@ -162,7 +165,7 @@ export function voidWhy(r: Rerun): string {
 export async function judgeBisect(runDir: string, paths: { ref: string; npu: string }, realLen: number, th: Thresholds, block: Metrics, blockPasses = false): Promise<BisectReport | null> {
   const b = readBisectJson(runDir);
   if (!b) return null;
-  const situation = situationOf(block);
+  const situation = situationOf(block, th);
   const method = b.method ?? (b.available ? 'hook' : null);
   const base = { hook: b.hook, method, emulated: b.emulated };
   if (!b.available) return { available: false, reason: b.reason, ...base, steps: [], offender: null, launches: null, launchOffender: null, situation };
