@@ -24,9 +24,13 @@ test('tally: skips leave passed, print one line each, and under CI fail when .ci
   t = tally({ passed: 15, failed: 0, records, ci: true });
   assert.is(t.closing, '14 passed, 2 failed, 0 skipped');
   assert.match(t.lines[0], /^FAIL \(CI provides it\) skip: f\.ts > a/);
-  // A need CI does not provide stays a skip under CI.
+  // A need CI cannot provide stays a skip under CI; a skip that names no need fails there.
   assert.not.ok(PROVIDED.has('unknown'));
-  assert.is(tally({ passed: 1, failed: 0, records: [rec('py', 'unknown')], ci: true }).closing, '1 passed, 0 failed, 1 skipped');
+  assert.is(tally({ passed: 1, failed: 0, records: [rec('py', 'python-without-numpy')], ci: true }).closing, '1 passed, 0 failed, 1 skipped');
+  t = tally({ passed: 1, failed: 0, records: [rec('py', 'unknown')], ci: true });
+  assert.is(t.closing, '1 passed, 1 failed, 0 skipped');
+  assert.match(t.lines[0], /^FAIL \(CI: the skip names no need\) skip: f\.py > t: needs unknown/);
+  assert.is(tally({ passed: 1, failed: 0, records: [rec('py', 'unknown')] }).closing, '1 passed, 0 failed, 1 skipped', 'outside CI it is a skip');
 });
 
 test('tally: test:fast leaves out what needs torch or the real tree, in one line; other skips still count', () => {
