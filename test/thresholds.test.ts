@@ -17,7 +17,7 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { cleanBar, perPositionThreshold, wellBelow } from '../src/seed/thresholds.ts';
-import { metricGates, warningsFor } from '../src/gates/evaluate.ts';
+import { metricGates, passesGates, warningsFor } from '../src/gates/evaluate.ts';
 import { thresholdsFor } from '../src/judge/measure.ts';
 import { budgetFrom, compareBoundaries, hidingOf, lensBudgetWarning, lensOf, lensScaleWarning, lensWarning, scaleIsOff } from '../src/lens/judge.ts';
 import type { LensReport, LensRow } from '../src/record/lens.ts';
@@ -107,6 +107,22 @@ test('an override replaces T(head_dim), never G1\'s 0.99', () => {
   const th = thresholdsFor({ model: { config: { head_dim: 64 } } } as unknown as ProbeJson, 0.95);
   assert.equal([th.whole, th.perPosition, th.overridden], [0.99, 0.95, true]);
   assert.is(metricGates(fakeMetrics({ whole: nextDown(0.99), cosines: [1, 1, 1] }), th)[0].status, 'fail');
+});
+
+test('a bisect step fixes the block only when G1, G2 and G3 all hold, by the gates\' own rule, at the seed\'s bars', () => {
+  for (const hd of [64, 128, 256]) {
+    const th = thresholdsAt(hd);
+    const [w, p] = [SEED[hd].whole, SEED[hd].perPosition];
+    const cases: [number, number, number, boolean][] = [
+      [w, p, 0, true], [nextDown(w), p, 0, false], [w, nextDown(p), 0, false], [w, p, 1, false], [NaN, p, 0, false], [w, NaN, 0, false],
+    ];
+    for (const [wholeCosine, perPositionMin, nonFinite, fixes] of cases) {
+      assert.is(passesGates({ wholeCosine, perPositionMin, nonFinite }, th), fixes, `head_dim ${hd}: ${wholeCosine} / ${perPositionMin} / ${nonFinite}`);
+      // the same verdict the gates give a block with these numbers
+      const m = fakeMetrics({ whole: wholeCosine, cosines: [1, perPositionMin, 1], nan: nonFinite });
+      assert.is(metricGates(m, th).every((g) => g.status === 'pass'), fixes);
+    }
+  }
 });
 
 test('the norm-ratio warning flips between the neighbouring doubles of 1 +- 0.01', () => {
