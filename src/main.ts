@@ -9,12 +9,14 @@ import { readContext } from './github/context.ts';
 import { openSession, out } from './github/session.ts';
 import { persistedCredentials } from './github/checkout.ts';
 import { runModel } from './github/jobs.ts';
+import { REAL_PORTS, type Ports } from './github/ports.ts';
 import { parseFleetInputs } from './github/fleet-inputs.ts';
 import { affectedJob } from './github/affected-job.ts';
 import { summaryJob } from './github/summary-job.ts';
 import { outputsFor, type ModelResult } from './github/outputs.ts';
 
-export async function run(env: NodeJS.ProcessEnv = process.env): Promise<void> {
+/** The Action. `ports`: check(), the probe and the run-dir fetch (the real ones; tests pass recorded results). */
+export async function run(env: NodeJS.ProcessEnv = process.env, ports: Ports = REAL_PORTS): Promise<void> {
   try {
     const inputs = parseInputs((name) => core.getInput(name), env);
     if (inputs.token) core.setSecret(inputs.token);
@@ -30,7 +32,7 @@ export async function run(env: NodeJS.ProcessEnv = process.env): Promise<void> {
     const creds = inputs.mode === 'report' ? null : persistedCredentials(session.workspace);
     if (creds) out.warning(`the checkout keeps the job's token in ${creds} (actions/checkout without persist-credentials: false); the probe's sandbox hides it, but a run without the sandbox would hand it to the model code: check out with persist-credentials: false`, 'npu-block-gate: token in the checkout');
     const results: ModelResult[] = [];
-    for (const modelDir of inputs.modelDirs) results.push(await runModel(session, modelDir));
+    for (const modelDir of inputs.modelDirs) results.push(await runModel(session, modelDir, ports));
     for (const [k, v] of Object.entries(outputsFor(results))) core.setOutput(k, v);
     const failure = failureMessage(results);
     if (failure) core.setFailed(failure);

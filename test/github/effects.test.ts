@@ -1,0 +1,201 @@
+// The Action's effects in-process (issue 27.1): main.ts's run() with the port (src/github/ports.ts)
+// answering from recorded CheckResults (built like the goldens: test/helpers/report.ts), against the
+// OpenAPI-checked fake GitHub and a bare git remote. No probe, no Python, no bundle: what is tested
+// is the annotations, the artifact, the job summary, the sticky comment, the docs PR and the outputs.
+// The three end-to-end bundle runs with a real probe stay in action.test.ts / split.test.ts.
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { tmpdir } from 'node:os';
+import { run } from '../../src/main.ts';
+import type { Ports } from '../../src/github/ports.ts';
+import type { CheckDeps, CheckResult } from '../../src/check/index.ts';
+import { InfraError } from '../../src/errors.ts';
+import type { Plan } from '../../src/plan.ts';
+import type { Report } from '../../src/record/report.ts';
+import { renderMarkdown } from '../../src/report/markdown.ts';
+import { toJson } from '../../src/report/json.ts';
+import { FakeGitHub } from '../helpers/github-server.ts';
+import { makeGitRemote, type GitRemote } from '../helpers/git-remote.ts';
+import { parseOutputFile } from '../helpers/action-run.ts';
+import { pullRequestEvent, pushEvent } from '../helpers/events.ts';
+import { fakeMetrics, fakeReport } from '../helpers/report.ts';
+
+const MODEL = 'programming_examples/llms/tiny_llama';
+const SHA_A = 'a'.repeat(40);
+const MARKER = `<!-- npu-block-gate:comment model=${MODEL} `;
+
+// One runner temp dir for the file: @actions/core keeps the summary file's path once it has written it.
+const TEMP = mkdtempSync(join(tmpdir(), 'nbg-effects-'));
+
+/** A recorded verdict, as check() returns it: report.json and report.md in its run dir. */
+function recorded(report: Report, plan: Plan): CheckResult {
+  mkdirSync(plan.runDir, { recursive: true });
+  const markdown = renderMarkdown(report, { flavor: 'summary' });
+  const json = toJson(report);
+  writeFileSync(join(plan.runDir, 'report.json'), json);
+  writeFileSync(join(plan.runDir, 'report.md'), markdown);
+  return { report: { ...report, run_dir: plan.runDir }, runDir: plan.runDir, markdown, json, exitCode: report.exit_code as CheckResult['exitCode'], docs: null, probed: null, docsError: null };
+}
+
+function failingReport(): Report {
+  const m = fakeMetrics({ cosines: [0.999, 0.998, 0.91, 0.85], whole: 0.97 });
+  m.perPosition.badRuns = [{ start: 2, end: 3, length: 2 }];
+  return fakeReport(m);
+}
+
+/** A port that answers check() with `answer`, and refuses the probe and the fetch (nothing here may start one). */
+function ports(answer: (plan: Plan, deps: CheckDeps) => Promise<CheckResult>): Ports & { calls: string[] } {
+  const calls: string[] = [];
+  return {
+    calls,
+    check: (plan, deps) => { calls.push(`check ${plan.mode}`); return answer(plan, deps); },
+    probe: () => { throw new Error('the probe port was called'); },
+    fetchRunDir: () => { throw new Error('the run-dir port was called'); },
+  };
+}
+
+interface Ran { outputs: Record<string, string>; summary: string; stdout: string; exitCode: number }
+
+/** run() in this process with a runner's environment (process.env is restored after). */
+async function runHere(o: { workspace: string; eventName: string; payload: unknown; apiUrl: string; inputs: Record<string, string>; runId: number; ports: Ports }): Promise<Ran> {
+  const dir = mkdtempSync(join(TEMP, 'run-'));
+  const [eventPath, outputPath, summaryPath, artifacts] = [join(dir, 'event.json'), join(dir, 'output'), join(TEMP, 'summary.md'), join(TEMP, 'artifacts')];
+  writeFileSync(eventPath, JSON.stringify(o.payload));
+  writeFileSync(outputPath, '');
+  writeFileSync(summaryPath, '');
+  const env: Record<string, string> = {
+    CI: 'true', GITHUB_ACTIONS: 'true', GITHUB_EVENT_NAME: o.eventName, GITHUB_EVENT_PATH: eventPath, GITHUB_REPOSITORY: 'acme/mlir-air',
+    GITHUB_REPOSITORY_OWNER: 'acme', GITHUB_WORKSPACE: o.workspace, GITHUB_OUTPUT: outputPath, GITHUB_STEP_SUMMARY: summaryPath,
+    GITHUB_API_URL: o.apiUrl, GITHUB_SERVER_URL: 'https://github.example', GITHUB_RUN_ID: String(o.runId), GITHUB_RUN_ATTEMPT: '1',
+    GITHUB_JOB: 'phase2', GITHUB_WORKFLOW: 'npu', GITHUB_SHA: SHA_A, GITHUB_REF: 'refs/heads/main', GITHUB_ACTOR: 'octocat',
+    RUNNER_TEMP: dir, RUNNER_OS: 'Linux', NO_PROXY: '127.0.0.1,localhost', NPU_BLOCK_GATE_ARTIFACT_DIR: artifacts,
+    // no Python may start: none is findable by this name
+    NPU_BLOCK_GATE_PYTHON: '/nonexistent/python-must-not-run',
+    ...Object.fromEntries(Object.entries(o.inputs).map(([k, v]) => [`INPUT_${k.toUpperCase()}`, v])),
+  };
+  const saved = { ...process.env };
+  const cwd = process.cwd();
+  const write = process.stdout.write.bind(process.stdout);
+  let stdout = '';
+  Object.assign(process.env, env);
+  process.chdir(o.workspace);
+  process.stdout.write = ((chunk: string | Uint8Array) => { stdout += String(chunk); return true; }) as typeof process.stdout.write;
+  try {
+    await run(process.env, o.ports);
+  } finally {
+    process.stdout.write = write;
+    process.chdir(cwd);
+    for (const k of Object.keys(process.env)) if (!(k in saved)) delete process.env[k];
+    Object.assign(process.env, saved);
+  }
+  const exitCode = Number(process.exitCode ?? 0);
+  process.exitCode = 0;
+  return { outputs: parseOutputFile(readFileSync(outputPath, 'utf8')), summary: readFileSync(summaryPath, 'utf8'), stdout, exitCode };
+}
+
+// ---------------------------------------------------------------------------------------------
+const pr = suite<{ remote: GitRemote; gh: FakeGitHub }>('effects: a pull request');
+
+pr.before(async (ctx) => {
+  ctx.remote = makeGitRemote();
+  ctx.gh = await new FakeGitHub({ pulls: [{ number: 7, headSha: SHA_A }], gitRemote: ctx.remote.bare, checkResponses: true }).start();
+});
+pr.after(async (ctx) => {
+  await ctx.gh?.stop();
+  assert.equal(ctx.gh.problems, [], 'every request matched the OpenAPI description');
+});
+
+const prRun = (ctx: { remote: GitRemote; gh: FakeGitHub }, p: Ports, token = 'ghs_writer', fork = false) => runHere({
+  workspace: ctx.remote.work, eventName: 'pull_request', payload: pullRequestEvent({ number: 7, headSha: SHA_A, fork }), apiUrl: ctx.gh.url,
+  inputs: { 'model-dir': MODEL, 'github-token': token }, runId: 3001, ports: p,
+});
+
+pr('a recorded FAIL: annotations per failed gate, the artifact, the summary, one sticky comment, outputs, the step failed', async (ctx) => {
+  const p = ports(async (plan) => recorded(failingReport(), plan));
+  const r = await prRun(ctx, p);
+  assert.equal(p.calls, ['check full']);
+  assert.is(r.outputs.outcome, 'fail', r.stdout);
+  assert.is(r.exitCode, 1, 'the step fails on a FAIL verdict');
+  assert.match(r.stdout, /^::error title=Phase 2 FAIL tiny_llama%3A G1::whole-tensor cosine: measured 0\.97, needs >= 0\.99\./m);
+  assert.match(r.stdout, /^::error title=Phase 2 FAIL tiny_llama%3A G2::per-position min cosine \(head_dim 64\): measured 0\.85, needs >= 0\.99\. rows under 0\.99: 2-3$/m);
+  assert.match(r.stdout, /^::error::Phase 2 FAIL: tiny_llama \(G1, G2 failed\)$/m);
+  assert.match(r.summary, /FAIL/);
+  const ours = ctx.gh.commentsOn(7).filter((c) => c.login === 'github-actions[bot]');
+  assert.is(ours.length, 1);
+  assert.ok(ours[0].body.startsWith(MARKER), ours[0].body.slice(0, 200));
+  assert.match(ours[0].body, /FAIL/);
+  assert.ok(r.outputs['comment-url'].length > 0);
+  // the run dir went up as the artifact
+  assert.ok(existsSync(join(TEMP, 'artifacts')) && readdirSync(join(TEMP, 'artifacts'), { recursive: true }).some((f) => String(f).endsWith('.zip')));
+  assert.ok(r.outputs['artifact-name'].length > 0);
+});
+
+pr('a recorded PASS on the same pull request updates the one comment in place', async (ctx) => {
+  const r = await prRun(ctx, ports(async (plan) => recorded(fakeReport(), plan)));
+  assert.is(r.outputs.outcome, 'pass', r.stdout);
+  assert.is(r.exitCode, 0);
+  const ours = ctx.gh.commentsOn(7).filter((c) => c.login === 'github-actions[bot]');
+  assert.is(ours.length, 1);
+  assert.match(ours[0].body, /PASS/);
+  assert.not.match(ours[0].body, /\bFAIL\b/);
+});
+
+pr('check() failing with an infrastructure error: outcome error, never a FAIL, said so in the comment', async (ctx) => {
+  const r = await prRun(ctx, ports(async () => { throw new InfraError('the NPU lock is held by another job'); }));
+  assert.is(r.outputs.outcome, 'error', r.stdout);
+  assert.match(r.stdout, /could not judge programming_examples\/llms\/tiny_llama \(infrastructure; not a FAIL\)/);
+  const ours = ctx.gh.commentsOn(7).filter((c) => c.login === 'github-actions[bot]');
+  assert.is(ours.length, 1);
+  assert.match(ours[0].body, /the NPU lock is held by another job/);
+  assert.not.match(ours[0].body, /\bFAIL\b(?! verdict)/);
+});
+
+pr('a fork pull request with a read-only token: no write is even attempted', async (ctx) => {
+  const before = ctx.gh.attemptedWrites().length;
+  const r = await prRun(ctx, ports(async (plan) => recorded(failingReport(), plan)), 'ghs_readonly', true);
+  assert.is(r.outputs.outcome, 'fail', r.stdout);
+  assert.is(ctx.gh.attemptedWrites().length, before);
+  assert.is(r.outputs['comment-url'], '');
+});
+
+pr.run();
+
+// ---------------------------------------------------------------------------------------------
+const push = suite<{ remote: GitRemote; gh: FakeGitHub }>('effects: a trusted push records the documents through the docs PR');
+
+push.before(async (ctx) => {
+  ctx.remote = makeGitRemote();
+  ctx.gh = await new FakeGitHub({ gitRemote: ctx.remote.bare, checkResponses: true }).start();
+});
+push.after(async (ctx) => {
+  await ctx.gh?.stop();
+  assert.equal(ctx.gh.problems, [], 'every request matched the OpenAPI description');
+});
+
+push('the documents check() wrote into the checkout go up on the docs branch, one PR opened', async (ctx) => {
+  const model = ctx.remote.model('tiny_llama');
+  const p = ports(async (plan, deps) => {
+    const r = recorded(fakeReport(), plan);
+    // what check() does on a trusted run: writes the documents into the checkout, then proposes them
+    mkdirSync(join(model, 'docs/development_progress'), { recursive: true });
+    writeFileSync(join(model, 'docs/development_progress/phase2_block.md'), '# Phase 2\n\nrecorded\n');
+    assert.ok(deps.proposeDocs, 'a trusted push proposes the documents');
+    const refused = await deps.proposeDocs!({} as never, r.report);
+    assert.is(refused, null);
+    return r;
+  });
+  const r = await runHere({
+    workspace: ctx.remote.work, eventName: 'push', payload: pushEvent(SHA_A), apiUrl: ctx.gh.url,
+    inputs: { 'model-dir': MODEL, 'github-token': 'ghs_writer' }, runId: 3101, ports: p,
+  });
+  assert.is(r.outputs.outcome, 'pass', r.stdout);
+  const branch = `npu-block-gate/phase2/${MODEL}`;
+  assert.ok(ctx.remote.branches().includes(branch), ctx.remote.branches().join(', '));
+  assert.is(ctx.remote.show(branch, `${MODEL}/docs/development_progress/phase2_block.md`), '# Phase 2\n\nrecorded\n');
+  assert.is(ctx.gh.pulls.filter((x) => x.head === branch).length, 1);
+  assert.ok(r.outputs['docs-pr-url'].length > 0, JSON.stringify(r.outputs));
+});
+
+push.run();
