@@ -24,8 +24,6 @@ export const EMULATED = 'emulated';
 /** The row key of a run on an NPU this side could not name (an older probe, no xrt-smi, no sysfs). */
 export const UNKNOWN = 'unknown';
 
-export const GENERATIONS: readonly Generation[] = TABLE.map(({ id, name, family }) => ({ id, name, family }));
-
 function plain(e: Entry): Generation {
   return { id: e.id, name: e.name, family: e.family };
 }

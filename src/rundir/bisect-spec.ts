@@ -15,7 +15,6 @@ import { TENSOR_SPEC, TWINS_SPEC } from './probe-spec.ts';
 
 export const BISECT_SCHEMA = BISECT_CONTRACT.schema as 'npu-block-gate/bisect';
 export const BISECT_SCHEMA_VERSION = BISECT_CONTRACT.version;
-export const BISECT_DIR = BISECT_CONTRACT.dir;
 export const BISECT_FILE = `${BISECT_CONTRACT.dir}/${BISECT_CONTRACT.json}`;
 export const BISECT_METHODS = BISECT_CONTRACT.methods as ['hook', 'twins'];
 
