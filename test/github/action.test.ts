@@ -1,153 +1,27 @@
 // End to end: dist/index.js as a child process with a runner's environment, against a copy of
 // examples/air-mini in a real git checkout, an OpenAPI-checked fake GitHub on 127.0.0.1 and a
-// local directory standing in for the artifact service.
+// local directory standing in for the artifact service. What the Action's effects do with a
+// verdict is tested in-process (test/github/effects.test.ts, through src/github/ports.ts).
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { FakeGitHub } from '../helpers/github-server.ts';
 import { makeGitRemote, git, type GitRemote } from '../helpers/git-remote.ts';
-import { runAction, openArtifact, assertIsolation, type ActionRunResult } from '../helpers/action-run.ts';
+import { runAction, assertIsolation, type ActionRunResult } from '../helpers/action-run.ts';
 import { ensureDist } from '../helpers/dist.ts';
 import { pullRequestEvent, pushEvent } from '../helpers/events.ts';
 
 const MODEL = 'programming_examples/llms/tiny_llama';
 const SHA_A = 'a'.repeat(40);
 const SHA_B = 'b1'.repeat(20);
-const MARKER = `<!-- npu-block-gate:comment model=${MODEL} `;
 
 function show(r: ActionRunResult): string {
   return `exit ${r.code}\n--- stdout\n${r.stdout.slice(-4000)}\n--- stderr\n${r.stderr.slice(-2000)}`;
 }
 
-// ---------------------------------------------------------------------------------------------
-const pr = suite<{ remote: GitRemote; gh: FakeGitHub; runId: number; index: string }>('action: sticky PR comment');
-
-pr.before(async (ctx) => {
-  ctx.index = await ensureDist();
-  ctx.remote = makeGitRemote();
-  ctx.gh = await new FakeGitHub({ pulls: [{ number: 7, headSha: SHA_A }], gitRemote: ctx.remote.bare, checkResponses: true }).start();
-  ctx.runId = 2000;
-});
-pr.after(async (ctx) => {
-  await ctx.gh?.stop();
-  assert.equal(ctx.gh.problems, [], 'every request matched the OpenAPI description');
-});
-
-function prRun(ctx: { remote: GitRemote; gh: FakeGitHub; runId: number; index: string }, o: { sha?: string; env?: Record<string, string>; inputs?: Record<string, string> } = {}) {
-  ctx.runId += 1;
-  return runAction({
-    index: ctx.index,
-    workspace: ctx.remote.work,
-    eventName: 'pull_request',
-    payload: pullRequestEvent({ number: 7, headSha: o.sha ?? SHA_A }),
-    apiUrl: ctx.gh.url,
-    runId: ctx.runId,
-    artifactDir: join(ctx.remote.root, 'artifacts'),
-    inputs: { 'model-dir': MODEL, 'github-token': 'ghs_writer', ...o.inputs },
-    env: o.env,
-  });
-}
-
-pr('first PR run creates the comment, the summary and the outputs', async (ctx) => {
-  const r = await prRun(ctx);
-  assert.is(r.code, 0, show(r));
-  assertIsolation(r, 'isolated');
-  assert.is(r.outputs.outcome, 'pass');
-  assert.is(r.outputs.g1, 'pass');
-  assert.is(r.outputs.g2, 'pass');
-  assert.is(r.outputs.g3, 'pass');
-  assert.is(r.outputs.g4, 'skip', 'a pull request only previews the documents');
-  assert.ok(Number(r.outputs.cosine) > 0.99);
-  assert.ok(Number(r.outputs['min-cosine']) > 0.99);
-  assert.is(r.outputs.threshold, '0.99');
-  for (const k of ['max-abs', 'max-rel', 'sqnr']) assert.ok(Number.isFinite(Number(r.outputs[k])), k);
-  assert.ok(existsSync(r.outputs['report-path']), 'report.json exists');
-  const comments = ctx.gh.commentsOn(7);
-  assert.is(comments.length, 1);
-  const body = comments[0].body;
-  assert.ok(body.startsWith(MARKER), body.slice(0, 200));
-  assert.match(body, 'Phase 2 PASS');
-  assert.match(body, '| G1');
-  assert.match(body, '```mermaid');
-  assert.match(body, 'Documents a trusted run');
-  assert.ok(body.length < 65_536);
-  assert.is(r.outputs['comment-url'], `https://github.example/acme/mlir-air/pull/7#issuecomment-${comments[0].id}`);
-  assert.match(r.summary, 'Phase 2 PASS');
-  // The artifact holds the run dir, report.json and report.md.
-  assert.is(r.outputs['artifact-name'], 'npu-block-gate-programming_examples__llms__tiny_llama-attempt1', 'exact name: prefix, model path, attempt');
-  const art = await openArtifact(join(ctx.remote.root, 'artifacts'), ctx.runId, r.outputs['artifact-name']);
-  for (const f of ['probe.json', 'block0.npu.npy', 'block0.ref.npy', 'report.json', 'report.md']) assert.ok(existsSync(join(art, f)), f);
-  // A pull request never pushes documents.
-  assert.equal(ctx.remote.branches(), ['main']);
-  const leaks = (r.stdout + r.stderr).split('\n').filter((l) => l.includes('ghs_writer') && l !== '::add-mask::ghs_writer');
-  assert.equal(leaks, [], 'the token is only ever registered as a mask');
-});
-
-pr('an unchanged result writes nothing', async (ctx) => {
-  const before = ctx.gh.writes().length;
-  const r = await prRun(ctx);
-  assert.is(r.code, 0, show(r));
-  assertIsolation(r, 'isolated');
-  assert.is(ctx.gh.writes().length, before, 'no POST/PATCH/DELETE');
-  assert.is(ctx.gh.commentsOn(7).length, 1);
-  assert.match(r.stdout, 'comment unchanged');
-});
-
-pr('a second run with a new result updates the comment in place', async (ctx) => {
-  const id = ctx.gh.commentsOn(7)[0].id;
-  ctx.gh.pulls[0].headSha = SHA_B;
-  const r = await prRun(ctx, { sha: SHA_B });
-  assert.is(r.code, 0, show(r));
-  assertIsolation(r, 'isolated');
-  const comments = ctx.gh.commentsOn(7);
-  assert.is(comments.length, 1, 'no duplicate');
-  assert.is(comments[0].id, id);
-  assert.match(comments[0].body, SHA_B.slice(0, 12));
-  const last = ctx.gh.writes().at(-1)!;
-  assert.is(last.method, 'PATCH');
-  assert.is(last.route, '/repos/{owner}/{repo}/issues/comments/{comment_id}');
-});
-
-pr('a failing gate exits 1, annotates the gate, and the comment says FAIL', async (ctx) => {
-  const r = await prRun(ctx, { sha: SHA_B, env: { AIR_MINI_INJECT: 'stale_tail' } });
-  assert.is(r.code, 1, show(r));
-  assertIsolation(r, 'isolated');
-  assert.is(r.outputs.outcome, 'fail');
-  assert.is(r.outputs.g2, 'fail');
-  assert.ok(r.errors.some((e) => /per-position/i.test(e)), r.errors.join('\n'));
-  assert.match(r.stdout, /Phase 2 FAIL/);
-  const comments = ctx.gh.commentsOn(7);
-  assert.is(comments.length, 1);
-  assert.match(comments[0].body, 'Phase 2 FAIL');
-  assert.match(comments[0].body, 'G2');
-});
-
-pr('the lookup pages through other comments and ignores look-alikes from other users', async (ctx) => {
-  // PR 8: 130 comments by people (one of them copies our marker), then ours on page 2.
-  ctx.gh.pulls.push({ number: 8, title: 'PR 8', body: '', head: 'f8', headSha: SHA_A, headRepo: 'acme/mlir-air', base: 'main', state: 'open' });
-  for (let i = 0; i < 130; i++) ctx.gh.addComment(8, i === 5 ? `${MARKER}digest=0000000000000000 -->\nfake` : `comment ${i}`, 'someone');
-  const run8 = (env?: Record<string, string>) => {
-    ctx.runId += 1;
-    return runAction({
-    index: ctx.index,
-      workspace: ctx.remote.work, eventName: 'pull_request', payload: pullRequestEvent({ number: 8, headSha: SHA_A }), apiUrl: ctx.gh.url,
-      runId: ctx.runId, artifactDir: join(ctx.remote.root, 'artifacts'), inputs: { 'model-dir': MODEL, 'github-token': 'ghs_writer' }, env,
-    });
-  };
-  const r1 = await run8();
-  assert.is(r1.code, 0, show(r1));
-  const ours = ctx.gh.commentsOn(8).filter((c) => c.login === 'github-actions[bot]');
-  assert.is(ours.length, 1);
-  const r2 = await run8({ AIR_MINI_INJECT: 'scale_drift' });
-  const after = ctx.gh.commentsOn(8).filter((c) => c.login === 'github-actions[bot]');
-  assert.is(after.length, 1, show(r2));
-  assert.is(after[0].id, ours[0].id);
-  assert.is(ctx.gh.commentsOn(8).find((c) => c.login === 'someone' && c.body.includes('fake'))!.body.endsWith('fake'), true, 'the look-alike is untouched');
-  assert.ok(ctx.gh.calls.some((c) => c.route === '/repos/{owner}/{repo}/issues/{issue_number}/comments' && /page=2/.test(c.query)), 'page 2 was read');
-});
-
-pr.run();
+// The sticky PR comment (first run, unchanged, updated in place, FAIL, paging past look-alikes)
+// is test/github/effects.test.ts's, in-process: the effects need no bundle and no probe.
 
 // ---------------------------------------------------------------------------------------------
 const fork = suite<{ remote: GitRemote; gh: FakeGitHub; index: string }>('action: fork pull request');

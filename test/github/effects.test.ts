@@ -5,12 +5,12 @@
 // The three end-to-end bundle runs with a real probe stay in action.test.ts / split.test.ts.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { run } from '../../src/main.ts';
 import type { Ports } from '../../src/github/ports.ts';
-import type { CheckDeps, CheckResult } from '../../src/check/index.ts';
+import { check, type CheckDeps, type CheckResult } from '../../src/check/index.ts';
 import { InfraError } from '../../src/errors.ts';
 import type { Plan } from '../../src/plan.ts';
 import type { Report } from '../../src/record/report.ts';
@@ -18,9 +18,10 @@ import { renderMarkdown } from '../../src/report/markdown.ts';
 import { toJson } from '../../src/report/json.ts';
 import { FakeGitHub } from '../helpers/github-server.ts';
 import { makeGitRemote, type GitRemote } from '../helpers/git-remote.ts';
-import { parseOutputFile } from '../helpers/action-run.ts';
+import { openArtifact, parseOutputFile } from '../helpers/action-run.ts';
 import { pullRequestEvent, pushEvent } from '../helpers/events.ts';
 import { fakeMetrics, fakeReport } from '../helpers/report.ts';
+import { fixture, lcg, refValues, PADDED, REAL_LEN, COLS, type Fixture } from '../helpers/rundir.ts';
 
 const MODEL = 'programming_examples/llms/tiny_llama';
 const SHA_A = 'a'.repeat(40);
@@ -54,6 +55,25 @@ function ports(answer: (plan: Plan, deps: CheckDeps) => Promise<CheckResult>): P
     probe: () => { throw new Error('the probe port was called'); },
     fetchRunDir: () => { throw new Error('the run-dir port was called'); },
   };
+}
+
+/** A probe's run dir, recorded (test/helpers/rundir.ts: probe.json and the block's tensors) for the
+ * tree's tiny_llama: `npu` overrides the NPU side's rows. */
+function recordedRunDir(npu?: (ref: number[][]) => number[][]): Fixture {
+  const ref = refValues();
+  const noise = lcg(11);
+  const rows = npu ? npu(ref) : ref.map((r) => r.map((v) => v + (noise() - 0.5) * 1e-4));
+  const f = fixture({ ref, npu: [...rows, ...refValues(PADDED - REAL_LEN, COLS, 3)], probe: (p) => { p.model.name = 'tiny_llama'; p.model.dir = MODEL; } });
+  return f;
+}
+
+/** The port's check(): the real one, judging the recorded run dir (mode report: no probe, no Python). */
+function judging(f: Fixture, seen: Plan[] = []): Ports {
+  return ports(async (plan, deps) => {
+    seen.push(plan);
+    cpSync(f.runDir, plan.runDir, { recursive: true });
+    return check({ ...plan, mode: 'report' }, deps);
+  });
 }
 
 interface Ran { outputs: Record<string, string>; summary: string; stdout: string; exitCode: number }
@@ -161,6 +181,124 @@ pr('a fork pull request with a read-only token: no write is even attempted', asy
 });
 
 pr.run();
+
+// ---------------------------------------------------------------------------------------------
+// The sticky comment, once action.test.ts's (each a bundle run with a real probe): the judge is
+// the real check() on a recorded run dir, the effects are the Action's, in this process.
+const sticky = suite<{ remote: GitRemote; gh: FakeGitHub; runId: number }>('effects: the sticky PR comment');
+const SHA_B = 'b1'.repeat(20);
+const PASSING = recordedRunDir();
+// the last real row off (a stale tail tile): G2 fails
+const STALE_TAIL = recordedRunDir((ref) => ref.map((r, i) => (i === REAL_LEN - 1 ? r.map((v, j) => (j % 2 ? v : -v)) : r)));
+// 5% larger: a norm-ratio warning, a new result digest
+const SCALED = recordedRunDir((ref) => ref.map((r) => r.map((v) => v * 1.05)));
+
+sticky.before(async (ctx) => {
+  ctx.remote = makeGitRemote();
+  ctx.gh = await new FakeGitHub({ pulls: [{ number: 7, headSha: SHA_A }], gitRemote: ctx.remote.bare, checkResponses: true }).start();
+  ctx.runId = 2000;
+});
+sticky.after(async (ctx) => {
+  await ctx.gh?.stop();
+  assert.equal(ctx.gh.problems, [], 'every request matched the OpenAPI description');
+});
+
+const stickyRun = (ctx: { remote: GitRemote; gh: FakeGitHub; runId: number }, p: Ports, o: { sha?: string; pr?: number } = {}) => runHere({
+  workspace: ctx.remote.work, eventName: 'pull_request', payload: pullRequestEvent({ number: o.pr ?? 7, headSha: o.sha ?? SHA_A }), apiUrl: ctx.gh.url,
+  inputs: { 'model-dir': MODEL, 'github-token': 'ghs_writer' }, runId: ++ctx.runId, ports: p,
+});
+
+sticky('first PR run creates the comment, the summary and the outputs', async (ctx) => {
+  const plans: Plan[] = [];
+  const r = await stickyRun(ctx, judging(PASSING, plans));
+  assert.is(r.exitCode, 0, r.stdout);
+  assert.is(plans[0].writeDocs, false, 'a pull request only previews the documents');
+  assert.is(r.outputs.outcome, 'pass');
+  assert.is(r.outputs.g1, 'pass');
+  assert.is(r.outputs.g2, 'pass');
+  assert.is(r.outputs.g3, 'pass');
+  assert.is(r.outputs.g4, 'skip', 'a pull request only previews the documents');
+  assert.ok(Number(r.outputs.cosine) > 0.99);
+  assert.ok(Number(r.outputs['min-cosine']) > 0.99);
+  assert.is(r.outputs.threshold, '0.99');
+  for (const k of ['max-abs', 'max-rel', 'sqnr']) assert.ok(Number.isFinite(Number(r.outputs[k])), k);
+  assert.ok(existsSync(r.outputs['report-path']), 'report.json exists');
+  const comments = ctx.gh.commentsOn(7);
+  assert.is(comments.length, 1);
+  const body = comments[0].body;
+  assert.ok(body.startsWith(MARKER), body.slice(0, 200));
+  assert.match(body, 'Phase 2 PASS');
+  assert.match(body, '| G1');
+  assert.match(body, '```mermaid');
+  assert.match(body, 'Documents a trusted run');
+  assert.ok(body.length < 65_536);
+  assert.is(r.outputs['comment-url'], `https://github.example/acme/mlir-air/pull/7#issuecomment-${comments[0].id}`);
+  assert.match(r.summary, 'Phase 2 PASS');
+  // The artifact holds the run dir, report.json and report.md.
+  assert.is(r.outputs['artifact-name'], 'npu-block-gate-programming_examples__llms__tiny_llama-attempt1', 'exact name: prefix, model path, attempt');
+  const art = await openArtifact(join(TEMP, 'artifacts'), ctx.runId, r.outputs['artifact-name']);
+  for (const f of ['probe.json', 'block0.npu.npy', 'block0.ref.npy', 'report.json', 'report.md']) assert.ok(existsSync(join(art, f)), f);
+  // A pull request never pushes documents.
+  assert.equal(ctx.remote.branches(), ['main']);
+  const leaks = r.stdout.split('\n').filter((l) => l.includes('ghs_writer') && l !== '::add-mask::ghs_writer');
+  assert.equal(leaks, [], 'the token is only ever registered as a mask');
+});
+
+sticky('an unchanged result writes nothing', async (ctx) => {
+  const before = ctx.gh.writes().length;
+  const r = await stickyRun(ctx, judging(PASSING));
+  assert.is(r.exitCode, 0, r.stdout);
+  assert.is(ctx.gh.writes().length, before, 'no POST/PATCH/DELETE');
+  assert.is(ctx.gh.commentsOn(7).length, 1);
+  assert.match(r.stdout, 'comment unchanged');
+});
+
+sticky('a second run with a new result updates the comment in place', async (ctx) => {
+  const id = ctx.gh.commentsOn(7)[0].id;
+  ctx.gh.pulls[0].headSha = SHA_B;
+  const r = await stickyRun(ctx, judging(PASSING), { sha: SHA_B });
+  assert.is(r.exitCode, 0, r.stdout);
+  const comments = ctx.gh.commentsOn(7);
+  assert.is(comments.length, 1, 'no duplicate');
+  assert.is(comments[0].id, id);
+  assert.match(comments[0].body, SHA_B.slice(0, 12));
+  const last = ctx.gh.writes().at(-1)!;
+  assert.is(last.method, 'PATCH');
+  assert.is(last.route, '/repos/{owner}/{repo}/issues/comments/{comment_id}');
+});
+
+sticky('a failing gate exits 1, annotates the gate, and the comment says FAIL', async (ctx) => {
+  const r = await stickyRun(ctx, judging(STALE_TAIL), { sha: SHA_B });
+  assert.is(r.exitCode, 1, r.stdout);
+  assert.is(r.outputs.outcome, 'fail');
+  assert.is(r.outputs.g2, 'fail');
+  assert.match(r.stdout, /^::error title=Phase 2 FAIL tiny_llama%3A G2::per-position/m);
+  assert.match(r.stdout, /Phase 2 FAIL/);
+  const comments = ctx.gh.commentsOn(7);
+  assert.is(comments.length, 1);
+  assert.match(comments[0].body, 'Phase 2 FAIL');
+  assert.match(comments[0].body, 'G2');
+});
+
+sticky('the lookup pages through other comments and ignores look-alikes from other users', async (ctx) => {
+  // PR 8: 130 comments by people (one of them copies our marker), then ours on page 2.
+  ctx.gh.pulls.push({ number: 8, title: 'PR 8', body: '', head: 'f8', headSha: SHA_A, headRepo: 'acme/mlir-air', base: 'main', state: 'open' });
+  for (let i = 0; i < 130; i++) ctx.gh.addComment(8, i === 5 ? `${MARKER}digest=0000000000000000 -->\nfake` : `comment ${i}`, 'someone');
+  const r1 = await stickyRun(ctx, judging(PASSING), { pr: 8 });
+  assert.is(r1.exitCode, 0, r1.stdout);
+  const ours = ctx.gh.commentsOn(8).filter((c) => c.login === 'github-actions[bot]');
+  assert.is(ours.length, 1);
+  const r2 = await stickyRun(ctx, judging(SCALED), { pr: 8 });
+  assert.match(r2.stdout, /norm ratio/);
+  const after = ctx.gh.commentsOn(8).filter((c) => c.login === 'github-actions[bot]');
+  assert.is(after.length, 1, r2.stdout);
+  assert.is(after[0].id, ours[0].id);
+  assert.ok(after[0].body.includes('norm ratio'), 'updated in place with the new result');
+  assert.is(ctx.gh.commentsOn(8).find((c) => c.login === 'someone' && c.body.includes('fake'))!.body.endsWith('fake'), true, 'the look-alike is untouched');
+  assert.ok(ctx.gh.calls.some((c) => c.route === '/repos/{owner}/{repo}/issues/{issue_number}/comments' && /page=2/.test(c.query)), 'page 2 was read');
+});
+
+sticky.run();
 
 // ---------------------------------------------------------------------------------------------
 const push = suite<{ remote: GitRemote; gh: FakeGitHub }>('effects: a trusted push records the documents through the docs PR');
