@@ -96,6 +96,11 @@ s('a trusted push stores the kernel and the reference cache after the verdict, a
   // And the documents the docs PR records.
   const doc = ctx.remote.show(`npu-block-gate/phase2/${MODEL}`, `${MODEL}/docs/development_progress/phase2_block.md`) ?? '';
   assert.match(doc, new RegExp(`\\| probe isolation +\\| ${mode}: `));
+  // The docs PR, end to end: opened on the docs branch, its number and URL in the outputs.
+  const docsPr = ctx.gh.pulls.filter((p) => p.head === `npu-block-gate/phase2/${MODEL}`);
+  assert.is(docsPr.length, 1, show(r));
+  assert.is(r.outputs['docs-pr-number'], String(docsPr[0].number));
+  assert.is(r.outputs.g4, 'pass');
 });
 
 s('the next trusted push hits both caches and says so in the summary; nothing new is stored', async (ctx) => {

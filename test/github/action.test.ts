@@ -7,7 +7,7 @@ import * as assert from 'uvu/assert';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { FakeGitHub } from '../helpers/github-server.ts';
-import { makeGitRemote, git, type GitRemote } from '../helpers/git-remote.ts';
+import { makeGitRemote, type GitRemote } from '../helpers/git-remote.ts';
 import { runAction, assertIsolation, type ActionRunResult } from '../helpers/action-run.ts';
 import { ensureDist } from '../helpers/dist.ts';
 import { pullRequestEvent, pushEvent } from '../helpers/events.ts';
@@ -85,94 +85,8 @@ fork('a read-only token on a same-repo PR: the refused write turns every later w
 
 fork.run();
 
-// ---------------------------------------------------------------------------------------------
-const docs = suite<{ remote: GitRemote; gh: FakeGitHub; runId: number; index: string }>('action: docs PR on push');
-
-docs.before(async (ctx) => {
-  ctx.index = await ensureDist();
-  ctx.remote = makeGitRemote();
-  ctx.gh = await new FakeGitHub({ gitRemote: ctx.remote.bare, checkResponses: true }).start();
-  ctx.runId = 3000;
-});
-docs.after(async (ctx) => {
-  await ctx.gh?.stop();
-  assert.equal(ctx.gh.problems, []);
-});
-
-function pushRun(ctx: { remote: GitRemote; gh: FakeGitHub; runId: number; index: string }, env?: Record<string, string>) {
-  ctx.runId += 1;
-  return runAction({
-    index: ctx.index,
-    workspace: ctx.remote.work, eventName: 'push', payload: pushEvent(ctx.remote.baseSha), sha: ctx.remote.baseSha, apiUrl: ctx.gh.url, runId: ctx.runId,
-    artifactDir: join(ctx.remote.root, 'artifacts'), inputs: { 'model-dir': MODEL, 'github-token': 'ghs_writer' }, env,
-  });
-}
-
-const BRANCH = `npu-block-gate/phase2/${MODEL}`;
-const PHASE2 = `${MODEL}/docs/development_progress/phase2_block.md`;
-
-docs('a push opens the docs PR with both documents, saying which were force-added', async (ctx) => {
-  const r = await pushRun(ctx);
-  assert.is(r.code, 0, show(r));
-  assertIsolation(r, 'isolated');
-  assert.is(r.outputs.g4, 'pass');
-  assert.ok(ctx.remote.branches().includes(BRANCH), ctx.remote.branches().join(','));
-  assert.is(ctx.remote.log(BRANCH).length, 2, 'one commit on top of main');
-  const phase2 = ctx.remote.show(BRANCH, PHASE2);
-  assert.ok(phase2 && /PASS/.test(phase2), 'phase2_block.md committed');
-  assert.ok(ctx.remote.show(BRANCH, `${MODEL}/TODO.md`), 'TODO.md committed');
-  assert.is(ctx.gh.pulls.length, 1);
-  const p = ctx.gh.pulls[0];
-  assert.is(p.head, BRANCH);
-  assert.is(p.base, 'main');
-  assert.match(p.body ?? '', 'Force-added');
-  assert.match(p.body ?? '', PHASE2);
-  assert.is(r.outputs['docs-pr-number'], String(p.number));
-  assert.is(r.outputs['docs-pr-url'], `https://github.example/acme/mlir-air/pull/${p.number}`);
-  // The user's checkout is left on main with a clean index.
-  assert.is(git(ctx.remote.work, ['rev-parse', '--abbrev-ref', 'HEAD']), 'main');
-  assert.is(git(ctx.remote.work, ['diff', '--cached', '--name-only']), '');
-});
-
-docs('a second identical push adds no commit and no PR churn', async (ctx) => {
-  const tip = git(ctx.remote.bare, ['rev-parse', BRANCH]);
-  const writes = ctx.gh.writes().length;
-  const r = await pushRun(ctx);
-  assert.is(r.code, 0, show(r));
-  assertIsolation(r, 'isolated');
-  assert.is(git(ctx.remote.bare, ['rev-parse', BRANCH]), tip, 'no new commit, no push');
-  assert.is(ctx.gh.writes().length, writes, 'no PR create or update');
-  assert.is(ctx.gh.pulls.length, 1);
-  assert.is(r.outputs['docs-pr-number'], String(ctx.gh.pulls[0].number));
-});
-
-docs('a push with a new result updates the same branch and PR', async (ctx) => {
-  const r = await pushRun(ctx, { AIR_MINI_INJECT: 'stale_tail' });
-  assert.is(r.code, 1, show(r));
-  assertIsolation(r, 'isolated');
-  assert.is(ctx.gh.pulls.length, 1, 'same PR');
-  assert.is(ctx.remote.log(BRANCH).length, 2, 'the branch is rebuilt on main: still one commit');
-  assert.match(ctx.remote.show(BRANCH, PHASE2) ?? '', 'FAIL');
-  assert.match(ctx.gh.pulls[0].title, 'FAIL');
-});
-
-docs('once the base branch holds the recorded documents, the open docs PR is closed and nothing is pushed', async (ctx) => {
-  // Someone merges the docs PR (fast-forward main to the docs branch); the next push checks it out.
-  git(ctx.remote.bare, ['update-ref', 'refs/heads/main', `refs/heads/${BRANCH}`]);
-  // actions/checkout gives a clean tree at the new main.
-  git(ctx.remote.work, ['fetch', '--quiet', 'origin', 'main']);
-  git(ctx.remote.work, ['reset', '--quiet', '--hard', 'origin/main']);
-  git(ctx.remote.work, ['clean', '-ffdxq']);
-  const branchTip = git(ctx.remote.bare, ['rev-parse', BRANCH]);
-  const r = await pushRun(ctx, { AIR_MINI_INJECT: 'stale_tail' });
-  assert.is(r.code, 1, show(r));
-  assertIsolation(r, 'isolated');
-  assert.is(ctx.gh.pulls[0].state, 'closed', show(r));
-  assert.is(git(ctx.remote.bare, ['rev-parse', BRANCH]), branchTip, 'no push');
-  assert.match(r.stdout, 'already records this result');
-});
-
-docs.run();
+// The docs PR on push (opened, no churn, updated, closed once the base holds the documents) is
+// test/github/effects.test.ts's, in-process; action-check.test.ts's trusted push keeps one end to end.
 
 // ---------------------------------------------------------------------------------------------
 const errs = suite<{ remote: GitRemote; gh: FakeGitHub; index: string }>('action: errors are not verdicts');

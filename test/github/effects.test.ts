@@ -17,7 +17,7 @@ import type { Report } from '../../src/record/report.ts';
 import { renderMarkdown } from '../../src/report/markdown.ts';
 import { toJson } from '../../src/report/json.ts';
 import { FakeGitHub } from '../helpers/github-server.ts';
-import { makeGitRemote, type GitRemote } from '../helpers/git-remote.ts';
+import { makeGitRemote, git, type GitRemote } from '../helpers/git-remote.ts';
 import { openArtifact, parseOutputFile } from '../helpers/action-run.ts';
 import { pullRequestEvent, pushEvent } from '../helpers/events.ts';
 import { fakeMetrics, fakeReport } from '../helpers/report.ts';
@@ -79,7 +79,7 @@ function judging(f: Fixture, seen: Plan[] = []): Ports {
 interface Ran { outputs: Record<string, string>; summary: string; stdout: string; exitCode: number }
 
 /** run() in this process with a runner's environment (process.env is restored after). */
-async function runHere(o: { workspace: string; eventName: string; payload: unknown; apiUrl: string; inputs: Record<string, string>; runId: number; ports: Ports }): Promise<Ran> {
+async function runHere(o: { workspace: string; eventName: string; payload: unknown; apiUrl: string; inputs: Record<string, string>; runId: number; ports: Ports; sha?: string }): Promise<Ran> {
   const dir = mkdtempSync(join(TEMP, 'run-'));
   const [eventPath, outputPath, summaryPath, artifacts] = [join(dir, 'event.json'), join(dir, 'output'), join(TEMP, 'summary.md'), join(TEMP, 'artifacts')];
   writeFileSync(eventPath, JSON.stringify(o.payload));
@@ -89,7 +89,7 @@ async function runHere(o: { workspace: string; eventName: string; payload: unkno
     CI: 'true', GITHUB_ACTIONS: 'true', GITHUB_EVENT_NAME: o.eventName, GITHUB_EVENT_PATH: eventPath, GITHUB_REPOSITORY: 'acme/mlir-air',
     GITHUB_REPOSITORY_OWNER: 'acme', GITHUB_WORKSPACE: o.workspace, GITHUB_OUTPUT: outputPath, GITHUB_STEP_SUMMARY: summaryPath,
     GITHUB_API_URL: o.apiUrl, GITHUB_SERVER_URL: 'https://github.example', GITHUB_RUN_ID: String(o.runId), GITHUB_RUN_ATTEMPT: '1',
-    GITHUB_JOB: 'phase2', GITHUB_WORKFLOW: 'npu', GITHUB_SHA: SHA_A, GITHUB_REF: 'refs/heads/main', GITHUB_ACTOR: 'octocat',
+    GITHUB_JOB: 'phase2', GITHUB_WORKFLOW: 'npu', GITHUB_SHA: o.sha ?? SHA_A, GITHUB_REF: 'refs/heads/main', GITHUB_ACTOR: 'octocat',
     RUNNER_TEMP: dir, RUNNER_OS: 'Linux', NO_PROXY: '127.0.0.1,localhost', NPU_BLOCK_GATE_ARTIFACT_DIR: artifacts,
     // no Python may start: none is findable by this name
     NPU_BLOCK_GATE_PYTHON: '/nonexistent/python-must-not-run',
@@ -337,3 +337,85 @@ push('the documents check() wrote into the checkout go up on the docs branch, on
 });
 
 push.run();
+
+// ---------------------------------------------------------------------------------------------
+// The docs PR on trusted pushes, once action.test.ts's (each a bundle run with a real probe): the
+// real check() judges a recorded run dir and writes the documents into the checkout; the docs PR
+// is the Action's, against the bare remote. (action-check.test.ts's trusted push keeps one end to end.)
+const docs = suite<{ remote: GitRemote; gh: FakeGitHub; runId: number }>('effects: the docs PR on push');
+const BRANCH = `npu-block-gate/phase2/${MODEL}`;
+const PHASE2 = `${MODEL}/docs/development_progress/phase2_block.md`;
+
+docs.before(async (ctx) => {
+  ctx.remote = makeGitRemote();
+  ctx.gh = await new FakeGitHub({ gitRemote: ctx.remote.bare, checkResponses: true }).start();
+  ctx.runId = 3000;
+});
+docs.after(async (ctx) => {
+  await ctx.gh?.stop();
+  assert.equal(ctx.gh.problems, []);
+});
+
+const pushRun = (ctx: { remote: GitRemote; gh: FakeGitHub; runId: number }, f: Fixture) => runHere({
+  workspace: ctx.remote.work, eventName: 'push', payload: pushEvent(ctx.remote.baseSha), apiUrl: ctx.gh.url,
+  inputs: { 'model-dir': MODEL, 'github-token': 'ghs_writer' }, runId: ++ctx.runId, ports: judging(f), sha: ctx.remote.baseSha,
+});
+
+docs('a push opens the docs PR with both documents, saying which were force-added', async (ctx) => {
+  const r = await pushRun(ctx, PASSING);
+  assert.is(r.exitCode, 0, r.stdout);
+  assert.is(r.outputs.g4, 'pass');
+  assert.ok(ctx.remote.branches().includes(BRANCH), ctx.remote.branches().join(','));
+  assert.is(ctx.remote.log(BRANCH).length, 2, 'one commit on top of main');
+  const phase2 = ctx.remote.show(BRANCH, PHASE2);
+  assert.ok(phase2 && /PASS/.test(phase2), 'phase2_block.md committed');
+  assert.ok(ctx.remote.show(BRANCH, `${MODEL}/TODO.md`), 'TODO.md committed');
+  assert.is(ctx.gh.pulls.length, 1);
+  const p = ctx.gh.pulls[0];
+  assert.is(p.head, BRANCH);
+  assert.is(p.base, 'main');
+  assert.match(p.body ?? '', 'Force-added');
+  assert.match(p.body ?? '', PHASE2);
+  assert.is(r.outputs['docs-pr-number'], String(p.number));
+  assert.is(r.outputs['docs-pr-url'], `https://github.example/acme/mlir-air/pull/${p.number}`);
+  // The user's checkout is left on main with a clean index.
+  assert.is(git(ctx.remote.work, ['rev-parse', '--abbrev-ref', 'HEAD']), 'main');
+  assert.is(git(ctx.remote.work, ['diff', '--cached', '--name-only']), '');
+});
+
+docs('a second identical push adds no commit and no PR churn', async (ctx) => {
+  const tip = git(ctx.remote.bare, ['rev-parse', BRANCH]);
+  const writes = ctx.gh.writes().length;
+  const r = await pushRun(ctx, PASSING);
+  assert.is(r.exitCode, 0, r.stdout);
+  assert.is(git(ctx.remote.bare, ['rev-parse', BRANCH]), tip, 'no new commit, no push');
+  assert.is(ctx.gh.writes().length, writes, 'no PR create or update');
+  assert.is(ctx.gh.pulls.length, 1);
+  assert.is(r.outputs['docs-pr-number'], String(ctx.gh.pulls[0].number));
+});
+
+docs('a push with a new result updates the same branch and PR', async (ctx) => {
+  const r = await pushRun(ctx, STALE_TAIL);
+  assert.is(r.exitCode, 1, r.stdout);
+  assert.is(ctx.gh.pulls.length, 1, 'same PR');
+  assert.is(ctx.remote.log(BRANCH).length, 2, 'the branch is rebuilt on main: still one commit');
+  assert.match(ctx.remote.show(BRANCH, PHASE2) ?? '', 'FAIL');
+  assert.match(ctx.gh.pulls[0].title, 'FAIL');
+});
+
+docs('once the base branch holds the recorded documents, the open docs PR is closed and nothing is pushed', async (ctx) => {
+  // Someone merges the docs PR (fast-forward main to the docs branch); the next push checks it out.
+  git(ctx.remote.bare, ['update-ref', 'refs/heads/main', `refs/heads/${BRANCH}`]);
+  // actions/checkout gives a clean tree at the new main.
+  git(ctx.remote.work, ['fetch', '--quiet', 'origin', 'main']);
+  git(ctx.remote.work, ['reset', '--quiet', '--hard', 'origin/main']);
+  git(ctx.remote.work, ['clean', '-ffdxq']);
+  const branchTip = git(ctx.remote.bare, ['rev-parse', BRANCH]);
+  const r = await pushRun(ctx, STALE_TAIL);
+  assert.is(r.exitCode, 1, r.stdout);
+  assert.is(ctx.gh.pulls[0].state, 'closed', r.stdout);
+  assert.is(git(ctx.remote.bare, ['rev-parse', BRANCH]), branchTip, 'no push');
+  assert.match(r.stdout, 'already records this result');
+});
+
+docs.run();
