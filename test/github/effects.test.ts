@@ -59,19 +59,21 @@ function ports(answer: (plan: Plan, deps: CheckDeps) => Promise<CheckResult>): P
 
 /** A probe's run dir, recorded (test/helpers/rundir.ts: probe.json and the block's tensors) for the
  * tree's tiny_llama: `npu` overrides the NPU side's rows. */
-function recordedRunDir(npu?: (ref: number[][]) => number[][]): Fixture {
+function recordedRunDir(npu?: (ref: number[][]) => number[][], o: { model?: string; padded?: number[][] } = {}): Fixture {
   const ref = refValues();
   const noise = lcg(11);
   const rows = npu ? npu(ref) : ref.map((r) => r.map((v) => v + (noise() - 0.5) * 1e-4));
-  const f = fixture({ ref, npu: [...rows, ...refValues(PADDED - REAL_LEN, COLS, 3)], probe: (p) => { p.model.name = 'tiny_llama'; p.model.dir = MODEL; } });
-  return f;
+  const model = o.model ?? 'tiny_llama';
+  return fixture({ ref, npu: [...rows, ...(o.padded ?? refValues(PADDED - REAL_LEN, COLS, 3))], probe: (p) => { p.model.name = model; p.model.dir = `programming_examples/llms/${model}`; } });
 }
 
-/** The port's check(): the real one, judging the recorded run dir (mode report: no probe, no Python). */
-function judging(f: Fixture, seen: Plan[] = []): Ports {
+/** The port's check(): the real one, judging the recorded run dir of the plan's model (mode report:
+ * no probe, no Python). */
+function judging(f: Fixture | ((model: string) => Fixture), seen: Plan[] = []): Ports {
   return ports(async (plan, deps) => {
     seen.push(plan);
-    cpSync(f.runDir, plan.runDir, { recursive: true });
+    const model = (plan.modelDir ?? '').split('/').pop()!;
+    cpSync((typeof f === 'function' ? f(model) : f).runDir, plan.runDir, { recursive: true });
     return check({ ...plan, mode: 'report' }, deps);
   });
 }
@@ -120,7 +122,10 @@ const pr = suite<{ remote: GitRemote; gh: FakeGitHub }>('effects: a pull request
 
 pr.before(async (ctx) => {
   ctx.remote = makeGitRemote();
-  ctx.gh = await new FakeGitHub({ pulls: [{ number: 7, headSha: SHA_A }], gitRemote: ctx.remote.bare, checkResponses: true }).start();
+  ctx.gh = await new FakeGitHub({
+    tokens: { ghs_writer: { login: 'github-actions[bot]', type: 'Bot', installation: true }, ghs_readonly: { login: 'github-actions[bot]', type: 'Bot', installation: true, readOnly: true } },
+    pulls: [{ number: 7, headSha: SHA_A }], gitRemote: ctx.remote.bare, checkResponses: true,
+  }).start();
 });
 pr.after(async (ctx) => {
   await ctx.gh?.stop();
@@ -170,6 +175,32 @@ pr('check() failing with an infrastructure error: outcome error, never a FAIL, s
   assert.is(ours.length, 1);
   assert.match(ours[0].body, /the NPU lock is held by another job/);
   assert.not.match(ours[0].body, /\bFAIL\b(?! verdict)/);
+});
+
+pr('a fork PR that fails (a NaN in a padded row) still fails the check, with no write, and says so once', async (ctx) => {
+  const before = ctx.gh.attemptedWrites().length;
+  const nanPadded = recordedRunDir(undefined, { padded: refValues(PADDED - REAL_LEN, COLS, 3).map((r, i) => (i === 1 ? r.map((v, j) => (j === 4 ? NaN : v)) : r)) });
+  const r = await prRun(ctx, judging(nanPadded), 'ghs_readonly', true);
+  assert.is(r.exitCode, 1, r.stdout);
+  assert.is(r.outputs.outcome, 'fail');
+  assert.is(r.outputs.g3, 'fail');
+  assert.is(ctx.gh.attemptedWrites().length, before, 'not even an attempted write');
+  assert.is(r.stdout.split('\n').filter((l) => l.startsWith('::notice') && /skipping every GitHub write/.test(l)).length, 1);
+});
+
+pr('a read-only token on a same-repo PR: the refused write turns every later write off, with one notice', async (ctx) => {
+  const before = ctx.gh.calls.length;
+  const runs = { tiny_llama: recordedRunDir(), tiny_qwen3: recordedRunDir(undefined, { model: 'tiny_qwen3' }) } as Record<string, Fixture>;
+  const r = await runHere({
+    workspace: ctx.remote.work, eventName: 'pull_request', payload: pullRequestEvent({ number: 7, headSha: SHA_A }), apiUrl: ctx.gh.url,
+    inputs: { 'model-dir': `${MODEL}\nprogramming_examples/llms/tiny_qwen3`, 'github-token': 'ghs_readonly' }, runId: 3002, ports: judging((m) => runs[m]),
+  });
+  assert.is(r.exitCode, 0, r.stdout);
+  const posts = ctx.gh.calls.slice(before).filter((c) => c.method !== 'GET' && c.route !== 'POST /graphql');
+  assert.is(posts.length, 1, 'one refused attempt, then no more for the second model');
+  assert.is(posts[0].status, 403);
+  assert.is(r.stdout.split('\n').filter((l) => l.startsWith('::notice') && /skipping every GitHub write/.test(l)).length, 1);
+  assert.equal(JSON.parse(r.outputs.results).map((x: { outcome: string }) => x.outcome), ['pass', 'pass']);
 });
 
 pr('a fork pull request with a read-only token: no write is even attempted', async (ctx) => {
@@ -419,3 +450,75 @@ docs('once the base branch holds the recorded documents, the open docs PR is clo
 });
 
 docs.run();
+
+// ---------------------------------------------------------------------------------------------
+// Who the comment is by, and a repository that refuses Actions-created PRs: once action.test.ts's.
+const who = suite<{ remote: GitRemote; runId: number }>('effects: comment author, refused docs PR');
+
+who.before((ctx) => {
+  ctx.remote = makeGitRemote();
+  ctx.runId = 4000;
+});
+
+const whoRun = (ctx: { remote: GitRemote; runId: number }, gh: FakeGitHub, o: { event: 'push' | 'pull_request'; token: string; f?: Fixture; inputs?: Record<string, string>; sha?: string }) => runHere({
+  workspace: ctx.remote.work, eventName: o.event, apiUrl: gh.url, runId: ++ctx.runId,
+  payload: o.event === 'push' ? pushEvent(ctx.remote.baseSha) : pullRequestEvent({ number: 7, headSha: o.sha ?? SHA_A }),
+  sha: o.event === 'push' ? ctx.remote.baseSha : undefined,
+  inputs: { 'model-dir': MODEL, 'github-token': o.token, ...o.inputs }, ports: judging(o.f ?? PASSING),
+});
+
+who('a GitHub App token finds and updates its own comment (the login is the token\'s, from GraphQL viewer)', async (ctx) => {
+  const gh = await new FakeGitHub({ tokens: { ghs_app: { login: 'npu-gate[bot]', type: 'Bot', installation: true } }, pulls: [{ number: 7, headSha: SHA_A }], checkResponses: true }).start();
+  try {
+    const r1 = await whoRun(ctx, gh, { event: 'pull_request', token: 'ghs_app' });
+    assert.is(r1.exitCode, 0, r1.stdout);
+    gh.pulls[0].headSha = SHA_B;
+    const r2 = await whoRun(ctx, gh, { event: 'pull_request', token: 'ghs_app', sha: SHA_B });
+    assert.is(r2.exitCode, 0, r2.stdout);
+    const c = gh.commentsOn(7);
+    assert.is(c.length, 1, 'one comment, updated in place, not a new one per run');
+    assert.is(c[0].login, 'npu-gate[bot]');
+    assert.match(c[0].body, SHA_B.slice(0, 12));
+    assert.match(r2.stdout, 'comment updated');
+    assert.equal(gh.problems, []);
+  } finally {
+    await gh.stop();
+  }
+});
+
+who('when GraphQL cannot name the token, comment-author does; without either, no comment is posted (and none duplicated)', async (ctx) => {
+  const gh = await new FakeGitHub({ tokens: { ghs_app: { login: 'npu-gate[bot]', type: 'Bot', installation: true, noGraphql: true } }, pulls: [{ number: 7, headSha: SHA_A }] }).start();
+  try {
+    const r0 = await whoRun(ctx, gh, { event: 'pull_request', token: 'ghs_app' });
+    assert.is(r0.exitCode, 0, r0.stdout);
+    assert.is(gh.commentsOn(7).length, 0);
+    assert.ok(r0.stdout.split('\n').some((l) => l.startsWith('::warning') && /comment-author/.test(l)), r0.stdout);
+    for (let i = 0; i < 2; i++) {
+      const r = await whoRun(ctx, gh, { event: 'pull_request', token: 'ghs_app', inputs: { 'comment-author': 'npu-gate[bot]' }, f: i ? STALE_TAIL : PASSING });
+      assert.is(r.exitCode, i ? 1 : 0, r.stdout);
+    }
+    assert.is(gh.commentsOn(7).length, 1);
+  } finally {
+    await gh.stop();
+  }
+});
+
+who('a repository that refuses Actions-created PRs: G4 is a warning with the reason, never a silent pass', async (ctx) => {
+  const gh = await new FakeGitHub({ gitRemote: ctx.remote.bare, refusePullCreation: true, checkResponses: true }).start();
+  try {
+    const r = await whoRun(ctx, gh, { event: 'push', token: 'ghs_writer' });
+    assert.is(r.exitCode, 0, r.stdout);
+    assert.is(r.outputs.outcome, 'pass', 'the numbers still pass');
+    assert.is(r.outputs.g4, 'skip');
+    assert.ok(r.stdout.split('\n').some((l) => l.startsWith('::warning') && /does not allow GitHub Actions to create pull requests/.test(l)), r.stdout);
+    assert.match(r.summary, 'G4: the documents were not recorded');
+    assert.ok(ctx.remote.branches().includes(`npu-block-gate/phase2/${MODEL}`), 'the documents wait on the docs branch');
+    const report = JSON.parse(readFileSync(r.outputs['report-path'], 'utf8'));
+    assert.is(report.gates.find((g: { id: string }) => g.id === 'G4').status, 'skip');
+    assert.is(gh.pulls.length, 0);
+  } finally {
+    await gh.stop();
+  }
+});
+
+who.run();
