@@ -21,6 +21,7 @@ import { makeGitRemote, git, type GitRemote } from '../helpers/git-remote.ts';
 import { openArtifact, parseOutputFile } from '../helpers/action-run.ts';
 import { pullRequestEvent, pushEvent } from '../helpers/events.ts';
 import { fakeMetrics, fakeReport } from '../helpers/report.ts';
+import { failing, failingTwins, hiddenRope, hostile, hostileTwins, passing } from '../helpers/results.ts';
 import { fixture, lcg, refValues, PADDED, REAL_LEN, COLS, type Fixture } from '../helpers/rundir.ts';
 
 const MODEL = 'programming_examples/llms/tiny_llama';
@@ -522,3 +523,72 @@ who('a repository that refuses Actions-created PRs: G4 is a warning with the rea
 });
 
 who.run();
+
+// ---------------------------------------------------------------------------------------------
+// The goldens' results (test/helpers/results.ts), recorded, through the effects: each gets one
+// comment and its annotations, and nothing foreign starts a workflow command on stdout.
+const golden = suite<{ remote: GitRemote; gh: FakeGitHub; pr: number }>('effects: the goldens\' results (pass, fail, hostile, lens, twins)');
+
+/** Our own workflow commands: the only lines of stdout that may start one. */
+const OURS = /^::(error|warning|notice|debug|group|endgroup|add-mask)(\s[^:]*)?::/;
+/** Every line the runner would see (it splits on \r and \n) that starts a command. */
+const commandLines = (stdout: string) => stdout.split(/\r\n|\r|\n/).map((l) => l.replace(/^[\s\u0085\u180e\u200b-\u200d\u2060\ufeff]*/, '')).filter((l) => l.startsWith('::') || l.startsWith('##['));
+
+golden.before(async (ctx) => {
+  ctx.remote = makeGitRemote();
+  ctx.gh = await new FakeGitHub({ pulls: [20, 21, 22, 23, 24, 25].map((number) => ({ number, headSha: SHA_A })), gitRemote: ctx.remote.bare, checkResponses: true }).start();
+  ctx.pr = 19;
+});
+golden.after(async (ctx) => {
+  await ctx.gh?.stop();
+  assert.equal(ctx.gh.problems, [], 'every request matched the OpenAPI description');
+});
+
+async function goldenRun(ctx: { remote: GitRemote; gh: FakeGitHub; pr: number }, report: Report) {
+  const pr = ++ctx.pr;
+  const r = await runHere({
+    workspace: ctx.remote.work, eventName: 'pull_request', payload: pullRequestEvent({ number: pr, headSha: SHA_A }), apiUrl: ctx.gh.url,
+    inputs: { 'model-dir': MODEL, 'github-token': 'ghs_writer' }, runId: 7000 + pr, ports: ports(async (plan) => recorded(report, plan)),
+  });
+  assert.equal(commandLines(r.stdout).filter((l) => !OURS.test(l)), [], 'only our own workflow commands');
+  const ours = ctx.gh.commentsOn(pr).filter((c) => c.login === 'github-actions[bot]');
+  assert.is(ours.length, 1);
+  assert.ok(ours[0].body.startsWith(MARKER));
+  assert.is(r.outputs.outcome, report.outcome);
+  assert.is(r.exitCode, report.outcome === 'fail' ? 1 : 0, r.stdout);
+  return { ...r, body: ours[0].body };
+}
+
+golden('pass and fail: the verdict in the comment, one annotation per failed gate', async (ctx) => {
+  const p = await goldenRun(ctx, passing());
+  assert.match(p.body, 'Phase 2 PASS');
+  assert.is(commandLines(p.stdout).filter((l) => l.startsWith('::error')).length, 0);
+  const f = await goldenRun(ctx, failing());
+  assert.match(f.body, 'Phase 2 FAIL');
+  assert.match(f.body, 'o_proj');
+  assert.equal(commandLines(f.stdout).filter((l) => l.startsWith('::error title=Phase 2 FAIL')).map((l) => /%3A (G\d)::/.exec(l)?.[1]), ['G1', 'G2']);
+  assert.match(f.stdout, /^::warning title=npu-block-gate tiny_llama%3A sqnr::SQNR 21\.3 dB/m);
+});
+
+golden('hostile strings: no markup, mention or workflow command gets through, in the comment or on stdout', async (ctx) => {
+  for (const report of [hostile(), await hostileTwins()]) {
+    const r = await goldenRun(ctx, report);
+    assert.not.match(r.body, '<img');
+    assert.is(r.body.split('<!--').length - 1, 1, 'our marker is the only HTML comment');
+    assert.not.match(r.body, /@mallory/);
+    assert.not.match(r.body, /^::/m);
+  }
+});
+
+golden('the lens and the twins bisect: a hidden RoPE bug warns and passes, a transposed Q weight fails naming the ELF', async (ctx) => {
+  const h = await goldenRun(ctx, await hiddenRope());
+  assert.match(h.body, 'Phase 2 PASS');
+  assert.match(h.stdout, /^::warning title=npu-block-gate tiny_llama%3A lens::the lens: boundary q_roped \(RoPE\) is well below the threshold/m);
+  assert.match(h.body, 'q_roped');
+  const t = await goldenRun(ctx, await failingTwins());
+  assert.match(t.body, 'Phase 2 FAIL');
+  assert.match(t.body, 'rms_gemms_rope');
+  assert.match(t.body, /`q`/);
+});
+
+golden.run();
