@@ -38,7 +38,7 @@ const T = {
   pythonTest: { uvu: '^python-find\\.test\\.ts$' },
   // issue 27: the bars at the seed's numbers, the real lens, the probe's triggers, the skip rules, the watchdog
   bars: { uvu: '^(thresholds|bisect)\\.test\\.ts$' },
-  lens: { uvu: '^(lens-scale|thresholds|github/golden)\\.test\\.ts$' },
+  lens: { uvu: '^(lens-recorded|lens-scale|thresholds|github/golden)\\.test\\.ts$' },
   triggers: { uvu: '^agent-triggers\\.test\\.ts$' },
   skips: { uvu: '^(runner|skip-lint)\\.test\\.ts$' },
   watchdog: { uvu: '^fuzz\\.test\\.ts$' },
