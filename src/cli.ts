@@ -179,7 +179,7 @@ type Values = { [K in keyof typeof OPTIONS]?: (typeof OPTIONS)[K]['type'] extend
  * `--threshold -0.5` reads as --threshold=-0.5 (node's parser would call the value ambiguous): a
  * string option followed by a negative number takes it as its value; the range check then speaks.
  */
-export function joinNegativeValues(argv: readonly string[]): string[] {
+function joinNegativeValues(argv: readonly string[]): string[] {
   const out: string[] = [];
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
@@ -193,7 +193,7 @@ export function joinNegativeValues(argv: readonly string[]): string[] {
   return out;
 }
 
-export function parseCli(argv: string[]): { command: string; values: Values; topic?: string } {
+function parseCli(argv: string[]): { command: string; values: Values; topic?: string } {
   let parsed;
   try {
     parsed = parseArgs({ args: joinNegativeValues(argv), options: OPTIONS, allowPositionals: true, strict: true });
@@ -211,7 +211,7 @@ export function parseCli(argv: string[]): { command: string; values: Values; top
   return { command, values };
 }
 
-export function planFrom(command: string, v: Values, now = new Date()): Plan {
+function planFrom(command: string, v: Values, now = new Date()): Plan {
   if ((command === 'check' || command === 'plan') && !v['model-dir']) throw new InputError(`${command} needs --model-dir DIR (see ${COMMAND} ${command} --help)`);
   if (v['cpu-attn'] && v['npu-attn']) throw new InputError('--cpu-attn and --npu-attn exclude each other');
   if (command === 'report' && !v['run-dir']) throw new InputError(`report needs --run-dir DIR (see ${COMMAND} report --help)`);

@@ -7,7 +7,7 @@ export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
 
 /** One line: line breaks (and the blanks around them) become one space, tabs a space, and any
  * other control character (an escape sequence from a file's bytes) is written as \xNN. */
-export function escapeControls(s: string): string {
+function escapeControls(s: string): string {
   return s
     .replace(/[ \t]*(\r\n|[\r\n\u2028\u2029])[ \t]*/g, ' ')
     .replace(/\t/g, ' ')
@@ -52,7 +52,7 @@ export function oneLine(err: unknown): string {
 const INFRA_ERRNO = new Set(['ENOSPC', 'EDQUOT', 'EIO', 'EMFILE', 'ENFILE', 'ENOMEM', 'EBUSY', 'ETXTBSY']);
 
 /** What an errno code means, in words. */
-export function errnoWords(code: string | undefined): string {
+function errnoWords(code: string | undefined): string {
   switch (code) {
     case 'ENOSPC': return 'disk full';
     case 'EDQUOT': return 'disk quota exceeded';

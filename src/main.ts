@@ -44,7 +44,7 @@ export async function run(env: NodeJS.ProcessEnv = process.env, ports: Ports = R
 }
 
 /** One line for the step's failure: the failed gates per model, then what could not be judged. */
-export function failureMessage(results: ModelResult[]): string | null {
+function failureMessage(results: ModelResult[]): string | null {
   const parts: string[] = [];
   const failed = results.filter((r) => r.outcome === 'fail');
   const errored = results.filter((r) => r.outcome === 'error');

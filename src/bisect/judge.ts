@@ -109,24 +109,24 @@ function firstBuffer(launches: LaunchRow[], pick: (b: LaunchRow['buffers'][numbe
  * shows there first, even when a later stage is the one that crosses the threshold: an ignored FFN
  * norm weight drifts at the FFN RMSNorm and crosses at SwiGLU). Null when every buffer is clean.
  */
-export function launchOffenderOf(launches: LaunchRow[]): LaunchOffender | null {
+function launchOffenderOf(launches: LaunchRow[]): LaunchOffender | null {
   return firstBuffer(launches, (b) => b.drifts || b.diverges);
 }
 
 /** The first buffer under the threshold, when it is a later one than where the drift starts; else null. */
-export function launchCrossingOf(launches: LaunchRow[], onset: LaunchOffender | null): LaunchOffender | null {
+function launchCrossingOf(launches: LaunchRow[], onset: LaunchOffender | null): LaunchOffender | null {
   const c = firstBuffer(launches, (b) => b.diverges);
   return c && onset && (c.index !== onset.index || c.buffer !== onset.buffer) ? c : null;
 }
 
 /** The tolerance on the unswapped re-run (contract.json bisect.rerun_tolerance_rel_l2). */
-export const RERUN_TOLERANCE: number = BISECT_CONTRACT.rerun_tolerance_rel_l2;
+const RERUN_TOLERANCE: number = BISECT_CONTRACT.rerun_tolerance_rel_l2;
 
 /**
  * The unswapped re-run against the judged ffn_out: bit for bit over every row, and the relative L2
  * of the difference over the real rows. The bisect is trusted only when it reproduces.
  */
-export function rerunOf(rerun: TensorSource, judged: TensorSource, realLen: number, python: string): Rerun {
+function rerunOf(rerun: TensorSource, judged: TensorSource, realLen: number, python: string): Rerun {
   if (rerun.rows !== judged.rows || rerun.cols !== judged.cols) {
     return { exact: false, relL2: NaN, tolerance: RERUN_TOLERANCE, reproduced: false, python };
   }
@@ -152,7 +152,7 @@ export function rerunOf(rerun: TensorSource, judged: TensorSource, realLen: numb
 }
 
 /** Why a bisect whose re-run did not reproduce is void (one line). */
-export function voidWhy(r: Rerun): string {
+function voidWhy(r: Rerun): string {
   const by = Number.isFinite(r.relL2) ? `relative L2 ${r.relL2.toPrecision(3)}, tolerance ${r.tolerance}` : 'a different shape or non-finite values';
   return `the bisect is void: block 0 re-run unswapped under ${r.python || 'its interpreter'} did not give back the judged ffn_out (${by}); it ran another block than the one judged (another interpreter or environment, a changed tree or checkpoint, or a nondeterministic NPU), so nothing it names can be trusted`;
 }

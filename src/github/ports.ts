@@ -11,7 +11,7 @@ import { verifyMeta, resolvePr, type RunMeta } from './split.ts';
 import { out, type Session } from './session.ts';
 
 /** The probe job's run dir, downloaded and checked to be the judged run's and this model's. */
-export interface FetchedRunDir { dir: string; meta: RunMeta; prNumber: number | null }
+interface FetchedRunDir { dir: string; meta: RunMeta; prNumber: number | null }
 
 export interface Ports {
   /** The one check() (probe, judge, documents): mode full and report. */

@@ -177,7 +177,7 @@ async function recordDocs(s: Session, judged: Judged[]): Promise<{ url: string |
   }
 }
 
-export interface SummaryOutcome {
+interface SummaryOutcome {
   outputs: Record<string, string>;
   /** The step's failure line: failed legs, then what could not be judged (never a FAIL); null when all passed. */
   failure: string | null;

@@ -110,7 +110,7 @@ export function step2SanityWarning(s: ProbeJson['step2_sanity']): Warning | null
   };
 }
 
-export interface ErrorContext {
+interface ErrorContext {
   now: Date;
   message: string;
   exitCode: ExitCode;

@@ -3,7 +3,7 @@
 // the PCI ids and xrt-smi on the NPU host; this side names, validates and keys by them. Pure.
 import { CONTRACT } from '../contract.ts';
 
-export interface Generation {
+interface Generation {
   /** Stable key of history rows and baselines: "phoenix", "strix", ... */
   id: string;
   /** For people: "Phoenix", "Strix Halo", ... */
@@ -56,7 +56,7 @@ export function generationOfName(name: string | null | undefined, cpuModel?: str
 }
 
 /** A generation by its id; null for an id the table does not know. */
-export function generationById(id: string | null | undefined): Generation | null {
+function generationById(id: string | null | undefined): Generation | null {
   const e = TABLE.find((x) => x.id === id);
   return e ? plain(e) : null;
 }

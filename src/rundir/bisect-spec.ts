@@ -60,7 +60,7 @@ const LAUNCH = obj({
 }, { declare: false, rest: any() });
 
 /** bisect/bisect.json as `probe bisect` writes it (tensors only; the numbers are ours). */
-export const BISECT_SPEC = obj({
+const BISECT_SPEC = obj({
   schema: text(100),
   schema_version: int(0),
   available: bool(),

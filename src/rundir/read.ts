@@ -15,13 +15,13 @@ import { openTensor } from '../tensor/index.ts';
 import type { TensorSource } from '../tensor/types.ts';
 
 /** probe.json is a few KB to a few MB (token ids, the plan); anything larger is not one. */
-export const PROBE_JSON_MAX_BYTES = 64 << 20;
+const PROBE_JSON_MAX_BYTES = 64 << 20;
 
 /**
  * Opens `path` for reading only if it is a regular file: opened non-blocking (so a FIFO cannot
  * stall the open) and checked with fstat before a byte is read. Returns the descriptor and size.
  */
-export function openRegularFile(path: string): { fd: number; size: number } {
+function openRegularFile(path: string): { fd: number; size: number } {
   let fd: number;
   try {
     fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY);
