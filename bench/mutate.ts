@@ -42,6 +42,7 @@ const T = {
   triggers: { uvu: '^agent-triggers\\.test\\.ts$' },
   skips: { uvu: '^(runner|skip-lint)\\.test\\.ts$' },
   watchdog: { uvu: '^fuzz\\.test\\.ts$' },
+  agent: { uvu: '^agent(-[a-z]+)?\\.test\\.ts$' },
 } satisfies Record<string, Tests>;
 
 const MUTATIONS: Mutation[] = [
@@ -184,6 +185,21 @@ const MUTATIONS: Mutation[] = [
     find: 'if (o.node && !scan.loaded && log.stop === null) {', replace: 'if (false) {', tests: T.triggers },
   { name: 'failure-stands-at-interval', what: 'a failed result exactly the interval old still stands', file: 'src/agent/functional.ts',
     find: 'return age >= 0 && age < o.intervalS;', replace: 'return age >= 0 && age <= o.intervalS;', tests: T.triggers },
+  // ---- the agent's other verdicts (every test of the agent)
+  { name: 'functional-fail-warns', what: 'a failed functional probe is a warning, not a device failure', file: 'src/agent/functional.ts',
+    find: "else if (rec.status === 'fail') out.push(dev.fail('functional', detail, rec.fix ?? UNEXPLAINED_FIX));", replace: "else if (rec.status === 'fail') out.push(host.warn('functional', detail, rec.fix ?? UNEXPLAINED_FIX));", tests: T.agent },
+  { name: 'functional-host-fails', what: 'a host problem that kept the NPU from being tested fails the job', file: 'src/agent/functional.ts',
+    find: "else out.push(host.warn('functional', detail, rec.fix ?? 'see the detail'));", replace: "else out.push(dev.fail('functional', detail, rec.fix ?? 'see the detail'));", tests: T.agent },
+  { name: 'memlock-not-raised', what: 'a probe stopped by memlock alone is not run again with the limit a job can raise to', file: 'src/agent/functional.ts',
+    find: "const raised = c.limits && f.kind === 'memlock' &&", replace: "const raised = false && c.limits && f.kind === 'memlock' &&", tests: T.agent },
+  { name: 'pass-of-another-boot', what: "a passing probe of another boot counts as this boot's", file: 'src/agent/functional.ts',
+    find: "  if (!rec || !rec.boot_id || rec.boot_id !== boot) return null;", replace: '  if (!rec) return null;', tests: T.agent },
+  { name: 'failure-survives-reset', what: 'a failed result stands after a driver reload or an NPU reset', file: 'src/agent/functional.ts',
+    find: "rec.boot_id !== o.boot || o.resetSince) return false;", replace: 'rec.boot_id !== o.boot) return false;', tests: T.agent },
+  { name: 'auto-never-probes', what: 'functional auto never runs the probe', file: 'src/agent/doctor.ts',
+    find: "if (when === 'always' || (when === 'auto' && reason)) {", replace: "if (when === 'always') {", tests: T.agent },
+  { name: 'pass-before-read-covers', what: 'a pass before the log was read vouches for the part beyond the bound', file: 'src/agent/klog.ts',
+    find: 'const covered = !!f && new Date(f.at).getTime() >= new Date(log.readAt).getTime();', replace: 'const covered = !!f;', tests: T.agent },
   // ---- skips and the watchdog
   { name: 'ci-unnamed-skip-passes', what: 'under CI a skip that names no need is a skip, not a failure', file: 'scripts/test/tally.mjs',
     find: 'const unnamed = ci && !PROVIDED.has(s.need) && !KNOWN_UNPROVIDED.has(s.need);', replace: 'const unnamed = false;', tests: T.skips },
