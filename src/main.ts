@@ -1,5 +1,6 @@
 // The GitHub Action: inputs and context, then each model dir through its job (jobs.ts: probe,
-// report or full) or the fleet's job (affected, summary), then the step outputs. One try/catch
+// report or full; what they ask of check(), the probe and the run-dir fetch goes through the port,
+// github/ports.ts) or the fleet's job (affected, summary), then the step outputs. One try/catch
 // ends in core.setFailed; an infrastructure or input error says so and is never a FAIL verdict.
 import * as core from '@actions/core';
 import { GateError, EXIT, oneLine } from './errors.ts';
