@@ -5,10 +5,9 @@
 // The three end-to-end bundle runs with a real probe stay in action.test.ts / split.test.ts.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { tmpdir } from 'node:os';
-import { run } from '../../src/main.ts';
+import { HERE_TEMP, runHere } from '../helpers/action-here.ts';
 import type { Ports } from '../../src/github/ports.ts';
 import { check, type CheckDeps, type CheckResult } from '../../src/check/index.ts';
 import { InfraError } from '../../src/errors.ts';
@@ -18,7 +17,7 @@ import { renderMarkdown } from '../../src/report/markdown.ts';
 import { toJson } from '../../src/report/json.ts';
 import { FakeGitHub } from '../helpers/github-server.ts';
 import { makeGitRemote, git, type GitRemote } from '../helpers/git-remote.ts';
-import { openArtifact, parseOutputFile } from '../helpers/action-run.ts';
+import { openArtifact } from '../helpers/action-run.ts';
 import { pullRequestEvent, pushEvent } from '../helpers/events.ts';
 import { fakeMetrics, fakeReport } from '../helpers/report.ts';
 import { failing, failingTwins, hiddenRope, hostile, hostileTwins, passing } from '../helpers/results.ts';
@@ -28,8 +27,7 @@ const MODEL = 'programming_examples/llms/tiny_llama';
 const SHA_A = 'a'.repeat(40);
 const MARKER = `<!-- npu-block-gate:comment model=${MODEL} `;
 
-// One runner temp dir for the file: @actions/core keeps the summary file's path once it has written it.
-const TEMP = mkdtempSync(join(tmpdir(), 'nbg-effects-'));
+const TEMP = HERE_TEMP;
 
 /** A recorded verdict, as check() returns it: report.json and report.md in its run dir. */
 function recorded(report: Report, plan: Plan): CheckResult {
@@ -77,45 +75,6 @@ function judging(f: Fixture | ((model: string) => Fixture), seen: Plan[] = []): 
     cpSync((typeof f === 'function' ? f(model) : f).runDir, plan.runDir, { recursive: true });
     return check({ ...plan, mode: 'report' }, deps);
   });
-}
-
-interface Ran { outputs: Record<string, string>; summary: string; stdout: string; exitCode: number }
-
-/** run() in this process with a runner's environment (process.env is restored after). */
-async function runHere(o: { workspace: string; eventName: string; payload: unknown; apiUrl: string; inputs: Record<string, string>; runId: number; ports: Ports; sha?: string }): Promise<Ran> {
-  const dir = mkdtempSync(join(TEMP, 'run-'));
-  const [eventPath, outputPath, summaryPath, artifacts] = [join(dir, 'event.json'), join(dir, 'output'), join(TEMP, 'summary.md'), join(TEMP, 'artifacts')];
-  writeFileSync(eventPath, JSON.stringify(o.payload));
-  writeFileSync(outputPath, '');
-  writeFileSync(summaryPath, '');
-  const env: Record<string, string> = {
-    CI: 'true', GITHUB_ACTIONS: 'true', GITHUB_EVENT_NAME: o.eventName, GITHUB_EVENT_PATH: eventPath, GITHUB_REPOSITORY: 'acme/mlir-air',
-    GITHUB_REPOSITORY_OWNER: 'acme', GITHUB_WORKSPACE: o.workspace, GITHUB_OUTPUT: outputPath, GITHUB_STEP_SUMMARY: summaryPath,
-    GITHUB_API_URL: o.apiUrl, GITHUB_SERVER_URL: 'https://github.example', GITHUB_RUN_ID: String(o.runId), GITHUB_RUN_ATTEMPT: '1',
-    GITHUB_JOB: 'phase2', GITHUB_WORKFLOW: 'npu', GITHUB_SHA: o.sha ?? SHA_A, GITHUB_REF: 'refs/heads/main', GITHUB_ACTOR: 'octocat',
-    RUNNER_TEMP: dir, RUNNER_OS: 'Linux', NO_PROXY: '127.0.0.1,localhost', NPU_BLOCK_GATE_ARTIFACT_DIR: artifacts,
-    // no Python may start: none is findable by this name
-    NPU_BLOCK_GATE_PYTHON: '/nonexistent/python-must-not-run',
-    ...Object.fromEntries(Object.entries(o.inputs).map(([k, v]) => [`INPUT_${k.toUpperCase()}`, v])),
-  };
-  const saved = { ...process.env };
-  const cwd = process.cwd();
-  const write = process.stdout.write.bind(process.stdout);
-  let stdout = '';
-  Object.assign(process.env, env);
-  process.chdir(o.workspace);
-  process.stdout.write = ((chunk: string | Uint8Array) => { stdout += String(chunk); return true; }) as typeof process.stdout.write;
-  try {
-    await run(process.env, o.ports);
-  } finally {
-    process.stdout.write = write;
-    process.chdir(cwd);
-    for (const k of Object.keys(process.env)) if (!(k in saved)) delete process.env[k];
-    Object.assign(process.env, saved);
-  }
-  const exitCode = Number(process.exitCode ?? 0);
-  process.exitCode = 0;
-  return { outputs: parseOutputFile(readFileSync(outputPath, 'utf8')), summary: readFileSync(summaryPath, 'utf8'), stdout, exitCode };
 }
 
 // ---------------------------------------------------------------------------------------------
