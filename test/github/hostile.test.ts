@@ -3,14 +3,17 @@
 // link anywhere, or start a workflow command on the runner's stdout.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { copyFileSync, mkdirSync, readFileSync, writeFileSync, appendFileSync } from 'node:fs';
+import { copyFileSync, cpSync, mkdirSync, readFileSync, writeFileSync, appendFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { FakeGitHub } from '../helpers/github-server.ts';
 import { makeGitRemote, git, type GitRemote } from '../helpers/git-remote.ts';
 import { runAction, tamperedCopy, assertIsolation, type ActionRunResult } from '../helpers/action-run.ts';
 import { ensureDist } from '../helpers/dist.ts';
 import { pullRequestEvent, workflowRunEvent } from '../helpers/events.ts';
-import { lcg, npyOf } from '../helpers/rundir.ts';
+import { COLS, fixture, lcg, npyOf, PADDED, REAL_LEN, refValues } from '../helpers/rundir.ts';
+import { runHere } from '../helpers/action-here.ts';
+import type { Ports } from '../../src/github/ports.ts';
+import type { Probed } from '../../src/check/index.ts';
 
 const MODEL = 'programming_examples/llms/tiny_llama';
 const SHA = '7'.repeat(40);
@@ -101,14 +104,28 @@ s.before(async (ctx) => {
   ctx.artifacts = join(ctx.remote.root, 'artifacts');
   ctx.gh = await new FakeGitHub({ pulls: [{ number: PR, headSha: SHA }], checkResponses: true }).start();
   ctx.runId = 7100;
-  // A failing probe (so the bisect and the FAIL annotations are in play), uploaded by mode probe.
-  const r = await runAction({
-    index: ctx.index, workspace: ctx.remote.work, eventName: 'pull_request', runId: 7000, job: 'probe',
-    payload: pullRequestEvent({ number: PR, headSha: SHA }), apiUrl: ctx.gh.url, artifactDir: ctx.artifacts,
-    inputs: { 'model-dir': MODEL, mode: 'probe', 'github-token': '' }, env: { AIR_MINI_INJECT: 'stale_tail' },
+  // A failing probe (a stale tail: so the bisect and the FAIL annotations are in play), uploaded by
+  // mode probe, run in this process with the probe answered by the port from a recorded run dir (no Python).
+  const ref = refValues();
+  const stale = fixture({
+    ref, npu: [...ref.map((row, i) => (i === REAL_LEN - 1 ? row.map((v, j) => (j % 2 ? v : -v)) : row)), ...refValues(PADDED - REAL_LEN, COLS, 3)],
+    probe: (p) => { p.model.name = 'tiny_llama'; p.model.dir = MODEL; },
   });
-  assert.is(r.code, 0, show(r));
-  assertIsolation(r, 'isolated');
+  const ports: Ports = {
+    check: () => { throw new Error('mode probe runs no check()'); },
+    fetchRunDir: () => { throw new Error('mode probe fetches no run dir'); },
+    probe: async (plan) => {
+      cpSync(stale.runDir, plan.runDir, { recursive: true });
+      return { runDir: plan.runDir, isolation: { mode: 'namespace', detail: 'bubblewrap: user+pid+mount+ipc+net namespaces, private /proc, read-only root', source: 'this run' } } as Probed;
+    },
+  };
+  const r = await runHere({
+    workspace: ctx.remote.work, eventName: 'pull_request', runId: 7000, job: 'probe', sha: SHA,
+    payload: pullRequestEvent({ number: PR, headSha: SHA }), apiUrl: ctx.gh.url, artifactDir: ctx.artifacts,
+    inputs: { 'model-dir': MODEL, mode: 'probe', 'github-token': '' }, ports,
+  });
+  assert.is(r.exitCode, 0, r.stdout);
+  assert.is(r.outputs.outcome, 'probed', r.stdout);
   ctx.probeArtifact = r.outputs['artifact-name'];
 });
 s.after(async (ctx) => {
