@@ -7,7 +7,7 @@ import { copyFileSync, cpSync, mkdirSync, readFileSync, writeFileSync, appendFil
 import { join } from 'node:path';
 import { FakeGitHub } from '../helpers/github-server.ts';
 import { makeGitRemote, git, type GitRemote } from '../helpers/git-remote.ts';
-import { runAction, tamperedCopy, assertIsolation, type ActionRunResult } from '../helpers/action-run.ts';
+import { runAction, tamperedCopy, type ActionRunResult } from '../helpers/action-run.ts';
 import { ensureDist } from '../helpers/dist.ts';
 import { pullRequestEvent, workflowRunEvent } from '../helpers/events.ts';
 import { COLS, fixture, lcg, npyOf, PADDED, REAL_LEN, refValues } from '../helpers/rundir.ts';
