@@ -521,6 +521,7 @@ async function goldenRun(ctx: { remote: GitRemote; gh: FakeGitHub; pr: number },
 golden('pass and fail: the verdict in the comment, one annotation per failed gate', async (ctx) => {
   const p = await goldenRun(ctx, passing());
   assert.match(p.body, 'Phase 2 PASS');
+  assert.match(p.body, /\| probe isolation +\| namespace: bubblewrap/, 'the comment names the isolation');
   assert.is(commandLines(p.stdout).filter((l) => l.startsWith('::error')).length, 0);
   const f = await goldenRun(ctx, failing());
   assert.match(f.body, 'Phase 2 FAIL');

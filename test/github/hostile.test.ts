@@ -1,9 +1,10 @@
-// A run dir and a model tree written by an attacker (DESIGN.md "Trust"): every string in them is
-// hostile, and none may change the structure of the PR comment or the job summary, notify anyone,
-// link anywhere, or start a workflow command on the runner's stdout.
+// A run dir written by an attacker (DESIGN.md "Trust"): every string in it is hostile, and none may
+// change the structure of the PR comment or the job summary, notify anyone, link anywhere, or start
+// a workflow command on the runner's stdout. (A hostile model tree's own output: the fork pull
+// request end to end, action-check.test.ts.)
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { copyFileSync, cpSync, mkdirSync, readFileSync, writeFileSync, appendFileSync } from 'node:fs';
+import { copyFileSync, cpSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { FakeGitHub } from '../helpers/github-server.ts';
 import { makeGitRemote, git, type GitRemote } from '../helpers/git-remote.ts';
@@ -259,36 +260,5 @@ s("a probe job's error message is foreign text too: ERROR, rendered inert", asyn
 
 s.run();
 
-// ---------------------------------------------------------------------------------------------
-const tree = suite<{ remote: GitRemote; gh: FakeGitHub; index: string }>('hostile model tree in mode full');
-
-tree.before(async (ctx) => {
-  ctx.index = await ensureDist();
-  ctx.remote = makeGitRemote();
-  ctx.gh = await new FakeGitHub({ pulls: [{ number: 8, headSha: SHA }], checkResponses: true }).start();
-  // The PR's model code writes straight to the probe's stderr, past the probe's own logging.
-  appendFileSync(
-    join(ctx.remote.model('tiny_llama'), 'tiny_llama_prefill.py'),
-    '\nimport os as _os\n_os.write(2, b"::stop-commands::pwned\\nok\\r::error::forged-from-tree\\n  ::set-output name=outcome::pass\\n##[error]forged-v1\\n\\xc2\\xa0::warning::forged-nbsp\\n")\n',
-  );
-});
-tree.after(async (ctx) => {
-  await ctx.gh?.stop();
-  assert.equal(ctx.gh.problems, []);
-});
-
-tree("the probe's output cannot start a workflow command, and our FAIL annotations still work after it", async (ctx) => {
-  const r = await runAction({
-    index: ctx.index, workspace: ctx.remote.work, eventName: 'pull_request', payload: pullRequestEvent({ number: 8, headSha: SHA }),
-    apiUrl: ctx.gh.url, artifactDir: join(ctx.remote.root, 'artifacts'), inputs: { 'model-dir': MODEL, 'github-token': 'ghs_writer' },
-    env: { AIR_MINI_INJECT: 'stale_tail' },
-  });
-  assert.is(r.code, 1, show(r));
-  assert.match(r.stdout, 'stop-commands', show(r));
-  checkStdout(r);
-  assert.ok(r.errors.some((e) => /per-position/i.test(e)), r.errors.join(' | '));
-  assert.not.ok(r.errors.some((e) => /forged/.test(e)));
-  assert.is(r.outputs.outcome, 'fail');
-});
-
-tree.run();
+// A hostile model tree whose code writes workflow commands to the probe's stderr: the fork pull
+// request end to end in action-check.test.ts (the tree's output reaches the log inert).
