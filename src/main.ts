@@ -25,7 +25,7 @@ export async function run(env: NodeJS.ProcessEnv = process.env, ports: Ports = R
     const session = await openSession(inputs, readContext(env, inputs.token), env);
     if (fleet) {
       // The fleet's modes: about the tree and the workflow run, not one model dir.
-      const r = inputs.mode === 'affected' ? { ...(await affectedJob(session, fleet)), failure: null } : await summaryJob(session, fleet);
+      const r = inputs.mode === 'affected' ? { ...(await affectedJob(session, fleet, ports)), failure: null } : await summaryJob(session, fleet);
       for (const [k, v] of Object.entries(r.outputs)) core.setOutput(k, v);
       if (r.failure) core.setFailed(r.failure);
       return;

@@ -7,10 +7,11 @@ import { Git } from './git.ts';
 import { affected, matrixOf, type Affected } from '../fleet/affected.ts';
 import { affectedMarkdown } from '../fleet/affected-text.ts';
 import { changedBetween, hasCommit, prefixOf, topLevel } from '../fleet/changes.ts';
-import { airRootAt, modelNames, planFacts } from '../fleet/plans.ts';
+import { airRootAt, modelNames } from '../fleet/plans.ts';
 import { InputError, oneLine } from '../errors.ts';
 import { eventChange, type FleetInputs } from './fleet-inputs.ts';
 import { actionLog, out, type Session } from './session.ts';
+import type { Ports } from './ports.ts';
 
 /** Fetches a commit the clone lacks (actions/checkout fetches one commit by default). */
 async function ensureCommit(git: Git, rev: string): Promise<void> {
@@ -19,7 +20,7 @@ async function ensureCommit(git: Git, rev: string): Promise<void> {
   if (r.code !== 0) out.warning(`could not fetch ${rev.slice(0, 12)} (${r.stderr.trim().split('\n').pop()}); check out with fetch-depth: 0`);
 }
 
-export async function affectedJob(s: Session, fi: FleetInputs): Promise<{ outputs: Record<string, string>; result: Affected }> {
+export async function affectedJob(s: Session, fi: FleetInputs, ports: Ports): Promise<{ outputs: Record<string, string>; result: Affected }> {
   const root = airRootAt(fi.tree);
   const top = topLevel(root);
   let changed: string[] = [];
@@ -41,7 +42,7 @@ export async function affectedJob(s: Session, fi: FleetInputs): Promise<{ output
   }
   const names = modelNames(root);
   actionLog.step(`affected: planning ${names.length} model dirs (static: no model code runs)`);
-  const facts = await planFacts(root, names, { python: s.inputs.python, timeoutSec: s.inputs.timeoutSec, log: actionLog });
+  const facts = await ports.plans(root, names, { python: s.inputs.python, timeoutSec: s.inputs.timeoutSec, log: actionLog });
   const result = affected(facts, changed, prefixOf(root, top), all);
   for (const r of result.rows) out.info(`${r.in ? 'in ' : 'out'} ${r.name}: ${r.why}`);
   try {

@@ -1,11 +1,14 @@
 // The port between check() and the Action's effects (issue 27): what a job asks of the world
-// outside GitHub's API. main.ts passes the real ones; tests pass recorded CheckResults, so the
-// effects (effects.ts: the artifact, the summary, the comment, the docs PR, the outputs) are
-// tested in-process against the fake GitHub without starting a probe.
+// outside GitHub's API (every one of them a probe or its records). main.ts passes the real ones;
+// tests pass recorded results, so the effects (effects.ts: the artifact, the summary, the comment,
+// the docs PR, the outputs) and the fleet's jobs are tested in-process against the fake GitHub
+// without starting a probe.
 import { InfraError } from '../errors.ts';
 import type { Log } from '../log.ts';
 import type { Plan } from '../plan.ts';
 import { check, probe, type CheckDeps, type CheckResult, type Probed } from '../check/index.ts';
+import type { ModelFacts } from '../fleet/affected.ts';
+import { planFacts, type PlanOptions } from '../fleet/plans.ts';
 import { artifactName, pickArtifact, freshDir } from './artifact.ts';
 import { verifyMeta, resolvePr, type RunMeta } from './split.ts';
 import { out, type Session } from './session.ts';
@@ -20,6 +23,8 @@ export interface Ports {
   probe(plan: Plan, log: Log): Promise<Probed>;
   /** mode report: the probe job's run dir. */
   fetchRunDir(s: Session, key: string): Promise<FetchedRunDir>;
+  /** mode affected: every model's inputs, from the probe's static plans (no model code runs). */
+  plans(airRoot: string, names: string[], o: PlanOptions): Promise<ModelFacts[]>;
 }
 
 /** mode report: the probe job's run dir from the judged run, checked to be that run's and this model's. */
@@ -45,4 +50,4 @@ async function fetchRunDir(s: Session, key: string): Promise<FetchedRunDir> {
 }
 
 /** The real ones: what main.ts runs. */
-export const REAL_PORTS: Ports = { check, probe: (plan, log) => probe(plan, log), fetchRunDir };
+export const REAL_PORTS: Ports = { check, probe: (plan, log) => probe(plan, log), fetchRunDir, plans: planFacts };

@@ -53,6 +53,7 @@ function ports(answer: (plan: Plan, deps: CheckDeps) => Promise<CheckResult>): P
     check: (plan, deps) => { calls.push(`check ${plan.mode}`); return answer(plan, deps); },
     probe: () => { throw new Error('the probe port was called'); },
     fetchRunDir: () => { throw new Error('the run-dir port was called'); },
+    plans: () => { throw new Error('the plans port was called'); },
   };
 }
 

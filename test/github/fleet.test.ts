@@ -19,6 +19,8 @@ import type { Ports } from '../../src/github/ports.ts';
 import type { Probed } from '../../src/check/index.ts';
 import type { NpuFacts } from '../../src/npu/generation.ts';
 import { runHere, type Ran } from '../helpers/action-here.ts';
+import { REPO } from '../helpers/airmini.ts';
+import { factsOf, promptSets } from '../../src/fleet/plans.ts';
 import { fixture } from '../helpers/rundir.ts';
 
 const L = 'programming_examples/llms';
@@ -57,11 +59,27 @@ function push(ctx: Ctx, files: string[], note: string): string {
   return head;
 }
 
-async function affected(ctx: Ctx, runId: number, head: string): Promise<ActionRunResult> {
-  return runAction({
-    index: ctx.index, workspace: ctx.remote.work, eventName: 'pull_request', runId, job: 'affected', sha: head,
-    payload: prPayload(head, ctx.remote.baseSha), apiUrl: ctx.gh.url, artifactDir: ctx.artifacts,
-    inputs: { mode: 'affected', runners: RUNNERS.join(','), 'github-token': '' },
+/** `probe plans` of examples/air-mini's three models, recorded (test/fixtures/fleet/air-mini-plans.json,
+ * its air root written <air-root>): what each model's check reads. test/fleet/affected.test.ts runs the real one. */
+const PLANS = JSON.parse(readFileSync(join(REPO, 'test/fixtures/fleet/air-mini-plans.json'), 'utf8')).plans as { model_dir: string; plan: Record<string, unknown> }[];
+
+/** The port of an affected job: the recorded plans, nothing else. */
+const planPorts: Ports = {
+  check: () => { throw new Error('mode affected runs no check()'); },
+  probe: () => { throw new Error('mode affected runs no probe'); },
+  fetchRunDir: () => { throw new Error('mode affected fetches no run dir'); },
+  plans: async (airRoot, names) => names.map((name) => {
+    const p = PLANS.find((x) => x.model_dir.endsWith(`/${name}`));
+    if (!p) throw new Error(`no recorded plan for ${name}`);
+    return factsOf(name, p.plan, airRoot, promptSets(airRoot));
+  }),
+};
+
+/** mode affected, in this process (its plans recorded: no Python). */
+async function affected(ctx: Ctx, runId: number, head: string, payload: unknown = prPayload(head, ctx.remote.baseSha)): Promise<Ran> {
+  return runHere({
+    workspace: ctx.remote.work, eventName: 'pull_request', runId, job: 'affected', sha: head, payload, apiUrl: ctx.gh.url, artifactDir: ctx.artifacts,
+    inputs: { mode: 'affected', runners: RUNNERS.join(','), 'github-token': '' }, ports: planPorts,
   });
 }
 
@@ -80,6 +98,7 @@ async function leg(ctx: Ctx, runId: number, head: string, l: { model: string; ru
   const ports: Ports = {
     check: () => { throw new Error('a leg runs no check()'); },
     fetchRunDir: () => { throw new Error('a leg fetches no run dir'); },
+    plans: () => { throw new Error('a leg makes no plans'); },
     probe: async (plan) => {
       if (broken) throw new InputError('/nonexistent/bin/python3: no such Python (the probe needs a Python with numpy)');
       const name = l.model.split('/').pop()!;
@@ -119,7 +138,7 @@ s.after(async (ctx) => {
 s('a pull request: affected names two models (x two runner labels), three legs probe and one errors, one summary answers', async (ctx) => {
   const head = push(ctx, [`${L}/tiny_llama/tiny_llama_prefill.py`, `${L}/tiny_qwen3/tiny_qwen3_prefill.py`, 'README.md'], 'first change');
   const a = await affected(ctx, 7001, head);
-  assert.is(a.code, 0, show(a));
+  assert.is(a.exitCode, 0, a.stdout);
   assert.equal(JSON.parse(a.outputs.models), [`${L}/tiny_llama`, `${L}/tiny_qwen3`]);
   assert.is(a.outputs.count, '2');
   const matrix = JSON.parse(a.outputs.matrix) as { include: { model: string; runner: string }[] };
@@ -183,7 +202,7 @@ s('a pull request: affected names two models (x two runner labels), three legs p
 s('a second push: the same comment is updated in place, the docs PR updated, nothing duplicated', async (ctx) => {
   const head = push(ctx, [`${L}/tiny_llama/tiny_llama_prefill.py`], 'second change');
   const a = await affected(ctx, 7002, head);
-  assert.is(a.code, 0, show(a));
+  assert.is(a.exitCode, 0, a.stdout);
   // The pull request as a whole (base...head) still touches both models.
   const matrix = JSON.parse(a.outputs.matrix) as { include: { model: string; runner: string }[] };
   assert.is(matrix.include.length, 4);
@@ -223,12 +242,8 @@ function openPr(ctx: Ctx, number: number, branch: string, files: string[]): stri
 
 s('a documentation-only pull request affects no model: no legs, and the summary says there was nothing to judge', async (ctx) => {
   const head = openPr(ctx, 32, 'docs-only', [`${L}/tiny_llama/docs/notes.md`, 'README.md']);
-  const a = await runAction({
-    index: ctx.index, workspace: ctx.remote.work, eventName: 'pull_request', runId: 7101, job: 'affected', sha: head,
-    payload: { ...prPayload(head, ctx.remote.baseSha), number: 32, pull_request: { ...prPayload(head, ctx.remote.baseSha).pull_request, number: 32 } },
-    apiUrl: ctx.gh.url, artifactDir: ctx.artifacts, inputs: { mode: 'affected', runners: RUNNERS.join(','), 'github-token': '' },
-  });
-  assert.is(a.code, 0, show(a));
+  const a = await affected(ctx, 7101, head, { ...prPayload(head, ctx.remote.baseSha), number: 32, pull_request: { ...prPayload(head, ctx.remote.baseSha).pull_request, number: 32 } });
+  assert.is(a.exitCode, 0, a.stdout);
   assert.equal([a.outputs.count, a.outputs.models, a.outputs.matrix], ['0', '[]', '{"include":[]}']);
   assert.match(a.summary, /2 changed files, none read by a model's check: no model to check\./);
   const r = await runAction({
@@ -244,7 +259,7 @@ s('a documentation-only pull request affects no model: no legs, and the summary 
 s('a leg that never reported is named as missing, not judged, and fails the step as an error', async (ctx) => {
   const head = openPr(ctx, 33, 'qwen25', [`${L}/tiny_qwen25/tiny_qwen25_prefill.py`]);
   const payload = { ...prPayload(head, ctx.remote.baseSha), number: 33, pull_request: { ...prPayload(head, ctx.remote.baseSha).pull_request, number: 33 } };
-  const a = await runAction({ index: ctx.index, workspace: ctx.remote.work, eventName: 'pull_request', runId: 7201, job: 'affected', sha: head, payload, apiUrl: ctx.gh.url, artifactDir: ctx.artifacts, inputs: { mode: 'affected', runners: RUNNERS.join(','), 'github-token': '' } });
+  const a = await affected(ctx, 7201, head, payload);
   const matrix = JSON.parse(a.outputs.matrix) as { include: { model: string; runner: string }[] };
   assert.equal(matrix.include, RUNNERS.map((runner) => ({ model: `${L}/tiny_qwen25`, runner })));
   // Only the Phoenix runner picks its leg up; the Strix runner is offline.

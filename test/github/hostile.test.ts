@@ -115,6 +115,7 @@ s.before(async (ctx) => {
   const ports: Ports = {
     check: () => { throw new Error('mode probe runs no check()'); },
     fetchRunDir: () => { throw new Error('mode probe fetches no run dir'); },
+    plans: () => { throw new Error('mode probe makes no plans'); },
     probe: async (plan) => {
       cpSync(stale.runDir, plan.runDir, { recursive: true });
       return { runDir: plan.runDir, isolation: { mode: 'namespace', detail: 'bubblewrap: user+pid+mount+ipc+net namespaces, private /proc, read-only root', source: 'this run' } } as Probed;
