@@ -100,6 +100,9 @@ class T(unittest.TestCase):
     def test_skips(self):
         self.skipTest(needs("torch", "no torch here"))
 
+    def test_skips_for_ml_dtypes(self):
+        self.skipTest(needs("ml_dtypes", "no ml_dtypes here"))
+
     @unittest.skip("an old-style reason")
     def test_skips_without_need(self):
         pass
@@ -122,11 +125,11 @@ class Whole(unittest.TestCase):
     const r = spawnSync(py!, [join(REPO, 'scripts/test/pyunit.py'), summary, 'pkg.test_sample'],
       { cwd: REPO, encoding: 'utf8', env: { ...process.env, PYTHONPATH: `${tmp.dir}:${REPO}`, NPU_BLOCK_GATE_TEST_SKIPS: skips, PYTHONDONTWRITEBYTECODE: '1' } });
     assert.is(r.status, 1, r.stderr);
-    assert.equal(JSON.parse(readFileSync(summary, 'utf8')), { passed: 1, failed: 1, skipped: 4 });
+    assert.equal(JSON.parse(readFileSync(summary, 'utf8')), { passed: 1, failed: 1, skipped: 5 });
     const records = readFileSync(skips, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
     assert.equal(records.map((x) => [x.test.split('.').pop(), x.need, x.why]).sort(), [
       ['test_a', 'real-tree', 'no tree'], ['test_b', 'real-tree', 'no tree'],
-      ['test_skips', 'torch', 'no torch here'], ['test_skips_without_need', 'unknown', 'an old-style reason'],
+      ['test_skips', 'torch', 'no torch here'], ['test_skips_for_ml_dtypes', 'ml_dtypes', 'no ml_dtypes here'], ['test_skips_without_need', 'unknown', 'an old-style reason'],
     ]);
   } finally {
     tmp.cleanup();
