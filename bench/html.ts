@@ -8,7 +8,8 @@
 // 4 NPU generations (bar: under 1 MB).
 import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
-import { fakeLens, fakeMetrics, fakeReport } from '../test/helpers/report.ts';
+import { fakeMetrics, fakeReport } from '../test/helpers/report.ts';
+import { judgedLens } from '../test/helpers/lens.ts';
 import { fromJson, toJson } from '../src/report/json.ts';
 import { renderMarkdown } from '../src/report/markdown.ts';
 import { renderHtml } from '../src/report/html.ts';
@@ -21,9 +22,9 @@ import { interleave, isMain, load, machineLine, median, minimum, option } from '
 const N = 2048;
 
 /** A 2,048-position record with 16 boundaries: q_roped drifting from position 1,000 on (as the real tree's llama32_1b). */
-export function bigReport(): Report {
+export async function bigReport(): Promise<Report> {
   const drift = (i: number) => (i < 1000 ? 0.99999 - (i % 7) * 1e-6 : 0.995 - (i - 1000) * 2e-4);
-  const lens = fakeLens({ rows: N, perRow: (name, i) => (name === 'q_roped' || name === 'k_roped' ? drift(i) : 0.99998 - (i % 13) * 1e-6) });
+  const lens = await judgedLens({ rows: N, perRow: (name, i) => (name === 'q_roped' || name === 'k_roped' ? drift(i) : 0.99998 - (i % 13) * 1e-6) });
   for (const r of lens.rows) r.profile.norms = r.profile.points.map((_, i) => 1 + ((i % 5) - 2) * 1e-4);
   const cosines = Array.from({ length: N }, (_, i) => 0.9999 - (i % 11) * 1e-5);
   const m = fakeMetrics({ cosines, realLen: N, npuRows: N });
@@ -53,7 +54,7 @@ if (isMain(import.meta.url)) {
   const args = process.argv.slice(2);
   const runs = Number(option(args, 'runs', '15'));
   const file = option(args, 'report', null);
-  const report = file ? fromJson<Report>(readFileSync(file, 'utf8')) : bigReport();
+  const report = file ? fromJson<Report>(readFileSync(file, 'utf8')) : await bigReport();
   const n = report.metrics?.realLen ?? 0;
   const time = (f: () => unknown) => () => { const t = performance.now(); f(); return (performance.now() - t) / 1000; };
   console.log(`bench/html: ${file ?? 'a made-up record'}: ${n} positions, ${report.lens?.rows.length ?? 0} boundaries; ${machineLine()}`);

@@ -34,13 +34,13 @@ const ci = process.env.CI === 'true' || process.env.CI === '1';
  * tests are keyed module.test_method. A wrong hint costs time, never a result.
  */
 const HINTS = {
-  'fidelity.test.ts': 209, 'github/action.test.ts': 150, 'lens.test.ts': 145, 'faults.test.ts': 90, 'docs-lock.test.ts': 56, 'readme-real-tree.test.ts': 41, 'github/fleet.test.ts': 73,
+  'fidelity.test.ts': 209, 'github/action.test.ts': 10, 'lens.test.ts': 145, 'faults.test.ts': 90, 'docs-lock.test.ts': 56, 'readme-real-tree.test.ts': 41, 'github/fleet.test.ts': 20,
   'cli.test.ts': 68, 'cache-reference.test.ts': 60, 'probe-isolation.test.ts': 59, 'step2-sanity.test.ts': 45,
-  'github/octokit.test.ts': 35, 'github/hostile.test.ts': 28.5, 'github/action-check.test.ts': 19, 'real-tree.test.ts': 16.5,
-  'github/split.test.ts': 16, 'fuzz.test.ts': 14, 'fleet/affected.test.ts': 9.7, 'engines.test.ts': 9.3, 'signals.test.ts': 7.6,
+  'github/octokit.test.ts': 35, 'github/hostile.test.ts': 20, 'github/action-check.test.ts': 35, 'real-tree.test.ts': 16.5,
+  'github/split.test.ts': 12, 'fuzz.test.ts': 30, 'github/effects.test.ts': 60, 'fleet/affected.test.ts': 9.7, 'engines.test.ts': 9.3, 'signals.test.ts': 7.6,
   'contract.test.ts': 7.3, 'github/fleet-docs.test.ts': 6.7, 'reference-fault.test.ts': 5.7, 'agent-hooks.test.ts': 4.2,
   'agent-metrics.test.ts': 3.7, 'probe-env.test.ts': 3.2, 'agent-scenarios.test.ts': 2.1,
-  'github/planted-git.test.ts': 12, 'own-files.test.ts': 6,
+  'own-files.test.ts': 6,
   // issue 26's, timed alone under nice on the loaded 2-core machine
   'errors-truth.test.ts': 61, 'run-lock.test.ts': 37, 'probe-hold.test.ts': 26, 'npx.test.ts': 8,
   'html-real.test.ts': 150, 'html.test.ts': 25,

@@ -202,7 +202,7 @@ type Values = { [K in keyof typeof OPTIONS]?: (typeof OPTIONS)[K]['type'] extend
  * `--threshold -0.5` reads as --threshold=-0.5 (node's parser would call the value ambiguous): a
  * string option followed by a negative number takes it as its value; the range check then speaks.
  */
-export function joinNegativeValues(argv: readonly string[]): string[] {
+function joinNegativeValues(argv: readonly string[]): string[] {
   const out: string[] = [];
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];

@@ -13,7 +13,6 @@ export const RUN_FILES_CONTRACT = contract.run_files;
 export const BISECT_CONTRACT = contract.bisect;
 export const NPU_LOCK = contract.npu_lock;
 export const EVENT_PREFIX = contract.control.event_prefix;
-export const PLAN_CONTRACT = contract.plan;
 export const PROBE_KEYS = contract.probe.keys;
 export const REF_CACHE = contract.reference_cache;
 export const HF_HUB = contract.hf_hub;

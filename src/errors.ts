@@ -4,12 +4,12 @@ import { EXIT_CODES } from './contract.ts';
 
 export const EXIT = { pass: EXIT_CODES.ok as 0, fail: EXIT_CODES.fail as 1, input: EXIT_CODES.input as 2, infra: EXIT_CODES.infra as 3 } as const;
 /** A run dir another run is using, refused (`check`): sysexits' EX_TEMPFAIL, "try again later"; never a verdict. */
-export const EXIT_BUSY = 75 as const;
+const EXIT_BUSY = 75 as const;
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT] | typeof EXIT_BUSY;
 
 /** One line: line breaks (and the blanks around them) become one space, tabs a space, and any
  * other control character (an escape sequence from a file's bytes) is written as \xNN. */
-export function escapeControls(s: string): string {
+function escapeControls(s: string): string {
   return s
     .replace(/[ \t]*(\r\n|[\r\n\u2028\u2029])[ \t]*/g, ' ')
     .replace(/\t/g, ' ')

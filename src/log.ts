@@ -17,6 +17,3 @@ export function stderrLog(now: () => number = () => performance.now(), write: (s
 
 export const silentLog: Log = { step: () => {}, warn: () => {} };
 
-export function collectLog(lines: string[]): Log {
-  return { step: (m) => lines.push(m), warn: (m) => lines.push(`warning: ${m}`) };
-}

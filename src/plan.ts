@@ -102,7 +102,7 @@ export const PLAN_SANITY_TIMEOUT_SECONDS = 1800;
  * A number as a person writes it in decimal: digits, an optional fraction, an optional sign.
  * No hex (0x1), exponents (1e3), underscores, "Infinity" or surrounding spaces.
  */
-export function parseDecimal(v: string, from: string, range: string): number {
+function parseDecimal(v: string, from: string, range: string): number {
   if (!/^[+-]?(\d+(\.\d*)?|\.\d+)$/.test(v)) throw new InputError(`${from} must be a decimal number ${range}, got ${JSON.stringify(v)}`);
   return Number(v);
 }

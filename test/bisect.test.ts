@@ -5,6 +5,8 @@ import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { hintFor, NAN_HINT, TAIL_HINT } from '../src/seed/hints.ts';
 import { judgeBisect, ranBy, situationOf } from '../src/bisect/judge.ts';
+import { thresholdsFor } from '../src/judge/measure.ts';
+import type { ProbeJson } from '../src/rundir/schema.ts';
 import { readBisectJson } from '../src/rundir/bisect-spec.ts';
 import { fakeMetrics } from './helpers/report.ts';
 import { fixture, npyOf, refValues } from './helpers/rundir.ts';
@@ -29,11 +31,28 @@ test('each kind of boundary gets the seed failure-mode hint for it', () => {
 });
 
 test('the failure shape: NaN, or one bad run at the tail under a passing whole cosine', () => {
-  assert.is(situationOf(fakeMetrics({ nan: 2 })), NAN_HINT);
+  const th = { whole: 0.99, perPosition: 0.99, headDim: 64, overridden: false };
+  assert.is(situationOf(fakeMetrics({ nan: 2 }), th), NAN_HINT);
   const m = fakeMetrics({ cosines: [0.999, 0.999, 0.5] });
   m.perPosition.badRuns = [{ start: 2, end: 2, length: 1 }];
-  assert.is(situationOf(m), TAIL_HINT);
-  assert.is(situationOf(fakeMetrics()), null);
+  assert.is(situationOf(m, th), TAIL_HINT);
+  assert.is(situationOf(fakeMetrics(), th), null);
+});
+
+test('the tail hint holds G1 by the gates\' own rule: a whole cosine at the seed\'s 0.99 passes, one ulp under does not', () => {
+  const f64 = new Float64Array([0.99]);
+  new BigInt64Array(f64.buffer)[0] -= 1n;
+  const under = f64[0];
+  // the judge's thresholds for this head_dim (and an override moves G2 only, never G1's 0.99)
+  for (const th of [thresholdsFor({ model: { config: { head_dim: 64 } } } as unknown as ProbeJson, null), thresholdsFor({ model: { config: { head_dim: 128 } } } as unknown as ProbeJson, 0.9)]) {
+    const tail = (whole: number) => {
+      const m = fakeMetrics({ cosines: [0.999, 0.999, 0.5], whole });
+      m.perPosition.badRuns = [{ start: 2, end: 2, length: 1 }];
+      return situationOf(m, th);
+    };
+    assert.is(tail(0.99), TAIL_HINT);
+    assert.is(tail(under), null);
+  }
 });
 
 test('bisect.json is validated as untrusted input', () => {

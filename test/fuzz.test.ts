@@ -44,12 +44,24 @@ test(`fuzz, native engine: ${CASES} mutated files (seed ${SEED}), no crash, no h
 });
 
 test('the watchdog sees a hang and a worker killed by a signal, and carries on past them', async () => {
-  const hang = await fuzz({ seed: SEED, cases: 6, engine: 'js', hangSeconds: 3, env: { NPU_BLOCK_GATE_FUZZ_SELFTEST: 'hang:2' } });
+  // Case 2 never ends (by construction: it awaits a promise nothing resolves); every other case is
+  // judged without any work (instant by construction), and a worker's start is not timed. So the
+  // bar can be generous and the outcome cannot depend on how loaded the machine is: only the case
+  // that never ends can reach it.
+  const hang = await fuzz({ seed: SEED, cases: 6, engine: 'js', hangSeconds: 8, env: { NPU_BLOCK_GATE_FUZZ_SELFTEST: 'hang:2;instant' } });
   assert.equal(hang.hangs.map((h) => h.index), [2]);
+  assert.equal(hang.crashes, []);
   assert.is(hang.ok + hang.input, 5);
-  const abort = await fuzz({ seed: SEED, cases: 6, engine: 'js', env: { NPU_BLOCK_GATE_FUZZ_SELFTEST: 'abort:4' } });
+  const abort = await fuzz({ seed: SEED, cases: 6, engine: 'js', hangSeconds: 600, env: { NPU_BLOCK_GATE_FUZZ_SELFTEST: 'abort:4;instant' } });
   assert.equal(abort.crashes.map((c) => [c.index, /worker died \(signal\)/.test(c.message)]), [[4, true]]);
+  assert.equal(abort.hangs, []);
   assert.is(abort.ok + abort.input, 5);
+});
+
+test('the watchdog without a hang: a worker slower to start than the bar, then instant cases, is never a hang', async () => {
+  // The worker sleeps 6 s before its first case (a slow tsx start), the bar is 4 s: the start is not timed.
+  const s = await fuzz({ seed: SEED, cases: 4, engine: 'js', hangSeconds: 4, env: { NPU_BLOCK_GATE_FUZZ_SELFTEST: 'none;instant;slowstart:6' } });
+  assert.equal([s.hangs, s.crashes, s.ok], [[], [], 4]);
 });
 
 test.run();

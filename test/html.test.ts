@@ -11,7 +11,8 @@ import { copyAirMini } from './helpers/airmini.ts';
 import { cli } from './helpers/rundir.ts';
 import { test } from './helpers/skip.ts';
 import { decodePng, missingChromium, openPage, pixel, sameColour, shotsDir, type Opened } from './helpers/browser.ts';
-import { fakeLens, fakeMetrics, fakeReport } from './helpers/report.ts';
+import { fakeMetrics, fakeReport } from './helpers/report.ts';
+import { judgedLens } from './helpers/lens.ts';
 import { fromJson } from '../src/report/json.ts';
 import type { Report } from '../src/record/report.ts';
 import { commentContent } from '../src/report/github.ts';
@@ -37,9 +38,9 @@ const centre = (b: Box) => [b.x + b.w / 2, b.y + b.h / 2] as const;
 
 // ---- the comment's text heatmap (no browser)
 
-test('the text heatmap: one line per boundary in block order, at most 32 columns, the drift where it is, a legend', () => {
+test('the text heatmap: one line per boundary in block order, at most 32 columns, the drift where it is, a legend', async () => {
   // q_roped drifts from position 1,024 on (cosine 0.9 there), every other boundary is clean.
-  const lens = fakeLens({ rows: 2048, perRow: (name, i) => (name === 'q_roped' && i >= 1024 ? 0.9 : 0.99999) });
+  const lens = await judgedLens({ rows: 2048, perRow: (name, i) => (name === 'q_roped' && i >= 1024 ? 0.9 : 0.99999) });
   const t = textHeatmap(lens);
   const body = t.split('```text\n')[1].split('\n```')[0].split('\n');
   const rows = body.slice(1);
@@ -62,8 +63,8 @@ test('the text heatmap: one line per boundary in block order, at most 32 columns
   assert.ok(TEXT_COLUMNS <= 32);
 });
 
-test('the text heatmap names no foreign text: a boundary name that is not an identifier shows as its order', () => {
-  const lens = fakeLens();
+test('the text heatmap names no foreign text: a boundary name that is not an identifier shows as its order', async () => {
+  const lens = await judgedLens();
   lens.rows[2].name = '```<script>x</script>';
   const t = textHeatmap(lens);
   assert.not.match(t, '<script>');
@@ -208,7 +209,7 @@ airMini('report.html at phone width, with scripts off, and printed: nothing wide
 const HOSTILE = ['<script>window.__nbg = 1</script>', '</textarea><img src=x onerror="window.__nbg=2">', 'javascript:window.__nbg=3', 'abc\u202Eexe.txt', '"><svg onload="window.__nbg=4">'];
 
 browser('hostile text (a model name, a probe error, a warning, a boundary step) renders as text; no script of the record runs, nothing is fetched', async () => {
-  const lens = fakeLens({ rows: 40, perRow: (n, i) => (n === 'q_roped' && i > 20 ? 0.9 : 0.99999) });
+  const lens = await judgedLens({ rows: 40, perRow: (n, i) => (n === 'q_roped' && i > 20 ? 0.9 : 0.99999) });
   lens.rows[5].step = HOSTILE[1];
   const pass = fakeReport(fakeMetrics(), {
     model: { ...fakeReport().model, name: HOSTILE.join(' '), hf_id: HOSTILE[2] },

@@ -4,13 +4,14 @@
 // under the threshold. Judged here from fixtures; test/lens.test.ts runs the real tree end to end.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { budgetFrom, lensBudgetWarning, lensBudgetWarnings, lensOf, lensScaleWarning, lensScaleWarnings, scaleCause } from '../src/lens/judge.ts';
+import { budgetFrom, lensBudgetWarning, lensBudgetWarnings, lensOf, lensScaleWarning, lensScaleWarnings, lensWarning, scaleCause } from '../src/lens/judge.ts';
 import { wantsBisect, type Measured } from '../src/judge/measure.ts';
 import { renderTerminal } from '../src/report/terminal.ts';
 import { renderMarkdown } from '../src/report/markdown.ts';
 import { ERROR_BUDGET_WARN, ERROR_MEASURE, LENS_SCALE_WARN } from '../src/seed/thresholds.ts';
 import type { Boundaries } from '../src/rundir/schema.ts';
-import { fakeLens, fakeMetrics, fakeReport } from './helpers/report.ts';
+import { fakeMetrics, fakeReport } from './helpers/report.ts';
+import { comparedRows, judgedLens, LLAMA_BOUNDARIES } from './helpers/lens.ts';
 import { cli, fixture, npyOf, refValues } from './helpers/rundir.ts';
 import { fromJson } from '../src/report/json.ts';
 import type { Report } from '../src/record/report.ts';
@@ -19,10 +20,9 @@ import { join } from 'node:path';
 
 const B: Boundaries = { source: 'launches', table: 't', emulated: true, reference: 'hf-layer0-hooks/1', layout: 'seq-first', entries: [], unpaired: [] };
 
-test('the first boundary off in scale by more than 0.5% is named, with its likely cause and the seed hint', () => {
+test('the first boundary off in scale by more than 0.5% is named, with its likely cause and the seed hint', async () => {
   // Qwen's RMSNorm ELF eps (1e-5) against the config's 1e-6: attn_norm and everything it feeds lose 1.1%.
-  const rows = fakeLens({ ratio: { attn_norm: 0.989, q: 0.989, k: 0.989, v: 0.989, q_roped: 0.989 } }).rows;
-  const lens = lensOf(B, rows, 0.99, true);
+  const lens = await judgedLens({ ratio: { attn_norm: 0.989, q: 0.989, k: 0.989, v: 0.989, q_roped: 0.989 }, ffnOutPasses: true });
   assert.is(lens.scale!.name, 'attn_norm');
   assert.is(lens.scale!.bar, LENS_SCALE_WARN);
   assert.match(lens.scale!.cause, "the RMSNorm's eps or weight");
@@ -33,9 +33,26 @@ test('the first boundary off in scale by more than 0.5% is named, with its likel
   assert.match(w.message, "likely the RMSNorm's eps or weight");
   assert.match(w.message, 'the seed: norm weight, eps or the row layout');
   // Within 0.5% (bf16 rounding of the scale moves rows by a few tenths of a percent): no warning.
-  const quiet = lensOf(B, fakeLens({ ratio: { attn_norm: 0.996, ffn_out: 1.004 } }).rows, 0.99, true);
+  const quiet = await judgedLens({ ratio: { attn_norm: 0.996, ffn_out: 1.004 }, ffnOutPasses: true });
   assert.is(quiet.scale, null);
   assert.is(lensScaleWarning(quiet), null);
+});
+
+test('the lens reads in block order, whatever order boundaries.json lists them in: the first under, the onset, the scale and the hidden bug are the earliest', async () => {
+  // A bug at q (under the threshold, off in scale) that carries on downstream, worse at every later boundary.
+  const downstream = { q: [0.95, 0.9], q_roped: [0.9, 0.85], attn_out: [0.85, 0.8], ffn_out: [0.9995, 0.999] } as Record<string, [number, number]>;
+  const ratio = { q: 1.02, q_roped: 1.03, attn_out: 0.95 };
+  // attn_norm drifts (under the clean bar 0.999, above the threshold): the onset comes before the first under
+  const cos = { ...downstream, attn_norm: [0.9985, 0.998] as [number, number] };
+  for (const order of ['block', 'reversed'] as const) {
+    const lens = await judgedLens({ cos, ratio, ffnOutPasses: true, boundaries: order === 'block' ? LLAMA_BOUNDARIES : [...LLAMA_BOUNDARIES].reverse() });
+    assert.equal(lens.rows.map((r) => r.order), LLAMA_BOUNDARIES.map((b) => b[1]), order);
+    assert.is(lens.firstBelow?.name, 'q', order);
+    assert.is(lens.onset?.name, 'attn_norm', order);
+    assert.is(lens.scale?.name, 'q', order);
+    assert.is(lens.hiding?.name, 'q', order);
+    assert.match(lensWarning(lens)!.message, 'the divergence begins at attn_norm (RMSNorm)');
+  }
 });
 
 test('the likely cause follows the kind of boundary', () => {
@@ -46,9 +63,9 @@ test('the likely cause follows the kind of boundary', () => {
   assert.match(scaleCause({ name: 'down', step: 'Down GEMM' }), 'missing scale factor');
 });
 
-test('a scale warning and a drift onset show in the terminal, report.md, the comment and phase2_block.md', () => {
+test('a scale warning and a drift onset show in the terminal, report.md, the comment and phase2_block.md', async () => {
   // An ignored FFN-norm weight: nothing under the threshold, ffn_norm drifts (under the clean bar) and loses scale.
-  const lens = lensOf(B, fakeLens({ threshold: 0.98, cos: { ffn_norm: [0.9947, 0.9931], gate: [0.9951, 0.994] }, ratio: { ffn_norm: 1.062, gate: 1.05 } }).rows, 0.98, true);
+  const lens = await judgedLens({ threshold: 0.98, cos: { ffn_norm: [0.9947, 0.9931], gate: [0.9951, 0.994] }, ratio: { ffn_norm: 1.062, gate: 1.05 }, ffnOutPasses: true });
   assert.is(lens.firstBelow, null);
   assert.is(lens.onset!.name, 'ffn_norm');
   const r = { ...fakeReport(fakeMetrics()), lens, warnings: [lensScaleWarning(lens)!], emulate: { runtime: 'twins', inject: 'ignored_ffn_norm_weight' } };
@@ -65,13 +82,14 @@ test('a scale warning and a drift onset show in the terminal, report.md, the com
   }
 });
 
-test('the error budget: error(NPU vs FP32) / error(HF bf16 vs FP32), a warning above the bar at the first boundary over it', () => {
+test('the error budget: error(NPU vs FP32) / error(HF bf16 vs FP32), a warning above the bar at the first boundary over it', async () => {
   assert.equal(budgetFrom(6e-3, 5e-3), { npu: 6e-3, bf16: 5e-3, ratio: 6e-3 / 5e-3, over: false });
   assert.ok(Number.isNaN(budgetFrom(0, 0).ratio), 'both exact: nothing to budget');
   assert.equal(budgetFrom(1e-3, 0), { npu: 1e-3, bf16: 0, ratio: Infinity, over: true });
   assert.is(budgetFrom(0.02, 5e-3).over, true);
   assert.is(ERROR_BUDGET_WARN, 3);
-  const rows = fakeLens().rows.map((x) => ({ ...x, budget: budgetFrom(x.name === 'q' || x.name === 'ffn_out' ? 0.05 : 4e-3, 3.5e-3) }));
+  const plain = await judgedLens();
+  const rows = plain.rows.map((x) => ({ ...x, budget: budgetFrom(x.name === 'q' || x.name === 'ffn_out' ? 0.05 : 4e-3, 3.5e-3) }));
   const lens = lensOf(B, rows, 0.99, true);
   assert.equal(lens.budget, { bar: ERROR_BUDGET_WARN, measure: ERROR_MEASURE });
   const w = lensBudgetWarning(lens)!;
@@ -87,7 +105,7 @@ test('the error budget: error(NPU vs FP32) / error(HF bf16 vs FP32), a warning a
   assert.match(md, '| vs FP32 |');
   assert.match(md, 'Error budget against FP32 (relative L2 error ||x - fp32|| / ||fp32|| over the real rows): NPU 0.05, HF bf16 0.0035, ratio **14x**');
   // a lens without an FP32 side keeps its table as it was
-  assert.not.match(renderTerminal({ ...r, lens: fakeLens(), warnings: [] }), 'vs FP32');
+  assert.not.match(renderTerminal({ ...r, lens: plain, warnings: [] }), 'vs FP32');
 });
 
 test('report judges the FP32 side a run dir declares: the budget per boundary, from the files', async () => {
@@ -135,8 +153,8 @@ test('report judges the FP32 side a run dir declares: the budget per boundary, f
 const noGateFails = [] as unknown as Measured['gates'];
 const qwenEps = { attn_norm: 0.9888, q: 0.9888, k: 0.9888, v: 0.9888, q_roped: 0.9888, k_roped: 0.9888, attn_out: 0.9888, o_proj: 0.9888 };
 
-test('a later scale jump not carried from an earlier one gets its own warning and asks for the bisect', () => {
-  const lens = lensOf(B, fakeLens({ ratio: { ...qwenEps, ffn_norm: 0.981, gate: 0.981, up: 0.981 } }).rows, 0.99, true);
+test('a later scale jump not carried from an earlier one gets its own warning and asks for the bisect', async () => {
+  const lens = lensOf(B, (await comparedRows({ ratio: { ...qwenEps, ffn_norm: 0.981, gate: 0.981, up: 0.981 } })), 0.99, true);
   assert.equal(lens.scales!.map((x) => x.name), ['attn_norm', 'ffn_norm']);
   const ws = lensScaleWarnings(lens);
   assert.is(ws.length, 2);
@@ -146,15 +164,15 @@ test('a later scale jump not carried from an earlier one gets its own warning an
   assert.match(ws[1].message, "likely the RMSNorm's eps or weight");
   assert.is(wantsBisect({ gates: noGateFails, lens }), 'lens');
   // The eps alone: one onset, carried to o_proj, one warning, no bisect.
-  const clean = lensOf(B, fakeLens({ ratio: qwenEps }).rows, 0.99, true);
+  const clean = lensOf(B, (await comparedRows({ ratio: qwenEps })), 0.99, true);
   assert.equal(clean.scales!.map((x) => x.name), ['attn_norm']);
   assert.is(lensScaleWarnings(clean).length, 1);
   assert.is(wantsBisect({ gates: noGateFails, lens: clean }), null);
 });
 
-test('a later error-budget jump gets its own warning: back within the bar in between, or over bar x the one before', () => {
+test('a later error-budget jump gets its own warning: back within the bar in between, or over bar x the one before', async () => {
   const ratios: Record<string, number> = { attn_norm: 14, q: 14, k: 13, v: 14, q_roped: 14, k_roped: 14, attn_out: 12, o_proj: 12, res1: 1.2, ffn_norm: 22, gate: 20, up: 20 };
-  const rows = fakeLens().rows.map((x) => ({ ...x, budget: budgetFrom((ratios[x.name] ?? 1) * 4e-3, 4e-3) }));
+  const rows = (await comparedRows()).map((x) => ({ ...x, budget: budgetFrom((ratios[x.name] ?? 1) * 4e-3, 4e-3) }));
   const lens = lensOf(B, rows, 0.99, true);
   assert.equal(lens.budgetOnsets, ['attn_norm', 'ffn_norm']);
   const ws = lensBudgetWarnings(lens);
@@ -162,12 +180,12 @@ test('a later error-budget jump gets its own warning: back within the bar in bet
   assert.match(ws[1].message, 'a second onset');
   assert.is(wantsBisect({ gates: noGateFails, lens }), 'lens');
   // over the bar all the way, but ffn_out 100x jumps past 3 x down's 20x: a second onset too
-  const jump = fakeLens().rows.map((x) => ({ ...x, budget: budgetFrom((x.order >= 1 ? (x.name === 'ffn_out' ? 100 : 20) : 1) * 4e-3, 4e-3) }));
+  const jump = (await comparedRows()).map((x) => ({ ...x, budget: budgetFrom((x.order >= 1 ? (x.name === 'ffn_out' ? 100 : 20) : 1) * 4e-3, 4e-3) }));
   assert.equal(lensOf(B, jump, 0.99, true).budgetOnsets, ['attn_norm', 'ffn_out']);
 });
 
-test('no cause is guessed for a scale or budget warning downstream of a boundary under the threshold', () => {
-  const rows = fakeLens({ cos: { q_roped: [0.9, 0.8] }, ratio: { attn_out: 1.3, o_proj: 1.3 } }).rows
+test('no cause is guessed for a scale or budget warning downstream of a boundary under the threshold', async () => {
+  const rows = (await comparedRows({ cos: { q_roped: [0.9, 0.8] }, ratio: { attn_out: 1.3, o_proj: 1.3 } }))
     .map((x) => ({ ...x, budget: budgetFrom(x.name === 'attn_out' ? 0.05 : 4e-3, 3.5e-3) }));
   const lens = lensOf(B, rows, 0.99, false);
   assert.is(lens.firstBelow!.name, 'q_roped');
@@ -181,15 +199,15 @@ test('no cause is guessed for a scale or budget warning downstream of a boundary
   assert.not.match(b.message, 'likely');
 });
 
-test('a drift that begins at attn_out and crosses nothing is the FA kernel\'s bf16 softmax, not a missing mask', () => {
+test('a drift that begins at attn_out and crosses nothing is the FA kernel\'s bf16 softmax, not a missing mask', async () => {
   // a clean model with large attention logits: attn_out under the clean bar (0.999), above the threshold 0.99
-  const drift = lensOf(B, fakeLens({ cos: { attn_out: [0.9985, 0.996] } }).rows, 0.99, true);
+  const drift = lensOf(B, (await comparedRows({ cos: { attn_out: [0.9985, 0.996] } })), 0.99, true);
   assert.is(drift.firstBelow, null);
   assert.is(drift.onset!.name, 'attn_out');
   assert.match(drift.onset!.hint!.cause, "the FlashAttention kernel's own bf16 softmax");
   assert.not.match(drift.onset!.hint!.cause, /^causal masking missing/);
   // under the threshold it is the seed's hint again
-  const bug = lensOf(B, fakeLens({ cos: { attn_out: [0.95, 0.6] } }).rows, 0.99, true);
+  const bug = lensOf(B, (await comparedRows({ cos: { attn_out: [0.95, 0.6] } })), 0.99, true);
   assert.is(bug.onset!.name, 'attn_out');
   assert.match(bug.onset!.hint!.cause, /^causal masking missing/);
 });

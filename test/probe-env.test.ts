@@ -7,7 +7,8 @@ import { mkdtempSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { spawnSync } from 'node:child_process';
-import { allowed, hubCacheOf, parseEnvNames, probeEnv } from '../src/probe/env.ts';
+import { allowed, hfHomeOf, hubCacheOf, parseEnvNames, probeEnv } from '../src/probe/env.ts';
+import { hfHome, hfHubCache } from '../src/contract.ts';
 import { check } from '../src/check/index.ts';
 import { REPO } from './helpers/airmini.ts';
 import { findNumpyPython } from './helpers/python.ts';
@@ -57,6 +58,23 @@ test('the HF hub cache is where huggingface_hub looks: HF_HUB_CACHE, HF_HOME/hub
   assert.is(hubCacheOf({ XDG_CACHE_HOME: '/x' }, null), '/x/huggingface/hub');
   assert.is(hubCacheOf({ HOME: '/home/r' }, null), '/home/r/.cache/huggingface/hub');
   assert.is(hubCacheOf({}, '/home/p'), '/home/p/.cache/huggingface/hub');
+  // the older name, the order of the two, and no home at all
+  assert.is(hubCacheOf({ HUGGINGFACE_HUB_CACHE: '/old', HF_HOME: '/b' }, null), '/old');
+  assert.is(hubCacheOf({ HF_HUB_CACHE: '/a', HUGGINGFACE_HUB_CACHE: '/old' }, null), '/a');
+  assert.is(hubCacheOf({ HF_HOME: '/b' }, null), '/b/hub');
+  assert.is(hubCacheOf({}, null), null);
+  // the probe's $HOME comes before the account's home (huggingface_hub expands ~ with $HOME)
+  assert.is(hubCacheOf({ HOME: '/home/r' }, '/home/p'), '/home/r/.cache/huggingface/hub');
+});
+
+test('the hub rules live once: the probe\'s cache and HF home are contract.json\'s (src/contract.ts), from the same home', () => {
+  const envs = [{}, { HF_HOME: '/h' }, { XDG_CACHE_HOME: '/x' }, { HF_HUB_CACHE: '/c' }, { HUGGINGFACE_HUB_CACHE: '/o' }, { HF_HOME: '/h', XDG_CACHE_HOME: '/x' }];
+  for (const env of envs) {
+    assert.is(hubCacheOf(env, '/home/p'), hfHubCache(env, '/home/p'), JSON.stringify(env));
+    assert.is(hfHomeOf(env, '/home/p'), hfHome(env, '/home/p'), JSON.stringify(env));
+  }
+  assert.is(hfHomeOf({ HOME: '/home/r' }, null), '/home/r/.cache/huggingface');
+  assert.is(hfHomeOf({}, null), null);
 });
 
 /** check() on a fake tree whose compile reads FAKE_HOSTILE_READ (a knob `plan` lists), set in this process. */

@@ -24,9 +24,13 @@ test('tally: skips leave passed, print one line each, and under CI fail when .ci
   t = tally({ passed: 15, failed: 0, records, ci: true });
   assert.is(t.closing, '14 passed, 2 failed, 0 skipped');
   assert.match(t.lines[0], /^FAIL \(CI provides it\) skip: f\.ts > a/);
-  // A need CI does not provide stays a skip under CI.
+  // A need CI cannot provide stays a skip under CI; a skip that names no need fails there.
   assert.not.ok(PROVIDED.has('unknown'));
-  assert.is(tally({ passed: 1, failed: 0, records: [rec('py', 'unknown')], ci: true }).closing, '1 passed, 0 failed, 1 skipped');
+  assert.is(tally({ passed: 1, failed: 0, records: [rec('py', 'python-without-numpy')], ci: true }).closing, '1 passed, 0 failed, 1 skipped');
+  t = tally({ passed: 1, failed: 0, records: [rec('py', 'unknown')], ci: true });
+  assert.is(t.closing, '1 passed, 1 failed, 0 skipped');
+  assert.match(t.lines[0], /^FAIL \(CI: the skip names no need\) skip: f\.py > t: needs unknown/);
+  assert.is(tally({ passed: 1, failed: 0, records: [rec('py', 'unknown')] }).closing, '1 passed, 0 failed, 1 skipped', 'outside CI it is a skip');
 });
 
 test('tally: test:fast leaves out what needs torch or the real tree, in one line; other skips still count', () => {
@@ -96,6 +100,9 @@ class T(unittest.TestCase):
     def test_skips(self):
         self.skipTest(needs("torch", "no torch here"))
 
+    def test_skips_for_ml_dtypes(self):
+        self.skipTest(needs("ml_dtypes", "no ml_dtypes here"))
+
     @unittest.skip("an old-style reason")
     def test_skips_without_need(self):
         pass
@@ -118,11 +125,11 @@ class Whole(unittest.TestCase):
     const r = spawnSync(py!, [join(REPO, 'scripts/test/pyunit.py'), summary, 'pkg.test_sample'],
       { cwd: REPO, encoding: 'utf8', env: { ...process.env, PYTHONPATH: `${tmp.dir}:${REPO}`, NPU_BLOCK_GATE_TEST_SKIPS: skips, PYTHONDONTWRITEBYTECODE: '1' } });
     assert.is(r.status, 1, r.stderr);
-    assert.equal(JSON.parse(readFileSync(summary, 'utf8')), { passed: 1, failed: 1, skipped: 4 });
+    assert.equal(JSON.parse(readFileSync(summary, 'utf8')), { passed: 1, failed: 1, skipped: 5 });
     const records = readFileSync(skips, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
     assert.equal(records.map((x) => [x.test.split('.').pop(), x.need, x.why]).sort(), [
       ['test_a', 'real-tree', 'no tree'], ['test_b', 'real-tree', 'no tree'],
-      ['test_skips', 'torch', 'no torch here'], ['test_skips_without_need', 'unknown', 'an old-style reason'],
+      ['test_skips', 'torch', 'no torch here'], ['test_skips_for_ml_dtypes', 'ml_dtypes', 'no ml_dtypes here'], ['test_skips_without_need', 'unknown', 'an old-style reason'],
     ]);
   } finally {
     tmp.cleanup();

@@ -16,7 +16,7 @@ import time
 import unittest
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-NEED = re.compile(r"^needs ([a-z0-9-]+): (.*)$", re.S)
+NEED = re.compile(r"^needs ([a-z0-9_-]+): (.*)$", re.S)  # ml_dtypes has an underscore
 
 
 class CountingResult(unittest.TextTestResult):

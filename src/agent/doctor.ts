@@ -126,11 +126,6 @@ export function accelNodes(m: Machine): AccelNode[] {
   });
 }
 
-/** The accel device nodes: /dev/accel/accel0 first, then any other entry. */
-export function deviceNodes(m: Machine): string[] {
-  return accelNodes(m).map((n) => n.node);
-}
-
 export function driverVersion(m: Machine): string | null {
   return m.read('/sys/module/amdxdna/version')?.trim() || null;
 }

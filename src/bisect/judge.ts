@@ -15,12 +15,15 @@ import type { BisectReport, BisectStep, LaunchOffender, LaunchRow, Rerun } from 
 import type { TensorSource } from '../tensor/index.ts';
 import { BISECT_CONTRACT } from '../contract.ts';
 import { cleanBar } from '../seed/thresholds.ts';
+import { g1Holds, g3Holds, passesGates } from '../gates/evaluate.ts';
 import { hintFor, hintForStep, NAN_HINT, TAIL_HINT, type Hint } from '../seed/hints.ts';
 
-export function situationOf(m: Metrics): Hint | null {
-  if (nonFiniteTotal(m.nonFinite) > 0) return NAN_HINT;
+/** The seed's failure-mode row a failed block matches: NaN anywhere, or G1 holding while one run of
+ * bad positions reaches the last real row (a causal-mask edge case). G1 is the gates' own rule. */
+export function situationOf(m: Metrics, th: Pick<Thresholds, 'whole'>): Hint | null {
+  if (!g3Holds(nonFiniteTotal(m.nonFinite))) return NAN_HINT;
   const runs = m.perPosition.badRuns;
-  if (runs.length === 1 && runs[0].end === m.realLen - 1 && m.wholeCosine >= 0.99) return TAIL_HINT;
+  if (runs.length === 1 && runs[0].end === m.realLen - 1 && g1Holds(m.wholeCosine, th)) return TAIL_HINT;
   return null;
 }
 
@@ -40,7 +43,7 @@ async function judgeSteps(runDir: string, b: BisectJson, refPath: string, realLe
           step: s.step, kernel: s.kernel, cpuEquivalent: s.cpu_equivalent,
           ...(s.swapped ? { swapped: s.swapped } : {}),
           ...c,
-          fixes: c.wholeCosine >= th.whole && c.perPositionMin >= th.perPosition && c.nonFinite === 0,
+          fixes: passesGates(c, th),
         });
       } finally {
         ref.close();
@@ -106,24 +109,24 @@ function firstBuffer(launches: LaunchRow[], pick: (b: LaunchRow['buffers'][numbe
  * shows there first, even when a later stage is the one that crosses the threshold: an ignored FFN
  * norm weight drifts at the FFN RMSNorm and crosses at SwiGLU). Null when every buffer is clean.
  */
-export function launchOffenderOf(launches: LaunchRow[]): LaunchOffender | null {
+function launchOffenderOf(launches: LaunchRow[]): LaunchOffender | null {
   return firstBuffer(launches, (b) => b.drifts || b.diverges);
 }
 
 /** The first buffer under the threshold, when it is a later one than where the drift starts; else null. */
-export function launchCrossingOf(launches: LaunchRow[], onset: LaunchOffender | null): LaunchOffender | null {
+function launchCrossingOf(launches: LaunchRow[], onset: LaunchOffender | null): LaunchOffender | null {
   const c = firstBuffer(launches, (b) => b.diverges);
   return c && onset && (c.index !== onset.index || c.buffer !== onset.buffer) ? c : null;
 }
 
 /** The tolerance on the unswapped re-run (contract.json bisect.rerun_tolerance_rel_l2). */
-export const RERUN_TOLERANCE: number = BISECT_CONTRACT.rerun_tolerance_rel_l2;
+const RERUN_TOLERANCE: number = BISECT_CONTRACT.rerun_tolerance_rel_l2;
 
 /**
  * The unswapped re-run against the judged ffn_out: bit for bit over every row, and the relative L2
  * of the difference over the real rows. The bisect is trusted only when it reproduces.
  */
-export function rerunOf(rerun: TensorSource, judged: TensorSource, realLen: number, python: string): Rerun {
+function rerunOf(rerun: TensorSource, judged: TensorSource, realLen: number, python: string): Rerun {
   if (rerun.rows !== judged.rows || rerun.cols !== judged.cols) {
     return { exact: false, relL2: NaN, tolerance: RERUN_TOLERANCE, reproduced: false, python };
   }
@@ -149,7 +152,7 @@ export function rerunOf(rerun: TensorSource, judged: TensorSource, realLen: numb
 }
 
 /** Why a bisect whose re-run did not reproduce is void (one line). */
-export function voidWhy(r: Rerun): string {
+function voidWhy(r: Rerun): string {
   const by = Number.isFinite(r.relL2) ? `relative L2 ${r.relL2.toPrecision(3)}, tolerance ${r.tolerance}` : 'a different shape or non-finite values';
   const who = r.command && r.command !== r.python ? `${r.command}${r.python ? ` (${r.python})` : ''}` : r.python || 'its interpreter';
   return `the bisect is void: block 0 re-run unswapped under ${who} did not give back the judged ffn_out (${by}); it ran another block than the one judged (another interpreter or environment, a changed tree or checkpoint, or a nondeterministic NPU), so nothing it names can be trusted`;
@@ -173,7 +176,7 @@ export function ranBy(b: BisectReport, command: string): BisectReport {
 export async function judgeBisect(runDir: string, paths: { ref: string; npu: string }, realLen: number, th: Thresholds, block: Metrics, blockPasses = false): Promise<BisectReport | null> {
   const b = readBisectJson(runDir);
   if (!b) return null;
-  const situation = situationOf(block);
+  const situation = situationOf(block, th);
   const method = b.method ?? (b.available ? 'hook' : null);
   const base = { hook: b.hook, method, emulated: b.emulated };
   if (!b.available) return { available: false, reason: b.reason, ...base, steps: [], offender: null, launches: null, launchOffender: null, situation };

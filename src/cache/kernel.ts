@@ -11,7 +11,7 @@ import type { CompileInputs, ProbeJson } from '../rundir/schema.ts';
 
 export type { CompileInputs };
 
-export const KERNEL_CACHE_VERSION = 1;
+const KERNEL_CACHE_VERSION = 1;
 /** Default size cap of the kernel store; the least recently used entries go first. */
 export const DEFAULT_MAX_BYTES = 20 * 1024 ** 3;
 
@@ -87,7 +87,7 @@ interface ManifestEntry { output_binary?: unknown; insts?: unknown; [k: string]:
  * the same file name in `target` (this checkout's cache dir). False when an entry names a file the
  * restored dir does not hold: such a cache is refused, never run with another checkout's ELFs.
  */
-export function rebaseManifest(dir: string, target: string): { ok: true; rewritten: number } | { ok: false; why: string } {
+function rebaseManifest(dir: string, target: string): { ok: true; rewritten: number } | { ok: false; why: string } {
   const file = join(dir, 'manifest.json');
   if (!existsSync(file)) return { ok: true, rewritten: 0 };
   let m: { entries?: Record<string, ManifestEntry> };
@@ -118,7 +118,7 @@ export interface StoredMeta {
 }
 
 /** The first entry under dir (relative) that is neither a regular file nor a directory; null when none. */
-export function notPlain(dir: string, rel = ''): string | null {
+function notPlain(dir: string, rel = ''): string | null {
   const st = lstatSync(join(dir, rel));
   if (st.isFile()) return null;
   if (!st.isDirectory()) return rel || '.';

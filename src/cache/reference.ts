@@ -16,7 +16,7 @@ import { runFile, tensorPath } from '../rundir/read.ts';
 import { isId } from '../text/escape.ts';
 import { FP32_PREFIX, REF_CACHE } from '../contract.ts';
 
-export interface RefCacheRecord {
+interface RefCacheRecord {
   key: string;
   hit: boolean;
   dir: string;
@@ -25,13 +25,13 @@ export interface RefCacheRecord {
   inputs?: { layers?: number[]; boundaries?: unknown; [k: string]: unknown } | null;
 }
 
-export type StoreOutcome =
+type StoreOutcome =
   | { stored: true; dir: string; layers: number[]; boundaries?: string[] }
   | { stored: false; why: string };
 
 const KEY = new RegExp(`^[0-9a-f]{${REF_CACHE.key_hex_chars}}$`);
-export const layerFile = (li: number) => REF_CACHE.layer_file.replace('{NN}', String(li).padStart(2, '0'));
-export const boundaryFile = (name: string) => REF_CACHE.boundary_file.replace('{name}', name);
+const layerFile = (li: number) => REF_CACHE.layer_file.replace('{NN}', String(li).padStart(2, '0'));
+const boundaryFile = (name: string) => REF_CACHE.boundary_file.replace('{name}', name);
 /** A meta.json key; it must be one contract.json lists (the probe reads them by the same names). */
 function metaKey(name: string): string {
   if (!REF_CACHE.meta_keys.includes(name)) throw new Error(`contract.json reference_cache.meta_keys has no ${name}`);

@@ -133,7 +133,7 @@ export function logDocs(docs: DocsResult | null, log: Log): void {
 }
 
 /** The documents' advisory lock, in the model dir: one run at a time reads, merges and renames them. */
-export const DOCS_LOCK = '.npu-block-gate.lock';
+const DOCS_LOCK = '.npu-block-gate.lock';
 
 /** Takes the model dir's documents lock (null when none can be made there: a read-only dir, whose writes then fail with their own message). */
 export function lockDocs(modelDir: string, log: Log, o: { timeoutMs?: number; breakLock?: boolean } = {}): Promise<Lock | null> {

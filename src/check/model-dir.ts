@@ -44,11 +44,3 @@ export function modelDirAt(path: string): ModelDir {
   return { dir: real, name: basename(real), airRoot: airRootOf(real) };
 }
 
-/** Whether `path` is a model dir (the Action asks before planning; a missing one is an error later). */
-export function isModelDir(path: string): boolean {
-  try {
-    return statSync(path).isDirectory();
-  } catch {
-    return false;
-  }
-}

@@ -339,8 +339,3 @@ export function writeAtomic(path: string, data: string | Uint8Array, o: boolean 
   const opts = typeof o === 'boolean' ? { follow: o } : o;
   commitWrites([{ path, data: typeof data === 'string' ? Buffer.from(data, 'utf8') : data, ...opts }]);
 }
-
-export function readIfExists(path: string): string | null {
-  const b = readDocument(path);
-  return b === null ? null : b.toString('utf8');
-}

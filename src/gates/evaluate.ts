@@ -24,10 +24,30 @@ function gate(id: GateResult['id'], name: string, ok: boolean, value: GateResult
   return { id, name, status: ok ? 'pass' : 'fail', passed: ok, value, bar, detail };
 }
 
+/** G1's rule: a whole-tensor cosine at or above the bar. NaN compares false, so a NaN cosine fails,
+ * as numpy's comparison would. The one place G1 is decided (the gates, a bisect step, the hints). */
+export function g1Holds(wholeCosine: number, th: Pick<Thresholds, 'whole'>): boolean {
+  return wholeCosine >= th.whole;
+}
+
+/** G2's rule: the per-position minimum at or above T(head_dim) (NaN fails). */
+export function g2Holds(perPositionMin: number, th: Pick<Thresholds, 'perPosition'>): boolean {
+  return perPositionMin >= th.perPosition;
+}
+
+/** G3's rule: no NaN or Inf. */
+export function g3Holds(nonFinite: number): boolean {
+  return nonFinite === 0;
+}
+
+/** G1-G3 hold for a comparison's numbers (a bisect step: does this swap bring the block above threshold?). */
+export function passesGates(c: { wholeCosine: number; perPositionMin: number; nonFinite: number }, th: Pick<Thresholds, 'whole' | 'perPosition'>): boolean {
+  return g1Holds(c.wholeCosine, th) && g2Holds(c.perPositionMin, th) && g3Holds(c.nonFinite);
+}
+
 export function metricGates(m: Metrics, th: Thresholds): GateResult[] {
   const pp = m.perPosition;
-  // NaN compares false, so a NaN cosine fails its gate, as numpy's comparison would.
-  const g1 = gate('G1', 'whole-tensor cosine', m.wholeCosine >= th.whole, m.wholeCosine, `>= ${th.whole}`,
+  const g1 = gate('G1', 'whole-tensor cosine', g1Holds(m.wholeCosine, th), m.wholeCosine, `>= ${th.whole}`,
     `over ${m.realLen} real rows x ${m.cols}`);
   const runs = pp.badRuns.map((r) => fmtRun(r.start, r.end)).join(', ');
   const g2detail = Number.isNaN(pp.min)
@@ -35,7 +55,7 @@ export function metricGates(m: Metrics, th: Thresholds): GateResult[] {
     : pp.badRuns.length > 0
       ? `rows under ${formatThreshold(th.perPosition)}: ${runs}`
       : `all ${m.realLen} real rows >= ${formatThreshold(th.perPosition)}`;
-  const g2 = gate('G2', `per-position min cosine (head_dim ${th.headDim})`, pp.min >= th.perPosition, pp.min,
+  const g2 = gate('G2', `per-position min cosine (head_dim ${th.headDim})`, g2Holds(pp.min, th), pp.min,
     `>= ${formatThreshold(th.perPosition)}${th.overridden ? ' (override)' : ''}`, g2detail);
   const nf = m.nonFinite;
   const bad = nonFiniteTotal(nf);
@@ -46,7 +66,7 @@ export function metricGates(m: Metrics, th: Thresholds): GateResult[] {
       parts.push(`${c.count} ${label}${where}`);
     }
   }
-  const g3 = gate('G3', 'no NaN/Inf in NPU output', bad === 0, bad, '= 0',
+  const g3 = gate('G3', 'no NaN/Inf in NPU output', g3Holds(bad), bad, '= 0',
     bad === 0 ? `all ${nf.rowsScanned} rows finite, padded rows included` : parts.join('; '));
   return [g1, g2, g3];
 }

@@ -143,7 +143,7 @@ function faultInFloats(ref: TensorSource, rows: number, finiteOnly: boolean, sca
 /** A reference value this many times the largest |value| of its row in FP32 away from its FP32
  * ground truth is no bf16 rounding: bf16 moves a value by a fraction of that row's range, never by
  * more than the whole range. */
-export const REF_FP32_FACTOR = 8;
+const REF_FP32_FACTOR = 8;
 
 /**
  * The reference checked against the FP32 ground truth of the same output (HF layer 0 run in float32

@@ -18,7 +18,7 @@ export interface Checkout {
 }
 
 /** The checkout whose top level is `dir` (it holds a .git dir, or a .git file naming one), or null. */
-export function checkoutAt(dir: string): Checkout | null {
+function checkoutAt(dir: string): Checkout | null {
   const dotGit = join(dir, '.git');
   try {
     if (statSync(dotGit).isDirectory()) return { workTree: dir, gitDir: dotGit };
@@ -89,7 +89,7 @@ export function pinnedConfig(c: Checkout): string[] {
 }
 
 /** The full argument list of a pinned call. */
-export function pinnedArgs(c: Checkout, args: string[]): string[] {
+function pinnedArgs(c: Checkout, args: string[]): string[] {
   return ['--no-pager', `--git-dir=${c.gitDir}`, `--work-tree=${c.workTree}`, ...pinnedConfig(c), ...transportPins(args)];
 }
 
@@ -121,7 +121,7 @@ export interface GitResult {
   stderr: string;
 }
 
-export interface PinnedCall {
+interface PinnedCall {
   /** Extra environment (GIT_INDEX_FILE, the author, the token header of a fetch or push). */
   env?: Record<string, string>;
 }

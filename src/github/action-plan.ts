@@ -41,7 +41,7 @@ export function commitsDocs(s: Session): boolean {
 }
 
 /** Why this run does not commit documents (G4's skip says it), or null when it does. */
-export function docsSkipReason(s: Session): string | null {
+function docsSkipReason(s: Session): string | null {
   const { inputs, trust } = s;
   if (inputs.docs === 'none') return "not written in this run (input 'docs' is none)";
   if (inputs.mode === 'probe') return 'not written in this run (mode probe only runs the probe; the report job documents)';

@@ -8,10 +8,11 @@ import { affected, matrixOf, type Affected } from '../fleet/affected.ts';
 import { affectedMarkdown, legCount } from '../fleet/affected-text.ts';
 import { matrixLimitNote } from '../fleet/legs.ts';
 import { changedBetween, checkoutOf, hasCommit, prefixOf } from '../fleet/changes.ts';
-import { airRootAt, modelNames, planFacts, planWithBase } from '../fleet/plans.ts';
+import { airRootAt, modelNames, planWithBase } from '../fleet/plans.ts';
 import { InputError, oneLine } from '../errors.ts';
 import { eventChange, type FleetInputs } from './fleet-inputs.ts';
 import { actionLog, out, type Session } from './session.ts';
+import type { Ports } from './ports.ts';
 
 /** Fetches a commit the clone lacks (actions/checkout fetches one commit by default). */
 async function ensureCommit(git: Git, rev: string): Promise<void> {
@@ -20,7 +21,7 @@ async function ensureCommit(git: Git, rev: string): Promise<void> {
   if (r.code !== 0) out.warning(`could not fetch ${rev.slice(0, 12)} (${r.stderr.trim().split('\n').pop()}); check out with fetch-depth: 0`);
 }
 
-export async function affectedJob(s: Session, fi: FleetInputs): Promise<{ outputs: Record<string, string>; result: Affected }> {
+export async function affectedJob(s: Session, fi: FleetInputs, ports: Ports): Promise<{ outputs: Record<string, string>; result: Affected }> {
   const root = airRootAt(fi.tree);
   const top = checkoutOf(root);
   let changed: string[] = [];
@@ -45,7 +46,7 @@ export async function affectedJob(s: Session, fi: FleetInputs): Promise<{ output
   const names = modelNames(root);
   actionLog.step(`affected: planning ${names.length} model dirs (static: no model code runs)`);
   const opts = { python: s.inputs.python, timeoutSec: s.inputs.timeoutSec, log: actionLog };
-  const headFacts = await planFacts(root, names, opts);
+  const headFacts = await ports.plans(root, names, opts);
   const prefix = prefixOf(root, top?.workTree ?? null);
   // What the change deletes or renames away: the models that read it at the base are in too.
   const facts = range && top ? await planWithBase({ top, airRoot: root, prefix, ...range, changed, facts: headFacts }, opts) : headFacts;

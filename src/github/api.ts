@@ -24,7 +24,7 @@ export interface PullRequest {
 }
 
 /** Why a write failed, as the callers need it. */
-export type WriteFailure =
+type WriteFailure =
   /** The token may not write here (fork PR, Dependabot, read-only permissions, bad credentials). */
   | 'permission'
   /** The repository does not let GitHub Actions create or approve pull requests. */

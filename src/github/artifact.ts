@@ -15,7 +15,7 @@ import { extractZip, DEFAULT_ZIP_LIMITS, type ZipLimits } from './unzip.ts';
 import { writeZip } from './zip.ts';
 import { modelSlug } from './model-names.ts';
 
-export interface UploadResult {
+interface UploadResult {
   name: string;
   id: number | null;
   url: string | null;
@@ -29,7 +29,7 @@ export interface FoundArtifact {
   digest?: string | null;
 }
 
-export interface RunRef {
+interface RunRef {
   owner: string;
   repo: string;
   runId: number;
@@ -46,9 +46,9 @@ export interface ArtifactStore {
   note: string | null;
 }
 
-export const ARTIFACT_DIR_ENV = 'NPU_BLOCK_GATE_ARTIFACT_DIR';
+const ARTIFACT_DIR_ENV = 'NPU_BLOCK_GATE_ARTIFACT_DIR';
 /** Bigger than any honest run dir's zip; refuse to download more from an untrusted run. */
-export const MAX_ARTIFACT_BYTES = 2 * 1024 ** 3;
+const MAX_ARTIFACT_BYTES = 2 * 1024 ** 3;
 
 /** Every regular file under dir, relative paths sorted; symlinks and other specials are refused. */
 export async function listFiles(dir: string): Promise<string[]> {
@@ -119,7 +119,7 @@ export async function fileDigest(path: string): Promise<string> {
 }
 
 /** "sha256:<hex>" whether or not the service wrote the algorithm. */
-export function normaliseDigest(d: string): string {
+function normaliseDigest(d: string): string {
   const t = d.trim().toLowerCase();
   return t.includes(':') ? t : `sha256:${t}`;
 }
@@ -146,7 +146,7 @@ export function selectStore(env: NodeJS.ProcessEnv, serverUrl: string, owner: st
 }
 
 /** The GitHub Actions artifact service (@actions/artifact). */
-export class ActionsStore implements ArtifactStore {
+class ActionsStore implements ArtifactStore {
   readonly kind = 'actions' as const;
   constructor(
     private readonly serverUrl: string,
@@ -276,7 +276,7 @@ export class LocalStore implements ArtifactStore {
 }
 
 /** NPU_BLOCK_GATE_ZIP_MAX_BYTES lowers the inflated-size cap (tests; an admin who wants less). */
-export function zipLimitsFromEnv(env: NodeJS.ProcessEnv): ZipLimits {
+function zipLimitsFromEnv(env: NodeJS.ProcessEnv): ZipLimits {
   const max = Number(env.NPU_BLOCK_GATE_ZIP_MAX_BYTES);
   if (!Number.isFinite(max) || max <= 0 || max >= DEFAULT_ZIP_LIMITS.maxBytes) return DEFAULT_ZIP_LIMITS;
   return { ...DEFAULT_ZIP_LIMITS, maxBytes: max, floorBytes: Math.min(DEFAULT_ZIP_LIMITS.floorBytes, max) };

@@ -9,7 +9,7 @@ import type { Report } from '../record/report.ts';
 export const GITHUB_BODY_LIMIT = 65_536;
 /** What we aim for: a margin under the limit for the marker and multi-unit characters. */
 export const COMMENT_BUDGET = 65_000;
-export const MARKER_PREFIX = 'npu-block-gate:comment';
+const MARKER_PREFIX = 'npu-block-gate:comment';
 
 /** The hidden first line: which model this comment is about, and a digest of the result. */
 export function marker(modelKey: string, digest?: string): string {
@@ -75,7 +75,7 @@ export function truncateBody(body: string, budget: number, fullUrl: string | nul
   return kept + closers + notice;
 }
 
-export interface UpsertResult {
+interface UpsertResult {
   action: 'created' | 'updated' | 'unchanged';
   id: number;
   url: string;

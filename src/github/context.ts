@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { InputError } from '../errors.ts';
 
-export interface PullRequestInfo {
+interface PullRequestInfo {
   number: number;
   headSha: string;
   /** owner/name of the head repository; null when the fork was deleted. */
@@ -17,7 +17,7 @@ export interface PullRequestInfo {
   mergeSha: string | null;
 }
 
-export interface WorkflowRunInfo {
+interface WorkflowRunInfo {
   id: number;
   headSha: string;
   /** The event that started the triggering run, e.g. 'pull_request' or 'push'. */

@@ -14,7 +14,7 @@ export const FLEET_DOCS_BRANCH = 'npu-block-gate/phase2-fleet';
 const REF_BASE = 'refs/npu-block-gate/fleet-base';
 const REF_DOCS = 'refs/npu-block-gate/fleet-docs';
 
-export interface ModelDocs {
+interface ModelDocs {
   /** Repository-relative model dir. */
   model: string;
   /** Absolute paths of its documents in the working tree. */
@@ -69,7 +69,7 @@ export async function restoreFleetDocs(git: Git, remote: string, base: string, f
   return restored;
 }
 
-export interface FleetDocsResult {
+interface FleetDocsResult {
   action: 'created' | 'updated' | 'unchanged' | 'closed' | 'nothing';
   /** The models with a commit on the branch, in order (this run's, then carried ones). */
   commits: { model: string; commit: string }[];
@@ -79,7 +79,7 @@ export interface FleetDocsResult {
   forced: string[];
 }
 
-export interface FleetDocsRequest {
+interface FleetDocsRequest {
   git: Git;
   api: GitHubApi | null;
   remote: string;

@@ -7,16 +7,16 @@ import { InputError } from '../errors.ts';
 import { MAX_POSITIONS, parsePositions } from '../plan.ts';
 import { parseEnvNames } from '../probe/env.ts';
 
-export const MODES = ['full', 'probe', 'report', 'affected', 'summary'] as const;
+const MODES = ['full', 'probe', 'report', 'affected', 'summary'] as const;
 /** The fleet's modes (src/github/fleet.ts): about a tree and a workflow run, not one model dir. */
-export const FLEET_MODES: readonly Mode[] = ['affected', 'summary'];
-export const DOCS_MODES = ['auto', 'pr', 'none'] as const;
+const FLEET_MODES: readonly Mode[] = ['affected', 'summary'];
+const DOCS_MODES = ['auto', 'pr', 'none'] as const;
 export const PROMPT_STYLES = ['base', 'instruct'] as const;
-export const ISOLATION_MODES = ['auto', 'uid', 'namespace', 'none'] as const;
+const ISOLATION_MODES = ['auto', 'uid', 'namespace', 'none'] as const;
 export type Mode = (typeof MODES)[number];
 export type DocsMode = (typeof DOCS_MODES)[number];
 export type PromptStyle = (typeof PROMPT_STYLES)[number];
-export type IsolationInput = (typeof ISOLATION_MODES)[number];
+type IsolationInput = (typeof ISOLATION_MODES)[number];
 
 export interface ActionInputs {
   /** Absolute model directories, in the order given, without duplicates. */

@@ -11,13 +11,13 @@ export type GateOctokit = InstanceType<typeof GateOctokit>;
 /** The agent's few runner-label calls (agent drain): retry on 5xx, no write throttling. */
 export const RetryOctokit = Octokit.plugin(retry);
 
-export interface OctokitLog {
+interface OctokitLog {
   debug(msg: string): void;
   info(msg: string): void;
   warning(msg: string): void;
 }
 
-export interface OctokitOptions {
+interface OctokitOptions {
   token: string;
   /** GITHUB_API_URL; https://api.github.com when unset. */
   baseUrl?: string;
@@ -34,7 +34,7 @@ export interface OctokitOptions {
   userAgent?: string;
 }
 
-export const DEFAULT_API_URL = 'https://api.github.com';
+const DEFAULT_API_URL = 'https://api.github.com';
 
 function envVar(env: NodeJS.ProcessEnv, name: string): string | undefined {
   const v = env[name.toLowerCase()] ?? env[name.toUpperCase()];
@@ -42,7 +42,7 @@ function envVar(env: NodeJS.ProcessEnv, name: string): string | undefined {
 }
 
 /** The proxy for a URL per HTTP(S)_PROXY, or null when none is set or NO_PROXY matches the host. */
-export function proxyFor(env: NodeJS.ProcessEnv, url: string): string | null {
+function proxyFor(env: NodeJS.ProcessEnv, url: string): string | null {
   const u = new URL(url);
   const proxy = envVar(env, u.protocol === 'https:' ? 'https_proxy' : 'http_proxy');
   if (!proxy) return null;

@@ -17,7 +17,7 @@ import type { Session } from './action-plan.ts';
 export { planFor, keyOf, commitsDocs, docsBase, type Session } from './action-plan.ts';
 
 /** @actions/core, with every line we print neutralised for the runner's command parser. */
-export interface Out {
+interface Out {
   info(m: string): void;
   debug(m: string): void;
   notice(m: string): void;

@@ -15,7 +15,7 @@ import type { GitHubApi } from './api.ts';
 export const META_FILE = 'github.json';
 export const META_SCHEMA = 'npu-block-gate/github';
 /** The longest probe error message carried to the report job. */
-export const MAX_ERROR_CHARS = 2000;
+const MAX_ERROR_CHARS = 2000;
 
 export interface RunMeta {
   schema: typeof META_SCHEMA;
@@ -40,7 +40,7 @@ export interface RunMeta {
 }
 
 /** The longest isolation detail carried to the report job. */
-export const MAX_DETAIL_CHARS = 500;
+const MAX_DETAIL_CHARS = 500;
 
 export function writeMeta(
   runDir: string,

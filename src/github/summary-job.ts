@@ -32,7 +32,7 @@ import { actionLog, commitsDocs, docsBase, loginFor, out, planFor, type Session 
 
 const SUMMARY_BUDGET = 1_000_000;
 /** The fleet page's file name in its artifact. */
-export const FLEET_PAGE = 'fleet.html';
+const FLEET_PAGE = 'fleet.html';
 const BASE_REF = 'refs/npu-block-gate/summary-base';
 
 interface Judged {
@@ -206,7 +206,7 @@ async function fleetPage(s: Session, legs: LegResult[], runUrl: string): Promise
   }
 }
 
-export interface SummaryOutcome {
+interface SummaryOutcome {
   outputs: Record<string, string>;
   /** The step's failure line: failed legs, then what could not be judged (never a FAIL); null when all passed. */
   failure: string | null;

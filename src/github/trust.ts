@@ -57,7 +57,7 @@ function same(a: string | null, b: string): boolean {
 }
 
 /** The facts of this job's own event (mode full / probe). */
-export function ownRun(ctx: GhContext): RunFacts {
+function ownRun(ctx: GhContext): RunFacts {
   const full = `${ctx.owner}/${ctx.repo}`;
   const isPr = PR_EVENTS.includes(ctx.eventName);
   return {

@@ -125,7 +125,7 @@ class Meter extends Transform {
   }
 }
 
-export interface Extracted {
+interface Extracted {
   files: number;
   bytes: number;
 }

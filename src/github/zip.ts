@@ -4,7 +4,7 @@
 import { deflateRawSync } from 'node:zlib';
 import { crc32 } from '../tensor/crc32.ts';
 
-export interface ZipFile {
+interface ZipFile {
   /** Relative path with `/` separators. */
   name: string;
   data: Uint8Array;

@@ -40,7 +40,7 @@ export function thresholdsFor(p: ProbeJson, override: number | null): Thresholds
 }
 
 /** The gated block fails one of G1-G3. */
-export function blockFails(m: Pick<Measured, 'gates'>): boolean {
+function blockFails(m: Pick<Measured, 'gates'>): boolean {
   return m.gates.some((g) => g.status === 'fail');
 }
 

@@ -36,7 +36,7 @@ export interface VerdictContext {
 function bisectOf(m: Measured, ctx: VerdictContext): BisectReport | null {
   const why = wantsBisect(m);
   if (!why) return null;
-  const situation = why === 'gate' ? situationOf(m.metrics) : null;
+  const situation = why === 'gate' ? situationOf(m.metrics, m.thresholds) : null;
   const unavailable = (reason: string): BisectReport => ({ available: false, reason, hook: null, steps: [], offender: null, situation });
   if (ctx.bisectFailed) return unavailable(`probe bisect failed: ${ctx.bisectFailed}`);
   if (m.bisect) return m.bisect;
@@ -107,7 +107,7 @@ export function step2SanityWarning(s: ProbeJson['step2_sanity']): Warning | null
   };
 }
 
-export interface ErrorContext {
+interface ErrorContext {
   now: Date;
   message: string;
   exitCode: ExitCode;

@@ -41,6 +41,11 @@ export function profileOf(cosines: readonly number[], points = PROFILE_POINTS, r
   return ratios && ratios.length === cosines.length ? { bucket, points: out, norms } : { bucket, points: out };
 }
 
+/** A boundary is off in scale: its norm ratio |npu|/|ref| is off 1 by more than LENS_SCALE_WARN, either way. */
+export function scaleIsOff(normRatio: number): boolean {
+  return Number.isFinite(normRatio) && Math.abs(normRatio - 1) > LENS_SCALE_WARN;
+}
+
 function rowOf(e: Boundaries['entries'][number], m: Metrics, threshold: number): LensRow {
   const c = comparisonOf(m);
   const low = lowestCosine(c);
@@ -49,7 +54,7 @@ function rowOf(e: Boundaries['entries'][number], m: Metrics, threshold: number):
     ...c,
     below: !(low >= threshold),
     drifts: !(low >= cleanBar(threshold)),
-    scaleOff: Number.isFinite(c.normRatio) && Math.abs(c.normRatio - 1) > LENS_SCALE_WARN,
+    scaleOff: scaleIsOff(c.normRatio),
     badRuns: m.perPosition.badRuns.slice(0, 16),
     profile: profileOf(m.perPosition.cosines, PROFILE_POINTS, m.errors.rowNormRatios),
   };

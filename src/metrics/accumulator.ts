@@ -19,11 +19,11 @@ export const SUM = {
   /** sum (a-b)^2 (SQNR noise). */
   sqErr: 8,
 } as const;
-export const SUM_SLOTS = 9;
+const SUM_SLOTS = 9;
 
 /** Slots of Accumulator.nonFinite (float64): count, first row, first col for NaN, +Inf, -Inf. Row -1 = none. */
 export const NF = { nan: 0, posInf: 3, negInf: 6 } as const;
-export const NF_SLOTS = 9;
+const NF_SLOTS = 9;
 
 export interface Accumulator {
   readonly cols: number;

@@ -6,7 +6,7 @@ import { nonFiniteTotal } from './summary.ts';
 
 export const DEFAULT_WORST_K = 5;
 
-export interface FinalizeOptions {
+interface FinalizeOptions {
   threshold: number;
   worstK?: number;
   engine: 'js' | 'native';

@@ -19,10 +19,10 @@ export { percentile, summarize } from './stats.ts';
 export { comparisonOf, lowestCosine, nonFiniteTotal } from './summary.ts';
 export { fromJsonSafe, metricsFromJson, metricsToJson, toJsonSafe, type JsonSafe, type MetricsJson } from './json.ts';
 
-export const BLOCK_ROWS = 256;
+const BLOCK_ROWS = 256;
 
 /** Check the pair before reading a byte of payload; every message names the file(s). */
-export function validatePair(npu: TensorSource, ref: TensorSource, realLenOpt?: number): number {
+function validatePair(npu: TensorSource, ref: TensorSource, realLenOpt?: number): number {
   if (npu.cols !== ref.cols) {
     throw new InputError(`${npu.cols} columns per row but the reference ${ref.path} has ${ref.cols}`, npu.path);
   }
@@ -107,7 +107,7 @@ async function scanPair(npu: TensorSource, ref: TensorSource, realLenOpt: number
 
 /** Default bytes per tensor per block on the raw path: large enough to amortise a call, small
  * enough that two blocks of a pair in flight stay far below one layer's pair. */
-export const RAW_BLOCK_BYTES = 4 << 20;
+const RAW_BLOCK_BYTES = 4 << 20;
 
 const EMPTY_RAW: RawRows = { dtype: 'f32', bytes: new Uint8Array(0) };
 

@@ -2,7 +2,7 @@
 // On the way out they become the strings numpy's repr uses; on the way back, numbers again.
 import type { Metrics } from './types.ts';
 
-export type NonFiniteText = 'NaN' | 'Infinity' | '-Infinity';
+type NonFiniteText = 'NaN' | 'Infinity' | '-Infinity';
 
 export type JsonSafe<T> = T extends number
   ? number | NonFiniteText

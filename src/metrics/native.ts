@@ -19,14 +19,14 @@ import { ENGINE_ENV, registerNativeKernel } from './engine.ts';
 
 export const NATIVE_PATH_ENV = 'NPU_BLOCK_GATE_NATIVE';
 /** Threads per block scan (0 or unset: min(cores, 4)); for benchmarks. */
-export const NATIVE_THREADS_ENV = 'NPU_BLOCK_GATE_THREADS';
+const NATIVE_THREADS_ENV = 'NPU_BLOCK_GATE_THREADS';
 /** Must equal kAbi in native/src/npu_block_gate.cc: a stale prebuilt is refused, not trusted. */
-export const NATIVE_ABI = 1;
+const NATIVE_ABI = 1;
 const ADDON = 'npu_block_gate.node';
 const PREBUILT = `npu_block_gate-${process.platform}-${process.arch}.node`;
 const DTYPE_CODE = { f32: 0, f16: 1, bf16: 2 } as const;
 
-export interface Addon {
+interface Addon {
   abi: number;
   isa: string;
   scan(
@@ -152,7 +152,7 @@ export function nativeKernel(addon: Addon, path: string, threads = 0, rawBlockBy
   };
 }
 
-export type LoadResult = { kernel: NativeKernel; reason?: undefined } | { kernel: null; reason: string };
+type LoadResult = { kernel: NativeKernel; reason?: undefined } | { kernel: null; reason: string };
 
 /** Try each candidate; never throws. `reason` says why nothing loaded. */
 export function tryLoadNative(candidates: string[], env: NodeJS.ProcessEnv = process.env): LoadResult {

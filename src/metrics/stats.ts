@@ -20,7 +20,7 @@ function lerp(a: number, b: number, t: number): number {
 }
 
 /** np.percentile(values, q) with the default 'linear' method on ascending-sorted data. */
-export function percentileSorted(s: ArrayLike<number>, q: number): number {
+function percentileSorted(s: ArrayLike<number>, q: number): number {
   const n = s.length;
   if (n === 0) return NaN;
   // numpy: virtual index = (n - 1) * (q / 100), gamma = its fractional part.
@@ -36,14 +36,14 @@ export function percentile(values: ArrayLike<number>, q: number): number {
 }
 
 /** np.median: the middle element, or the mean of the two middle ones. */
-export function medianSorted(s: ArrayLike<number>): number {
+function medianSorted(s: ArrayLike<number>): number {
   const n = s.length;
   if (n === 0) return NaN;
   const m = n >> 1;
   return n % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
 }
 
-export interface Summary {
+interface Summary {
   min: number;
   p5: number;
   median: number;

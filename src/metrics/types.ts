@@ -1,7 +1,7 @@
 // The numbers of DESIGN.md "Numbers". Both engines (pure TypeScript and native) return this shape.
 
-export interface FirstPosition { row: number; col: number }
-export interface NonFiniteCount { count: number; first: FirstPosition | null }
+interface FirstPosition { row: number; col: number }
+interface NonFiniteCount { count: number; first: FirstPosition | null }
 
 export interface NonFinite {
   nan: NonFiniteCount;
@@ -15,7 +15,7 @@ export interface RowScore { row: number; cosine: number }
 /** Inclusive [start, end] run of consecutive real rows under the threshold. */
 export interface BadRun { start: number; end: number; length: number }
 
-export interface PerPosition {
+interface PerPosition {
   /** Cosine per real row, float64; 0 where either row norm is 0 (mlir-air's convention); NaN when a row has NaN. */
   cosines: number[];
   min: number;
@@ -27,7 +27,7 @@ export interface PerPosition {
   badRuns: BadRun[];
 }
 
-export interface ErrorMetrics {
+interface ErrorMetrics {
   maxAbs: number;
   meanAbs: number;
   maxRel: number;

@@ -3,7 +3,7 @@
 // the PCI ids and xrt-smi on the NPU host; this side names, validates and keys by them. Pure.
 import { CONTRACT } from '../contract.ts';
 
-export interface Generation {
+interface Generation {
   /** Stable key of history rows and baselines: "phoenix", "strix", ... */
   id: string;
   /** For people: "Phoenix", "Strix Halo", ... */
@@ -23,8 +23,6 @@ export const GENERATION_ID_RE = /^[a-z0-9][a-z0-9-]{0,31}$/;
 export const EMULATED = 'emulated';
 /** The row key of a run on an NPU this side could not name (an older probe, no xrt-smi, no sysfs). */
 export const UNKNOWN = 'unknown';
-
-export const GENERATIONS: readonly Generation[] = TABLE.map(({ id, name, family }) => ({ id, name, family }));
 
 function plain(e: Entry): Generation {
   return { id: e.id, name: e.name, family: e.family };
@@ -58,7 +56,7 @@ export function generationOfName(name: string | null | undefined, cpuModel?: str
 }
 
 /** A generation by its id; null for an id the table does not know. */
-export function generationById(id: string | null | undefined): Generation | null {
+function generationById(id: string | null | undefined): Generation | null {
   const e = TABLE.find((x) => x.id === id);
   return e ? plain(e) : null;
 }

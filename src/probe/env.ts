@@ -3,7 +3,7 @@
 // mlir-air toolchain need, the tree's own knobs, and what the admin names, never the runner's
 // environment minus a list of names someone thought of (a runner holds GH_PAT, DATABASE_URL,
 // KUBECONFIG, ... under names no pattern foresees).
-import { join } from 'node:path';
+import { HF_HUB, hfHome, hfHubCache } from '../contract.ts';
 
 /** Passed when set: the basics of a process, Python and the HF cache (its offline switches included). */
 export const BASE_NAMES = [
@@ -45,22 +45,26 @@ export function probeEnv(env: NodeJS.ProcessEnv, o: ProbeEnvOptions = {}): Recor
   return out;
 }
 
-/** The HF hub cache a probe with this environment reads (as huggingface_hub resolves it; probe_plan.hf_hub_dir). */
-export function hubCacheOf(env: NodeJS.ProcessEnv, home: string | null): string | null {
-  if (env.HF_HUB_CACHE) return env.HF_HUB_CACHE;
-  if (env.HUGGINGFACE_HUB_CACHE) return env.HUGGINGFACE_HUB_CACHE;
-  if (env.HF_HOME) return join(env.HF_HOME, 'hub');
-  if (env.XDG_CACHE_HOME) return join(env.XDG_CACHE_HOME, 'huggingface', 'hub');
+/** The home huggingface_hub expands `~` with in a process of this environment: its $HOME, else the
+ * account's. Null when neither is known and no variable places the cache without it. */
+function hubHome(env: NodeJS.ProcessEnv, home: string | null): string | null {
   const h = env.HOME || home;
-  return h ? join(h, '.cache', 'huggingface', 'hub') : null;
+  if (h) return h;
+  const placed = HF_HUB.cache_env.some((v) => env[v]) || env[HF_HUB.home_env] || env[HF_HUB.xdg_env];
+  return placed ? '' : null;
+}
+
+/** The HF hub cache a probe with this environment reads: contract.json's rule (src/contract.ts
+ * hfHubCache, the probe's npu_probe.core.hfhub), from this environment's home. */
+export function hubCacheOf(env: NodeJS.ProcessEnv, home: string | null): string | null {
+  const h = hubHome(env, home);
+  return h === null ? null : hfHubCache(env, h);
 }
 
 /** Where the HF token lives beside that cache (HF_TOKEN_PATH, else <HF_HOME>/token): the dir to hide. */
 export function hfHomeOf(env: NodeJS.ProcessEnv, home: string | null): string | null {
-  if (env.HF_HOME) return env.HF_HOME;
-  if (env.XDG_CACHE_HOME) return join(env.XDG_CACHE_HOME, 'huggingface');
-  const h = env.HOME || home;
-  return h ? join(h, '.cache', 'huggingface') : null;
+  const h = env.HOME || home || (env[HF_HUB.home_env] || env[HF_HUB.xdg_env] ? '' : null);
+  return h === null ? null : hfHome(env, h);
 }
 
 /** Parses an admin's list of names (`NAME1,NAME2` or one a line); the names that are not names, separately. */

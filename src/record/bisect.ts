@@ -14,7 +14,7 @@ export interface BisectStep extends Comparison {
 }
 
 /** One buffer an ELF wrote, NPU against the launch's CPU twin (computed from the launch's own inputs). */
-export interface LaunchBuffer extends Comparison {
+interface LaunchBuffer extends Comparison {
   buffer: string;
   /** The lens boundary it holds, or null. */
   boundary: string | null;

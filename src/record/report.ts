@@ -12,7 +12,7 @@ export const REPORT_SCHEMA_VERSION = 1;
 export type Outcome = 'pass' | 'fail' | 'error';
 export type GateId = 'G1' | 'G2' | 'G3' | 'G4';
 
-export type GateStatus = 'pass' | 'fail' | 'skip';
+type GateStatus = 'pass' | 'fail' | 'skip';
 
 export interface GateResult {
   id: GateId;

@@ -7,7 +7,7 @@ import { generationName } from '../npu/generation.ts';
 import { fmtCos } from '../text/format.ts';
 import { esc, page, sparkline, swatch, table } from './html-kit.ts';
 
-export interface FleetOptions {
+interface FleetOptions {
   /** What the page shows, e.g. "programming_examples/llms of /path/to/mlir-air" (plain text). */
   source: string;
   /** A line under the title (plain text), e.g. the workflow run and commit of a summary job. */
@@ -15,7 +15,7 @@ export interface FleetOptions {
 }
 
 /** The verdict class of a history outcome ("PASS", "FAIL (emulated)", "ERROR", ...). */
-export function verdictClass(outcome: string): 'pass' | 'fail' | 'error' {
+function verdictClass(outcome: string): 'pass' | 'fail' | 'error' {
   const o = outcome.toUpperCase();
   return o.startsWith('PASS') ? 'pass' : o.startsWith('FAIL') ? 'fail' : 'error';
 }

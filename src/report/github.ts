@@ -29,7 +29,7 @@ export function judgedLine(j: JudgedCommit | null): string | null {
   return `Judged pull request head ${short(j.head)} or its merge commit ${short(j.merge)}; the probe did not say which was checked out.`;
 }
 
-export interface CommentOptions {
+interface CommentOptions {
   /** Repository-relative model dir. */
   modelKey: string;
   runUrl: string;
@@ -69,7 +69,7 @@ export function docsPreview(report: Report, modelKey: string): string {
   return `<details><summary>Documents a trusted run (push, schedule, dispatch) will record</summary>\n\n${lines.join('\n')}\n\n</details>`;
 }
 
-export interface DocsPrText {
+interface DocsPrText {
   title: string;
   body: string;
   commitMessage: string;

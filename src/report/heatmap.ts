@@ -15,9 +15,9 @@ export const CELL_CLASSES: readonly CellClass[] = ['clean', 'drift', 'under', 'w
 export const TEXT_COLUMNS = 32;
 
 /** One character per class in the text heatmap (single width in a monospace font). */
-export const CELL_CHAR: Record<CellClass, string> = { clean: '·', drift: '-', under: '▒', well: '█', nan: '!', none: ' ' };
+const CELL_CHAR: Record<CellClass, string> = { clean: '·', drift: '-', under: '▒', well: '█', nan: '!', none: ' ' };
 
-export function cellClass(c: number, lens: Pick<LensReport, 'threshold' | 'cleanBar' | 'wellBelow'>): CellClass {
+function cellClass(c: number, lens: Pick<LensReport, 'threshold' | 'cleanBar' | 'wellBelow'>): CellClass {
   if (Number.isNaN(c)) return 'nan';
   if (c >= lens.cleanBar) return 'clean';
   if (c >= lens.threshold) return 'drift';

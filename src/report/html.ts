@@ -17,13 +17,13 @@ import { deviceText, isolationText } from './markdown.ts';
 import { CELL_CLASSES, classMeaning, positions, rowCells, rowLabel, type Cell, type CellClass } from './heatmap.ts';
 import { esc, n2, page, PALETTE, sparkline, swatch, table } from './html-kit.ts';
 
-export interface HtmlOptions {
+interface HtmlOptions {
   /** phase2_block.md's history rows before this run (this run's own row, if there, is replaced by it). */
   history?: readonly HistoryEntry[];
 }
 
 /** Points the ffn_out chart draws at most (the lowest of each bucket beyond it; the table has every position). */
-export const CHART_POINTS = 1000;
+const CHART_POINTS = 1000;
 
 const VERDICT = { pass: 'PASS', fail: 'FAIL', error: 'ERROR' } as const;
 
@@ -288,7 +288,7 @@ ${table(['padding', 'layer-0 ffn_out cosine', 'logits cosine', 'result'], list(s
 }
 
 /** This run and the history rows of the same NPU generation before it, oldest first. */
-export function historyOf(r: Report, rows: readonly HistoryEntry[]): { date: string; commit: string; outcome: string; cosine: number; maxAbs: number; current: boolean }[] {
+function historyOf(r: Report, rows: readonly HistoryEntry[]): { date: string; commit: string; outcome: string; cosine: number; maxAbs: number; current: boolean }[] {
   const k = historyKey(r);
   const earlier = rows.filter((h) => h.npu === k.npu && !(h.commit === k.commit && h.prompt === k.prompt))
     .map((h) => ({ date: h.date, commit: h.commit, outcome: h.outcome, cosine: h.cosine, maxAbs: h.maxAbs, current: false }));

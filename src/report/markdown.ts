@@ -13,9 +13,9 @@ import type { BisectReport } from '../record/bisect.ts';
 import { generationName, recordNpu } from '../npu/generation.ts';
 import { textHeatmap } from './heatmap.ts';
 
-export type Flavor = 'summary' | 'comment' | 'doc';
+type Flavor = 'summary' | 'comment' | 'doc';
 
-export interface MarkdownOptions {
+interface MarkdownOptions {
   flavor: Flavor;
   artifactUrl?: string;
   /** Points the chart keeps; per-position cosines are bucketed (min per bucket) beyond it. */
@@ -45,7 +45,7 @@ export function deviceText(r: Report): string {
   return `${generationName(recordNpu(r))}${what ? ` (${what})` : ''}${versions ? `; ${versions}` : ''}`;
 }
 
-export function verdictLine(r: Report): string {
+function verdictLine(r: Report): string {
   const name = text(r.model.name, 64);
   if (r.outcome === 'error') return `${ICON.error} **Phase 2 ERROR** (${name}): could not judge; this is not a FAIL verdict`;
   const failed = r.gates.filter((g) => g.status === 'fail').map((g) => g.id);
@@ -56,7 +56,7 @@ export function verdictLine(r: Report): string {
 }
 
 /** The mark every rendering of an emulated run carries, under the verdict. */
-export function emulatedNote(r: Report): string[] {
+function emulatedNote(r: Report): string[] {
   const e = r.emulate;
   if (!e) return [];
   return [
@@ -79,7 +79,7 @@ function gatesTable(r: Report): string {
 }
 
 /** Mermaid xychart of per-position cosine with the threshold as a second line. */
-export function cosineChart(r: Report, maxPoints = 120): string {
+function cosineChart(r: Report, maxPoints = 120): string {
   const m = r.metrics;
   if (!m || m.perPosition.cosines.length === 0) return '';
   const cos = m.perPosition.cosines;
@@ -283,7 +283,7 @@ function yFloor(values: number[], t: number): number {
 const label = (name: string, order: number) => `"${isId(name) ? name : `#${order}`}"`;
 
 /** Mermaid xychart of each boundary's cosine in block order, with the threshold. */
-export function lensChart(all: LensReport): string {
+function lensChart(all: LensReport): string {
   // A boundary that could not be judged has no point on the chart (its row says why).
   const lens = { ...all, rows: all.rows.filter((r) => !r.error) };
   if (lens.rows.length < 2) return '';
@@ -304,7 +304,7 @@ export function lensChart(all: LensReport): string {
 }
 
 /** Mermaid xychart of one boundary's per-position cosine against position, every position covered. */
-export function profileChart(name: string, order: number, profile: Profile, rows: number, t: number): string {
+function profileChart(name: string, order: number, profile: Profile, rows: number, t: number): string {
   if (profile.points.length === 0) return '';
   const y = yFloor(profile.points, t);
   const shown = profile.points.map((p) => (Number.isFinite(p) ? p : y).toFixed(4));
@@ -321,7 +321,7 @@ export function profileChart(name: string, order: number, profile: Profile, rows
 }
 
 /** The boundary whose per-position profile a --positions run charts: the one named, else the lowest. */
-export function profiled(lens: LensReport): LensReport['rows'][number] | null {
+function profiled(lens: LensReport): LensReport['rows'][number] | null {
   const judged = lens.rows.filter((r) => !r.error);
   if (!judged.length) return null;
   const named = lens.firstBelow ? judged.find((r) => r.order === lens.firstBelow!.order) : undefined;

@@ -15,7 +15,6 @@ import { TENSOR_SPEC, TWINS_SPEC } from './probe-spec.ts';
 
 export const BISECT_SCHEMA = BISECT_CONTRACT.schema as 'npu-block-gate/bisect';
 export const BISECT_SCHEMA_VERSION = BISECT_CONTRACT.version;
-export const BISECT_DIR = BISECT_CONTRACT.dir;
 export const BISECT_FILE = `${BISECT_CONTRACT.dir}/${BISECT_CONTRACT.json}`;
 export const BISECT_METHODS = BISECT_CONTRACT.methods as ['hook', 'twins'];
 
@@ -61,7 +60,7 @@ const LAUNCH = obj({
 }, { declare: false, rest: any() });
 
 /** bisect/bisect.json as `probe bisect` writes it (tensors only; the numbers are ours). */
-export const BISECT_SPEC = obj({
+const BISECT_SPEC = obj({
   schema: text(100),
   schema_version: int(0),
   available: bool(),

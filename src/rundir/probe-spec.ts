@@ -13,7 +13,7 @@ import {
 } from './spec.ts';
 
 /** A commit id: hex, as git prints it (short or full, SHA-1 or SHA-256). */
-export const COMMIT_RE = /^[0-9a-fA-F]{7,64}$/;
+const COMMIT_RE = /^[0-9a-fA-F]{7,64}$/;
 
 const line = (max = 4096) => str({ line: true, max });
 /** prompt.text's limit (the longest prompt a run dir may record). */
@@ -259,7 +259,7 @@ export const PROBE_SPEC = obj({
   }, { declare: false, rest: any() }))),
 });
 
-export type CheckedProbeJson = Infer<typeof PROBE_SPEC>;
+type CheckedProbeJson = Infer<typeof PROBE_SPEC>;
 
 // Compile-time: what the spec guarantees is a ProbeJson (a field the interface requires cannot be
 // left optional here, nor typed wider than the interface says).

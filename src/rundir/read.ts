@@ -16,13 +16,13 @@ import { openTensor } from '../tensor/index.ts';
 import type { TensorSource } from '../tensor/types.ts';
 
 /** probe.json is a few KB to a few MB (token ids, the plan); anything larger is not one. */
-export const PROBE_JSON_MAX_BYTES = 64 << 20;
+const PROBE_JSON_MAX_BYTES = 64 << 20;
 
 /**
  * Opens `path` for reading only if it is a regular file: opened non-blocking (so a FIFO cannot
  * stall the open) and checked with fstat before a byte is read. Returns the descriptor and size.
  */
-export function openRegularFile(path: string): { fd: number; size: number } {
+function openRegularFile(path: string): { fd: number; size: number } {
   let fd: number;
   try {
     fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY);
@@ -73,7 +73,7 @@ export function runDirReal(runDir: string): string {
  * target: the run dir may be a pull request's, and a message that differed would tell it what
  * exists where it cannot look (issue 25).
  */
-export const RUN_DIR_LINK = 'is a symlink: a run dir\'s files are read only as regular files inside it, never through a link (not followed)';
+const RUN_DIR_LINK = 'is a symlink: a run dir\'s files are read only as regular files inside it, never through a link (not followed)';
 
 /**
  * The real path of a file the run dir names (`rel`, from probe.json `field`): each part of the

@@ -41,7 +41,7 @@ export interface ModelConfig {
   qk_norm: boolean;
 }
 
-export interface Workaround {
+interface Workaround {
   /** 'non_1024_aligned' | 'qkv_bias' */
   id: string;
   detail: string;
@@ -49,7 +49,7 @@ export interface Workaround {
   prerequisite: string;
 }
 
-export interface Step1 {
+interface Step1 {
   path?: 'kernel-first' | 'inheritance';
   matches?: boolean;
   inheritance_allowed?: boolean;
@@ -61,7 +61,7 @@ export interface Step1 {
   block?: { function: string; file: string | null; line?: number | null; where: string; via: string | null; compile: string | null } | null;
 }
 
-export interface Step2 {
+interface Step2 {
   triggers?: { id: string; detail: string; seed_workaround?: string }[];
   tree_does?: { id: string; detail: string; evidence?: string }[];
   prerequisite?: string | null;
@@ -192,7 +192,7 @@ export interface ProbeJson {
 }
 
 /** One way of padding in the Step 2 sanity check, against the original model (float32 on the CPU). */
-export interface Step2SanityRow {
+interface Step2SanityRow {
   /** reindexed: the seed's GQA-aware padding; tree_helper: the tree's own padding helper; naive_end: phantom Q heads at the end. */
   id: 'reindexed' | 'tree_helper' | 'naive_end';
   label: string;
@@ -239,7 +239,7 @@ export interface Positions {
 }
 
 /** One boundary both sides have with one shape (boundaries/NN-<name>.{npu,ref}.npy, [real_len, features]). */
-export interface BoundaryEntry {
+interface BoundaryEntry {
   /** An identifier ([A-Za-z0-9_.-], 1-64 characters): scripts/probe/elf_boundaries.json's name. */
   name: string;
   /** Block order (NN in the file names). */
@@ -281,7 +281,7 @@ export interface Boundaries {
 }
 
 /** probe.json `emulate` (scripts/probe/README.md "Emulated NPU"): no NPU ran. */
-export interface Emulate {
+interface Emulate {
   runtime: string;
   /** The bug injected into the emulated NPU (contract.json emulate.inject), or null. */
   inject: string | null;
@@ -298,13 +298,13 @@ export interface Emulate {
 }
 
 /** How CPU twins compute: the precision (contract.json emulate.twin_precision) and the RMSNorm eps. */
-export interface Twins { precision: string; rms_eps: number; qk_eps: number; eps_from: 'tree' | 'config' | string; [k: string]: unknown }
+interface Twins { precision: string; rms_eps: number; qk_eps: number; eps_from: 'tree' | 'config' | string; [k: string]: unknown }
 
 /** Every key probe.json may hold: an object declares a nested object's keys, null a leaf
  * (contract.json probe.keys, the declaration the probe writes by). */
 export const PROBE_KEYS: KeyDecl = CONTRACT_KEYS;
 
-export type KeyDecl = { readonly [k: string]: KeyDecl | null };
+type KeyDecl = { readonly [k: string]: KeyDecl | null };
 
 /** Dotted paths of keys in a probe.json object that PROBE_KEYS does not declare. */
 export function undeclaredKeys(doc: Record<string, unknown>, decl: KeyDecl = PROBE_KEYS, prefix = ''): string[] {

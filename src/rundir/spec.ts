@@ -123,7 +123,7 @@ export function record<T>(value: Spec<T>): Spec<Record<string, T>> {
 type Props = Record<string, Spec<any>>;
 type OptionalKeys<P extends Props> = { [K in keyof P]: P[K] extends { absent: { optional: true } } ? K : never }[keyof P];
 type Simplify<T> = { [K in keyof T]: T[K] } & {};
-export type ObjOut<P extends Props, Extra> = Simplify<
+type ObjOut<P extends Props, Extra> = Simplify<
   { [K in Exclude<keyof P, OptionalKeys<P>>]: Infer<P[K]> } & { [K in OptionalKeys<P>]?: Infer<P[K]> } & Extra
 >;
 

@@ -11,7 +11,7 @@ import type { OpenOptions, TensorSource } from './types.ts';
 export type { DType, OpenOptions, RawFile, RawRows, TensorSource } from './types.ts';
 export { bf16ToF32, f16ToF32 } from './dtype.ts';
 
-export const TENSOR_EXTENSIONS = ['.npy', '.npz', '.safetensors'] as const;
+const TENSOR_EXTENSIONS = ['.npy', '.npz', '.safetensors'] as const;
 
 export function openTensor(path: string, opts: OpenOptions = {}): TensorSource {
   const ext = extname(path).toLowerCase();

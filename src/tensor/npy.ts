@@ -10,7 +10,7 @@ const MAGIC = Buffer.from([0x93, 0x4e, 0x55, 0x4d, 0x50, 0x59]); // \x93NUMPY
 type PyValue = string | number | boolean | null | PyValue[] | { [k: string]: PyValue };
 
 /** The tiny subset of Python literals np.save writes: dict, tuple, list, str, int, bool, None. */
-export function parsePyLiteral(text: string): PyValue {
+function parsePyLiteral(text: string): PyValue {
   let i = 0;
   const ws = () => {
     while (i < text.length && /\s/.test(text[i])) i++;

@@ -17,7 +17,7 @@ const LFH_SIG = 0x04034b50;
 export type { ZipEntry };
 
 /** The members of an .npz's zip (the central directory read by tensor/zip.ts). */
-export function npzMembers(src: ByteSource, path: string): ZipEntry[] {
+function npzMembers(src: ByteSource, path: string): ZipEntry[] {
   return readZipDirectory(src, (what) => {
     throw new InputError(`not a valid .npz (zip): ${what}`, path);
   }).entries;

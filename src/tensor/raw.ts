@@ -4,7 +4,7 @@ import type { ByteSource } from './bytes.ts';
 import { decodeInto, HOST_LE, ITEMSIZE, type ByteOrder } from './dtype.ts';
 import type { DType, RawFile, RawRows, TensorSource } from './types.ts';
 
-export interface RawLayout {
+interface RawLayout {
   dtype: DType;
   order: ByteOrder;
   shape: number[];
@@ -15,14 +15,14 @@ export interface RawLayout {
 }
 
 /** Rows = product of all dims but the last, cols = the last (1-D: one row). */
-export function rowsCols(shape: readonly number[]): { rows: number; cols: number } {
+function rowsCols(shape: readonly number[]): { rows: number; cols: number } {
   const cols = shape[shape.length - 1];
   let rows = 1;
   for (let i = 0; i < shape.length - 1; i++) rows *= shape[i];
   return { rows, cols };
 }
 
-export function shapeText(shape: readonly number[]): string {
+function shapeText(shape: readonly number[]): string {
   return `(${shape.join(', ')}${shape.length === 1 ? ',' : ''})`;
 }
 

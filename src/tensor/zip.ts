@@ -25,13 +25,13 @@ export interface ZipEntry {
   attrs: number;
 }
 
-export interface ZipDirectory {
+interface ZipDirectory {
   entries: ZipEntry[];
   /** Where the central directory starts: every member's data lies before it. */
   cdOffset: number;
 }
 
-export interface ZipRules {
+interface ZipRules {
   /** Refuse more entries than this before reading them. */
   maxEntries?: number;
   /** Refuse a central directory larger than this. */

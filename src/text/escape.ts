@@ -11,7 +11,7 @@
 export const ID_RE = /^[A-Za-z0-9_.-]{1,64}$/;
 
 /** Longest foreign string we render in one place; longer ones are cut with an ellipsis. */
-export const MAX_TEXT = 300;
+const MAX_TEXT = 300;
 
 // C0/C1 controls (tab kept), DEL, and the bidirectional overrides that reorder what a reader sees.
 const CONTROLS = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;

@@ -11,7 +11,9 @@ import { GITHUB_BODY_LIMIT } from '../../src/github/comment.ts';
 import { errorReport } from '../../src/check/index.ts';
 import type { NpuFacts } from '../../src/npu/generation.ts';
 import type { Report } from '../../src/record/report.ts';
-import { fakeLens, fakeMetrics, fakeReport } from '../helpers/report.ts';
+import { fakeMetrics, fakeReport } from '../helpers/report.ts';
+import { judgedLens } from '../helpers/lens.ts';
+import type { LensReport } from '../../src/record/lens.ts';
 
 const L = 'programming_examples/llms';
 const TOOL = { name: 'npu-block-gate', version: '0.0.0' };
@@ -55,10 +57,12 @@ test('each leg is the artifact named for its model and its matrix values, the ne
 
 const npu = (generation: string): NpuFacts => ({ generation, name: null, pci: null, bdf: null, driver: null, firmware: null, xrt: null, source: 'pci' });
 const url = (i: number) => `https://github.com/acme/mlir-air/actions/runs/12345678901/artifacts/${2345678901 + i}`;
+let LENS: LensReport;
+test.before(async () => { LENS = await judgedLens({ cos: { q_roped: [0.999, 0.95] } }); });
 function judged(model: string, gen: string, over: { min?: number; base?: LegResult['base']; lens?: boolean } = {}): LegResult {
   const m = fakeMetrics({ cosines: [0.9999, over.min ?? 0.9995, 0.9998] });
   let r: Report = fakeReport(m, { model: { ...fakeReport().model, name: model } });
-  r = { ...r, environment: { ...r.environment!, npu: npu(gen) }, lens: over.lens ? fakeLens({ cos: { q_roped: [0.999, 0.95] } }) : null };
+  r = { ...r, environment: { ...r.environment!, npu: npu(gen) }, lens: over.lens ? LENS : null };
   return { model: `${L}/${model}`, runner: `npu-${gen}`, leg: { model: `${L}/${model}`, runner: `npu-${gen}` }, state: 'judged', report: r, error: null, artifactName: 'x', artifactUrl: url(0), base: over.base ?? null };
 }
 function errored(model: string, runner: string, message: string): LegResult {

@@ -1,14 +1,17 @@
-// The Action runs the one check() the CLI runs: a trusted push stores both caches (kernel and
-// reference) and the next trusted push hits both, saying so in the summary; every rendering names
-// how the probe was isolated; a run that fell back to no isolation gets a warning annotation; a
-// pull request only reads the caches.
+// Two of the three end-to-end runs of the Action (dist/index.js with a real probe; the third is the
+// split pair in split.test.ts; every other GitHub effect is tested in-process, effects.test.ts):
+//  - a trusted push stores both caches (kernel and reference) and opens the docs PR, every
+//    rendering naming how the probe was isolated; the next trusted push, on a runner without a
+//    sandbox, hits both caches and falls back to no isolation with a warning annotation;
+//  - a fork pull request: isolated, reads the caches and stores nothing, writes nothing, its prompt
+//    stays a prompt, and its model code cannot start a workflow command on the runner.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, symlinkSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, symlinkSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { FakeGitHub } from '../helpers/github-server.ts';
-import { makeGitRemote, type GitRemote } from '../helpers/git-remote.ts';
+import { makeGitRemote, git, type GitRemote } from '../helpers/git-remote.ts';
 import { runAction, openArtifact, assertIsolation, type ActionRunResult } from '../helpers/action-run.ts';
 import { ensureDist } from '../helpers/dist.ts';
 import { pullRequestEvent, pushEvent } from '../helpers/events.ts';
@@ -53,7 +56,10 @@ const s = suite<Ctx>('action: one check for both faces (caches, isolation)');
 s.before(async (ctx) => {
   ctx.index = await ensureDist();
   ctx.remote = makeGitRemote();
-  ctx.gh = await new FakeGitHub({ pulls: [{ number: 9, headSha: SHA_PR }], gitRemote: ctx.remote.bare, checkResponses: true }).start();
+  ctx.gh = await new FakeGitHub({
+    tokens: { ghs_writer: { login: 'github-actions[bot]', type: 'Bot', installation: true }, ghs_readonly: { login: 'github-actions[bot]', type: 'Bot', installation: true, readOnly: true } },
+    pulls: [{ number: 9, headSha: SHA_PR, headRepo: 'mallory/mlir-air' }], gitRemote: ctx.remote.bare, checkResponses: true,
+  }).start();
   ctx.runId = 8000;
   ctx.cache = join(ctx.remote.root, 'runner-cache');
   mkdirSync(ctx.cache);
@@ -96,41 +102,22 @@ s('a trusted push stores the kernel and the reference cache after the verdict, a
   // And the documents the docs PR records.
   const doc = ctx.remote.show(`npu-block-gate/phase2/${MODEL}`, `${MODEL}/docs/development_progress/phase2_block.md`) ?? '';
   assert.match(doc, new RegExp(`\\| probe isolation +\\| ${mode}: `));
+  // The docs PR, end to end: opened on the docs branch, its number and URL in the outputs.
+  const docsPr = ctx.gh.pulls.filter((p) => p.head === `npu-block-gate/phase2/${MODEL}`);
+  assert.is(docsPr.length, 1, show(r));
+  assert.is(r.outputs['docs-pr-number'], String(docsPr[0].number));
+  assert.is(r.outputs.g4, 'pass');
 });
 
-s('the next trusted push hits both caches and says so in the summary; nothing new is stored', async (ctx) => {
+s('the next trusted push, on a runner without a sandbox: both caches hit (nothing new stored), and the fallback to no isolation is a warning annotation, in the record too', async (ctx) => {
   const before = [entries(join(ctx.cache, 'kernels')), entries(join(ctx.cache, 'reference'))];
-  const r = await push(ctx);
+  const r = await push(ctx, { env: { PATH: pathWithoutSandbox() } });
   assert.is(r.code, 0, show(r));
   assert.match(r.stdout, /kernel cache: hit [0-9a-f]{12}/);
   assert.match(r.stdout, /reference cache hit [0-9a-f]{12}/);
   assert.match(r.summary, /\| kernel cache +\| hit/);
   assert.match(r.summary, /\| reference cache +\| hit /);
   assert.equal([entries(join(ctx.cache, 'kernels')), entries(join(ctx.cache, 'reference'))], before);
-});
-
-s('a pull request reads the caches but stores nothing; its comment names the isolation', async (ctx) => {
-  const before = [entries(join(ctx.cache, 'kernels')), entries(join(ctx.cache, 'reference'))];
-  ctx.runId += 1;
-  const r = await runAction({
-    index: ctx.index, workspace: ctx.remote.work, eventName: 'pull_request', payload: pullRequestEvent({ number: 9, headSha: SHA_PR }),
-    apiUrl: ctx.gh.url, runId: ctx.runId, artifactDir: join(ctx.remote.root, 'artifacts'),
-    // A prompt of its own: the reference cache misses, and an untrusted run must not store it.
-    inputs: { 'model-dir': MODEL, 'github-token': 'ghs_writer', 'cache-dir': ctx.cache, prompt: 'A pull request of its own' },
-  });
-  assert.is(r.code, 0, show(r));
-  assert.match(r.stdout, /caches: read only \(untrusted run/);
-  assert.equal([entries(join(ctx.cache, 'kernels')), entries(join(ctx.cache, 'reference'))], before);
-  const mode = expectedMode();
-  assert.is.not(mode, 'none', 'this machine isolates untrusted runs (bubblewrap is installed)');
-  const body = ctx.gh.commentsOn(9)[0]?.body ?? '';
-  assert.match(body, new RegExp(`\\| probe isolation +\\| ${mode}: `));
-  assert.is(r.outputs.isolation, mode);
-});
-
-s('a trusted run that falls back to no isolation says so as a warning annotation, in the record too', async (ctx) => {
-  const r = await push(ctx, { env: { PATH: pathWithoutSandbox() } });
-  assert.is(r.code, 0, show(r));
   assertIsolation(r, 'none');
   assert.is(r.outputs.isolation, 'none');
   const w = r.warnings.find((x) => /the probe ran without isolation/.test(x));
@@ -140,6 +127,61 @@ s('a trusted run that falls back to no isolation says so as a warning annotation
   assert.is(report.isolation.mode, 'none');
   assert.ok(report.warnings.some((x: { id: string }) => x.id === 'isolation'));
   assert.match(r.summary, /\| probe isolation +\| none: /);
+});
+
+/** Our own workflow commands: the only lines of stdout that may start one. */
+const OURS = /^::(error|warning|notice|debug|group|endgroup|add-mask)(\s[^:]*)?::/;
+
+/** Every line the runner would see (it splits on \r and \n) that starts a command, after the leading whitespace it trims. */
+const commandLines = (stdout: string) => stdout.split(/\r\n|\r|\n/).map((l) => l.replace(/^[\s\u0085\u180e\u200b-\u200d\u2060\ufeff]*/, '')).filter((l) => l.startsWith('::') || l.startsWith('##['));
+
+s('a fork pull request: isolated, reads the caches and stores nothing, writes nothing, its prompt is the prompt, and its model code cannot start a workflow command', async (ctx) => {
+  const before = [entries(join(ctx.cache, 'kernels')), entries(join(ctx.cache, 'reference'))];
+  const calls = ctx.gh.calls.length;
+  // The PR's model code writes straight to the probe's stderr, past the probe's own logging.
+  const prefill = join(ctx.remote.model('tiny_llama'), 'tiny_llama_prefill.py');
+  appendFileSync(prefill, '\nimport os as _os\n_os.write(2, b"::stop-commands::pwned\\nok\\r::error::forged-from-tree\\n  ::set-output name=outcome::pass\\n##[error]forged-v1\\n\\xc2\\xa0::warning::forged-nbsp\\n")\n');
+  // A prompt of its own (the reference cache misses, and an untrusted run must not store it) that
+  // looks like the probe's options.
+  const prompt = '--out=/tmp/elsewhere --no-bisect The capital of France is';
+  try {
+    ctx.runId += 1;
+    const r = await runAction({
+      index: ctx.index, workspace: ctx.remote.work, eventName: 'pull_request', payload: pullRequestEvent({ number: 9, headSha: SHA_PR, fork: true }),
+      apiUrl: ctx.gh.url, runId: ctx.runId, artifactDir: join(ctx.remote.root, 'artifacts'),
+      inputs: { 'model-dir': MODEL, 'github-token': 'ghs_readonly', 'cache-dir': ctx.cache, prompt },
+      // A stale tail: our FAIL annotations must still work after the tree's forged output.
+      env: { AIR_MINI_INJECT: 'stale_tail' },
+    });
+    assert.is(r.code, 1, show(r));
+    assert.is(r.outputs.outcome, 'fail');
+    // Isolated, as every rendering says.
+    assertIsolation(r, 'isolated');
+    // The caches: read, never written.
+    assert.match(r.stdout, /caches: read only \(untrusted run/);
+    assert.equal([entries(join(ctx.cache, 'kernels')), entries(join(ctx.cache, 'reference'))], before);
+    // No write, not even an attempted one; said once.
+    assert.is(ctx.gh.calls.slice(calls).filter((c) => c.method !== 'GET' && c.route !== 'POST /graphql').length, 0, 'not even an attempted write');
+    assert.is(r.notices.filter((n) => /skipping every GitHub write/.test(n)).length, 1, r.notices.join('\n'));
+    assert.is(r.outputs['comment-url'], '');
+    assert.equal(ctx.remote.branches().filter((b) => b !== `npu-block-gate/phase2/${MODEL}`), ['main'], 'nothing pushed');
+    // The prompt is the prompt, not an option of the probe.
+    const report = JSON.parse(readFileSync(r.outputs['report-path'], 'utf8'));
+    assert.is(report.prompt.text, prompt);
+    assert.not.ok(existsSync('/tmp/elsewhere/probe.json'));
+    assert.ok(r.outputs['run-dir'].startsWith(r.runnerTemp), 'the run dir is where the Action put it');
+    // The tree's output reached the log, inert; our own annotations still work.
+    assert.match(r.stdout, 'stop-commands', show(r));
+    for (const l of commandLines(r.stdout)) {
+      assert.ok(OURS.test(l), `a foreign workflow command reached stdout: ${JSON.stringify(l.slice(0, 120))}`);
+      assert.not.match(l, /^::[a-z-]+(\s[^:]*)?::(forged|pwned|step)/, `a foreign command reached stdout: ${JSON.stringify(l.slice(0, 160))}`);
+    }
+    assert.not.match(r.stderr, /^::/m);
+    assert.ok(r.errors.some((e) => /per-position/i.test(e)), r.errors.join(' | '));
+    assert.not.ok(r.errors.some((e) => /forged/.test(e)));
+  } finally {
+    git(ctx.remote.work, ['checkout', '--', prefill]);
+  }
 });
 
 s.run();

@@ -1,11 +1,12 @@
-// The fleet end to end (issue 19), as a workflow runs it: `mode: affected` names the matrix,
-// every leg runs `mode: probe` on its "runner" (two NPU generations; one leg's runner is broken),
+// The fleet (issue 19), as a workflow runs it: `mode: affected` names the matrix, every leg runs
+// `mode: probe` on its "runner" (two NPU generations; one leg's runner is broken: in this process,
+// the probe answered by the port with a recorded run dir: test/helpers/action-here.ts),
 // and one `mode: summary` job judges every leg's run dir and answers once: one sticky comment, one
 // job summary, one docs PR with a commit per model. A second push updates the comment in place.
 // Against the local OpenAPI-checked GitHub and a real bare git remote.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { appendFileSync, chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, cpSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { FakeGitHub } from '../helpers/github-server.ts';
 import { makeGitRemote, git, type GitRemote } from '../helpers/git-remote.ts';
@@ -13,6 +14,14 @@ import { runAction, openArtifact, type ActionRunResult } from '../helpers/action
 import { ensureDist } from '../helpers/dist.ts';
 import { pullRequestEvent } from '../helpers/events.ts';
 import { readHistory } from '../../src/docs/phase2.ts';
+import { InputError } from '../../src/errors.ts';
+import type { Ports } from '../../src/github/ports.ts';
+import type { Probed } from '../../src/check/index.ts';
+import type { NpuFacts } from '../../src/npu/generation.ts';
+import { runHere, type Ran } from '../helpers/action-here.ts';
+import { REPO } from '../helpers/airmini.ts';
+import { factsOf, promptSets } from '../../src/fleet/plans.ts';
+import { fixture } from '../helpers/rundir.ts';
 
 const L = 'programming_examples/llms';
 const PR = 31;
@@ -28,24 +37,10 @@ interface Ctx {
   gh: FakeGitHub;
   artifacts: string;
   index: string;
-  /** Fake xrt-smi per runner label (a dir for PATH), as each runner's NPU would answer. */
-  bins: Record<string, string>;
   commentId: number;
 }
 
 const s = suite<Ctx>('action: the fleet (affected -> matrix of probe legs -> one summary)');
-
-/** An `xrt-smi examine` as XRT 2.19 prints it for this device name. */
-function fakeXrtSmi(dir: string, device: string): void {
-  mkdirSync(dir, { recursive: true });
-  const text = [
-    'System Configuration', '  OS Name              : Linux', '',
-    'XRT', '  Version              : 2.19.0', '  amdxdna              : 2.19.0_20250330, 7c1d273ef9946848a9f236f1216cfda10d9465cb', '  NPU Firmware Version : 1.0.0.63', '',
-    'Device(s) Present', '|BDF             |Name          |', '|----------------|--------------|', `|[0000:c5:00.1]  |${device}  |`, '',
-  ].join('\n');
-  writeFileSync(join(dir, 'xrt-smi'), `#!/bin/sh\ncat <<'EOF'\n${text}\nEOF\n`);
-  chmodSync(join(dir, 'xrt-smi'), 0o755);
-}
 
 function prPayload(head: string, base: string) {
   const p = pullRequestEvent({ number: PR, headSha: head });
@@ -64,21 +59,59 @@ function push(ctx: Ctx, files: string[], note: string): string {
   return head;
 }
 
-async function affected(ctx: Ctx, runId: number, head: string): Promise<ActionRunResult> {
-  return runAction({
-    index: ctx.index, workspace: ctx.remote.work, eventName: 'pull_request', runId, job: 'affected', sha: head,
-    payload: prPayload(head, ctx.remote.baseSha), apiUrl: ctx.gh.url, artifactDir: ctx.artifacts,
-    inputs: { mode: 'affected', runners: RUNNERS.join(','), 'github-token': '' },
+/** `probe plans` of examples/air-mini's three models, recorded (test/fixtures/fleet/air-mini-plans.json,
+ * its air root written <air-root>): what each model's check reads. test/fleet/affected.test.ts runs the real one. */
+const PLANS = JSON.parse(readFileSync(join(REPO, 'test/fixtures/fleet/air-mini-plans.json'), 'utf8')).plans as { model_dir: string; plan: Record<string, unknown> }[];
+
+/** The port of an affected job: the recorded plans, nothing else. */
+const planPorts: Ports = {
+  check: () => { throw new Error('mode affected runs no check()'); },
+  probe: () => { throw new Error('mode affected runs no probe'); },
+  fetchRunDir: () => { throw new Error('mode affected fetches no run dir'); },
+  plans: async (airRoot, names) => names.map((name) => {
+    const p = PLANS.find((x) => x.model_dir.endsWith(`/${name}`));
+    if (!p) throw new Error(`no recorded plan for ${name}`);
+    return factsOf(name, p.plan, airRoot, promptSets(airRoot));
+  }),
+};
+
+/** mode affected, in this process (its plans recorded: no Python). */
+async function affected(ctx: Ctx, runId: number, head: string, payload: unknown = prPayload(head, ctx.remote.baseSha)): Promise<Ran> {
+  return runHere({
+    workspace: ctx.remote.work, eventName: 'pull_request', runId, job: 'affected', sha: head, payload, apiUrl: ctx.gh.url, artifactDir: ctx.artifacts,
+    inputs: { mode: 'affected', runners: RUNNERS.join(','), 'github-token': '' }, ports: planPorts,
   });
 }
 
-async function leg(ctx: Ctx, runId: number, head: string, l: { model: string; runner: string }, broken = false): Promise<ActionRunResult> {
-  return runAction({
-    index: ctx.index, workspace: ctx.remote.work, eventName: 'pull_request', runId, job: 'legs', sha: head,
-    payload: prPayload(head, ctx.remote.baseSha), apiUrl: ctx.gh.url, artifactDir: ctx.artifacts,
+/** The NPU each runner label's probe finds (its xrt-smi: test/python/test_probe_npu.py holds that reading). */
+const NPU_OF: Record<string, NpuFacts> = {
+  'npu-phoenix': { generation: 'phoenix', name: 'RyzenAI-npu1', pci: null, bdf: '0000:c5:00.1', driver: '2.19.0_20250330', firmware: '1.0.0.63', xrt: '2.19.0', source: 'name' },
+  'npu-strix': { generation: 'strix', name: 'NPU Strix', pci: null, bdf: '0000:c5:00.1', driver: '2.19.0_20250330', firmware: '1.0.0.63', xrt: '2.19.0', source: 'name' },
+};
+
+/**
+ * A leg: mode probe on its runner, in this process, the probe answered by the port with a recorded
+ * run dir (the leg's model, the NPU its runner has); everything after the probe (github.json, the
+ * artifact, the summary, the outputs) is the Action's own. A broken runner's probe cannot start its Python.
+ */
+async function leg(ctx: Ctx, runId: number, head: string, l: { model: string; runner: string }, broken = false): Promise<Ran> {
+  const ports: Ports = {
+    check: () => { throw new Error('a leg runs no check()'); },
+    fetchRunDir: () => { throw new Error('a leg fetches no run dir'); },
+    plans: () => { throw new Error('a leg makes no plans'); },
+    probe: async (plan) => {
+      if (broken) throw new InputError('/nonexistent/bin/python3: no such Python (the probe needs a Python with numpy)');
+      const name = l.model.split('/').pop()!;
+      const f = fixture({ probe: (p) => { p.model.name = name; p.model.dir = l.model; p.environment.npu = NPU_OF[l.runner]; } });
+      cpSync(f.runDir, plan.runDir, { recursive: true });
+      return { runDir: plan.runDir, isolation: { mode: 'namespace', detail: 'bubblewrap: user+pid+mount+ipc+net namespaces, private /proc, read-only root', source: 'this run' } } as Probed;
+    },
+  };
+  return runHere({
+    workspace: ctx.remote.work, eventName: 'pull_request', runId, job: 'legs', sha: head, payload: prPayload(head, ctx.remote.baseSha), apiUrl: ctx.gh.url,
+    artifactDir: ctx.artifacts, ports,
     // toJSON(matrix) as the runner renders it: pretty-printed.
-    inputs: { mode: 'probe', 'model-dir': l.model, matrix: JSON.stringify(l, null, 2), 'github-token': '', 'artifact-name': PREFIX, ...(broken ? { python: '/nonexistent/bin/python3' } : {}) },
-    env: { PATH: `${ctx.bins[l.runner]}:${process.env.PATH ?? '/usr/bin:/bin'}` },
+    inputs: { mode: 'probe', 'model-dir': l.model, matrix: JSON.stringify(l, null, 2), 'github-token': '', 'artifact-name': PREFIX },
   });
 }
 
@@ -94,11 +127,6 @@ s.before(async (ctx) => {
   ctx.index = await ensureDist();
   ctx.remote = makeGitRemote();
   ctx.artifacts = join(ctx.remote.root, 'artifacts');
-  // Inside the checkout: the probe's sandbox has a private /tmp but sees the tree.
-  ctx.bins = { 'npu-phoenix': join(ctx.remote.work, '.runner-bin/phoenix'), 'npu-strix': join(ctx.remote.work, '.runner-bin/strix') };
-  fakeXrtSmi(ctx.bins['npu-phoenix'], 'RyzenAI-npu1');
-  fakeXrtSmi(ctx.bins['npu-strix'], 'NPU Strix');
-  appendFileSync(join(ctx.remote.work, '.git/info/exclude'), '.runner-bin/\n');
   git(ctx.remote.work, ['checkout', '--quiet', '-b', 'feature']);
   ctx.gh = await new FakeGitHub({ gitRemote: ctx.remote.bare, pulls: [{ number: PR, headSha: '0'.repeat(40), head: 'feature' }], checkResponses: true }).start();
 });
@@ -110,7 +138,7 @@ s.after(async (ctx) => {
 s('a pull request: affected names two models (x two runner labels), three legs probe and one errors, one summary answers', async (ctx) => {
   const head = push(ctx, [`${L}/tiny_llama/tiny_llama_prefill.py`, `${L}/tiny_qwen3/tiny_qwen3_prefill.py`, 'README.md'], 'first change');
   const a = await affected(ctx, 7001, head);
-  assert.is(a.code, 0, show(a));
+  assert.is(a.exitCode, 0, a.stdout);
   assert.equal(JSON.parse(a.outputs.models), [`${L}/tiny_llama`, `${L}/tiny_qwen3`]);
   assert.is(a.outputs.count, '2');
   const matrix = JSON.parse(a.outputs.matrix) as { include: { model: string; runner: string }[] };
@@ -123,11 +151,11 @@ s('a pull request: affected names two models (x two runner labels), three legs p
   for (const l of matrix.include) {
     const r = await leg(ctx, 7001, head, l, broken(l));
     if (broken(l)) {
-      assert.is(r.outputs.outcome, 'error', show(r));
+      assert.is(r.outputs.outcome, 'error', r.stdout);
       // Its artifact carries the error for the summary (github.json probe_error).
       const meta = JSON.parse(readFileSync(join(await openArtifact(ctx.artifacts, 7001, r.outputs['artifact-name']), 'github.json'), 'utf8'));
       assert.match(meta.probe_error.message, /nonexistent/);
-    } else assert.is(r.outputs.outcome, 'probed', show(r));
+    } else assert.is(r.outputs.outcome, 'probed', r.stdout);
   }
   assert.is(ctx.gh.calls.length, 0, 'the legs hold no token');
 
@@ -181,7 +209,7 @@ s('a pull request: affected names two models (x two runner labels), three legs p
 s('a second push: the same comment is updated in place, the docs PR updated, nothing duplicated', async (ctx) => {
   const head = push(ctx, [`${L}/tiny_llama/tiny_llama_prefill.py`], 'second change');
   const a = await affected(ctx, 7002, head);
-  assert.is(a.code, 0, show(a));
+  assert.is(a.exitCode, 0, a.stdout);
   // The pull request as a whole (base...head) still touches both models.
   const matrix = JSON.parse(a.outputs.matrix) as { include: { model: string; runner: string }[] };
   assert.is(matrix.include.length, 4);
@@ -221,12 +249,8 @@ function openPr(ctx: Ctx, number: number, branch: string, files: string[]): stri
 
 s('a documentation-only pull request affects no model: no legs, and the summary says there was nothing to judge', async (ctx) => {
   const head = openPr(ctx, 32, 'docs-only', [`${L}/tiny_llama/docs/notes.md`, 'README.md']);
-  const a = await runAction({
-    index: ctx.index, workspace: ctx.remote.work, eventName: 'pull_request', runId: 7101, job: 'affected', sha: head,
-    payload: { ...prPayload(head, ctx.remote.baseSha), number: 32, pull_request: { ...prPayload(head, ctx.remote.baseSha).pull_request, number: 32 } },
-    apiUrl: ctx.gh.url, artifactDir: ctx.artifacts, inputs: { mode: 'affected', runners: RUNNERS.join(','), 'github-token': '' },
-  });
-  assert.is(a.code, 0, show(a));
+  const a = await affected(ctx, 7101, head, { ...prPayload(head, ctx.remote.baseSha), number: 32, pull_request: { ...prPayload(head, ctx.remote.baseSha).pull_request, number: 32 } });
+  assert.is(a.exitCode, 0, a.stdout);
   assert.equal([a.outputs.count, a.outputs.models, a.outputs.matrix], ['0', '[]', '{"include":[]}']);
   assert.match(a.summary, /2 changed files, none read by a model's check: no model to check\./);
   const r = await runAction({
@@ -242,15 +266,12 @@ s('a documentation-only pull request affects no model: no legs, and the summary 
 s('a leg that never reported is named as missing, not judged, and fails the step as an error', async (ctx) => {
   const head = openPr(ctx, 33, 'qwen25', [`${L}/tiny_qwen25/tiny_qwen25_prefill.py`]);
   const payload = { ...prPayload(head, ctx.remote.baseSha), number: 33, pull_request: { ...prPayload(head, ctx.remote.baseSha).pull_request, number: 33 } };
-  const a = await runAction({ index: ctx.index, workspace: ctx.remote.work, eventName: 'pull_request', runId: 7201, job: 'affected', sha: head, payload, apiUrl: ctx.gh.url, artifactDir: ctx.artifacts, inputs: { mode: 'affected', runners: RUNNERS.join(','), 'github-token': '' } });
+  const a = await affected(ctx, 7201, head, payload);
   const matrix = JSON.parse(a.outputs.matrix) as { include: { model: string; runner: string }[] };
   assert.equal(matrix.include, RUNNERS.map((runner) => ({ model: `${L}/tiny_qwen25`, runner })));
   // Only the Phoenix runner picks its leg up; the Strix runner is offline.
-  const l = await runAction({
-    index: ctx.index, workspace: ctx.remote.work, eventName: 'pull_request', runId: 7201, job: 'legs', sha: head, payload, apiUrl: ctx.gh.url, artifactDir: ctx.artifacts,
-    inputs: { mode: 'probe', 'model-dir': matrix.include[0].model, matrix: JSON.stringify(matrix.include[0]), 'github-token': '', 'artifact-name': PREFIX },
-  });
-  assert.is(l.outputs.outcome, 'probed', show(l));
+  const l = await leg(ctx, 7201, head, matrix.include[0]);
+  assert.is(l.outputs.outcome, 'probed', l.stdout);
   const r = await runAction({ index: ctx.index, workspace: ctx.remote.work, eventName: 'pull_request', runId: 7201, job: 'summary', sha: head, payload, apiUrl: ctx.gh.url, artifactDir: ctx.artifacts, inputs: { mode: 'summary', legs: a.outputs.matrix, 'github-token': 'ghs_writer', 'artifact-name': PREFIX } });
   assert.is(r.code, 1, show(r));
   assert.equal([r.outputs.outcome, r.outputs.passed, r.outputs.missing], ['error', '1', '1']);

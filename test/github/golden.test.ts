@@ -7,8 +7,8 @@ import * as assert from 'uvu/assert';
 import { existsSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { REPO } from '../helpers/airmini.ts';
-import { fakeReport, fakeMetrics, fakeLens, fakeTwinsBisect, fakeComparison } from '../helpers/report.ts';
-import { hidingOf, lensWarning } from '../../src/lens/judge.ts';
+import { fakeReport } from '../helpers/report.ts';
+import { failing, failingTwins, hiddenRope, hostile, hostileTwins, passing, positions } from '../helpers/results.ts';
 import { renderMarkdown } from '../../src/report/markdown.ts';
 import { renderTerminal } from '../../src/report/terminal.ts';
 import { commentContent, docsPreview, docsPrText, judgedLine, probedSummary, summaryText } from '../../src/report/github.ts';
@@ -37,109 +37,20 @@ function golden(name: string, actual: string): void {
   assert.fixture(actual, readFileSync(path, 'utf8'), name);
 }
 
-function passing(): Report {
-  return fakeReport(fakeMetrics(), { isolation: { mode: 'namespace', detail: 'bubblewrap: user+pid+mount+net namespaces, private /proc, read-only root', source: 'this run' } });
-}
-
-function failing(): Report {
-  const m = fakeMetrics({ cosines: [0.999, 0.998, 0.91, 0.85], whole: 0.97 });
-  m.perPosition.badRuns = [{ start: 2, end: 3, length: 2 }];
-  const r = fakeReport(m);
-  r.warnings = [{ id: 'sqnr', message: 'SQNR 21.3 dB is under the 40 dB "very good" bar (informational)' }];
-  r.integration!.workarounds = [{ id: 'non_1024_aligned', detail: 'emb_dim 896 is not a multiple of 1024', prerequisite: 'Phase 4/5 prerequisite: pad the GEMM N dimension' }];
-  r.bisect = {
-    available: true, reason: 'swapping o_proj to the CPU brings the block above threshold', hook: 'bisect_steps',
-    steps: [
-      { step: 'q_proj', kernel: 'rms_gemms_rope', cpuEquivalent: 'numpy GEMM', ...fakeComparison(0.97, 0.85), fixes: false },
-      { step: 'o_proj', kernel: 'o_ffn', cpuEquivalent: 'numpy GEMM', ...fakeComparison(0.9999, 0.9995), fixes: true },
-    ],
-    offender: { step: 'o_proj', kernel: 'o_ffn', hint: { boundary: 'o_proj', cause: 'a stale tail tile', where: 'the O GEMM launch' } as any },
-    situation: null,
-  };
-  return r;
-}
-
-function hostile(): Report {
-  const H = '<img src=x> **b** [l](https://evil.example) @mallory #1 <!-- | ` \r::error::x';
-  const r = failing();
-  r.model.name = H;
-  r.prompt = { ...r.prompt!, style: H, source: H };
-  r.integration = { ...r.integration!, entry: H, reason: H, kernels: [H, 'ok_kernel'], workarounds: [{ id: H, detail: H, prerequisite: H }] };
-  r.bisect!.steps[0].step = H;
-  r.bisect!.offender = { step: H, kernel: H, hint: null };
-  r.warnings.push({ id: H, message: H });
-  r.error = null;
-  return r;
-}
-
-function hostileTwins(): Report {
-  const H = '<img src=x> **b** [l](https://evil.example) @mallory #1 <!-- | ` \r::error::x';
-  const r = failingTwins();
-  r.emulate = { runtime: H, inject: H };
-  r.lens!.rows[5].name = H;
-  r.lens!.rows[5].step = H;
-  r.lens!.rows[5].launch = H;
-  r.lens!.firstBelow = { ...r.lens!.firstBelow!, name: H, step: H, producedBy: H };
-  r.lens!.unpaired = [{ name: H, side: 'npu', reason: H }];
-  const b = r.bisect!;
-  b.launches![0].launch = H;
-  b.launches![0].buffers[1].buffer = H;
-  b.launches![0].buffers[1].stage = H;
-  b.launchOffender = { ...b.launchOffender!, launch: H, buffer: H, boundary: H, stage: H };
-  b.steps[0].step = H;
-  b.steps[0].swapped = [H];
-  b.offender = { step: H, kernel: H, hint: null };
-  return r;
-}
-
-/** An emulated run whose RoPE bug passes the gates (near-uniform attention): the lens names and warns, the launch bisect locates. */
-function hiddenRope(): Report {
-  const r = fakeReport(fakeMetrics({ cosines: [1, 0.99986, 0.9995, 0.99961, 0.9994, 0.99883], whole: 0.999672 }));
-  r.emulate = { runtime: 'npu-block-gate emulated air runtime (CPU twins)', inject: 'interleaved_rope' };
-  r.lens = fakeLens({ cos: { q_roped: [0.893943, 0.780106], k_roped: [0.882169, 0.768656] } });
-  r.lens = { ...r.lens, hiding: hidingOf(r.lens.rows, r.lens.threshold, true) };
-  r.warnings = [lensWarning(r.lens)!];
-  r.bisect = fakeTwinsBisect({ blockPasses: true });
-  return r;
-}
-
-/** An emulated run failing G1/G2 at a transposed Q weight: the swap forward names the ELF too. */
-function failingTwins(): Report {
-  const m = fakeMetrics({ cosines: [0.999, 0.95, 0.91, 0.85], whole: 0.96 });
-  m.perPosition.badRuns = [{ start: 1, end: 3, length: 3 }];
-  const r = fakeReport(m);
-  r.emulate = { runtime: 'npu-block-gate emulated air runtime (CPU twins)', inject: 'transposed_q_weight' };
-  r.lens = fakeLens({ rows: 4, cos: { q: [0.0138, -0.0858], q_roped: [0.0141, -0.08], attn_out: [0.95, 0.85], ffn_out: [0.96, 0.85] } });
-  r.bisect = fakeTwinsBisect({ bad: 'q' });
-  return r;
-}
-
-/** --positions 2048 on a real NPU run: q_roped drifts with position (the RoPE frequencies), ffn_out passes. */
-function positions(): Report {
-  const n = 2048;
-  const r = fakeReport(fakeMetrics({ cosines: Array.from({ length: n }, (_, i) => 0.9999 - 0.0004 * (i / n)), whole: 0.9998, realLen: n, npuRows: n }));
-  r.prompt = { ...r.prompt!, real_len: n, padded_len: n, positions: { requested: n, real_len: n, prompt_tokens: 9, method: 'repeated', set: 'verify/prompts/instruct.txt', prompts_used: 56, cycles: 6, text_chars: 5084 } };
-  const drift = (name: string, i: number) => (name === 'q_roped' || name === 'k_roped' ? 1 - 0.12 * (i / n) ** 2 : 0.99995);
-  r.lens = fakeLens({ rows: n, emulated: false, cos: { q_roped: [0.97, 0.88], k_roped: [0.971, 0.88] }, perRow: drift });
-  r.lens = { ...r.lens, hiding: hidingOf(r.lens.rows, r.lens.threshold, true) };
-  r.warnings = [lensWarning(r.lens)!];
-  return r;
-}
-
-test('the lens and the twins bisect: a hidden RoPE bug (pass), a transposed Q weight (fail), --positions', () => {
-  const h = hiddenRope();
+test('the lens and the twins bisect: a hidden RoPE bug (pass), a transposed Q weight (fail), --positions', async () => {
+  const h = await hiddenRope();
   golden('lens.comment.md', commentContent(h, { modelKey: 'programming_examples/llms/llama32_1b', runUrl: RUN, artifactUrl: ART, preview: false }));
   golden('lens.summary.md', summaryText(h, { artifactUrl: ART }));
   golden('lens.doc.md', renderMarkdown(h, { flavor: 'doc' }));
   golden('lens.terminal.txt', renderTerminal(h));
-  const f = failingTwins();
+  const f = await failingTwins();
   golden('twins.comment.md', commentContent(f, { modelKey: 'programming_examples/llms/llama32_1b', runUrl: RUN, preview: false }));
   golden('twins.terminal.txt', renderTerminal(f));
-  const p = positions();
+  const p = await positions();
   golden('positions.comment.md', commentContent(p, { modelKey: 'programming_examples/llms/llama32_1b', runUrl: RUN, preview: false }));
   golden('positions.terminal.txt', renderTerminal(p));
   // The document block carries no timings: the same result renders to the same bytes.
-  assert.is(renderMarkdown(hiddenRope(), { flavor: 'doc' }), renderMarkdown(h, { flavor: 'doc' }));
+  assert.is(renderMarkdown(await hiddenRope(), { flavor: 'doc' }), renderMarkdown(h, { flavor: 'doc' }));
 });
 
 test('a passing report: summary, comment (with the preview), phase2_block.md block, terminal', () => {
@@ -163,11 +74,11 @@ test('an error report is never a FAIL', () => {
   golden('error.terminal.txt', renderTerminal(r));
 });
 
-test('a report full of hostile strings renders inert', () => {
+test('a report full of hostile strings renders inert', async () => {
   const r = hostile();
   golden('hostile.comment.md', commentContent(r, { modelKey: KEY, runUrl: RUN, preview: true }));
   golden('hostile.terminal.txt', renderTerminal(r));
-  const t = hostileTwins();
+  const t = await hostileTwins();
   const c = commentContent(t, { modelKey: KEY, runUrl: RUN, preview: false });
   golden('hostile-twins.comment.md', c);
   golden('hostile-twins.terminal.txt', renderTerminal(t));

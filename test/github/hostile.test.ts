@@ -1,16 +1,20 @@
-// A run dir and a model tree written by an attacker (DESIGN.md "Trust"): every string in them is
-// hostile, and none may change the structure of the PR comment or the job summary, notify anyone,
-// link anywhere, or start a workflow command on the runner's stdout.
+// A run dir written by an attacker (DESIGN.md "Trust"): every string in it is hostile, and none may
+// change the structure of the PR comment or the job summary, notify anyone, link anywhere, or start
+// a workflow command on the runner's stdout. (A hostile model tree's own output: the fork pull
+// request end to end, action-check.test.ts.)
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { copyFileSync, mkdirSync, readFileSync, writeFileSync, appendFileSync } from 'node:fs';
+import { copyFileSync, cpSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { FakeGitHub } from '../helpers/github-server.ts';
 import { makeGitRemote, git, type GitRemote } from '../helpers/git-remote.ts';
-import { runAction, tamperedCopy, assertIsolation, type ActionRunResult } from '../helpers/action-run.ts';
+import { runAction, tamperedCopy, type ActionRunResult } from '../helpers/action-run.ts';
 import { ensureDist } from '../helpers/dist.ts';
 import { pullRequestEvent, workflowRunEvent } from '../helpers/events.ts';
-import { lcg, npyOf } from '../helpers/rundir.ts';
+import { COLS, fixture, lcg, npyOf, PADDED, REAL_LEN, refValues } from '../helpers/rundir.ts';
+import { runHere } from '../helpers/action-here.ts';
+import type { Ports } from '../../src/github/ports.ts';
+import type { Probed } from '../../src/check/index.ts';
 
 const MODEL = 'programming_examples/llms/tiny_llama';
 const SHA = '7'.repeat(40);
@@ -101,14 +105,29 @@ s.before(async (ctx) => {
   ctx.artifacts = join(ctx.remote.root, 'artifacts');
   ctx.gh = await new FakeGitHub({ pulls: [{ number: PR, headSha: SHA }], checkResponses: true }).start();
   ctx.runId = 7100;
-  // A failing probe (so the bisect and the FAIL annotations are in play), uploaded by mode probe.
-  const r = await runAction({
-    index: ctx.index, workspace: ctx.remote.work, eventName: 'pull_request', runId: 7000, job: 'probe',
-    payload: pullRequestEvent({ number: PR, headSha: SHA }), apiUrl: ctx.gh.url, artifactDir: ctx.artifacts,
-    inputs: { 'model-dir': MODEL, mode: 'probe', 'github-token': '' }, env: { AIR_MINI_INJECT: 'stale_tail' },
+  // A failing probe (a stale tail: so the bisect and the FAIL annotations are in play), uploaded by
+  // mode probe, run in this process with the probe answered by the port from a recorded run dir (no Python).
+  const ref = refValues();
+  const stale = fixture({
+    ref, npu: [...ref.map((row, i) => (i === REAL_LEN - 1 ? row.map((v, j) => (j % 2 ? v : -v)) : row)), ...refValues(PADDED - REAL_LEN, COLS, 3)],
+    probe: (p) => { p.model.name = 'tiny_llama'; p.model.dir = MODEL; },
   });
-  assert.is(r.code, 0, show(r));
-  assertIsolation(r, 'isolated');
+  const ports: Ports = {
+    check: () => { throw new Error('mode probe runs no check()'); },
+    fetchRunDir: () => { throw new Error('mode probe fetches no run dir'); },
+    plans: () => { throw new Error('mode probe makes no plans'); },
+    probe: async (plan) => {
+      cpSync(stale.runDir, plan.runDir, { recursive: true });
+      return { runDir: plan.runDir, isolation: { mode: 'namespace', detail: 'bubblewrap: user+pid+mount+ipc+net namespaces, private /proc, read-only root', source: 'this run' } } as Probed;
+    },
+  };
+  const r = await runHere({
+    workspace: ctx.remote.work, eventName: 'pull_request', runId: 7000, job: 'probe', sha: SHA,
+    payload: pullRequestEvent({ number: PR, headSha: SHA }), apiUrl: ctx.gh.url, artifactDir: ctx.artifacts,
+    inputs: { 'model-dir': MODEL, mode: 'probe', 'github-token': '' }, ports,
+  });
+  assert.is(r.exitCode, 0, r.stdout);
+  assert.is(r.outputs.outcome, 'probed', r.stdout);
   ctx.probeArtifact = r.outputs['artifact-name'];
 });
 s.after(async (ctx) => {
@@ -242,36 +261,5 @@ s("a probe job's error message is foreign text too: ERROR, rendered inert", asyn
 
 s.run();
 
-// ---------------------------------------------------------------------------------------------
-const tree = suite<{ remote: GitRemote; gh: FakeGitHub; index: string }>('hostile model tree in mode full');
-
-tree.before(async (ctx) => {
-  ctx.index = await ensureDist();
-  ctx.remote = makeGitRemote();
-  ctx.gh = await new FakeGitHub({ pulls: [{ number: 8, headSha: SHA }], checkResponses: true }).start();
-  // The PR's model code writes straight to the probe's stderr, past the probe's own logging.
-  appendFileSync(
-    join(ctx.remote.model('tiny_llama'), 'tiny_llama_prefill.py'),
-    '\nimport os as _os\n_os.write(2, b"::stop-commands::pwned\\nok\\r::error::forged-from-tree\\n  ::set-output name=outcome::pass\\n##[error]forged-v1\\n\\xc2\\xa0::warning::forged-nbsp\\n")\n',
-  );
-});
-tree.after(async (ctx) => {
-  await ctx.gh?.stop();
-  assert.equal(ctx.gh.problems, []);
-});
-
-tree("the probe's output cannot start a workflow command, and our FAIL annotations still work after it", async (ctx) => {
-  const r = await runAction({
-    index: ctx.index, workspace: ctx.remote.work, eventName: 'pull_request', payload: pullRequestEvent({ number: 8, headSha: SHA }),
-    apiUrl: ctx.gh.url, artifactDir: join(ctx.remote.root, 'artifacts'), inputs: { 'model-dir': MODEL, 'github-token': 'ghs_writer' },
-    env: { AIR_MINI_INJECT: 'stale_tail' },
-  });
-  assert.is(r.code, 1, show(r));
-  assert.match(r.stdout, 'stop-commands', show(r));
-  checkStdout(r);
-  assert.ok(r.errors.some((e) => /per-position/i.test(e)), r.errors.join(' | '));
-  assert.not.ok(r.errors.some((e) => /forged/.test(e)));
-  assert.is(r.outputs.outcome, 'fail');
-});
-
-tree.run();
+// A hostile model tree whose code writes workflow commands to the probe's stderr: the fork pull
+// request end to end in action-check.test.ts (the tree's output reaches the log inert).

@@ -258,12 +258,20 @@ export async function worker(seed: number, from: number, to: number, engine: 'js
   const dir = mkdtempSync(join(tmpdir(), 'nbg-fuzz-'));
   try {
     // Self-test of the parent's watchdog (test/fuzz.test.ts): "hang:I" never finishes case I,
-    // "abort:I" kills the process in case I, as a fault in the addon would.
-    const [fault, at] = (process.env.NPU_BLOCK_GATE_FUZZ_SELFTEST ?? '').split(':');
+    // "abort:I" kills the process in case I, as a fault in the addon would; with ";instant" every
+    // other case is judged "ok" without any work, so no real case's speed is in the self-test.
+    const [spec, ...flags] = (process.env.NPU_BLOCK_GATE_FUZZ_SELFTEST ?? '').split(';');
+    const [fault, at] = spec.split(':');
+    const instant = flags.includes('instant');
+    // "slowstart:S": the worker takes S seconds to start, as tsx can on a loaded machine.
+    const slow = Number(flags.find((f) => f.startsWith('slowstart:'))?.slice(10) ?? 0);
+    if (slow > 0) await new Promise((done) => setTimeout(done, slow * 1000));
+    // The parent's watchdog times cases from here: starting the process (tsx, the imports) is not a case.
+    process.stdout.write('ready\n');
     for (let i = from; i < to; i++) {
       if (String(i) === at && fault === 'hang') await new Promise(() => setInterval(() => {}, 1000));
       if (String(i) === at && fault === 'abort') process.kill(process.pid, 'SIGSEGV');
-      const out = await runCase(makeCase(seed, i), dir, engine);
+      const out = instant ? 'ok' : await runCase(makeCase(seed, i), dir, engine);
       process.stdout.write(`${i} ${out}\n`);
       if (i % 250 === 0) process.stdout.write(`rss ${process.resourceUsage().maxRSS * 1024}\n`);
     }
@@ -291,10 +299,12 @@ const WORKER = fileURLToPath(new URL('../../bench/fuzz.ts', import.meta.url));
 /**
  * Runs `cases` cases of `seed` on `engine` in worker processes. A case that prints nothing for
  * `hangSeconds` is a hang (the worker is killed); a worker that dies mid-case is a crash there.
- * Either way a new worker continues after that case.
+ * Either way a new worker continues after that case. A worker's start (up to its "ready") is not a
+ * case: it has `startSeconds` (default 300), so a slow start on a loaded machine is never a hang.
  */
-export async function fuzz(opts: { seed: number; cases: number; engine: 'js' | 'native'; hangSeconds?: number; onProgress?: (done: number) => void; env?: Record<string, string> }): Promise<FuzzSummary> {
+export async function fuzz(opts: { seed: number; cases: number; engine: 'js' | 'native'; hangSeconds?: number; startSeconds?: number; onProgress?: (done: number) => void; env?: Record<string, string> }): Promise<FuzzSummary> {
   const hangMs = (opts.hangSeconds ?? 20) * 1000;
+  const startMs = Math.max(hangMs, (opts.startSeconds ?? 300) * 1000);
   const s: FuzzSummary = { engine: opts.engine, seed: opts.seed, cases: opts.cases, ok: 0, input: 0, crashes: [], hangs: [], peakRss: 0, seconds: 0 };
   const t0 = Date.now();
   let next = 0;
@@ -305,12 +315,14 @@ export async function fuzz(opts: { seed: number; cases: number; engine: 'js' | '
     let stderr = '';
     child.stderr.on('data', (d) => { stderr = (stderr + d).slice(-2000); });
     let hung = false;
-    let timer = setTimeout(() => { hung = true; child.kill('SIGKILL'); }, hangMs);
+    let started = false;
+    let timer = setTimeout(() => { hung = true; child.kill('SIGKILL'); }, startMs);
     const lines = createInterface({ input: child.stdout });
     lines.on('line', (line) => {
       clearTimeout(timer);
       timer = setTimeout(() => { hung = true; child.kill('SIGKILL'); }, hangMs);
       const [head, ...rest] = line.split(' ');
+      if (head === 'ready') { started = true; return; }
       if (head === 'rss') { s.peakRss = Math.max(s.peakRss, Number(rest[0])); return; }
       const i = Number(head);
       const out = rest.join(' ');
@@ -327,7 +339,8 @@ export async function fuzz(opts: { seed: number; cases: number; engine: 'js' | '
     clearTimeout(timer);
     if (next < opts.cases && (hung || code !== 0)) {
       const c = makeCase(opts.seed, next);
-      if (hung) s.hangs.push({ index: next, format: c.format, mutations: c.mutations });
+      if (hung && !started) s.crashes.push({ index: next, format: c.format, mutations: c.mutations, message: `the worker did not start in ${startMs / 1000} s` });
+      else if (hung) s.hangs.push({ index: next, format: c.format, mutations: c.mutations });
       else s.crashes.push({ index: next, format: c.format, mutations: c.mutations, message: `worker died (${code === -1 ? 'signal' : `exit ${code}`}): ${stderr.trim().split('\n').pop() ?? ''}` });
       next++;
     } else if (code !== 0 && next >= opts.cases) {

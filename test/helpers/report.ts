@@ -2,9 +2,6 @@
 import type { Metrics } from '../../src/metrics/types.ts';
 import type { Report } from '../../src/record/report.ts';
 import { metricGates, documentationGate, outcomeOf } from '../../src/gates/evaluate.ts';
-import type { LensReport, LensRow } from '../../src/record/lens.ts';
-import { profileOf, scaleCause } from '../../src/lens/judge.ts';
-import { cleanBar, LENS_SCALE_WARN, wellBelow } from '../../src/seed/thresholds.ts';
 import type { BisectReport } from '../../src/record/bisect.ts';
 import type { Comparison } from '../../src/metrics/types.ts';
 
@@ -78,41 +75,7 @@ export function fakeReport(m: Metrics = fakeMetrics(), over: Partial<Report> = {
   };
 }
 
-// The lens and the twins bisect, as the judge builds them for an emulated real-tree run.
-
-const BOUNDARIES: [string, number, string, string][] = [
-  ['block_input', 0, 'input', 'rms_gemms_rope'], ['attn_norm', 1, 'RMSNorm', 'rms_gemms_rope'], ['q', 5, 'Q/K/V GEMM', 'rms_gemms_rope'],
-  ['k', 6, 'Q/K/V GEMM', 'rms_gemms_rope'], ['v', 7, 'Q/K/V GEMM', 'rms_gemms_rope'], ['q_roped', 10, 'RoPE', 'rms_gemms_rope'],
-  ['k_roped', 11, 'RoPE', 'rms_gemms_rope'], ['attn_out', 12, 'FlashAttention', 'o_ffn'], ['o_proj', 13, 'O GEMM', 'o_ffn'],
-  ['res1', 14, 'residual add', 'o_ffn'], ['ffn_norm', 15, 'RMSNorm', 'o_ffn'], ['gate', 16, 'Gate/Up GEMM', 'o_ffn'],
-  ['up', 17, 'Gate/Up GEMM', 'o_ffn'], ['swiglu', 18, 'SwiGLU', 'o_ffn'], ['down', 19, 'Down GEMM', 'o_ffn'], ['ffn_out', 20, 'residual add', 'o_ffn'],
-];
-
-/** A lens over the 16 boundaries of llama32_1b; `cos` overrides a boundary's [whole, per-position min]. */
-export function fakeLens(opts: { rows?: number; cos?: Record<string, [number, number]>; ratio?: Record<string, number>; threshold?: number; emulated?: boolean; perRow?: (name: string, i: number) => number } = {}): LensReport {
-  const threshold = opts.threshold ?? 0.99;
-  const n = opts.rows ?? 6;
-  const rows: LensRow[] = BOUNDARIES.map(([name, order, step, launch]) => {
-    const [whole, min] = opts.cos?.[name] ?? [0.99999, 0.99998];
-    const cosines = Array.from({ length: n }, (_, i) => opts.perRow?.(name, i) ?? (i === n - 1 ? min : whole));
-    return {
-      name, order, step, launch, producedBy: name === 'attn_out' ? 'flash_attn' : launch,
-      ...fakeComparison(whole, Math.min(...cosines), { rows: n, p5: min, normRatio: opts.ratio?.[name] ?? 1 }),
-      below: Math.min(whole, ...cosines) < threshold, drifts: Math.min(whole, ...cosines) < cleanBar(threshold), badRuns: [], profile: profileOf(cosines),
-      scaleOff: Math.abs((opts.ratio?.[name] ?? 1) - 1) > LENS_SCALE_WARN,
-    };
-  });
-  const named = (r: LensRow) => ({ name: r.name, order: r.order, step: r.step, launch: r.launch, producedBy: r.producedBy, wholeCosine: r.wholeCosine, perPositionMin: r.perPositionMin, hint: hintForStep(r.step, r.name, r.producedBy ?? '') });
-  const first = rows.find((r) => r.below);
-  const onset = rows.find((r) => r.drifts);
-  const off = rows.find((r) => r.scaleOff);
-  return {
-    threshold, wellBelow: wellBelow(threshold), cleanBar: cleanBar(threshold), emulated: opts.emulated ?? true,
-    source: 'launches', table: 'scripts/probe/elf_boundaries.json#llama32_1b', reference: 'hf-layer0-hooks/1',
-    rows, unpaired: [], firstBelow: first ? named(first) : null, onset: onset ? named(onset) : null, hiding: null,
-    scale: off ? { ...named(off), normRatio: off.normRatio, bar: LENS_SCALE_WARN, cause: scaleCause(off) } : null,
-  };
-}
+// The twins bisect, as the judge builds it for an emulated real-tree run (the lens: helpers/lens.ts, judged for real).
 
 /** A twins bisect of llama32_1b whose front ELF's `bad` buffer is off its twin. */
 export function fakeTwinsBisect(opts: { bad?: string; fixes?: boolean; blockPasses?: boolean } = {}): BisectReport {

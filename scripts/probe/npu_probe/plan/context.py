@@ -4,9 +4,7 @@ parts share, and name resolution across the tree's modules (import statements on
 import ast
 import os
 
-from npu_probe.core.contract import LLMS_DIR_NAME as LLMS
-from npu_probe.core.contract import PROGRAMMING_EXAMPLES
-from npu_probe.core.errors import ProbeError
+from npu_probe.core.tree import resolve_tree
 from npu_probe.plan.static.imports import ModuleResolver
 from npu_probe.plan.static.names import module_info
 from npu_probe.plan.static.parse import parse_file
@@ -25,39 +23,14 @@ class Ctx:
         self._infos = {}
 
     def _find_layout(self, model_dir, air_root):
-        if air_root is not None:
-            root = os.path.abspath(air_root)
-            llms = os.path.join(root, PROGRAMMING_EXAMPLES, LLMS)
-            if not os.path.isdir(llms):
-                raise ProbeError(llms, "not found: air root must hold programming_examples/llms")
-            named = os.path.join(llms, model_dir)  # `--model-dir tiny_llama` under --air-root
-            cand = named if not os.path.isabs(model_dir) and os.path.isdir(named) else model_dir
-        else:
-            cand = model_dir
-            llms = None
-        if not os.path.isdir(cand):
-            raise ProbeError(model_dir, "model dir not found")
-        mdir = os.path.abspath(cand)
-        if llms is None:
-            llms = find_llms_dir(mdir)
-            if llms is None:
-                raise ProbeError(model_dir, "no programming_examples/llms directory above the model dir")
-        llms = os.path.abspath(llms)
-        rel = os.path.relpath(mdir, llms)
-        if rel == "." or rel.startswith(".."):
-            raise ProbeError(model_dir, f"not a model dir under {llms}")
-        mdir = os.path.join(llms, rel.split(os.sep)[0])
-        verify = os.path.join(llms, "verify")
-        if not os.path.isdir(verify):
-            raise ProbeError(verify, "not found: the tree has no verify/ subsystem")
-        adapter = os.path.join(mdir, "verify_adapter.py")
-        if not os.path.isfile(adapter):
-            raise ProbeError(adapter, "not found: the model has no verify adapter")
-        self.llms_dir, self.verify_dir, self.model_dir = llms, verify, mdir
-        self.pe_dir = os.path.dirname(llms)
-        self.air_root = os.path.dirname(self.pe_dir)
-        self.model = os.path.basename(mdir)
-        self.adapter = adapter
+        # The probe's own rule for where the tree and the model are (core.tree.resolve_tree): one
+        # rule for the plan and every probe step, never two that could disagree on a model dir.
+        tree = resolve_tree(model_dir, air_root)
+        self.llms_dir, self.verify_dir, self.model_dir = tree.llms_dir, tree.verify_dir, tree.model_dir
+        self.pe_dir = os.path.dirname(tree.llms_dir)
+        self.air_root = tree.air_root
+        self.model = tree.model
+        self.adapter = os.path.join(tree.model_dir, "verify_adapter.py")
 
     def rel(self, path):
         return os.path.relpath(path, self.air_root).replace(os.sep, "/")
@@ -184,17 +157,6 @@ class Ctx:
             cast = {"int": int, "float": float, "bool": bool}[node.func.id]
             return cast(self.const(info, node.args[0], env, depth + 1))
         raise ValueError("unresolvable")
-
-
-def find_llms_dir(start):
-    cur = start
-    while True:
-        if os.path.basename(cur) == LLMS and os.path.basename(os.path.dirname(cur)) == PROGRAMMING_EXAMPLES:
-            return cur
-        parent = os.path.dirname(cur)
-        if parent == cur:
-            return None
-        cur = parent
 
 
 
