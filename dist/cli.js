@@ -4,8 +4,8 @@ import {
   check,
   errorReport,
   planModel
-} from "./chunks/chunk-ZJWYFOF4.js";
-import "./chunks/chunk-EAR7UTPA.js";
+} from "./chunks/chunk-F2AZVD7L.js";
+import "./chunks/chunk-2GI5J2WM.js";
 import {
   INJECTIONS,
   MAX_TIMEOUT_SECONDS,
@@ -21,7 +21,7 @@ import {
   parsePromptStyle,
   parseThreshold,
   parseTimeout
-} from "./chunks/chunk-3T7MJDUQ.js";
+} from "./chunks/chunk-MZABQLYN.js";
 import {
   stderrLog
 } from "./chunks/chunk-N7GSAKQW.js";
@@ -41,7 +41,7 @@ import {
   formatThreshold,
   isolationText,
   toJson
-} from "./chunks/chunk-W6AT2A2N.js";
+} from "./chunks/chunk-QGUQWJ62.js";
 import {
   EXIT,
   GateError,
@@ -51,7 +51,7 @@ import {
   oneLine,
   parseEnvNames,
   plain
-} from "./chunks/chunk-FN2RAJJI.js";
+} from "./chunks/chunk-PMZYHSMF.js";
 import "./chunks/chunk-A6YGPO6E.js";
 
 // src/cli.ts
@@ -401,7 +401,8 @@ Usage: ${COMMAND} report --run-dir DIR [options]
 
 Judges an existing run dir (from check, or the Action's probe mode) without Python: probe.json is
 validated whole, the tensors must be regular files inside the run dir, then the gates, report.json,
-report.md and, with a model dir, the documents (all or none).
+report.md, report.html (the run at a glance: one self-contained page) and, with a model dir, the
+documents (all or none).
 
 Options:
   --run-dir DIR          the run dir to judge (required)
@@ -562,16 +563,16 @@ async function main(argv, out = process.stdout, err = process.stderr) {
   let json = false;
   let plan = null;
   if (argv[0] === "agent" || argv[0] === "help" && argv[1] === "agent") {
-    const { agentMain } = await import("./chunks/cli-LQ62HFQP.js");
+    const { agentMain } = await import("./chunks/cli-P4KWYY4I.js");
     return agentMain(argv[0] === "agent" ? argv.slice(1) : ["--help"], out, err);
   }
   if (argv[0] === "fixture" || argv[0] === "help" && argv[1] === "fixture") {
-    const { fixtureMain } = await import("./chunks/cli-P2IOLZVJ.js");
+    const { fixtureMain } = await import("./chunks/cli-VKGISPDQ.js");
     return fixtureMain(argv[0] === "fixture" ? argv.slice(1) : ["--help"], out, err);
   }
   const fleet = argv[0] === "help" ? argv[1] : argv[0];
   if (fleet === "affected" || fleet === "status") {
-    const { fleetMain } = await import("./chunks/cli-M2GAPHTF.js");
+    const { fleetMain } = await import("./chunks/cli-MRGNXDI6.js");
     return fleetMain(fleet, argv[0] === "help" ? ["--help"] : argv.slice(1), out, err);
   }
   try {
@@ -631,7 +632,6 @@ if (invoked.endsWith("cli.js") || invoked.endsWith("cli.ts") || basename(invoked
   });
 }
 export {
-  joinNegativeValues,
   main,
   parseCli,
   planFrom

@@ -124,6 +124,7 @@ var contract_default = {
     input: "block0.input.npy",
     report: "report.json",
     markdown: "report.md",
+    html: "report.html",
     probeLog: "probe.log"
   },
   layers_dir: "layers",
@@ -221,7 +222,6 @@ var RUN_FILES_CONTRACT = contract_default.run_files;
 var BISECT_CONTRACT = contract_default.bisect;
 var NPU_LOCK = contract_default.npu_lock;
 var EVENT_PREFIX = contract_default.control.event_prefix;
-var PLAN_CONTRACT = contract_default.plan;
 var PROBE_KEYS = contract_default.probe.keys;
 var REF_CACHE = contract_default.reference_cache;
 var HF_HUB = contract_default.hf_hub;
@@ -1019,7 +1019,6 @@ var TABLE = CONTRACT.npu.generations;
 var GENERATION_ID_RE = /^[a-z0-9][a-z0-9-]{0,31}$/;
 var EMULATED = "emulated";
 var UNKNOWN = "unknown";
-var GENERATIONS = TABLE.map(({ id, name, family }) => ({ id, name, family }));
 function plain(e) {
   return { id: e.id, name: e.name, family: e.family };
 }
@@ -2587,7 +2586,7 @@ var Labels = class {
 var drainPath = (stateDir) => join10(stateDir, STATE_FILES.drain);
 var readDrain = (stateDir) => readJson(drainPath(stateDir));
 async function labelsFor(m, scope, token, id) {
-  const { RetryOctokit, httpStatus, proxyFetch } = await import("./chunks/octokit-3LPJNKGZ.js");
+  const { RetryOctokit, httpStatus, proxyFetch } = await import("./chunks/octokit-7N2AQAFY.js");
   const quiet = { debug() {
   }, info() {
   }, warn() {
