@@ -62,11 +62,18 @@ const HINTS = {
 /**
  * Python modules run as one job per test (each long, and independent of the others); not under
  * --fast. Tests listed together share a job, in this order: the later ones reuse the runs the
- * first one keeps in its class (test_real_twins' cls_runs), where a job of their own redoes them.
+ * first one keeps in its class (test_real_twins' cls_runs), where a job of their own redoes them,
+ * and test_real_twins' fork server (torch and transformers imported once per job, about 3.5 CPU-s).
  */
 const SPLIT = {
   test_real_twins: [['test_clean_blocks_pass_the_gates_and_every_boundary', 'test_the_lens_changes_nothing_in_the_block',
-    'test_fp32_twins_keep_the_older_numerics_and_config_eps_changes_the_norm']],
+    'test_fp32_twins_keep_the_older_numerics_and_config_eps_changes_the_norm'],
+  ['test_2048_positions_llama32_1b', 'test_2048_positions_smollm2_1_7b', 'test_2048_positions_qwen25_0_5b',
+    'test_2048_positions_qwen3_0_6b', 'test_2048_positions_on_every_architecture'],
+  ['test_each_injected_bug_is_named_by_the_lens_and_the_bisect_qwen25_0_5b',
+    'test_each_injected_bug_is_named_by_the_lens_and_the_bisect_qwen3_0_6b',
+    'test_a_bisect_of_another_block_does_not_reproduce_the_judged_output', 'test_every_bug_has_its_test'],
+  ['test_the_error_budget_of_a_clean_run_is_near_one', 'test_option_errors_are_one_line_exit_2']],
 };
 
 /** The Python the suites use (as test/helpers/python.ts picks it), as the interpreter's own path. */
