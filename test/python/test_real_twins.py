@@ -349,7 +349,7 @@ class RealTreeTwinTests(unittest.TestCase):
                 # the unswapped re-run under this interpreter is the judged ffn_out, bit for bit
                 self.assertEqual(b["rerun"], {"file": "bisect/00-rerun.npy", "python": sys.executable})
                 self.assertTrue(np.array_equal(run.load(b["rerun"]["file"]), run.npu))
-                self.assertEqual(b["twins"]["precision"], "bf16")
+                self.assertEqual(b["twins"]["precision"], "hw")
                 # the error budget against FP32 sees it too, far above its bar of 3 at the bug's boundary
                 self.assertGreater(run.budget(boundary), 3.0, f"{model} {bug}: budget at {boundary}")
                 hit = run.first_launch_divergence(b)
@@ -413,7 +413,7 @@ class RealTreeTwinTests(unittest.TestCase):
         fp = self.block("qwen25_0_5b", "fp32", "--twin-precision", "fp32")
         self.assertEqual(fp.probe["emulate"]["twins"], {"precision": "fp32", "rms_eps": 1e-05, "qk_eps": 1e-06,
                                                         "eps_from": "tree"})
-        self.assertEqual(hw.probe["emulate"]["twins"]["precision"], "bf16")
+        self.assertEqual(hw.probe["emulate"]["twins"]["precision"], "hw")
         self.assertFalse(np.array_equal(hw.npu, fp.npu))
         ok, whole, pmin = fp.gates(64)
         self.assertTrue(ok)
