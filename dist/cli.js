@@ -4,7 +4,7 @@ import {
   check,
   errorReport,
   planModel
-} from "./chunks/chunk-ZU3S3WYW.js";
+} from "./chunks/chunk-7QFW3ULO.js";
 import "./chunks/chunk-46OTWWJO.js";
 import {
   INJECTIONS,
@@ -41,7 +41,7 @@ import {
   formatThreshold,
   isolationText,
   toJson
-} from "./chunks/chunk-O5TCCR2A.js";
+} from "./chunks/chunk-PLZJKQRH.js";
 import {
   EXIT,
   GateError,
@@ -574,12 +574,12 @@ async function main(argv, out = process.stdout, err = process.stderr) {
     return agentMain(argv[0] === "agent" ? argv.slice(1) : ["--help"], out, err);
   }
   if (argv[0] === "fixture" || argv[0] === "help" && argv[1] === "fixture") {
-    const { fixtureMain } = await import("./chunks/cli-RI2ABAMO.js");
+    const { fixtureMain } = await import("./chunks/cli-AH3QWEVP.js");
     return fixtureMain(argv[0] === "fixture" ? argv.slice(1) : ["--help"], out, err);
   }
   const fleet = argv[0] === "help" ? argv[1] : argv[0];
   if (fleet === "affected" || fleet === "status") {
-    const { fleetMain } = await import("./chunks/cli-4KDHG3BI.js");
+    const { fleetMain } = await import("./chunks/cli-SUFFGVIJ.js");
     return fleetMain(fleet, argv[0] === "help" ? ["--help"] : argv.slice(1), out, err);
   }
   try {
