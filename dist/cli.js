@@ -4,8 +4,8 @@ import {
   check,
   errorReport,
   planModel
-} from "./chunks/chunk-F2AZVD7L.js";
-import "./chunks/chunk-2GI5J2WM.js";
+} from "./chunks/chunk-7QFW3ULO.js";
+import "./chunks/chunk-46OTWWJO.js";
 import {
   INJECTIONS,
   MAX_TIMEOUT_SECONDS,
@@ -21,7 +21,7 @@ import {
   parsePromptStyle,
   parseThreshold,
   parseTimeout
-} from "./chunks/chunk-MZABQLYN.js";
+} from "./chunks/chunk-FDHRDHMR.js";
 import {
   stderrLog
 } from "./chunks/chunk-N7GSAKQW.js";
@@ -41,7 +41,7 @@ import {
   formatThreshold,
   isolationText,
   toJson
-} from "./chunks/chunk-QGUQWJ62.js";
+} from "./chunks/chunk-PLZJKQRH.js";
 import {
   EXIT,
   GateError,
@@ -51,7 +51,7 @@ import {
   oneLine,
   parseEnvNames,
   plain
-} from "./chunks/chunk-PMZYHSMF.js";
+} from "./chunks/chunk-D35Y644O.js";
 import "./chunks/chunk-A6YGPO6E.js";
 
 // src/cli.ts
@@ -139,15 +139,19 @@ function lensLines(r) {
     out.push(`  lens: no boundary pairs to judge${lens.unpaired.length ? ` (${lens.unpaired.length} with one side only: ${f(lens.unpaired[0].reason)})` : ""}`);
     return out;
   }
-  out.push(`  lens (every boundary inside block 0, ${lens.emulated ? "emulated NPU" : "NPU"} vs reference, ${lens.rows[0].rows} real rows; informational, threshold ${formatThreshold(lens.threshold)}${lens.budget ? `; vs FP32: error(NPU vs FP32) / error(HF bf16 vs FP32), ${lens.budget.measure}, bar ${lens.budget.bar}x` : ""}):`);
+  const ex = lens.budget?.expected ?? null;
+  const budgetHead = !lens.budget ? "" : ex ? `; vs FP32: error(NPU vs FP32) / error(HF bf16 vs FP32), ${lens.budget.measure}; expected: error(hardware twins, precision ${f(ex.precision, 20)}, vs FP32) / error(HF bf16 vs FP32); NPU/exp: error(NPU) / error(hardware twins), bar ${ex.bar}x` : `; vs FP32: error(NPU vs FP32) / error(HF bf16 vs FP32), ${lens.budget.measure}, bar ${lens.budget.bar}x`;
+  out.push(`  lens (every boundary inside block 0, ${lens.emulated ? "emulated NPU" : "NPU"} vs reference, ${lens.rows[0].rows} real rows; informational, threshold ${formatThreshold(lens.threshold)}${budgetHead}):`);
   const n = lens.firstBelow;
   const o = lens.onset;
   const onset = o && (!n || o.order < n.order) ? o.order : null;
   const budget = !!lens.budget;
-  const rows = [["#", "boundary", "step", "cosine", "per-pos min", "norm ratio", ...budget ? ["vs FP32"] : [], "max_abs", ""]];
+  const cols = budget ? ex ? ["vs FP32", "expected", "NPU/exp"] : ["vs FP32"] : [];
+  const cells = (b) => !budget ? [] : !b ? cols.map(() => "") : ex ? [fmtBudget(b.ratio), b.expectedRatio !== void 0 ? fmtBudget(b.expectedRatio) : "", b.vsExpected !== void 0 ? fmtBudget(b.vsExpected) : ""] : [fmtBudget(b.ratio)];
+  const rows = [["#", "boundary", "step", "cosine", "per-pos min", "norm ratio", ...cols, "max_abs", ""]];
   for (const x of lens.rows.slice(0, 64)) {
     if (x.error) {
-      rows.push([String(x.order).padStart(2, "0"), f(x.name, 64), f(x.step ?? "", 20), "-", "-", "-", ...budget ? ["-"] : [], "-", "ERROR"]);
+      rows.push([String(x.order).padStart(2, "0"), f(x.name, 64), f(x.step ?? "", 20), "-", "-", "-", ...cols.map(() => "-"), "-", "ERROR"]);
       continue;
     }
     const flags = [x.below ? "UNDER" : x.order === onset ? "onset" : "", lens.scale?.order === x.order ? "SCALE" : "", x.budget?.over ? "ERR" : ""].filter(Boolean).join(" ");
@@ -158,7 +162,7 @@ function lensLines(r) {
       fmtCos(x.wholeCosine),
       fmtCos(x.perPositionMin),
       fmtRatio(x.normRatio),
-      ...budget ? [x.budget ? fmtBudget(x.budget.ratio) : ""] : [],
+      ...cells(x.budget),
       fmtSci(x.maxAbs),
       flags
     ]);
@@ -172,7 +176,7 @@ function lensLines(r) {
     out.push(`  every boundary is at or above ${formatThreshold(lens.threshold)}, but a drift begins at ${namedText(o)} (under the clean bar ${formatThreshold(lens.cleanBar)})${hint(o.hint)}`);
   } else out.push(`  every boundary is at or above ${formatThreshold(lens.threshold)}`);
   const sc = lens.scale;
-  if (sc) out.push(`  scale: ${f(sc.name, 64)}${sc.step ? ` (${f(sc.step, 40)})` : ""} has norm ratio ${fmtRatio(sc.normRatio)}, off 1 by more than ${sc.bar * 100}% (the first boundary to lose its scale): likely ${f(sc.cause, 300)}`);
+  if (sc) out.push(`  scale: ${f(sc.name, 64)}${sc.step ? ` (${f(sc.step, 40)})` : ""} has norm ratio ${sc.accounted ? `|npu|/|twins| ${fmtRatio(sc.normRatio)} (the tree's RMSNorm eps accounted for; |npu|/|ref| ${fmtRatio(sc.accounted.normRatio)})` : fmtRatio(sc.normRatio)}, off 1 by more than ${sc.bar * 100}% (the first boundary to lose its scale): likely ${f(sc.cause, 300)}`);
   for (const u of lens.unpaired.slice(0, 16)) out.push(`  not judged: ${f(u.name, 64)} (${u.side === "both" ? "different shapes" : `${u.side} side only`}): ${f(u.reason)}`);
   if (r.prompt?.positions) {
     const judged = lens.rows.filter((x) => !x.error);
@@ -243,7 +247,10 @@ function terminalLines(r) {
     const rel = `${fmtSci(e.maxRel)}${e.maxRel > 1 ? " (where the reference is near 0)" : ""}`;
     out.push(`  errors (informational)  max_abs ${fmtSci(e.maxAbs)}  mean_abs ${fmtSci(e.meanAbs)}  max_rel ${rel}  mean_rel ${fmtSci(e.meanRel)}  mean_rel_L1 ${fmtSci(e.meanRelL1)}  SQNR ${sqnr(r, e.sqnrDb)}  norm ratio ${fmtRatio(e.normRatio)}`);
     const fb = r.lens?.rows.find((x) => x.name === "ffn_out")?.budget;
-    if (fb && r.lens?.budget) out.push(`  error budget vs FP32 (${r.lens.budget.measure})  NPU ${fmtSci(fb.npu)}  HF bf16 ${fmtSci(fb.bf16)}  ratio ${fmtBudget(fb.ratio)} (bar ${r.lens.budget.bar}x${fb.over ? ", OVER" : ""})`);
+    if (fb && r.lens?.budget) {
+      const ex = r.lens.budget.expected;
+      out.push(fb.vsExpected !== void 0 && ex ? `  error budget vs FP32 (${r.lens.budget.measure})  NPU ${fmtSci(fb.npu)}  HF bf16 ${fmtSci(fb.bf16)}  ratio ${fmtBudget(fb.ratio)}  expected ${fmtBudget(fb.expectedRatio)} (hardware twins ${fmtSci(fb.expected)})  NPU/expected ${fmtBudget(fb.vsExpected)} (bar ${ex.bar}x${fb.over ? ", OVER" : ""})` : `  error budget vs FP32 (${r.lens.budget.measure})  NPU ${fmtSci(fb.npu)}  HF bf16 ${fmtSci(fb.bf16)}  ratio ${fmtBudget(fb.ratio)} (bar ${r.lens.budget.bar}x${fb.over ? ", OVER" : ""})`);
+    }
     if (pp.badRuns.length) out.push(`  rows under threshold: ${pp.badRuns.map((b2) => fmtRun(b2.start, b2.end)).join(", ")}${pp.badRuns.some((b2) => b2.end === m.realLen - 1) ? " (tail of the prompt)" : ""}`);
     if (pp.worst.length) out.push(`  worst rows: ${pp.worst.map((w) => `${w.row}=${fmtCos(w.cosine)}`).join(" ")}`);
   }
@@ -382,9 +389,9 @@ ${MODEL_OPTIONS}
                          models of scripts/probe/elf_boundaries.json; dimensions from the HF checkpoint); for
                          tests: every report marks the run EMULATED, and TODO.md is left as it is
   --inject BUG           with --emulate: one named bug in the emulated NPU: ${INJECTIONS.join(", ")}
-  --twin-precision P     how the CPU twins round (the emulated NPU's and the bisect's): bf16 (default: where the
-                         registry's kernels round; 'hardware' is its older name), hw (bf16 plus the BFP16 operand
-                         cast on the matmuls the tree compiles with bfp16=True) or fp32 (float32 inside a launch)
+  --twin-precision P     how the CPU twins round (the emulated NPU's and the bisect's): hw (default: bf16 plus the
+                         BFP16 operand cast on the matmuls the tree compiles with bfp16=True), bf16 (where the
+                         registry's kernels round; 'hardware' is its older name) or fp32 (float32 inside a launch)
   --twin-eps E           with --emulate: the twins' RMSNorm eps, tree (the ELFs' own, default) or config (the
                          checkpoint's rms_norm_eps): does an eps explain a scale warning?
   --no-cache             compile every kernel; do not restore or store the kernel cache
@@ -563,16 +570,16 @@ async function main(argv, out = process.stdout, err = process.stderr) {
   let json = false;
   let plan = null;
   if (argv[0] === "agent" || argv[0] === "help" && argv[1] === "agent") {
-    const { agentMain } = await import("./chunks/cli-P4KWYY4I.js");
+    const { agentMain } = await import("./chunks/cli-V547MEMI.js");
     return agentMain(argv[0] === "agent" ? argv.slice(1) : ["--help"], out, err);
   }
   if (argv[0] === "fixture" || argv[0] === "help" && argv[1] === "fixture") {
-    const { fixtureMain } = await import("./chunks/cli-VKGISPDQ.js");
+    const { fixtureMain } = await import("./chunks/cli-AH3QWEVP.js");
     return fixtureMain(argv[0] === "fixture" ? argv.slice(1) : ["--help"], out, err);
   }
   const fleet = argv[0] === "help" ? argv[1] : argv[0];
   if (fleet === "affected" || fleet === "status") {
-    const { fleetMain } = await import("./chunks/cli-MRGNXDI6.js");
+    const { fleetMain } = await import("./chunks/cli-SUFFGVIJ.js");
     return fleetMain(fleet, argv[0] === "help" ? ["--help"] : argv.slice(1), out, err);
   }
   try {

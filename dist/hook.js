@@ -100,7 +100,9 @@ var contract_default = {
         layout: null,
         entries: null,
         unpaired: null,
-        fp32: null
+        fp32: null,
+        twin: null,
+        norm_eps: null
       },
       emulate: {
         runtime: null,
@@ -149,12 +151,14 @@ var contract_default = {
     hf_capture: "hf-layer0-hooks/1",
     record_capture: "reference-layer0-record/1",
     fp32_comment: "The error budget's FP32 side: HF layer 0 in float32 from the same weights and tokens, NN-<name>.fp32.npy beside the pair (entries[].fp32, null when missing); a reference cache entry holds it as boundary_fp32.<name>.npy.",
-    fp32_cache_prefix: "fp32."
+    fp32_cache_prefix: "fp32.",
+    twin_comment: "The error budget's expected side: the hardware twins (precision hw, the run's RMSNorm eps) run again over block 0's captured launches from the FP32 block input, NN-<name>.twin.npy beside an fp32 side (entries[].twin, null when no twin wrote that boundary); boundaries.twin says how they computed. The budget warns on error(NPU vs FP32) / error(twins vs FP32).",
+    norm_eps_comment: "The tree's RMSNorm eps (the ELFs' constant, with its file and line) against the checkpoint config.json's rms_norm_eps (boundaries.norm_eps, null when either is unknown): a mismatch is a known upstream finding the lens accounts for."
   },
   emulate: {
     comment: "--emulate: the tree's own block on the probe's emulated air runtime (CPU twins of the ELFs), or on a tree whose NPU is itself emulated (the AIR_MINI marker: examples/air-mini) on that tree's own; probe.json 'emulate' is non-null and every report must mark the run emulated. --inject names one bug of the emulated NPU: the same names on both.",
     inject: ["transposed_q_weight", "missing_causal_mask", "interleaved_rope", "rope_k_only", "ignored_rmsnorm_weight", "ignored_ffn_norm_weight", "dropped_bias", "stale_tail", "nan_row", "nan_padded", "scale_drift"],
-    twin_precision_comment: "How the CPU twins round (the emulated NPU's and the bisect's): hw, bf16's roundings plus the BFP16 block-float operand cast (v64bfp16ebs8) on exactly the GEMMs and FlashAttention matmuls the tree compiles with bfp16=True; bf16, the default, where the registry's kernels round in bf16 (each per programming_examples/kernel_registry/details/*, listed in npu_probe.emulate.numerics) with exact bf16 matmul operands; fp32, float32 inside a launch, bf16 only at the ELF's buffers. probe.json emulate.twins and bisect.json twins record it (with the RMSNorm eps: the ELFs' own, or with --twin-eps config the checkpoint config.json's rms_norm_eps); a record saying hardware (the name bf16 had before hw) is read through twin_precision_aliases.",
+    twin_precision_comment: "How the CPU twins round (the emulated NPU's and the bisect's): hw, the default, bf16's roundings plus the BFP16 block-float operand cast (v64bfp16ebs8) on exactly the GEMMs and FlashAttention matmuls the tree compiles with bfp16=True; bf16, where the registry's kernels round in bf16 (each per programming_examples/kernel_registry/details/*, listed in npu_probe.emulate.numerics) with exact bf16 matmul operands; fp32, float32 inside a launch, bf16 only at the ELF's buffers. probe.json emulate.twins and bisect.json twins record it (with the RMSNorm eps: the ELFs' own, or with --twin-eps config the checkpoint config.json's rms_norm_eps); a record saying hardware (the name bf16 had before hw) is read through twin_precision_aliases.",
     twin_precision: ["fp32", "bf16", "hw"],
     twin_precision_aliases: { hardware: "bf16" },
     twin_eps: ["tree", "config"]
@@ -2586,7 +2590,7 @@ var Labels = class {
 var drainPath = (stateDir) => join10(stateDir, STATE_FILES.drain);
 var readDrain = (stateDir) => readJson(drainPath(stateDir));
 async function labelsFor(m, scope, token, id) {
-  const { RetryOctokit, httpStatus, proxyFetch } = await import("./chunks/octokit-7N2AQAFY.js");
+  const { RetryOctokit, httpStatus, proxyFetch } = await import("./chunks/octokit-BL55WUGC.js");
   const quiet = { debug() {
   }, info() {
   }, warn() {
@@ -3668,7 +3672,7 @@ var PROBE_SCHEMA = PROBE.schema;
 var PROBE_SCHEMA_VERSION = PROBE.version;
 var RUN_DIRS = [
   [CONTRACT.layers_dir, /^layer_\d{2,}\.(npu|ref)\.npy$/],
-  [CONTRACT.boundaries.dir, /^\d{2,}-[A-Za-z0-9_.-]+\.(npu|ref|fp32)\.npy$/],
+  [CONTRACT.boundaries.dir, /^\d{2,}-[A-Za-z0-9_.-]+\.(npu|ref|fp32|twin)\.npy$/],
   [CONTRACT.bisect.dir, new RegExp(`^(${CONTRACT.bisect.json.replace(".", "\\.")}|\\d{2,}-.+\\.npy|launch-\\d{2,}-.+\\.npy)$`)]
 ];
 
@@ -4009,10 +4013,29 @@ var PROBE_SPEC = obj2({
       produced_by: nullable(line(200)),
       npu: TENSOR_SPEC,
       ref: TENSOR_SPEC,
-      fp32: optional(nullable(TENSOR_SPEC))
+      fp32: optional(nullable(TENSOR_SPEC)),
+      twin: optional(nullable(TENSOR_SPEC))
     }, { declare: false }), 256),
     unpaired: list(obj2({ name: boundaryName, side: oneOf("npu", "ref", "both"), reason: line() }, { declare: false }), 256),
-    fp32: optional(nullable(obj2({ dtype: line(40), what: line() }, { declare: false, rest: any() })))
+    fp32: optional(nullable(obj2({ dtype: line(40), what: line() }, { declare: false, rest: any() }))),
+    // The error budget's expected side (npu_probe.lens.expected): how the hardware twins computed.
+    twin: optional(nullable(obj2({
+      precision: oneOf(...CONTRACT.emulate.twin_precision),
+      rms_eps: num2(0),
+      qk_eps: num2(0),
+      eps_from: line(40),
+      what: line()
+    }, { declare: false, rest: any() }))),
+    // The tree's RMSNorm eps against the checkpoint's (npu_probe.lens.eps): a known upstream finding.
+    norm_eps: optional(nullable(obj2({
+      tree: num2(0),
+      file: str2({ pattern: /^[A-Za-z0-9_.-]+(\/[A-Za-z0-9_.-]+)*\.py$/, max: 200, what: "a .py path inside the tree" }),
+      line: int(1),
+      config: num2(0),
+      config_from: line(400),
+      twins: num2(0),
+      twins_from: line(40)
+    }, { declare: false, rest: any() })))
   }))),
   // --emulate (scripts/probe/README.md "Emulated NPU"): no NPU ran; every report marks the run.
   emulate: optional(nullable(obj2({

@@ -115,9 +115,9 @@ ${MODEL_OPTIONS}
                          models of scripts/probe/elf_boundaries.json; dimensions from the HF checkpoint); for
                          tests: every report marks the run EMULATED, and TODO.md is left as it is
   --inject BUG           with --emulate: one named bug in the emulated NPU: ${INJECTIONS.join(', ')}
-  --twin-precision P     how the CPU twins round (the emulated NPU's and the bisect's): bf16 (default: where the
-                         registry's kernels round; 'hardware' is its older name), hw (bf16 plus the BFP16 operand
-                         cast on the matmuls the tree compiles with bfp16=True) or fp32 (float32 inside a launch)
+  --twin-precision P     how the CPU twins round (the emulated NPU's and the bisect's): hw (default: bf16 plus the
+                         BFP16 operand cast on the matmuls the tree compiles with bfp16=True), bf16 (where the
+                         registry's kernels round; 'hardware' is its older name) or fp32 (float32 inside a launch)
   --twin-eps E           with --emulate: the twins' RMSNorm eps, tree (the ELFs' own, default) or config (the
                          checkpoint's rms_norm_eps): does an eps explain a scale warning?
   --no-cache             compile every kernel; do not restore or store the kernel cache

@@ -4,8 +4,8 @@ import { CONTRACT } from './contract.ts';
 
 /** The bugs `--inject` can put into the emulated NPU. */
 export const INJECTIONS: readonly string[] = CONTRACT.emulate.inject;
-/** How the CPU twins round (contract.json emulate.twin_precision): bf16 (default), hw (bf16 plus the BFP16
- *  operand cast) or fp32; `hardware`, bf16's older name, is still taken (emulate.twin_precision_aliases). */
+/** How the CPU twins round (contract.json emulate.twin_precision): hw (default: bf16 plus the BFP16 operand
+ *  cast), bf16 or fp32; `hardware`, bf16's older name, is still taken (emulate.twin_precision_aliases). */
 export const TWIN_PRECISIONS: readonly string[] = [...CONTRACT.emulate.twin_precision, ...Object.keys(CONTRACT.emulate.twin_precision_aliases)];
 /** Which RMSNorm eps the emulated NPU's twins use (contract.json emulate.twin_eps): tree (default) or config. */
 export const TWIN_EPS: readonly string[] = CONTRACT.emulate.twin_eps;
@@ -52,7 +52,7 @@ export interface Plan {
   emulate?: boolean;
   /** With `emulate`: one named bug in the emulated NPU (contract.json emulate.inject). */
   inject?: string | null;
-  /** How the CPU twins round (the emulated NPU's and the bisect's); null: bf16, the registry's kernels' roundings. */
+  /** How the CPU twins round (the emulated NPU's and the bisect's); null: hw, the registry's kernels' roundings plus the BFP16 operand cast. */
   twinPrecision?: string | null;
   /** With `emulate`: the twins' RMSNorm eps, the ELFs' own (tree) or the checkpoint's (config); null: tree. */
   twinEps?: string | null;

@@ -128,7 +128,6 @@ async function probeJob(s: Session, ports: Ports, plan: Plan, modelDir: string, 
   let reached: Reached;
   try {
     const probed = await ports.probe(plan, actionLog);
-    probed.release(actionLog); // mode probe judges nothing here: no bisect reads the staging area
     reached = { kind: 'probed', runDir: probed.runDir, isolation: probed.isolation };
   } catch (e) {
     reached = errored(plan, key, e);

@@ -58,4 +58,10 @@ async function fetchRunDir(s: Session, key: string): Promise<FetchedRunDir> {
 }
 
 /** The real ones: what main.ts runs. */
-export const REAL_PORTS: Ports = { check, probe: (plan, log) => probe(plan, log), fetchRunDir, plans: planFacts };
+export const REAL_PORTS: Ports = {
+  check,
+  // mode probe judges nothing here (no bisect reads the staging area): the probe's area goes at once.
+  probe: async (plan, log) => { const p = await probe(plan, log); p.release(log); return p; },
+  fetchRunDir,
+  plans: planFacts,
+};

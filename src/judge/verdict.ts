@@ -6,7 +6,7 @@ import { EXIT, type ExitCode } from '../errors.ts';
 import { COMMAND, TOOL } from '../tool.ts';
 import { documentationGate, outcomeOf, warningsFor, type Baseline, type Documented } from '../gates/evaluate.ts';
 import { situationOf } from '../bisect/judge.ts';
-import { lensBudgetWarnings, lensScaleWarnings, lensWarning } from '../lens/judge.ts';
+import { lensBudgetWarnings, lensEpsWarning, lensScaleWarnings, lensWarning } from '../lens/judge.ts';
 import { WHOLE_COSINE_MIN } from '../seed/thresholds.ts';
 import { REPORT_SCHEMA, REPORT_SCHEMA_VERSION, type DocsResult, type IsolationRow, type Report, type Warning } from '../record/report.ts';
 import type { BisectReport } from '../record/bisect.ts';
@@ -50,6 +50,8 @@ export function verdict(m: Measured, ctx: VerdictContext): Report {
   const warnings: Warning[] = warningsFor(m.metrics, ctx.baseline);
   const lw = m.lens ? lensWarning(m.lens) : null;
   if (lw) warnings.push(lw);
+  const ew = m.lens ? lensEpsWarning(m.lens) : null;
+  if (ew) warnings.push(ew);
   if (m.lens) warnings.push(...lensScaleWarnings(m.lens), ...lensBudgetWarnings(m.lens));
   const sw = step2SanityWarning(p.step2_sanity);
   if (sw) warnings.push(sw);

@@ -346,15 +346,19 @@ async function runOnce(c: PythonCandidate, a: ProbeArgs, h: ProbeHandlers, deadl
         else h.onLine(line.replace(/^probe: /, ''));
       }
     };
-    child.stdout!.on('data', (d: Buffer) => { stdout += d.toString('utf8'); });
-    child.stderr!.on('data', takeErr);
+    // Output is a sign of life: the tree is looked at then too (at most every 20 ms), so a probe that
+    // finishes between two ticks of the watcher below still has its escaped children seen.
+    let watchedAt = 0;
+    const glance = () => { if (!iso?.pidNamespace && Date.now() - watchedAt >= 20) { watchedAt = Date.now(); watch(); } };
+    child.stdout!.on('data', (d: Buffer) => { stdout += d.toString('utf8'); glance(); });
+    child.stderr!.on('data', (d: Buffer) => { takeErr(d); glance(); });
     // The probe's group, plus every descendant that left it (setsid), found while they are
     // still our descendants: after their parent dies they belong to init and are out of reach. In a
     // PID namespace the kernel ends them all with the probe; without one, the tree is watched while
     // the probe runs, so a double fork seen once is still ended (pid and start time, never a reused pid).
     const doomed = new Map<number, string>();
     const watch = () => { if (child.pid) for (const pid of descendants(child.pid)) if (!doomed.has(pid)) doomed.set(pid, startOf(pid) ?? ''); };
-    const watcher = iso?.pidNamespace ? null : setInterval(watch, 200);
+    const watcher = iso?.pidNamespace ? null : setInterval(watch, 100);
     watcher?.unref();
     const killGroup = (sig: NodeJS.Signals) => {
       if (!child.pid) return;

@@ -20,7 +20,14 @@ export interface ErrorBudget {
   bf16: number;
   /** npu / bf16; NaN when bf16 is exact (both sides exact: nothing to budget), Infinity when only it is. */
   ratio: number;
-  /** ratio above ERROR_BUDGET_WARN. */
+  /** Relative L2 of the hardware twins' pass against FP32 (the expected error; absent in older records
+   * or where no twin wrote the boundary). */
+  expected?: number;
+  /** expected / bf16: what the hardware's number format costs against bf16 (absent with `expected`). */
+  expectedRatio?: number;
+  /** npu / expected: about 1 for a right integration whatever the format (absent with `expected`). */
+  vsExpected?: number;
+  /** vsExpected above EXPECTED_BUDGET_WARN when the twins' error is known, else ratio above ERROR_BUDGET_WARN. */
   over: boolean;
 }
 
@@ -47,6 +54,11 @@ export interface LensRow extends Comparison {
   error?: string;
   /** Against HF layer 0 in FP32, when the run measured it (absent or null otherwise). */
   budget?: ErrorBudget | null;
+  /** |twins|/|ref|: the hardware twins' own norm ratio at this boundary (absent without their pass). */
+  twinNormRatio?: number;
+  /** normRatio / twinNormRatio, when the lens accounts for a known upstream mismatch (the tree's
+   * RMSNorm eps, LensReport.normEps): the scale the NPU loses beyond what that mismatch explains. */
+  accountedRatio?: number;
 }
 
 export interface LensNamed {
@@ -82,8 +94,13 @@ export interface LensReport {
   onset: LensNamed | null;
   /** Set when a boundary is well below the threshold while ffn_out passes the gates (lensHiding()). */
   hiding: LensNamed | null;
-  /** The error budget's bar and measure, when any row has a budget (absent or null otherwise). */
-  budget?: { bar: number; measure: string } | null;
+  /** The error budget's bar and measure, when any row has a budget (absent or null otherwise);
+   * `expected`: the bar on error(NPU)/error(hw twins) and how the twins computed, when they ran. */
+  budget?: { bar: number; measure: string; expected?: { bar: number; precision: string; what: string } | null } | null;
+  /** A known upstream mismatch, named once: the tree's RMSNorm eps against the checkpoint's, with
+   * the file and line of the tree's constant; the scale and error budget are judged with it
+   * accounted for. Null when the eps agree or are unknown; absent in older records. */
+  normEps?: NormEpsFinding | null;
   /** The first boundary (block order) whose norm ratio is off by more than LENS_SCALE_WARN, with its
    * likely cause; null when every boundary keeps its scale. Absent in older records. */
   scale?: LensScale | null;
@@ -102,4 +119,19 @@ export interface LensScale extends LensNamed {
   bar: number;
   /** The likely cause for this kind of boundary (RMSNorm eps or weight, a missing scale factor, ...). */
   cause: string;
+  /** Set when a known upstream mismatch is accounted for (LensReport.normEps): `normRatio` above is then
+   * |npu|/|twins|, and these are |npu|/|ref| and |twins|/|ref|. */
+  accounted?: { normRatio: number; twinNormRatio: number };
+}
+
+/** The tree's RMSNorm eps against the checkpoint's (probe.json boundaries.norm_eps), as the lens found it. */
+export interface NormEpsFinding {
+  tree: number;
+  config: number;
+  /** The tree's constant, relative to the air root, and its line. */
+  file: string;
+  line: number;
+  /** The first RMSNorm boundary it moves, with the NPU's norm ratio there and the hardware twins'
+   * (at the tree's eps); null when no such boundary was judged. */
+  at: { name: string; normRatio: number; twinNormRatio: number | null } | null;
 }

@@ -8,7 +8,7 @@ import { RUN_FILES_CONTRACT } from '../contract.ts';
 
 const RUN_FILES_HTML = RUN_FILES_CONTRACT.html;
 import type { Hint } from '../seed/hints.ts';
-import type { LensNamed, LensReport, Profile } from '../record/lens.ts';
+import type { LensNamed, LensReport, LensRow, Profile } from '../record/lens.ts';
 import type { BisectReport } from '../record/bisect.ts';
 import { generationName, recordNpu } from '../npu/generation.ts';
 import { textHeatmap } from './heatmap.ts';
@@ -148,6 +148,10 @@ function metricsSection(r: Report): string[] {
 function budgetLine(r: Report): string[] {
   const fb = r.lens?.rows.find((x) => x.name === 'ffn_out')?.budget;
   if (!fb || !r.lens?.budget) return [];
+  const ex = r.lens.budget.expected;
+  if (fb.vsExpected !== undefined && ex) {
+    return [`Error budget against FP32 (${r.lens.budget.measure}): NPU ${fmtSci(fb.npu)}, HF bf16 ${fmtSci(fb.bf16)}, ratio ${fmtBudget(fb.ratio)}; expected ratio ${fmtBudget(fb.expectedRatio!)} (the hardware twins, precision ${text(ex.precision, 20)}: ${fmtSci(fb.expected!)}); NPU over expected **${fmtBudget(fb.vsExpected)}** (bar ${ex.bar}x${fb.over ? ': over it, the NPU adds error of its own, beyond what its number format costs' : ''}).`, ''];
+  }
   return [`Error budget against FP32 (${r.lens.budget.measure}): NPU ${fmtSci(fb.npu)}, HF bf16 ${fmtSci(fb.bf16)}, ratio **${fmtBudget(fb.ratio)}** (bar ${r.lens.budget.bar}x${fb.over ? ': over it, the NPU adds error of its own' : ''}).`, ''];
 }
 
@@ -353,17 +357,23 @@ function lensSection(r: Report, opts: MarkdownOptions): string[] {
   const onset = lens.onset && (!n || lens.onset.order < n.order) ? lens.onset.order : null;
   out.push(`Each boundary on the ${lens.emulated ? 'emulated NPU' : 'NPU'} against the ${lens.reference ? 'HF layer-0 hooks' : 'reference'}, in block order, over the ${rowsN} real rows, with the gate's engine. The seed's gates stay the gates; a boundary under the threshold ${formatThreshold(lens.threshold)} is named.`, '');
   const budget = !!lens.budget;
+  const ex = lens.budget?.expected ?? null;
+  const cols = budget ? (ex ? ['vs FP32', 'expected', 'NPU/exp'] : ['vs FP32']) : [];
+  const cells = (b: LensRow['budget']) => (!budget ? [] : !b ? cols.map(() => '') : ex
+    ? [fmtBudget(b.ratio), b.expectedRatio !== undefined ? fmtBudget(b.expectedRatio) : '', b.vsExpected !== undefined ? fmtBudget(b.vsExpected) : '']
+    : [fmtBudget(b.ratio)]);
   out.push(markdownTable([
-    ['#', 'boundary', 'step', 'read from', 'cosine', 'per-pos min', 'norm ratio', ...(budget ? ['vs FP32'] : []), 'max_abs', ''],
+    ['#', 'boundary', 'step', 'read from', 'cosine', 'per-pos min', 'norm ratio', ...cols, 'max_abs', ''],
     ...lens.rows.map((x) => [
       String(x.order).padStart(2, '0'), id(x.name, { inTable: true }), cell(x.step ?? '', 40), x.launch ? id(x.launch, { inTable: true }) : 'returned',
-      ...(x.error ? ['-', '-', '-', ...(budget ? ['-'] : []), '-', `error: ${cell(x.error, 300)}`] : [
-        fmtCos(x.wholeCosine), fmtCos(x.perPositionMin), fmtRatio(x.normRatio), ...(budget ? [x.budget ? fmtBudget(x.budget.ratio) : ''] : []), fmtSci(x.maxAbs),
+      ...(x.error ? ['-', '-', '-', ...cols.map(() => '-'), '-', `error: ${cell(x.error, 300)}`] : [
+        fmtCos(x.wholeCosine), fmtCos(x.perPositionMin), fmtRatio(x.normRatio), ...cells(x.budget), fmtSci(x.maxAbs),
         [x.below ? `${ICON.fail} under` : x.order === onset ? 'onset' : '', lens.scale?.order === x.order ? '⚠️ scale' : '', x.budget?.over ? '⚠️ error' : ''].filter(Boolean).join(' '),
       ]),
     ]),
   ]), '');
-  if (lens.budget) out.push(`vs FP32: error(NPU vs FP32) / error(HF bf16 vs FP32), each a ${lens.budget.measure}, against HF layer 0 run in FP32 from the same weights and tokens: about 1 is as good as bf16 allows; above ${lens.budget.bar}x the NPU adds error of its own (informational).`, '');
+  if (lens.budget && ex) out.push(`vs FP32: error(NPU vs FP32) / error(HF bf16 vs FP32), each a ${lens.budget.measure}, against HF layer 0 run in FP32 from the same weights and tokens. expected: the same ratio for the hardware twins (precision ${text(ex.precision, 20)}: bf16's roundings plus BFP16 where the tree compiles it), run again over the same launches from the FP32 block input: what the number format costs. NPU/exp: error(NPU) / error(hardware twins), about 1 for a right integration; above ${ex.bar}x the NPU adds error of its own (informational).`, '');
+  else if (lens.budget) out.push(`vs FP32: error(NPU vs FP32) / error(HF bf16 vs FP32), each a ${lens.budget.measure}, against HF layer 0 run in FP32 from the same weights and tokens: about 1 is as good as bf16 allows; above ${lens.budget.bar}x the NPU adds error of its own (informational).`, '');
   // Under the table, in the comment and the job summary: which boundary drifts at which positions.
   const heat = opts.flavor === 'doc' ? '' : textHeatmap(lens);
   if (heat) {
@@ -381,7 +391,7 @@ function lensSection(r: Report, opts: MarkdownOptions): string[] {
     out.push(`Every boundary is at or above the threshold ${formatThreshold(lens.threshold)}, **but a drift begins at ${id(o.name)}**${whereOf(o)}: cosine ${fmtCos(o.wholeCosine)}, per-position min ${fmtCos(o.perPositionMin)}, under the clean bar ${formatThreshold(lens.cleanBar)}.${o.hint ? ` ${hintLine(o.hint)}.` : ''}`, '');
   } else out.push(`Every boundary is at or above the threshold ${formatThreshold(lens.threshold)}.`, '');
   const sc = lens.scale;
-  if (sc) out.push(`**Scale: ${id(sc.name)}**${whereOf(sc)} has norm ratio ${fmtRatio(sc.normRatio)}, off 1 by more than ${sc.bar * 100}% (the first boundary to lose its scale; cosine cannot see it): likely ${text(sc.cause, 300)}.${sc.hint ? ` The seed: ${hintLine(sc.hint)}.` : ''}`, '');
+  if (sc) out.push(`**Scale: ${id(sc.name)}**${whereOf(sc)} has norm ratio ${sc.accounted ? `|npu|/|twins| ${fmtRatio(sc.normRatio)} (the tree's RMSNorm eps accounted for; |npu|/|ref| ${fmtRatio(sc.accounted.normRatio)})` : fmtRatio(sc.normRatio)}, off 1 by more than ${sc.bar * 100}% (the first boundary to lose its scale; cosine cannot see it): likely ${text(sc.cause, 300)}.${sc.hint ? ` The seed: ${hintLine(sc.hint)}.` : ''}`, '');
   if (unpaired.length) {
     out.push('Not judged (one side only):', '');
     for (const u of unpaired.slice(0, 32)) out.push(`- ${id(u.name)} (${u.side === 'both' ? 'both sides, different shapes' : `${u.side} side only`}): ${text(u.reason, 200)}`);

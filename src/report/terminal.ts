@@ -4,7 +4,7 @@ import { isolationText } from './markdown.ts';
 import { fmtBudget, fmtCos, fmtDb, fmtSci, fmtSqnr, fmtRatio, fmtRun } from '../text/format.ts';
 import { formatThreshold, SQNR_GOOD_DB } from '../seed/thresholds.ts';
 import { logLine, plain } from '../text/escape.ts';
-import type { LensNamed, LensReport } from '../record/lens.ts';
+import type { LensNamed, LensReport, LensRow } from '../record/lens.ts';
 import type { BisectReport } from '../record/bisect.ts';
 import type { Hint } from '../seed/hints.ts';
 
@@ -115,20 +115,28 @@ function lensLines(r: Report): string[] {
     out.push(`  lens: no boundary pairs to judge${lens.unpaired.length ? ` (${lens.unpaired.length} with one side only: ${f(lens.unpaired[0].reason)})` : ''}`);
     return out;
   }
-  out.push(`  lens (every boundary inside block 0, ${lens.emulated ? 'emulated NPU' : 'NPU'} vs reference, ${lens.rows[0].rows} real rows; informational, threshold ${formatThreshold(lens.threshold)}${lens.budget ? `; vs FP32: error(NPU vs FP32) / error(HF bf16 vs FP32), ${lens.budget.measure}, bar ${lens.budget.bar}x` : ''}):`);
+  const ex = lens.budget?.expected ?? null;
+  const budgetHead = !lens.budget ? '' : ex
+    ? `; vs FP32: error(NPU vs FP32) / error(HF bf16 vs FP32), ${lens.budget.measure}; expected: error(hardware twins, precision ${f(ex.precision, 20)}, vs FP32) / error(HF bf16 vs FP32); NPU/exp: error(NPU) / error(hardware twins), bar ${ex.bar}x`
+    : `; vs FP32: error(NPU vs FP32) / error(HF bf16 vs FP32), ${lens.budget.measure}, bar ${lens.budget.bar}x`;
+  out.push(`  lens (every boundary inside block 0, ${lens.emulated ? 'emulated NPU' : 'NPU'} vs reference, ${lens.rows[0].rows} real rows; informational, threshold ${formatThreshold(lens.threshold)}${budgetHead}):`);
   const n = lens.firstBelow;
   const o = lens.onset;
   const onset = o && (!n || o.order < n.order) ? o.order : null;
   const budget = !!lens.budget;
-  const rows = [['#', 'boundary', 'step', 'cosine', 'per-pos min', 'norm ratio', ...(budget ? ['vs FP32'] : []), 'max_abs', '']];
+  const cols = budget ? (ex ? ['vs FP32', 'expected', 'NPU/exp'] : ['vs FP32']) : [];
+  const cells = (b: LensRow['budget']) => (!budget ? [] : !b ? cols.map(() => '') : ex
+    ? [fmtBudget(b.ratio), b.expectedRatio !== undefined ? fmtBudget(b.expectedRatio) : '', b.vsExpected !== undefined ? fmtBudget(b.vsExpected) : '']
+    : [fmtBudget(b.ratio)]);
+  const rows = [['#', 'boundary', 'step', 'cosine', 'per-pos min', 'norm ratio', ...cols, 'max_abs', '']];
   for (const x of lens.rows.slice(0, 64)) {
     if (x.error) {
-      rows.push([String(x.order).padStart(2, '0'), f(x.name, 64), f(x.step ?? '', 20), '-', '-', '-', ...(budget ? ['-'] : []), '-', 'ERROR']);
+      rows.push([String(x.order).padStart(2, '0'), f(x.name, 64), f(x.step ?? '', 20), '-', '-', '-', ...cols.map(() => '-'), '-', 'ERROR']);
       continue;
     }
     const flags = [x.below ? 'UNDER' : x.order === onset ? 'onset' : '', lens.scale?.order === x.order ? 'SCALE' : '', x.budget?.over ? 'ERR' : ''].filter(Boolean).join(' ');
     rows.push([String(x.order).padStart(2, '0'), f(x.name, 64), f(x.step ?? '', 20), fmtCos(x.wholeCosine), fmtCos(x.perPositionMin), fmtRatio(x.normRatio),
-      ...(budget ? [x.budget ? fmtBudget(x.budget.ratio) : ''] : []), fmtSci(x.maxAbs), flags]);
+      ...cells(x.budget), fmtSci(x.maxAbs), flags]);
   }
   out.push(...pad(rows).map((l) => `    ${l}`));
   for (const x of lens.rows.filter((y) => y.error).slice(0, 16)) out.push(`  not judged: ${f(x.name, 64)}: ${f(x.error, 300)}`);
@@ -140,7 +148,7 @@ function lensLines(r: Report): string[] {
     out.push(`  every boundary is at or above ${formatThreshold(lens.threshold)}, but a drift begins at ${namedText(o)} (under the clean bar ${formatThreshold(lens.cleanBar)})${hint(o.hint)}`);
   } else out.push(`  every boundary is at or above ${formatThreshold(lens.threshold)}`);
   const sc = lens.scale;
-  if (sc) out.push(`  scale: ${f(sc.name, 64)}${sc.step ? ` (${f(sc.step, 40)})` : ''} has norm ratio ${fmtRatio(sc.normRatio)}, off 1 by more than ${sc.bar * 100}% (the first boundary to lose its scale): likely ${f(sc.cause, 300)}`);
+  if (sc) out.push(`  scale: ${f(sc.name, 64)}${sc.step ? ` (${f(sc.step, 40)})` : ''} has norm ratio ${sc.accounted ? `|npu|/|twins| ${fmtRatio(sc.normRatio)} (the tree's RMSNorm eps accounted for; |npu|/|ref| ${fmtRatio(sc.accounted.normRatio)})` : fmtRatio(sc.normRatio)}, off 1 by more than ${sc.bar * 100}% (the first boundary to lose its scale): likely ${f(sc.cause, 300)}`);
   for (const u of lens.unpaired.slice(0, 16)) out.push(`  not judged: ${f(u.name, 64)} (${u.side === 'both' ? 'different shapes' : `${u.side} side only`}): ${f(u.reason)}`);
   if (r.prompt?.positions) {
     const judged = lens.rows.filter((x) => !x.error);
@@ -218,7 +226,12 @@ function terminalLines(r: Report): string[] {
     const rel = `${fmtSci(e.maxRel)}${e.maxRel > 1 ? ' (where the reference is near 0)' : ''}`;
     out.push(`  errors (informational)  max_abs ${fmtSci(e.maxAbs)}  mean_abs ${fmtSci(e.meanAbs)}  max_rel ${rel}  mean_rel ${fmtSci(e.meanRel)}  mean_rel_L1 ${fmtSci(e.meanRelL1)}  SQNR ${sqnr(r, e.sqnrDb)}  norm ratio ${fmtRatio(e.normRatio)}`);
     const fb = r.lens?.rows.find((x) => x.name === 'ffn_out')?.budget;
-    if (fb && r.lens?.budget) out.push(`  error budget vs FP32 (${r.lens.budget.measure})  NPU ${fmtSci(fb.npu)}  HF bf16 ${fmtSci(fb.bf16)}  ratio ${fmtBudget(fb.ratio)} (bar ${r.lens.budget.bar}x${fb.over ? ', OVER' : ''})`);
+    if (fb && r.lens?.budget) {
+      const ex = r.lens.budget.expected;
+      out.push(fb.vsExpected !== undefined && ex
+        ? `  error budget vs FP32 (${r.lens.budget.measure})  NPU ${fmtSci(fb.npu)}  HF bf16 ${fmtSci(fb.bf16)}  ratio ${fmtBudget(fb.ratio)}  expected ${fmtBudget(fb.expectedRatio!)} (hardware twins ${fmtSci(fb.expected!)})  NPU/expected ${fmtBudget(fb.vsExpected)} (bar ${ex.bar}x${fb.over ? ', OVER' : ''})`
+        : `  error budget vs FP32 (${r.lens.budget.measure})  NPU ${fmtSci(fb.npu)}  HF bf16 ${fmtSci(fb.bf16)}  ratio ${fmtBudget(fb.ratio)} (bar ${r.lens.budget.bar}x${fb.over ? ', OVER' : ''})`);
+    }
     if (pp.badRuns.length) out.push(`  rows under threshold: ${pp.badRuns.map((b) => fmtRun(b.start, b.end)).join(', ')}${pp.badRuns.some((b) => b.end === m.realLen - 1) ? ' (tail of the prompt)' : ''}`);
     if (pp.worst.length) out.push(`  worst rows: ${pp.worst.map((w) => `${w.row}=${fmtCos(w.cosine)}`).join(' ')}`);
   }

@@ -217,9 +217,20 @@ export const PROBE_SPEC = obj({
       npu: TENSOR_SPEC,
       ref: TENSOR_SPEC,
       fp32: optional(nullable(TENSOR_SPEC)),
+      twin: optional(nullable(TENSOR_SPEC)),
     }, { declare: false }), 256),
     unpaired: list(obj({ name: boundaryName, side: oneOf('npu', 'ref', 'both'), reason: line() }, { declare: false }), 256),
     fp32: optional(nullable(obj({ dtype: line(40), what: line() }, { declare: false, rest: any() }))),
+    // The error budget's expected side (npu_probe.lens.expected): how the hardware twins computed.
+    twin: optional(nullable(obj({
+      precision: oneOf(...(CONTRACT.emulate.twin_precision as [string, ...string[]])), rms_eps: num(0), qk_eps: num(0),
+      eps_from: line(40), what: line(),
+    }, { declare: false, rest: any() }))),
+    // The tree's RMSNorm eps against the checkpoint's (npu_probe.lens.eps): a known upstream finding.
+    norm_eps: optional(nullable(obj({
+      tree: num(0), file: str({ pattern: /^[A-Za-z0-9_.-]+(\/[A-Za-z0-9_.-]+)*\.py$/, max: 200, what: 'a .py path inside the tree' }), line: int(1),
+      config: num(0), config_from: line(400), twins: num(0), twins_from: line(40),
+    }, { declare: false, rest: any() }))),
   }))),
   // --emulate (scripts/probe/README.md "Emulated NPU"): no NPU ran; every report marks the run.
   emulate: optional(nullable(obj({

@@ -170,6 +170,7 @@ function crossCheck(p: ProbeJson, requireBlock: boolean): void {
     }
     if (e.npu.shape.join('x') !== e.ref.shape.join('x')) f(`boundaries.entries[${i}].ref.shape`, `is [${e.ref.shape.join(', ')}] but its npu side is [${e.npu.shape.join(', ')}]`);
     if (e.fp32 && e.fp32.shape.join('x') !== e.ref.shape.join('x')) f(`boundaries.entries[${i}].fp32.shape`, `is [${e.fp32.shape.join(', ')}] but its ref side is [${e.ref.shape.join(', ')}]`);
+    if (e.twin && e.twin.shape.join('x') !== e.ref.shape.join('x')) f(`boundaries.entries[${i}].twin.shape`, `is [${e.twin.shape.join(', ')}] but its ref side is [${e.ref.shape.join(', ')}]`);
   });
 }
 

@@ -14,7 +14,7 @@ export const RUN_FILES = RUN_FILES_CONTRACT;
  * someone else's. */
 export const RUN_DIRS: [string, RegExp][] = [
   [CONTRACT.layers_dir, /^layer_\d{2,}\.(npu|ref)\.npy$/],
-  [CONTRACT.boundaries.dir, /^\d{2,}-[A-Za-z0-9_.-]+\.(npu|ref|fp32)\.npy$/],
+  [CONTRACT.boundaries.dir, /^\d{2,}-[A-Za-z0-9_.-]+\.(npu|ref|fp32|twin)\.npy$/],
   [CONTRACT.bisect.dir, new RegExp(`^(${CONTRACT.bisect.json.replace('.', '\\.')}|\\d{2,}-.+\\.npy|launch-\\d{2,}-.+\\.npy)$`)],
 ];
 
@@ -256,6 +256,8 @@ interface BoundaryEntry {
   ref: TensorEntry;
   /** HF layer 0 in FP32 (the error budget's ground truth); null or absent when not measured. */
   fp32?: TensorEntry | null;
+  /** The hardware twins' pass at this boundary (the error budget's expected side, beside fp32); null or absent when none. */
+  twin?: TensorEntry | null;
 }
 
 export interface BoundaryUnpaired {
@@ -278,6 +280,25 @@ export interface Boundaries {
   unpaired: BoundaryUnpaired[];
   /** What the FP32 side is, when the run measured it (absent or null otherwise). */
   fp32?: { dtype: string; what: string; [k: string]: unknown } | null;
+  /** How the hardware twins' pass computed (precision hw, the run's eps), when it ran (absent or null otherwise). */
+  twin?: { precision: string; rms_eps: number; qk_eps: number; eps_from: string; what: string; [k: string]: unknown } | null;
+  /** The tree's RMSNorm eps (file, line) against the checkpoint's rms_norm_eps; absent or null when unknown. */
+  norm_eps?: NormEps | null;
+}
+
+/** probe.json boundaries.norm_eps (npu_probe.lens.eps). */
+export interface NormEps {
+  /** weighted_rms_norm.EPS, the tree's ELFs' eps, at `file`:`line` (relative to the air root). */
+  tree: number;
+  file: string;
+  line: number;
+  /** The checkpoint config.json's rms_norm_eps. */
+  config: number;
+  config_from: string;
+  /** The eps the run's twins took (the emulated NPU's and the expected pass's): the tree's, or with --twin-eps config the config's. */
+  twins: number;
+  twins_from: string;
+  [k: string]: unknown;
 }
 
 /** probe.json `emulate` (scripts/probe/README.md "Emulated NPU"): no NPU ran. */

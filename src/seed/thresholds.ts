@@ -10,6 +10,14 @@ export const NORM_RATIO_WARN = 0.01;
  * informational, like the norm ratio). */
 export const ERROR_BUDGET_WARN = 3;
 export const ERROR_MEASURE = 'relative L2 error ||x - fp32|| / ||fp32|| over the real rows';
+/** The error budget against the hardware twins (issue 29.2): error(NPU vs FP32) / error(hw twins vs
+ * FP32), the twins (bf16's roundings plus BFP16 where the tree compiles it) run over the same launches
+ * from the FP32 block input. About 1 for a right integration whatever the number format: every clean
+ * emulated run of the bf16 models at precision hw gives 1.00 at every boundary (the emulated NPU is
+ * those twins). The bar leaves room for the one kernel whose twin is known to be more precise than
+ * NPU2: FlashAttention, whose registry error (3.9e-2, 4.4e-2 mean_rel_L1) is 2.5-2.8x its twin's
+ * (1.55e-2, test_twins.BlockFloatTests); above the bar, the NPU adds error of its own. */
+export const EXPECTED_BUDGET_WARN = 3;
 
 /** A lens boundary whose norm ratio |npu|/|ref| is off 1 by more than this gets a scale warning
  * (issue 17: Qwen's RMSNorm ELFs use eps 1e-5 where the config says 1e-6: 0.989 at attn_norm). */

@@ -14,7 +14,7 @@ import { copyRealTree, copyTree, missingRealTree } from './mlirair.ts';
 import { REPO } from './airmini.ts';
 import type { Missing } from './skip.ts';
 
-export const ARCH_OF: Record<string, string> = { llama32_1b: 'llama', qwen25_0_5b: 'qwen2', qwen3_0_6b: 'qwen3', smollm2_1_7b: 'smollm2' };
+export const ARCH_OF: Record<string, string> = { llama32_1b: 'llama', llama32_3b: 'llama', smollm2_1_7b: 'smollm2', qwen25_0_5b: 'qwen2', qwen3_0_6b: 'qwen3' };
 
 /** Why the emulated real-tree tests cannot run here, or null when they can. */
 export function missingTwins(): Missing | null {

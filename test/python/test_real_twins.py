@@ -59,6 +59,11 @@ MODELS = {  # model dir -> (tiny_hf arch, head_dim)
     "qwen3_0_6b": ("qwen3", 128),
 }
 BAR = 0.999  # the acceptance bar for a clean boundary
+# The clean-block tests hold every boundary to BAR with the twins at bf16 (the integration path and the
+# lens, as they were set): at hw, BFP16's own rounding puts qwen3's down and swiglu per-position minimum
+# at 0.99897-0.99899 (over 2048 positions), which the error budget against the hardware twins judges
+# (test_the_error_budget_of_a_clean_run_is_near_one), not this bar.
+CLEAN = ("--twin-precision", "bf16")
 # (model, bug) -> (boundary the lens names first, (launch, buffer) the bisect names)
 BUGS = {
     ("llama32_1b", "transposed_q_weight"): ("q", ("rms_gemms_rope", "q")),
@@ -163,6 +168,13 @@ class Run:
         npu, ref = rel_l2(self.load(e["npu"]["file"]), f), rel_l2(self.load(e["ref"]["file"]), f)
         return npu / ref if ref else float("nan")
 
+    def vs_twins(self, name):
+        """error(NPU vs FP32) / error(hardware twins vs FP32) at a boundary: the budget the judge warns on."""
+        e = next(e for n, _, _, e in self.lens if n == name)
+        f = self.load(e["fp32"]["file"])
+        npu, twin = rel_l2(self.load(e["npu"]["file"]), f), rel_l2(self.load(e["twin"]["file"]), f)
+        return npu / twin if twin else float("nan")
+
     def first_below(self, bar=BAR):
         return next(((n, c, p) for n, c, p, _ in self.lens if c < bar or p < bar), None)
 
@@ -260,7 +272,7 @@ class RealTreeTwinTests(unittest.TestCase):
                   "down", "ffn_out"}
         for model, (arch, hd) in MODELS.items():
             with self.subTest(model=model):
-                run = self.block(model, "clean")
+                run = self.block(model, "clean", *CLEAN)
                 p = run.probe
                 ok, whole, pmin = run.gates(hd)
                 self.assertTrue(ok, f"{model}: gates fail (cos {whole:.5f}, per-position min {pmin:.5f})")
@@ -305,7 +317,7 @@ class RealTreeTwinTests(unittest.TestCase):
                   "qwen3_4b": ("qwen3", [], "down_add")}
         for model, (arch, extra, tail) in others.items():
             with self.subTest(model=model):
-                run = self.block(model, "clean", *extra, arch=arch)
+                run = self.block(model, "clean", *extra, *CLEAN, arch=arch)
                 ok, whole, pmin = run.gates(128 if arch == "qwen3" else 64)
                 self.assertTrue(ok, f"{model}: cos {whole:.5f}, min {pmin:.5f}")
                 self.assertGreaterEqual(len(run.lens), 16)
@@ -320,8 +332,8 @@ class RealTreeTwinTests(unittest.TestCase):
     def test_the_lens_changes_nothing_in_the_block(self):
         import numpy as np  # noqa: PLC0415
 
-        with_lens = self.cls_runs().get("llama32_1b") or self.block("llama32_1b", "clean")
-        without = self.block("llama32_1b", "nolens", "--no-boundaries")
+        with_lens = self.cls_runs().get("llama32_1b") or self.block("llama32_1b", "clean", *CLEAN)
+        without = self.block("llama32_1b", "nolens", "--no-boundaries", *CLEAN)
         self.assertIsNone(without.probe["boundaries"])
         self.assertFalse(os.path.isdir(os.path.join(without.path, "boundaries")))
         self.assertTrue(np.array_equal(with_lens.npu, without.npu))
@@ -362,9 +374,10 @@ class RealTreeTwinTests(unittest.TestCase):
                 # the unswapped re-run under this interpreter is the judged ffn_out, bit for bit
                 self.assertEqual(b["rerun"], {"file": "bisect/00-rerun.npy", "python": sys.executable})
                 self.assertTrue(np.array_equal(run.load(b["rerun"]["file"]), run.npu))
-                self.assertEqual(b["twins"]["precision"], "bf16")
-                # the error budget against FP32 sees it too, far above its bar of 3 at the bug's boundary
-                self.assertGreater(run.budget(boundary), 3.0, f"{model} {bug}: budget at {boundary}")
+                self.assertEqual(b["twins"]["precision"], "hw")
+                # the error budget against FP32 sees it too: at the bug's boundary the NPU's error is far
+                # above the hardware twins' own (the issue: 5-330x over the bar), over the bar of 3
+                self.assertGreater(run.vs_twins(boundary), 3.0, f"{model} {bug}: NPU/twins at {boundary}")
                 hit = run.first_launch_divergence(b)
                 self.assertIsNotNone(hit)
                 self.assertEqual(hit[:2], launch, f"{model} {bug}: the launch bisect names {hit}")
@@ -396,47 +409,65 @@ class RealTreeTwinTests(unittest.TestCase):
         self.assertGreater(diff, 0.01, "a clean block is not the judged (dropped-bias) one")
 
     def test_the_error_budget_of_a_clean_run_is_near_one(self):
-        """HF layer 0 in FP32 beside every boundary: a clean block's error against it is within
-        [0.5, 2] of what bf16 itself costs, at every boundary (the block input is exact on both
-        sides). qwen's RMSNorm ELFs use eps 1e-5 where the config says 1e-6, so their twins take the
-        config's eps here (--twin-eps config); with the tree's eps attn_norm is over the bar."""
+        """HF layer 0 in FP32 and the hardware twins' pass beside every boundary (issue 29.2): at the
+        default precision hw a clean block's error against FP32 is about 1x the twins' own, at every
+        boundary a twin wrote (the block input is exact on every side; under --cpu-attn attn_out is
+        the host's and has no twin side), while the twins themselves, BFP16 and all, are well over
+        bf16's error at the Q GEMM (the issue: 3.4-4.1x). Qwen's RMSNorm ELFs use eps 1e-5 where the
+        config says 1e-6: probe.json names both, the tree's with its file and line."""
         import math  # noqa: PLC0415
 
-        for model, extra in (("llama32_1b", []), ("smollm2_1_7b", []), ("qwen25_0_5b", ["--twin-eps", "config"]),
-                             ("qwen3_0_6b", ["--twin-eps", "config"])):
+        for model, extra, arch in (("llama32_1b", [], None), ("smollm2_1_7b", [], None), ("qwen25_0_5b", [], None),
+                                   ("qwen3_0_6b", [], None), ("llama32_3b", ["--cpu-attn"], "llama")):
             with self.subTest(model=model):
-                run = self.block(model, "budget", *extra)
-                fp = run.probe["boundaries"]["fp32"]
-                self.assertEqual(fp["dtype"], "float32")
-                self.assertTrue(all(e["fp32"] for _, _, _, e in run.lens), "every boundary has its FP32 side")
+                run = self.block(model, "budget", *extra, arch=arch)
+                b = run.probe["boundaries"]
+                self.assertEqual(b["fp32"]["dtype"], "float32")
+                self.assertEqual(b["twin"]["precision"], "hw")
+                self.assertEqual(run.probe["emulate"]["twins"]["precision"], "hw", "hw is the default")
                 for name, _, _, e in run.lens:
                     self.assertEqual(e["fp32"]["shape"], e["ref"]["shape"])
-                    r = run.budget(name)
-                    if name == "block_input":
-                        self.assertTrue(math.isnan(r), "the embeddings are exact on both sides")
+                    if name == "attn_out" and extra:
+                        self.assertIsNone(e["twin"], "host attention: no twin wrote it")
                         continue
-                    self.assertTrue(0.5 <= r <= 2.0, f"{model} {name}: {r:.2f}")
-        tree_eps = self.block("qwen25_0_5b", "budget-tree-eps")
-        self.assertGreater(tree_eps.budget("attn_norm"), 3.0)
+                    self.assertEqual(e["twin"]["shape"], e["ref"]["shape"], f"{model} {name}")
+                    r = run.vs_twins(name)
+                    if name == "block_input":
+                        self.assertTrue(math.isnan(r), "the embeddings are exact on every side")
+                        continue
+                    self.assertLessEqual(abs(r - 1), 0.1, f"{model} {name}: NPU/twins {r:.3f}")
+                q = "q_gemm" if model == "qwen25_0_5b" else "q"
+                self.assertGreater(run.budget(q), 2.0, f"{model}: BFP16 costs the Q GEMM more than bf16 does")
+                eps = b["norm_eps"]
+                self.assertEqual((eps["tree"], eps["file"], eps["twins"]),
+                                 (1e-5, "programming_examples/weighted_rms_norm/weighted_rms_norm.py", 1e-5))
+                self.assertEqual(eps["config"], 1e-6 if model.startswith("qwen") else 1e-5)
+                with open(os.path.join(self.root, *eps["file"].split("/")), encoding="utf-8") as f:
+                    self.assertRegex(f.read().splitlines()[eps["line"] - 1], r"^EPS\s*=\s*1e-5")
+        # bf16's own measure stays: twins without BFP16 at the config's eps are within [0.5, 2] of bf16
+        cfg = self.block("qwen25_0_5b", "budget-bf16", "--twin-precision", "bf16", "--twin-eps", "config")
+        for name, _, _, _ in cfg.lens:
+            if name != "block_input":
+                self.assertTrue(0.5 <= cfg.budget(name) <= 2.0, f"qwen25_0_5b bf16 {name}: {cfg.budget(name):.2f}")
 
     def test_fp32_twins_keep_the_older_numerics_and_config_eps_changes_the_norm(self):
         import numpy as np  # noqa: PLC0415
 
-        hw = self.cls_runs().get("qwen25_0_5b") or self.block("qwen25_0_5b", "clean")
+        bf = self.cls_runs().get("qwen25_0_5b") or self.block("qwen25_0_5b", "clean", *CLEAN)
         fp = self.block("qwen25_0_5b", "fp32", "--twin-precision", "fp32")
         self.assertEqual(fp.probe["emulate"]["twins"], {"precision": "fp32", "rms_eps": 1e-05, "qk_eps": 1e-06,
                                                         "eps_from": "tree"})
-        self.assertEqual(hw.probe["emulate"]["twins"]["precision"], "bf16")
-        self.assertFalse(np.array_equal(hw.npu, fp.npu))
+        self.assertEqual(bf.probe["emulate"]["twins"]["precision"], "bf16")
+        self.assertFalse(np.array_equal(bf.npu, fp.npu))
         ok, whole, pmin = fp.gates(64)
         self.assertTrue(ok)
-        eps = self.block("qwen25_0_5b", "configeps", "--twin-eps", "config")
+        eps = self.block("qwen25_0_5b", "configeps", "--twin-eps", "config", *CLEAN)
         self.assertEqual(eps.probe["emulate"]["twins"]["rms_eps"], 1e-06)  # Qwen2.5's rms_norm_eps
         self.assertEqual(eps.probe["emulate"]["twins"]["eps_from"], "config")
         norm = {n: e for n, _, _, e in eps.lens}["attn_norm"]
-        tree = {n: e for n, _, _, e in hw.lens}["attn_norm"]
+        tree = {n: e for n, _, _, e in bf.lens}["attn_norm"]
         ratio = lambda r, e: float(np.linalg.norm(r.load(e["npu"]["file"])) / np.linalg.norm(r.load(e["ref"]["file"])))  # noqa: E731
-        self.assertLess(abs(ratio(eps, norm) - 1), abs(ratio(hw, tree) - 1), "the config's eps brings the scale back")
+        self.assertLess(abs(ratio(eps, norm) - 1), abs(ratio(bf, tree) - 1), "the config's eps brings the scale back")
 
     def test_option_errors_are_one_line_exit_2(self):
         model_dir = os.path.join(self.root, LLMS_REL, "llama32_1b")
@@ -478,7 +509,7 @@ class RealTreeTwinTests(unittest.TestCase):
             if model != only:
                 continue
             with self.subTest(model=model):
-                run = self.block(model, "2048", "--positions", "2048", seq_len=None)
+                run = self.block(model, "2048", "--positions", "2048", *CLEAN, seq_len=None)
                 pos = run.probe["prompt"]["positions"]
                 self.assertEqual((pos["requested"], pos["real_len"], pos["method"]), (2048, 2048, "repeated"))
                 self.assertEqual((run.real_len, run.probe["prompt"]["padded_len"]), (2048, 2048))

@@ -281,9 +281,7 @@ class BlockFloatTests(unittest.TestCase):
     def test_old_hardware_name_reads_as_bf16(self):
         self.assertEqual(nm.Numerics(precision="hardware").precision, nm.BF16)
         self.assertFalse(nm.Numerics(precision="hardware").bfp16)
-        # bf16 stays the default until the budget carries the expected ratio (hw is one flag away)
-        self.assertEqual(nm.Numerics().precision, nm.BF16)
-        self.assertTrue(nm.Numerics(precision=nm.HW).bfp16)
+        self.assertTrue(nm.Numerics().bfp16)  # hw is the default
 
     @unittest.skipUnless(HAVE_TREE, NO_TREE)
     def test_direct_entries_are_the_trees_low_precision_gemms(self):

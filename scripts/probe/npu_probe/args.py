@@ -151,10 +151,10 @@ def build_parser():
 
 
 def twin_precision_arg(sp):
-    sp.add_argument("--twin-precision", choices=TWIN_PRECISIONS + tuple(TWIN_PRECISION_ALIASES), default="bf16",
-                    help="how the CPU twins round: bf16 (default: where the registry's kernels round, per "
-                    "kernel_registry/details/*, exact bf16 matmul operands; `hardware` is its older name), hw (bf16's "
-                    "roundings plus the BFP16 operand cast on the matmuls the tree compiles with bfp16=True) or fp32 "
+    sp.add_argument("--twin-precision", choices=TWIN_PRECISIONS + tuple(TWIN_PRECISION_ALIASES), default="hw",
+                    help="how the CPU twins round: hw (default: bf16's roundings plus the BFP16 operand cast on the "
+                    "matmuls the tree compiles with bfp16=True), bf16 (where the registry's kernels round, per "
+                    "kernel_registry/details/*, exact bf16 matmul operands; `hardware` is its older name) or fp32 "
                     "(float32 inside a launch, bf16 at the ELF's buffers); an --emulate run's twins and the bisect's")
 
 

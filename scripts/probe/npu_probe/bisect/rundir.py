@@ -202,7 +202,7 @@ def recorded_twins(probe, precision):
     return Numerics(precision=precision)
 
 
-def recorded_spec(probe, tree, model, precision="bf16"):
+def recorded_spec(probe, tree, model, precision="hw"):
     """The RunSpec `probe block` ran, from probe.json: same tokens, padded length, attention and
     kernel cache dir (its build dir the one above it), and the twins' numerics."""
     kc_dir = (probe.get("kernel_cache") or {}).get("dir")

@@ -34,7 +34,7 @@ class Options:
     ref_cache: str = None
     events: bool = False
     # how the CPU twins compute (the emulated NPU's, and the bisect's)
-    twin_precision: str = "bf16"
+    twin_precision: str = "hw"
     twin_eps: str = "tree"
     # block / check / bisect
     npu_lock: str = None

@@ -168,7 +168,13 @@ def to_seq_first(arr, arg_spec, dims, layout=LAYOUT_SEQ_FIRST):
     columns = features, heads contiguous), padding columns sliced off. `arr` has
     any shape with the right number of elements; `dims` carries this launch's seq."""
     a = np.asarray(arr)
-    a = a.astype(np.float32) if a.dtype != np.float32 else a
+    return seq_first_view(a.astype(np.float32) if a.dtype != np.float32 else a, arg_spec, dims, layout)
+
+
+def seq_first_view(a, arg_spec, dims, layout=LAYOUT_SEQ_FIRST):
+    """to_seq_first without the float32 cast: a view (reshape, transpose, column slice) of `a`, so
+    an index array through it says where each boundary element sits in the buffer (from_seq_first)."""
+    a = np.asarray(a)
     role = arg_spec["role"]
     if layout == LAYOUT_HEAD_FIRST and role in ("q", "k", "v", "out"):
         heads = dims["n_heads"] if role in ("q", "out") else dims["n_kv_heads"]
@@ -184,3 +190,15 @@ def to_seq_first(arr, arg_spec, dims, layout=LAYOUT_SEQ_FIRST):
     if arg_spec.get("cols"):
         a = a[:, :eval_dim(arg_spec["cols"], dims)]
     return a
+
+
+def from_seq_first(buf, arr, arg_spec, dims, layout=LAYOUT_SEQ_FIRST, row_off=0):
+    """`buf` (an ELF argument buffer, any shape) with the seq-first rows `arr` written over rows
+    row_off.. of its seq-first view: to_seq_first's inverse for the elements it keeps (padding
+    columns and rows beyond `arr` keep what `buf` held). Returns a float32 copy in buf's shape."""
+    out = np.array(buf, dtype=np.float32, copy=True)
+    idx = seq_first_view(np.arange(out.size).reshape(out.shape), arg_spec, dims, layout)
+    rows = max(0, min(idx.shape[0] - row_off, arr.shape[0]))
+    if rows and idx.shape[1] == arr.shape[1]:
+        out.reshape(-1)[idx[row_off:row_off + rows].reshape(-1)] = np.asarray(arr[:rows], dtype=np.float32).reshape(-1)
+    return out

@@ -10,10 +10,13 @@ the same engine as the gate.
 
   boundaries/NN-<name>.npu.npy   NN = the boundary's block order (elf_boundaries.json)
   boundaries/NN-<name>.ref.npy
+  boundaries/NN-<name>.fp32.npy  HF layer 0 in FP32 (the error budget's ground truth), when measured
+  boundaries/NN-<name>.twin.npy  the hardware twins' pass (npu_probe.lens.expected), beside an fp32 side
 """
 
 import dataclasses
 import os
+import time
 
 import numpy as np
 
@@ -23,6 +26,8 @@ from npu_probe.core.tree import emulates_npu
 from npu_probe.emulate.table import boundary_info, boundary_order, elf_args, to_seq_first
 from npu_probe.emulate.twins import f32, input_roles
 from npu_probe.lens.capture import launch_dims
+from npu_probe.lens.eps import norm_eps_record
+from npu_probe.lens.expected import WHAT as EXPECTED_WHAT, hw_numerics, twin_pass
 
 FP32_RECORD = {"dtype": "float32", "what": "HF layer 0 in float32 from the bf16 reference's own weights (upcast) "
                                          "and token ids, the lens's layer-0 hooks on it"}
@@ -87,6 +92,16 @@ def npu_boundaries(recorder, spec, config, real_len, returned=None, attn_produce
     return dict(sorted(out.items(), key=lambda kv: order[kv[0]]))
 
 
+def expected_boundaries(recorder, spec, config, real_len, fp32, num=None):
+    """{name: seq-first float32 array, real rows}: the hardware twins' pass over the captured
+    launches (npu_probe.lens.expected), read like the NPU side; {} when it cannot run."""
+    got = twin_pass(recorder, spec, config, real_len, fp32, num)
+    if got is None:
+        return {}
+    launches, wrote = got
+    return {n: b.array for n, b in npu_boundaries(launches, spec, config, real_len).items() if n in wrote}
+
+
 def _input_only(elf, layout):
     """Arg indices whose boundary is what the launch is GIVEN (its input roles)."""
     roles = set(input_roles(elf["kind"]))
@@ -103,6 +118,8 @@ class RefSide:
     missing: dict = None
     note: str = None
     fp32: dict = None  # {name: float32 array}: HF layer 0 in FP32 (the error budget), or None
+    twin: dict = None  # {name: float32 array}: the hardware twins' pass (npu_probe.lens.expected), or None
+    twin_record: dict = None  # how that pass computed (probe.json boundaries.twin)
 
 
 def write_boundaries(out, npu, side, source_table, emulated, log=None):
@@ -134,7 +151,9 @@ def write_boundaries(out, npu, side, source_table, emulated, log=None):
         os.makedirs(os.path.join(out, BOUNDARIES_DIR), exist_ok=True)
         f32side = (side.fp32 or {}).get(name)
         f32side = f32side if f32side is not None and tuple(f32side.shape) == tuple(r.shape) else None
-        for which, arr in (("npu", b.array), ("ref", r), ("fp32", f32side)):
+        twin = (side.twin or {}).get(name) if f32side is not None else None
+        twin = twin if twin is not None and tuple(twin.shape) == tuple(r.shape) else None
+        for which, arr in (("npu", b.array), ("ref", r), ("fp32", f32side), ("twin", twin)):
             rel = boundary_file(order, name, which)
             item[which] = tensor_entry(rel, write_npy(os.path.join(out, *rel.split("/")), arr)) if arr is not None else None
         entries.append(item)
@@ -149,6 +168,7 @@ def write_boundaries(out, npu, side, source_table, emulated, log=None):
         "entries": entries,
         "unpaired": unpaired,
         "fp32": dict(FP32_RECORD) if any(e["fp32"] for e in entries) else None,
+        "twin": dict(side.twin_record or {}, what=EXPECTED_WHAT) if any(e["twin"] for e in entries) else None,
     }
     if log is not None:
         log.step(f"boundaries: {len(entries)} pairs written to {BOUNDARIES_DIR}/"
@@ -176,6 +196,14 @@ def lens_record(ctx, out, blk, captured, kind):
     else:
         note, ref, missing, fp32 = None, captured["boundaries"], captured["missing"], captured.get("fp32")
     capture = captured.get("capture", HF_CAPTURE) if captured is not None else None
-    side = RefSide(arrays=ref, capture=capture, missing=missing, note=note, fp32=fp32)
+    twin, twin_rec = None, None
+    if fp32:
+        t = time.monotonic()
+        twin = expected_boundaries(blk.recorder, table_entry, ctx.model.config, spec.real_len, fp32, spec.twins)
+        twin_rec = hw_numerics(spec.twins).record()
+        ctx.state.timings["boundaries_twin"] = time.monotonic() - t
+    side = RefSide(arrays=ref, capture=capture, missing=missing, note=note, fp32=fp32, twin=twin, twin_record=twin_rec)
     emulated = ctx.state.emulation is not None or emulates_npu(spec.tree)
-    return write_boundaries(out, npu, side, table, emulated, ctx.log)
+    record = write_boundaries(out, npu, side, table, emulated, ctx.log)
+    record["norm_eps"] = norm_eps_record(spec.tree.air_root, spec.hf_id, spec.twins) if kind == "hf-bf16" else None
+    return record
