@@ -45,19 +45,19 @@ const HINTS = {
   // issue 26's, timed alone under nice on the loaded 2-core machine
   'errors-truth.test.ts': 61, 'run-lock.test.ts': 37, 'probe-hold.test.ts': 26, 'npx.test.ts': 8,
   'html-real.test.ts': 150, 'html.test.ts': 25,
-  // test_real_twins' jobs (SPLIT groups them), with its fork server: run alone at load 5-8, scaled
-  // by 1.35 (what the old hints were to such a run)
-  'test_real_twins.test_each_injected_bug_is_named_by_the_lens_and_the_bisect_llama32_1b': 82,
-  'test_real_twins.test_clean_blocks_pass_the_gates_and_every_boundary': 45, 'test_real_twins.test_the_lens_changes_nothing_in_the_block': 5,
-  'test_real_twins.test_fp32_twins_keep_the_older_numerics_and_config_eps_changes_the_norm': 11,
-  'test_real_twins.test_the_other_bf16_models_run_too': 41, 'test_real_twins.test_the_error_budget_of_a_clean_run_is_near_one': 36,
-  'test_real_twins.test_each_injected_bug_is_named_by_the_lens_and_the_bisect_qwen25_0_5b': 50,
-  'test_real_twins.test_each_injected_bug_is_named_by_the_lens_and_the_bisect_qwen3_0_6b': 38,
-  'test_real_twins.test_2048_positions_qwen3_0_6b': 20, 'test_real_twins.test_2048_positions_smollm2_1_7b': 22,
-  'test_real_twins.test_2048_positions_qwen25_0_5b': 26, 'test_real_twins.test_2048_positions_llama32_1b': 33,
-  'test_real_twins.test_option_errors_are_one_line_exit_2': 18, 'test_real_twins.test_a_bisect_of_another_block_does_not_reproduce_the_judged_output': 12,
+  // test_real_twins' six jobs (SPLIT groups them), with its fork server: twice their seconds alone
+  // (`node scripts/test.mjs test_real_twins`, 3 at a time, load 3-4), what the old hints were to that
+  'test_real_twins.test_each_injected_bug_is_named_by_the_lens_and_the_bisect_llama32_1b': 57,
+  'test_real_twins.test_clean_blocks_pass_the_gates_and_every_boundary': 23, 'test_real_twins.test_the_lens_changes_nothing_in_the_block': 3,
+  'test_real_twins.test_fp32_twins_keep_the_older_numerics_and_config_eps_changes_the_norm': 7,
+  'test_real_twins.test_the_other_bf16_models_run_too': 19, 'test_real_twins.test_the_error_budget_of_a_clean_run_is_near_one': 23,
+  'test_real_twins.test_each_injected_bug_is_named_by_the_lens_and_the_bisect_qwen25_0_5b': 42,
+  'test_real_twins.test_each_injected_bug_is_named_by_the_lens_and_the_bisect_qwen3_0_6b': 26,
+  'test_real_twins.test_2048_positions_qwen3_0_6b': 19, 'test_real_twins.test_2048_positions_smollm2_1_7b': 18,
+  'test_real_twins.test_2048_positions_qwen25_0_5b': 20, 'test_real_twins.test_2048_positions_llama32_1b': 28,
+  'test_real_twins.test_option_errors_are_one_line_exit_2': 10, 'test_real_twins.test_a_bisect_of_another_block_does_not_reproduce_the_judged_output': 8,
   'test_real_twins.test_every_bug_has_its_test': 1, 'test_real_twins.test_2048_positions_on_every_architecture': 1,
-  test_real_twins: 440, test_step2_sanity: 43, test_probe_bisect: 24, test_probe_cache: 24, test_probe_refcache: 23, test_probe: 21,
+  test_real_twins: 305, test_step2_sanity: 43, test_probe_bisect: 24, test_probe_cache: 24, test_probe_refcache: 23, test_probe: 21,
   test_real_reference: 18, test_air_mini: 9.4, test_real_aliasing: 8.2, test_probe_positions: 7.6, test_probe_plan: 7.2,
   test_probe_layers: 5.7, test_contract: 4.8,
 };
