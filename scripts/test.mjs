@@ -35,7 +35,7 @@ const ci = process.env.CI === 'true' || process.env.CI === '1';
  * real-tree and fleet/affected: 3.4x their CPU-seconds alone, the ratio of the hints to it.)
  */
 const HINTS = {
-  'fidelity.test.ts': 155, 'github/action.test.ts': 10, 'lens.test.ts': 145, 'faults.test.ts': 90, 'docs-lock.test.ts': 90, 'readme-real-tree.test.ts': 41, 'github/fleet.test.ts': 20,
+  'fidelity.test.ts': 280, 'github/action.test.ts': 10, 'lens.test.ts': 145, 'faults.test.ts': 90, 'docs-lock.test.ts': 90, 'readme-real-tree.test.ts': 41, 'github/fleet.test.ts': 20,
   'cli.test.ts': 68, 'cache-reference.test.ts': 60, 'probe-isolation.test.ts': 59, 'step2-sanity.test.ts': 45,
   'github/octokit.test.ts': 35, 'github/hostile.test.ts': 20, 'github/action-check.test.ts': 35, 'real-tree.test.ts': 31,
   'github/split.test.ts': 12, 'fuzz.test.ts': 30, 'github/effects.test.ts': 60, 'fleet/affected.test.ts': 70, 'engines.test.ts': 9.3, 'signals.test.ts': 7.6,
