@@ -47,18 +47,20 @@ PRELOAD = ("numpy", "ml_dtypes", "safetensors", "tokenizers", "torch", "transfor
 class ForkServer:
     """The client: starts the server (this file, run by this interpreter) with `env`."""
 
-    def __init__(self, env, preload=PRELOAD):
+    def __init__(self, env, preload=PRELOAD, tmp_parent=None):
         self.env = dict(env)
-        self.tmp = tempfile.mkdtemp(prefix="npu-block-gate-forkserver-")
+        self.tmp = tempfile.mkdtemp(prefix="npu-block-gate-forkserver-", dir=tmp_parent)
         self.n = 0
         self.log = os.path.join(self.tmp, "server.err")  # a file: a pipe nobody reads could fill and block it
         with open(self.log, "wb") as log:
             self.proc = subprocess.Popen([sys.executable, os.path.abspath(__file__), *preload], env=self.env,
                                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log)
         self.buf = b""
-        ready = self._read(timeout=600)
-        if ready.get("ready") is not True:
-            raise RuntimeError(f"the fork server did not start: {ready}")
+        try:
+            self._expect("ready", timeout=600)
+        except BaseException:
+            self.close()
+            raise
 
     def _read(self, timeout):
         """The server's next JSON line, or None after `timeout` seconds."""
@@ -76,6 +78,13 @@ class ForkServer:
         line, self.buf = self.buf.split(b"\n", 1)
         return json.loads(line)
 
+    def _expect(self, key, timeout):
+        """The server's next answer, which must hold `key`."""
+        msg = self._read(timeout)
+        if not isinstance(msg, dict) or key not in msg:
+            raise RuntimeError(f"the fork server gave {msg!r} where {key!r} was due (within {timeout} s)")
+        return msg[key]
+
     def run(self, script, args, env, timeout=None):
         """subprocess.run([sys.executable, script, *args], env=env, capture_output=True, text=True, timeout=...)."""
         if not os.path.isabs(script):
@@ -88,11 +97,11 @@ class ForkServer:
         req = {"argv": argv, "cwd": os.getcwd(), "stdout": out, "stderr": err}
         self.proc.stdin.write((json.dumps(req) + "\n").encode())
         self.proc.stdin.flush()
-        pid = self._read(timeout=60)["pid"]
+        pid = self._expect("pid", timeout=60)
         done = self._read(timeout)
         if done is None:
             os.kill(pid, signal.SIGKILL)  # what subprocess.run does on a timeout
-            self._read(timeout=60)
+            self._expect("code", timeout=60)
         texts = []
         for path in (out, err):
             with open(path, encoding=None, errors="strict") as f:  # text=True: locale encoding, universal newlines
@@ -111,6 +120,8 @@ class ForkServer:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
+        elif not self.proc.stdin.closed:
+            self.proc.stdin.close()
         self.proc.stdout.close()
         for name in os.listdir(self.tmp):
             os.unlink(os.path.join(self.tmp, name))

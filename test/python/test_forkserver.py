@@ -128,6 +128,13 @@ class ForkServerTests(unittest.TestCase):
         after = self.server.run(self.script, ["ok"], env=self.env, timeout=60)
         self.assertEqual(after.returncode, 0)
 
+    def test_a_server_that_cannot_preload_says_why(self):
+        parent = tempfile.mkdtemp(dir=self.tmp)
+        with self.assertRaises(RuntimeError) as cm:
+            ForkServer(self.env, preload=("npu_block_gate_no_such_module",), tmp_parent=parent)
+        self.assertIn("No module named 'npu_block_gate_no_such_module'", str(cm.exception))
+        self.assertEqual(os.listdir(parent), [], "its temp dir is gone")
+
     def test_another_environment_runs_in_a_fresh_interpreter(self):
         other = dict(self.env, FS_MARK="another environment")
         r = self.server.run(self.script, ["ok"], env=other, timeout=60)
