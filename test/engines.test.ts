@@ -427,13 +427,14 @@ test('native: rows split over threads combine to the same sums and first positio
   }
 });
 
-test('native: a file that shrinks while it is judged is an InputError naming it, not a crash', async () => {
+test('native: a file that shrinks while it is judged is an InputError naming it, not a crash (a small pair scanned on the caller, a big one on the threads)', async () => {
   if (!native) noNative();
   const dir = tempDir();
-  try {
-    const t: Tensor = { dtype: 'f32', rows: 64, cols: 16, bits: new Uint32Array(64 * 16).fill(f32Bits(1)) };
-    const npuFile = writeTensor(dir.path('npu'), t, 'npy');
-    const refFile = writeTensor(dir.path('ref'), t, 'npy');
+  // 64 x 16: scanned synchronously on the calling thread; 640 x 1024 (over SYNC_MAX_ELEMENTS): on the scanning threads.
+  try { for (const [rows, cols] of [[64, 16], [640, 1024]]) {
+    const t: Tensor = { dtype: 'f32', rows, cols, bits: new Uint32Array(rows * cols).fill(f32Bits(1)) };
+    const npuFile = writeTensor(dir.path(`npu${rows}`), t, 'npy');
+    const refFile = writeTensor(dir.path(`ref${rows}`), t, 'npy');
     const a = open(npuFile);
     const b = open(refFile);
     try {
@@ -447,7 +448,7 @@ test('native: a file that shrinks while it is judged is an InputError naming it,
       a.close();
       b.close();
     }
-  } finally {
+  } } finally {
     dir.cleanup();
   }
 });

@@ -654,11 +654,14 @@ Napi::Value Scan(const Napi::CallbackInfo& info) {
 
 #ifndef _WIN32
 // scanFiles(rowDot, rowA2, rowB2, sums, nonFinite, npuFd, npuOffset, npuDtype, refFd, refOffset,
-//           refDtype, cols, rows, real, threads) -> Promise
-// Reads NPU rows [0, rows) and reference rows [0, real) itself (pread on the thread pool, by the
-// scanning threads) from two open files whose row-major little-endian payloads start at the
-// given offsets. The caller keeps both descriptors open until the promise settles. A failed
-// read rejects with "npu: ..." or "ref: ..." saying which file.
+//           refDtype, cols, rows, real, threads[, sync]) -> Promise (sync: undefined)
+// Reads NPU rows [0, rows) and reference rows [0, real) itself (pread into small per-thread
+// buffers) from two open files whose row-major little-endian payloads start at the given
+// offsets. (Mapping the files instead cost more CPU here than the copy it saves: populating the
+// page tables of a VM is not cheaper than copying the page cache.) On the scanning threads; with sync,
+// on the calling thread (and up to threads - 1 pool threads), for a small pair that should not
+// pay a hand-off. The caller keeps both descriptors open until the promise settles. A failed
+// read rejects, or with sync throws, "npu: ..." or "ref: ...".
 Napi::Value ScanFiles(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (info.Length() < 15) throw Napi::TypeError::New(env, "scanFiles: expected 15 arguments");
@@ -690,6 +693,27 @@ Napi::Value ScanFiles(const Napi::CallbackInfo& info) {
   job.rowB2 = f64Of(env, info[2], job.real, "rowB2");
   job.sums = f64Of(env, info[3], 9, "sums");
   job.nonFinite = f64Of(env, info[4], 9, "nonFinite");
+  const bool sync = info.Length() > 15 && info[15].ToBoolean().Value();
+  if (job.count == 0) {
+    if (sync) return env.Undefined();
+    auto done = Napi::Promise::Deferred::New(env);
+    done.Resolve(env.Undefined());
+    return done.Promise();
+  }
+  if (sync) {
+    // On the calling thread (with up to threads - 1 pool threads): a small pair pays no hand-off.
+    std::vector<double> scratch(4 * std::max<size_t>(job.real, 1));
+    Batch b;
+    b.job = job;
+    b.job.scratch = scratch.data();
+    b.files = f;
+    b.hasFiles = true;
+    planBatch(b, threads);
+    Pool::get().runHere(b);
+    const std::string error = finishBatch(b);
+    if (!error.empty()) throw Napi::Error::New(env, error);
+    return env.Undefined();
+  }
   return AsyncScan::Start(env, job, {info[0], info[1], info[2], info[3], info[4]}, threads, &f);
 }
 #endif

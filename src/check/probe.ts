@@ -39,6 +39,9 @@ export interface Probed {
   release: (log?: Log) => void;
 }
 
+/** Under the cache root: what trusted interpreters said about their dirs (probe/answers.ts). */
+export const PYTHON_DIRS_ANSWERS = 'python-dirs.json';
+
 /** The kernel cache root (the plan's, else $NPU_BLOCK_GATE_CACHE_DIR, else ~/.cache/npu-block-gate). */
 export function cacheRootOf(plan: Plan): string {
   return plan.cacheDir ?? defaultCacheRoot();
@@ -199,7 +202,10 @@ export async function probe(plan: Plan, log: Log, host: IsolationHost = realHost
   const candidates = pythonCandidates(plan.python, process.env, { airRoot: model.airRoot, modelDir: model.dir });
   const envAllow = { names: plan.probeEnvNames ?? [] };
   // The dirs the pull request controls: its interpreter there is never run outside the sandbox.
-  const untrusted = { writable: [runDir], readable: [...readable, model.dir], envAllow };
+  // A trusted interpreter's answer is kept under the cache root (whatever --no-cache says: that is
+  // the kernel cache), so a later run need not start it before the probe (issue 30).
+  const answers = join(cacheRootOf(plan), PYTHON_DIRS_ANSWERS);
+  const untrusted = { writable: [runDir], readable: [...readable, model.dir], envAllow, answers };
   // The interpreter's dirs are read in the sandbox too: the feature test checks the probe's uid can.
   const pyDirs = request.mode !== 'none' ? await askInterpreterEarly(candidates, untrusted) : [];
   let iso: Isolation;
@@ -233,7 +239,7 @@ export async function probe(plan: Plan, log: Log, host: IsolationHost = realHost
       extraEnv: { ...(iso.mode === 'uid' ? { NPU_BLOCK_GATE_UMASK: '002' } : {}), TMPDIR: staging.scratch, ...plan.probeEnv },
       envAllow,
       // Readable inside the sandbox: the tree, and the reference cache (read only, wherever it lives).
-      isolation: iso, ...binds, network: !!plan.online, readable,
+      isolation: iso, ...binds, network: !!plan.online, readable, answers,
     }, {
       onLine: (line) => log.step(`probe: ${line}`),
       onPython: (p) => log.step(`python: ${describePython(p)}`),

@@ -63,8 +63,15 @@ export interface Addon {
     rows: number,
     real: number,
     threads: number,
-  ): Promise<void>;
+    /** Scan on the calling thread and return (addons before issue 30 ignore it and return a promise). */
+    sync?: boolean,
+  ): Promise<void> | undefined;
 }
+
+/** At most this many NPU elements, a pair is scanned on the calling thread, synchronously: handing
+ * it to the scanning threads (a wake, a thread-safe call back, a promise) costs more than the scan
+ * of a few hundred KiB (issue 30: the per-pair fixed cost of small tensors). */
+export const SYNC_MAX_ELEMENTS = 1 << 19;
 
 export interface NativeKernel extends Kernel {
   readonly name: 'native';
@@ -119,7 +126,8 @@ export function nativeKernel(addon: Addon, path: string, threads = 0, rawBlockBy
     ...(scanFiles && {
       async scanFiles(acc: Accumulator, npu: RawFile, ref: RawFile): Promise<void> {
         const { rowDot, rowA2, rowB2, sums, nonFinite, cols, npuRows, realLen } = acc;
-        await scanFiles(rowDot, rowA2, rowB2, sums, nonFinite, npu.fd, npu.offset, DTYPE_CODE[npu.dtype], ref.fd, ref.offset, DTYPE_CODE[ref.dtype], cols, npuRows, realLen, threads);
+        const sync = npuRows * cols <= SYNC_MAX_ELEMENTS;
+        await scanFiles(rowDot, rowA2, rowB2, sums, nonFinite, npu.fd, npu.offset, DTYPE_CODE[npu.dtype], ref.fd, ref.offset, DTYPE_CODE[ref.dtype], cols, npuRows, realLen, sync ? 1 : threads, sync);
         acc.rowsScanned = npuRows;
       },
     }),

@@ -11,6 +11,7 @@ import { EVENT_PREFIX, EXIT_CODES } from '../contract.ts';
 import { pythonCandidates, type PythonCandidate, type PythonInfo } from './python.ts';
 import { realHost, realView, type Isolation } from './isolate.ts';
 import { hubCacheOf, probeEnv, type ProbeEnvOptions } from './env.ts';
+import { keepAnswer, keptAnswer, mtimeOf } from './answers.ts';
 
 export { probeEnv } from './env.ts';
 
@@ -54,6 +55,8 @@ export interface ProbeArgs {
   envAllow?: ProbeEnvOptions;
   /** Variables set for the probe whatever the allow-list says (the caller's own: a umask, a test's knob). */
   extraEnv?: Record<string, string>;
+  /** Where trusted interpreters' answers about their dirs are kept (interpreterDirs); none when absent. */
+  answers?: string | null;
 }
 
 /** A line the probe printed with the event prefix, parsed. */
@@ -187,7 +190,32 @@ export function askable(path: string, untrusted: string[]): string | null {
 const untrustedOf = (a: Pick<ProbeArgs, 'writable' | 'readable' | 'mounts'>): string[] =>
   [...(a.writable ?? []), ...(a.readable ?? []), ...(a.mounts ?? []).flatMap((m) => [m.src, m.dest])];
 
-const dirsAsked = new Map<string, Promise<string[]>>();
+/** What an interpreter said (its executable, prefixes and sys.path), asked once per program run and environment in a process. */
+const saidAsked = new Map<string, Promise<unknown[]>>();
+
+const QUESTION = 'import sys, json; print(json.dumps([sys.executable, sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix] + sys.path))';
+
+/** The stamps a kept answer stands on beyond the program itself: every dir it named (a .pth file
+ * added to or removed from site-packages changes its dir's mtime, and with it sys.path). */
+const saidStamps = (said: unknown[]) => Object.fromEntries(said.filter((p): p is string => typeof p === 'string' && isAbsolute(p)).map((p) => [p, mtimeOf(p)]));
+
+/** Runs the question (-I, from /); [] when the interpreter cannot say. */
+function ask(run: string, env: NodeJS.ProcessEnv): Promise<unknown[]> {
+  return new Promise<unknown[]>((done) => {
+    let out = '';
+    let child: ReturnType<typeof spawn>;
+    try {
+      child = spawn(run, ['-I', '-c', QUESTION], { cwd: '/', env, stdio: ['ignore', 'pipe', 'ignore'], timeout: 30_000 });
+    } catch { return done([]); }
+    child.stdout!.on('data', (d: Buffer) => { if (out.length < 1 << 20) out += d.toString('utf8'); });
+    child.on('error', () => done([]));
+    child.on('close', (status) => {
+      let said: unknown = [];
+      try { said = status === 0 ? JSON.parse(out.trim().split('\n').pop() ?? '[]') : []; } catch { said = []; }
+      done(Array.isArray(said) ? said : []);
+    });
+  });
+}
 
 /**
  * What the interpreter needs readable inside the sandbox, which hides homes and the runner's tool
@@ -195,61 +223,58 @@ const dirsAsked = new Map<string, Promise<string[]>>();
  * every sys.path entry and every PYTHONPATH entry. Asked of the interpreter itself in isolated mode
  * (-I: neither the working dir nor PYTHONPATH, which may point into a checkout where a planted
  * json.py would run here, unsandboxed), from /; nothing when it cannot say. An interpreter inside
- * `untrusted` (dirs the pull request controls) is never run here (askable). Asked once per
- * interpreter in a process, without waiting: a check starts it before its isolation tests, so the
- * two run side by side, and every bisect run reuses the answer.
+ * `untrusted` (dirs the pull request controls) is never run here (askable). Asked once per program
+ * and environment in a process (a check asks before its isolation tests; the probe's start and
+ * every bisect run reuse the answer), and, with `answers` (a file under the cache root), once per
+ * trusted interpreter across processes (answers.ts: kept while the program, its size and mtime and
+ * the mtime of every dir it named are unchanged; never for an interpreter reached through a link in
+ * the untrusted dirs, nor a wrapper script such as a pyenv shim, which is asked every time).
  */
-export function interpreterDirs(command: string, env: NodeJS.ProcessEnv, untrusted: string[] = []): Promise<string[]> {
+export function interpreterDirs(command: string, env: NodeJS.ProcessEnv, untrusted: string[] = [], answers: string | null = null): Promise<string[]> {
   const path = command.includes('/') ? resolve(command) : realHost.which(command);
   if (!path) return Promise.resolve([]);
-  const key = `${path}\0${untrusted.join('\0')}`;
-  const known = dirsAsked.get(key);
-  if (known) return known;
-  const asked = new Promise<string[]>((done) => {
-    const run = askable(path, untrusted);
-    const dirs = (said: unknown[]) => {
-      const hs = homes();
-      const out = new Set<string>();
-      const add = (p: string) => {
-        let d: string;
-        try {
-          d = realpathSync(p);
-          if (!statSync(d).isDirectory()) d = dirname(d);
-        } catch { return; }
-        if (d !== '/' && !holdsHome(d, hs)) out.add(d);
-      };
-      add(dirname(path));
-      add(dirname(dirname(path))); // a venv's root, or pyenv's (its shims run libexec/pyenv)
-      for (const p of [...said, ...(env.PYTHONPATH ?? '').split(':')]) if (typeof p === 'string' && p && isAbsolute(p)) add(p);
-      if (typeof said[0] === 'string') { add(dirname(said[0] as string)); add(dirname(dirname(said[0] as string))); }
-      return [...out];
+  const dirs = (said: unknown[]) => {
+    const hs = homes();
+    const out = new Set<string>();
+    const add = (p: string) => {
+      let d: string;
+      try {
+        d = realpathSync(p);
+        if (!statSync(d).isDirectory()) d = dirname(d);
+      } catch { return; }
+      if (d !== '/' && !holdsHome(d, hs)) out.add(d);
     };
-    if (!run) return done(dirs([]));
-    const code = 'import sys, json; print(json.dumps([sys.executable, sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix] + sys.path))';
-    let out = '';
-    let child: ReturnType<typeof spawn>;
-    try {
-      child = spawn(run, ['-I', '-c', code], { cwd: '/', env, stdio: ['ignore', 'pipe', 'ignore'], timeout: 30_000 });
-    } catch { return done(dirs([])); }
-    child.stdout!.on('data', (d: Buffer) => { if (out.length < 1 << 20) out += d.toString('utf8'); });
-    child.on('error', () => done(dirs([])));
-    child.on('close', (status) => {
-      let said: unknown[] = [];
-      try { said = status === 0 ? JSON.parse(out.trim().split('\n').pop() ?? '[]') : []; } catch { said = []; }
-      done(dirs(Array.isArray(said) ? said : []));
+    add(dirname(path));
+    add(dirname(dirname(path))); // a venv's root, or pyenv's (its shims run libexec/pyenv)
+    for (const p of [...said, ...(env.PYTHONPATH ?? '').split(':')]) if (typeof p === 'string' && p && isAbsolute(p)) add(p);
+    if (typeof said[0] === 'string') { add(dirname(said[0] as string)); add(dirname(dirname(said[0] as string))); }
+    return [...out];
+  };
+  const run = askable(path, untrusted);
+  if (!run) return Promise.resolve(dirs([]));
+  const key = `${run}\0${JSON.stringify(env)}`;
+  let said = saidAsked.get(key);
+  if (!said) {
+    // Kept across processes only for the interpreter as named outside every untrusted dir (run === path).
+    const keep = answers && run === path ? answers : null;
+    const kept = keep ? keptAnswer<unknown[]>(keep, run, saidStamps) : null;
+    said = kept ? Promise.resolve(kept) : ask(run, env).then((s) => {
+      if (keep && s.length) keepAnswer(keep, run, s, saidStamps(s));
+      return s;
     });
-  });
-  dirsAsked.set(key, asked);
-  return asked;
+    saidAsked.set(key, said);
+  }
+  return said.then(dirs);
 }
 
 /**
- * Starts asking the Python a run will try first for its dirs (interpreterDirs), without waiting, so
- * the answer is ready when the probe starts: the caller's isolation tests run meanwhile.
+ * Asks the Python a run will try first for its dirs (interpreterDirs) before the isolation is
+ * chosen (its answer is among the dirs the sandbox's uid must be able to read); the probe's own
+ * start reuses the answer. `answers`: the file trusted interpreters' answers are kept in.
  */
-export function askInterpreterEarly(candidates: PythonCandidate[], a: Pick<ProbeArgs, 'writable' | 'readable' | 'mounts' | 'envAllow'>): Promise<string[]> {
+export function askInterpreterEarly(candidates: PythonCandidate[], a: Pick<ProbeArgs, 'writable' | 'readable' | 'mounts' | 'envAllow' | 'answers'>): Promise<string[]> {
   const first = candidates.find((c) => !c.skip && !missing(c.command) && !notAProgram(c.command));
-  return first ? interpreterDirs(first.command, probeEnv(process.env, a.envAllow), untrustedOf(a)) : Promise.resolve([]);
+  return first ? interpreterDirs(first.command, probeEnv(process.env, a.envAllow), untrustedOf(a), a.answers ?? null) : Promise.resolve([]);
 }
 
 async function runOnce(c: PythonCandidate, a: ProbeArgs, h: ProbeHandlers): Promise<Once> {
@@ -267,7 +292,7 @@ async function runOnce(c: PythonCandidate, a: ProbeArgs, h: ProbeHandlers): Prom
   const plain = [c.command, probeDir(), a.subcommand, ...a.args];
   // The sandbox hides homes and has a private /tmp: the probe's own code and the interpreter (a venv
   // may sit in a checkout under /tmp, pyenv in a home) are bound back read-only.
-  const own = [dirname(dirname(probeDir())), ...(iso && iso.mode !== 'none' ? await interpreterDirs(c.command, allowed, untrustedOf(a)) : [])];
+  const own = [dirname(dirname(probeDir())), ...(iso && iso.mode !== 'none' ? await interpreterDirs(c.command, allowed, untrustedOf(a), a.answers ?? null) : [])];
   const cwd = a.cwd ?? a.runDir ?? a.writable?.[a.writable.length - 1];
   const argv = iso ? iso.wrap(plain, { writable: a.writable ?? [], mounts: a.mounts, readable: [...own, ...(a.readable ?? [])], env: runner, probeEnv: env, network: !!a.network, cwd }) : plain;
   iso?.sweep?.(); // a process of the probe user left from before (uid mode without its sandbox)
