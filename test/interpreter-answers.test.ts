@@ -6,13 +6,15 @@
 // are never kept.
 import { test, type Missing } from './helpers/skip.ts';
 import * as assert from 'uvu/assert';
-import { appendFileSync, chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { appendFileSync, chmodSync, copyFileSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { tempDir } from './helpers/tmp.ts';
 import { findNumpyPython } from './helpers/python.ts';
 import { keptTester, testPythonAsync, type PythonTest, type PythonTesterAsync } from '../src/probe/python.ts';
 import { interpreterDirs } from '../src/probe/run.ts';
+import { compileProbe } from '../src/probe/bytecode.ts';
+import { REPO } from './helpers/airmini.ts';
 import { checkPython } from '../src/agent/doctor.ts';
 import { Machine } from '../src/agent/machine.ts';
 
@@ -169,6 +171,46 @@ test.unless(noPython)('the interpreter\'s dirs are kept under the cache root for
     const other = t.path('cache/other.json');
     await interpreterDirs(join(tree, 'env/bin/python3'), env, [tree], other);
     assert.not.ok(existsSync(other), 'an interpreter reached through the tree is never kept');
+  } finally {
+    t.cleanup();
+  }
+});
+
+test.unless(noPython)('the probe\'s own package is compiled for a trusted interpreter (hash-checked .pyc, once per source change); never with one reached through the tree, nor a wrapper', async () => {
+  const t = tempDir('nbg-answers-');
+  try {
+    const pkg = t.path('probe/npu_probe');
+    cpSync(join(REPO, 'scripts/probe/npu_probe'), pkg, { recursive: true, filter: (p) => !p.includes('__pycache__') });
+    const answers = t.path('cache/python-dirs.json');
+    const env = { PATH: '/usr/bin:/bin' };
+    const tree = t.path('tree');
+    const first = await compileProbe(realPython, env, [tree], answers, pkg);
+    assert.ok(first.compiled, first.why);
+    const pycs = readdirSync(join(pkg, '__pycache__')).filter((f) => f.endsWith('.pyc'));
+    assert.ok(pycs.some((f) => /^cli\.[a-z]+-\d+\.pyc$/.test(f)), pycs.join(' '));
+    // Hash-checked: flags word 0b11 (checked hash) after the magic (PEP 552).
+    const cli = readFileSync(join(pkg, '__pycache__', pycs.find((f) => f.startsWith('cli.'))!));
+    assert.is(cli.readUInt32LE(4), 3, 'a checked-hash .pyc');
+    assert.equal(await compileProbe(realPython, env, [tree], answers, pkg), { compiled: false, why: 'up to date' });
+    // A source changed: compiled again.
+    appendFileSync(join(pkg, 'cli.py'), '\n');
+    assert.ok((await compileProbe(realPython, env, [tree], answers, pkg)).compiled, 'a changed source is compiled again');
+    // Through the tree (a venv's link out of it): never compiled with it.
+    const other = t.path('probe2/npu_probe');
+    cpSync(pkg, other, { recursive: true, filter: (p) => !p.includes('__pycache__') });
+    mkdirSync(join(tree, 'env/bin'), { recursive: true });
+    symlinkSync(realPython, join(tree, 'env/bin/python3'));
+    const viaTree = await compileProbe(join(tree, 'env/bin/python3'), env, [tree], answers, other);
+    assert.is(viaTree.compiled, false);
+    assert.not.ok(existsSync(join(other, '__pycache__')), viaTree.why);
+    // A wrapper script outside the tree: not a program, not compiled with.
+    const shim = t.path('bin/python3');
+    mkdirSync(t.path('bin'));
+    writeFileSync(shim, `#!/bin/sh\nexec ${realPython} "$@"\n`);
+    chmodSync(shim, 0o755);
+    const viaShim = await compileProbe(shim, env, [tree], answers, other);
+    assert.is(viaShim.compiled, false);
+    assert.not.ok(existsSync(join(other, '__pycache__')), viaShim.why);
   } finally {
     t.cleanup();
   }

@@ -9,7 +9,8 @@ import { EXIT, GateError, InfraError, InputError, fsError, oneLine } from '../er
 import type { Log } from '../log.ts';
 import type { Plan } from '../plan.ts';
 import { pythonCandidates, describePython, outsideEnv, type PythonInfo } from '../probe/python.ts';
-import { askInterpreterEarly, runProbe, blockArgs, modelArgs, type ModelArgs } from '../probe/run.ts';
+import { askInterpreterEarly, firstRunnable, runProbe, blockArgs, modelArgs, type ModelArgs } from '../probe/run.ts';
+import { compileProbe } from '../probe/bytecode.ts';
 import { chooseIsolation, realHost, type Isolation, type IsolationHost } from '../probe/isolate.ts';
 import { Staging } from '../probe/staging.ts';
 import { allowed, ENV_NAME } from '../probe/env.ts';
@@ -208,6 +209,9 @@ export async function probe(plan: Plan, log: Log, host: IsolationHost = realHost
   const untrusted = { writable: [runDir], readable: [...readable, model.dir], envAllow, answers };
   // The interpreter's dirs are read in the sandbox too: the feature test checks the probe's uid can.
   const pyDirs = request.mode !== 'none' ? await askInterpreterEarly(candidates, untrusted) : [];
+  // The probe's own package compiled for that Python (a trusted one only), beside the isolation tests.
+  const first = firstRunnable(candidates, untrusted);
+  const bytecode = first ? compileProbe(first.command, first.env, first.untrusted, answers) : Promise.resolve(null);
   let iso: Isolation;
   let staging: Staging;
   try {
@@ -230,6 +234,8 @@ export async function probe(plan: Plan, log: Log, host: IsolationHost = realHost
   log.step(`isolation: ${iso.detail}`);
   if (iso.degraded) log.warn(`isolation degraded: ${iso.degraded}`);
   const binds = staging.binds();
+  const compiled = await bytecode;
+  if (compiled?.compiled) log.step(`probe: its own package ${compiled.why}`);
   let python: PythonInfo;
   try {
     ({ python } = await runProbe(candidates, {

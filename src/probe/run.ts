@@ -193,7 +193,9 @@ const untrustedOf = (a: Pick<ProbeArgs, 'writable' | 'readable' | 'mounts'>): st
 /** What an interpreter said (its executable, prefixes and sys.path), asked once per program run and environment in a process. */
 const saidAsked = new Map<string, Promise<unknown[]>>();
 
-const QUESTION = 'import sys, json; print(json.dumps([sys.executable, sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix] + sys.path))';
+// Its dirs, then (an object, not a path) its bytecode cache tag: bytecode.ts compiles the probe's
+// own package for it.
+const QUESTION = "import sys, json; print(json.dumps([sys.executable, sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix] + sys.path + [{'tag': sys.implementation.cache_tag}]))";
 
 /** The stamps a kept answer stands on beyond the program itself: every dir it named (a .pth file
  * added to or removed from site-packages changes its dir's mtime, and with it sys.path). */
@@ -230,9 +232,9 @@ function ask(run: string, env: NodeJS.ProcessEnv): Promise<unknown[]> {
  * the mtime of every dir it named are unchanged; never for an interpreter reached through a link in
  * the untrusted dirs, nor a wrapper script such as a pyenv shim, which is asked every time).
  */
-export function interpreterDirs(command: string, env: NodeJS.ProcessEnv, untrusted: string[] = [], answers: string | null = null): Promise<string[]> {
-  const path = command.includes('/') ? resolve(command) : realHost.which(command);
-  if (!path) return Promise.resolve([]);
+export async function interpreterDirs(command: string, env: NodeJS.ProcessEnv, untrusted: string[] = [], answers: string | null = null): Promise<string[]> {
+  const { path, said } = await interpreterSaid(command, env, untrusted, answers);
+  if (!path) return [];
   const dirs = (said: unknown[]) => {
     const hs = homes();
     const out = new Set<string>();
@@ -250,21 +252,33 @@ export function interpreterDirs(command: string, env: NodeJS.ProcessEnv, untrust
     if (typeof said[0] === 'string') { add(dirname(said[0] as string)); add(dirname(dirname(said[0] as string))); }
     return [...out];
   };
+  return dirs(said);
+}
+
+/**
+ * What the interpreter `command` said (interpreterDirs: asked once per program and environment in
+ * a process, kept across processes for a trusted one): `path` as named (null: not found), `run`
+ * the program actually asked (null: one inside `untrusted`, never run here; said is then []).
+ */
+export function interpreterSaid(command: string, env: NodeJS.ProcessEnv, untrusted: string[] = [], answers: string | null = null): Promise<{ path: string | null; run: string | null; said: unknown[] }> {
+  const path = command.includes('/') ? resolve(command) : realHost.which(command);
+  if (!path) return Promise.resolve({ path: null, run: null, said: [] });
   const run = askable(path, untrusted);
-  if (!run) return Promise.resolve(dirs([]));
+  if (!run) return Promise.resolve({ path, run: null, said: [] });
   const key = `${run}\0${JSON.stringify(env)}`;
   let said = saidAsked.get(key);
   if (!said) {
     // Kept across processes only for the interpreter as named outside every untrusted dir (run === path).
     const keep = answers && run === path ? answers : null;
     const kept = keep ? keptAnswer<unknown[]>(keep, run, saidStamps) : null;
-    said = kept ? Promise.resolve(kept) : ask(run, env).then((s) => {
+    // An answer kept before the question named the cache tag is asked again.
+    said = kept?.some((x) => typeof x === 'object' && x !== null && 'tag' in x) ? Promise.resolve(kept) : ask(run, env).then((s) => {
       if (keep && s.length) keepAnswer(keep, run, s, saidStamps(s));
       return s;
     });
     saidAsked.set(key, said);
   }
-  return said.then(dirs);
+  return said.then((s) => ({ path, run, said: s }));
 }
 
 /**
@@ -273,8 +287,14 @@ export function interpreterDirs(command: string, env: NodeJS.ProcessEnv, untrust
  * start reuses the answer. `answers`: the file trusted interpreters' answers are kept in.
  */
 export function askInterpreterEarly(candidates: PythonCandidate[], a: Pick<ProbeArgs, 'writable' | 'readable' | 'mounts' | 'envAllow' | 'answers'>): Promise<string[]> {
+  const first = firstRunnable(candidates, a);
+  return first ? interpreterDirs(first.command, first.env, first.untrusted, a.answers ?? null) : Promise.resolve([]);
+}
+
+/** The Python a run tries first, with the environment and the untrusted dirs it is asked with. */
+export function firstRunnable(candidates: PythonCandidate[], a: Pick<ProbeArgs, 'writable' | 'readable' | 'mounts' | 'envAllow'>): { command: string; env: NodeJS.ProcessEnv; untrusted: string[] } | null {
   const first = candidates.find((c) => !c.skip && !missing(c.command) && !notAProgram(c.command));
-  return first ? interpreterDirs(first.command, probeEnv(process.env, a.envAllow), untrustedOf(a), a.answers ?? null) : Promise.resolve([]);
+  return first ? { command: first.command, env: probeEnv(process.env, a.envAllow), untrusted: untrustedOf(a) } : null;
 }
 
 async function runOnce(c: PythonCandidate, a: ProbeArgs, h: ProbeHandlers): Promise<Once> {
