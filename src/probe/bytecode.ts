@@ -9,7 +9,7 @@
 // the sources' sizes and mtimes beside them says when they must be compiled again. Best effort:
 // a read-only install or a failed compile leaves the probe to compile from source, as before.
 import { spawn } from 'node:child_process';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { accessSync, constants, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeAtomic } from '../fs/atomic.ts';
 import { programId } from './answers.ts';
@@ -50,6 +50,8 @@ export async function compileProbe(command: string, env: NodeJS.ProcessEnv, untr
     if (!programId(run)) return { compiled: false, why: 'the interpreter is a wrapper, not a program (a shim)' };
     const tag = (said.find((x) => typeof x === 'object' && x !== null && 'tag' in x) as { tag?: unknown } | undefined)?.tag;
     if (typeof tag !== 'string' || !TAG.test(tag)) return { compiled: false, why: 'the interpreter named no bytecode cache tag' };
+    // A read-only install: nothing to write, and no compile to pay for on every run.
+    try { accessSync(pkg, constants.W_OK); } catch { return { compiled: false, why: `${pkg} is not writable here` }; }
     const stamp = sourceStamp(pkg);
     const file = stampPath(pkg, tag);
     let kept: string | null = null;
