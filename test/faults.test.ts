@@ -1211,10 +1211,17 @@ test('issue 16 (air-mini): --emulate and --inject take the real tree\'s names th
   // No NPU runs here: a held NPU lock is not waited for.
   const lockFile = join(tree.root, 'npu.lock');
   writeFileSync(lockFile, '');
-  const holder = spawn('flock', [lockFile, 'sleep', '120'], { stdio: 'ignore' });
-  await new Promise((r) => setTimeout(r, 300));
-  const clean = await run(['--emulate', '--timeout', '60'], { NPU_BLOCK_GATE_NPU_LOCK: lockFile });
-  holder.kill();
+  // Its own process group, ended whole (flock and its sleep, which holds the lock): killing flock
+  // alone left the sleep holding the lock for two minutes, and an assertion failing here too.
+  const holder = spawn('flock', [lockFile, 'sleep', '120'], { stdio: 'ignore', detached: true });
+  const release = () => { try { process.kill(-holder.pid!, 'SIGKILL'); } catch { /* already gone */ } };
+  let clean;
+  try {
+    await new Promise((r) => setTimeout(r, 300));
+    clean = await run(['--emulate', '--timeout', '60'], { NPU_BLOCK_GATE_NPU_LOCK: lockFile });
+  } finally {
+    release();
+  }
   assert.is(clean.code, 0, clean.err);
   const c = fromJson<Report>(clean.out);
   assert.equal(c.emulate!.inject, null);

@@ -8,13 +8,13 @@ import { accessSync, constants, existsSync, readdirSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { hfHubCache, hfOffline } from '../contract.ts';
 import { defaultCacheRoot } from '../cache/kernel.ts';
-import { findPythonAsync } from '../probe/python.ts';
+import { findPythonAsync, keptTester } from '../probe/python.ts';
 import { oneLine } from '../errors.ts';
 import { generationOfName, generationOfPci } from '../npu/generation.ts';
 import type { CmdResult, Machine } from './machine.ts';
 import { formatBytes, parseXrtSmi, type KernelLogScan, type XrtInfo } from './parse.ts';
 import { describeHolder, lockState } from './lock.ts';
-import { bootId, defaultStateDir, type Versions } from './state.ts';
+import { bootId, defaultStateDir, STATE_FILES, type Versions } from './state.ts';
 import { dev, host, summarize, type Check, type CheckStatus } from './checks.ts';
 import { checkMemlock, lowMemlock, memlockLimits, MEMLOCK_FIRST, serviceLimits, type Limits } from './memlock.ts';
 import { powerCycleFix, RELOAD } from './signatures.ts';
@@ -260,9 +260,10 @@ export function checkHfCache(m: Machine): Check {
  * the job), so a missing one only warns; a Python named by --python or $NPU_BLOCK_GATE_PYTHON that
  * does not work fails (host scope: a warning in the job-started hook).
  */
-export async function checkPython(m: Machine, explicit: string | null): Promise<Check> {
+export async function checkPython(m: Machine, explicit: string | null, stateDir: string | null = null): Promise<Check> {
   try {
-    const p = await findPythonAsync(explicit, m.env, m.pythonAsync);
+    // A Python that passed before is not started again while it and its numpy are unchanged (issue 30).
+    const p = await findPythonAsync(explicit, m.env, stateDir ? keptTester(m.pythonAsync, join(stateDir, STATE_FILES.python)) : m.pythonAsync);
     const said = `${p.executable} (Python ${p.version}, numpy ${p.numpy}; from ${p.source})`;
     if (p.note) return host.warn('python', `${said}, but ${p.note}`, 'a wrapper script that starts a background job should not leave it holding stdout (redirect it, or exec the Python)');
     return host.ok('python', said);
@@ -309,7 +310,7 @@ export async function doctorReport(m: Machine, o: DoctorOptions = {}): Promise<D
   const intervalS = o.functionalMaxAgeS ?? FUNCTIONAL_MAX_AGE_S;
   // Python's numpy import is the slowest command here and touches neither the NPU nor the kernel
   // log: it runs while the device checks do (its check keeps its place in the list).
-  const python = o.deviceOnly ? null : checkPython(m, o.python ?? null);
+  const python = o.deviceOnly ? null : checkPython(m, o.python ?? null, stateDir);
   const npus = findNpus(m);
   const nodes = accelNodes(m);
   const npu = npus?.find((n) => n.driver === 'amdxdna') ?? npus?.[0] ?? null;

@@ -21,6 +21,8 @@ export const STATE_FILES = {
   jobsOld: 'jobs.ndjson.1',
   counters: 'counters.json',
   textfile: 'npu_block_gate.prom',
+  /** The numpy check's kept answers, per interpreter (probe/answers.ts): a job need not start Python. */
+  python: 'python-answers.json',
 } as const;
 
 export function readJson<T>(path: string): T | null {
