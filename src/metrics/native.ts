@@ -21,7 +21,7 @@ export const NATIVE_PATH_ENV = 'NPU_BLOCK_GATE_NATIVE';
 /** Threads per block scan (0 or unset: min(cores, 4)); for benchmarks. */
 const NATIVE_THREADS_ENV = 'NPU_BLOCK_GATE_THREADS';
 /** Must equal kAbi in native/src/npu_block_gate.cc: a stale prebuilt is refused, not trusted. */
-export const NATIVE_ABI = 2;
+const NATIVE_ABI = 2;
 const ADDON = 'npu_block_gate.node';
 const PREBUILT = `npu_block_gate-${process.platform}-${process.arch}.node`;
 const DTYPE_CODE = { f32: 0, f16: 1, bf16: 2 } as const;
