@@ -41,10 +41,10 @@ export interface Probed {
 }
 
 /** Under the cache root: what trusted interpreters said about their dirs (probe/answers.ts). */
-export const PYTHON_DIRS_ANSWERS = 'python-dirs.json';
+const PYTHON_DIRS_ANSWERS = 'python-dirs.json';
 
 /** The kernel cache root (the plan's, else $NPU_BLOCK_GATE_CACHE_DIR, else ~/.cache/npu-block-gate). */
-export function cacheRootOf(plan: Plan): string {
+function cacheRootOf(plan: Plan): string {
   return plan.cacheDir ?? defaultCacheRoot();
 }
 

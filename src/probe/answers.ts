@@ -11,7 +11,7 @@ import { closeSync, openSync, readFileSync, readSync, realpathSync, statSync } f
 import { writeAtomic } from '../fs/atomic.ts';
 
 /** The file a named interpreter is: compared on every use. */
-export interface ProgramId {
+interface ProgramId {
   real: string;
   size: number;
   mtimeMs: number;

@@ -36,7 +36,7 @@ function sourceStamp(root: string): string {
 const TAG = /^[a-z][a-z0-9_]*-\d+$/;
 
 /** The stamp file for a cache tag ("cpython-311"), in the package's own __pycache__. */
-export const stampPath = (pkg: string, tag: string) => join(pkg, '__pycache__', `.nbg-sources.${tag}`);
+const stampPath = (pkg: string, tag: string) => join(pkg, '__pycache__', `.nbg-sources.${tag}`);
 
 /**
  * Compiles scripts/probe/npu_probe for `command` when its bytecode is missing or older than the

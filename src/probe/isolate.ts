@@ -28,7 +28,7 @@ import { NPU_LOCK } from '../contract.ts';
 import { sandboxArgs, type SandboxSpec, type SandboxView } from './sandbox.ts';
 import { failedNamespace } from './namespaces.ts';
 
-export type IsolationMode = 'uid' | 'namespace' | 'none';
+type IsolationMode = 'uid' | 'namespace' | 'none';
 
 export interface IsolationRequest {
   /** 'auto': the strongest the machine offers. */

@@ -26,7 +26,7 @@ export interface PythonInfo {
   note?: string;
 }
 
-export type PythonSource = 'option' | 'env' | 'venv' | 'tree' | 'PATH' | 'fallback';
+type PythonSource = 'option' | 'env' | 'venv' | 'tree' | 'PATH' | 'fallback';
 
 const PROBE_SNIPPET = 'import sys, numpy; print(sys.executable); print(sys.version.split()[0]); print(numpy.__version__); print(numpy.__file__)';
 
@@ -128,14 +128,14 @@ export interface PythonCandidate {
  * to the tree root and to the dir beside it: `sandbox` (utils/setup_python_packages.sh, the source
  * build), `airenv` (the wheel install), and mlir-aie's `ironenv` (in its clone).
  */
-export const TREE_ENVS: readonly { dir: string; docs: string }[] = [
+const TREE_ENVS: readonly { dir: string; docs: string }[] = [
   { dir: 'sandbox', docs: "mlir-air's utils/setup_python_packages.sh" },
   { dir: 'airenv', docs: "mlir-air's wheel install (docs/buildingRyzenLin.md)" },
   { dir: 'ironenv', docs: "mlir-aie's setup" },
   { dir: 'mlir-aie/ironenv', docs: "mlir-aie's setup" },
 ];
 
-export interface CandidateContext {
+interface CandidateContext {
   /** The mlir-air tree root the model dir is in (its envs are looked for in and beside it). */
   airRoot?: string | null;
   modelDir?: string | null;
@@ -170,7 +170,7 @@ export function heldBy(path: string, dirs: readonly string[]): string | null {
 }
 
 /** Why a Python is never run outside the sandbox (`plan`): it is the pull request's code. */
-export const TREE_PYTHON = 'inside the mlir-air tree or the model dir: plan runs outside the probe\'s sandbox and never runs a Python from there (check runs it in the sandbox)';
+const TREE_PYTHON = 'inside the mlir-air tree or the model dir: plan runs outside the probe\'s sandbox and never runs a Python from there (check runs it in the sandbox)';
 
 /**
  * A search path (PATH, PYTHONPATH, LD_LIBRARY_PATH) without its entries inside `dirs` and without

@@ -32,9 +32,9 @@ export function probeDir(): string {
   throw new InfraError('scripts/probe/__main__.py not found next to npu-block-gate; the installation is incomplete');
 }
 
-export type Subcommand = 'plan' | 'plans' | 'config' | 'block' | 'check' | 'bisect';
+type Subcommand = 'plan' | 'plans' | 'config' | 'block' | 'check' | 'bisect';
 
-export interface ProbeArgs {
+interface ProbeArgs {
   subcommand: Subcommand;
   /** How the probe is kept from this process (src/probe/isolate.ts); none when absent. */
   isolation?: Isolation;
@@ -62,9 +62,9 @@ export interface ProbeArgs {
 }
 
 /** A line the probe printed with the event prefix, parsed. */
-export type ProbeEvent = { event: string } & Record<string, unknown>;
+type ProbeEvent = { event: string } & Record<string, unknown>;
 
-export interface ProbeHandlers {
+interface ProbeHandlers {
   /** Each `probe: ...` progress line, prefix removed. */
   onLine: (line: string) => void;
   /** Each event; an answer it returns is written to the probe's stdin as one JSON line. */
