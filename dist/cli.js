@@ -570,7 +570,7 @@ async function main(argv, out = process.stdout, err = process.stderr) {
   let json = false;
   let plan = null;
   if (argv[0] === "agent" || argv[0] === "help" && argv[1] === "agent") {
-    const { agentMain } = await import("./chunks/cli-ZWS6EB26.js");
+    const { agentMain } = await import("./chunks/cli-3G2VFC2H.js");
     return agentMain(argv[0] === "agent" ? argv.slice(1) : ["--help"], out, err);
   }
   if (argv[0] === "fixture" || argv[0] === "help" && argv[1] === "fixture") {
@@ -579,7 +579,7 @@ async function main(argv, out = process.stdout, err = process.stderr) {
   }
   const fleet = argv[0] === "help" ? argv[1] : argv[0];
   if (fleet === "affected" || fleet === "status") {
-    const { fleetMain } = await import("./chunks/cli-J54OT346.js");
+    const { fleetMain } = await import("./chunks/cli-NPVSQYCY.js");
     return fleetMain(fleet, argv[0] === "help" ? ["--help"] : argv.slice(1), out, err);
   }
   try {
