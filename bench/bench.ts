@@ -3,7 +3,8 @@
 // On the same files (L layers of rows x cols, an NPU and a reference tensor per layer, as f32
 // and as bf16 stored <u2), times over all L pairs, interleaved run by run (each round times every
 // contender once, so the machine's load hits them alike), median and minimum of --runs:
-//   read       reading the same bytes with readSync into one reused buffer, one thread: the bar
+//   read       the bar: the same bytes read by C's read(2) into one reused 1 MiB buffer, one
+//              thread, at the same page-cache state (bench/read.c; see ReadBar in bench/lib.ts)
 //   native     compare() with the native addon (it reads the files itself on its threads)
 //   blocks     the addon fed row blocks read by TypeScript (the path for big-endian, fortran or
 //              deflated sources)
@@ -31,7 +32,7 @@ import type { NativeKernel } from '../src/metrics/native.ts';
 import { openTensor } from '../src/tensor/index.ts';
 import { dropCaches, generate, type BenchDType } from './files.ts';
 import {
-  airTree, interleave, isMain, load, machineLine, median, medMin, minimum, option, pythonEnv, readAll, timed, verifyDir,
+  airTree, interleave, isMain, load, machineLine, median, medMin, minimum, option, pythonEnv, ReadBar, readAll, timed, verifyDir,
   type Contender, type PythonEnv,
 } from './lib.ts';
 
@@ -103,6 +104,8 @@ export interface CompareOptions {
   air: { comparators: string; python: PythonEnv } | { skip: string };
   twin: boolean;
   blocks: boolean;
+  /** Prefixed to the contenders' names ("small "), when one run holds two sizes of a dtype. */
+  tag?: string;
 }
 
 export interface CompareBench {
@@ -113,6 +116,8 @@ export interface CompareBench {
   figures(times: Record<string, number[]>): { nativeOfRead: number | null; vsPeer: number | null };
   files: string[];
   pairs: Pair[];
+  /** The read bar (bench/read.c) on these files. */
+  bar: ReadBar;
   close(): void;
 }
 
@@ -128,8 +133,9 @@ export async function compareBench(o: CompareOptions): Promise<CompareBench> {
   const ours: Check[] = [];
   await judgeAll(pairs, hasNative ? native : jsKernel, ours); // the cross-check's numbers (and a warm-up)
   const air = 'skip' in o.air ? null : await new AirCompare(o.air.python.command, o.air.comparators, pairs, o.dtype).start();
-  const d = o.dtype;
-  const contenders: Contender[] = [{ name: `compare/read ${d}`, runs: o.runs, run: () => timed(() => readAll(files)) }];
+  const d = `${o.tag ?? ''}${o.dtype}`;
+  const bar = new ReadBar(files);
+  const contenders: Contender[] = [{ name: `compare/read ${d}`, runs: o.runs, run: () => bar.run() }];
   if (hasNative) contenders.push({ name: `compare/native ${d}`, runs: o.runs, run: () => timed(() => judgeAll(pairs, native)) });
   if (nativeBlocks) contenders.push({ name: `compare/blocks ${d}`, runs: o.runs, run: () => timed(() => judgeAll(pairs, nativeBlocks)) });
   if (o.twin) contenders.push({ name: `compare/twin ${d}`, runs: o.runs, run: () => timed(() => judgeAll(pairs, jsKernel)) });
@@ -151,7 +157,7 @@ export async function compareBench(o: CompareOptions): Promise<CompareBench> {
     const read = t[`compare/read ${d}`];
     const beside = `[read ${gbps(read).trim()} on one thread; load average ${Math.min(...loads).toFixed(2)}-${Math.max(...loads).toFixed(2)} over the runs]`;
     const lines = [`${d}: ${(bytes / 1e9).toFixed(3)} GB over ${files.length} files (${o.layers} layers x ${o.rows} x ${o.cols}), warm page cache, median (min) of ${read.length} interleaved runs`];
-    lines.push(row('read', '   (readSync, one thread: the bar)')!);
+    lines.push(row('read', `   (the bar: ${bar.what})`)!);
     lines.push(row('native') ?? '  native   unavailable (the addon did not load)');
     if (nativeBlocks) lines.push(row('blocks', '   (native, fed blocks read by TypeScript)')!);
     if (o.twin) lines.push(row('twin')!);
@@ -171,7 +177,7 @@ export async function compareBench(o: CompareOptions): Promise<CompareBench> {
       `; by minima: native ${t[`compare/native ${d}`]?.length ? pct(minimum(read) / minimum(t[`compare/native ${d}`])) : 'n/a'} of the read ${beside}`);
     return lines;
   };
-  return { contenders, summary, figures, files, pairs, close: () => air?.close() };
+  return { contenders, summary, figures, files, pairs, bar, close: () => { air?.close(); bar.close(); } };
 }
 
 /** The compare bench's header lines and the mlir-air setting shared by both dtypes. */
@@ -206,10 +212,10 @@ async function main(args: string[]): Promise<void> {
   for (const dtype of ['f32', 'bf16'] as const) {
     const b = await compareBench({ dtype, dir, layers, rows, cols, runs, air, twin: !args.includes('--no-twin'), blocks: true });
     const { times, loads } = await interleave(b.contenders);
-    b.close();
     console.log('');
     for (const l of b.summary(times, loads)) console.log(l);
     if (coldWhyNot) {
+      b.close();
       console.log(`  cold page cache: NOT MEASURED (${coldWhyNot})`);
       continue;
     }
@@ -222,10 +228,11 @@ async function main(args: string[]): Promise<void> {
       },
     });
     const c = await interleave([
-      cold('read', () => readAll(b.files)),
+      { name: 'read', runs, run: () => { const why = dropCaches(); if (why) throw new Error(`bench: dropping the page cache stopped working: ${why}`); return b.bar.run(); } },
       ...(native.name === 'native' ? [cold('native', () => judgeAll(b.pairs, native))] : []),
       ...(args.includes('--no-twin') ? [] : [cold('twin', () => judgeAll(b.pairs, jsKernel))]),
     ]);
+    b.close();
     console.log(`  cold page cache (dropped before each timing), median (min):`);
     for (const [name, xs] of Object.entries(c.times)) console.log(`  ${name.padEnd(8)} ${medMin(xs)}`);
     if (c.times.native) console.log(`  cold: native at ${(100 * median(c.times.read) / median(c.times.native)).toFixed(0)}% of the cold read's throughput; cold read ${(median(c.times.read) / median(times[`compare/read ${dtype}`])).toFixed(1)}x slower than warm`);

@@ -1,8 +1,10 @@
 // What every bench shares: options, statistics, the machine's state beside each figure, the
 // Python the check would use, and the interleaved runner. Measurements only: nothing asserts.
-import { spawnSync } from 'node:child_process';
-import { closeSync, openSync, readSync } from 'node:fs';
-import { availableParallelism, loadavg } from 'node:os';
+import { spawn, spawnSync, type ChildProcessByStdio } from 'node:child_process';
+import type { Readable, Writable } from 'node:stream';
+import { closeSync, mkdtempSync, openSync, readSync, rmSync } from 'node:fs';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
+import { createInterface } from 'node:readline';
 import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { findPython } from '../src/probe/python.ts';
@@ -42,8 +44,12 @@ export function airTree(args: string[]): { dir: string; from: string } {
 export const verifyDir = (air: string) => join(air, 'programming_examples', 'llms', 'verify');
 
 export interface PythonEnv {
-  /** What to run (as the check would: --python, $NPU_BLOCK_GATE_PYTHON, python3, /usr/bin/python3). */
+  /** What to run: the real interpreter (`sys.executable`) of the Python the check would pick
+   * (--python, $NPU_BLOCK_GATE_PYTHON, python3, /usr/bin/python3), never a pyenv shim in front of
+   * it (a shim adds its own start-up, 10-14% of the peer's time): the one the header names. */
   command: string;
+  /** What was asked for (a shim's name on PATH, say), for the header. */
+  asked: string;
   executable: string;
   version: string;
   numpy: string;
@@ -57,13 +63,13 @@ export interface PythonEnv {
 /** The Python the check would pick (or --python P), with the versions the figures depend on. */
 export function pythonEnv(args: string[]): PythonEnv {
   const p = findPython(option(args, 'python', null));
-  const r = spawnSync(p.command, ['-c', 'try:\n import ml_dtypes; print(ml_dtypes.__version__)\nexcept ImportError:\n print("")'], { encoding: 'utf8' });
+  const r = spawnSync(p.executable, ['-c', 'try:\n import ml_dtypes; print(ml_dtypes.__version__)\nexcept ImportError:\n print("")'], { encoding: 'utf8' });
   const mlDtypes = r.stdout.trim() || null;
   const openblasCoretype = process.env.OPENBLAS_CORETYPE ?? 'unset';
   const why = p.source === 'option' ? '--python' : p.source === 'env' ? '$NPU_BLOCK_GATE_PYTHON' : p.command;
   return {
-    command: p.command, executable: p.executable, version: p.version, numpy: p.numpy, mlDtypes, openblasCoretype,
-    line: `python ${p.executable} (from ${why}): Python ${p.version}, numpy ${p.numpy}, ml_dtypes ${mlDtypes ?? 'NOT INSTALLED'}; OPENBLAS_CORETYPE ${openblasCoretype}`,
+    command: p.executable, asked: p.command, executable: p.executable, version: p.version, numpy: p.numpy, mlDtypes, openblasCoretype,
+    line: `python ${p.executable} (run as such; from ${why}${p.command !== p.executable ? `, which names ${p.command}` : ''}): Python ${p.version}, numpy ${p.numpy}, ml_dtypes ${mlDtypes ?? 'NOT INSTALLED'}; OPENBLAS_CORETYPE ${openblasCoretype}`,
   };
 }
 
@@ -71,8 +77,62 @@ export function machineLine(): string {
   return `${availableParallelism()} cores; node ${process.version}; load average ${load()}`;
 }
 
-const readBuf = Buffer.allocUnsafe(8 << 20);
-/** Read every file once with readSync into one reused buffer: the bytes read. */
+/** The read bar's buffer: read(2) of 1 MiB at a time (the fastest of 128 KiB-8 MiB here, within the noise of 512 KiB-2 MiB). */
+export const READ_BAR_BUFFER = 1 << 20;
+
+/**
+ * The compare benches' bar: the machine's one-thread read of the same files at the same
+ * page-cache state, as C does it (bench/read.c: open, read(2) into one reused 1 MiB buffer to
+ * EOF, close; timed inside the program, so no process start counts), in a server started once
+ * so its runs interleave with the other contenders'. Without a C compiler, Node's readSync into
+ * the same buffer size, and `what` says so (it reads 1.2-1.9x slower than C's read here).
+ */
+export class ReadBar {
+  readonly what: string;
+  private child: ChildProcessByStdio<Writable, Readable, null> | null = null;
+  private lines: AsyncIterableIterator<string> | null = null;
+  private dir: string | null = null;
+  constructor(readonly files: string[]) {
+    const cc = ['cc', 'gcc', 'clang'].find((c) => spawnSync(c, ['--version']).status === 0);
+    if (cc) {
+      this.dir = mkdtempSync(join(tmpdir(), 'nbg-read-'));
+      const exe = join(this.dir, 'read');
+      const b = spawnSync(cc, ['-O2', '-o', exe, fileURLToPath(new URL('./read.c', import.meta.url))], { encoding: 'utf8' });
+      if (b.status === 0) {
+        this.child = spawn(exe, [String(READ_BAR_BUFFER), ...files], { stdio: ['pipe', 'pipe', 'inherit'] });
+        this.lines = createInterface({ input: this.child.stdout })[Symbol.asyncIterator]();
+        this.what = `C read(2), ${READ_BAR_BUFFER >> 10} KiB buffer, one thread (bench/read.c, ${cc} -O2)`;
+        return;
+      }
+      this.what = `Node readSync, ${READ_BAR_BUFFER >> 10} KiB buffer, one thread (bench/read.c did not build with ${cc}: ${b.stderr.trim().split('\n').pop()})`;
+    } else {
+      this.what = `Node readSync, ${READ_BAR_BUFFER >> 10} KiB buffer, one thread (no C compiler for bench/read.c)`;
+    }
+  }
+  private async line(): Promise<string> {
+    const r = await this.lines!.next();
+    if (r.done) throw new Error('bench: the read bar (bench/read.c) stopped');
+    return r.value;
+  }
+  /** One pass over every file: seconds. */
+  async run(): Promise<number> {
+    if (!this.child) return timed(() => readAll(this.files));
+    if (!this.started) {
+      if ((await this.line()) !== 'ready') throw new Error('bench: the read bar did not start');
+      this.started = true;
+    }
+    this.child.stdin.write('r\n');
+    return Number((await this.line()).split(' ')[0]);
+  }
+  private started = false;
+  close(): void {
+    this.child?.stdin.end();
+    if (this.dir) rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+const readBuf = Buffer.allocUnsafe(READ_BAR_BUFFER);
+/** Read every file once with readSync into one reused buffer: the bytes read (warms the page cache). */
 export function readAll(files: string[]): number {
   let total = 0;
   for (const f of files) {

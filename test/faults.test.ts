@@ -1211,17 +1211,17 @@ test('issue 16 (air-mini): --emulate and --inject take the real tree\'s names th
   // No NPU runs here: a held NPU lock is not waited for.
   const lockFile = join(tree.root, 'npu.lock');
   writeFileSync(lockFile, '');
-  // --no-fork: flock execs sleep itself, so killing the holder frees the lock (a forked sleep
-  // would outlive it, holding the lock file for two minutes).
-  const holder = spawn('flock', ['--no-fork', lockFile, 'sleep', '120'], { stdio: 'ignore' });
-  const clean = await (async () => {
-    try {
-      await new Promise((r) => setTimeout(r, 300));
-      return await run(['--emulate', '--timeout', '60'], { NPU_BLOCK_GATE_NPU_LOCK: lockFile });
-    } finally {
-      holder.kill();
-    }
-  })();
+  // Its own process group, ended whole (flock and its sleep, which holds the lock): killing flock
+  // alone left the sleep holding the lock for two minutes, and an assertion failing here too.
+  const holder = spawn('flock', [lockFile, 'sleep', '120'], { stdio: 'ignore', detached: true });
+  const release = () => { try { process.kill(-holder.pid!, 'SIGKILL'); } catch { /* already gone */ } };
+  let clean;
+  try {
+    await new Promise((r) => setTimeout(r, 300));
+    clean = await run(['--emulate', '--timeout', '60'], { NPU_BLOCK_GATE_NPU_LOCK: lockFile });
+  } finally {
+    release();
+  }
   assert.is(clean.code, 0, clean.err);
   const c = fromJson<Report>(clean.out);
   assert.equal(c.emulate!.inject, null);

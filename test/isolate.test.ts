@@ -211,6 +211,23 @@ test('as root with no probe user, a tree nobody may read: an untrusted run is re
   assert.equal(ok.probeOwner, { uid: 65534, gid: 65534, user: 'nobody' });
 });
 
+test('issue 30: as root, the read check of the tree is the feature test: one bubblewrap start when it passes; a no-op only tells a failing sandbox from an unreadable tree', () => {
+  const withTree = (): WrapContext => ({ ...ctx(), readable: ['/srv/tree'] });
+  const bwrapStarts = (h: { ran: string[][] }) => h.ran.filter((a) => a[0] === BWRAP).length;
+  const readable = (a: string[]) => a[0] === BWRAP && !a.includes('--unshare-user') && (noop(a) || a.includes('/bin/sh'));
+  const h = host({ uid: 0, works: readable });
+  const ok = chooseIsolation(req(), h, withTree());
+  assert.equal(ok.probeOwner, { uid: 65534, gid: 65534, user: 'nobody' });
+  assert.is(bwrapStarts(h), 1, `bubblewrap started ${bwrapStarts(h)} times: ${JSON.stringify(h.ran)}`);
+  assert.ok(h.ran[0].includes('/srv/tree') && h.ran[0].includes('/bin/sh'), 'the one start checked the tree as nobody');
+  // The tree unreadable: the no-op runs too, and the run is refused as before (never taken as readable).
+  const u = host({ uid: 0, works: (a) => readable(a) && !a.includes('/bin/sh') });
+  assert.throws(() => chooseIsolation(req(), u, withTree()), /uid 65534 \(nobody\) cannot read \/srv\/tree/);
+  assert.ok(u.ran.some(noop), 'the no-op told a working sandbox from an unreadable tree');
+  // bubblewrap not starting at all: named as before.
+  assert.throws(() => chooseIsolation(req(), host({ uid: 0, works: () => false }), withTree()), /refusing to run an untrusted event's model code/);
+});
+
 test('a non-root runner without a probe user: the sandbox in a user namespace; an old bubblewrap without --disable-userns still serves', () => {
   let iso = chooseIsolation(req(), host({ works: bwrapRuns({ userns: true }) }), ctx());
   assert.is(iso.mode, 'namespace');

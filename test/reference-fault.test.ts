@@ -1,13 +1,15 @@
 // The broken-reference check judges the raw bits when a source has them (no float32 copy of the
 // payload) and readRows' floats otherwise: both must say the same words, for every dtype.
-import { test } from 'uvu';
+import { skip, test } from './helpers/skip.ts';
 import * as assert from 'uvu/assert';
 import { referenceFault } from '../src/gates/reference.ts';
+import { loadNativeKernel } from '../src/metrics/native.ts';
 import { BufferBytes } from '../src/tensor/bytes.ts';
 import { RawTensor } from '../src/tensor/raw.ts';
 import type { DType, TensorSource } from '../src/tensor/types.ts';
 
 const SIZE: Record<DType, number> = { f32: 4, f16: 2, bf16: 2 };
+const native = loadNativeKernel({ ...process.env, NPU_BLOCK_GATE_ENGINE: 'js' });
 
 /** Bits of a float32 value in each dtype (bf16: the top half, f16: only the values the cases use). */
 function bitsOf(v: number, dtype: DType): number {
@@ -72,9 +74,11 @@ for (const dtype of ['f32', 'bf16', 'f16'] as DType[]) {
       edit(g);
       for (const shift of [0, 1]) {
         for (const finiteOnly of [false, true]) {
-          const raw = referenceFault(rawTensor(g, dtype, shift), 8, finiteOnly);
+          const raw = referenceFault(rawTensor(g, dtype, shift), 8, finiteOnly, {});
           const floats = referenceFault(floatsOnly(rawTensor(g, dtype, shift)), 8, finiteOnly);
           assert.is(raw, floats, `shift ${shift}, finiteOnly ${finiteOnly}`);
+          // The native addon's twin of the raw loop (issue 30) says the same words.
+          if (native) assert.is(referenceFault(rawTensor(g, dtype, shift), 8, finiteOnly, native), raw, `native, shift ${shift}, finiteOnly ${finiteOnly}`);
           if (!finiteOnly) {
             if (want) assert.match(raw ?? '', want);
             else assert.is(raw, null);
@@ -84,6 +88,32 @@ for (const dtype of ['f32', 'bf16', 'f16'] as DType[]) {
     });
   }
 }
+
+test('reference check, native and TypeScript twins: the same verdict on random rows wider than one native block (256 columns), every dtype', () => {
+  if (!native) skip('native', 'the native addon did not load (npm run build:native)');
+  let seed = 11;
+  const rnd = () => { seed = (seed * 1103515245 + 12345) % 2147483648; return seed / 2147483648; };
+  const specials = [NaN, Infinity, -Infinity, 0, -0];
+  for (let i = 0; i < 120; i++) {
+    const dtype = (['f32', 'bf16', 'f16'] as DType[])[i % 3];
+    const cols = 1 + Math.floor(rnd() * 700);
+    const rows = 1 + Math.floor(rnd() * 12);
+    const g = grid(rows, cols, i + 3);
+    // A few edits: a special value, a zero row, a constant row, anywhere.
+    for (let e = Math.floor(rnd() * 4); e > 0; e--) {
+      const r = Math.floor(rnd() * rows);
+      const k = rnd();
+      if (k < 0.5) g[r][Math.floor(rnd() * cols)] = specials[Math.floor(rnd() * specials.length)];
+      else if (k < 0.75) g[r].fill(rnd() < 0.5 ? 0 : -0);
+      else g[r].fill(0.5);
+    }
+    for (const finiteOnly of [false, true]) {
+      const ts = referenceFault(rawTensor(g, dtype, 0), rows, finiteOnly, {});
+      assert.is(referenceFault(rawTensor(g, dtype, 0), rows, finiteOnly, native), ts, `case ${i}: ${dtype} ${rows}x${cols}, finiteOnly ${finiteOnly}`);
+      assert.is(referenceFault(floatsOnly(rawTensor(g, dtype, 0)), rows, finiteOnly), ts, `case ${i}: floats`);
+    }
+  }
+});
 
 test('reference check: only the real rows count, across read blocks', () => {
   // 2048 f32 columns: 128 rows per 1 MiB block, so rows 200 and 300 sit in later blocks.

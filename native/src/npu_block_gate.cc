@@ -1,9 +1,10 @@
 // npu-block-gate's native comparison engine (Node-API, node-addon-api).
 //
-// scan(sync, rowDot, rowA2, rowB2, sums, nonFinite, npu, npuDtype, ref, refDtype, cols, start, count, real, threads)
+// scan(sync, rowDot, rowA2, rowB2, sums, nonFinite, npu, npuDtype, ref, refDtype, cols, start, count, real, threads[, narrow])
 // fills exactly the Accumulator arrays of src/metrics/accumulator.ts for NPU rows
 // [start, start + count), the first `real` of which are compared against `ref`. npu/ref are the
-// raw little-endian payload bytes (dtype 0 = f32, 1 = f16, 2 = bf16) of those rows. With
+// raw little-endian payload bytes (dtype 0 = f32, 1 = f16, 2 = bf16) of those rows; narrow: both
+// tensors are 16-bit (kernel.inc's narrow mode: float32 sums, flushed into double). With
 // sync = false it returns a Promise and runs on the addon's own scanning threads (Pool: started
 // at load and kept); with sync = true the calling thread scans too. Either way the rows are
 // split over up to `threads` threads (0: min(cores, 4)). Every argument is checked before any
@@ -35,7 +36,7 @@
 
 namespace {
 
-constexpr int kAbi = 1;
+constexpr int kAbi = 2;  // 2: the narrow mode (issue 30), a flag after threads
 constexpr size_t kSliceBytes = 256 * 1024;  // file mode: bytes of a tensor read per slice
 constexpr double kRelFloor = static_cast<double>(1e-6f);  // mlir-air: max(|ref|, 1e-6) in float32
 
@@ -84,6 +85,7 @@ struct Job {
   const uint8_t* npu;
   const uint8_t* ref;
   int npuDtype, refDtype;
+  bool narrow;  // both tensors 16-bit: float32 sums in 16 lanes (kernel.inc, narrow mode)
   size_t cols, start, count, real;
   double* scratch;  // 4 doubles per real row: absErr, absRef, sqErr, relErr
 };
@@ -161,15 +163,15 @@ Isa pickIsa() {
 #endif
 }
 
-const ChunkFn (*pickTable())[3] {
+const ChunkFn (*pickTable(bool narrow))[3] {
 #ifdef NBG_HAVE_AVX2
   switch (pickIsa()) {
-    case ISA_AVX512: return avx512::kTable;
-    case ISA_AVX2: return avx2::kTable;
+    case ISA_AVX512: return narrow ? avx512::kTableNarrow : avx512::kTable;
+    case ISA_AVX2: return narrow ? avx2::kTableNarrow : avx2::kTable;
     case ISA_SSE2: break;
   }
 #endif
-  return base::kTable;
+  return narrow ? base::kTableNarrow : base::kTable;
 }
 
 const char* isaName() {
@@ -276,7 +278,7 @@ unsigned defaultThreads() {
 void planBatch(Batch& b, unsigned threads) {
   Job& job = b.job;
   if (job.npuDtype == 1 || job.refDtype == 1) ensureF16();  // before any scanning thread reads the table
-  b.fn = pickTable()[job.npuDtype][job.refDtype];
+  b.fn = pickTable(job.narrow)[job.npuDtype][job.refDtype];
   const size_t count = job.count;
   unsigned n = threads ? threads : defaultThreads();
   // At least ~256 Ki elements per thread, or waking a thread costs more than it saves.
@@ -607,6 +609,7 @@ Napi::Value Scan(const Napi::CallbackInfo& info) {
   if (info.Length() < 15) throw Napi::TypeError::New(env, "scan: expected 15 arguments");
   const bool sync = info[0].ToBoolean().Value();
   Job job{};
+  job.narrow = info.Length() > 15 && info[15].ToBoolean().Value();
   job.cols = sizeOf(env, info[10], "cols");
   job.start = sizeOf(env, info[11], "start");
   job.count = sizeOf(env, info[12], "count");
@@ -654,11 +657,14 @@ Napi::Value Scan(const Napi::CallbackInfo& info) {
 
 #ifndef _WIN32
 // scanFiles(rowDot, rowA2, rowB2, sums, nonFinite, npuFd, npuOffset, npuDtype, refFd, refOffset,
-//           refDtype, cols, rows, real, threads) -> Promise
-// Reads NPU rows [0, rows) and reference rows [0, real) itself (pread on the thread pool, by the
-// scanning threads) from two open files whose row-major little-endian payloads start at the
-// given offsets. The caller keeps both descriptors open until the promise settles. A failed
-// read rejects with "npu: ..." or "ref: ..." saying which file.
+//           refDtype, cols, rows, real, threads[, sync[, narrow]]) -> Promise (sync: undefined)
+// Reads NPU rows [0, rows) and reference rows [0, real) itself (pread into small per-thread
+// buffers) from two open files whose row-major little-endian payloads start at the given
+// offsets. (Mapping the files instead cost more CPU here than the copy it saves: populating the
+// page tables of a VM is not cheaper than copying the page cache.) On the scanning threads; with sync,
+// on the calling thread (and up to threads - 1 pool threads), for a small pair that should not
+// pay a hand-off. The caller keeps both descriptors open until the promise settles. A failed
+// read rejects, or with sync throws, "npu: ..." or "ref: ...".
 Napi::Value ScanFiles(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (info.Length() < 15) throw Napi::TypeError::New(env, "scanFiles: expected 15 arguments");
@@ -690,9 +696,113 @@ Napi::Value ScanFiles(const Napi::CallbackInfo& info) {
   job.rowB2 = f64Of(env, info[2], job.real, "rowB2");
   job.sums = f64Of(env, info[3], 9, "sums");
   job.nonFinite = f64Of(env, info[4], 9, "nonFinite");
+  const bool sync = info.Length() > 15 && info[15].ToBoolean().Value();
+  job.narrow = info.Length() > 16 && info[16].ToBoolean().Value();
+  if (job.count == 0) {
+    if (sync) return env.Undefined();
+    auto done = Napi::Promise::Deferred::New(env);
+    done.Resolve(env.Undefined());
+    return done.Promise();
+  }
+  if (sync) {
+    // On the calling thread (with up to threads - 1 pool threads): a small pair pays no hand-off.
+    std::vector<double> scratch(4 * std::max<size_t>(job.real, 1));
+    Batch b;
+    b.job = job;
+    b.job.scratch = scratch.data();
+    b.files = f;
+    b.hasFiles = true;
+    planBatch(b, threads);
+    Pool::get().runHere(b);
+    const std::string error = finishBatch(b);
+    if (!error.empty()) throw Napi::Error::New(env, error);
+    return env.Undefined();
+  }
   return AsyncScan::Start(env, job, {info[0], info[1], info[2], info[3], info[4]}, threads, &f);
 }
 #endif
+
+/**
+ * refRows(bytes, dtype, cols, count, finiteOnly, out): the reference check of src/gates/reference.ts
+ * (faultInBits) over one block of `count` rows of raw little-endian bits, in C (the TypeScript loop
+ * is its twin: the same verdict, row by row; issue 30: it ran on every judge before the compare).
+ * Stops at the first fault in row order. out (a Float64Array of 6): [kind, row, col, what,
+ * zeroRows, firstZero]: kind 0 none, 1 a non-finite value at (row, col), what 0 NaN / 1 +Inf /
+ * 2 -Inf; kind 2 the row is constant (not zero); zeroRows / firstZero count the all-zero rows
+ * before the stop (firstZero -1: none). Rows are the block's own (0-based).
+ */
+template <class T>
+void refRowsOf(const T* v, size_t cols, size_t count, bool finiteOnly, uint32_t exp, uint32_t mant, uint32_t sign, double* out) {
+  const uint32_t mag = ~sign;
+  out[0] = 0;
+  out[4] = 0;
+  out[5] = -1;
+  for (size_t r = 0; r < count; r++) {
+    const T* x = v + r * cols;
+    const uint32_t first = x[0];
+    const bool firstZero = (first & mag) == 0;
+    // Blocks of 256 columns without a branch per element (the compiler vectorizes them); a block
+    // holding a non-finite value is walked again to find the first one.
+    uint32_t notConstant = 0, notZero = 0;
+    for (size_t c0 = 0; c0 < cols; c0 += 256) {
+      const size_t c1 = std::min(cols, c0 + 256);
+      uint32_t bad = 0;
+      for (size_t c = c0; c < c1; c++) {
+        const uint32_t b = x[c];
+        const uint32_t isZero = (b & mag) == 0;
+        bad |= (b & exp) == exp;
+        notConstant |= (b != first) & !(isZero & firstZero);
+        notZero |= !isZero;
+      }
+      if (bad) {
+        for (size_t c = c0; c < c1; c++) {
+          const uint32_t b = x[c];
+          if ((b & exp) != exp) continue;
+          out[0] = 1;
+          out[1] = static_cast<double>(r);
+          out[2] = static_cast<double>(c);
+          out[3] = (b & mant) ? 0 : (b & sign) ? 2 : 1;
+          return;
+        }
+      }
+    }
+    const bool constant = !notConstant, zero = !notZero;
+    if (finiteOnly) continue;
+    if (zero) {
+      if (out[4] == 0) out[5] = static_cast<double>(r);
+      out[4] += 1;
+    } else if (constant && cols > 1) {
+      out[0] = 2;
+      out[1] = static_cast<double>(r);
+      return;
+    }
+  }
+}
+
+Napi::Value RefRows(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 6) throw Napi::TypeError::New(env, "refRows: expected 6 arguments");
+  const int dtype = dtypeOf(env, info[1], "dtype");
+  const size_t cols = sizeOf(env, info[2], "cols");
+  const size_t count = sizeOf(env, info[3], "count");
+  const bool finiteOnly = info[4].ToBoolean().Value();
+  double* out = f64Of(env, info[5], 6, "out");
+  if (cols == 0) throw Napi::RangeError::New(env, "cols must be at least 1");
+  const Bytes bytes = bytesOf(env, info[0], "bytes");
+  const size_t need = mulChecked(env, mulChecked(env, count, cols), kItem[dtype]);
+  if (bytes.length < need) throw Napi::RangeError::New(env, "bytes is shorter than count x cols elements");
+  if (count == 0) {
+    out[0] = 0;
+    out[4] = 0;
+    out[5] = -1;
+    return env.Undefined();
+  }
+  if (reinterpret_cast<uintptr_t>(bytes.data) % kItem[dtype]) throw Napi::RangeError::New(env, "bytes is not aligned to its element size");
+  if (dtype == 0) refRowsOf(reinterpret_cast<const uint32_t*>(bytes.data), cols, count, finiteOnly, 0x7f800000u, 0x007fffffu, 0x80000000u, out);
+  else if (dtype == 1) refRowsOf(reinterpret_cast<const uint16_t*>(bytes.data), cols, count, finiteOnly, 0x7c00u, 0x03ffu, 0x8000u, out);
+  else refRowsOf(reinterpret_cast<const uint16_t*>(bytes.data), cols, count, finiteOnly, 0x7f80u, 0x007fu, 0x8000u, out);
+  return env.Undefined();
+}
 
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
   // Start the scanning threads now, while the caller still opens files and parses headers: the
@@ -702,6 +812,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("isa", Napi::String::New(env, isaName()));
   exports.Set("hardwareThreads", Napi::Number::New(env, std::thread::hardware_concurrency()));
   exports.Set("scan", Napi::Function::New(env, Scan, "scan"));
+  exports.Set("refRows", Napi::Function::New(env, RefRows, "refRows"));
   exports.Set("poolThreads", Napi::Function::New(env, [](const Napi::CallbackInfo& info) { return Napi::Number::New(info.Env(), Pool::get().threads()); }, "poolThreads"));
 #ifndef _WIN32
   exports.Set("scanFiles", Napi::Function::New(env, ScanFiles, "scanFiles"));

@@ -2,8 +2,8 @@
 import { KernelStore, DEFAULT_MAX_BYTES } from '../cache/kernel.ts';
 import { formatBytes } from './parse.ts';
 
-export interface CacheEntry { key: string; model: string; bytes: number; created_at: string; last_used: string }
-export interface CacheStats { root: string; entries: CacheEntry[]; total_bytes: number; max_bytes: number }
+interface CacheEntry { key: string; model: string; bytes: number; created_at: string; last_used: string }
+interface CacheStats { root: string; entries: CacheEntry[]; total_bytes: number; max_bytes: number }
 
 export function cacheStats(root: string, maxBytes = DEFAULT_MAX_BYTES): CacheStats {
   const entries = new KernelStore(root, maxBytes).list()
@@ -12,7 +12,7 @@ export function cacheStats(root: string, maxBytes = DEFAULT_MAX_BYTES): CacheSta
   return { root, entries, total_bytes: entries.reduce((n, e) => n + e.bytes, 0), max_bytes: maxBytes };
 }
 
-export interface GcResult { root: string; max_bytes: number; dropped: CacheEntry[]; kept: number; total_bytes: number }
+interface GcResult { root: string; max_bytes: number; dropped: CacheEntry[]; kept: number; total_bytes: number }
 
 /** Trims the store to maxBytes, least recently used first. */
 export function cacheGc(root: string, maxBytes: number): GcResult {

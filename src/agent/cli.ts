@@ -23,7 +23,7 @@ import { defaultStateDir } from './state.ts';
 import { DEFAULT_PROBE_USER, DRAIN_SUDOERS_FILE, PROBE_GROUP, renderStep, renderSummary, setup, setupHeader, SUDOERS_FILE, type SetupFs, type Step } from './setup.ts';
 import { SETUP_FILE } from '../probe/isolate.ts';
 
-export const AGENT_HELP = `npu-block-gate agent: the self-hosted NPU runner side
+const AGENT_HELP = `npu-block-gate agent: the self-hosted NPU runner side
 
 Usage:
   npu-block-gate agent setup [--user NAME] [--runner-user NAME] [--runner-dir D | --work-dir W] [--cache-dir DIR]
@@ -100,7 +100,7 @@ Exit codes: 0 ok, 1 a job-started hook refused the job, 2 usage or bad input, 3 
 functional probe did not pass at undrain).
 `;
 
-export const SETUP_HELP = `npu-block-gate agent setup: prepare this runner for uid isolation of the probe
+const SETUP_HELP = `npu-block-gate agent setup: prepare this runner for uid isolation of the probe
 
 Usage:
   sudo npu-block-gate agent setup --runner-user R --runner-dir D [--python P] [options]
@@ -230,7 +230,7 @@ type Values = {
   user?: string; 'runner-user'?: string; 'work-dir'?: string; fix?: boolean; 'dry-run'?: boolean;
 };
 
-export function parseAgent(argv: string[]): { sub: string; values: Values; files: string[] } {
+function parseAgent(argv: string[]): { sub: string; values: Values; files: string[] } {
   let parsed;
   try {
     parsed = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });

@@ -8,13 +8,13 @@ import { accessSync, constants, existsSync, readdirSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { hfHubCache, hfOffline } from '../contract.ts';
 import { defaultCacheRoot } from '../cache/kernel.ts';
-import { findPythonAsync } from '../probe/python.ts';
+import { findPythonAsync, keptTester } from '../probe/python.ts';
 import { oneLine } from '../errors.ts';
 import { generationOfName, generationOfPci } from '../npu/generation.ts';
 import type { CmdResult, Machine } from './machine.ts';
 import { formatBytes, parseXrtSmi, type KernelLogScan, type XrtInfo } from './parse.ts';
 import { describeHolder, lockState } from './lock.ts';
-import { bootId, defaultStateDir, type Versions } from './state.ts';
+import { bootId, defaultStateDir, STATE_FILES, type Versions } from './state.ts';
 import { dev, host, summarize, type Check, type CheckStatus } from './checks.ts';
 import { checkMemlock, lowMemlock, memlockLimits, MEMLOCK_FIRST, serviceLimits, type Limits } from './memlock.ts';
 import { powerCycleFix, RELOAD } from './signatures.ts';
@@ -56,9 +56,9 @@ export interface DoctorOptions {
   recentPassVouches?: boolean;
 }
 
-export const MIN_FREE_BYTES = 5 * 1024 ** 3;
+const MIN_FREE_BYTES = 5 * 1024 ** 3;
 /** amd/xdna-driver drivers/accel/amdxdna/amdxdna_pci_drv.c:88-95 pci_ids: AMD (1022) NPUs amdxdna drives. */
-export const NPU_PCI_DEVICE_IDS = ['1502', '17f0', '17f1', '17f2', '17f3', '1b0a', '1b0b', '1b0c'];
+const NPU_PCI_DEVICE_IDS = ['1502', '17f0', '17f1', '17f2', '17f3', '1b0a', '1b0b', '1b0c'];
 /** The NPU generation id (src/npu/generation.ts: contract.json's table, shared with the probe and the
  * records): from the driver's vbnv ("RyzenAI-npu5"), else from the PCI device and revision; the CPU
  * model tells Hawk Point from Phoenix. */
@@ -107,7 +107,7 @@ export function findNpus(m: Machine): Npu[] | null {
   return out;
 }
 
-export interface AccelNode {
+interface AccelNode {
   /** /dev/accel/accel0 */
   node: string;
   /** The PCI device behind it (/sys/class/accel/<name>/device), or null when sysfs does not say. */
@@ -130,7 +130,7 @@ export function driverVersion(m: Machine): string | null {
   return m.read('/sys/module/amdxdna/version')?.trim() || null;
 }
 
-export function checkPci(npus: Npu[] | null): Check {
+function checkPci(npus: Npu[] | null): Check {
   if (!npus) return dev.unknown('pci', 'cannot read /sys/bus/pci/devices', 'run on the NPU host itself (a container needs /sys mounted)');
   if (!npus.length) {
     return dev.fail('pci', `no AMD NPU on the PCI bus (vendor 1022, device ${NPU_PCI_DEVICE_IDS.join('/')})`,
@@ -139,7 +139,7 @@ export function checkPci(npus: Npu[] | null): Check {
   return dev.ok('pci', npus.map((n) => `1022:${n.device}${n.revision ? ` rev ${n.revision}` : ''} at ${n.bdf}`).join(', '));
 }
 
-export function checkDriver(m: Machine, npus: Npu[] | null, explained: string | null = null): Check {
+function checkDriver(m: Machine, npus: Npu[] | null, explained: string | null = null): Check {
   if (!m.exists('/sys/module/amdxdna')) {
     return dev.fail('driver', 'amdxdna module not loaded', 'sudo modprobe amdxdna (in-tree since Linux 6.14; older kernels need amd/xdna-driver\'s xrt_plugin-amdxdna package)');
   }
@@ -157,7 +157,7 @@ export function checkDriver(m: Machine, npus: Npu[] | null, explained: string | 
   return dev.ok('driver', `${ver} loaded`);
 }
 
-export function checkDevice(m: Machine, npus: Npu[] | null, nodes: AccelNode[], explained: string | null = null): Check {
+function checkDevice(m: Machine, npus: Npu[] | null, nodes: AccelNode[], explained: string | null = null): Check {
   const ours = nodes.filter((n) => n.driver === 'amdxdna');
   const unverified = nodes.filter((n) => n.driver === null);
   if (!ours.length && !unverified.length) {
@@ -179,7 +179,7 @@ export function checkDevice(m: Machine, npus: Npu[] | null, nodes: AccelNode[], 
   return dev.ok('device', names);
 }
 
-export function checkFirmware(npus: Npu[] | null): Check {
+function checkFirmware(npus: Npu[] | null): Check {
   const n = npus?.find((x) => x.driver === 'amdxdna');
   if (!n) return dev.unknown('firmware', 'no NPU bound to amdxdna: no firmware to ask', 'see driver and device');
   if (!n.fwVersion) return dev.unknown('firmware', `${n.vbnv ?? n.bdf}: the driver exposes no fw_version attribute (an older amdxdna)`, 'xrt-smi examine shows the NPU firmware version');
@@ -199,13 +199,13 @@ export function runXrtSmi(m: Machine, args: string[] = ['examine'], timeoutMs?: 
 }
 
 /** runXrtSmi without blocking (the doctor's Python check runs meanwhile); its process group goes at the timeout. */
-export async function execXrtSmi(m: Machine, args: string[] = ['examine'], timeoutMs?: number): Promise<CmdResult> {
+async function execXrtSmi(m: Machine, args: string[] = ['examine'], timeoutMs?: number): Promise<CmdResult> {
   let r: CmdResult = await m.exec('xrt-smi', args, { timeoutMs });
   if (r.missing && m.exists(XRT_SMI_INSTALLED)) r = await m.exec(m.path(XRT_SMI_INSTALLED), args, { timeoutMs });
   return r;
 }
 
-export function checkXrt(m: Machine, r: CmdResult, limits: Limits | null, service: string | null): Check {
+function checkXrt(m: Machine, r: CmdResult, limits: Limits | null, service: string | null): Check {
   if (r.missing) return host.warn('xrt-smi', 'xrt-smi not found', 'source /opt/xilinx/xrt/setup.sh (or install XRT) so xrt-smi is on PATH');
   const x = parseXrtSmi(r.stdout + '\n' + r.stderr);
   if (x.memlockError) return host.warn('xrt-smi', `xrt-smi examine: ${oneLine(x.memlockError)}`, MEMLOCK_FIRST(limits, service));
@@ -225,7 +225,7 @@ export function checkXrt(m: Machine, r: CmdResult, limits: Limits | null, servic
 // ---- host checks
 
 /** Free bytes where path lives (the nearest existing ancestor: the cache root may not exist yet). */
-export function freeBytes(m: Machine, path: string): { path: string; free: number } | null {
+function freeBytes(m: Machine, path: string): { path: string; free: number } | null {
   let p = resolve(path);
   while (!existsSync(p) && dirname(p) !== p) p = dirname(p);
   try {
@@ -234,7 +234,7 @@ export function freeBytes(m: Machine, path: string): { path: string; free: numbe
   } catch { return null; }
 }
 
-export function checkDisk(m: Machine, id: string, label: string, path: string, min: number): Check {
+function checkDisk(m: Machine, id: string, label: string, path: string, min: number): Check {
   const f = freeBytes(m, path);
   if (!f) return host.warn(id, `${label} ${path}: cannot stat the file system`, 'check the path exists and is readable');
   const detail = `${label} ${path}: ${formatBytes(f.free)} free`;
@@ -242,7 +242,7 @@ export function checkDisk(m: Machine, id: string, label: string, path: string, m
   return host.ok(id, detail);
 }
 
-export function checkHfCache(m: Machine): Check {
+function checkHfCache(m: Machine): Check {
   const dir = hfHubCache(m.env, m.home());
   const offline = hfOffline(m.env);
   let entries: string[] = [];
@@ -260,9 +260,10 @@ export function checkHfCache(m: Machine): Check {
  * the job), so a missing one only warns; a Python named by --python or $NPU_BLOCK_GATE_PYTHON that
  * does not work fails (host scope: a warning in the job-started hook).
  */
-export async function checkPython(m: Machine, explicit: string | null): Promise<Check> {
+export async function checkPython(m: Machine, explicit: string | null, stateDir: string | null = null): Promise<Check> {
   try {
-    const p = await findPythonAsync(explicit, m.env, m.pythonAsync);
+    // A Python that passed before is not started again while it and its numpy are unchanged (issue 30).
+    const p = await findPythonAsync(explicit, m.env, stateDir ? keptTester(m.pythonAsync, join(stateDir, STATE_FILES.python)) : m.pythonAsync);
     const said = `${p.executable} (Python ${p.version}, numpy ${p.numpy}; from ${p.source})`;
     if (p.note) return host.warn('python', `${said}, but ${p.note}`, 'a wrapper script that starts a background job should not leave it holding stdout (redirect it, or exec the Python)');
     return host.ok('python', said);
@@ -273,7 +274,7 @@ export async function checkPython(m: Machine, explicit: string | null): Promise<
   }
 }
 
-export function checkLock(m: Machine): Check {
+function checkLock(m: Machine): Check {
   const s = lockState(m);
   if (!s.path) return host.ok('npu-lock', 'off (NPU_BLOCK_GATE_NPU_LOCK=none)');
   if (!s.holder) return host.ok('npu-lock', `${s.path}: free${s.exists ? '' : ' (no lock file yet)'}`);
@@ -282,7 +283,7 @@ export function checkLock(m: Machine): Check {
 
 // ---- the whole doctor
 
-export interface DoctorFacts {
+interface DoctorFacts {
   npu: Npu | null;
   nodes: AccelNode[];
   xrt: XrtInfo | null;
@@ -295,7 +296,7 @@ export interface DoctorFacts {
   functionalReason: string | null;
 }
 
-export interface DoctorReport { checks: Check[]; facts: DoctorFacts }
+interface DoctorReport { checks: Check[]; facts: DoctorFacts }
 
 /** The signatures that explain a driver that could not probe the NPU better than "power-cycle" does. */
 const EXPLAINS_PROBE = ['firmware-missing', 'firmware-too-old', 'hypervisor'];
@@ -309,7 +310,7 @@ export async function doctorReport(m: Machine, o: DoctorOptions = {}): Promise<D
   const intervalS = o.functionalMaxAgeS ?? FUNCTIONAL_MAX_AGE_S;
   // Python's numpy import is the slowest command here and touches neither the NPU nor the kernel
   // log: it runs while the device checks do (its check keeps its place in the list).
-  const python = o.deviceOnly ? null : checkPython(m, o.python ?? null);
+  const python = o.deviceOnly ? null : checkPython(m, o.python ?? null, stateDir);
   const npus = findNpus(m);
   const nodes = accelNodes(m);
   const npu = npus?.find((n) => n.driver === 'amdxdna') ?? npus?.[0] ?? null;

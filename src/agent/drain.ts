@@ -26,10 +26,10 @@ import { drainSudoersRule, jobRunning, readRunnerSettings, runnerAccount, servic
 
 export { readRunnerSettings, serviceName, jobRunning, type RunnerSettings } from './runner.ts';
 
-export type RunnerScope = { kind: 'repo'; owner: string; repo: string; apiUrl: string } | { kind: 'org'; org: string; apiUrl: string };
+type RunnerScope = { kind: 'repo'; owner: string; repo: string; apiUrl: string } | { kind: 'org'; org: string; apiUrl: string };
 
 /** Where the runner is registered (its gitHubUrl: https://github.com/<org>[/<repo>]) and the API that serves it. */
-export function runnerScope(s: RunnerSettings, apiUrl: string | null): RunnerScope {
+function runnerScope(s: RunnerSettings, apiUrl: string | null): RunnerScope {
   if (!s.gitHubUrl) throw new InputError('no "gitHubUrl": cannot tell which repository or organization the runner belongs to', s.file);
   let u: URL;
   try { u = new URL(s.gitHubUrl); } catch { throw new InputError(`"gitHubUrl" ${JSON.stringify(s.gitHubUrl)} is not a URL`, s.file); }
@@ -83,7 +83,7 @@ class Labels {
   add(labels: string[]) { return this.call('POST', '', { labels }); }
 }
 
-export interface DrainOptions {
+interface DrainOptions {
   runnerDir: string;
   tokenFile: string | null;
   /** The labels to remove (default: every custom label of the runner). */
@@ -97,10 +97,10 @@ export interface DrainOptions {
   stopDelayS?: number;
 }
 
-export interface DrainResult { record: DrainRecord; lines: string[] }
+interface DrainResult { record: DrainRecord; lines: string[] }
 
 const drainPath = (stateDir: string) => join(stateDir, STATE_FILES.drain);
-export const readDrain = (stateDir: string) => readJson<DrainRecord>(drainPath(stateDir));
+const readDrain = (stateDir: string) => readJson<DrainRecord>(drainPath(stateDir));
 
 /**
  * A few label calls: retry on 5xx, the proxy variables honoured (proxyFetch), GHES through the API
@@ -125,7 +125,7 @@ function sudoersHint(m: Machine, svc: string): string {
 const why = (r: { error?: string; stderr: string; stdout: string; status: number | null }) => oneLine(r.error ?? (r.stderr.trim() || r.stdout.trim() || `exit ${r.status}`));
 
 /** `systemctl is-active`: the service's state as systemd says it ("active", "inactive", "failed", ...), or null. */
-export function serviceState(m: Machine, svc: string): string | null {
+function serviceState(m: Machine, svc: string): string | null {
   const r = m.run('systemctl', ['is-active', svc], 15_000);
   if (r.missing) return null;
   return r.stdout.trim().split('\n').pop() || null;
@@ -163,7 +163,7 @@ const shQuote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
  * the record still names this stop (its stop_id): an undrain (which removes the record) or a newer
  * drain within the window cancels it.
  */
-export function stopScript(recordPath: string, svc: string, delayS: number, stopId: string): string {
+function stopScript(recordPath: string, svc: string, delayS: number, stopId: string): string {
   return `sleep ${delayS}; grep -qF ${shQuote(`"stop_id": "${stopId}"`)} ${shQuote(recordPath)} 2>/dev/null || exit 0; exec sudo -n systemctl stop ${svc}`;
 }
 
@@ -269,7 +269,7 @@ export function drainStatus(m: Machine, stateDir: string): (DrainRecord & { drai
   return { ...rec, drained: rec.state === 'drained' };
 }
 
-export interface UndrainOptions {
+interface UndrainOptions {
   runnerDir: string;
   tokenFile: string | null;
   labels: string[];
@@ -281,7 +281,7 @@ export interface UndrainOptions {
   functionalTimeoutS?: number;
 }
 
-export interface UndrainResult { functional: Check | null; lines: string[] }
+interface UndrainResult { functional: Check | null; lines: string[] }
 
 export async function undrain(m: Machine, o: UndrainOptions): Promise<UndrainResult> {
   const rec = readDrain(o.stateDir);

@@ -4,7 +4,7 @@
 import { InputError, oneLine } from '../errors.ts';
 import { generationName } from '../npu/generation.ts';
 
-export interface FleetRow {
+interface FleetRow {
   runner: string;
   npu: string;
   driver: string;

@@ -19,16 +19,16 @@ import { oneLine } from '../errors.ts';
 export const FUNCTIONAL_MAX_AGE_S = 600;
 /** xrt-smi validate's own limit: a healthy NPU answers the latency test in a second or two. */
 export const FUNCTIONAL_TIMEOUT_S = 30;
-export const XRT_SMI_FALLBACK = '/opt/xilinx/xrt/bin/xrt-smi';
+const XRT_SMI_FALLBACK = '/opt/xilinx/xrt/bin/xrt-smi';
 
-export const functionalPath = (stateDir: string) => join(stateDir, STATE_FILES.functional);
+const functionalPath = (stateDir: string) => join(stateDir, STATE_FILES.functional);
 
 export function lastFunctional(stateDir: string): FunctionalRecord | null {
   return readJson<FunctionalRecord>(functionalPath(stateDir));
 }
 
 /** The xrt-smi validate test: "latency" (XRT >= 2.18), else "verify" (2.17's NPU test, which also measured latency). */
-export const defaultFunctionalTest = (xrt: string | null) => (!xrt || compareVersions(xrt, '2.18') >= 0 ? 'latency' : 'verify');
+const defaultFunctionalTest = (xrt: string | null) => (!xrt || compareVersions(xrt, '2.18') >= 0 ? 'latency' : 'verify');
 
 /** The last passing probe of this boot, from the last record. */
 export function lastPass(rec: FunctionalRecord | null, boot: string | null): ClearPoint | null {
@@ -64,7 +64,7 @@ export function reusable(rec: FunctionalRecord | null, o: { boot: string | null;
   return age >= 0 && age < o.intervalS;
 }
 
-export interface ProbeContext {
+interface ProbeContext {
   stateDir: string;
   test: string | null;
   xrt: string | null;

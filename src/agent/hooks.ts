@@ -46,9 +46,9 @@ export const DEFAULT_FORK_POLICY: ForkPolicy = 'probe-only';
  */
 export type WhenUnknown = 'refuse' | 'run';
 export const DEFAULT_WHEN_UNKNOWN: WhenUnknown = 'refuse';
-export const HOOK_VARS = { 'job-started': 'ACTIONS_RUNNER_HOOK_JOB_STARTED', 'job-completed': 'ACTIONS_RUNNER_HOOK_JOB_COMPLETED' } as const;
-export type HookName = keyof typeof HOOK_VARS;
-export const LOG_DAYS = 14;
+const HOOK_VARS = { 'job-started': 'ACTIONS_RUNNER_HOOK_JOB_STARTED', 'job-completed': 'ACTIONS_RUNNER_HOOK_JOB_COMPLETED' } as const;
+type HookName = keyof typeof HOOK_VARS;
+const LOG_DAYS = 14;
 const MARKER = 'written by `npu-block-gate agent hooks install`';
 
 /** How the hooks call this CLI: node, its flags (tsx's loader for src/cli.ts), the script; a bundle (dist/cli.js) is copied, sources are used in place. */
@@ -96,7 +96,7 @@ export function bundleFiles(entry: string, onDemand = true): string[] {
 }
 
 /** Why a path will not last (npm prunes its npx cache; the runner replaces _work/_actions), or null. */
-export function unstableReason(path: string, env: NodeJS.ProcessEnv = process.env): string | null {
+function unstableReason(path: string, env: NodeJS.ProcessEnv = process.env): string | null {
   const p = resolve(path).replace(/\\/g, '/');
   if (/\/_npx\//.test(p)) return 'an npx cache, which npm prunes';
   const cache = env.npm_config_cache ? resolve(env.npm_config_cache).replace(/\\/g, '/') : null;
@@ -108,7 +108,7 @@ export function unstableReason(path: string, env: NodeJS.ProcessEnv = process.en
   return null;
 }
 
-export interface InstalledCli { argv: string[]; line: string }
+interface InstalledCli { argv: string[]; line: string }
 
 /**
  * The command the hooks run. A bundle is copied to <dir>/cli/<content hash>/cli.js (beside a
@@ -117,7 +117,7 @@ export interface InstalledCli { argv: string[]; line: string }
  * where it is, and refused when that place will not last. The name stays cli.js: src/cli.ts runs
  * main() only when invoked as cli.js, cli.ts or npu-block-gate.
  */
-export function installCli(self: SelfCommand, dir: string, env: NodeJS.ProcessEnv): InstalledCli {
+function installCli(self: SelfCommand, dir: string, env: NodeJS.ProcessEnv): InstalledCli {
   const nodeWhy = unstableReason(self.node, env);
   if (nodeWhy) throw new InputError(`is under ${nodeWhy}: the hooks need a node that stays (install Node.js system-wide, then run hooks install with it)`, `node ${self.node}`);
   if (self.kind === 'source') {
@@ -161,7 +161,7 @@ export const defaultHooksDir = (m: Machine) => join(m.home(), '.npu-block-gate',
 const sq = (s: string) => (/^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`);
 
 /** How the runner itself would run a hook script (HostContext.GetDefaultShellForScript), as a shell command. */
-export function chainCommand(path: string, node: string): string {
+function chainCommand(path: string, node: string): string {
   switch (extname(path)) {
     case '.sh': return `if command -v bash >/dev/null 2>&1; then bash --noprofile --norc -e -o pipefail ${sq(path)}; else sh -e ${sq(path)}; fi`;
     case '.js': return `${sq(node)} ${sq(path)}`;
@@ -170,7 +170,7 @@ export function chainCommand(path: string, node: string): string {
   }
 }
 
-export interface ShimOptions {
+interface ShimOptions {
   name: HookName;
   /** node, its flags and the CLI. */
   argv: string[];
@@ -181,7 +181,7 @@ export interface ShimOptions {
   chain: string | null;
 }
 
-export function hookScript(o: ShimOptions): string {
+function hookScript(o: ShimOptions): string {
   const lines = ['#!/bin/sh', `# ${o.name} hook of the GitHub Actions runner, ${MARKER}.`];
   if (Object.keys(o.env).length) {
     lines.push("# The runner starts hooks without the job's env:, so what the checks need is set here.");
@@ -217,14 +217,14 @@ function writeAtomic(path: string, text: string, mode: number): boolean {
 }
 
 /** The value of KEY=value in .env text (the last one wins, as the runner reads it), or null. */
-export function envValue(text: string, key: string): string | null {
+function envValue(text: string, key: string): string | null {
   let v: string | null = null;
   for (const line of text.split(/\r?\n/)) if (line.startsWith(`${key}=`)) v = line.slice(key.length + 1).trim();
   return v || null;
 }
 
 /** .env text with the two hook lines added or replaced; every other line kept byte for byte. */
-export function updateEnv(text: string, lines: Record<string, string>): string {
+function updateEnv(text: string, lines: Record<string, string>): string {
   const parts = text.length ? text.split(/(?<=\n)/) : [];
   const seen = new Set<string>();
   const out: string[] = [];
@@ -241,7 +241,7 @@ export function updateEnv(text: string, lines: Record<string, string>): string {
   return out.join('');
 }
 
-export interface InstallOptions {
+interface InstallOptions {
   dir: string;
   runnerDir: string | null;
   forkPolicy: ForkPolicy;
@@ -347,7 +347,7 @@ export function installHooks(o: InstallOptions): string {
 }
 
 /** The fork policy's verdict on the job's event: null when allowed, else the one line why not. */
-export function forkVerdict(env: NodeJS.ProcessEnv, policy: ForkPolicy): string | null {
+function forkVerdict(env: NodeJS.ProcessEnv, policy: ForkPolicy): string | null {
   if (policy === 'allow') return null;
   const p = env.GITHUB_EVENT_PATH;
   if (!p) return null; // not a GitHub job event
@@ -369,7 +369,7 @@ export function forkVerdict(env: NodeJS.ProcessEnv, policy: ForkPolicy): string 
   return `npu-block-gate: fork policy deny: ${from} runs untrusted code on this runner's NPU; refusing the job`;
 }
 
-export interface HookResult { code: 0 | 1; out: string }
+interface HookResult { code: 0 | 1; out: string }
 
 const escData = (s: string) => s.replace(/%/g, '%25').replace(/\r/g, '%0D').replace(/\n/g, '%0A');
 const escProp = (s: string) => escData(s).replace(/:/g, '%3A').replace(/,/g, '%2C');
@@ -381,7 +381,7 @@ export function annotation(kind: 'warning' | 'error', title: string, message: st
 
 const checkNote = (c: Check) => `${c.status}: ${c.detail}${c.fix ? ` (fix: ${c.fix})` : ''}`;
 
-export interface StartedOptions extends DoctorOptions { forkPolicy: ForkPolicy; stateDir: string; whenUnknown?: WhenUnknown }
+interface StartedOptions extends DoctorOptions { forkPolicy: ForkPolicy; stateDir: string; whenUnknown?: WhenUnknown }
 
 /**
  * Nothing can vouch for the NPU: the kernel log shows a warning (the probe decides) and the probe
@@ -468,7 +468,7 @@ const WORKER_LOG_TAIL = 4 * 1024 ** 2;
  * <runner dir>/_diag/Worker_*.log (one per job), where actions/runner's StepsRunner writes
  * "Step result: Failed" after each step. The line that says so, or null (none, or no log).
  */
-export function jobFailed(m: Machine, runnerDir: string): string | null {
+function jobFailed(m: Machine, runnerDir: string): string | null {
   const diag = join(resolve(runnerDir), '_diag');
   let names: string[];
   try { names = readdirSync(diag).filter((n) => /^Worker_.*\.log$/.test(n)).sort(); } catch { return null; }
@@ -484,7 +484,7 @@ export function jobFailed(m: Machine, runnerDir: string): string | null {
 }
 
 /** Appends the job's diagnostics to <dir>/logs/<date>.log and drops logs older than 14 days. */
-export async function recordDiagnostics(m: Machine, dir: string, bdf: string | null = null): Promise<{ log: string; pruned: string[] }> {
+async function recordDiagnostics(m: Machine, dir: string, bdf: string | null = null): Promise<{ log: string; pruned: string[] }> {
   const logs = join(resolve(dir), 'logs');
   mkdirSync(logs, { recursive: true });
   const now = m.now();
@@ -511,7 +511,7 @@ export async function recordDiagnostics(m: Machine, dir: string, bdf: string | n
   return { log, pruned };
 }
 
-export interface CompletedOptions {
+interface CompletedOptions {
   dir: string;
   cacheDir: string | null;
   maxBytes: number;

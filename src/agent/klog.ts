@@ -9,7 +9,7 @@ import { blindJournal, formatBytes, isDriverLoad, isNpuLine, isRecovery, lineTim
 import { PROBE_DECIDES } from './signatures.ts';
 
 /** How much of this boot's kernel log is read at most (the newest part, from journalctl). */
-export const KERNEL_LOG_MAX_BYTES = 64 * 1024 ** 2;
+const KERNEL_LOG_MAX_BYTES = 64 * 1024 ** 2;
 
 export const JOURNAL_FIX = 'let the runner user read the kernel log: sudo usermod -aG systemd-journal <runner user> (then restart the runner service), or allow dmesg: sudo sysctl -w kernel.dmesg_restrict=0';
 
@@ -30,9 +30,9 @@ export interface KernelLogText {
   readAt: string;
 }
 
-export type KernelLog = KernelLogText | { error: string };
+type KernelLog = KernelLogText | { error: string };
 
-export interface ReadOptions {
+interface ReadOptions {
   /** The NPU's PCI address: IOMMU lines name it instead of the driver. */
   bdf: string | null;
   maxBytes?: number;
@@ -101,7 +101,7 @@ export function readNote(log: KernelLogText): string {
 /** The last passing functional probe this boot: timestamped lines up to it are cleared, and so are the first npu_lines untimestamped ones. */
 export interface ClearPoint { at: string; npu_lines: number | null; /** The newest NPU line then (dmesg is cleared by position: its clock stops during suspend). */ npu_last?: string | null }
 
-export interface KernelLogCheck {
+interface KernelLogCheck {
   /** Device signatures: ok, warn (the functional probe decides), fail, or unknown (cannot vouch). */
   check: Check;
   /** Host signatures (a warning with their fix), or null. */

@@ -8,8 +8,8 @@ import { NPU_LOCK } from '../contract.ts';
 
 export const DEFAULT_NPU_LOCK = NPU_LOCK.path;
 export const DEFAULT_WAIT_SECONDS = NPU_LOCK.timeout_seconds;
-export const PROGRESS_EVERY_MS = NPU_LOCK.progress_seconds * 1000;
-export const POLL_MS = 1_000;
+const PROGRESS_EVERY_MS = NPU_LOCK.progress_seconds * 1000;
+const POLL_MS = 1_000;
 
 /** $NPU_BLOCK_GATE_NPU_LOCK, else the skills' lock; "none" turns it off (null). */
 export function npuLockPath(env: NodeJS.ProcessEnv, explicit?: string | null): string | null {
@@ -47,7 +47,7 @@ export function renderLockStatus(s: LockState): string {
   return `${s.path}: ${who}; ${s.waiters} waiting\n`;
 }
 
-export interface WaitResult {
+interface WaitResult {
   path: string;
   free: boolean;
   waited_s: number;

@@ -28,7 +28,7 @@ export interface RunOptions {
   detached?: boolean;
 }
 
-export interface ExecOptions {
+interface ExecOptions {
   /** This call's limit in ms: at the limit the command's process group is killed and exec returns at once, without waiting for it to exit. */
   timeoutMs?: number;
   /** Read at most this many bytes of stdout, then stop the command (truncated). */
@@ -37,7 +37,7 @@ export interface ExecOptions {
   onLine?: (line: string) => boolean | void;
 }
 
-export interface ExecResult extends CmdResult {
+interface ExecResult extends CmdResult {
   /** Bytes of stdout read. */
   bytes: number;
   /** maxBytes was reached: the rest was not read. */
@@ -47,12 +47,12 @@ export interface ExecResult extends CmdResult {
   timedOut: boolean;
 }
 
-export type CommandFn = (args: string[], opts?: RunOptions) => CmdResult;
+type CommandFn = (args: string[], opts?: RunOptions) => CmdResult;
 /** Command name -> implementation. Names not in the table go to the fallback (the real command by default). */
 export type CommandTable = Record<string, CommandFn>;
-export type StatFs = (path: string) => { bavail: number; bsize: number; blocks: number };
+type StatFs = (path: string) => { bavail: number; bsize: number; blocks: number };
 
-export const DEFAULT_TIMEOUT_MS = 15_000;
+const DEFAULT_TIMEOUT_MS = 15_000;
 /** Stdout kept by exec when no onLine takes it, and stderr always. */
 const KEEP_BYTES = 16 * 1024 * 1024;
 

@@ -32,10 +32,10 @@ export interface JobLine {
 }
 
 /** jobs.ndjson is rotated to jobs.ndjson.1 past either bound; one old generation is kept, dropped when older than the age bound. */
-export const JOBS_MAX_BYTES = 1024 * 1024;
-export const JOBS_MAX_AGE_DAYS = 30;
+const JOBS_MAX_BYTES = 1024 * 1024;
+const JOBS_MAX_AGE_DAYS = 30;
 
-export interface RotateOptions { maxBytes?: number; maxAgeDays?: number; now: Date }
+interface RotateOptions { maxBytes?: number; maxAgeDays?: number; now: Date }
 
 /** Appends the job's line, first rotating jobs.ndjson when it is too big or its oldest line too old. */
 export function appendJob(stateDir: string, line: JobLine, o: RotateOptions): { rotated: boolean; dropped: boolean } {
@@ -57,7 +57,7 @@ export function appendJob(stateDir: string, line: JobLine, o: RotateOptions): { 
   return { rotated, dropped };
 }
 
-export type Counters = Record<JobOutcome, number>;
+type Counters = Record<JobOutcome, number>;
 
 /** The job counters (counters.json): kept by the agent, so rotating jobs.ndjson never resets them. */
 export function countJob(stateDir: string, outcome: JobOutcome): Counters {

@@ -77,7 +77,7 @@ export function parseXrtSmi(text: string): XrtInfo {
   return info;
 }
 
-export interface XrtValidate {
+interface XrtValidate {
   bdf: string | null;
   platform: string | null;
   /** "Power Mode" (2.19+) or "Performance Mode" (2.17). */
@@ -132,7 +132,7 @@ export function parseXrtValidate(text: string): XrtValidate {
  *   name: '%s'", SubCmdValidate.cpp), no test ran at all, or XRT sees no device ("No devices found");
  * - device: anything else that failed (an ioctl's EIO, a context that cannot be created, a hang).
  */
-export type ProbeKind = 'pass' | 'memlock' | 'permissions' | 'xrt-install' | 'device';
+type ProbeKind = 'pass' | 'memlock' | 'permissions' | 'xrt-install' | 'device';
 
 export interface ProbeFinding {
   kind: ProbeKind;
@@ -218,7 +218,7 @@ export interface KernelLogScan {
   unexplained: { count: number; last: string } | null;
 }
 
-export interface ScanOptions {
+interface ScanOptions {
   /** The NPU's PCI address: IOMMU lines name it instead of the driver. */
   bdf?: string | null;
   /** A functional probe passed at this time: timestamped lines before it are cleared. */
@@ -302,7 +302,7 @@ export function parseMemlockLimits(limits: string): { soft: Limit; hard: Limit }
   return { soft: v(m[1]), hard: v(m[2]) };
 }
 
-export interface ProcLock {
+interface ProcLock {
   kind: string;
   mode: string;
   access: string;

@@ -53,7 +53,7 @@ export function jobRunning(m: Machine): boolean {
 export interface Account { name: string; uid: number; gid: number }
 
 /** A user by uid from /etc/passwd under the root prefix, or null. */
-export function accountByUid(m: Machine, uid: number): Account | null {
+function accountByUid(m: Machine, uid: number): Account | null {
   for (const l of (m.read('/etc/passwd') ?? '').split('\n')) {
     const f = l.split(':');
     if (f.length >= 4 && Number(f[2]) === uid && f[2].trim() !== '') return { name: f[0], uid, gid: Number(f[3]) };
@@ -77,8 +77,8 @@ export const systemctlPath = (m: Machine) => (m.exists('/usr/bin/systemctl') || 
  * a lower-case letter or _ first, then lower-case letters, digits, _ and -, an optional trailing $
  * (a Samba machine account), at most 32 characters. Nothing in it means anything to sudoers.
  */
-export const USER_NAME = /^[a-z_][a-z0-9_-]*[$]?$/;
-export const USER_NAME_MAX = 32;
+const USER_NAME = /^[a-z_][a-z0-9_-]*[$]?$/;
+const USER_NAME_MAX = 32;
 export const isUserName = (s: string) => s.length <= USER_NAME_MAX && USER_NAME.test(s);
 
 /**
@@ -90,7 +90,7 @@ export const isUserName = (s: string) => s.length <= USER_NAME_MAX && USER_NAME.
  * of the name can end the rule, start another (a line break), widen it (* ? [ ]), list another
  * command (,) or another argument (a blank).
  */
-export const UNIT_NAME = /^[A-Za-z0-9@._](?:[A-Za-z0-9@._-]|\\x[0-9a-fA-F]{2})*\.service$/;
+const UNIT_NAME = /^[A-Za-z0-9@._](?:[A-Za-z0-9@._-]|\\x[0-9a-fA-F]{2})*\.service$/;
 export const isUnitName = (s: string) => s.length <= 255 && UNIT_NAME.test(s);
 
 /** A command argument in a sudoers rule: sudoers(5) wants , : = and \\ escaped (a unit name may hold systemd's \\x2d escapes). */

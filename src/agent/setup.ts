@@ -28,11 +28,11 @@ export const PROBE_GROUP = 'npu-block-gate';
 export const SUDOERS_FILE = '/etc/sudoers.d/npu-block-gate';
 /** The rule `agent drain` / `undrain` need to stop and start the runner's service: its own file, so either can be removed alone. */
 export const DRAIN_SUDOERS_FILE = '/etc/sudoers.d/npu-block-gate-drain';
-export const ACCEL_NODE = '/dev/accel/accel0';
+const ACCEL_NODE = '/dev/accel/accel0';
 /** Groups that make a uid as good as root (or able to read every disk): a probe user in one isolates nothing. */
-export const PRIVILEGED_GROUPS = ['root', 'sudo', 'wheel', 'admin', 'docker', 'lxd', 'libvirt', 'disk', 'shadow'];
+const PRIVILEGED_GROUPS = ['root', 'sudo', 'wheel', 'admin', 'docker', 'lxd', 'libvirt', 'disk', 'shadow'];
 
-export type StepStatus = 'done' | 'already' | 'would' | 'skipped' | 'warn' | 'fail';
+type StepStatus = 'done' | 'already' | 'would' | 'skipped' | 'warn' | 'fail';
 
 export interface Step {
   id: string;
@@ -42,7 +42,7 @@ export interface Step {
   fix: string | null;
 }
 
-export interface FileInfo {
+interface FileInfo {
   uid: number;
   gid: number;
   /** Permission bits with setuid/setgid/sticky (mode & 0o7777). */
@@ -85,7 +85,7 @@ export const realSetupFs: SetupFs = {
   chown: (p, uid, gid, owner) => onInode(p, owner, (fd) => fchownSync(fd, uid, gid)),
 };
 
-export interface SetupOptions {
+interface SetupOptions {
   /** --user: the probe user (default npu-probe). */
   user?: string | null;
   /** --runner-user (default: $SUDO_USER under sudo, else the user running setup). */
@@ -105,7 +105,7 @@ export interface SetupOptions {
   onStep?: (s: Step) => void;
 }
 
-export interface SetupResult {
+interface SetupResult {
   root: string;
   runner_user: string;
   probe_user: string;

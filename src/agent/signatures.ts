@@ -42,13 +42,13 @@ export const RELOAD = 'sudo modprobe -r amdxdna && sudo modprobe amdxdna';
 export const powerCycleFix = (bdf: string | null) =>
   `power-cycle the runner (a cold boot: mlir-air's CI finds a module reload does not bring the NPU back), or remove and rescan the NPU's PCI device: echo 1 | sudo tee /sys/bus/pci/devices/${bdf ?? '<bdf>'}/remove && echo 1 | sudo tee /sys/bus/pci/rescan`;
 
-export const RELOAD_FIX = `reload the driver: ${RELOAD}; if /dev/accel does not come back or the log then says "Access power failed", power-cycle the runner`;
+const RELOAD_FIX = `reload the driver: ${RELOAD}; if /dev/accel does not come back or the log then says "Access power failed", power-cycle the runner`;
 
 /** The management channel is gone after a mailbox timeout (both drivers destroy it on -ETIME). */
-export const MGMT_FIX = `the driver dropped the NPU's management channel, so no hardware context can be created until the module is reloaded: ${RELOAD}; if /dev/accel does not come back, power-cycle the runner`;
+const MGMT_FIX = `the driver dropped the NPU's management channel, so no hardware context can be created until the module is reloaded: ${RELOAD}; if /dev/accel does not come back, power-cycle the runner`;
 
 /** Only a PCI remove/rescan (or a cold boot) brings an NPU back from an IOMMU fault; a module reload does not. */
-export const pciRescanFix = (bdf: string | null) =>
+const pciRescanFix = (bdf: string | null) =>
   `remove and rescan the NPU's PCI device (a module reload does not bring it back after an IOMMU fault): echo 1 | sudo tee /sys/bus/pci/devices/${bdf ?? '<bdf>'}/remove && echo 1 | sudo tee /sys/bus/pci/rescan; else power-cycle the runner`;
 
 /** A warning the functional probe settles: it passes (the warning clears) or it fails (this fix). */

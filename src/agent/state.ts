@@ -21,6 +21,8 @@ export const STATE_FILES = {
   jobsOld: 'jobs.ndjson.1',
   counters: 'counters.json',
   textfile: 'npu_block_gate.prom',
+  /** The numpy check's kept answers, per interpreter (probe/answers.ts): a job need not start Python. */
+  python: 'python-answers.json',
 } as const;
 
 export function readJson<T>(path: string): T | null {
@@ -93,7 +95,7 @@ export interface LastJob { finished_at: string; versions: Versions; device_ok: b
  * tried and refused (evidence says why): the runner still takes jobs; restarted: a drained service
  * was started again (a reboot, ./run.sh): it takes jobs (status and the metrics re-verify it).
  */
-export type DrainState = 'drained' | 'waiting' | 'pending' | 'refused' | 'restarted';
+type DrainState = 'drained' | 'waiting' | 'pending' | 'refused' | 'restarted';
 
 export interface DrainRecord {
   at: string;

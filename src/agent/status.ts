@@ -16,18 +16,18 @@ import { formatBytes, parsePowerMode, parseXrtSmi } from './parse.ts';
 import { defaultStateDir, readJson, STATE_FILES, type DrainRecord, type LastJob, type Versions } from './state.ts';
 
 /** The lock mlir-air's KernelCache.load_and_run takes around every dispatch (and lit around NPU tests). Read, never held: holding it from outside deadlocks. */
-export const INNER_NPU_LOCK = '/tmp/npu.lock';
+const INNER_NPU_LOCK = '/tmp/npu.lock';
 
-export interface RunSummary { dir: string; outcome: string | null; model: string | null; created_at: string | null }
+interface RunSummary { dir: string; outcome: string | null; model: string | null; created_at: string | null }
 
-export interface LockView { path: string; role: string; holder: string; waiters: number; exists: boolean }
+interface LockView { path: string; role: string; holder: string; waiters: number; exists: boolean }
 
-export interface AccelHolder { pid: number; cmdline: string; node: string }
+interface AccelHolder { pid: number; cmdline: string; node: string }
 
-export interface VersionChange { what: keyof Versions; from: string | null; to: string | null }
+interface VersionChange { what: keyof Versions; from: string | null; to: string | null }
 
 /** ok: the last look at the NPU (the device checks after the last job, or a later functional probe) passed; failing: it failed; unknown: neither says. */
-export type Health = 'ok' | 'failing' | 'unknown';
+type Health = 'ok' | 'failing' | 'unknown';
 
 export interface Status {
   root: string;
@@ -57,7 +57,7 @@ export interface Status {
 }
 
 /** The newest run dirs under <dir> (default runs/ in the working directory), from their report.json. */
-export function lastRuns(dir: string, n = 3): RunSummary[] {
+function lastRuns(dir: string, n = 3): RunSummary[] {
   if (!existsSync(dir)) return [];
   const dirs = readdirSync(dir, { withFileTypes: true }).filter((e) => e.isDirectory())
     .map((e) => ({ p: join(dir, e.name), t: statSync(join(dir, e.name)).mtimeMs }))
@@ -73,7 +73,7 @@ export function lastRuns(dir: string, n = 3): RunSummary[] {
 }
 
 /** Processes with one of the accel nodes open (/proc/<pid>/fd/* links). */
-export function accelHolders(m: Machine, nodes: string[]): { holders: AccelHolder[]; unreadable: number } {
+function accelHolders(m: Machine, nodes: string[]): { holders: AccelHolder[]; unreadable: number } {
   const holders: AccelHolder[] = [];
   let unreadable = 0;
   if (!nodes.length) return { holders, unreadable };

@@ -66,7 +66,7 @@ export interface CheckResult {
 }
 
 /** The run dir must be about the model dir it is judged for: probe.json's model name is the model dir's own. */
-export function checkModelName(p: ProbeJson, modelDir: string): void {
+function checkModelName(p: ProbeJson, modelDir: string): void {
   const want = modelDirAt(modelDir).name;
   if (p.model.name !== want) {
     throw new InputError(`model.name ${JSON.stringify(plain(p.model.name, 64))} is not the model dir's name ${JSON.stringify(want)}; refusing a run dir for another model`, 'probe.json');

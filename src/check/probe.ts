@@ -9,7 +9,8 @@ import { EXIT, GateError, InfraError, InputError, fsError, oneLine } from '../er
 import type { Log } from '../log.ts';
 import type { Plan } from '../plan.ts';
 import { pythonCandidates, describePython, outsideEnv, type PythonInfo } from '../probe/python.ts';
-import { askInterpreterEarly, runProbe, blockArgs, modelArgs, type ModelArgs } from '../probe/run.ts';
+import { askInterpreterEarly, firstRunnable, runProbe, blockArgs, modelArgs, type ModelArgs } from '../probe/run.ts';
+import { compileProbe } from '../probe/bytecode.ts';
 import { chooseIsolation, realHost, type Isolation, type IsolationHost } from '../probe/isolate.ts';
 import { Staging, sweepStaging } from '../probe/staging.ts';
 import { allowed, ENV_NAME } from '../probe/env.ts';
@@ -39,8 +40,11 @@ export interface Probed {
   release: (log?: Log) => void;
 }
 
+/** Under the cache root: what trusted interpreters said about their dirs (probe/answers.ts). */
+const PYTHON_DIRS_ANSWERS = 'python-dirs.json';
+
 /** The kernel cache root (the plan's, else $NPU_BLOCK_GATE_CACHE_DIR, else ~/.cache/npu-block-gate). */
-export function cacheRootOf(plan: Plan): string {
+function cacheRootOf(plan: Plan): string {
   return plan.cacheDir ?? defaultCacheRoot();
 }
 
@@ -199,9 +203,15 @@ export async function probe(plan: Plan, log: Log, host: IsolationHost = realHost
   const candidates = pythonCandidates(plan.python, process.env, { airRoot: model.airRoot, modelDir: model.dir });
   const envAllow = { names: plan.probeEnvNames ?? [] };
   // The dirs the pull request controls: its interpreter there is never run outside the sandbox.
-  const untrusted = { writable: [runDir], readable: [...readable, model.dir], envAllow };
+  // A trusted interpreter's answer is kept under the cache root (whatever --no-cache says: that is
+  // the kernel cache), so a later run need not start it before the probe (issue 30).
+  const answers = join(cacheRootOf(plan), PYTHON_DIRS_ANSWERS);
+  const untrusted = { writable: [runDir], readable: [...readable, model.dir], envAllow, answers };
   // The interpreter's dirs are read in the sandbox too: the feature test checks the probe's uid can.
   const pyDirs = request.mode !== 'none' ? await askInterpreterEarly(candidates, untrusted) : [];
+  // The probe's own package compiled for that Python (a trusted one only), beside the isolation tests.
+  const first = firstRunnable(candidates, untrusted);
+  const bytecode = first ? compileProbe(first.command, first.env, first.untrusted, answers) : Promise.resolve(null);
   let iso: Isolation;
   let staging: Staging;
   try {
@@ -226,6 +236,8 @@ export async function probe(plan: Plan, log: Log, host: IsolationHost = realHost
   log.step(`isolation: ${iso.detail}`);
   if (iso.degraded) log.warn(`isolation degraded: ${iso.degraded}`);
   const binds = staging.binds();
+  const compiled = await bytecode;
+  if (compiled?.compiled) log.step(`probe: its own package ${compiled.why}`);
   let python: PythonInfo;
   try {
     ({ python } = await runProbe(candidates, {
@@ -235,7 +247,7 @@ export async function probe(plan: Plan, log: Log, host: IsolationHost = realHost
       extraEnv: { ...(iso.mode === 'uid' ? { NPU_BLOCK_GATE_UMASK: '002' } : {}), TMPDIR: staging.scratch, ...plan.probeEnv },
       envAllow,
       // Readable inside the sandbox: the tree, and the reference cache (read only, wherever it lives).
-      isolation: iso, ...binds, network: !!plan.online, readable,
+      isolation: iso, ...binds, network: !!plan.online, readable, answers,
     }, {
       onLine: (line) => log.step(`probe: ${line}`),
       onPython: (p) => log.step(`python: ${describePython(p)}`),

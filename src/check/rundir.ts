@@ -19,10 +19,10 @@ export const RUN_LOCK = '.npu-block-gate-run.lock';
 const isLockFile = (name: string) => name === RUN_LOCK || name === `${RUN_LOCK}.break`;
 
 /** How long `report` waits for a run dir in use before it refuses it, and how often it says it still waits. */
-export const RUN_WAIT_MS = 30 * 60_000;
-export const RUN_WAIT_PROGRESS_MS = 15_000;
+const RUN_WAIT_MS = 30 * 60_000;
+const RUN_WAIT_PROGRESS_MS = 15_000;
 
-export interface RunDirHold {
+interface RunDirHold {
   release(): void;
 }
 

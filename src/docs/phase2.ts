@@ -17,7 +17,7 @@ export const HISTORY_HEADER = [
 const OLD_HEADER = HISTORY_HEADER[0].replace(' npu |', '');
 
 /** npu: the generation the row was measured on (src/npu/generation.ts), "emulated", or "unknown". */
-export interface HistoryKey { commit: string; prompt: string; npu: string }
+interface HistoryKey { commit: string; prompt: string; npu: string }
 
 /** What a history row is keyed by: a Report, or the same facts before the verdict (the baseline). */
 export interface HistoryView {
@@ -47,7 +47,7 @@ function shapeOf(r: HistoryView): string {
 
 /** Whether two history rows' commit cells name the same commit: equal, or (hex ids of 7 or more
  * digits, short or full, either case) one a prefix of the other. */
-export function sameCommit(a: string, b: string): boolean {
+function sameCommit(a: string, b: string): boolean {
   if (a === b) return true;
   const hex = /^[0-9a-f]{7,64}$/;
   const x = a.toLowerCase();
@@ -56,11 +56,11 @@ export function sameCommit(a: string, b: string): boolean {
 }
 
 /** The history row's outcome: an emulated run's reads as such (no NPU ran), never as a bare PASS. */
-export function outcomeCell(r: Pick<Report, 'outcome' | 'emulate'>): string {
+function outcomeCell(r: Pick<Report, 'outcome' | 'emulate'>): string {
   return `${r.outcome.toUpperCase()}${r.emulate ? ' (emulated)' : ''}`;
 }
 
-export function historyRow(r: Report, commitCell?: string): string {
+function historyRow(r: Report, commitCell?: string): string {
   const k = historyKey(r);
   const m = r.metrics;
   const cells = [
@@ -105,7 +105,7 @@ export interface Block { begin: number; end: number }
  * on a line of its own, appear at most once, have its partner after it, and the two blocks must
  * not nest or overlap. Anything else is refused naming the line, before a byte is changed.
  */
-export function findBlocks(lines: readonly Line[], file: string): { latest: Block | null; history: Block | null } {
+function findBlocks(lines: readonly Line[], file: string): { latest: Block | null; history: Block | null } {
   const refuse = (i: number, problem: string): never => {
     throw new InputError(`line ${i + 1}: ${problem}; fix it by hand, nothing was changed`, file);
   };
@@ -148,7 +148,7 @@ function shown(s: string): string {
 }
 
 /** Replaces our row in the history block's lines (or adds it after the last table row); every other line is kept as it is. */
-export function updateHistoryLines(lines: Line[], blk: Block, r: Report): void {
+function updateHistoryLines(lines: Line[], blk: Block, r: Report): void {
   const k = historyKey(r);
   const row = historyRow(r);
   for (let i = blk.begin + 1; i < blk.end; i++) {
@@ -212,7 +212,7 @@ export function baselineFor(history: HistoryEntry[], r: HistoryView): { maxAbs: 
   return hit ? { maxAbs: hit.maxAbs, commit: hit.commit } : null;
 }
 
-export function newPhase2Doc(model: string, nl = '\n'): string {
+function newPhase2Doc(model: string, nl = '\n'): string {
   return [
     `# Phase 2: single-block validation (${model})`,
     '',

@@ -19,8 +19,8 @@ const HEADING = /^ {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t]*$/;
 const PHASE_STATUS = /^phase status\b/i;
 const ACTIVE_BLOCKERS = /^active blockers\b/i;
 
-export const PHASE_STATUS_HEADING = '## Phase status';
-export const PHASE2_LINE = '- [ ] 2: Single-Block Validation';
+const PHASE_STATUS_HEADING = '## Phase status';
+const PHASE2_LINE = '- [ ] 2: Single-Block Validation';
 
 /** The deploy-new-llm skill's Step 5 template, filled with the resolved config. */
 export function todoTemplate(model: string, _hfId: string | null, cfg: ModelConfig | null, nl = '\n'): string {
@@ -50,11 +50,11 @@ export function todoTemplate(model: string, _hfId: string | null, cfg: ModelConf
 }
 
 /** The marker of one NPU generation's blocker line (one blocker per failing generation). */
-export const blockerMark = (npu: string) => MARK.blocker.replace(/ -->$/, `:${npu} -->`);
+const blockerMark = (npu: string) => MARK.blocker.replace(/ -->$/, `:${npu} -->`);
 /** What every blocker marker of ours starts with (per generation, and the one-line form of older versions). */
 const BLOCKER_PREFIX = MARK.blocker.replace(/ -->$/, '');
 
-export function blockerLine(r: Report): string {
+function blockerLine(r: Report): string {
   const failed = r.gates.filter((g) => g.status === 'fail' && g.id !== 'G4');
   const what = failed.map((g) => `${g.id} ${g.name}: ${typeof g.value === 'number' ? fmtCos(g.value) : g.value} (bar ${g.bar})`).join('; ');
   const npu = recordNpu(r);
@@ -62,7 +62,7 @@ export function blockerLine(r: Report): string {
   return `- Phase 2 single-block validation FAILS at ${r.commit.slice(0, 12)}${on} (${r.created_at.slice(0, 10)}): ${what}. See docs/development_progress/phase2_block.md. ${blockerMark(npu)}`;
 }
 
-export function prereqLine(id: string, prerequisite: string, detail: string): string {
+function prereqLine(id: string, prerequisite: string, detail: string): string {
   return `  - ${prerequisite} (${detail}) ${MARK.prereq(id)}`;
 }
 
@@ -113,7 +113,7 @@ function lastContent(lines: readonly Line[], s: Section): number {
   return at;
 }
 
-export interface TodoUpdate {
+interface TodoUpdate {
   text: string;
   /** What the update could not do where the template says, in words (printed and put in the report). */
   notes: string[];

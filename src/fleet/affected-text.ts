@@ -8,7 +8,7 @@ import { matrixLimitNote } from './legs.ts';
 /** How many legs the matrix has: models x runner labels (models alone without labels). */
 export const legCount = (a: Affected, runners: string[]) => a.models.length * Math.max(1, runners.length);
 
-export const AFFECTED_SCHEMA = 'npu-block-gate/affected';
+const AFFECTED_SCHEMA = 'npu-block-gate/affected';
 
 export function affectedJson(a: Affected, runners: string[]): string {
   return JSON.stringify({

@@ -30,7 +30,7 @@ export interface ModelFacts {
   block: string | null;
 }
 
-export type ChangeKind =
+type ChangeKind =
   /** Read by the models named. */
   | 'input'
   /** Inside a model's dir (its Makefile, scripts): that model. */

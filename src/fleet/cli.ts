@@ -13,7 +13,7 @@ import { airRootAt, modelNames, planFacts, planWithBase } from './plans.ts';
 import { statusJson, statusMarkdown, treeStatus, writeFleetPage } from './status.ts';
 import { matrixLimitNote, parseLabels } from './legs.ts';
 
-export const AFFECTED_HELP = `Usage: ${COMMAND} affected [--tree DIR] (--base REV [--head REV] | --changed FILE... | --changed-from LIST) [options]
+const AFFECTED_HELP = `Usage: ${COMMAND} affected [--tree DIR] (--base REV [--head REV] | --changed FILE... | --changed-from LIST) [options]
 
 Which model dirs a change affects: each model's inputs are what its Phase 2 check reads, from the
 probe's static plan (no model code is imported): the import closure of block 0 and the reference,
@@ -39,7 +39,7 @@ Options:
 Exit codes: 0 answered (whatever the count), 2 usage or bad input, 3 infrastructure.
 `;
 
-export const STATUS_HELP = `Usage: ${COMMAND} status --tree DIR [--json] [--html OUT]
+const STATUS_HELP = `Usage: ${COMMAND} status --tree DIR [--json] [--html OUT]
 
 The tree's Phase 2 status from every model dir's phase2_block.md history and TODO.md: per model
 and NPU generation the last verdict, when, at which commit, the per-position min against its

@@ -73,7 +73,7 @@ export function parseLabels(values: string[]): string[] {
 }
 
 /** GitHub Actions runs at most this many jobs from one matrix (strategy.matrix). */
-export const GITHUB_MATRIX_LIMIT = 256;
+const GITHUB_MATRIX_LIMIT = 256;
 
 /** Why a matrix of `count` legs will not run as given (over GitHub's limit of 256 jobs per matrix), or null. */
 export function matrixLimitNote(count: number): string | null {

@@ -81,7 +81,7 @@ export function factsOf(name: string, plan: Json, airRoot: string, prompts: stri
 }
 
 /** A model whose plan could not be made: its inputs are unknown. */
-export function failedFacts(name: string, error: string): ModelFacts {
+function failedFacts(name: string, error: string): ModelFacts {
   return { name, refusal: null, error, inputs: new Map(), inherits: [], block: null };
 }
 
@@ -125,7 +125,7 @@ export async function planFacts(airRoot: string, names: string[], o: PlanOptions
  * longer has (`gone`: deleted, or renamed away), so a pull request that deletes llama32_1b/ or
  * renames a shared module is checked on the models that used them.
  */
-export function withRemoved(head: ModelFacts[], base: ModelFacts[], gone: ReadonlySet<string>): ModelFacts[] {
+function withRemoved(head: ModelFacts[], base: ModelFacts[], gone: ReadonlySet<string>): ModelFacts[] {
   const before = new Map(base.map((m) => [m.name, m]));
   return head.map((m) => {
     const b = before.get(m.name);
@@ -136,7 +136,7 @@ export function withRemoved(head: ModelFacts[], base: ModelFacts[], gone: Readon
 }
 
 /** Changed files (repository-relative) that the tree at `airRoot` no longer has, air-root-relative. */
-export function goneFiles(airRoot: string, changed: string[], prefix: string): Set<string> {
+function goneFiles(airRoot: string, changed: string[], prefix: string): Set<string> {
   const out = new Set<string>();
   for (const f of changed) {
     const rel = inTree(f, prefix);

@@ -18,7 +18,7 @@ import { fmtCos } from '../text/format.ts';
 import { LLMS } from './affected.ts';
 import type { GenerationStatus, ModelStatus } from '../record/status.ts';
 
-export const STATUS_SCHEMA = 'npu-block-gate/status';
+const STATUS_SCHEMA = 'npu-block-gate/status';
 /** Runs the trend shows, newest last. */
 export const TREND_RUNS = 5;
 
@@ -43,7 +43,7 @@ function generationStatus(npu: string, rows: HistoryEntry[]): GenerationStatus {
 }
 
 /** One model's status from its documents. */
-export function modelStatus(airRoot: string, name: string, prefix = ''): ModelStatus {
+function modelStatus(airRoot: string, name: string, prefix = ''): ModelStatus {
   return modelStatusAt(join(airRoot, LLMS, name), name, [prefix, LLMS, name].filter(Boolean).join('/'));
 }
 

@@ -13,9 +13,9 @@ import type { GenerationStatus, ModelStatus } from '../record/status.ts';
 import { TREND_RUNS } from './status.ts';
 
 /** A per-position min that moved this much against the base branch's record is a change worth a look. */
-export const CHANGE_EPS = 1e-3;
+const CHANGE_EPS = 1e-3;
 
-export type LegState = 'judged' | 'error' | 'missing';
+type LegState = 'judged' | 'error' | 'missing';
 
 /** The base branch's last recorded result for a model on a generation (its phase2_block.md history). */
 export interface BaseRecord {
@@ -52,7 +52,7 @@ const ERROR_CHARS = 160;
 /** Tables without padding: a long cell would pad every row of its column. */
 const table = (rows: string[][]) => markdownTable(rows, { alignDelimiters: false });
 
-export type Verdict = keyof typeof ICON;
+type Verdict = keyof typeof ICON;
 
 export function verdictOf(l: LegResult): Verdict {
   if (l.state === 'missing') return 'missing';
@@ -67,7 +67,7 @@ function npuOf(l: LegResult): string {
 }
 
 /** The leg's NPU column: the generation; else the runner label it was sent to. */
-export function npuLabel(l: LegResult): string {
+function npuLabel(l: LegResult): string {
   const g = npuOf(l);
   if (g !== UNKNOWN) return generationName(g);
   return l.runner ? `${l.runner} (runner)` : 'unknown';

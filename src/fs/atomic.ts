@@ -17,7 +17,7 @@ import { makeDirs } from './mkdir.ts';
 const NOTHING_CHANGED = '; nothing was changed';
 
 /** Where a write to `path` really lands, and what is there now. */
-export interface Target {
+interface Target {
   /** The path as the caller names it (messages use it). */
   path: string;
   /** The file actually written: `path` itself, or the end of its symlink chain. */
@@ -296,7 +296,7 @@ function pidRunning(pid: number): boolean {
   }
 }
 
-export interface Swept {
+interface Swept {
   removed: string[];
   /** Leftovers that could not be removed, with why. */
   kept: string[];

@@ -16,7 +16,7 @@ import { randomBytes } from 'node:crypto';
 import { InfraError, fsError } from '../errors.ts';
 
 /** The lock is held by a live run that cannot be waited for, or a wait gave up: the message names the holder. */
-export class LockHeld extends InfraError {
+class LockHeld extends InfraError {
   constructor(message: string, path: string) {
     super(message, path);
     this.name = 'LockHeld';
@@ -34,7 +34,7 @@ export interface LockOwner {
   nonce: string;
 }
 
-export interface LockWait {
+interface LockWait {
   /** Said once, when the lock is held by another run: what we wait for. */
   waiting: (owner: LockOwner | null) => void;
   /** Said when a stale lock is removed: whose, and why it was stale. */
@@ -71,7 +71,7 @@ export function bootId(): string | null {
 }
 
 /** The start time of a live process (Linux), or null when it cannot be read. */
-export function processStart(pid: number): string | null {
+function processStart(pid: number): string | null {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] ?? null;

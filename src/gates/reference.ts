@@ -3,6 +3,7 @@
 // of the run failed, so the run's outcome is an error naming the reference, and no gate is judged.
 import type { DType, TensorSource } from '../tensor/types.ts';
 import { decodeInto, ITEMSIZE } from '../tensor/dtype.ts';
+import { selectEngine, type Kernel } from '../metrics/index.ts';
 
 /** Bytes of rows read per block while checking (the reference is read once, streamed, into one buffer). */
 const BLOCK_BYTES = 1 << 20;
@@ -24,12 +25,14 @@ interface Scan {
  * What is wrong with the reference's first `realLen` rows, in words; null when nothing is.
  * `finiteOnly`: only a NaN or Inf counts (a lens boundary, where a zero or constant row may be real).
  * Judged on the undecoded bits when the source has them (no float32 copy of the payload: this
- * pass runs on every judge, before the compare), else on readRows' float32; the same words either way.
+ * pass runs on every judge, before the compare), by the native addon's refRows when the kernel has
+ * it (issue 30: the JIT's warm-up alone cost ~25 ms a process), else by the loop below; on
+ * readRows' float32 otherwise; the same words every way.
  */
-export function referenceFault(ref: TensorSource, realLen: number, finiteOnly = false): string | null {
+export function referenceFault(ref: TensorSource, realLen: number, finiteOnly = false, kernel: Pick<Kernel, 'refRows'> = selectEngine()): string | null {
   const rows = Math.min(realLen, ref.rows);
   const scan: Scan = { zeroRows: 0, firstZero: -1 };
-  const fault = faultInBits(ref, rows, finiteOnly, scan) ?? faultInFloats(ref, rows, finiteOnly, scan);
+  const fault = faultInBits(ref, rows, finiteOnly, scan, kernel) ?? faultInFloats(ref, rows, finiteOnly, scan);
   if (fault) return fault;
   if (scan.zeroRows === rows) return `every one of the reference's ${rows} real rows is all zero`;
   if (scan.zeroRows > 0) return `${scan.zeroRows} of the reference's real rows ${scan.zeroRows === 1 ? 'is' : 'are'} all zero (first: row ${scan.firstZero})`;
@@ -49,7 +52,7 @@ function constantText(row: number, cols: number, first: number): string {
  * are clean (the zero rows counted in `scan`), or null when the source has no raw rows.
  * Equality of floats is equality of bits here, except +0 and -0 (equal as floats): both are zero.
  */
-function faultInBits(ref: TensorSource, rows: number, finiteOnly: boolean, scan: Scan): string | null {
+function faultInBits(ref: TensorSource, rows: number, finiteOnly: boolean, scan: Scan, kernel: Pick<Kernel, 'refRows'>): string | null {
   if (!ref.readRawRows) return null;
   const { cols, dtype } = ref;
   const item = ITEMSIZE[dtype];
@@ -57,6 +60,7 @@ function faultInBits(ref: TensorSource, rows: number, finiteOnly: boolean, scan:
   const buf = new Uint8Array(Math.min(per, rows) * cols * item);
   const { exp, mant, sign } = BITS[dtype];
   const magnitude = ~sign;
+  const out = new Float64Array(6);
   for (let start = 0; start < rows; start += per) {
     const count = Math.min(per, rows - start);
     const raw = ref.readRawRows(start, count, buf);
@@ -71,6 +75,22 @@ function faultInBits(ref: TensorSource, rows: number, finiteOnly: boolean, scan:
     if (bytes.byteOffset % item !== 0) {
       buf.set(bytes);
       bytes = buf.subarray(0, bytes.length);
+    }
+    if (kernel.refRows) {
+      // The same loop in the native addon (its twin below): one block, its verdict in `out`.
+      kernel.refRows(bytes, dtype, cols, count, finiteOnly, out);
+      if (out[4] > 0) {
+        if (scan.firstZero < 0) scan.firstZero = start + out[5];
+        scan.zeroRows += out[4];
+      }
+      if (out[0] === 1) return nonFiniteText(start + out[1], out[2], ['NaN', '+Inf', '-Inf'][out[3]]);
+      if (out[0] === 2) {
+        const o = out[1] * cols;
+        const one = new Float32Array(1);
+        decodeInto(bytes.subarray(o * item, (o + 1) * item), dtype, 'le', one, 0, 1);
+        return constantText(start + out[1], cols, one[0]);
+      }
+      continue;
     }
     const v = item === 4
       ? new Int32Array(bytes.buffer, bytes.byteOffset, count * cols)

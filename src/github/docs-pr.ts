@@ -13,7 +13,7 @@ import { branchPath } from './model-names.ts';
 import { classifyWriteError, isAlreadyExists, type GitHubApi, type PullRequest } from './api.ts';
 
 export const BOT = { name: 'github-actions[bot]', email: '41898282+github-actions[bot]@users.noreply.github.com' };
-export const DOCS_BRANCH_PREFIX = 'npu-block-gate/phase2/';
+const DOCS_BRANCH_PREFIX = 'npu-block-gate/phase2/';
 const REF_BASE = 'refs/npu-block-gate/base';
 const REF_DOCS = 'refs/npu-block-gate/docs';
 
@@ -27,7 +27,7 @@ export function docsBranch(modelKey: string): string {
   return DOCS_BRANCH_PREFIX + branchPath(modelKey);
 }
 
-export interface DocsPrRequest {
+interface DocsPrRequest {
   /** Git pinned to the workspace's checkout (never one found from the model dir). */
   git: Git;
   api: GitHubApi | null;
@@ -49,9 +49,9 @@ export interface DocsPrRequest {
   log: (msg: string) => void;
 }
 
-export const DIGEST_TRAILER = 'Npu-Block-Gate-Result';
+const DIGEST_TRAILER = 'Npu-Block-Gate-Result';
 
-export interface DocsPrResult {
+interface DocsPrResult {
   action: 'created' | 'updated' | 'unchanged' | 'closed' | 'nothing';
   committed: boolean;
   commit: string | null;

@@ -17,7 +17,7 @@ export class GitError extends Error {
   }
 }
 
-export interface GitOptions {
+interface GitOptions {
   /** Extra environment, e.g. GIT_INDEX_FILE or the author. */
   env?: Record<string, string>;
   /** Return a non-zero exit instead of throwing. */

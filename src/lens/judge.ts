@@ -148,7 +148,7 @@ export function budgetFrom(npu: number, bf16: number, bar = ERROR_BUDGET_WARN, e
 }
 
 /** The ratio a budget is judged on (npu / expected when the twins' error is known) and its bar. */
-export function judgedBudget(b: ErrorBudget, bar = ERROR_BUDGET_WARN, expectedBar = EXPECTED_BUDGET_WARN): { ratio: number; bar: number } {
+function judgedBudget(b: ErrorBudget, bar = ERROR_BUDGET_WARN, expectedBar = EXPECTED_BUDGET_WARN): { ratio: number; bar: number } {
   return b.vsExpected !== undefined ? { ratio: b.vsExpected, bar: expectedBar } : { ratio: b.ratio, bar };
 }
 
@@ -162,7 +162,7 @@ function epsInPlay(b: Boundaries): NormEps | null {
 }
 
 /** The eps finding, named once: where it first shows (the first RMSNorm boundary judged). */
-export function normEpsOf(b: Boundaries, rows: readonly LensRow[]): NormEpsFinding | null {
+function normEpsOf(b: Boundaries, rows: readonly LensRow[]): NormEpsFinding | null {
   const ne = epsInPlay(b);
   if (!ne) return null;
   const r = rows.find((x) => !x.error && x.name === 'attn_norm') ?? rows.find((x) => !x.error && /^RMSNorm/i.test(x.step ?? ''));
@@ -219,7 +219,7 @@ export function lensOf(b: Boundaries, rows: LensRow[], threshold: number, ffnOut
 }
 
 /** The norm ratio a boundary's scale is judged on: with a known upstream mismatch accounted for, the NPU's against the twins'. */
-export function scaleRatio(r: Pick<LensRow, 'normRatio' | 'accountedRatio'>): number {
+function scaleRatio(r: Pick<LensRow, 'normRatio' | 'accountedRatio'>): number {
   return r.accountedRatio ?? r.normRatio;
 }
 
@@ -230,7 +230,7 @@ export function scaleRatio(r: Pick<LensRow, 'normRatio' | 'accountedRatio'>): nu
  * carried unchanged through the GEMMs and attention it feeds; a second cause (an ignored FFN-norm
  * weight after the attention norm's eps) changes the ratio again.
  */
-export function scaleOnsetRows(rows: readonly LensRow[]): LensRow[] {
+function scaleOnsetRows(rows: readonly LensRow[]): LensRow[] {
   const out: LensRow[] = [];
   let prev: LensRow | null = null;
   for (const r of rows) {
@@ -246,7 +246,7 @@ export function scaleOnsetRows(rows: readonly LensRow[]): LensRow[] {
  * The boundaries where the error budget goes over its bar on its own, in block order: the boundary
  * before (with a budget) was within the bar, or this one's ratio is over bar x that one's.
  */
-export function budgetOnsetRows(rows: readonly LensRow[], bar = ERROR_BUDGET_WARN): LensRow[] {
+function budgetOnsetRows(rows: readonly LensRow[], bar = ERROR_BUDGET_WARN): LensRow[] {
   const out: LensRow[] = [];
   let prev: LensRow | null = null;
   for (const r of rows) {

@@ -37,11 +37,18 @@ export interface Accumulator {
   readonly rowB2: Float64Array;
   readonly sums: Float64Array;
   readonly nonFinite: Float64Array;
+  /**
+   * Both tensors are 16-bit (bf16 or f16, as stored): the narrow mode (issue 30), where every
+   * kernel sums each row in float32, 16 lanes, flushed into float64 every 256 columns (kernel-js.ts
+   * narrowRow; native/src/kernel.inc), within the bound test/metrics-narrow.test.ts proves of the
+   * float64 sums. Set by compare() from the sources' dtypes, never by the data.
+   */
+  readonly narrow: boolean;
   /** NPU rows scanned so far. */
   rowsScanned: number;
 }
 
-export function createAccumulator(cols: number, realLen: number, npuRows: number): Accumulator {
+export function createAccumulator(cols: number, realLen: number, npuRows: number, narrow = false): Accumulator {
   const nonFinite = new Float64Array(NF_SLOTS);
   for (const base of [NF.nan, NF.posInf, NF.negInf]) {
     nonFinite[base + 1] = -1;
@@ -56,6 +63,7 @@ export function createAccumulator(cols: number, realLen: number, npuRows: number
     rowB2: new Float64Array(realLen),
     sums: new Float64Array(SUM_SLOTS),
     nonFinite,
+    narrow,
     rowsScanned: 0,
   };
 }
@@ -85,4 +93,10 @@ export interface Kernel {
    * (empty when the block is all padding). Rows >= realLen are only scanned for NaN/Inf.
    */
   scanBlock(acc: Accumulator, npu: Float32Array, ref: Float32Array, start: number, count: number): void;
+  /**
+   * Optional: the reference check (src/gates/reference.ts) over one block of `count` rows of raw
+   * little-endian bits, in native code; fills `out` as the addon's refRows says (kind, row, col,
+   * what, zeroRows, firstZero). Absent: the TypeScript loop runs (the same verdict).
+   */
+  refRows?(bytes: Uint8Array, dtype: RawRows['dtype'], cols: number, count: number, finiteOnly: boolean, out: Float64Array): void;
 }

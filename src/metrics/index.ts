@@ -68,7 +68,8 @@ export async function compareSummary(
 /** Both tensors streamed through the kernel: the accumulator, before anything is finalized. */
 async function scanPair(npu: TensorSource, ref: TensorSource, realLenOpt: number | undefined, kernel: Kernel): Promise<Accumulator> {
   const realLen = validatePair(npu, ref, realLenOpt);
-  const acc = createAccumulator(npu.cols, realLen, npu.rows);
+  // 16-bit on both sides (as stored, whatever the reader hands over): the narrow mode.
+  const acc = createAccumulator(npu.cols, realLen, npu.rows, npu.dtype !== 'f32' && ref.dtype !== 'f32');
   const files = kernel.scanFiles ? [npu.rawFile?.(), ref.rawFile?.()] : [];
   if (kernel.scanFiles && files[0] && files[1]) {
     try {

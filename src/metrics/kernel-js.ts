@@ -1,4 +1,5 @@
-// The pure-TypeScript kernel: float64 arithmetic on float32 inputs.
+// The pure-TypeScript kernel: float64 arithmetic on float32 inputs; for two 16-bit tensors, the
+// narrow mode's float32 sums (narrowRow below).
 //
 // Lane structure (shared with native/src/kernel.inc so both engines give bit-identical numbers):
 // every per-row sum is kept in 4 lanes, lane k taking the columns c with c % 4 == k in column
@@ -28,6 +29,66 @@ function noteRow(nf: Float64Array, npu: Float32Array, o: number, cols: number, r
   }
 }
 
+/**
+ * The narrow mode's row (Accumulator.narrow; native/src/kernel.inc does the same operations in the
+ * same order): every value is a bf16 or f16, so a*b, a*a and b*b are exact in float32. 16 lanes
+ * (lane k: the columns c with c % 16 == k, in column order) sum in float32 (Math.fround after
+ * every operation: each is then the float32 operation, correctly rounded), each lane flushed into
+ * its own float64 every 256 columns, the 16 float64 lanes combined as a balanced tree. Columns past
+ * the row's end count as zeros (exactly +0 everywhere). Fills out[0..6] with the row's sums (dot,
+ * a2, b2, absErr, absRef, sqErr, relErr) and out[7], out[8] with its maxima |a-b| and rel (NaN
+ * dropped, as maxps does: the caller falls back to float64 for a row whose sums are not finite).
+ */
+const NARROW_LANES = 16;
+/** 2^-96: under it, sum a^2 or sum b^2 sends the row the float64 way (see narrowStands). */
+const NARROW_TINY = 2 ** -96;
+const NARROW_BLOCK = 256;
+const part = new Float64Array(7 * NARROW_LANES);
+const lane = new Float64Array(7 * NARROW_LANES);
+export function narrowRow(npu: Float32Array, ref: Float32Array, o: number, cols: number, out: Float64Array): void {
+  const f = Math.fround;
+  const floor = REL_FLOOR;
+  lane.fill(0);
+  let mA = 0;
+  let mR = 0;
+  for (let c0 = 0; c0 < cols; c0 += NARROW_BLOCK) {
+    part.fill(0);
+    const end = Math.min(cols, c0 + NARROW_BLOCK);
+    for (let c = c0; c < end; c += NARROW_LANES) {
+      for (let k = 0; k < NARROW_LANES; k++) {
+        const inRow = c + k < end;
+        const a = inRow ? npu[o + c + k] : 0;
+        const b = inRow ? ref[o + c + k] : 0;
+        const d = f(a - b);
+        const ad = Math.abs(d);
+        const ab = Math.abs(b);
+        const rel = f(ad / (ab > floor ? ab : floor));
+        // a*b is exact in float32 for 16-bit values (the fround is a no-op) unless it falls below
+        // float32's normal range or overflows it: then it is rounded first, as the native float32 multiply.
+        part[k] = f(part[k] + f(a * b));
+        part[16 + k] = f(part[16 + k] + f(a * a));
+        part[32 + k] = f(part[32 + k] + f(b * b));
+        part[48 + k] = f(part[48 + k] + ad);
+        part[64 + k] = f(part[64 + k] + ab);
+        part[80 + k] = f(part[80 + k] + f(d * d));
+        part[96 + k] = f(part[96 + k] + rel);
+        if (ad > mA) mA = ad;
+        if (rel > mR) mR = rel;
+      }
+    }
+    for (let i = 0; i < 7 * NARROW_LANES; i++) lane[i] += part[i];
+  }
+  for (let s = 0; s < 7; s++) {
+    const l = s * NARROW_LANES;
+    out[s] = (((lane[l] + lane[l + 1]) + (lane[l + 2] + lane[l + 3])) + ((lane[l + 4] + lane[l + 5]) + (lane[l + 6] + lane[l + 7]))) +
+      (((lane[l + 8] + lane[l + 9]) + (lane[l + 10] + lane[l + 11])) + ((lane[l + 12] + lane[l + 13]) + (lane[l + 14] + lane[l + 15])));
+  }
+  out[7] = mA;
+  out[8] = mR;
+}
+
+const narrowOut = new Float64Array(9);
+
 export const jsKernel: Kernel = {
   name: 'js',
   scanBlock(acc: Accumulator, npu: Float32Array, ref: Float32Array, start: number, count: number): void {
@@ -52,6 +113,28 @@ export const jsKernel: Kernel = {
     for (let r = 0; r < count; r++) {
       const row = start + r;
       const o = r * cols;
+      if (r < real && acc.narrow) {
+        narrowRow(npu, ref, o, cols, narrowOut);
+        const t = narrowOut[0] + narrowOut[1] + narrowOut[2] + narrowOut[3] + narrowOut[4] + narrowOut[5] + narrowOut[6];
+        // Finite sums and sum a^2, sum b^2 >= 2^-96: the narrow numbers. Otherwise (a NaN or Inf
+        // in the row, a float32 overflow, tiny or zero values) the float64 loop below, as the
+        // native kernel falls back (kernel.inc narrowStands).
+        if (t - t === 0 && narrowOut[1] >= NARROW_TINY && narrowOut[2] >= NARROW_TINY) {
+          rowDot[row] = narrowOut[0];
+          rowA2[row] = narrowOut[1];
+          rowB2[row] = narrowOut[2];
+          sAB += narrowOut[0];
+          sA2 += narrowOut[1];
+          sB2 += narrowOut[2];
+          sAbs += narrowOut[3];
+          sAbsRef += narrowOut[4];
+          sSq += narrowOut[5];
+          sRel += narrowOut[6];
+          if (narrowOut[7] > maxAbs || narrowOut[7] !== narrowOut[7]) maxAbs = narrowOut[7];
+          if (narrowOut[8] > maxRel || narrowOut[8] !== narrowOut[8]) maxRel = narrowOut[8];
+          continue;
+        }
+      }
       if (r < real) {
         let d0 = 0, d1 = 0, d2 = 0, d3 = 0;
         let p0 = 0, p1 = 0, p2 = 0, p3 = 0;

@@ -21,7 +21,7 @@ export const NATIVE_PATH_ENV = 'NPU_BLOCK_GATE_NATIVE';
 /** Threads per block scan (0 or unset: min(cores, 4)); for benchmarks. */
 const NATIVE_THREADS_ENV = 'NPU_BLOCK_GATE_THREADS';
 /** Must equal kAbi in native/src/npu_block_gate.cc: a stale prebuilt is refused, not trusted. */
-const NATIVE_ABI = 1;
+const NATIVE_ABI = 2;
 const ADDON = 'npu_block_gate.node';
 const PREBUILT = `npu_block_gate-${process.platform}-${process.arch}.node`;
 const DTYPE_CODE = { f32: 0, f16: 1, bf16: 2 } as const;
@@ -45,7 +45,11 @@ interface Addon {
     count: number,
     real: number,
     threads: number,
+    /** Both tensors 16-bit: the narrow mode (Accumulator.narrow); absent: false. */
+    narrow?: boolean,
   ): Promise<void> | undefined;
+  /** Absent from addons built before issue 30: then the TypeScript reference check runs. */
+  refRows?(bytes: Uint8Array, dtype: number, cols: number, count: number, finiteOnly: boolean, out: Float64Array): void;
   /** Absent from addons built before it existed (and on Windows): then the block path runs. */
   scanFiles?(
     rowDot: Float64Array,
@@ -63,8 +67,17 @@ interface Addon {
     rows: number,
     real: number,
     threads: number,
-  ): Promise<void>;
+    /** Scan on the calling thread and return. */
+    sync: boolean,
+    /** Both tensors 16-bit: the narrow mode (Accumulator.narrow). */
+    narrow: boolean,
+  ): Promise<void> | undefined;
 }
+
+/** At most this many NPU elements, a pair is scanned on the calling thread, synchronously: handing
+ * it to the scanning threads (a wake, a thread-safe call back, a promise) costs more than the scan
+ * of a few hundred KiB (issue 30: the per-pair fixed cost of small tensors). */
+export const SYNC_MAX_ELEMENTS = 1 << 19;
 
 export interface NativeKernel extends Kernel {
   readonly name: 'native';
@@ -116,16 +129,21 @@ export function nativeKernel(addon: Addon, path: string, threads = 0, rawBlockBy
     addon,
     rawBlockBytes,
     tuned: (o) => nativeKernel(addon, path, o.threads ?? threads, o.rawBlockBytes ?? rawBlockBytes, o.files ?? files),
+    ...(typeof addon.refRows === 'function' && {
+      refRows: (bytes: Uint8Array, dtype: RawRows['dtype'], cols: number, count: number, finiteOnly: boolean, out: Float64Array) =>
+        addon.refRows!(bytes, DTYPE_CODE[dtype], cols, count, finiteOnly, out),
+    }),
     ...(scanFiles && {
       async scanFiles(acc: Accumulator, npu: RawFile, ref: RawFile): Promise<void> {
         const { rowDot, rowA2, rowB2, sums, nonFinite, cols, npuRows, realLen } = acc;
-        await scanFiles(rowDot, rowA2, rowB2, sums, nonFinite, npu.fd, npu.offset, DTYPE_CODE[npu.dtype], ref.fd, ref.offset, DTYPE_CODE[ref.dtype], cols, npuRows, realLen, threads);
+        const sync = npuRows * cols <= SYNC_MAX_ELEMENTS;
+        await scanFiles(rowDot, rowA2, rowB2, sums, nonFinite, npu.fd, npu.offset, DTYPE_CODE[npu.dtype], ref.fd, ref.offset, DTYPE_CODE[ref.dtype], cols, npuRows, realLen, sync ? 1 : threads, sync, acc.narrow);
         acc.rowsScanned = npuRows;
       },
     }),
     scanBlock(acc: Accumulator, npu: Float32Array, ref: Float32Array, start: number, count: number): void {
       const real = realRows(acc, start, count);
-      addon.scan(true, acc.rowDot, acc.rowA2, acc.rowB2, acc.sums, acc.nonFinite, npu, 0, ref, 0, acc.cols, start, count, real, threads);
+      addon.scan(true, acc.rowDot, acc.rowA2, acc.rowB2, acc.sums, acc.nonFinite, npu, 0, ref, 0, acc.cols, start, count, real, threads, acc.narrow);
       acc.rowsScanned = start + count;
     },
     async scanRawBlock(acc: Accumulator, npu: RawRows, ref: RawRows, start: number, count: number): Promise<void> {
@@ -146,6 +164,7 @@ export function nativeKernel(addon: Addon, path: string, threads = 0, rawBlockBy
         count,
         real,
         threads,
+        acc.narrow,
       );
       acc.rowsScanned = start + count;
     },

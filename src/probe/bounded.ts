@@ -23,7 +23,7 @@ export interface Bounded {
   answered: boolean;
 }
 
-export interface BoundedOptions {
+interface BoundedOptions {
   timeoutMs: number;
   graceMs?: number;
   cwd?: string;

@@ -6,7 +6,7 @@
 import { HF_HUB, hfHome, hfHubCache } from '../contract.ts';
 
 /** Passed when set: the basics of a process, Python and the HF cache (its offline switches included). */
-export const BASE_NAMES = [
+const BASE_NAMES = [
   'PATH', 'HOME', 'LANG', 'LANGUAGE', 'TZ', 'TERM',
   'PYTHONPATH', 'PYTHONHOME', 'LD_LIBRARY_PATH',
   'HF_HOME', 'HF_HUB_CACHE', 'HUGGINGFACE_HUB_CACHE', 'HF_HUB_OFFLINE', 'TRANSFORMERS_OFFLINE', 'HF_DATASETS_OFFLINE',

@@ -28,7 +28,7 @@ import { NPU_LOCK } from '../contract.ts';
 import { sandboxArgs, type SandboxSpec, type SandboxView } from './sandbox.ts';
 import { failedNamespace } from './namespaces.ts';
 
-export type IsolationMode = 'uid' | 'namespace' | 'none';
+type IsolationMode = 'uid' | 'namespace' | 'none';
 
 export interface IsolationRequest {
   /** 'auto': the strongest the machine offers. */
@@ -254,14 +254,14 @@ export function chooseIsolation(req: IsolationRequest, host: IsolationHost = rea
     bwrap: bwrap!, ...o, writable: c.writable, mounts: c.mounts ?? [], readable: c.readable ?? [], lockFiles: host.lockFiles(c.env), env: c.env,
     home: host.home, self: host.self, network: c.network, cwd: c.cwd ?? c.writable[c.writable.length - 1] ?? '/',
   });
-  /** The sandbox with these options, if its real command line runs here; null otherwise. */
-  const sandbox = (o: Pick<SandboxSpec, 'userns' | 'capDrop' | 'root' | 'canRead'>, before: (c: WrapContext) => string[] = () => [], after: string[] = []) => {
+  /** The sandbox with these options, if its real command line runs `probe` (default: a no-op) here; null otherwise. */
+  const sandbox = (o: Pick<SandboxSpec, 'userns' | 'capDrop' | 'root' | 'canRead'>, before: (c: WrapContext) => string[] = () => [], after: string[] = [], probe: string[] = [noop]) => {
     // --disable-userns (bubblewrap 0.8+) keeps the probe from nesting namespaces of its own; an older
     // bubblewrap without it still isolates.
     const variants = o.userns ? [{ ...o, userns: { ...o.userns, disableNested: true } }, { ...o, userns: { ...o.userns, disableNested: false } }] : [o];
     for (const v of variants) {
       const wrap = (argv: string[], c: WrapContext) => [...before(c), ...sandboxArgs(spec(c, v), host.view).args, ...after, ...argv];
-      if (host.works(wrap([noop], test))) return wrap;
+      if (host.works(wrap(probe, test))) return wrap;
     }
     return null;
   };
@@ -339,11 +339,15 @@ export function chooseIsolation(req: IsolationRequest, host: IsolationHost = rea
     if (setpriv) {
       const id = String(SANDBOX_UID);
       const drop = [setpriv, '--reuid', id, '--regid', id, '--clear-groups', '--inh-caps=-all', '--bounding-set=-all', '--no-new-privs', '--'];
-      const ns = sandbox({ userns: null, capDrop: false, root: true }, () => [], drop);
       // Nobody must be able to read what the probe reads (the tree, the reference cache), as the
-      // sandbox shows them: a checkout is, a dir made 0700 by mktemp is not.
+      // sandbox shows them: a checkout is, a dir made 0700 by mktemp is not. That check is the
+      // feature test itself (one bubblewrap start, issue 30); only when it fails does a no-op tell a
+      // sandbox that does not start here from dirs nobody can read.
       const dirs = test.readable ?? [];
-      const readable = !ns || !dirs.length || host.works(ns(['/bin/sh', '-c', 'for d do test -r "$d" && test -x "$d" || exit 1; done', 'sh', ...dirs], test));
+      const opts = { userns: null, capDrop: false, root: true };
+      const canRead = dirs.length ? sandbox(opts, () => [], drop, ['/bin/sh', '-c', 'for d do test -r "$d" && test -x "$d" || exit 1; done', 'sh', ...dirs]) : null;
+      const ns = canRead ?? sandbox(opts, () => [], drop);
+      const readable = !ns || !dirs.length || !!canRead;
       if (ns && readable) {
         return {
           mode: 'namespace', detail: `bubblewrap: pid+mount+ipc+net namespaces, uid ${SANDBOX_UID} (nobody) inside and outside (setpriv), no capabilities, private /proc, /dev and /tmp, read-only root, homes, runner files and .git hidden`,

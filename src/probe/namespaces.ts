@@ -6,7 +6,7 @@
 // fails is named.
 
 /** The sandbox's namespaces (src/probe/sandbox.ts), in the order they are tried, as a refusal names them. */
-export function namespaceSteps(o: { root: boolean; network: boolean; uid: number | null }): [string, string[]][] {
+function namespaceSteps(o: { root: boolean; network: boolean; uid: number | null }): [string, string[]][] {
   const user: [string, string[]] = ['a user namespace', ['--unshare-user', ...(o.uid !== null ? ['--uid', String(o.uid), '--gid', String(o.uid)] : [])]];
   return [
     // As root bubblewrap makes a mount namespace without a user namespace (and the root sandbox has

@@ -4,12 +4,13 @@
 // `python3` on PATH and /usr/bin/python3. The first that imports numpy is taken, and the CLI says
 // which and why. The tool's own test venv (.venv in its checkout) is never taken for a user's tree.
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, realpathSync } from 'node:fs';
+import { existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { delimiter, dirname, isAbsolute, join, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { constants as osConstants } from 'node:os';
 import { InputError, InfraError } from '../errors.ts';
 import { EXIT_GRACE_MS, runBounded } from './bounded.ts';
+import { keepAnswer, keptAnswer, mtimeOf } from './answers.ts';
 
 export interface PythonInfo {
   /** What was asked for (a name on PATH or a path). */
@@ -25,11 +26,13 @@ export interface PythonInfo {
   note?: string;
 }
 
-export type PythonSource = 'option' | 'env' | 'venv' | 'tree' | 'PATH' | 'fallback';
+type PythonSource = 'option' | 'env' | 'venv' | 'tree' | 'PATH' | 'fallback';
 
-const PROBE_SNIPPET = 'import sys, numpy; print(sys.executable); print(sys.version.split()[0]); print(numpy.__version__)';
+const PROBE_SNIPPET = 'import sys, numpy; print(sys.executable); print(sys.version.split()[0]); print(numpy.__version__); print(numpy.__file__)';
 
-export type PythonTest = { ok: true; executable: string; version: string; numpy: string; note?: string } | { ok: false; why: string };
+/** numpyFile: where numpy was imported from (a kept answer stands only while that file is unchanged). note: what the
+ * tester saw beside a working Python (a process it started kept its output open). */
+export type PythonTest = { ok: true; executable: string; version: string; numpy: string; numpyFile?: string; note?: string } | { ok: false; why: string };
 export type PythonTester = (command: string) => PythonTest;
 /** A tester that does not block: the agent's doctor runs its other checks while Python imports numpy. */
 export type PythonTesterAsync = (command: string) => Promise<PythonTest>;
@@ -61,8 +64,8 @@ function testResult(r: { error?: NodeJS.ErrnoException; status: number | null; s
     const last = (r.stderr || '').trim().split('\n').pop() ?? '';
     return { ok: false, why: /No module named ['"]?numpy/.test(last) ? 'cannot import numpy' : last || `exit ${r.status}` };
   }
-  const [executable, version, numpy] = r.stdout.trim().split('\n');
-  return { ok: true, executable, version, numpy, ...(held ? { note: held } : {}) };
+  const [executable, version, numpy, numpyFile] = r.stdout.trim().split('\n');
+  return { ok: true, executable, version, numpy, ...(numpyFile && isAbsolute(numpyFile) ? { numpyFile } : {}), ...(held ? { note: held } : {}) };
 }
 
 export const testPython: PythonTester = (command) => {
@@ -79,6 +82,38 @@ export const testPythonAsync: PythonTesterAsync = async (command) => {
   return testResult({ error, status: r.status, signal: r.signal, stdout: r.stdout, stderr: r.stderr, heldOpen: r.heldOpen });
 };
 
+/** The program a tester runs for `command`: as spawn finds it (this process's PATH), absolute; null when not found. */
+function programOf(command: string): string | null {
+  if (command.includes('/')) return fromHere(command);
+  for (const d of (process.env.PATH ?? '').split(delimiter)) {
+    if (!isAbsolute(d)) continue;
+    const p = join(d, command);
+    try { if (statSync(p).isFile()) return p; } catch { /* not here */ }
+  }
+  return null;
+}
+
+/**
+ * `test` with its good answers kept in `file` (answers.ts; issue 30: the job-started hook must not
+ * start Python on every job): a Python that imported numpy before is taken again without being run
+ * while the program it resolves to (real path, size, mtime), numpy's own __init__.py (mtime) and
+ * PYTHONPATH / PYTHONHOME are unchanged. A failure is never kept (it is tested again next time), nor
+ * an answer without numpy's file (a stub), nor a wrapper script (a pyenv shim: not an ELF program).
+ */
+export function keptTester(test: PythonTesterAsync, file: string): PythonTesterAsync {
+  const stamps = (t: { numpyFile?: string }) => ({
+    numpy: t.numpyFile ? mtimeOf(t.numpyFile) : null, PYTHONPATH: process.env.PYTHONPATH ?? null, PYTHONHOME: process.env.PYTHONHOME ?? null,
+  });
+  return async (command) => {
+    const program = programOf(command);
+    const kept = program ? keptAnswer<PythonTest & { ok: true }>(file, program, stamps) : null;
+    if (kept) return kept;
+    const t = await test(command);
+    if (program && t.ok && t.numpyFile && mtimeOf(t.numpyFile) !== null) keepAnswer(file, program, t, stamps(t));
+    return t;
+  };
+}
+
 export interface PythonCandidate {
   command: string;
   source: PythonSource;
@@ -93,14 +128,14 @@ export interface PythonCandidate {
  * to the tree root and to the dir beside it: `sandbox` (utils/setup_python_packages.sh, the source
  * build), `airenv` (the wheel install), and mlir-aie's `ironenv` (in its clone).
  */
-export const TREE_ENVS: readonly { dir: string; docs: string }[] = [
+const TREE_ENVS: readonly { dir: string; docs: string }[] = [
   { dir: 'sandbox', docs: "mlir-air's utils/setup_python_packages.sh" },
   { dir: 'airenv', docs: "mlir-air's wheel install (docs/buildingRyzenLin.md)" },
   { dir: 'ironenv', docs: "mlir-aie's setup" },
   { dir: 'mlir-aie/ironenv', docs: "mlir-aie's setup" },
 ];
 
-export interface CandidateContext {
+interface CandidateContext {
   /** The mlir-air tree root the model dir is in (its envs are looked for in and beside it). */
   airRoot?: string | null;
   modelDir?: string | null;
@@ -135,7 +170,7 @@ export function heldBy(path: string, dirs: readonly string[]): string | null {
 }
 
 /** Why a Python is never run outside the sandbox (`plan`): it is the pull request's code. */
-export const TREE_PYTHON = 'inside the mlir-air tree or the model dir: plan runs outside the probe\'s sandbox and never runs a Python from there (check runs it in the sandbox)';
+const TREE_PYTHON = 'inside the mlir-air tree or the model dir: plan runs outside the probe\'s sandbox and never runs a Python from there (check runs it in the sandbox)';
 
 /**
  * A search path (PATH, PYTHONPATH, LD_LIBRARY_PATH) without its entries inside `dirs` and without

@@ -13,6 +13,7 @@ import { pythonCandidates, signalWords, type PythonCandidate, type PythonInfo } 
 import { realHost, realView, type Isolation } from './isolate.ts';
 import { hubCacheOf, probeEnv, type ProbeEnvOptions } from './env.ts';
 import { runBounded } from './bounded.ts';
+import { keepAnswer, keptAnswer, mtimeOf } from './answers.ts';
 
 export { probeEnv } from './env.ts';
 
@@ -31,9 +32,9 @@ export function probeDir(): string {
   throw new InfraError('scripts/probe/__main__.py not found next to npu-block-gate; the installation is incomplete');
 }
 
-export type Subcommand = 'plan' | 'plans' | 'config' | 'block' | 'check' | 'bisect';
+type Subcommand = 'plan' | 'plans' | 'config' | 'block' | 'check' | 'bisect';
 
-export interface ProbeArgs {
+interface ProbeArgs {
   subcommand: Subcommand;
   /** How the probe is kept from this process (src/probe/isolate.ts); none when absent. */
   isolation?: Isolation;
@@ -56,12 +57,14 @@ export interface ProbeArgs {
   envAllow?: ProbeEnvOptions;
   /** Variables set for the probe whatever the allow-list says (the caller's own: a umask, a test's knob). */
   extraEnv?: Record<string, string>;
+  /** Where trusted interpreters' answers about their dirs are kept (interpreterDirs); none when absent. */
+  answers?: string | null;
 }
 
 /** A line the probe printed with the event prefix, parsed. */
-export type ProbeEvent = { event: string } & Record<string, unknown>;
+type ProbeEvent = { event: string } & Record<string, unknown>;
 
-export interface ProbeHandlers {
+interface ProbeHandlers {
   /** Each `probe: ...` progress line, prefix removed. */
   onLine: (line: string) => void;
   /** Each event; an answer it returns is written to the probe's stdin as one JSON line. */
@@ -191,13 +194,39 @@ export function askable(path: string, untrusted: string[]): string | null {
 const untrustedOf = (a: Pick<ProbeArgs, 'writable' | 'readable' | 'mounts'>): string[] =>
   [...(a.writable ?? []), ...(a.readable ?? []), ...(a.mounts ?? []).flatMap((m) => [m.src, m.dest])];
 
-const dirsAsked = new Map<string, Promise<string[]>>();
+/** What an interpreter said (its executable, prefixes and sys.path), asked once per program run and environment in a process. */
+const saidAsked = new Map<string, Promise<unknown[]>>();
+
+// Its dirs, then (an object, not a path) its bytecode cache tag: bytecode.ts compiles the probe's
+// own package for it.
+const QUESTION = "import sys, json; print(json.dumps([sys.executable, sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix] + sys.path + [{'tag': sys.implementation.cache_tag}]))";
+
+/** The stamps a kept answer stands on beyond the program itself: every dir it named (a .pth file
+ * added to or removed from site-packages changes its dir's mtime, and with it sys.path). */
+const saidStamps = (said: unknown[]) => Object.fromEntries(said.filter((p): p is string => typeof p === 'string' && isAbsolute(p)).map((p) => [p, mtimeOf(p)]));
+
 /** Stops the questions still running (a probe that timed out waits for none of them). */
 let asking = new AbortController();
 function stopAsking(): void {
   asking.abort();
   asking = new AbortController();
-  dirsAsked.clear();
+  saidAsked.clear();
+}
+
+/**
+ * Runs the question (-I, from /); [] when the interpreter cannot say. Bounded whatever the command
+ * leaves running (a wrapper's background child holding stdout): its answer is one line of JSON,
+ * taken as soon as it is printed (a wrapper that lingers after its Python exited costs nothing).
+ */
+function ask(run: string, env: NodeJS.ProcessEnv): Promise<unknown[]> {
+  const answer = (out: string): unknown[] | null => {
+    const line = out.slice(0, out.lastIndexOf('\n') + 1).split('\n').find((l) => l.startsWith('[') && l.trimEnd().endsWith(']'));
+    try { return line ? JSON.parse(line) as unknown[] : null; } catch { return null; }
+  };
+  return runBounded(run, ['-I', '-c', QUESTION], { cwd: '/', env, timeoutMs: 30_000, until: (out) => answer(out) !== null, signal: asking.signal }).then((r) => {
+    const said = r.answered || r.status === 0 ? answer(r.stdout) ?? [] : [];
+    return Array.isArray(said) ? said : [];
+  });
 }
 
 /**
@@ -206,63 +235,78 @@ function stopAsking(): void {
  * every sys.path entry and every PYTHONPATH entry. Asked of the interpreter itself in isolated mode
  * (-I: neither the working dir nor PYTHONPATH, which may point into a checkout where a planted
  * json.py would run here, unsandboxed), from /; nothing when it cannot say. An interpreter inside
- * `untrusted` (dirs the pull request controls) is never run here (askable). Asked once per
- * interpreter in a process, without waiting: a check starts it before its isolation tests, so the
- * two run side by side, and every bisect run reuses the answer.
+ * `untrusted` (dirs the pull request controls) is never run here (askable). Asked once per program
+ * and environment in a process (a check asks before its isolation tests; the probe's start and
+ * every bisect run reuse the answer), and, with `answers` (a file under the cache root), once per
+ * trusted interpreter across processes (answers.ts: kept while the program, its size and mtime and
+ * the mtime of every dir it named are unchanged; never for an interpreter reached through a link in
+ * the untrusted dirs, nor a wrapper script such as a pyenv shim, which is asked every time).
  */
-export function interpreterDirs(command: string, env: NodeJS.ProcessEnv, untrusted: string[] = []): Promise<string[]> {
-  const path = command.includes('/') ? resolve(command) : realHost.which(command);
-  if (!path) return Promise.resolve([]);
-  const key = `${path}\0${untrusted.join('\0')}`;
-  const known = dirsAsked.get(key);
-  if (known) return known;
-  const asked = new Promise<string[]>((done) => {
-    const run = askable(path, untrusted);
-    const dirs = (said: unknown[]) => {
-      const hs = homes();
-      const out = new Set<string>();
-      const add = (p: string) => {
-        let d: string;
-        try {
-          d = realpathSync(p);
-          if (!statSync(d).isDirectory()) d = dirname(d);
-        } catch { return; }
-        if (d !== '/' && !holdsHome(d, hs)) out.add(d);
-      };
-      add(dirname(path));
-      add(dirname(dirname(path))); // a venv's root, or pyenv's (its shims run libexec/pyenv)
-      for (const p of [...said, ...(env.PYTHONPATH ?? '').split(':')]) if (typeof p === 'string' && p && isAbsolute(p)) add(p);
-      if (typeof said[0] === 'string') { add(dirname(said[0] as string)); add(dirname(dirname(said[0] as string))); }
-      return [...out];
+export async function interpreterDirs(command: string, env: NodeJS.ProcessEnv, untrusted: string[] = [], answers: string | null = null): Promise<string[]> {
+  const { path, said } = await interpreterSaid(command, env, untrusted, answers);
+  if (!path) return [];
+  const dirs = (said: unknown[]) => {
+    const hs = homes();
+    const out = new Set<string>();
+    const add = (p: string) => {
+      let d: string;
+      try {
+        d = realpathSync(p);
+        if (!statSync(d).isDirectory()) d = dirname(d);
+      } catch { return; }
+      if (d !== '/' && !holdsHome(d, hs)) out.add(d);
     };
-    if (!run) return done(dirs([]));
-    const code = 'import sys, json; print(json.dumps([sys.executable, sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix] + sys.path))';
-    // Bounded whatever the command leaves running (a wrapper's background child holding stdout).
-    // Its answer is one line of JSON: taken as soon as it is printed (a wrapper that lingers after
-    // its Python exited costs nothing).
-    const answer = (out: string): unknown[] | null => {
-      const line = out.slice(0, out.lastIndexOf('\n') + 1).split('\n').find((l) => l.startsWith('[') && l.trimEnd().endsWith(']'));
-      try { return line ? JSON.parse(line) as unknown[] : null; } catch { return null; }
-    };
-    void runBounded(run, ['-I', '-c', code], { cwd: '/', env, timeoutMs: 30_000, until: (out) => answer(out) !== null, signal: asking.signal }).then((r) => {
-      const said = r.answered || r.status === 0 ? answer(r.stdout) ?? [] : [];
-      done(dirs(Array.isArray(said) ? said : []));
-    });
-  });
-  dirsAsked.set(key, asked);
-  return asked;
+    add(dirname(path));
+    add(dirname(dirname(path))); // a venv's root, or pyenv's (its shims run libexec/pyenv)
+    for (const p of [...said, ...(env.PYTHONPATH ?? '').split(':')]) if (typeof p === 'string' && p && isAbsolute(p)) add(p);
+    if (typeof said[0] === 'string') { add(dirname(said[0] as string)); add(dirname(dirname(said[0] as string))); }
+    return [...out];
+  };
+  return dirs(said);
 }
 
 /**
- * Starts asking the Python a run will try first for its dirs (interpreterDirs), without waiting, so
- * the answer is ready when the probe starts: the caller's isolation tests run meanwhile.
+ * What the interpreter `command` said (interpreterDirs: asked once per program and environment in
+ * a process, kept across processes for a trusted one): `path` as named (null: not found), `run`
+ * the program actually asked (null: one inside `untrusted`, never run here; said is then []).
  */
-export function askInterpreterEarly(candidates: PythonCandidate[], a: Pick<ProbeArgs, 'writable' | 'readable' | 'mounts' | 'envAllow'>): Promise<string[]> {
-  const first = candidates.find((c) => !c.skip && !missing(c.command) && !notAProgram(c.command));
-  return first ? interpreterDirs(first.command, probeEnv(process.env, a.envAllow), untrustedOf(a)) : Promise.resolve([]);
+export function interpreterSaid(command: string, env: NodeJS.ProcessEnv, untrusted: string[] = [], answers: string | null = null): Promise<{ path: string | null; run: string | null; said: unknown[] }> {
+  const path = command.includes('/') ? resolve(command) : realHost.which(command);
+  if (!path) return Promise.resolve({ path: null, run: null, said: [] });
+  const run = askable(path, untrusted);
+  if (!run) return Promise.resolve({ path, run: null, said: [] });
+  const key = `${run}\0${JSON.stringify(env)}`;
+  let said = saidAsked.get(key);
+  if (!said) {
+    // Kept across processes only for the interpreter as named outside every untrusted dir (run === path).
+    const keep = answers && run === path ? answers : null;
+    const kept = keep ? keptAnswer<unknown[]>(keep, run, saidStamps) : null;
+    // An answer kept before the question named the cache tag is asked again.
+    said = kept?.some((x) => typeof x === 'object' && x !== null && 'tag' in x) ? Promise.resolve(kept) : ask(run, env).then((s) => {
+      if (keep && s.length) keepAnswer(keep, run, s, saidStamps(s));
+      return s;
+    });
+    saidAsked.set(key, said);
+  }
+  return said.then((s) => ({ path, run, said: s }));
 }
 
-/** The probe's timeout, said one way wherever it strikes. */
+/**
+ * Asks the Python a run will try first for its dirs (interpreterDirs) before the isolation is
+ * chosen (its answer is among the dirs the sandbox's uid must be able to read); the probe's own
+ * start reuses the answer. `answers`: the file trusted interpreters' answers are kept in.
+ */
+export function askInterpreterEarly(candidates: PythonCandidate[], a: Pick<ProbeArgs, 'writable' | 'readable' | 'mounts' | 'envAllow' | 'answers'>): Promise<string[]> {
+  const first = firstRunnable(candidates, a);
+  return first ? interpreterDirs(first.command, first.env, first.untrusted, a.answers ?? null) : Promise.resolve([]);
+}
+
+/** The Python a run tries first, with the environment and the untrusted dirs it is asked with. */
+export function firstRunnable(candidates: PythonCandidate[], a: Pick<ProbeArgs, 'writable' | 'readable' | 'mounts' | 'envAllow'>): { command: string; env: NodeJS.ProcessEnv; untrusted: string[] } | null {
+  const first = candidates.find((c) => !c.skip && !missing(c.command) && !notAProgram(c.command));
+  return first ? { command: first.command, env: probeEnv(process.env, a.envAllow), untrusted: untrustedOf(a) } : null;
+}
+
 const timedOutError = (a: ProbeArgs, what: string) => new InfraError(`probe ${a.subcommand} timed out after ${a.timeoutSec}s${what}; its process group was stopped`);
 
 /** `p`, unless the deadline comes first (then null). */
@@ -290,7 +334,7 @@ async function runOnce(c: PythonCandidate, a: ProbeArgs, h: ProbeHandlers, deadl
   const plain = [c.command, probeDir(), a.subcommand, ...a.args];
   // The sandbox hides homes and has a private /tmp: the probe's own code and the interpreter (a venv
   // may sit in a checkout under /tmp, pyenv in a home) are bound back read-only.
-  const asked = iso && iso.mode !== 'none' ? await beforeDeadline(interpreterDirs(c.command, allowed, untrustedOf(a)), deadline) : [];
+  const asked = iso && iso.mode !== 'none' ? await beforeDeadline(interpreterDirs(c.command, allowed, untrustedOf(a), a.answers ?? null), deadline) : [];
   if (asked === null) {
     stopAsking();
     throw timedOutError(a, ` while ${c.command} was asked where it lives (it did not answer)`);

@@ -132,7 +132,7 @@ function gitDirsAbove(dirs: string[], view: SandboxView): { dirs: string[]; file
   return { dirs: [...gitDirs], files: [...gitFiles] };
 }
 
-export interface SandboxPlan {
+interface SandboxPlan {
   /** bwrap and its options, up to and including `--`. */
   args: string[];
   /** What is hidden (tmpfs), for the log. */

@@ -32,7 +32,7 @@ const STAGING_PREFIX = 'npu-block-gate-probe-';
 /** The files the probe may hand out: the contract's top-level names (not the judge's report files). */
 const TAKEN_FILES = [RUN_FILES.probe, RUN_FILES.npu, RUN_FILES.ref, RUN_FILES.input, RUN_FILES.probeLog];
 
-export interface Taken {
+interface Taken {
   /** Paths relative to the run dir, copied in. */
   files: string[];
   /** Contract names that were there but refused, and why. */
