@@ -31,42 +31,51 @@ const ci = process.env.CI === 'true' || process.env.CI === '1';
  * machine (the ` (N s)` after each job's name; a uvu batch's "Seconds:" line gives each of its
  * files). The longest start first; a file at 8 s or more runs as a job of its own, the rest in
  * batches; a file not listed counts as light (Python modules run one a job). A split module's
- * tests are keyed module.test_method. A wrong hint costs time, never a result.
+ * tests are keyed module.test_method. A wrong hint costs time, never a result. (fidelity, docs-lock,
+ * real-tree and fleet/affected: 3.4x their CPU-seconds alone, the ratio of the hints to it.)
  */
 const HINTS = {
-  'fidelity.test.ts': 209, 'github/action.test.ts': 10, 'lens.test.ts': 145, 'faults.test.ts': 90, 'docs-lock.test.ts': 56, 'readme-real-tree.test.ts': 41, 'github/fleet.test.ts': 20,
+  'fidelity.test.ts': 280, 'github/action.test.ts': 10, 'lens.test.ts': 145, 'faults.test.ts': 90, 'docs-lock.test.ts': 90, 'readme-real-tree.test.ts': 41, 'github/fleet.test.ts': 20,
   'cli.test.ts': 68, 'cache-reference.test.ts': 60, 'probe-isolation.test.ts': 59, 'step2-sanity.test.ts': 45,
-  'github/octokit.test.ts': 35, 'github/hostile.test.ts': 20, 'github/action-check.test.ts': 35, 'real-tree.test.ts': 16.5,
-  'github/split.test.ts': 12, 'fuzz.test.ts': 30, 'github/effects.test.ts': 60, 'fleet/affected.test.ts': 9.7, 'engines.test.ts': 9.3, 'signals.test.ts': 7.6,
+  'github/octokit.test.ts': 35, 'github/hostile.test.ts': 20, 'github/action-check.test.ts': 35, 'real-tree.test.ts': 31,
+  'github/split.test.ts': 12, 'fuzz.test.ts': 30, 'github/effects.test.ts': 60, 'fleet/affected.test.ts': 70, 'engines.test.ts': 9.3, 'signals.test.ts': 7.6,
   'contract.test.ts': 7.3, 'github/fleet-docs.test.ts': 6.7, 'reference-fault.test.ts': 5.7, 'agent-hooks.test.ts': 4.2,
   'agent-metrics.test.ts': 3.7, 'probe-env.test.ts': 3.2, 'agent-scenarios.test.ts': 2.1,
   'own-files.test.ts': 6,
   // issue 26's, timed alone under nice on the loaded 2-core machine
   'errors-truth.test.ts': 61, 'run-lock.test.ts': 37, 'probe-hold.test.ts': 26, 'npx.test.ts': 8,
   'html-real.test.ts': 150, 'html.test.ts': 25,
-  'test_real_twins.test_each_injected_bug_is_named_by_the_lens_and_the_bisect_llama32_1b': 139,
-  // these three share a job (SPLIT): 128 s together
-  'test_real_twins.test_clean_blocks_pass_the_gates_and_every_boundary': 70, 'test_real_twins.test_the_lens_changes_nothing_in_the_block': 28,
-  'test_real_twins.test_fp32_twins_keep_the_older_numerics_and_config_eps_changes_the_norm': 30,
-  'test_real_twins.test_the_other_bf16_models_run_too': 96, 'test_real_twins.test_the_error_budget_of_a_clean_run_is_near_one': 92,
-  'test_real_twins.test_each_injected_bug_is_named_by_the_lens_and_the_bisect_qwen25_0_5b': 84,
-  'test_real_twins.test_each_injected_bug_is_named_by_the_lens_and_the_bisect_qwen3_0_6b': 80,
-  'test_real_twins.test_2048_positions_qwen3_0_6b': 46, 'test_real_twins.test_2048_positions_smollm2_1_7b': 42,
-  'test_real_twins.test_2048_positions_qwen25_0_5b': 41, 'test_real_twins.test_2048_positions_llama32_1b': 38,
-  'test_real_twins.test_option_errors_are_one_line_exit_2': 13, 'test_real_twins.test_a_bisect_of_another_block_does_not_reproduce_the_judged_output': 10,
+  // test_real_twins' six jobs (SPLIT groups them), with its fork server: twice their seconds alone
+  // (`node scripts/test.mjs test_real_twins`, 3 at a time, load 3-4), what the old hints were to that
+  'test_real_twins.test_each_injected_bug_is_named_by_the_lens_and_the_bisect_llama32_1b': 57,
+  'test_real_twins.test_clean_blocks_pass_the_gates_and_every_boundary': 23, 'test_real_twins.test_the_lens_changes_nothing_in_the_block': 3,
+  'test_real_twins.test_fp32_twins_keep_the_older_numerics_and_config_eps_changes_the_norm': 7,
+  'test_real_twins.test_the_other_bf16_models_run_too': 19, 'test_real_twins.test_the_error_budget_of_a_clean_run_is_near_one': 23,
+  'test_real_twins.test_each_injected_bug_is_named_by_the_lens_and_the_bisect_qwen25_0_5b': 42,
+  'test_real_twins.test_each_injected_bug_is_named_by_the_lens_and_the_bisect_qwen3_0_6b': 26,
+  'test_real_twins.test_2048_positions_qwen3_0_6b': 19, 'test_real_twins.test_2048_positions_smollm2_1_7b': 18,
+  'test_real_twins.test_2048_positions_qwen25_0_5b': 20, 'test_real_twins.test_2048_positions_llama32_1b': 28,
+  'test_real_twins.test_option_errors_are_one_line_exit_2': 10, 'test_real_twins.test_a_bisect_of_another_block_does_not_reproduce_the_judged_output': 8,
   'test_real_twins.test_every_bug_has_its_test': 1, 'test_real_twins.test_2048_positions_on_every_architecture': 1,
-  test_real_twins: 800, test_step2_sanity: 43, test_probe_bisect: 24, test_probe_cache: 24, test_probe_refcache: 23, test_probe: 21,
+  test_real_twins: 305, test_step2_sanity: 43, test_probe_bisect: 24, test_probe_cache: 24, test_probe_refcache: 23, test_probe: 21,
   test_real_reference: 18, test_air_mini: 9.4, test_real_aliasing: 8.2, test_probe_positions: 7.6, test_probe_plan: 7.2,
   test_probe_layers: 5.7, test_contract: 4.8,
 };
 /**
  * Python modules run as one job per test (each long, and independent of the others); not under
  * --fast. Tests listed together share a job, in this order: the later ones reuse the runs the
- * first one keeps in its class (test_real_twins' cls_runs), where a job of their own redoes them.
+ * first one keeps in its class (test_real_twins' cls_runs), where a job of their own redoes them,
+ * and test_real_twins' fork server (torch and transformers imported once per job, about 3.5 CPU-s).
  */
 const SPLIT = {
   test_real_twins: [['test_clean_blocks_pass_the_gates_and_every_boundary', 'test_the_lens_changes_nothing_in_the_block',
-    'test_fp32_twins_keep_the_older_numerics_and_config_eps_changes_the_norm']],
+    'test_fp32_twins_keep_the_older_numerics_and_config_eps_changes_the_norm'],
+  ['test_2048_positions_llama32_1b', 'test_2048_positions_smollm2_1_7b', 'test_2048_positions_qwen25_0_5b',
+    'test_2048_positions_qwen3_0_6b', 'test_2048_positions_on_every_architecture'],
+  ['test_each_injected_bug_is_named_by_the_lens_and_the_bisect_qwen25_0_5b',
+    'test_each_injected_bug_is_named_by_the_lens_and_the_bisect_qwen3_0_6b',
+    'test_a_bisect_of_another_block_does_not_reproduce_the_judged_output', 'test_every_bug_has_its_test'],
+  ['test_the_error_budget_of_a_clean_run_is_near_one', 'test_option_errors_are_one_line_exit_2']],
 };
 
 /** The Python the suites use (as test/helpers/python.ts picks it), as the interpreter's own path. */

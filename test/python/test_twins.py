@@ -77,6 +77,27 @@ class Bf16Tests(unittest.TestCase):
         self.assertTrue(np.array_equal(tw.bf(x), x.astype(bfloat16).astype(np.float32)))
         self.assertTrue(np.isnan(tw.bf(np.array([np.nan], np.float32)))[0])
 
+    @unittest.skipIf(NO_ML_DTYPES, NO_ML_DTYPES)
+    def test_rounding_is_ml_dtypes_bit_for_bit_at_every_rounding_boundary(self):
+        from ml_dtypes import bfloat16
+
+        # every bf16 pattern (high half) with the low halves where rounding turns: exact, just above,
+        # just below half, half (ties to even), just above half, the top (a carry into the exponent,
+        # to inf at the largest finite values)
+        lows = np.array([0, 1, 0x7FFF, 0x8000, 0x8001, 0xFFFF], dtype=np.uint32)
+        u = ((np.arange(1 << 16, dtype=np.uint32) << 16)[:, None] | lows[None, :]).ravel()
+        x = u.view(np.float32)
+        num = ~np.isnan(x)
+        ours = tw.bf(x)
+        self.assertTrue(np.array_equal(ours[num].view(np.uint32), x[num].astype(bfloat16).astype(np.float32).view(np.uint32)))
+        self.assertTrue(np.isnan(ours[~num]).all(), "NaN stays NaN")
+        self.assertTrue(np.array_equal(tw.bf16_bits(x), (ours.view(np.uint32) >> 16).astype(np.uint16)))
+        self.assertTrue(np.array_equal(tw.from_bf16_bits(tw.bf16_bits(x)).view(np.uint32), ours.view(np.uint32)))
+        for shape in ((), (3, 4), (2, 1, 5)):
+            a = np.full(shape, 1.0 + 3 * 2 ** -8, np.float32)
+            self.assertEqual(tw.bf(a).shape, shape)
+            self.assertTrue(np.all(tw.bf(a) == np.float32(1.0 + 2 ** -6)))
+
 
 class NumericsTests(unittest.TestCase):
     """The twins' two precisions (npu_probe.emulate.numerics): fp32 is the older numerics bit for bit;

@@ -98,16 +98,26 @@ def rounds(precision):
     return canonical(precision) != FP32
 
 
-def bf16_bits(x):
-    """float32 -> bf16 bit patterns (uint16), round to nearest even; NaN stays NaN."""
+def _rounded(x):
+    """float32 bit patterns (uint32, ndim >= 1) rounded to bf16 in place of the high half, round to
+    nearest even, low half zero; a NaN stays NaN (quiet). In uint32: below the NaNs the largest
+    pattern is -inf's 0xFF800000, so adding at most 0x8000 cannot overflow (the twins round every
+    buffer of every launch: this is most of an emulated block's time)."""
     f = np.ascontiguousarray(np.asarray(x, dtype=np.float32))
-    u = f.view(np.uint32).astype(np.uint64)
-    rounded = (u + 0x7FFF + ((u >> 16) & 1)) >> 16
-    out = rounded.astype(np.uint16)
+    u = f.view(np.uint32)
+    r = (u >> 16) & 1
+    r += 0x7FFF
+    r += u
+    r &= 0xFFFF0000
     nan = np.isnan(f)
     if nan.any():
-        out[nan] = ((u[nan] >> 16) | 0x40).astype(np.uint16)
-    return out
+        r[nan] = (u[nan] & 0xFFFF0000) | 0x00400000
+    return r
+
+
+def bf16_bits(x):
+    """float32 -> bf16 bit patterns (uint16), round to nearest even; NaN stays NaN."""
+    return (_rounded(x) >> 16).astype(np.uint16)
 
 
 def from_bf16_bits(b):
@@ -116,7 +126,7 @@ def from_bf16_bits(b):
 
 def bf(x):
     """Round to bf16 and back to float32 (what a bf16 buffer between two launches does)."""
-    return from_bf16_bits(bf16_bits(x)).reshape(np.shape(x))
+    return _rounded(x).view(np.float32).reshape(np.shape(x))
 
 
 def rms_norm(x, w, eps, precision=HARDWARE):
