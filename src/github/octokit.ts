@@ -74,12 +74,53 @@ export function proxyFetch(env: NodeJS.ProcessEnv, baseUrl: string): typeof fetc
   return ((input: any, init?: any) => undiciFetch(input, { ...init, dispatcher })) as unknown as typeof fetch;
 }
 
+/** GitHub's guidance for content-creating requests: one at a time, a second apart. */
+const WRITE_SPACING_MS = 1000;
+
+interface PacerClock { now: () => number; sleep: (ms: number) => Promise<void> }
+const realClock: PacerClock = { now: () => Date.now(), sleep: (ms) => new Promise((r) => setTimeout(r, ms)) };
+
+/**
+ * Content-creating requests (the throttling plugin waits on this before each POST, PATCH, PUT and
+ * DELETE; those that notify people, comments and pull requests, wait on a second one at three times
+ * the spacing) one at a time and at least `spacingMs` apart: the plugin's own pacing (a second, and
+ * three), made tunable for a GitHub Enterprise Server without secondary rate limits
+ * ($NPU_BLOCK_GATE_GITHUB_WRITE_SPACING_MS) and for the tests' fake GitHub.
+ */
+export function writePacer(spacingMs: number, clock: PacerClock = realClock): { key: () => { schedule: <T>(options: unknown, fn: () => T | Promise<T>) => Promise<T> } } {
+  let last = -Infinity;
+  let queue: Promise<unknown> = Promise.resolve();
+  const limiter = {
+    schedule<T>(_options: unknown, fn: () => T | Promise<T>): Promise<T> {
+      const run = queue.then(async () => {
+        const wait = last + spacingMs - clock.now();
+        if (wait > 0) await clock.sleep(wait);
+        last = clock.now();
+        return fn();
+      });
+      queue = run.catch(() => undefined);
+      return run;
+    },
+  };
+  return { key: () => limiter };
+}
+
+/** $NPU_BLOCK_GATE_GITHUB_WRITE_SPACING_MS: whole milliseconds 0-60000, else GitHub's second (said). */
+function writeSpacing(env: NodeJS.ProcessEnv, log: OctokitLog): number {
+  const raw = env.NPU_BLOCK_GATE_GITHUB_WRITE_SPACING_MS?.trim();
+  if (raw === undefined || raw === '') return WRITE_SPACING_MS;
+  if (/^\d{1,5}$/.test(raw) && Number(raw) <= 60_000) return Number(raw);
+  log.warning(`NPU_BLOCK_GATE_GITHUB_WRITE_SPACING_MS=${JSON.stringify(raw.slice(0, 40))} is not whole milliseconds from 0 to 60000; writes stay ${WRITE_SPACING_MS} ms apart`);
+  return WRITE_SPACING_MS;
+}
+
 export function makeOctokit(o: OctokitOptions): GateOctokit {
   const env = o.env ?? process.env;
   const baseUrl = (o.baseUrl || env.GITHUB_API_URL || DEFAULT_API_URL).replace(/\/+$/, '');
   const maxWait = o.maxRateLimitWaitSec ?? 120;
   const maxRetries = o.maxRateLimitRetries ?? 2;
   const base = o.retryBaseMs ?? 1000;
+  const spacing = writeSpacing(env, o.log);
   const onLimit = (kind: string) => (retryAfter: number, options: any, _octokit: unknown, retryCount: number) => {
     const what = `${options.method} ${options.url}`;
     if (retryCount < maxRetries && retryAfter <= maxWait) {
@@ -105,6 +146,9 @@ export function makeOctokit(o: OctokitOptions): GateOctokit {
     },
     retry: { retries: o.retries ?? 3, retryAfterBaseValue: base },
     throttle: {
+      // The plugin's own pacing (writes a second apart, those that notify people three), tunable.
+      write: writePacer(spacing),
+      notifications: writePacer(3 * spacing),
       retryAfterBaseValue: base,
       fallbackSecondaryRateRetryAfter: 60,
       onRateLimit: onLimit('primary'),

@@ -4,7 +4,7 @@ import * as assert from 'uvu/assert';
 import { createServer, request as httpRequest, type Server } from 'node:http';
 import { connect, type AddressInfo } from 'node:net';
 import { FakeGitHub } from '../helpers/github-server.ts';
-import { makeOctokit, proxyConfigured } from '../../src/github/octokit.ts';
+import { makeOctokit, proxyConfigured, writePacer } from '../../src/github/octokit.ts';
 import { GitHubApi, isPermissionError, classifyWriteError } from '../../src/github/api.ts';
 import { upsertComment, commentLogin, marker } from '../../src/github/comment.ts';
 
@@ -13,7 +13,7 @@ const log = { debug: () => {}, info: (m: string) => lines.push(m), warning: (m: 
 const target = 7;
 
 function octo(gh: FakeGitHub, over: Partial<Parameters<typeof makeOctokit>[0]> = {}) {
-  return new GitHubApi(makeOctokit({ token: 'ghs_writer', baseUrl: gh.url, log, retryBaseMs: 5, env: {}, ...over }), 'acme', 'mlir-air');
+  return new GitHubApi(makeOctokit({ token: 'ghs_writer', baseUrl: gh.url, log, retryBaseMs: 5, env: { NPU_BLOCK_GATE_GITHUB_WRITE_SPACING_MS: '0' }, ...over }), 'acme', 'mlir-air');
 }
 
 const t = suite<{ gh: FakeGitHub }>('octokit');
@@ -188,3 +188,48 @@ t('HTTP_PROXY is honoured, and NO_PROXY bypasses it', async ({ gh }) => {
 });
 
 t.run();
+
+// GitHub asks integrations to make content-creating requests one at a time, a second apart: the
+// throttling plugin waits on writePacer before each write. On a clock of our own (no timing in tests).
+const pacing = suite('octokit: write pacing');
+
+function clock() {
+  let now = 0;
+  const slept: number[] = [];
+  return { slept, c: { now: () => now, sleep: async (ms: number) => { slept.push(ms); now += ms; } } };
+}
+
+pacing('writes run one at a time, each at least the spacing after the one before (a second, GitHub\'s guidance, unless told)', async () => {
+  const { slept, c } = clock();
+  const order: string[] = [];
+  const p = writePacer(1000, c).key();
+  let release!: () => void;
+  const first = p.schedule({}, () => new Promise<void>((r) => { order.push('first starts'); release = () => { order.push('first ends'); r(); }; }));
+  const second = p.schedule({}, () => { order.push('second starts'); });
+  await new Promise((r) => setTimeout(r, 0));
+  assert.equal(order, ['first starts'], 'the second waits for the first');
+  release();
+  await Promise.all([first, second]);
+  assert.equal(order, ['first starts', 'first ends', 'second starts']);
+  assert.equal(slept, [1000], 'the second write a second after the first');
+  // A failed write does not stop the next one.
+  const failed = p.schedule({}, () => { throw new Error('boom'); });
+  await assert.throws(() => { throw new Error('x'); });
+  await failed.catch(() => undefined);
+  await p.schedule({}, () => undefined);
+  assert.equal(slept, [1000, 1000, 1000]);
+  // Spacing 0: nothing waits.
+  const z = clock();
+  const q = writePacer(0, z.c).key();
+  await Promise.all([q.schedule({}, () => 1), q.schedule({}, () => 2)]);
+  assert.equal(z.slept, []);
+});
+
+pacing('$NPU_BLOCK_GATE_GITHUB_WRITE_SPACING_MS that is not whole milliseconds 0-60000 keeps the second, and says so', () => {
+  lines.length = 0;
+  makeOctokit({ token: 't', baseUrl: 'http://127.0.0.1:9', log, env: { NPU_BLOCK_GATE_GITHUB_WRITE_SPACING_MS: '5s' } });
+  assert.ok(lines.some((l) => /^warning: NPU_BLOCK_GATE_GITHUB_WRITE_SPACING_MS="5s" is not whole milliseconds from 0 to 60000; writes stay 1000 ms apart/.test(l)), lines.join('\n'));
+});
+
+pacing.run();
+

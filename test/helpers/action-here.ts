@@ -32,6 +32,8 @@ export async function runHere(o: HereOptions): Promise<Ran> {
     GITHUB_API_URL: o.apiUrl, GITHUB_SERVER_URL: 'https://github.example', GITHUB_RUN_ID: String(o.runId), GITHUB_RUN_ATTEMPT: '1',
     GITHUB_JOB: o.job ?? 'phase2', GITHUB_WORKFLOW: 'npu', GITHUB_SHA: o.sha ?? 'a'.repeat(40), GITHUB_REF: 'refs/heads/main', GITHUB_ACTOR: 'octocat',
     RUNNER_TEMP: dir, RUNNER_OS: 'Linux', NO_PROXY: '127.0.0.1,localhost', NPU_BLOCK_GATE_ARTIFACT_DIR: o.artifactDir ?? join(HERE_TEMP, 'artifacts'),
+    // the fake GitHub has no secondary rate limit: writes unpaced (src/github/octokit.ts writePacer)
+    NPU_BLOCK_GATE_GITHUB_WRITE_SPACING_MS: '0',
     // no Python may start: none is findable by this name
     NPU_BLOCK_GATE_PYTHON: '/nonexistent/python-must-not-run',
     ...Object.fromEntries(Object.entries(o.inputs).map(([k, v]) => [`INPUT_${k.toUpperCase()}`, v])),

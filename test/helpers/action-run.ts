@@ -107,6 +107,7 @@ export async function runAction(o: ActionRunOptions): Promise<ActionRunResult> {
     RUNNER_OS: 'Linux',
     NO_PROXY: '127.0.0.1,localhost',
     NPU_BLOCK_GATE_ARTIFACT_DIR: o.artifactDir,
+    NPU_BLOCK_GATE_GITHUB_WRITE_SPACING_MS: '0', // the fake GitHub has no secondary rate limit
     // The kernel cache of a test run stays inside the runner's temp dir, never the user's ~/.cache.
     NPU_BLOCK_GATE_CACHE_DIR: join(runnerTemp, 'kernel-cache'),
     ...(process.env.NPU_BLOCK_GATE_PYTHON ? { NPU_BLOCK_GATE_PYTHON: process.env.NPU_BLOCK_GATE_PYTHON } : {}),
