@@ -184,6 +184,23 @@ test('a later error-budget jump gets its own warning: back within the bar in bet
   assert.equal(lensOf(B, jump, 0.99, true).budgetOnsets, ['attn_norm', 'ffn_out']);
 });
 
+test('parallel branches of one step are no second onset: a transposed Q over the bar at q, k and v within it, q_roped carried from q', async () => {
+  // The issue's transposed-Q runs: q 137x the HF error, carried through RoPE, attention and the FFN;
+  // k and v, which read the same normed input, clean.
+  const ratios: Record<string, number> = { q: 137, q_roped: 137, attn_out: 100, o_proj: 90, res1: 60, ffn_norm: 50, gate: 50, up: 50, swiglu: 50, down: 50, ffn_out: 40 };
+  const rows = (await comparedRows()).map((x) => ({ ...x, budget: budgetFrom((ratios[x.name] ?? 1) * 4e-3, 4e-3) }));
+  const lens = lensOf(B, rows, 0.99, true);
+  assert.equal(lens.budgetOnsets, ['q']);
+  assert.is(lensBudgetWarnings(lens).length, 1);
+  // The same for scale: q 30% large, RoPE keeping it; k and v in scale.
+  const scaled = lensOf(B, await comparedRows({ ratio: { q: 1.3, q_roped: 1.3 } }), 0.99, true);
+  assert.equal(scaled.scales!.map((x) => x.name), ['q']);
+  // The limit of judging by step (the lens does not know which branch feeds which): a sibling's error
+  // within bar x the step before's largest is taken as carried, as k_roped at 20x beside q's 137x.
+  const both = (await comparedRows()).map((x) => ({ ...x, budget: budgetFrom(({ ...ratios, k_roped: 20 } as Record<string, number>)[x.name] ? ({ ...ratios, k_roped: 20 } as Record<string, number>)[x.name] * 4e-3 : 4e-3, 4e-3) }));
+  assert.equal(lensOf(B, both, 0.99, true).budgetOnsets, ['q']);
+});
+
 test('no cause is guessed for a scale or budget warning downstream of a boundary under the threshold', async () => {
   const rows = (await comparedRows({ cos: { q_roped: [0.9, 0.8] }, ratio: { attn_out: 1.3, o_proj: 1.3 } }))
     .map((x) => ({ ...x, budget: budgetFrom(x.name === 'attn_out' ? 0.05 : 4e-3, 3.5e-3) }));

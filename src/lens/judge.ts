@@ -224,39 +224,53 @@ function scaleRatio(r: Pick<LensRow, 'normRatio' | 'accountedRatio'>): number {
 }
 
 /**
- * The boundaries where a scale drift starts on its own, in block order: the first off in scale, and
- * each later one whose norm ratio is not the one carried from the boundary before it (that one within
- * the bar, or the ratios more than LENS_SCALE_WARN apart). A drift an earlier boundary started is
- * carried unchanged through the GEMMs and attention it feeds; a second cause (an ignored FFN-norm
- * weight after the attention norm's eps) changes the ratio again.
+ * The rows before each row's own step (its seed step: Q/K/V GEMM, RoPE, ...), as the lens lists
+ * them in block order: boundaries of one step are parallel branches (q, k and v read the same
+ * normed input), so a row is judged against the whole step before it, never against a sibling.
  */
-function scaleOnsetRows(rows: readonly LensRow[]): LensRow[] {
-  const out: LensRow[] = [];
-  let prev: LensRow | null = null;
+function stepBefore<R extends Pick<LensRow, 'step'>>(rows: readonly R[]): (R[] | null)[] {
+  const out: (R[] | null)[] = [];
+  let before: R[] | null = null;
+  let current: R[] = [];
+  let step: string | null = null;
   for (const r of rows) {
-    if (r.error) continue;
-    const carried = prev !== null && prev.scaleOff && Math.abs(scaleRatio(r) / scaleRatio(prev) - 1) <= LENS_SCALE_WARN;
-    if (r.scaleOff && !carried) out.push(r);
-    prev = r;
+    if (step !== null && r.step !== step) { before = current; current = []; }
+    step = r.step;
+    current.push(r);
+    out.push(before);
   }
   return out;
 }
 
 /**
- * The boundaries where the error budget goes over its bar on its own, in block order: the boundary
- * before (with a budget) was within the bar, or this one's ratio is over bar x that one's.
+ * The boundaries where a scale drift starts on its own, in block order: the first off in scale, and
+ * each later one whose norm ratio is not one carried from the step before it (a boundary there off in
+ * scale with a ratio within LENS_SCALE_WARN of this one's). A drift an earlier boundary started is
+ * carried unchanged through the GEMMs and attention it feeds; a second cause (an ignored FFN-norm
+ * weight after the attention norm's eps) changes the ratio again.
+ */
+function scaleOnsetRows(rows: readonly LensRow[]): LensRow[] {
+  const judged = rows.filter((r) => !r.error);
+  const before = stepBefore(judged);
+  return judged.filter((r, i) => r.scaleOff && !(before[i] ?? []).some((p) => p.scaleOff && Math.abs(scaleRatio(r) / scaleRatio(p) - 1) <= LENS_SCALE_WARN));
+}
+
+/**
+ * The boundaries where the error budget goes over its bar on its own, in block order: every
+ * boundary of the step before (with a budget) was within the bar, or this one's ratio is over bar x
+ * the largest of them. Parallel branches of one step (a transposed Q at q, k and v clean) never
+ * make the next step's q_roped a second onset.
  */
 function budgetOnsetRows(rows: readonly LensRow[], bar = ERROR_BUDGET_WARN): LensRow[] {
-  const out: LensRow[] = [];
-  let prev: LensRow | null = null;
-  for (const r of rows) {
-    if (r.error || !r.budget) continue;
-    const cur = judgedBudget(r.budget, bar);
-    const carried = prev !== null && prev.budget!.over && !(cur.ratio > cur.bar * judgedBudget(prev.budget!, bar).ratio);
-    if (r.budget.over && !carried) out.push(r);
-    prev = r;
-  }
-  return out;
+  const judged = rows.filter((r) => !r.error && r.budget);
+  const before = stepBefore(judged);
+  return judged.filter((r, i) => {
+    if (!r.budget!.over) return false;
+    const over = (before[i] ?? []).filter((p) => p.budget!.over);
+    if (!over.length) return true;
+    const cur = judgedBudget(r.budget!, bar);
+    return cur.ratio > cur.bar * Math.max(...over.map((p) => judgedBudget(p.budget!, bar).ratio));
+  });
 }
 
 /**
