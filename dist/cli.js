@@ -4,7 +4,7 @@ import {
   check,
   errorReport,
   planModel
-} from "./chunks/chunk-URAC73FH.js";
+} from "./chunks/chunk-LRGDNAKG.js";
 import "./chunks/chunk-JCLCW73W.js";
 import {
   INJECTIONS,
@@ -574,7 +574,7 @@ async function main(argv, out = process.stdout, err = process.stderr) {
     return agentMain(argv[0] === "agent" ? argv.slice(1) : ["--help"], out, err);
   }
   if (argv[0] === "fixture" || argv[0] === "help" && argv[1] === "fixture") {
-    const { fixtureMain } = await import("./chunks/cli-UNTJG2MG.js");
+    const { fixtureMain } = await import("./chunks/cli-ZH2V7RW4.js");
     return fixtureMain(argv[0] === "fixture" ? argv.slice(1) : ["--help"], out, err);
   }
   const fleet = argv[0] === "help" ? argv[1] : argv[0];
