@@ -151,14 +151,14 @@ test.unless(bwrapIso ? null : { need: 'bwrap', why: 'namespace isolation (bubble
   const copy = staging.model!;
   const place = sandboxedPlacer(bwrapIso!, staging);
   // Miss, then a stored entry: the next restore is a hit, placed by the sandboxed copy into the private copy.
-  const miss = restoreKernels(t.model, t.run, cache, quiet, place, copy)!;
+  const miss = restoreKernels(t.model, t.run, cache, quiet, place, (p) => staging.hostPath(p))!;
   assert.is(miss.restored, null);
   assert.is(miss.source, join(copy, 'build_peano/prefill_kernel_cache'));
   mkdirSync(miss.source, { recursive: true });
   writeFileSync(join(miss.source, 'a.elf'), 'ELF');
   miss.store.store(miss.key, miss.source, { model: 'tiny_m', created_at: 'now', compile_seconds: 3 });
   rmSync(join(copy, 'build_peano'), { recursive: true });
-  const hit = restoreKernels(t.model, t.run, cache, quiet, place, copy)!;
+  const hit = restoreKernels(t.model, t.run, cache, quiet, place, (p) => staging.hostPath(p))!;
   assert.ok(hit.restored);
   assert.is(readFileSync(join(hit.source, 'a.elf'), 'utf8'), 'ELF');
   assert.not.ok(existsSync(join(t.model.dir, 'build_peano')), 'the checkout\'s model dir is never written');

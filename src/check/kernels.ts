@@ -29,13 +29,14 @@ export interface KernelState {
  * Where a cache dir named relative to the air root lands, when it is inside the model dir with no
  * symlink between the model dir and it; otherwise why not.
  */
-export function kernelTarget(model: ModelDir, rel: string, hostDir: string = model.dir): { target: string } | { refused: string } {
+export function kernelTarget(model: ModelDir, rel: string, hostOf: (p: string) => string = (p) => p): { target: string; host: string } | { refused: string } {
   if (!model.airRoot) return { refused: 'the model dir is not inside an mlir-air tree (programming_examples/llms/<model>)' };
   if (isAbsolute(rel) || rel.split(/[\\/]/).includes('..')) return { refused: `kernel_cache.dir ${JSON.stringify(rel.slice(0, 200))} is not a relative path below the tree` };
   const target = resolve(model.airRoot, rel);
   const inside = relative(model.dir, target);
   if (!inside || inside.startsWith('..') || isAbsolute(inside)) return { refused: `kernel_cache.dir ${JSON.stringify(rel.slice(0, 200))} is not inside the model dir` };
   // Checked where the restore lands on this host (the model dir, or its private copy).
+  const hostDir = hostOf(model.dir);
   const hostTarget = join(hostDir, inside);
   let at = hostDir;
   for (const part of inside.split(sep)) {
@@ -49,7 +50,7 @@ export function kernelTarget(model: ModelDir, rel: string, hostDir: string = mod
     if (st.isSymbolicLink()) return { refused: `${relative(hostDir, at)} in the model dir is a symlink; the kernel cache is never restored through one` };
     if (at !== hostTarget && !st.isDirectory()) return { refused: `${relative(hostDir, at)} in the model dir is not a directory` };
   }
-  return { target };
+  return { target, host: hostTarget };
 }
 
 /**
@@ -73,7 +74,7 @@ export const placeDirect: Placer = (staged, target) => {
 export const PLACE_SCRIPT = 'set -e; umask "$3"; mkdir -p -- "$(dirname -- "$1")"; rm -rf -- "$1.nbg-new"; cp -R -- "$2" "$1.nbg-new"; rm -rf -- "$1"; mv -- "$1.nbg-new" "$1"';
 
 /** After the probe's config stage: the content key, and a restore into the model's kernel cache dir on a hit. */
-export function restoreKernels(model: ModelDir, runDir: string, cacheRoot: string, log: Log, place: Placer = placeDirect, hostDir: string = model.dir): KernelState | null {
+export function restoreKernels(model: ModelDir, runDir: string, cacheRoot: string, log: Log, place: Placer = placeDirect, hostOf?: (p: string) => string): KernelState | null {
   const p = readProbeJson(runDir, false);
   if (p.emulate) {
     log.step('kernel cache: not used (emulated run: nothing compiles; the twins stand in for the ELFs)');
@@ -84,7 +85,7 @@ export function restoreKernels(model: ModelDir, runDir: string, cacheRoot: strin
     log.step('kernel cache: not used (this model path keeps no prefill kernel cache dir)');
     return null;
   }
-  const where = kernelTarget(model, kc.dir, hostDir);
+  const where = kernelTarget(model, kc.dir, hostOf);
   if ('refused' in where) {
     log.warn(`kernel cache: not used (${where.refused})`);
     return null;
@@ -110,7 +111,7 @@ export function restoreKernels(model: ModelDir, runDir: string, cacheRoot: strin
   log.step(restored
     ? `kernel cache: hit ${key.slice(0, 12)} (stored ${restored.created_at}${restored.compile_seconds ? `, saves about ${restored.compile_seconds.toFixed(1)}s of compile` : ''}) -> ${kc.dir}`
     : `kernel cache: miss ${key.slice(0, 12)} (${files} source files hashed); kernels will compile`);
-  return { store, key, target: where.target, source: join(hostDir, relative(model.dir, where.target)), restored };
+  return { store, key, target: where.target, source: where.host, restored };
 }
 
 /** Records key, hit and seconds saved in probe.json (this process's own account of the restore). */

@@ -12,7 +12,7 @@ import { pythonCandidates, describePython, outsideEnv, type PythonInfo } from '.
 import { askInterpreterEarly, firstRunnable, runProbe, blockArgs, modelArgs, type ModelArgs } from '../probe/run.ts';
 import { compileProbe } from '../probe/bytecode.ts';
 import { chooseIsolation, realHost, type Isolation, type IsolationHost } from '../probe/isolate.ts';
-import { Staging, sweepStaging } from '../probe/staging.ts';
+import { MODEL_COPY_MAX_BYTES, Staging, sweepStaging } from '../probe/staging.ts';
 import { allowed, ENV_NAME } from '../probe/env.ts';
 import { defaultCacheRoot } from '../cache/kernel.ts';
 import { referenceRoot } from '../cache/reference.ts';
@@ -227,7 +227,7 @@ export async function probe(plan: Plan, log: Log, host: IsolationHost = realHost
   };
   // What a killed run left (its pid gone) goes now, whoever owns it.
   for (const d of sweepStaging(iso.asProbe ?? null)) log.step(`removed ${d}: the staging area of a run that was killed`);
-  if (staging.leftOut.length) log.step(`model dir: the probe sees a private copy; left out of it (over ${512} MiB, seen empty): ${staging.leftOut.join(', ')}`);
+  if (staging.leftOut.length) log.step(`model dir: the probe sees a private copy; left out of it (over ${MODEL_COPY_MAX_BYTES / 1024 ** 2} MiB, seen empty): ${staging.leftOut.join(', ')}`);
   // uid isolation: the checkout's git dir is closed to the probe user even where its sandbox is refused.
   if (iso.mode === 'uid') closeGitDirs(model.dir);
   let kernels: KernelState | null = null;
@@ -262,7 +262,7 @@ export async function probe(plan: Plan, log: Log, host: IsolationHost = realHost
         if (ev.event !== 'config') return;
         // The config stage's probe.json, through the door, is what the restore reads.
         takeResults(staging, runDir, log, { top: [RUN_FILES.probe], dirs: false });
-        kernels = plan.cache ? restoreKernels(model, runDir, cacheRootOf(plan), log, sandboxedPlacer(iso, staging), staging.model ?? model.dir) : null;
+        kernels = plan.cache ? restoreKernels(model, runDir, cacheRootOf(plan), log, sandboxedPlacer(iso, staging), (p) => staging.hostPath(p)) : null;
         return { reuse_kernels: !!kernels?.restored };
       },
     }));

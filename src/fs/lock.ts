@@ -71,7 +71,7 @@ export function bootId(): string | null {
 }
 
 /** The start time of a live process (Linux), or null when it cannot be read. */
-function processStart(pid: number): string | null {
+export function processStart(pid: number): string | null {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] ?? null;

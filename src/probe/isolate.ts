@@ -266,6 +266,12 @@ export function chooseIsolation(req: IsolationRequest, host: IsolationHost = rea
     return null;
   };
   let degraded: Isolation | null = null;
+  /** Why the sandbox did not start: the namespace the kernel refused (issue 25), `userFix` after a refused user namespace. */
+  const notStarted = (asRoot: boolean, userFix: string): string => {
+    const failed = failedNamespace((a) => host.works(a), bwrap!, noop, { root: asRoot, network: test.network, uid: null });
+    if (!failed) return 'bubblewrap: its sandbox does not start here, though each of its namespaces does (a dir it cannot bind?)';
+    return `bubblewrap: cannot create ${failed} here${failed === 'a user namespace' ? userFix : ''}`;
+  };
 
   if (want === 'auto' || want === 'uid') {
     const user = probeUser(req, host);
@@ -347,8 +353,7 @@ export function chooseIsolation(req: IsolationRequest, host: IsolationHost = rea
       const opts = { userns: null, capDrop: false, root: true };
       const canRead = dirs.length ? sandbox(opts, () => [], drop, ['/bin/sh', '-c', 'for d do test -r "$d" && test -x "$d" || exit 1; done', 'sh', ...dirs]) : null;
       const ns = canRead ?? sandbox(opts, () => [], drop);
-      const readable = !ns || !dirs.length || !!canRead;
-      if (ns && readable) {
+      if (ns && (canRead || !dirs.length)) {
         return {
           mode: 'namespace', detail: `bubblewrap: pid+mount+ipc+net namespaces, uid ${SANDBOX_UID} (nobody) inside and outside (setpriv), no capabilities, private /proc, /dev and /tmp, read-only root, homes, runner files and .git hidden`,
           degraded: null, pidNamespace: true, wrap: ns, sweep: null,
@@ -366,8 +371,7 @@ export function chooseIsolation(req: IsolationRequest, host: IsolationHost = rea
           };
         }
       }
-      const failed = ns ? null : failedNamespace((a) => host.works(a), bwrap, noop, { root: true, network: test.network, uid: null });
-      tried.push(ns ? unreadable : `bubblewrap: ${failed ? `cannot create ${failed} here` : 'its sandbox does not start here, though each of its namespaces does (a dir it cannot bind?)'}`);
+      tried.push(ns ? unreadable : notStarted(true, ''));
     } else tried.push(`setpriv (util-linux) is missing: as root the sandbox must drop to uid ${SANDBOX_UID} outside it, never run as root (apt install util-linux)`);
   } else if ((want === 'auto' || want === 'namespace') && bwrap) {
     // Always a user namespace with every capability dropped.
@@ -381,8 +385,7 @@ export function chooseIsolation(req: IsolationRequest, host: IsolationHost = rea
         degraded: null, pidNamespace: true, wrap: ns, sweep: null,
       };
     }
-    const failed = failedNamespace((a) => host.works(a), bwrap, noop, { root: false, network: test.network, uid: null }); // names the namespace refused (issue 25)
-    tried.push(`bubblewrap: ${failed ? `cannot create ${failed} here` : 'its sandbox does not start here, though each of its namespaces does (a dir it cannot bind?)'}${failed !== 'a user namespace' ? '' : ` (${APPARMOR_FIX})`}`);
+    tried.push(notStarted(false, ` (${APPARMOR_FIX})`));
   } else if (want === 'auto' || want === 'namespace') tried.push('bubblewrap: not installed (apt install bubblewrap)');
 
   if (degraded) {

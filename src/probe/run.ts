@@ -13,6 +13,7 @@ import { pythonCandidates, signalWords, type PythonCandidate, type PythonInfo } 
 import { realHost, realView, type Isolation } from './isolate.ts';
 import { hubCacheOf, probeEnv, type ProbeEnvOptions } from './env.ts';
 import { runBounded } from './bounded.ts';
+import { processStart } from '../fs/lock.ts';
 import { keepAnswer, keptAnswer, mtimeOf } from './answers.ts';
 
 export { probeEnv } from './env.ts';
@@ -401,7 +402,7 @@ async function runOnce(c: PythonCandidate, a: ProbeArgs, h: ProbeHandlers, deadl
     // PID namespace the kernel ends them all with the probe; without one, the tree is watched while
     // the probe runs, so a double fork seen once is still ended (pid and start time, never a reused pid).
     const doomed = new Map<number, string>();
-    const watch = () => { if (child.pid) for (const pid of descendants(child.pid)) if (!doomed.has(pid)) doomed.set(pid, startOf(pid) ?? ''); };
+    const watch = () => { if (child.pid) for (const pid of descendants(child.pid)) if (!doomed.has(pid)) doomed.set(pid, processStart(pid) ?? ''); };
     const watcher = iso?.pidNamespace ? null : setInterval(watch, 100);
     watcher?.unref();
     const killGroup = (sig: NodeJS.Signals) => {
@@ -409,7 +410,7 @@ async function runOnce(c: PythonCandidate, a: ProbeArgs, h: ProbeHandlers, deadl
       watch();
       try { process.kill(-child.pid, sig); } catch { /* already gone */ }
       for (const [pid, start] of doomed) {
-        if (startOf(pid) !== start) continue;
+        if (processStart(pid) !== start) continue;
         try { process.kill(pid, sig); } catch { /* already gone */ }
       }
     };
@@ -487,16 +488,6 @@ async function runOnce(c: PythonCandidate, a: ProbeArgs, h: ProbeHandlers, deadl
 /** The name of signal number n (SIGSEGV for 11), or null. */
 function signalName(n: number): string | null {
   return Object.entries(osConstants.signals).find(([, v]) => v === n)?.[0] ?? null;
-}
-
-/** A process's start time (field 22 of /proc/<pid>/stat), or null when it is gone. */
-function startOf(pid: number, proc = '/proc'): string | null {
-  try {
-    const stat = readFileSync(join(proc, String(pid), 'stat'), 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] ?? null;
-  } catch {
-    return null;
-  }
 }
 
 /** Every live descendant of pid (children first found through /proc/<pid>/stat's ppid field). */

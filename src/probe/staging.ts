@@ -19,14 +19,15 @@ import {
 import { tmpdir } from 'node:os';
 import { join, relative, resolve, sep } from 'node:path';
 import { InfraError, fsError } from '../errors.ts';
+import { processStart } from '../fs/lock.ts';
 import { RUN_DIRS, RUN_FILES } from '../rundir/schema.ts';
 import type { Isolation } from './isolate.ts';
 
 /** The largest file taken out of the sandbox (a 2048 x 8192 float32 tensor is 64 MiB). */
 const TAKE_MAX_BYTES = 2 * 1024 ** 3;
 /** The model dir is copied up to this many bytes; a subdir that does not fit is seen empty. */
-const MODEL_COPY_MAX_BYTES = 512 * 1024 ** 2;
-/** The prefix of every staging dir (the agent's job-completed hook sweeps stale ones). */
+export const MODEL_COPY_MAX_BYTES = 512 * 1024 ** 2;
+/** The prefix of every staging dir (the next run sweeps a killed run's: sweepStaging). */
 const STAGING_PREFIX = 'npu-block-gate-probe-';
 
 /** The files the probe may hand out: the contract's top-level names (not the judge's report files). */
@@ -56,18 +57,14 @@ function sizeOf(p: string, cap: number): number {
   return n;
 }
 
-/** Copies a dir without following a link (links are copied as links); skips .git and anything not a file, dir or link. */
-function copyTree(src: string, dest: string): void {
-  mkdirSync(dest, { mode: 0o755 });
-  for (const name of readdirSync(src)) {
-    if (name === '.git') continue;
-    const s = join(src, name);
-    const d = join(dest, name);
-    const st = lstatSync(s);
-    if (st.isDirectory()) copyTree(s, d);
-    else if (st.isFile()) copyFileSync(s, d);
-    else if (st.isSymbolicLink()) symlinkSync(readlinkSync(s), d);
-  }
+/** Copies one entry without following a link (a link is copied as a link, a dir whole); anything
+ * not a file, dir or link, and .git anywhere, is left out. */
+function copyEntry(s: string, d: string, st = lstatSync(s)): void {
+  if (st.isDirectory()) {
+    mkdirSync(d, { mode: 0o755 });
+    for (const name of readdirSync(s)) if (name !== '.git') copyEntry(join(s, name), join(d, name));
+  } else if (st.isFile()) copyFileSync(s, d);
+  else if (st.isSymbolicLink()) symlinkSync(readlinkSync(s), d);
 }
 
 /** Gives the probe's host uid a dir this process made (and everything in it; links themselves only). */
@@ -122,16 +119,6 @@ function copyOut(src: string, dest: string): string | null {
   }
 }
 
-/** A process's start time (field 22 of /proc/<pid>/stat), or null when it is gone. */
-function startOf(pid: number): string | null {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] ?? null;
-  } catch {
-    return null;
-  }
-}
-
 const OWNER_FILE = 'owner.json';
 
 /**
@@ -153,7 +140,9 @@ export function sweepStaging(asProbe: string[] | null, base: string = tmpdir()):
       if (!st.isDirectory() || (me !== 0 && st.uid !== me)) continue;
       owner = JSON.parse(readFileSync(join(root, OWNER_FILE), 'utf8'));
     } catch { continue; }
-    if (typeof owner.pid !== 'number' || (startOf(owner.pid) !== null && startOf(owner.pid) === owner.start)) continue;
+    if (typeof owner.pid !== 'number') continue;
+    const start = processStart(owner.pid);
+    if (start !== null && start === owner.start) continue; // its run is still going
     if (Staging.left(root, asProbe).removeAll() === null) removed.push(root);
   }
   return removed;
@@ -241,7 +230,7 @@ export class Staging {
     live.add(s);
     // Whose it is: a later run removes the area of a run that was killed (its pid gone). The root
     // is this process's, not the probe's to write.
-    try { writeFileSync(join(root, OWNER_FILE), JSON.stringify({ pid: process.pid, start: startOf(process.pid) })); } catch { /* the sweep then leaves it */ }
+    try { writeFileSync(join(root, OWNER_FILE), JSON.stringify({ pid: process.pid, start: processStart(process.pid) })); } catch { /* the sweep then leaves it */ }
     if (!exitHooked) {
       exitHooked = true;
       process.on('exit', () => { for (const l of live) l.remove(); });
@@ -283,9 +272,7 @@ export class Staging {
         continue;
       }
       budget -= size;
-      if (st.isDirectory()) copyTree(s, d);
-      else if (st.isFile()) copyFileSync(s, d);
-      else if (st.isSymbolicLink()) symlinkSync(readlinkSync(s), d);
+      copyEntry(s, d, st);
     }
   }
 
