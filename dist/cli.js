@@ -4,8 +4,8 @@ import {
   check,
   errorReport,
   planModel
-} from "./chunks/chunk-LRGDNAKG.js";
-import "./chunks/chunk-JCLCW73W.js";
+} from "./chunks/chunk-GWGMDR6J.js";
+import "./chunks/chunk-2VFOWDNJ.js";
 import {
   INJECTIONS,
   MAX_TIMEOUT_SECONDS,
@@ -21,7 +21,7 @@ import {
   parsePromptStyle,
   parseThreshold,
   parseTimeout
-} from "./chunks/chunk-7PA5SYXR.js";
+} from "./chunks/chunk-TBWQY26D.js";
 import {
   stderrLog
 } from "./chunks/chunk-N7GSAKQW.js";
@@ -41,7 +41,7 @@ import {
   formatThreshold,
   isolationText,
   toJson
-} from "./chunks/chunk-SYLRQGJA.js";
+} from "./chunks/chunk-BABAFMSI.js";
 import {
   EXIT,
   GateError,
@@ -51,7 +51,7 @@ import {
   oneLine,
   parseEnvNames,
   plain
-} from "./chunks/chunk-JRKQUXJA.js";
+} from "./chunks/chunk-VAYDO3CA.js";
 import "./chunks/chunk-A6YGPO6E.js";
 
 // src/cli.ts
@@ -570,16 +570,16 @@ async function main(argv, out = process.stdout, err = process.stderr) {
   let json = false;
   let plan = null;
   if (argv[0] === "agent" || argv[0] === "help" && argv[1] === "agent") {
-    const { agentMain } = await import("./chunks/cli-VYMWML2K.js");
+    const { agentMain } = await import("./chunks/cli-44AZVDZC.js");
     return agentMain(argv[0] === "agent" ? argv.slice(1) : ["--help"], out, err);
   }
   if (argv[0] === "fixture" || argv[0] === "help" && argv[1] === "fixture") {
-    const { fixtureMain } = await import("./chunks/cli-ZH2V7RW4.js");
+    const { fixtureMain } = await import("./chunks/cli-BCIW4LQS.js");
     return fixtureMain(argv[0] === "fixture" ? argv.slice(1) : ["--help"], out, err);
   }
   const fleet = argv[0] === "help" ? argv[1] : argv[0];
   if (fleet === "affected" || fleet === "status") {
-    const { fleetMain } = await import("./chunks/cli-NPVSQYCY.js");
+    const { fleetMain } = await import("./chunks/cli-BOPTJRWL.js");
     return fleetMain(fleet, argv[0] === "help" ? ["--help"] : argv.slice(1), out, err);
   }
   try {
