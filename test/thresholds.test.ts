@@ -224,6 +224,19 @@ test('the error-budget warning: a ratio over 3x warns, at 3x it does not (one ul
   assert.is(lensBudgetWarning(lensOf(B, [row('q', 5, 3)], 0.99, true)), null);
 });
 
+test('the error budget against the hardware twins (issue 29.2): NPU error over 3x the twins\' warns, at 3x it does not (one ulp each side), whatever the bf16 ratio', () => {
+  for (const twins of [1, 0.5, 2]) {
+    // the twins themselves 4x bf16's error (NPU2's block-float format): that ratio alone is no warning
+    const bf16 = twins / 4;
+    const at = budgetFrom(3 * twins, bf16, undefined, twins);
+    assert.is(at.vsExpected, 3);
+    assert.is(at.over, false, `NPU 3x the twins (twins ${twins})`);
+    assert.is(budgetFrom(nextUp(3 * twins), bf16, undefined, twins).over, true, `one ulp over 3x the twins (twins ${twins})`);
+    assert.is(budgetFrom(nextDown(3 * twins), bf16, undefined, twins).over, false);
+    assert.is(budgetFrom(twins, bf16, undefined, twins).over, false, 'the format\'s own error, 4x bf16, is no warning');
+  }
+});
+
 /**
  * The smallest threshold t in (0.9, 1) whose `bar(t)` is at least `want` (bar grows with t):
  * binary search over the doubles' bit patterns, which order like the positive doubles.

@@ -106,7 +106,7 @@ export function writePacer(spacingMs: number, clock: PacerClock = realClock): { 
 }
 
 /** $NPU_BLOCK_GATE_GITHUB_WRITE_SPACING_MS: whole milliseconds 0-60000, else GitHub's second (said). */
-function writeSpacing(env: NodeJS.ProcessEnv, log: OctokitLog): number {
+export function writeSpacing(env: NodeJS.ProcessEnv, log: OctokitLog): number {
   const raw = env.NPU_BLOCK_GATE_GITHUB_WRITE_SPACING_MS?.trim();
   if (raw === undefined || raw === '') return WRITE_SPACING_MS;
   if (/^\d{1,5}$/.test(raw) && Number(raw) <= 60_000) return Number(raw);

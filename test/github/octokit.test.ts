@@ -4,7 +4,7 @@ import * as assert from 'uvu/assert';
 import { createServer, request as httpRequest, type Server } from 'node:http';
 import { connect, type AddressInfo } from 'node:net';
 import { FakeGitHub } from '../helpers/github-server.ts';
-import { makeOctokit, proxyConfigured, writePacer } from '../../src/github/octokit.ts';
+import { makeOctokit, proxyConfigured, writePacer, writeSpacing } from '../../src/github/octokit.ts';
 import { GitHubApi, isPermissionError, classifyWriteError } from '../../src/github/api.ts';
 import { upsertComment, commentLogin, marker } from '../../src/github/comment.ts';
 
@@ -223,6 +223,16 @@ pacing('writes run one at a time, each at least the spacing after the one before
   const q = writePacer(0, z.c).key();
   await Promise.all([q.schedule({}, () => 1), q.schedule({}, () => 2)]);
   assert.equal(z.slept, []);
+});
+
+pacing('writes are a second apart unless told (GitHub\'s guidance), 0-60000 ms when told', () => {
+  lines.length = 0;
+  assert.is(writeSpacing({}, log), 1000);
+  assert.is(writeSpacing({ NPU_BLOCK_GATE_GITHUB_WRITE_SPACING_MS: '0' }, log), 0);
+  assert.is(writeSpacing({ NPU_BLOCK_GATE_GITHUB_WRITE_SPACING_MS: '60000' }, log), 60000);
+  assert.equal(lines, []);
+  assert.is(writeSpacing({ NPU_BLOCK_GATE_GITHUB_WRITE_SPACING_MS: '60001' }, log), 1000);
+  assert.is(lines.length, 1);
 });
 
 pacing('$NPU_BLOCK_GATE_GITHUB_WRITE_SPACING_MS that is not whole milliseconds 0-60000 keeps the second, and says so', () => {
