@@ -570,7 +570,7 @@ async function main(argv, out = process.stdout, err = process.stderr) {
   let json = false;
   let plan = null;
   if (argv[0] === "agent" || argv[0] === "help" && argv[1] === "agent") {
-    const { agentMain } = await import("./chunks/cli-44AZVDZC.js");
+    const { agentMain } = await import("./chunks/cli-XJDFRBUN.js");
     return agentMain(argv[0] === "agent" ? argv.slice(1) : ["--help"], out, err);
   }
   if (argv[0] === "fixture" || argv[0] === "help" && argv[1] === "fixture") {

@@ -2684,7 +2684,7 @@ var Labels = class {
 var drainPath = (stateDir) => join10(stateDir, STATE_FILES.drain);
 var readDrain = (stateDir) => readJson(drainPath(stateDir));
 async function labelsFor(m, scope, token, id) {
-  const { RetryOctokit, httpStatus, proxyFetch } = await import("./chunks/octokit-LTYRULKX.js");
+  const { RetryOctokit, httpStatus, proxyFetch } = await import("./chunks/octokit-LMS4AMTH.js");
   const quiet = { debug() {
   }, info() {
   }, warn() {
