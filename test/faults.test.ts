@@ -246,6 +246,26 @@ test('point 9: the text codec round-trips any bytes', () => {
   }
 });
 
+test('point 9: valid UTF-8 decodes to its characters, and the near misses (overlong, surrogate, past U+10FFFF, cut short) to escaped bytes', () => {
+  // The code points at each length's edges, as UTF-8 writes them (RFC 3629).
+  const valid: [string, number[]][] = [
+    ['\u007f', [0x7f]], ['\u0080', [0xc2, 0x80]], ['\u07ff', [0xdf, 0xbf]], ['\u0800', [0xe0, 0xa0, 0x80]],
+    ['\ud7ff', [0xed, 0x9f, 0xbf]], ['\ue000', [0xee, 0x80, 0x80]], ['\uffff', [0xef, 0xbf, 0xbf]],
+    ['\u{10000}', [0xf0, 0x90, 0x80, 0x80]], ['\u{10ffff}', [0xf4, 0x8f, 0xbf, 0xbf]], ['é 漢 🚀\r\n', [0xc3, 0xa9, 0x20, 0xe6, 0xbc, 0xa2, 0x20, 0xf0, 0x9f, 0x9a, 0x80, 0x0d, 0x0a]],
+  ];
+  for (const [text, bytes] of valid) {
+    assert.is(decodeDoc(Buffer.from(bytes)), text, Buffer.from(bytes).toString('hex'));
+    assert.ok(encodeDoc(text).equals(Buffer.from(bytes)), text);
+  }
+  // Each byte of these escapes to U+DC00 + the byte, and comes back as itself.
+  const invalid = [[0xc0, 0x80], [0xe0, 0x80, 0x80], [0xed, 0xa0, 0x80], [0xf4, 0x90, 0x80, 0x80], [0xf8, 0x88, 0x80, 0x80, 0x80], [0xe6, 0xbc], [0xff]];
+  for (const bytes of invalid) {
+    const b = Buffer.from(bytes);
+    assert.is(decodeDoc(Buffer.concat([Buffer.from('a'), b, Buffer.from('漢')])), `a${String.fromCharCode(...bytes.map((x) => 0xdc00 + x))}漢`, b.toString('hex'));
+    assert.ok(encodeDoc(decodeDoc(b)).equals(b), b.toString('hex'));
+  }
+});
+
 test('point 2: report.json in a run dir is never written through a symlink (the run dir may be untrusted)', async () => {
   const f = fixture();
   const victim = join(f.root, 'victim.txt');

@@ -28,6 +28,9 @@ function withoutCodeSpans(line: string): string {
 
 /** Every occurrence of a marker prefix on a line, outside inline code: the full marker text there (up to its "-->"). */
 export function markersOn(rawLine: string): string[] {
+  // Blanking a code span only turns characters into runs of 3 or more spaces, which the prefix (one
+  // space) cannot hold: a line without the prefix has no marker, and most lines are such.
+  if (!rawLine.includes(MARK.prefix)) return [];
   const line = withoutCodeSpans(rawLine);
   const out: string[] = [];
   let at = line.indexOf(MARK.prefix);
@@ -49,17 +52,22 @@ const FENCE_OPEN = /^ {0,3}(`{3,}|~{3,})(.*)$/;
  * closed hides nothing here: markers after it stay live, so a stray fence cannot hide our blocks
  * (and have them added again on every run).
  */
-export function fencedLines(lines: readonly { text: string }[]): boolean[] {
-  const out = lines.map(() => false);
+export function fencedLines(lines: readonly { text: string }[]): Uint8Array {
+  const out = new Uint8Array(lines.length);
   for (let i = 0; i < lines.length; i++) {
-    const open = FENCE_OPEN.exec(lines[i].text);
+    // A fence opens with a backtick or a tilde after at most 3 spaces: other lines go by unparsed.
+    const t = lines[i].text;
+    let s = 0;
+    while (s < 3 && t.charCodeAt(s) === 32) s++;
+    if (t.charCodeAt(s) !== 96 && t.charCodeAt(s) !== 126) continue;
+    const open = FENCE_OPEN.exec(t);
     if (!open || (open[1][0] === '`' && open[2].includes('`'))) continue;
     const ch = open[1][0];
     const close = new RegExp(`^ {0,3}${ch === '`' ? '`' : '~'}{${open[1].length},}[ \\t]*$`);
     let j = i + 1;
     while (j < lines.length && !close.test(lines[j].text)) j++;
     if (j === lines.length) continue;
-    for (let k = i; k <= j; k++) out[k] = true;
+    out.fill(1, i, j + 1);
     i = j;
   }
   return out;

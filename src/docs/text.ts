@@ -4,9 +4,13 @@
 //    so the text functions work on ordinary strings and never see a U+FFFD.
 //  - Line endings are kept per line: a file is a list of lines, each with its own ending ("\n",
 //    "\r\n" or none for a last line without one); a line we add takes its neighbour's ending.
+import { isUtf8 } from 'node:buffer';
 
 /** Decodes bytes as UTF-8, escaping every byte that is not part of a valid sequence. */
 export function decodeDoc(buf: Uint8Array): string {
+  // Valid (strict) UTF-8, as nearly every document is: nothing to escape, and Node's decoder is
+  // exact on it (isUtf8 refuses overlong forms, surrogates and anything past U+10FFFF, as below).
+  if (isUtf8(buf)) return Buffer.from(buf.buffer, buf.byteOffset, buf.byteLength).toString('utf8');
   let out = '';
   let chunk: number[] = [];
   const flush = () => {
@@ -52,6 +56,8 @@ export function decodeDoc(buf: Uint8Array): string {
 
 /** The inverse of decodeDoc: UTF-8, with each escaped byte written back as itself. */
 export function encodeDoc(text: string): Buffer {
+  // No lone surrogate, so no escaped byte: plain UTF-8.
+  if ((text as string & { isWellFormed(): boolean }).isWellFormed()) return Buffer.from(text, 'utf8');
   const out = Buffer.allocUnsafe(text.length * 3);
   let o = 0;
   for (let i = 0; i < text.length; i++) {

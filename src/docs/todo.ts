@@ -73,7 +73,7 @@ function sections(lines: readonly Line[]): Section[] {
   const heads: { heading: number; level: number; title: string }[] = [];
   const fenced = fencedLines(lines);
   lines.forEach((l, i) => {
-    if (fenced[i]) return;
+    if (fenced[i] || !l.text.includes('#')) return;
     const h = HEADING.exec(l.text);
     if (h) heads.push({ heading: i, level: h[1].length, title: (h[2] ?? '').replace(/\s*<!--.*?-->\s*/g, ' ').replace(/[ \t]#+$/, '').trim() });
   });
@@ -99,8 +99,12 @@ function checkMarkers(lines: readonly Line[], file: string): void {
 
 /** The first line carrying one of our markers starting with `marker` (outside fenced and inline code), or -1. */
 function markedLine(lines: readonly Line[], marker: string, from = 0): number {
-  const fenced = fencedLines(lines);
+  let fenced: Uint8Array | null = null;
   for (let i = from; i < lines.length; i++) {
+    // A marker found on a line is a piece of it that starts with `marker`: a line without that text
+    // has none (and the fences are worked out only once a line has it).
+    if (!lines[i].text.includes(marker)) continue;
+    fenced ??= fencedLines(lines);
     if (!fenced[i] && markersOn(lines[i].text).some((m) => m.startsWith(marker))) return i;
   }
   return -1;
