@@ -6,7 +6,8 @@
 // is printed whole when it ends. Every skip prints one line (the test, what it needs, why); the
 // last line is "N passed, N failed, N skipped" over both languages, and the exit status is
 // non-zero on any failure. Under CI=true a skip of a test whose need .ci/run provides is a failure.
-// Options: --fast, ts | py (one language), --jobs N (default: cores + 1), a filter (substring of a file name).
+// Options: --fast, ts | py (one language), --jobs N (default: cores + 1, and more while the cores sit
+// idle; a given N is fixed), a filter (substring of a file name). NPU_BLOCK_GATE_TEST_ADAPT=0: no more.
 import { spawn, spawnSync } from 'node:child_process';
 import { dirname, join, relative } from 'node:path';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -61,6 +62,24 @@ const HINTS = {
   test_real_reference: 18, test_air_mini: 9.4, test_real_aliasing: 8.2, test_probe_positions: 7.6, test_probe_plan: 7.2,
   test_probe_layers: 5.7, test_contract: 4.8,
 };
+/**
+ * Under --fast the suites that need the real tree or torch skip those parts, and the rest run beside
+ * other lighter jobs: seconds each job took in `npm run test:fast` on the quiet 2-core machine (the
+ * ` (N s, from T s)` after its name; a batch's "Seconds:" line). These replace HINTS there.
+ */
+const FAST_HINTS = {
+  'faults.test.ts': 34, 'probe-hold.test.ts': 23, 'fuzz.test.ts': 20.5, 'cli.test.ts': 20, 'run-lock.test.ts': 19, 'docs-lock.test.ts': 18,
+  'probe-isolation.test.ts': 17, 'html.test.ts': 10.4, 'github/action-check.test.ts': 8.6, 'github/split.test.ts': 8, 'github/effects.test.ts': 6.6,
+  'github/fleet.test.ts': 5.5, 'github/octokit.test.ts': 5.4, 'engines.test.ts': 4.5, 'signals.test.ts': 4.4, 'errors-truth.test.ts': 4.2,
+  'cache-reference.test.ts': 3.7, 'reference-fault.test.ts': 3.4, 'private-etc.test.ts': 3.3, 'github/hostile.test.ts': 3.2, 'agent-wake.test.ts': 3.2,
+  'npx.test.ts': 3.1, 'agent-bundle.test.ts': 2.8, 'github/git.test.ts': 2.3, 'own-files.test.ts': 2.2, 'github/action.test.ts': 1.6,
+  'fleet/affected.test.ts': 1.6, 'lens.test.ts': 1.1, 'html-real.test.ts': 0.8, 'fidelity.test.ts': 0.7, 'step2-sanity.test.ts': 0.5,
+  'readme-real-tree.test.ts': 0.5, 'real-tree.test.ts': 0.4,
+  test_probe: 7.6, test_probe_bisect: 6.8, test_probe_cache: 4.8, test_probe_refcache: 4.5, test_air_mini: 3.4, test_step2_sanity: 3.2,
+  test_probe_positions: 2.9, test_forkserver: 2.4, test_probe_layers: 1.7, test_contract: 1.2, test_real_twins: 0.1, test_real_reference: 0.1,
+  test_real_aliasing: 0.1,
+};
+const hintOf = (key) => (fast ? FAST_HINTS[key] : undefined) ?? HINTS[key];
 /**
  * Python modules run as one job per test (each long, and independent of the others); not under
  * --fast. Tests listed together share a job, in this order: the later ones reuse the runs the
@@ -133,15 +152,15 @@ else delete env.NPU_BLOCK_GATE_TEST_FAST;
 const jobs = [];
 if (only !== 'py') {
   const files = listTs().filter((f) => !filter || f.includes(filter));
-  const heavy = files.filter((f) => (HINTS[f] ?? 1) >= 8);
+  const heavy = files.filter((f) => (hintOf(f) ?? 1) >= 8);
   const light = files.filter((f) => !heavy.includes(f));
-  for (const f of heavy) jobs.push({ lang: 'ts', names: [f], weight: HINTS[f] });
+  for (const f of heavy) jobs.push({ lang: 'ts', names: [f], weight: hintOf(f) });
   // Light files in a few batches (one tsx start each, about 30 s of hints a batch), spread over the workers.
-  const lightSeconds = light.reduce((s, f) => s + (HINTS[f] ?? 1.5), 0);
+  const lightSeconds = light.reduce((s, f) => s + (hintOf(f) ?? 1.5), 0);
   const batches = Math.min(light.length, width, Math.max(1, Math.ceil(lightSeconds / 30)));
   for (let b = 0; b < batches; b++) {
     const names = light.filter((_, i) => i % batches === b);
-    jobs.push({ lang: 'ts', names, weight: names.reduce((s, f) => s + (HINTS[f] ?? 1.5), 0) });
+    jobs.push({ lang: 'ts', names, weight: names.reduce((s, f) => s + (hintOf(f) ?? 1.5), 0) });
   }
 }
 const py = numpyPython();
@@ -157,17 +176,18 @@ if (only !== 'ts') {
     for (const mod of listPy().filter((m) => !filter || m.includes(filter))) {
       const names = SPLIT[mod] && !fast ? testIds(py, mod) : [];
       const method = (id) => id.split('.').pop();
-      const hint = (id) => HINTS[`${mod}.${method(id)}`] ?? (HINTS[mod] ?? 5) / names.length;
+      const hint = (id) => hintOf(`${mod}.${method(id)}`) ?? (hintOf(mod) ?? 5) / names.length;
       const groups = names.length ? SPLIT[mod].map((g) => g.map((m) => names.find((n) => method(n) === m)).filter(Boolean)) : [];
       for (const n of names.filter((x) => !groups.flat().includes(x))) groups.push([n]);
       for (const g of groups.filter((x) => x.length)) jobs.push({ lang: 'py', names: g, weight: g.reduce((w, n) => w + hint(n), 0) });
-      if (!names.length) jobs.push({ lang: 'py', names: [`test.python.${mod}`], weight: HINTS[mod] ?? 5 });
+      if (!names.length) jobs.push({ lang: 'py', names: [`test.python.${mod}`], weight: hintOf(mod) ?? 5 });
     }
   }
 }
 jobs.sort((a, b) => b.weight - a.weight);
 
 const children = new Set();
+const runStart = Date.now();
 /** Runs one process; resolves with its exit code and everything it wrote. */
 function start(job, cmd, argv, extra = {}) {
   const t0 = Date.now();
@@ -180,7 +200,7 @@ function start(job, cmd, argv, extra = {}) {
     child.on('error', (e) => { out += String(e); });
     child.on('close', (code, signal) => {
       children.delete(child);
-      resolve({ job, code: code ?? (signal ? 1 : 0), out, seconds: (Date.now() - t0) / 1000 });
+      resolve({ job, code: code ?? (signal ? 1 : 0), out, seconds: (Date.now() - t0) / 1000, at: (t0 - runStart) / 1000 });
     });
   });
 }
@@ -199,7 +219,9 @@ if (!fast && py) {
 }
 
 function runJob(job, i) {
-  if (job.lang === 'ts') return start(job, process.execPath, ['--import', 'tsx', join(root, 'scripts/test/uvu.mjs'), ...job.names]);
+  // A young generation of 64 MB: the suites allocate a lot for a short while (documents of 20 MB,
+  // tensors, bundles), and V8's default 16 MB spends ~15% of such a job in scavenges.
+  if (job.lang === 'ts') return start(job, process.execPath, ['--max-semi-space-size=64', '--import', 'tsx', join(root, 'scripts/test/uvu.mjs'), ...job.names]);
   const summary = join(tmp, `py-${i}.json`);
   job.summary = summary;
   return start(job, py, [join(root, 'scripts/test/pyunit.py'), summary, ...job.names], { PYTHONDONTWRITEBYTECODE: '1' });
@@ -228,7 +250,7 @@ function count(r) {
 
 function show(r) {
   const what = r.job.names.length > 3 ? `${r.job.names.slice(0, 3).join(', ')} and ${r.job.names.length - 3} more` : r.job.names.join(', ');
-  process.stdout.write(`\n── ${r.job.lang}: ${what} (${r.seconds.toFixed(1)} s)\n${r.out.replace(/\n*$/, '\n')}`);
+  process.stdout.write(`\n── ${r.job.lang}: ${what} (${r.seconds.toFixed(1)} s, from ${r.at.toFixed(0)} s)\n${r.out.replace(/\n*$/, '\n')}`);
 }
 
 function stopAll(signal) {
@@ -243,9 +265,25 @@ for (const s of ['SIGINT', 'SIGTERM']) {
   });
 }
 
+/** The CPU time (all cores, in ticks) spent busy and in all, from /proc/stat; null off Linux. */
+function cpuTicks() {
+  try {
+    const f = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
+    const idle = f[3] + (f[4] || 0);
+    const all = f.reduce((a, b) => a + b, 0);
+    return { idle, all };
+  } catch {
+    return null;
+  }
+}
+
 const t0 = Date.now();
 let next = 0;
-async function worker() {
+let most = 0;
+let running = 0;
+async function worker(once = false) {
+  running++;
+  most = Math.max(most, running);
   while (next < jobs.length) {
     const i = next++;
     const r = await runJob(jobs[i], i);
@@ -254,9 +292,30 @@ async function worker() {
       broken++;
       console.error(`test: ${r.job.names.join(', ')} ended with status ${r.code} and no totals (a crash while loading?)`);
     }
+    if (once) break;
   }
+  running--;
 }
-await Promise.all(Array.from({ length: Math.min(width, jobs.length) }, worker));
+// `width` workers, and (like make -l) one more job whenever a core sat more than half idle over the
+// last second while jobs wait: many suites spend their time waiting on a probe, a lock, a timeout or
+// the fake GitHub, and a fixed width leaves the cores idle then. At most twice the width at once.
+const workers = Array.from({ length: Math.min(width, jobs.length) }, worker);
+const extraLimit = process.env.NPU_BLOCK_GATE_TEST_ADAPT === '0' || jobsAt >= 0 ? 0 : width;
+let last = cpuTicks();
+const cores = availableParallelism();
+const adapt = extraLimit && last ? setInterval(() => {
+  const now = cpuTicks();
+  if (!now) return;
+  const idleCores = ((now.idle - last.idle) / Math.max(1, now.all - last.all)) * cores;
+  last = now;
+  if (idleCores > 0.5 && next < jobs.length && running < width + extraLimit) workers.push(worker(true));
+}, 1000) : null;
+while (true) {
+  const n = workers.length;
+  await Promise.all(workers);
+  if (workers.length === n) break;
+}
+if (adapt) clearInterval(adapt);
 if (fixtures) {
   const r = await fixtures;
   if (r.code !== 0) {
@@ -270,7 +329,7 @@ if (fixtures) {
 const records = readFileSync(skipsFile, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
 const t = tally({ passed, failed, nativeSkips: skippedNative, records, fast, ci, broken });
 if (t.lines.length) process.stdout.write(`\n${t.lines.join('\n')}\n`);
-console.log(`test: ${jobs.length} jobs, ${width} at a time, ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+console.log(`test: ${jobs.length} jobs, ${width} at a time${most > width ? ` (up to ${most} while cores were idle)` : ''}, ${((Date.now() - t0) / 1000).toFixed(1)} s`);
 rmSync(tmp, { recursive: true, force: true });
 console.log(t.closing);
 process.exit(t.failed > 0 || broken ? 1 : 0);

@@ -61,11 +61,15 @@ export type SkippableTest = Test & {
 /** A uvu test (or suite) whose tests may call skip(), and `.unless(missing)` for a whole-test precondition. */
 export function skippable(t: Test): SkippableTest {
   const wrap = (name: string, fn: Handler, file: string): Handler => async (ctx) => {
+    const t0 = performance.now();
     try {
       await fn(ctx);
     } catch (e) {
       if (!(e instanceof Skipped)) throw e;
       recordSkip(file, name, e);
+    } finally {
+      // For keeping the fast tier fast: each test's seconds, on stderr.
+      if (process.env.NPU_BLOCK_GATE_TEST_TIMES) console.error(`time: ${((performance.now() - t0) / 1000).toFixed(2)} s ${file} > ${name}`);
     }
   };
   const register = (name: string, fn: Handler) => t(name, wrap(name, fn, callerFile()));
