@@ -29,10 +29,10 @@ import numpy as np
 from npu_probe.core.contract import launch_file, swap_file
 from npu_probe.core.errors import ProbeError
 from npu_probe.core.npy import tensor_entry, write_npy
-from npu_probe.emulate.table import boundary_info, to_seq_first
+from npu_probe.emulate.table import boundary_info, launch_dims, to_seq_first
 from npu_probe.emulate.twins import KIND_OUT_NAMES, STAGE_NAMES, STAGES
 from npu_probe.bisect.hook import write_rerun
-from npu_probe.lens.capture import launch_dims, twin_launch
+from npu_probe.lens.capture import twin_launch
 from npu_probe.run.block import run_block_once
 from npu_probe.run.setup import prepare_block0
 

@@ -35,7 +35,7 @@ import sys
 import numpy as np
 
 from npu_probe.emulate.air_modules import EmulatorError, build_modules
-from npu_probe.emulate.table import dims_of, elf_args, eval_shape, fa_layout
+from npu_probe.emulate.table import eval_shape, launch_dims
 from npu_probe.emulate import numerics
 from npu_probe.emulate.twins import Injected, bf16_bits, from_bf16_bits, run_twin
 
@@ -52,7 +52,7 @@ class EmulatedNpu:
     def __init__(self, spec, config, inject=None, real_len=None, num=None):
         self.spec = spec
         self.num = num if num is not None else numerics.DEFAULT
-        self.dims = dims_of(config)
+        self.config = config
         self.inject = inject
         self.real_len = real_len
         self.hint = None
@@ -69,12 +69,12 @@ class EmulatedNpu:
             raise EmulatorError(f"emulated NPU: no twin for ELF {name!r} (the table lists {sorted(self.spec['elfs'])})")
         raws = [np.frombuffer(b.map(), dtype=np.uint8) for b in bos]
         hint = self.hint if self.hint is not None and self.hint[0] == name and len(self.hint[1]) == len(bos) else None
-        layout = fa_layout(elf, hint[1] if hint else None) if elf["kind"] == "flash_attn" else "seq-first"
-        specs = {a["arg"]: a for a in elf_args(elf, layout)}
-        dims = dict(self.dims, direct=tuple(elf.get("direct", ())))
+        dims, layout, roles = launch_dims(elf, hint[1] if hint else None, self.config)
+        specs = {a["arg"]: a for a in roles.values()}
         if hint:
             shapes, codes = hint[1], hint[2]
-            dims["seq"] = _seq_from(specs, shapes, dims)
+            if "seq" not in dims:
+                raise EmulatorError("emulated NPU: cannot tell seq_len from the arguments")
         else:
             dims["seq"] = _seq_from_bytes(specs, raws, dims)
             shapes = [eval_shape(specs[i]["shape"], dims) if i in specs else None for i in range(len(raws))]
@@ -127,17 +127,6 @@ class EmulatedNpu:
                     sys.modules.pop(n, None)
                 else:
                     sys.modules[n] = old
-
-
-def _seq_from(specs, shapes, dims):
-    for i, a in specs.items():
-        if i < len(shapes) and "seq" in a["shape"] and shapes[i] is not None:
-            pos = a["shape"].index("seq")
-            if len(shapes[i]) == len(a["shape"]):
-                return int(shapes[i][pos])
-            rest = int(np.prod(eval_shape([e for e in a["shape"] if e != "seq"], dims))) if len(a["shape"]) > 1 else 1
-            return int(np.prod(shapes[i])) // max(rest, 1)
-    raise EmulatorError("emulated NPU: cannot tell seq_len from the arguments")
 
 
 def _seq_from_bytes(specs, raws, dims):

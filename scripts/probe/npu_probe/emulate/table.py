@@ -163,6 +163,29 @@ def args_by_role(elf_spec, layout=None):
     return {a["role"]: a for a in elf_args(elf_spec, layout)}
 
 
+def launch_dims(elf_spec, shapes, config):
+    """One launch, worked out from the shapes of the arrays the tree passed (None: not known):
+    (the model's dims with this launch's seq, layout, {role: arg spec}). seq is the first
+    argument's with "seq" in its shape: read off the shape when the tree passed it with the spec's
+    rank, else the argument's size over the rest of its shape (a flattened buffer). No "seq" in the
+    dims when no shape tells it. The emulated NPU, the lens, its twins and the launch bisect all
+    take a launch apart here."""
+    layout = fa_layout(elf_spec, shapes) if elf_spec["kind"] == "flash_attn" else LAYOUT_SEQ_FIRST
+    roles = args_by_role(elf_spec, layout)
+    dims = dict(dims_of(config), direct=tuple(elf_spec.get("direct", ())))
+    for a in roles.values():
+        i, shape = a["arg"], a["shape"]
+        if shapes is None or i >= len(shapes) or shapes[i] is None or "seq" not in shape:
+            continue
+        if len(shapes[i]) == len(shape):
+            dims["seq"] = int(shapes[i][shape.index("seq")])
+        else:
+            rest = int(np.prod(eval_shape([e for e in shape if e != "seq"], dims))) if len(shape) > 1 else 1
+            dims["seq"] = int(np.prod(shapes[i])) // max(rest, 1)
+        break
+    return dims, layout, roles
+
+
 def to_seq_first(arr, arg_spec, dims, layout=LAYOUT_SEQ_FIRST):
     """An ELF argument buffer as a seq-first 2-D float32 array (rows = positions,
     columns = features, heads contiguous), padding columns sliced off. `arr` has

@@ -23,9 +23,8 @@ import numpy as np
 from npu_probe.core.contract import BOUNDARIES_DIR, BOUNDARY_LAYOUT, HF_CAPTURE, boundary_file
 from npu_probe.core.npy import tensor_entry, write_npy
 from npu_probe.core.tree import emulates_npu
-from npu_probe.emulate.table import boundary_info, boundary_order, elf_args, to_seq_first
+from npu_probe.emulate.table import boundary_info, boundary_order, elf_args, launch_dims, to_seq_first
 from npu_probe.emulate.twins import f32, input_roles
-from npu_probe.lens.capture import launch_dims
 from npu_probe.lens.eps import norm_eps_record
 from npu_probe.lens.expected import WHAT as EXPECTED_WHAT, hw_numerics, twin_pass
 

@@ -22,7 +22,7 @@ import dataclasses
 
 import numpy as np
 
-from npu_probe.emulate.table import args_by_role, dims_of, elf_args, fa_layout
+from npu_probe.emulate.table import launch_dims
 from npu_probe.emulate.twins import input_roles, run_twin
 
 
@@ -140,19 +140,6 @@ def _code(a):
     if dt == np.float32:
         return "f32"
     return dt.str
-
-
-def launch_dims(elf, shapes, config):
-    """(dims with this launch's seq, layout, {role: arg spec}) for one launch."""
-    layout = fa_layout(elf, shapes) if elf["kind"] == "flash_attn" else "seq-first"
-    specs = args_by_role(elf, layout)
-    dims = dict(dims_of(config), direct=tuple(elf.get("direct", ())))
-    for a in elf_args(elf, layout):
-        i = a["arg"]
-        if i < len(shapes) and "seq" in a["shape"] and len(shapes[i]) == len(a["shape"]):
-            dims["seq"] = int(shapes[i][a["shape"].index("seq")])
-            break
-    return dims, layout, specs
 
 
 def twin_launch(elf, given, shapes, config, num=None):

@@ -25,9 +25,9 @@ import dataclasses
 import numpy as np
 
 from npu_probe.emulate import numerics
-from npu_probe.emulate.table import elf_args, from_seq_first, to_seq_first
+from npu_probe.emulate.table import elf_args, from_seq_first, launch_dims, to_seq_first
 from npu_probe.emulate.twins import FRONT_KINDS, input_roles
-from npu_probe.lens.capture import Launch, launch_dims, twin_launch
+from npu_probe.lens.capture import Launch, twin_launch
 
 # kind -> {input role: the boundary the launch is given there}
 _NORM_TAIL = {"attn": "attn_out", "x": "block_input"}
