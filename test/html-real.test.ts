@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { missingTwins, twinsTree, withEnv, type TwinsTree } from './helpers/twins.ts';
 import { cli } from './helpers/rundir.ts';
 import { test } from './helpers/skip.ts';
-import { decodePng, missingChromium, openPage, pixel, sameColour, shotsDir } from './helpers/browser.ts';
+import { closeBrowser, decodePng, missingChromium, openPage, pixel, sameColour, shotsDir } from './helpers/browser.ts';
 import { fromJson } from '../src/report/json.ts';
 import type { Report } from '../src/record/report.ts';
 
@@ -88,5 +88,7 @@ maybe('smollm2_1_7b at --positions 2048 (no rope scaling): no boundary under the
   assert.equal(r.marked, []);
   for (const [i, c] of r.late.entries()) assert.ok(sameColour(c, r.clean), `late cell ${i}: ${c} is not the clean colour ${r.clean}`);
 });
+
+test.after(closeBrowser);
 
 test.run();

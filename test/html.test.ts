@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { copyAirMini } from './helpers/airmini.ts';
 import { cli } from './helpers/rundir.ts';
 import { test } from './helpers/skip.ts';
-import { decodePng, missingChromium, openPage, pixel, sameColour, shotsDir, type Opened } from './helpers/browser.ts';
+import { closeBrowser, decodePng, missingChromium, openPage, pixel, sameColour, shotsDir, type Opened } from './helpers/browser.ts';
 import { fakeMetrics, fakeReport } from './helpers/report.ts';
 import { judgedLens } from './helpers/lens.ts';
 import { fromJson } from '../src/report/json.ts';
@@ -303,5 +303,7 @@ browser('status --tree --html: a tree with 3 models x 2 generations shows each c
   assert.match(missing.err, /no\/such\/dir.*is not a directory/);
   assert.ok(statSync(out).size > 0);
 });
+
+test.after(closeBrowser);
 
 test.run();

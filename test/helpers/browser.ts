@@ -1,9 +1,9 @@
 // Headless Chromium for the page tests (issue 31.4): Debian's chromium (apt; .ci/run installs it)
 // driven by playwright-core, which never downloads a browser of its own. Each page is opened from
-// disk in a fresh profile; every console message of type error, every page error and every request
+// disk in a fresh browser context (a profile of its own); every console message of type error, every page error and every request
 // that is not the file itself is recorded. Screenshots go to $NPU_BLOCK_GATE_SCREENSHOTS (.ci/run
 // prints where), kept as CI artifacts, never compared as goldens.
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { pathToFileURL } from 'node:url';
@@ -38,18 +38,25 @@ export interface Opened {
   close(): Promise<void>;
 }
 
-/** Opens `file` in a fresh headless Chromium profile at the viewport given (default 1280x800). */
+type Browser = import('playwright-core').Browser;
+let browser: Promise<Browser> | null = null;
+
+/**
+ * Opens `file` in a fresh browser context (a profile of its own: no cookies, storage or cache from
+ * another page) at the viewport given (default 1280x800). One headless Chromium per test file, started
+ * on the first page: a file that opens pages calls closeBrowser() in its test.after.
+ */
 export async function openPage(file: string, o: { width?: number; height?: number; javaScript?: boolean } = {}): Promise<Opened> {
-  const { chromium } = await import('playwright-core');
-  const profile = mkdtempSync(join(tmpdir(), 'nbg-chromium-'));
-  const ctx: Context = await chromium.launchPersistentContext(profile, {
+  browser ??= import('playwright-core').then(({ chromium }) => chromium.launch({
     executablePath: CHROMIUM,
     headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+  }));
+  const ctx: Context = await (await browser).newContext({
     viewport: { width: o.width ?? 1280, height: o.height ?? 800 },
     javaScriptEnabled: o.javaScript ?? true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
   });
-  const page = ctx.pages()[0] ?? (await ctx.newPage());
+  const page = await ctx.newPage();
   const url = pathToFileURL(file).href;
   const errors: string[] = [];
   const requests: string[] = [];
@@ -63,11 +70,15 @@ export async function openPage(file: string, o: { width?: number; height?: numbe
   await page.goto(url, { waitUntil: 'load' });
   return {
     page, errors, requests, console: log,
-    close: async () => {
-      await ctx.close();
-      rmSync(profile, { recursive: true, force: true });
-    },
+    close: () => ctx.close(),
   };
+}
+
+/** Ends the test file's Chromium (none started: nothing to do). */
+export async function closeBrowser(): Promise<void> {
+  const b = browser;
+  browser = null;
+  if (b) await (await b).close();
 }
 
 /** A decoded PNG: RGBA bytes, row by row. */

@@ -2,7 +2,6 @@
 (lite_mode=False) on the run's tokens, layer_intermediates[0]["ffn_out"]; and the shape checks
 the gate needs of both sides."""
 
-import importlib.metadata
 import os
 import re
 import sys
@@ -42,6 +41,8 @@ def reference_kind(tree):
 
 
 def package_version(name):
+    # Imported here: importlib.metadata costs every probe run ~12 ms, and only an HF reference asks.
+    import importlib.metadata
     try:
         return importlib.metadata.version(name)
     except importlib.metadata.PackageNotFoundError:
