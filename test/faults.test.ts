@@ -36,7 +36,7 @@ import { keyTree } from '../src/rundir/spec.ts';
 import { MARK } from '../src/docs/markers.ts';
 import { updateTodo } from '../src/docs/todo.ts';
 import { fakeReport, fakeMetrics } from './helpers/report.ts';
-import { decodeDoc, encodeDoc } from '../src/docs/text.ts';
+import { decodeDoc, encodeDoc, joinLines, splitLines } from '../src/docs/text.ts';
 import { ensureCli } from './helpers/dist.ts';
 
 process.env.NPU_BLOCK_GATE_CACHE_DIR ??= mkdtempSync(join(tmpdir(), 'nbg-kcache-'));
@@ -243,6 +243,18 @@ test('point 9: the text codec round-trips any bytes', () => {
   for (let i = 0; i < 2000; i++) {
     const b = Buffer.from(Array.from({ length: 1 + Math.floor(rnd() * 40) }, () => Math.floor(rnd() * 256)));
     assert.ok(encodeDoc(decodeDoc(b)).equals(b), b.toString('hex'));
+  }
+});
+
+test('point 9: a file is its lines, each with its own ending ("\\n", "\\r\\n", or none for a last line without one); a lone "\\r" is text', () => {
+  const cases: [string, [string, string][]][] = [
+    ['', []], ['\n', [['', '\n']]], ['a', [['a', '']]], ['a\r\n', [['a', '\r\n']]], ['\r', [['\r', '']]],
+    ['a\rb\n', [['a\rb', '\n']]], ['a\n\nb', [['a', '\n'], ['', '\n'], ['b', '']]], ['x\r\r\n', [['x\r', '\r\n']]],
+    ['a\r\n\r\nb\r', [['a', '\r\n'], ['', '\r\n'], ['b\r', '']]],
+  ];
+  for (const [text, lines] of cases) {
+    assert.equal(splitLines(text).map((l) => [l.text, l.eol]), lines, JSON.stringify(text));
+    assert.is(joinLines(splitLines(text)), text);
   }
 });
 

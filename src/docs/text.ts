@@ -93,17 +93,15 @@ export interface Line {
 
 /** Splits text into lines, each keeping its own ending. '' is no lines. */
 export function splitLines(text: string): Line[] {
-  const lines: Line[] = [];
-  let at = 0;
-  while (at < text.length) {
-    const nl = text.indexOf('\n', at);
-    if (nl === -1) {
-      lines.push({ text: text.slice(at), eol: '' });
-      break;
-    }
-    const cr = nl > at && text[nl - 1] === '\r';
-    lines.push({ text: text.slice(at, cr ? nl - 1 : nl), eol: cr ? '\r\n' : '\n' });
-    at = nl + 1;
+  // String.prototype.split is V8's fastest way through a large text; a "\r" before the "\n" is the
+  // line's ending, never its text.
+  const parts = text.split('\n');
+  const lines: Line[] = new Array(parts.length - (parts[parts.length - 1] === '' ? 1 : 0));
+  for (let i = 0; i < lines.length; i++) {
+    const t = parts[i];
+    if (i === parts.length - 1) lines[i] = { text: t, eol: '' };
+    else if (t.charCodeAt(t.length - 1) === 13) lines[i] = { text: t.slice(0, -1), eol: '\r\n' };
+    else lines[i] = { text: t, eol: '\n' };
   }
   return lines;
 }
