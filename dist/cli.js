@@ -4,7 +4,7 @@ import {
   check,
   errorReport,
   planModel
-} from "./chunks/chunk-QBWDCPGU.js";
+} from "./chunks/chunk-D6RQM6I3.js";
 import "./chunks/chunk-2VFOWDNJ.js";
 import {
   INJECTIONS,
@@ -41,7 +41,7 @@ import {
   formatThreshold,
   isolationText,
   toJson
-} from "./chunks/chunk-YKU4CLOF.js";
+} from "./chunks/chunk-2HOYXHIY.js";
 import {
   EXIT,
   GateError,
@@ -574,12 +574,12 @@ async function main(argv, out = process.stdout, err = process.stderr) {
     return agentMain(argv[0] === "agent" ? argv.slice(1) : ["--help"], out, err);
   }
   if (argv[0] === "fixture" || argv[0] === "help" && argv[1] === "fixture") {
-    const { fixtureMain } = await import("./chunks/cli-FTLRTEN2.js");
+    const { fixtureMain } = await import("./chunks/cli-NBAGQG4Z.js");
     return fixtureMain(argv[0] === "fixture" ? argv.slice(1) : ["--help"], out, err);
   }
   const fleet = argv[0] === "help" ? argv[1] : argv[0];
   if (fleet === "affected" || fleet === "status") {
-    const { fleetMain } = await import("./chunks/cli-GLY4KZ67.js");
+    const { fleetMain } = await import("./chunks/cli-Y2DO7WEX.js");
     return fleetMain(fleet, argv[0] === "help" ? ["--help"] : argv.slice(1), out, err);
   }
   try {
