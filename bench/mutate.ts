@@ -106,13 +106,13 @@ const MUTATIONS: Mutation[] = [
   { name: 'python-test-in-cwd', what: "the doctor's Python test runs python -c from the working directory (a workspace's planted numpy.py runs)", file: 'src/probe/python.ts',
     find: "const TEST_CWD = '/';", replace: 'const TEST_CWD = undefined;', tests: T.pythonTest },
   { name: 'lock-live-owner-stale', what: "a live owner's documents lock is broken as stale", file: 'src/fs/lock.ts',
-    find: 'return owner.start !== null && start !== null && start !== owner.start;', replace: 'return true;', tests: T.lock },
+    find: 'if (owner.start !== null && start !== null && start !== owner.start) return', replace: 'if (start !== undefined) return', tests: T.lock },
   { name: 'atomic-in-place', what: 'a document is rewritten in place instead of renamed over', file: 'src/fs/atomic.ts',
     find: '      renameSync(p.tmp, p.real);\n      p.placed = true;', replace: '      copyFileSync(p.tmp, p.real);\n      unlinkSync(p.tmp);\n      p.placed = true;', tests: T.atomic },
   { name: 'atomic-no-rollback', what: 'files already placed stay when a later one fails', file: 'src/fs/atomic.ts',
     find: 'if (p.backup) renameSync(p.backup, p.real);\n        else unlinkSync(p.real);', replace: '', tests: T.atomic },
   { name: 'todo-line-rest-lost', what: "ticking Phase 2 in TODO.md drops the rest of the user's line", file: 'src/docs/todo.ts',
-    find: '`${a}x${c}`', replace: '`${a}x] 2: Single-Block Validation`', tests: T.docs },
+    find: '`${a}${mark}${c}`', replace: '`${a}${mark}] 2: Single-Block Validation`', tests: T.docs },
   { name: 'todo-blocker-takes-next', what: "removing our blocker from TODO.md also removes the user's next line", file: 'src/docs/todo.ts',
     find: 'removeLines(lines, bi, 1);', replace: 'removeLines(lines, bi, 2);', tests: T.docs },
   { name: 'sig-no-progress', what: "the OOT driver's \"Device isn't making progress\" is no longer a TDR", file: 'src/agent/signatures.ts',
@@ -169,13 +169,13 @@ const MUTATIONS: Mutation[] = [
     find: 'const onset = rows.find((r) => r.drifts);', replace: 'const onset = rows.find((r) => r.below);', tests: T.lens },
   // ---- the functional probe's triggers
   { name: 'probe-blind-log', what: 'a kernel log that cannot vouch does not send the functional probe', file: 'src/agent/functional.ts',
-    find: "  if (o.kernel.status === 'unknown') return 'the kernel log cannot vouch for the NPU';\n", replace: '', tests: T.triggers },
+    find: "  if (o.kernel.status === 'unknown' && !(o.recentPassVouches && fresh)) return 'the kernel log cannot vouch for the NPU';\n", replace: '', tests: T.triggers },
   { name: 'probe-no-pass', what: 'no pass this boot does not send the functional probe', file: 'src/agent/functional.ts',
     find: "  if (!o.lastPass) return 'no functional probe has passed this boot';\n", replace: "  if (!o.lastPass) return null;\n", tests: T.triggers },
   { name: 'probe-interval-strict', what: 'a pass exactly the interval old is probed again', file: 'src/agent/functional.ts',
-    find: 'if (!(age >= 0 && age <= o.intervalS))', replace: 'if (!(age >= 0 && age < o.intervalS))', tests: T.triggers },
+    find: 'const fresh = age >= 0 && age <= o.intervalS;', replace: 'const fresh = age >= 0 && age < o.intervalS;', tests: T.triggers },
   { name: 'probe-clock-back', what: 'a pass recorded in the future counts as fresh', file: 'src/agent/functional.ts',
-    find: 'if (!(age >= 0 && age <= o.intervalS))', replace: 'if (!(age <= o.intervalS))', tests: T.triggers },
+    find: 'const fresh = age >= 0 && age <= o.intervalS;', replace: 'const fresh = age <= o.intervalS;', tests: T.triggers },
   { name: 'klog-blind-vouches', what: 'an unreadable kernel log vouches for the NPU', file: 'src/agent/klog.ts',
     find: "if ('error' in log) return { check: dev.unknown('kernel-log', `${log.error}: no wedge can be seen, so none is ruled out`, JOURNAL_FIX)",
     replace: "if ('error' in log) return { check: dev.ok('kernel-log', `${log.error}: no wedge can be seen, so none is ruled out`)", tests: T.triggers },
@@ -272,7 +272,10 @@ async function run(dir: string, t: Tests): Promise<{ ok: boolean; by: string }> 
   // then run the mutant's cached bytecode against the restored source.
   const env = { ...process.env, PYTHONDONTWRITEBYTECODE: '1', NPU_BLOCK_GATE_MLIR_AIR: process.env.NPU_BLOCK_GATE_MLIR_AIR ?? join(dirname(REPO), 'shared/mlir-air') };
   if (t.uvu) {
-    const r = await exec(process.execPath, [join(dir, 'node_modules/uvu/bin.js'), '-r', 'tsx', 'test', t.uvu], dir, env);
+    // As scripts/test.mjs runs them (tsx as an ES module loader: `uvu -r tsx` requires, and the
+    // ESM-only packages such as @actions/core cannot be required).
+    const files = (readdirSync(join(dir, 'test'), { recursive: true }) as string[]).map((f) => f.split(sep).join('/')).filter((f) => new RegExp(t.uvu!).test(f)).sort();
+    const r = await exec(process.execPath, ['--import', 'tsx', join(dir, 'scripts/test/uvu.mjs'), ...files], dir, env);
     if (r.status !== 0) {
       const out = `${r.out}\n${r.err}`.replace(/\x1b\[[0-9;]*m/g, '');
       const fail = r.timedOut ? `timed out after ${TIMEOUT_MS / 1000} s` : /FAIL\s+(.*)/.exec(out)?.[1]?.trim() ?? `exit ${r.status}`;
