@@ -211,6 +211,16 @@ test('as root with no probe user, a tree nobody may read: an untrusted run is re
   assert.equal(ok.probeOwner, { uid: 65534, gid: 65534, user: 'nobody' });
 });
 
+test('as root, several dirs the probe reads and one nobody may not (an installation under a 0700 dir): the refusal names that one only', () => {
+  const withDirs = (): WrapContext => ({ ...ctx(), readable: ['/srv/tree', '/opt/npu-block-gate'] });
+  // The sandbox starts; as nobody, /srv/tree reads and /opt/npu-block-gate does not.
+  const works = (a: string[]) => a[0] === BWRAP && !a.includes('--unshare-user') && (noop(a) || (a.includes('/bin/sh') && !a.includes('/opt/npu-block-gate')));
+  assert.throws(() => chooseIsolation(req(), host({ uid: 0, works }), withDirs()), /uid 65534 \(nobody\) cannot read \/opt\/npu-block-gate: make it readable by others/);
+  // Both unreadable: both named.
+  const neither = (a: string[]) => a[0] === BWRAP && !a.includes('--unshare-user') && noop(a);
+  assert.throws(() => chooseIsolation(req(), host({ uid: 0, works: neither }), withDirs()), /cannot read \/srv\/tree and \/opt\/npu-block-gate: make them readable/);
+});
+
 test('issue 30: as root, the read check of the tree is the feature test: one bubblewrap start when it passes; a no-op only tells a failing sandbox from an unreadable tree', () => {
   const withTree = (): WrapContext => ({ ...ctx(), readable: ['/srv/tree'] });
   const bwrapStarts = (h: { ran: string[][] }) => h.ran.filter((a) => a[0] === BWRAP).length;

@@ -9,7 +9,7 @@ import { EXIT, GateError, InfraError, InputError, fsError, oneLine } from '../er
 import type { Log } from '../log.ts';
 import type { Plan } from '../plan.ts';
 import { pythonCandidates, describePython, outsideEnv, type PythonInfo } from '../probe/python.ts';
-import { askInterpreterEarly, firstRunnable, runProbe, blockArgs, modelArgs, type ModelArgs } from '../probe/run.ts';
+import { askInterpreterEarly, firstRunnable, installRoot, runProbe, blockArgs, modelArgs, type ModelArgs } from '../probe/run.ts';
 import { compileProbe } from '../probe/bytecode.ts';
 import { chooseIsolation, realHost, type Isolation, type IsolationHost } from '../probe/isolate.ts';
 import { MODEL_COPY_MAX_BYTES, Staging, sweepStaging } from '../probe/staging.ts';
@@ -215,7 +215,8 @@ export async function probe(plan: Plan, log: Log, host: IsolationHost = realHost
   let iso: Isolation;
   let staging: Staging;
   try {
-    iso = chooseIsolation(request, host, { writable: [], readable: [...readable, ...pyDirs], env: process.env, network: !!plan.online, cwd: '/' });
+    // This installation's probe package too: installed under a dir only root may enter, uid 65534 could not run it.
+    iso = chooseIsolation(request, host, { writable: [], readable: [...readable, ...pyDirs, installRoot()], env: process.env, network: !!plan.online, cwd: '/' });
     staging = Staging.create({ modelDir: model.dir, iso });
   } catch (e) {
     if (fresh) try { rmdirSync(runDir); } catch { /* not empty, or gone */ }

@@ -360,7 +360,10 @@ export function chooseIsolation(req: IsolationRequest, host: IsolationHost = rea
           probeOwner: { uid: SANDBOX_UID, gid: SANDBOX_UID, user: 'nobody' }, share: { how: 'chown' }, asProbe: null,
         };
       }
-      const unreadable = `uid ${SANDBOX_UID} (nobody) cannot read ${dirs.join(' or ')}: make it readable by others (chmod -R o+rX), or set up a probe user (\`npu-block-gate agent setup\`)`;
+      // Which of them (a start per dir, only now that one failed): the line names those, not all.
+      const culprits = ns && dirs.length > 1 ? dirs.filter((d) => !sandbox(opts, () => [], drop, ['/bin/sh', '-c', 'test -r "$1" && test -x "$1"', 'sh', d])) : dirs;
+      const named = culprits.length ? culprits : dirs;
+      const unreadable = `uid ${SANDBOX_UID} (nobody) cannot read ${named.join(' and ')}: make ${named.length > 1 ? 'them' : 'it'} readable by others (chmod -R o+rX), or set up a probe user (\`npu-block-gate agent setup\`)`;
       if (ns && !req.untrusted) {
         // A trusted run (the repository's own code) may still run as root's uid in a user namespace, said so.
         const userns = sandbox({ userns: { uid: SANDBOX_UID, gid: SANDBOX_UID, disableNested: true }, capDrop: true, root: true });

@@ -33,6 +33,11 @@ export function probeDir(): string {
   throw new InfraError('scripts/probe/__main__.py not found next to npu-block-gate; the installation is incomplete');
 }
 
+/** This installation's root (the dir holding scripts/probe): the probe reads it, so the sandbox's uid must be able to. */
+export function installRoot(): string {
+  return dirname(dirname(probeDir()));
+}
+
 type Subcommand = 'plan' | 'plans' | 'config' | 'block' | 'check' | 'bisect';
 
 interface ProbeArgs {
@@ -340,7 +345,7 @@ async function runOnce(c: PythonCandidate, a: ProbeArgs, h: ProbeHandlers, deadl
     stopAsking();
     throw timedOutError(a, ` while ${c.command} was asked where it lives (it did not answer)`);
   }
-  const own = [dirname(dirname(probeDir())), ...asked];
+  const own = [installRoot(), ...asked];
   const cwd = a.cwd ?? a.runDir ?? a.writable?.[a.writable.length - 1];
   const argv = iso ? iso.wrap(plain, { writable: a.writable ?? [], mounts: a.mounts, readable: [...own, ...(a.readable ?? [])], env: runner, probeEnv: env, network: !!a.network, cwd }) : plain;
   iso?.sweep?.(); // a process of the probe user left from before (uid mode without its sandbox)
