@@ -4,8 +4,8 @@ import {
   check,
   errorReport,
   planModel
-} from "./chunks/chunk-D6RQM6I3.js";
-import "./chunks/chunk-2VFOWDNJ.js";
+} from "./chunks/chunk-AF6PDVLF.js";
+import "./chunks/chunk-HNFTTV67.js";
 import {
   INJECTIONS,
   MAX_TIMEOUT_SECONDS,
@@ -21,7 +21,7 @@ import {
   parsePromptStyle,
   parseThreshold,
   parseTimeout
-} from "./chunks/chunk-TBWQY26D.js";
+} from "./chunks/chunk-4JVOGVR5.js";
 import {
   stderrLog
 } from "./chunks/chunk-N7GSAKQW.js";
@@ -41,7 +41,7 @@ import {
   formatThreshold,
   isolationText,
   toJson
-} from "./chunks/chunk-2HOYXHIY.js";
+} from "./chunks/chunk-AEVRNM6T.js";
 import {
   EXIT,
   GateError,
@@ -51,7 +51,7 @@ import {
   oneLine,
   parseEnvNames,
   plain
-} from "./chunks/chunk-VAYDO3CA.js";
+} from "./chunks/chunk-7HMQRJMS.js";
 import "./chunks/chunk-A6YGPO6E.js";
 
 // src/cli.ts
@@ -570,16 +570,16 @@ async function main(argv, out = process.stdout, err = process.stderr) {
   let json = false;
   let plan = null;
   if (argv[0] === "agent" || argv[0] === "help" && argv[1] === "agent") {
-    const { agentMain } = await import("./chunks/cli-XJDFRBUN.js");
+    const { agentMain } = await import("./chunks/cli-QLAPQMK4.js");
     return agentMain(argv[0] === "agent" ? argv.slice(1) : ["--help"], out, err);
   }
   if (argv[0] === "fixture" || argv[0] === "help" && argv[1] === "fixture") {
-    const { fixtureMain } = await import("./chunks/cli-NBAGQG4Z.js");
+    const { fixtureMain } = await import("./chunks/cli-LYBFC5YB.js");
     return fixtureMain(argv[0] === "fixture" ? argv.slice(1) : ["--help"], out, err);
   }
   const fleet = argv[0] === "help" ? argv[1] : argv[0];
   if (fleet === "affected" || fleet === "status") {
-    const { fleetMain } = await import("./chunks/cli-Y2DO7WEX.js");
+    const { fleetMain } = await import("./chunks/cli-KLZGUA6B.js");
     return fleetMain(fleet, argv[0] === "help" ? ["--help"] : argv.slice(1), out, err);
   }
   try {
