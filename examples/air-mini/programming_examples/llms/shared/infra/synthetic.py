@@ -38,8 +38,27 @@ def seed_for(name, salt):
     return zlib.crc32(f"{salt}:{name}".encode()) & 0xFFFFFFFF
 
 
+_DRAWN = {}  # what draw() made in this process, by everything it depends on
+
+
 def draw(config, name, salt, scales=None):
-    """Return a dict with 'embed_table', 'final_norm', 'lm_head', 'layers'."""
+    """Return a dict with 'embed_table', 'final_norm', 'lm_head', 'layers'.
+
+    A process that loads one checkpoint twice (the NPU side and the reference) draws it once:
+    each call gets its own copies, so a change to one side's arrays never reaches the other."""
+    fields = ("n_layers", "emb_dim", "head_dim", "hidden_dim", "n_heads", "n_kv_heads", "vocab_size",
+              "qk_norm", "qkv_bias", "tie_word_embeddings")
+    key = (name, salt, tuple(getattr(config, f, None) for f in fields), tuple(sorted((scales or {}).items())))
+    if key not in _DRAWN:
+        _DRAWN[key] = _draw(config, name, salt, scales)
+    d = _DRAWN[key]
+    embed = d["embed_table"].copy()
+    return {"embed_table": embed, "final_norm": d["final_norm"].copy(),
+            "lm_head": embed if d["lm_head"] is d["embed_table"] else d["lm_head"].copy(),
+            "layers": [{k: v.copy() for k, v in lw.items()} for lw in d["layers"]]}
+
+
+def _draw(config, name, salt, scales=None):
     s = dict(DEFAULT_SCALES)
     s.update(scales or {})
     rng = np.random.default_rng(seed_for(name, salt))
