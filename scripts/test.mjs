@@ -75,9 +75,10 @@ const FAST_HINTS = {
   'npx.test.ts': 3.1, 'agent-bundle.test.ts': 2.8, 'github/git.test.ts': 2.3, 'own-files.test.ts': 2.2, 'github/action.test.ts': 1.6,
   'fleet/affected.test.ts': 1.6, 'lens.test.ts': 1.1, 'html-real.test.ts': 0.8, 'fidelity.test.ts': 0.7, 'step2-sanity.test.ts': 0.5,
   'readme-real-tree.test.ts': 0.5, 'real-tree.test.ts': 0.4,
-  test_probe: 7.6, test_probe_bisect: 6.8, test_probe_cache: 4.8, test_probe_refcache: 4.5, test_air_mini: 3.4, test_step2_sanity: 3.2,
-  test_probe_positions: 2.9, test_forkserver: 2.4, test_probe_layers: 1.7, test_contract: 1.2, test_real_twins: 0.1, test_real_reference: 0.1,
-  test_real_aliasing: 0.1,
+  test_probe: 9.6, test_probe_bisect: 8.1, test_probe_cache: 6.5, test_probe_refcache: 6, test_step2_sanity: 3, test_probe_positions: 2.5,
+  test_forkserver: 2.3, test_air_mini: 2.1, test_probe_layers: 1.6, test_contract: 1.1, test_probe_structure: 0.8, test_probe_plan: 0.8,
+  test_probe_knobs: 0.7, test_twins: 0.5, test_probe_npu: 0.4, test_probe_exit: 0.3, test_lens_rows: 0.3, test_probe_plan_sources: 0.2,
+  test_lens_expected: 0.2, test_real_twins: 0.1, test_real_reference: 0.1, test_real_aliasing: 0.1, test_probe_lock: 0.1, test_probe_capture: 0.1,
 };
 const hintOf = (key) => (fast ? FAST_HINTS[key] : undefined) ?? HINTS[key];
 /**
