@@ -414,6 +414,25 @@ class ApiTests(unittest.TestCase):
                 self.assertFalse(np.array_equal(out0, kept))  # silently overwritten
                 np.testing.assert_array_equal(out0, out1)
 
+    def test_a_checkpoint_loaded_twice_is_two_independent_copies(self):
+        # The NPU side and the HF side load one checkpoint in one process: drawn once, but a bug
+        # planted in one side's weights must never reach the other's.
+        for name in MODELS:
+            m = Model.get(name)
+            a = m.W.load_weights(m.model_id, config=m.cfg)
+            b = m.W.load_weights(m.model_id, config=m.cfg)
+            for f in ("wq", "w_down", "attn_norm"):
+                x, y = getattr(a.layers[0], f), getattr(b.layers[0], f)
+                np.testing.assert_array_equal(x, y)
+                self.assertFalse(np.shares_memory(x, y), (name, f))
+            before = float(b.layers[0].wq[0, 0])
+            a.layers[0].wq[0, 0] = 1234.0
+            a.embed_table[0, 0] = 1234.0
+            self.assertEqual(float(b.layers[0].wq[0, 0]), before)
+            c = m.W.load_weights(m.model_id, config=m.cfg)
+            self.assertEqual(float(c.layers[0].wq[0, 0]), before, name)
+            self.assertNotEqual(float(c.embed_table[0, 0]), 1234.0, name)
+
     def test_weights_deterministic_bf16(self):
         from shared.infra.bf16 import is_bf16, to_bf16
         for name in MODELS:
