@@ -22,7 +22,8 @@ const only = args.find((a) => a === 'ts' || a === 'py');
 const jobsAt = args.indexOf('--jobs');
 // One more job than cores: the suites are CPU-bound, and the extra job runs while another waits
 // on a process, a lock or the fake GitHub.
-const defaultWidth = availableParallelism() + 1;
+const cores = availableParallelism();
+const defaultWidth = cores + 1;
 const width = Number(jobsAt >= 0 ? args[jobsAt + 1] : process.env.NPU_BLOCK_GATE_TEST_JOBS ?? defaultWidth) || defaultWidth;
 const filter = args.find((a, i) => !a.startsWith('-') && a !== only && (jobsAt < 0 || i !== jobsAt + 1));
 const ci = process.env.CI === 'true' || process.env.CI === '1';
@@ -303,7 +304,6 @@ async function worker(once = false) {
 const workers = Array.from({ length: Math.min(width, jobs.length) }, worker);
 const extraLimit = process.env.NPU_BLOCK_GATE_TEST_ADAPT === '0' || jobsAt >= 0 ? 0 : width;
 let last = cpuTicks();
-const cores = availableParallelism();
 const adapt = extraLimit && last ? setInterval(() => {
   const now = cpuTicks();
   if (!now) return;
